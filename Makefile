@@ -1,0 +1,92 @@
+# kjudge build. `make` builds bin/kjudge-server and bin/kjudge-runner;
+# `make test` runs the CPU tests (unit tests under ASan+UBSan, then the API
+# tests against a real server); `make gpu-test` runs the GPU tests (needs a
+# GPU); `make run` installs what is missing, builds and starts the service;
+# `make bench` runs the benchmarks under bench/.
+
+CUDA ?= /usr/local/cuda
+NVCC ?= $(CUDA)/bin/nvcc
+CC ?= gcc
+CFLAGS_BASE := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -g -Icommon -I$(CUDA)/include
+CFLAGS ?= -O2
+SAN := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+CUDA_LIB := -L$(CUDA)/lib64 -Wl,-rpath,$(CUDA)/lib64 -lnvrtc -ldl
+SERVER_LIBS := -lmicrohttpd -lcjson -lsqlite3 -lcrypto -lpthread
+RUNNER_LIBS := -lcjson $(CUDA_LIB) -lpthread -lm
+# Architectures the trusted kernels are built for (SASS), plus PTX for newer GPUs.
+KERNEL_ARCHS := -gencode arch=compute_90,code=sm_90 -gencode arch=compute_100,code=sm_100 \
+                -gencode arch=compute_120,code=sm_120 -gencode arch=compute_90,code=compute_90
+
+COMMON_SRC := $(wildcard common/*.c)
+SERVER_SRC := $(filter-out server/main.c,$(wildcard server/*.c))
+RUNNER_SRC := $(filter-out runner/main.c,$(wildcard runner/*.c))
+KERNEL_SRC := $(wildcard kernels/*.cu)
+UNIT_SRC := $(wildcard tests/unit/test_*.c)
+
+OBJ := build/obj
+SOBJ := build/asan
+COMMON_OBJ := $(COMMON_SRC:%.c=$(OBJ)/%.o)
+SERVER_OBJ := $(SERVER_SRC:%.c=$(OBJ)/%.o)
+RUNNER_OBJ := $(RUNNER_SRC:%.c=$(OBJ)/%.o) $(OBJ)/kernels/fatbin.o
+UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=build/tests/%)
+
+.PHONY: all test gpu-test run deps bench clean
+all: bin/kjudge-server bin/kjudge-runner
+
+$(OBJ)/%.o: %.c $(wildcard common/*.h server/*.h runner/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_BASE) $(CFLAGS) -c $< -o $@
+
+$(SOBJ)/%.o: %.c $(wildcard common/*.h server/*.h runner/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_BASE) -O1 $(SAN) -c $< -o $@
+
+# Trusted device code: one fatbin, embedded in the runner with .incbin.
+build/kernels.fatbin: $(KERNEL_SRC) $(wildcard kernels/*.h common/philox.h)
+	@mkdir -p build
+	$(NVCC) -fatbin -std=c++17 -O3 --fmad=false -Icommon $(KERNEL_ARCHS) -o $@ kernels/kernels.cu
+
+$(OBJ)/kernels/fatbin.o $(SOBJ)/kernels/fatbin.o: kernels/fatbin.S build/kernels.fatbin
+	@mkdir -p $(dir $@)
+	$(CC) -c -DKJ_FATBIN_PATH='"build/kernels.fatbin"' $< -o $@
+
+bin/kjudge-server: $(OBJ)/server/main.o $(SERVER_OBJ) $(COMMON_OBJ)
+	@mkdir -p bin
+	$(CC) $(CFLAGS) $^ -o $@ $(SERVER_LIBS)
+
+bin/kjudge-runner: $(OBJ)/runner/main.o $(RUNNER_OBJ) $(COMMON_OBJ)
+	@mkdir -p bin
+	$(CC) $(CFLAGS) $^ -o $@ $(RUNNER_LIBS)
+
+# Unit tests: every tests/unit/test_X.c is one binary linked with every
+# module of both programs (less their main), built with ASan and UBSan.
+build/libkj_asan.a: $(COMMON_SRC:%.c=$(SOBJ)/%.o) $(SERVER_SRC:%.c=$(SOBJ)/%.o) \
+                    $(RUNNER_SRC:%.c=$(SOBJ)/%.o) $(SOBJ)/kernels/fatbin.o
+	@rm -f $@
+	ar rcs $@ $^
+
+build/tests/%: tests/unit/%.c tests/unit/kt.h build/libkj_asan.a
+	@mkdir -p build/tests
+	$(CC) $(CFLAGS_BASE) -O1 $(SAN) -Iserver -Irunner -Itests/unit $< build/libkj_asan.a -o $@ \
+	    $(SERVER_LIBS) $(RUNNER_LIBS)
+
+# `make test`: install what is missing (when root), build, run the unit
+# tests and the API tests, and print one "N passed, N failed, N skipped" line.
+test: deps
+	@$(MAKE) --no-print-directory all $(UNIT_BIN)
+	@tests/run-cpu.sh $(UNIT_BIN)
+
+deps:
+	@deploy/deps.sh
+
+gpu-test: all
+	@tests/gpu/run.sh
+
+run:
+	@deploy/run-local.sh
+
+bench: all
+	@bench/run.sh
+
+clean:
+	rm -rf build bin

@@ -1,0 +1,116 @@
+/*
+ * spec.h - a leaderboard's definition, loaded from leaderboards/<name>/leaderboard.json.
+ *
+ * The server loads every spec at start to validate submissions and serve
+ * /api/v1/leaderboards; the runner loads the spec named by a job to know the
+ * kernel signature, how to generate inputs, the tolerances and the shapes.
+ * The file format is documented in leaderboards/README.md; spec_load()
+ * rejects anything it does not understand with a message naming the field.
+ */
+#ifndef KJ_SPEC_H
+#define KJ_SPEC_H
+
+#include <stdint.h>
+#include <stddef.h>
+#include "kj_err.h"
+
+#define SPEC_MAX_NAME 64     /* names of leaderboards, buffers, variables, GPUs */
+#define SPEC_MAX_EXPR 128    /* a shape or size expression */
+#define SPEC_MAX_BUFFERS 12
+#define SPEC_MAX_DIMS 6
+#define SPEC_MAX_VARS 12
+#define SPEC_MAX_CASES 64
+#define SPEC_MAX_GPUS 8
+#define SPEC_MAX_PATH 512
+
+enum spec_dtype {
+    SPEC_F32 = 0, SPEC_F16, SPEC_BF16, SPEC_F64,
+    SPEC_I8, SPEC_U8, SPEC_I32, SPEC_U32, SPEC_I64
+};
+
+enum spec_role { SPEC_INPUT = 0, SPEC_OUTPUT = 1 };
+
+/* How an input buffer is filled by the trusted generator (kernels/fill.cu).
+ * SPEC_DIST_NONE is used for outputs. SPEC_DIST_GENERATED means the
+ * leaderboard's own generate.cu fills it. */
+enum spec_dist { SPEC_DIST_NONE = 0, SPEC_DIST_NORMAL, SPEC_DIST_UNIFORM, SPEC_DIST_INT, SPEC_DIST_GENERATED };
+
+struct spec_buffer {
+    char name[SPEC_MAX_NAME];
+    enum spec_dtype dtype;
+    enum spec_role role;
+    int ndim;                               /* 0 = scalar (one element) */
+    char shape[SPEC_MAX_DIMS][SPEC_MAX_EXPR]; /* expressions over the vars */
+    enum spec_dist dist;
+    double p0, p1;                          /* normal: mean,std; uniform: lo,hi; int: lo,hi inclusive */
+    double atol, rtol;                      /* outputs only; integer outputs compare exactly */
+};
+
+/* One test or benchmark case: a value per variable (same order as spec.vars) and a seed. */
+struct spec_case {
+    int64_t val[SPEC_MAX_VARS];
+    uint64_t seed;
+};
+
+struct spec {
+    char name[SPEC_MAX_NAME];
+    char title[128];
+    char dir[SPEC_MAX_PATH];              /* folder the spec was loaded from */
+    char description_file[SPEC_MAX_NAME]; /* relative to dir */
+    char deadline[32];                    /* ISO 8601 UTC "2027-03-15T00:00:00Z", "" = none */
+    int64_t deadline_unix;                /* 0 = none */
+    int ngpus;
+    char gpus[SPEC_MAX_GPUS][SPEC_MAX_NAME]; /* GPU types this board ranks, e.g. "H200" */
+    int nvars;
+    char vars[SPEC_MAX_VARS][SPEC_MAX_NAME]; /* integer shape variables, passed as int after the buffers */
+    int nbuffers;
+    struct spec_buffer buffers[SPEC_MAX_BUFFERS]; /* in kernel-argument order */
+    int ntests;
+    struct spec_case tests[SPEC_MAX_CASES];
+    int nbenchmarks;
+    struct spec_case benchmarks[SPEC_MAX_CASES];
+    char ranking[16];                     /* "geomean" */
+    double limit_test_s, limit_benchmark_s, limit_leaderboard_s; /* wall limits per job */
+    char bytes_expr[SPEC_MAX_EXPR];       /* "bytes": minimum bytes moved, for the physical floor; "" = sum of all buffers */
+    char flops_expr[SPEC_MAX_EXPR];       /* "flops": minimum flops, "" = none */
+    int nconstraints;
+    char constraints[8][SPEC_MAX_EXPR];   /* "constraints": expressions every case must satisfy (non-zero) */
+    int has_generate;                     /* generate.cu exists in dir */
+};
+
+/* Load dir/leaderboard.json. On success *out is a new spec the caller frees
+ * with spec_free(). On failure *out is NULL and err names the file and field. */
+int spec_load(const char *dir, struct spec **out, struct kj_err *err);
+
+void spec_free(struct spec *s);
+
+/* Size of one element of dtype in bytes. */
+size_t spec_dtype_size(enum spec_dtype t);
+/* "float32", "float16", "bfloat16", "float64", "int8", "uint8", "int32", "uint32", "int64". */
+const char *spec_dtype_name(enum spec_dtype t);
+/* 1 if the dtype is an integer type (compared exactly). */
+int spec_dtype_is_int(enum spec_dtype t);
+
+/* Index of variable name in s->vars, or -1. */
+int spec_var_index(const struct spec *s, const char *name);
+
+/* Number of elements of buffer b for case c (product of its shape
+ * expressions, each evaluated with c's variables). Fails on a bad or
+ * non-positive dimension or overflow. */
+int spec_buffer_elems(const struct spec *s, int b, const struct spec_case *c,
+                      int64_t *out, struct kj_err *err);
+
+/* Dimensions of buffer b for case c into dims[SPEC_MAX_DIMS]; returns ndim via *ndim. */
+int spec_buffer_dims(const struct spec *s, int b, const struct spec_case *c,
+                     int64_t *dims, int *ndim, struct kj_err *err);
+
+/* Write "T=1 H=256 GS=64" for case c into buf. */
+void spec_case_label(const struct spec *s, const struct spec_case *c, char *buf, size_t bufsz);
+
+/* Load every spec under root (one per subfolder holding leaderboard.json).
+ * *out is an array of *n specs; free with spec_free_all(). A folder whose
+ * spec fails to load is an error (the server refuses to start). */
+int spec_load_all(const char *root, struct spec ***out, int *n, struct kj_err *err);
+void spec_free_all(struct spec **specs, int n);
+
+#endif

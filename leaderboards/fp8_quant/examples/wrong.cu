@@ -1,0 +1,32 @@
+// wrong.cu - an example that compiles and runs but is wrong: it scales each
+// group by its largest value instead of its largest absolute value, so every
+// group whose extreme element is negative gets a wrong scale (and x_q values
+// clamped at -448). The judge answers wrong_answer with the first
+// mismatching indices.
+//!kjudge leaderboard fp8_quant
+//!kjudge launch quant grid=(T*(H/GS)) block=(GS) smem=(GS*4)
+
+extern "C" __global__ void quant(const float* x, float* x_q, float* x_s,
+                                 int T, int H, int GS)
+{
+    extern __shared__ float red[];
+    const long long g = blockIdx.x;
+    const int j = threadIdx.x;
+    const long long i = g * GS + j;
+
+    const float v = x[i];
+    red[j] = v;                              // the bug: should be fabsf(v)
+    __syncthreads();
+    for (int n = GS; n > 1;) {
+        const int half = (n + 1) / 2;
+        if (j < n - half)
+            red[j] = fmaxf(red[j], red[j + half]);
+        __syncthreads();
+        n = half;
+    }
+
+    const float s = fmaxf(red[0], 1e-10f) / 448.0f;
+    if (j == 0)
+        x_s[g] = s;
+    x_q[i] = fminf(fmaxf(v / s, -448.0f), 448.0f);
+}

@@ -1,0 +1,795 @@
+/*
+ * box.c - the run box (see box.h): one child process, one CUDA context, one
+ * cubin. The judge forks it, reads its device description, sends it the cubin
+ * and then one request per call; the box answers each with a struct box_rep
+ * and leaves outputs in the shared region. Everything the submission can
+ * reach lives here, so nothing here is trusted by the judge: it re-checks
+ * every byte it reads from the region.
+ *
+ * Sample protocol (TIMING.md items 4-6): fill inputs, poison outputs, reset
+ * the persisting L2 lines, write 2x L2 then discard it, launch the blocking
+ * kernel, queue start event + launches + stop event, release the blocker,
+ * wait, read the events.
+ */
+#include "box.h"
+#include "cudrv.h"
+#include "expr.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+extern const unsigned char kj_kernels_fatbin[];
+
+#define BOX_BLOCK_TIMEOUT_NS 5000000000ull /* the blocking kernel gives up after 5 s */
+#define BOX_ALIGN 256
+#define BOX_BASELINE_SAMPLES 200
+
+struct box {
+    const struct box_cfg *cfg;
+    const struct spec *spec;
+    struct cudrv d;
+    CUdevice dev;
+    CUcontext ctx;
+    CUstream stream;
+    CUmodule kmod, umod;        /* trusted kernels; the cubin under test */
+    CUfunction f_fill, f_poison, f_flush, f_discard, f_block, f_empty;
+    CUfunction fn[DIR_MAX_LAUNCHES];
+    int loaded;
+    struct box_device info;
+    int cur_bench, cur_case;    /* case the buffers are sized for, -1 = none */
+    CUdeviceptr buf[SPEC_MAX_BUFFERS];
+    int64_t nelem[SPEC_MAX_BUFFERS];
+    size_t off[SPEC_MAX_BUFFERS], size[SPEC_MAX_BUFFERS];
+    CUdeviceptr ws;
+    uint64_t ws_size;
+    int32_t ivals[SPEC_MAX_VARS];
+    struct dir_dims dims[DIR_MAX_LAUNCHES];
+    CUdeviceptr flush;
+    size_t flush_bytes;
+    volatile int *flag;         /* host-mapped: [0] release flag, [1] timed-out flag */
+    CUdeviceptr flag_d;
+    CUevent ev0, ev1;
+};
+
+/* ---------------------------------------------------------------- helpers */
+
+static int rep_fail(struct box_rep *rep, int status, int line, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static int rep_fail(struct box_rep *rep, int status, int line, const char *fmt, ...)
+{
+    va_list ap;
+    rep->status = status;
+    rep->line = line;
+    va_start(ap, fmt);
+    vsnprintf(rep->msg, sizeof rep->msg, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+/* A driver failure inside the box: ours (internal) unless the caller says it
+ * belongs to the submission. */
+static int rep_cuda(struct box *b, struct box_rep *rep, int status, CUresult r, const char *what)
+{
+    const char *name = NULL, *text = NULL;
+    b->d.cuGetErrorName(r, &name);
+    b->d.cuGetErrorString(r, &text);
+    return rep_fail(rep, status, 0, "%s: %s: %s", what, name ? name : "CUDA_ERROR_UNKNOWN",
+                    text ? text : "");
+}
+
+#define BOX_CU(b, rep, call, what)                                                   \
+    do {                                                                             \
+        CUresult box_r_ = (b)->d.call;                                               \
+        if (box_r_ != CUDA_SUCCESS)                                                  \
+            return rep_cuda((b), (rep), BOX_INTERNAL, box_r_, (what));               \
+    } while (0)
+
+static int write_full(int fd, const void *p, size_t n)
+{
+    const char *c = p;
+    while (n > 0) {
+        ssize_t w = write(fd, c, n);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return -1;
+        c += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+static int read_full(int fd, void *p, size_t n)
+{
+    char *c = p;
+    while (n > 0) {
+        ssize_t r = read(fd, c, n);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            return -1;
+        c += r;
+        n -= (size_t)r;
+    }
+    return 0;
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+int box_layout(const struct spec *s, const struct spec_case *c, size_t *off,
+               size_t *size, size_t *total, struct kj_err *err)
+{
+    size_t pos = 0;
+    for (int i = 0; i < s->nbuffers; i++) {
+        int64_t n;
+        int rc = spec_buffer_elems(s, i, c, &n, err);
+        if (rc != KJ_OK)
+            return rc;
+        size_t bytes = (size_t)n * spec_dtype_size(s->buffers[i].dtype);
+        if (n <= 0 || bytes / spec_dtype_size(s->buffers[i].dtype) != (size_t)n)
+            return KJ_FAIL(err, KJ_EINVAL, "buffer %s: bad size", s->buffers[i].name);
+        off[i] = pos;
+        size[i] = bytes;
+        pos += (bytes + BOX_ALIGN - 1) / BOX_ALIGN * BOX_ALIGN;
+    }
+    *total = pos;
+    return KJ_OK;
+}
+
+/* ------------------------------------------------------------ device setup */
+
+static void box_describe(struct box *b)
+{
+    struct box_device *i = &b->info;
+    struct { CUdevice_attribute a; int *v; } attrs[] = {
+        {CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, &i->cc_major},
+        {CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, &i->cc_minor},
+        {CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, &i->sm_count},
+        {CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK, &i->max_threads_block},
+        {CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, &i->max_smem_optin},
+        {CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X, &i->max_block[0]},
+        {CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y, &i->max_block[1]},
+        {CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z, &i->max_block[2]},
+        {CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X, &i->max_grid[0]},
+        {CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y, &i->max_grid[1]},
+        {CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z, &i->max_grid[2]},
+        {CU_DEVICE_ATTRIBUTE_CLOCK_RATE, &i->clock_khz},
+        {CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE, &i->mem_clock_khz},
+        {CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH, &i->mem_bus_bits},
+    };
+    int l2 = 0;
+    size_t total = 0;
+    for (size_t k = 0; k < sizeof attrs / sizeof attrs[0]; k++)
+        if (b->d.cuDeviceGetAttribute(attrs[k].v, attrs[k].a, b->dev) != CUDA_SUCCESS)
+            *attrs[k].v = 0;
+    b->d.cuDeviceGetAttribute(&l2, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, b->dev);
+    i->l2_bytes = l2;
+    b->d.cuDeviceTotalMem(&total, b->dev);
+    i->total_mem = (long long)total;
+    b->d.cuDeviceGetName(i->name, sizeof i->name, b->dev);
+    b->d.cuDriverGetVersion(&i->driver_version);
+    b->d.cuDeviceGetPCIBusId(i->pci, sizeof i->pci, b->dev);
+    /* Arch-specific targets (sm_90a, sm_100a) exist from compute capability 9. */
+    snprintf(i->arch, sizeof i->arch, "sm_%d%d%s", i->cc_major, i->cc_minor,
+             i->cc_major >= 9 ? "a" : "");
+}
+
+static int box_get_kernels(struct box *b, struct box_rep *rep)
+{
+    struct { CUfunction *f; const char *name; } k[] = {
+        {&b->f_fill, "kj_fill"}, {&b->f_poison, "kj_poison"}, {&b->f_flush, "kj_flush"},
+        {&b->f_discard, "kj_discard"}, {&b->f_block, "kj_block"}, {&b->f_empty, "kj_empty"},
+    };
+    BOX_CU(b, rep, cuModuleLoadData(&b->kmod, kj_kernels_fatbin), "loading the judge's kernels");
+    for (size_t i = 0; i < sizeof k / sizeof k[0]; i++)
+        BOX_CU(b, rep, cuModuleGetFunction(k[i].f, b->kmod, k[i].name), k[i].name);
+    return 0;
+}
+
+/* Context, stream, events, limits, the flush buffer and the blocking flag. */
+static int box_init(struct box *b, struct box_rep *rep)
+{
+    struct kj_err err;
+    void *host = NULL;
+    if (cudrv_load(&b->d, &err) != KJ_OK)
+        return rep_fail(rep, BOX_INTERNAL, 0, "%s", err.msg);
+    BOX_CU(b, rep, cuInit(0), "cuInit");
+    BOX_CU(b, rep, cuDeviceGet(&b->dev, b->cfg->gpu), "cuDeviceGet");
+    BOX_CU(b, rep, cuDevicePrimaryCtxRetain(&b->ctx, b->dev), "cuDevicePrimaryCtxRetain");
+    BOX_CU(b, rep, cuCtxSetCurrent(b->ctx), "cuCtxSetCurrent");
+    box_describe(b);
+    /* Device-side limits owned by the judge, not the submission. */
+    BOX_CU(b, rep, cuCtxSetLimit(CU_LIMIT_PERSISTING_L2_CACHE_SIZE, 0), "persisting L2 limit");
+    BOX_CU(b, rep, cuCtxSetLimit(CU_LIMIT_MALLOC_HEAP_SIZE, 8u << 20), "malloc heap limit");
+    BOX_CU(b, rep, cuCtxSetLimit(CU_LIMIT_PRINTF_FIFO_SIZE, 1u << 20), "printf FIFO limit");
+    BOX_CU(b, rep, cuStreamCreate(&b->stream, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+    BOX_CU(b, rep, cuEventCreate(&b->ev0, CU_EVENT_DEFAULT), "cuEventCreate");
+    BOX_CU(b, rep, cuEventCreate(&b->ev1, CU_EVENT_DEFAULT), "cuEventCreate");
+    BOX_CU(b, rep, cuMemHostAlloc(&host, 4096, CU_MEMHOSTALLOC_DEVICEMAP), "cuMemHostAlloc");
+    b->flag = host;
+    BOX_CU(b, rep, cuMemHostGetDevicePointer(&b->flag_d, host, 0), "cuMemHostGetDevicePointer");
+    b->flush_bytes = (size_t)(b->info.l2_bytes > 0 ? b->info.l2_bytes : (64 << 20)) * 2;
+    b->flush_bytes = (b->flush_bytes + 4095) / 4096 * 4096;
+    BOX_CU(b, rep, cuMemAlloc(&b->flush, b->flush_bytes), "allocating the L2 flush buffer");
+    if (b->cfg->region_size > 0 &&
+        b->d.cuMemHostRegister(b->cfg->region, b->cfg->region_size, 0) != CUDA_SUCCESS)
+        kj_log(KJ_LOG_WARN, "box", "could not pin the shared region; copies will be slower");
+    b->cur_bench = b->cur_case = -1;
+    return box_get_kernels(b, rep);
+}
+
+/* ------------------------------------------------------------------- load */
+
+/* Check a kernel's parameter layout against the leaderboard's signature. */
+static int box_check_params(struct box *b, int l, struct box_rep *rep)
+{
+    const struct spec *s = b->spec;
+    const struct dir_launch *dl = &b->cfg->dirs->launch[l];
+    size_t want[SPEC_MAX_BUFFERS + SPEC_MAX_VARS + 1], nwant = 0, got[64], ngot = 0;
+    for (int i = 0; i < s->nbuffers; i++)
+        want[nwant++] = sizeof(void *);
+    for (int i = 0; i < s->nvars; i++)
+        want[nwant++] = sizeof(int32_t);
+    if (b->cfg->dirs->workspace[0] != '\0')
+        want[nwant++] = sizeof(void *);
+    for (ngot = 0; ngot < 64; ngot++) {
+        size_t off, sz;
+        if (b->d.cuFuncGetParamInfo(b->fn[l], ngot, &off, &sz) != CUDA_SUCCESS)
+            break;
+        got[ngot] = sz;
+    }
+    int same = ngot == nwant;
+    for (size_t i = 0; same && i < nwant; i++)
+        same = got[i] == want[i];
+    if (same)
+        return 0;
+    char sig[512] = "", have[256] = "";
+    size_t p = 0;
+    for (int i = 0; i < s->nbuffers; i++)
+        p += snprintf(sig + p, sizeof sig - p, "%s%s%s* %s", i ? ", " : "",
+                      s->buffers[i].role == SPEC_INPUT ? "const " : "",
+                      spec_dtype_name(s->buffers[i].dtype), s->buffers[i].name);
+    for (int i = 0; i < s->nvars && p < sizeof sig; i++)
+        p += snprintf(sig + p, sizeof sig - p, ", int %s", s->vars[i]);
+    if (b->cfg->dirs->workspace[0] != '\0' && p < sizeof sig)
+        snprintf(sig + p, sizeof sig - p, ", void* workspace");
+    p = 0;
+    for (size_t i = 0; i < ngot && p < sizeof have; i++)
+        p += snprintf(have + p, sizeof have - p, "%s%zu", i ? "," : "", got[i]);
+    return rep_fail(rep, BOX_REJECTED, dl->line,
+                    "line %d: kernel '%s' takes %zu parameters of sizes (%s) bytes; the "
+                    "leaderboard's signature is (%s): %zu parameters", dl->line, dl->kernel,
+                    ngot, have, sig, nwant);
+}
+
+static int box_load(struct box *b, const struct box_req *req, struct box_rep *rep)
+{
+    struct box_load ld;
+    void *cubin = NULL;
+    int rc = -1;
+    if (req->payload < sizeof ld || read_full(b->cfg->fd_in, &ld, sizeof ld) != 0)
+        return rep_fail(rep, BOX_INTERNAL, 0, "short LOAD request");
+    if (req->payload - sizeof ld != ld.cubin_size || ld.cubin_size == 0 ||
+        ld.nlaunch != b->cfg->dirs->nlaunch)
+        return rep_fail(rep, BOX_INTERNAL, 0, "inconsistent LOAD request");
+    cubin = malloc(ld.cubin_size);
+    if (cubin == NULL || read_full(b->cfg->fd_in, cubin, ld.cubin_size) != 0) {
+        rep_fail(rep, BOX_INTERNAL, 0, "cannot read the cubin");
+        goto out;
+    }
+    CUresult r = b->d.cuModuleLoadData(&b->umod, cubin);
+    if (r != CUDA_SUCCESS) {
+        rep_cuda(b, rep, BOX_REJECTED, r, "loading the compiled module");
+        goto out;
+    }
+    for (int l = 0; l < ld.nlaunch; l++) {
+        const struct dir_launch *dl = &b->cfg->dirs->launch[l];
+        ld.lowered[l][sizeof ld.lowered[l] - 1] = '\0';
+        if (b->d.cuModuleGetFunction(&b->fn[l], b->umod, ld.lowered[l]) != CUDA_SUCCESS) {
+            rep_fail(rep, BOX_REJECTED, dl->line, "line %d: no kernel named '%s' in the module",
+                     dl->line, dl->kernel);
+            goto out;
+        }
+        if (box_check_params(b, l, rep) != 0)
+            goto out;
+    }
+    b->loaded = 1;
+    rc = 0;
+out:
+    free(cubin);
+    return rc;
+}
+
+/* ------------------------------------------------------------------ cases */
+
+static const struct spec_case *box_case(const struct box *b, int bench, int idx)
+{
+    const struct spec *s = b->spec;
+    if (bench)
+        return (idx >= 0 && idx < s->nbenchmarks) ? &s->benchmarks[idx] : NULL;
+    return (idx >= 0 && idx < s->ntests) ? &s->tests[idx] : NULL;
+}
+
+static void box_free_buffers(struct box *b)
+{
+    for (int i = 0; i < SPEC_MAX_BUFFERS; i++) {
+        if (b->buf[i] != 0)
+            b->d.cuMemFree(b->buf[i]);
+        b->buf[i] = 0;
+    }
+    if (b->ws != 0)
+        b->d.cuMemFree(b->ws);
+    b->ws = 0;
+    b->cur_bench = b->cur_case = -1;
+}
+
+/* Check one launch's evaluated dimensions against the device and the kernel. */
+static int box_check_dims(struct box *b, int l, struct box_rep *rep)
+{
+    const struct dir_launch *dl = &b->cfg->dirs->launch[l];
+    const struct dir_dims *dd = &b->dims[l];
+    const struct box_device *i = &b->info;
+    int fmax = 0, fstatic = 0;
+    b->d.cuFuncGetAttribute(&fmax, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, b->fn[l]);
+    b->d.cuFuncGetAttribute(&fstatic, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, b->fn[l]);
+    static const char axis[3] = {'x', 'y', 'z'};
+    for (int k = 0; k < 3; k++) {
+        if (dd->grid[k] > (uint32_t)i->max_grid[k])
+            return rep_fail(rep, BOX_REJECTED, dl->line, "line %d: grid.%c = %u exceeds the "
+                            "device limit %d", dl->line, axis[k], dd->grid[k], i->max_grid[k]);
+        if (dd->block[k] > (uint32_t)i->max_block[k])
+            return rep_fail(rep, BOX_REJECTED, dl->line, "line %d: block.%c = %u exceeds the "
+                            "device limit %d", dl->line, axis[k], dd->block[k], i->max_block[k]);
+        if (dd->has_cluster && dd->grid[k] % dd->cluster[k] != 0)
+            return rep_fail(rep, BOX_REJECTED, dl->line, "line %d: grid.%c = %u is not a "
+                            "multiple of cluster.%c = %u", dl->line, axis[k], dd->grid[k],
+                            axis[k], dd->cluster[k]);
+    }
+    uint64_t threads = (uint64_t)dd->block[0] * dd->block[1] * dd->block[2];
+    if (threads > (uint64_t)fmax)
+        return rep_fail(rep, BOX_REJECTED, dl->line, "line %d: block of %llu threads; kernel "
+                        "'%s' can run at most %d per block on this device (registers)",
+                        dl->line, (unsigned long long)threads, dl->kernel, fmax);
+    if ((uint64_t)dd->smem + (uint64_t)fstatic > (uint64_t)i->max_smem_optin)
+        return rep_fail(rep, BOX_REJECTED, dl->line, "line %d: smem = %u bytes plus %d static "
+                        "exceeds the device's %d bytes per block", dl->line, dd->smem, fstatic,
+                        i->max_smem_optin);
+    if (dd->smem > 48 * 1024) {
+        CUresult r = b->d.cuFuncSetAttribute(b->fn[l],
+                     CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, (int)dd->smem);
+        if (r != CUDA_SUCCESS)
+            return rep_cuda(b, rep, BOX_REJECTED, r, "raising the dynamic shared memory limit");
+    }
+    return 0;
+}
+
+/* Evaluate the launch lines and workspace for a case's variables. */
+static int box_eval_launches(struct box *b, const struct spec_case *c, struct box_rep *rep)
+{
+    const struct spec *s = b->spec;
+    const char *names[SPEC_MAX_VARS];
+    struct kj_err err;
+    for (int v = 0; v < s->nvars; v++) {
+        names[v] = s->vars[v];
+        if (c->val[v] < INT32_MIN || c->val[v] > INT32_MAX)
+            return rep_fail(rep, BOX_INTERNAL, 0, "variable %s does not fit in int", s->vars[v]);
+        b->ivals[v] = (int32_t)c->val[v];
+    }
+    struct expr_vars vars = {s->nvars, names, c->val};
+    kj_err_clear(&err);
+    for (int l = 0; l < b->cfg->dirs->nlaunch; l++) {
+        if (dir_eval_launch(&b->cfg->dirs->launch[l], &vars, &b->dims[l], &err) != KJ_OK)
+            return rep_fail(rep, BOX_REJECTED, err.line, "%s", err.msg);
+        if (box_check_dims(b, l, rep) != 0)
+            return -1;
+    }
+    if (dir_eval_workspace(b->cfg->dirs, &vars, &b->ws_size, &err) != KJ_OK)
+        return rep_fail(rep, BOX_REJECTED, err.line, "%s", err.msg);
+    return 0;
+}
+
+/* Size the buffers for case (bench, idx), reusing them when it is unchanged. */
+static int box_setup_case(struct box *b, int bench, int idx, struct box_rep *rep)
+{
+    const struct spec_case *c = box_case(b, bench, idx);
+    struct kj_err err;
+    size_t total;
+    if (c == NULL)
+        return rep_fail(rep, BOX_INTERNAL, 0, "no case %d", idx);
+    if (b->cur_bench == bench && b->cur_case == idx)
+        return 0;
+    box_free_buffers(b);
+    if (box_layout(b->spec, c, b->off, b->size, &total, &err) != KJ_OK)
+        return rep_fail(rep, BOX_INTERNAL, 0, "%s", err.msg);
+    if (total > b->cfg->region_size)
+        return rep_fail(rep, BOX_INTERNAL, 0, "region too small for the case");
+    for (int i = 0; i < b->spec->nbuffers; i++) {
+        b->nelem[i] = (int64_t)(b->size[i] / spec_dtype_size(b->spec->buffers[i].dtype));
+        BOX_CU(b, rep, cuMemAlloc(&b->buf[i], b->size[i]), "allocating a buffer");
+    }
+    if (box_eval_launches(b, c, rep) != 0)
+        return -1;
+    if (b->ws_size > 0)
+        BOX_CU(b, rep, cuMemAlloc(&b->ws, b->ws_size), "allocating the workspace");
+    b->cur_bench = bench;
+    b->cur_case = idx;
+    return 0;
+}
+
+static unsigned box_grid_for(const struct box *b, int64_t n)
+{
+    int64_t blocks = (n + 255) / 256, cap = (int64_t)b->info.sm_count * 16;
+    if (cap <= 0)
+        cap = 1024;
+    return (unsigned)(blocks < 1 ? 1 : blocks > cap ? cap : blocks);
+}
+
+/* Queue: fresh inputs for seed, poisoned outputs, zeroed workspace. */
+static int box_prepare(struct box *b, uint64_t seed, uint64_t poison, struct box_rep *rep)
+{
+    for (int i = 0; i < b->spec->nbuffers; i++) {
+        const struct spec_buffer *sb = &b->spec->buffers[i];
+        int dtype = (int)sb->dtype, dist = (int)sb->dist;
+        uint64_t n = (uint64_t)b->nelem[i], ps = poison + (uint64_t)i;
+        uint32_t bi = (uint32_t)i;
+        double p0 = sb->p0, p1 = sb->p1;
+        void *fill_args[] = {&b->buf[i], &dtype, &n, &seed, &bi, &dist, &p0, &p1};
+        void *poison_args[] = {&b->buf[i], &dtype, &n, &ps};
+        unsigned g = box_grid_for(b, b->nelem[i]);
+        if (sb->role == SPEC_INPUT && sb->dist == SPEC_DIST_GENERATED)
+            return rep_fail(rep, BOX_INTERNAL, 0, "generate.cu inputs are not supported yet");
+        if (sb->role == SPEC_INPUT)
+            BOX_CU(b, rep, cuLaunchKernel(b->f_fill, g, 1, 1, 256, 1, 1, 0, b->stream,
+                                          fill_args, NULL), "filling inputs");
+        else
+            BOX_CU(b, rep, cuLaunchKernel(b->f_poison, g, 1, 1, 256, 1, 1, 0, b->stream,
+                                          poison_args, NULL), "poisoning outputs");
+    }
+    if (b->ws != 0)
+        BOX_CU(b, rep, cuMemsetD8Async(b->ws, 0, b->ws_size, b->stream), "zeroing the workspace");
+    return 0;
+}
+
+/* Queue the submission's launches in directive order. A launch the driver
+ * refuses is the submission's fault (rejected, with its line). */
+static int box_launch_all(struct box *b, struct box_rep *rep)
+{
+    void *args[SPEC_MAX_BUFFERS + SPEC_MAX_VARS + 1];
+    int n = 0;
+    for (int i = 0; i < b->spec->nbuffers; i++)
+        args[n++] = &b->buf[i];
+    for (int v = 0; v < b->spec->nvars; v++)
+        args[n++] = &b->ivals[v];
+    if (b->cfg->dirs->workspace[0] != '\0')
+        args[n++] = &b->ws;
+    for (int l = 0; l < b->cfg->dirs->nlaunch; l++) {
+        const struct dir_dims *dd = &b->dims[l];
+        CUlaunchConfig lc;
+        CUlaunchAttribute attr;
+        memset(&lc, 0, sizeof lc);
+        lc.gridDimX = dd->grid[0]; lc.gridDimY = dd->grid[1]; lc.gridDimZ = dd->grid[2];
+        lc.blockDimX = dd->block[0]; lc.blockDimY = dd->block[1]; lc.blockDimZ = dd->block[2];
+        lc.sharedMemBytes = dd->smem;
+        lc.hStream = b->stream;
+        if (dd->has_cluster) {
+            memset(&attr, 0, sizeof attr);
+            attr.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+            attr.value.clusterDim.x = dd->cluster[0];
+            attr.value.clusterDim.y = dd->cluster[1];
+            attr.value.clusterDim.z = dd->cluster[2];
+            lc.attrs = &attr;
+            lc.numAttrs = 1;
+        }
+        CUresult r = b->d.cuLaunchKernelEx(&lc, b->fn[l], args, NULL);
+        if (r != CUDA_SUCCESS) {
+            int line = b->cfg->dirs->launch[l].line;
+            char what[64];
+            snprintf(what, sizeof what, "line %d: launch refused", line);
+            rep_cuda(b, rep, BOX_REJECTED, r, what);
+            rep->line = line;
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* Wait for everything queued; a failure now is the submission's (it ran last). */
+static int box_sync_user(struct box *b, struct box_rep *rep)
+{
+    CUresult r = b->d.cuCtxSynchronize();
+    if (r != CUDA_SUCCESS)
+        return rep_cuda(b, rep, BOX_RUNTIME, r, "the kernel failed");
+    return 0;
+}
+
+static int box_copy_out(struct box *b, int inputs_too, struct box_rep *rep)
+{
+    for (int i = 0; i < b->spec->nbuffers; i++) {
+        if (b->spec->buffers[i].role == SPEC_INPUT && !inputs_too)
+            continue;
+        BOX_CU(b, rep, cuMemcpyDtoH(b->cfg->region + b->off[i], b->buf[i], b->size[i]),
+               "copying results to the host");
+    }
+    return 0;
+}
+
+/* ---------------------------------------------------------------- timing */
+
+/* One sample: L2 reset and flush, then [start, launches, stop] queued behind
+ * the blocking kernel and released together. *ns is the event time. */
+static int box_timed(struct box *b, int empty, double *ns, struct box_rep *rep)
+{
+    uint64_t n16 = b->flush_bytes / 16, nlines = b->flush_bytes / 128, tmo = BOX_BLOCK_TIMEOUT_NS;
+    uint32_t salt = (uint32_t)rand();
+    void *fa[] = {&b->flush, &n16, &salt}, *da[] = {&b->flush, &nlines};
+    CUdeviceptr tflag = b->flag_d + sizeof(int);
+    void *ba[] = {&b->flag_d, &tflag, &tmo};
+    float ms = 0;
+    BOX_CU(b, rep, cuCtxResetPersistingL2Cache(), "cuCtxResetPersistingL2Cache");
+    BOX_CU(b, rep, cuLaunchKernel(b->f_flush, box_grid_for(b, (int64_t)n16), 1, 1, 256, 1, 1, 0,
+                                  b->stream, fa, NULL), "flushing L2");
+    BOX_CU(b, rep, cuLaunchKernel(b->f_discard, box_grid_for(b, (int64_t)nlines), 1, 1, 256, 1,
+                                  1, 0, b->stream, da, NULL), "discarding L2");
+    b->flag[0] = 0;
+    b->flag[1] = 0;
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    BOX_CU(b, rep, cuLaunchKernel(b->f_block, 1, 1, 1, 1, 1, 1, 0, b->stream, ba, NULL),
+           "launching the blocking kernel");
+    BOX_CU(b, rep, cuEventRecord(b->ev0, b->stream), "cuEventRecord");
+    int lrc = 0;
+    if (empty) {
+        CUresult r = b->d.cuLaunchKernel(b->f_empty, 1, 1, 1, 1, 1, 1, 0, b->stream, NULL, NULL);
+        if (r != CUDA_SUCCESS)
+            lrc = rep_cuda(b, rep, BOX_INTERNAL, r, "launching the empty kernel");
+    } else {
+        lrc = box_launch_all(b, rep);
+    }
+    if (lrc == 0 && b->d.cuEventRecord(b->ev1, b->stream) != CUDA_SUCCESS)
+        lrc = rep_fail(rep, BOX_INTERNAL, 0, "cuEventRecord failed");
+    __atomic_store_n(&b->flag[0], 1, __ATOMIC_SEQ_CST);
+    if (box_sync_user(b, rep) != 0 || lrc != 0)
+        return -1;
+    if (b->flag[1] != 0)
+        return rep_fail(rep, BOX_INTERNAL, 0, "the blocking kernel timed out while the sample "
+                        "was being queued (host too slow?)");
+    BOX_CU(b, rep, cuEventElapsedTime(&ms, b->ev0, b->ev1), "cuEventElapsedTime");
+    *ns = (double)ms * 1e6;
+    return 0;
+}
+
+static int box_sample(struct box *b, const struct box_req *req, struct box_rep *rep)
+{
+    if (box_setup_case(b, req->bench, req->case_index, rep) != 0 ||
+        box_prepare(b, req->seed, req->poison_seed, rep) != 0 ||
+        box_timed(b, 0, &rep->ns, rep) != 0)
+        return -1;
+    return box_copy_out(b, req->copy_inputs, rep);
+}
+
+/* Untimed samples with the full protocol until req->seconds have passed and
+ * at least 10 ran: clocks and caches settle before anything is recorded. */
+static int box_warmup(struct box *b, const struct box_req *req, struct box_rep *rep)
+{
+    double t0 = now_s(), ns;
+    if (box_setup_case(b, req->bench, req->case_index, rep) != 0)
+        return -1;
+    for (rep->count = 0; rep->count < 100000; rep->count++) {
+        if (rep->count >= 10 && now_s() - t0 >= req->seconds)
+            break;
+        if (box_prepare(b, req->seed + (uint64_t)rep->count, req->poison_seed, rep) != 0 ||
+            box_timed(b, 0, &ns, rep) != 0)
+            return -1;
+    }
+    return 0;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Median of the empty kernel measured with the same protocol. */
+static int box_baseline(struct box *b, struct box_rep *rep)
+{
+    double s[BOX_BASELINE_SAMPLES];
+    for (int i = 0; i < 20; i++)
+        if (box_timed(b, 1, &s[0], rep) != 0)
+            return -1;
+    for (int i = 0; i < BOX_BASELINE_SAMPLES; i++)
+        if (box_timed(b, 1, &s[i], rep) != 0)
+            return -1;
+    qsort(s, BOX_BASELINE_SAMPLES, sizeof s[0], cmp_double);
+    rep->ns = (s[BOX_BASELINE_SAMPLES / 2 - 1] + s[BOX_BASELINE_SAMPLES / 2]) / 2;
+    rep->count = BOX_BASELINE_SAMPLES;
+    return 0;
+}
+
+static int box_once(struct box *b, const struct box_req *req, struct box_rep *rep)
+{
+    if (box_setup_case(b, req->bench, req->case_index, rep) != 0 ||
+        box_prepare(b, req->seed, req->poison_seed, rep) != 0)
+        return -1;
+    if (box_launch_all(b, rep) != 0) {
+        b->d.cuCtxSynchronize();
+        return -1;
+    }
+    if (box_sync_user(b, rep) != 0)
+        return -1;
+    return box_copy_out(b, req->copy_inputs, rep);
+}
+
+/* -------------------------------------------------------------- main loop */
+
+static int box_dispatch(struct box *b, const struct box_req *req, struct box_rep *rep)
+{
+    if (req->op == BOX_OP_LOAD)
+        return box_load(b, req, rep);
+    if (req->op == BOX_OP_BASELINE)
+        return box_baseline(b, rep);
+    if (!b->loaded)
+        return rep_fail(rep, BOX_INTERNAL, 0, "request before LOAD");
+    switch (req->op) {
+    case BOX_OP_CASE: return box_once(b, req, rep);
+    case BOX_OP_SAMPLE: return box_sample(b, req, rep);
+    case BOX_OP_WARMUP: return box_warmup(b, req, rep);
+    }
+    return rep_fail(rep, BOX_INTERNAL, 0, "unknown request %d", req->op);
+}
+
+void box_main(const struct box_cfg *cfg)
+{
+    static struct box b; /* one per process: this process exists only to hold it */
+    struct box_rep rep;
+    struct box_req req;
+
+    memset(&b, 0, sizeof b);
+    memset(&rep, 0, sizeof rep);
+    b.cfg = cfg;
+    b.spec = cfg->spec;
+    srand((unsigned)getpid());
+    setenv("CUDA_MODULE_LOADING", "EAGER", 1);
+    setenv("CUDA_CACHE_DISABLE", "1", 1);
+    if (box_init(&b, &rep) != 0)
+        kj_printable(b.info.error, sizeof b.info.error, rep.msg, sizeof rep.msg);
+    if (write_full(cfg->fd_info, &b.info, sizeof b.info) != 0 || b.info.error[0] != '\0')
+        _exit(3);
+    for (;;) {
+        if (read_full(cfg->fd_in, &req, sizeof req) != 0)
+            _exit(0); /* the judge went away */
+        if (req.op == BOX_OP_QUIT)
+            _exit(0);
+        memset(&rep, 0, sizeof rep);
+        box_dispatch(&b, &req, &rep);
+        if (write_full(cfg->fd_out, &rep, sizeof rep) != 0)
+            _exit(3);
+        /* After a fault the context is gone; the judge kills us or sends QUIT. */
+    }
+}
+
+/* ------------------------------------------------------------ parent side */
+
+int box_start(const struct box_cfg *cfg, struct box_proc *out, struct kj_err *err)
+{
+    int req[2] = {-1, -1}, rep[2] = {-1, -1}, info[2] = {-1, -1};
+    memset(out, 0, sizeof *out);
+    out->pid = -1;
+    if (pipe2(req, O_CLOEXEC) != 0 || pipe2(rep, O_CLOEXEC) != 0 || pipe2(info, O_CLOEXEC) != 0)
+        goto fail;
+    pid_t pid = fork();
+    if (pid < 0)
+        goto fail;
+    if (pid == 0) {
+        struct box_cfg c = *cfg;
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        close(req[1]);
+        close(rep[0]);
+        close(info[0]);
+        c.fd_in = req[0];
+        c.fd_out = rep[1];
+        c.fd_info = info[1];
+        if (c.unmap != NULL)
+            munmap(c.unmap, c.unmap_size);
+        box_main(&c);
+    }
+    close(req[0]);
+    close(rep[1]);
+    close(info[1]);
+    out->pid = pid;
+    out->fd_req = req[1];
+    out->fd_rep = rep[0];
+    out->fd_info = info[0];
+    return KJ_OK;
+fail:
+    for (int i = 0; i < 2; i++) {
+        if (req[i] >= 0) close(req[i]);
+        if (rep[i] >= 0) close(rep[i]);
+        if (info[i] >= 0) close(info[i]);
+    }
+    return KJ_FAIL(err, KJ_EIO, "cannot start a box: %s", strerror(errno));
+}
+
+static int wait_readable(int fd, int timeout_ms)
+{
+    struct pollfd p = {fd, POLLIN, 0};
+    for (;;) {
+        int r = poll(&p, 1, timeout_ms);
+        if (r < 0 && errno == EINTR)
+            continue;
+        return r;
+    }
+}
+
+int box_read_info(struct box_proc *p, struct box_device *dev, int timeout_ms, struct kj_err *err)
+{
+    int r = wait_readable(p->fd_info, timeout_ms);
+    if (r == 0)
+        return KJ_FAIL(err, KJ_ETIMEOUT, "the GPU box did not start within %d ms", timeout_ms);
+    if (r < 0 || read_full(p->fd_info, dev, sizeof *dev) != 0)
+        return KJ_FAIL(err, KJ_EIO, "the GPU box died while starting");
+    dev->error[sizeof dev->error - 1] = '\0';
+    dev->name[sizeof dev->name - 1] = '\0';
+    dev->arch[sizeof dev->arch - 1] = '\0';
+    if (dev->error[0] != '\0')
+        return KJ_FAIL(err, KJ_ECUDA, "%s", dev->error);
+    return KJ_OK;
+}
+
+int box_call(struct box_proc *p, const struct box_req *req, const void *payload,
+             struct box_rep *rep, int timeout_ms, struct kj_err *err)
+{
+    if (write_full(p->fd_req, req, sizeof *req) != 0 ||
+        (req->payload > 0 && write_full(p->fd_req, payload, req->payload) != 0))
+        return KJ_FAIL(err, KJ_EIO, "the GPU box is gone");
+    int r = wait_readable(p->fd_rep, timeout_ms);
+    if (r == 0)
+        return KJ_FAIL(err, KJ_ETIMEOUT, "no answer within %.1f s", timeout_ms / 1000.0);
+    if (r < 0 || read_full(p->fd_rep, rep, sizeof *rep) != 0)
+        return KJ_FAIL(err, KJ_EIO, "the GPU box died");
+    rep->msg[sizeof rep->msg - 1] = '\0';
+    return KJ_OK;
+}
+
+void box_kill(struct box_proc *p)
+{
+    if (p->pid > 0) {
+        kill(p->pid, SIGKILL);
+        while (waitpid(p->pid, NULL, 0) < 0 && errno == EINTR)
+            ;
+        p->pid = -1;
+    }
+    if (p->fd_req > 0) close(p->fd_req);
+    if (p->fd_rep > 0) close(p->fd_rep);
+    if (p->fd_info > 0) close(p->fd_info);
+    p->fd_req = p->fd_rep = p->fd_info = -1;
+}
+
+int box_probe(int gpu, struct box_device *dev, struct kj_err *err)
+{
+    struct box_cfg c;
+    struct box_proc p;
+    memset(&c, 0, sizeof c);
+    c.gpu = gpu;
+    int rc = box_start(&c, &p, err);
+    if (rc != KJ_OK)
+        return rc;
+    rc = box_read_info(&p, dev, 120000, err);
+    box_kill(&p);
+    return rc;
+}

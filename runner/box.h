@@ -1,0 +1,117 @@
+/*
+ * box.h - the run box: a child process that owns one CUDA context and runs
+ * one cubin (a submission's, or a leaderboard's reference) on request.
+ *
+ * The judge (runner/judge.c) forks two boxes per job, a reference box and a
+ * submission box, and drives them over a pipe pair with the fixed-size
+ * messages below. Inputs come from the trusted fill kernel; outputs (and on
+ * request the inputs) are copied into a shared memory region that the judge
+ * reads and compares, so expected outputs never exist in a context where
+ * submitted code can run (DESIGN.md, threat model item 1).
+ */
+#ifndef KJ_BOX_H
+#define KJ_BOX_H
+
+#include <stdint.h>
+#include <stddef.h>
+#include "kj_err.h"
+#include "spec.h"
+#include "directive.h"
+
+enum box_op {
+    BOX_OP_LOAD = 1,  /* payload: struct box_load then the cubin */
+    BOX_OP_CASE,      /* run once, copy outputs (and inputs) to the region */
+    BOX_OP_SAMPLE,    /* one timed sample with the cold protocol, then copy */
+    BOX_OP_WARMUP,    /* untimed samples for req.seconds (and at least 10) */
+    BOX_OP_BASELINE,  /* time the empty kernel with the same protocol */
+    BOX_OP_QUIT
+};
+
+/* Outcome of a request. BOX_REJECTED and BOX_RUNTIME are the submission's
+ * fault (verdicts rejected / runtime_error); BOX_INTERNAL is ours. */
+enum box_status { BOX_OK = 0, BOX_REJECTED, BOX_RUNTIME, BOX_TIMEOUT, BOX_INTERNAL };
+
+struct box_device {
+    char name[128];
+    char arch[16];            /* "sm_90a" */
+    int cc_major, cc_minor, sm_count;
+    long long l2_bytes, total_mem;
+    int driver_version;       /* 13000 = 13.0 */
+    int max_threads_block, max_smem_optin, max_block[3], max_grid[3];
+    int clock_khz, mem_clock_khz, mem_bus_bits;
+    char pci[32];
+    char error[512];          /* non-empty: the box could not start (why) */
+};
+
+struct box_req {
+    int op;
+    int bench;                /* 0: tests[case_index], 1: benchmarks[case_index] */
+    int case_index;
+    int copy_inputs;          /* also copy the inputs back after the call */
+    uint64_t seed;            /* input seed for this call */
+    uint64_t poison_seed;
+    double seconds;           /* WARMUP: how long */
+    uint32_t payload;         /* bytes that follow the request */
+};
+
+struct box_rep {
+    int status;               /* enum box_status */
+    int line;                 /* directive line the failure belongs to, 0 if none */
+    double ns;                /* SAMPLE / BASELINE: elapsed GPU time */
+    long count;               /* WARMUP: samples run */
+    char msg[1024];
+};
+
+struct box_load {
+    uint32_t cubin_size;
+    int nlaunch;
+    char lowered[DIR_MAX_LAUNCHES][256]; /* function name per launch line */
+};
+
+/* What a box is given at fork time (copied into the child by fork). */
+struct box_cfg {
+    const struct spec *spec;
+    const struct directives *dirs;
+    int gpu;                  /* device ordinal */
+    int role_reference;       /* 1 = reference box (untimed) */
+    int fd_in, fd_out;        /* requests in, replies out */
+    int fd_info;              /* struct box_device written once after init */
+    unsigned char *region;    /* shared with the judge */
+    size_t region_size;
+    void *unmap;              /* the other box's region, unmapped in the child */
+    size_t unmap_size;
+};
+
+/* Byte offset and size of every buffer of case c in the region (256-byte
+ * aligned, spec order). Returns the total size in *total. */
+int box_layout(const struct spec *s, const struct spec_case *c, size_t *off,
+               size_t *size, size_t *total, struct kj_err *err);
+
+/* The child's main loop; never returns (exits 0 on QUIT, 3 on a fatal error). */
+void box_main(const struct box_cfg *cfg) __attribute__((noreturn));
+
+/* Parent side: a started box. */
+struct box_proc {
+    int pid;
+    int fd_req, fd_rep, fd_info;
+};
+
+/* Send a request (and payload) and wait for the reply until timeout_ms.
+ * KJ_ETIMEOUT when the box did not answer in time, KJ_EIO when it died. */
+int box_call(struct box_proc *p, const struct box_req *req, const void *payload,
+             struct box_rep *rep, int timeout_ms, struct kj_err *err);
+
+/* Read the box_device the child writes after creating its context. */
+int box_read_info(struct box_proc *p, struct box_device *dev, int timeout_ms, struct kj_err *err);
+
+/* Kill (SIGKILL) and reap the box; safe to call twice. */
+void box_kill(struct box_proc *p);
+
+/* Fork a box running box_main() with cfg (its fd fields are filled here). */
+int box_start(const struct box_cfg *cfg, struct box_proc *out, struct kj_err *err);
+
+/* Start a box only to describe device gpu, then stop it (no spec needed). */
+int box_probe(int gpu, struct box_device *dev, struct kj_err *err);
+
+#endif
+

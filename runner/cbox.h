@@ -1,0 +1,23 @@
+/*
+ * cbox.h - the compile box: runs compile_source() (NVRTC) in a fresh child
+ * process with CPU, memory and wall-time limits, and brings the result back
+ * over a pipe. The judge compiles every submission and reference through it,
+ * so a compiler hang or crash ends as a verdict, and the runner process never
+ * loads anything that could initialise CUDA before it forks its run boxes.
+ */
+#ifndef KJ_CBOX_H
+#define KJ_CBOX_H
+
+#include "compile.h"
+
+#define CBOX_WALL_S 60          /* wall limit of one compile */
+#define CBOX_CPU_S 60           /* RLIMIT_CPU of the child */
+#define CBOX_MEM_BYTES (8ull << 30) /* RLIMIT_AS of the child: NVRTC needs no more */
+
+/* Same contract as compile_source(): returns 0 when the box ran (out->ok says
+ * whether the source compiled; a compile that hit a limit is a compile error
+ * with a log saying which), <0 for the judge's own faults. */
+int cbox_compile(const char *src, size_t len, const struct directives *d,
+                 const char *arch, struct compile_result *out, struct kj_err *err);
+
+#endif

@@ -1,0 +1,681 @@
+/*
+ * judge.c - one submission from source to verdict (see judge.h).
+ *
+ * Flow: parse directives -> start the reference box and the submission box
+ * (their CUDA contexts come up while NVRTC compiles) -> load both cubins ->
+ * every test shape once: the reference box and the submission box compute
+ * from the same seed, the judge compares the outputs and checks the inputs
+ * were left alone -> in benchmark and leaderboard modes, every benchmark
+ * shape is warmed up and then sampled until the stopping rule (stats.c) is
+ * met; every timed call has its own seed and its output is verified the same
+ * way -> score = geometric mean of the per-shape medians.
+ * The judge never trusts the submission box: it compares in this process.
+ */
+#include "judge.h"
+#include "box.h"
+#include "compare.h"
+#include "cbox.h"
+#include "compile.h"
+#include "directive.h"
+#include "expr.h"
+#include "philox.h"
+#include "stats.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
+
+#define JUDGE_START_MS 120000   /* a box must have its context within this */
+#define JUDGE_CALL_MS 60000     /* one call may take at most this (or what is left) */
+#define JUDGE_INPUT_CHECK_EVERY 8
+#define JUDGE_SEED_STRIDE 13    /* timed call k of a shape uses seed + 13 k */
+
+struct judge {
+    const struct judge_job *job;
+    const struct spec *spec;
+    struct directives dirs, refdirs;
+    char *refsrc;               /* owned: reference.cu */
+    size_t reflen;
+    unsigned char *run_region, *ref_region; /* owned mappings of region_size */
+    size_t region_size;
+    struct box_proc run, ref;
+    struct box_device dev;
+    struct compile_result sub, refc;
+    cJSON *res;                 /* owned until returned */
+    cJSON *tests, *benches;     /* borrowed from res */
+    double deadline;            /* CLOCK_MONOTONIC seconds */
+    uint64_t poison;
+    double *samples;            /* owned scratch for one shape */
+    size_t cap;
+};
+
+static double mono_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+const char *judge_mode_name(enum judge_mode m)
+{
+    return m == JUDGE_TEST ? "test" : m == JUDGE_BENCHMARK ? "benchmark" : "leaderboard";
+}
+
+int judge_mode_parse(const char *s)
+{
+    if (strcmp(s, "test") == 0) return JUDGE_TEST;
+    if (strcmp(s, "benchmark") == 0) return JUDGE_BENCHMARK;
+    if (strcmp(s, "leaderboard") == 0) return JUDGE_LEADERBOARD;
+    return -1;
+}
+
+static void judge_event(struct judge *j, const char *event, const cJSON *data)
+{
+    if (j->job->progress != NULL)
+        j->job->progress(j->job->progress_ctx, event, data);
+}
+
+/* Set the verdict and its one-line message (first verdict wins). */
+static void judge_verdict(struct judge *j, const char *verdict, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void judge_verdict(struct judge *j, const char *verdict, const char *fmt, ...)
+{
+    char msg[2048];
+    va_list ap;
+    if (cJSON_GetObjectItem(j->res, "verdict") != NULL)
+        return;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    cJSON_AddStringToObject(j->res, "verdict", verdict);
+    cJSON_AddStringToObject(j->res, "message", msg);
+    cJSON *ev = cJSON_CreateObject();
+    cJSON_AddStringToObject(ev, "verdict", verdict);
+    cJSON_AddStringToObject(ev, "message", msg);
+    judge_event(j, "verdict", ev);
+    cJSON_Delete(ev);
+}
+
+static int judge_has_verdict(const struct judge *j)
+{
+    return cJSON_GetObjectItem(j->res, "verdict") != NULL;
+}
+
+/* Milliseconds a call may take: the per-call cap or what is left of the job. */
+static int judge_call_ms(const struct judge *j)
+{
+    double left = (j->deadline - mono_s()) * 1000.0;
+    if (left < 1)
+        left = 1;
+    return left < JUDGE_CALL_MS ? (int)left : JUDGE_CALL_MS;
+}
+
+static cJSON *judge_shape_json(const struct spec *s, const struct spec_case *c)
+{
+    cJSON *o = cJSON_CreateObject();
+    for (int v = 0; v < s->nvars; v++)
+        cJSON_AddNumberToObject(o, s->vars[v], (double)c->val[v]);
+    return o;
+}
+
+static int read_file(const char *path, char **out, size_t *len, struct kj_err *err)
+{
+    FILE *f = fopen(path, "rb");
+    char *buf = NULL;
+    long n;
+    if (f == NULL)
+        return KJ_FAIL(err, KJ_EIO, "cannot open %s: %s", path, strerror(errno));
+    if (fseek(f, 0, SEEK_END) != 0 || (n = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) != 0 ||
+        n > COMPILE_MAX_SOURCE || (buf = malloc((size_t)n + 1)) == NULL ||
+        fread(buf, 1, (size_t)n, f) != (size_t)n) {
+        fclose(f);
+        free(buf);
+        return KJ_FAIL(err, KJ_EIO, "cannot read %s", path);
+    }
+    fclose(f);
+    buf[n] = '\0';
+    *out = buf;
+    *len = (size_t)n;
+    return KJ_OK;
+}
+
+/* One shared mapping big enough for the inputs and outputs of any case. */
+static int judge_regions(struct judge *j, struct kj_err *err)
+{
+    const struct spec *s = j->spec;
+    size_t off[SPEC_MAX_BUFFERS], size[SPEC_MAX_BUFFERS], total, max = 0;
+    for (int k = 0; k < s->ntests + s->nbenchmarks; k++) {
+        const struct spec_case *c = k < s->ntests ? &s->tests[k] : &s->benchmarks[k - s->ntests];
+        int rc = box_layout(s, c, off, size, &total, err);
+        if (rc != KJ_OK)
+            return rc;
+        if (total > max)
+            max = total;
+    }
+    j->region_size = max;
+    j->run_region = mmap(NULL, max, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    j->ref_region = mmap(NULL, max, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (j->run_region == MAP_FAILED || j->ref_region == MAP_FAILED)
+        return KJ_FAIL(err, KJ_ENOMEM, "cannot map %zu bytes for results", max);
+    return KJ_OK;
+}
+
+static int judge_start_boxes(struct judge *j, struct kj_err *err)
+{
+    struct box_cfg c;
+    memset(&c, 0, sizeof c);
+    c.spec = j->spec;
+    c.gpu = j->job->gpu;
+    c.region_size = j->region_size;
+    c.dirs = &j->refdirs;
+    c.role_reference = 1;
+    c.region = j->ref_region;
+    c.unmap = j->run_region;
+    c.unmap_size = j->region_size;
+    int rc = box_start(&c, &j->ref, err);
+    if (rc != KJ_OK)
+        return rc;
+    c.dirs = &j->dirs;
+    c.role_reference = 0;
+    c.region = j->run_region;
+    c.unmap = j->ref_region;
+    rc = box_start(&c, &j->run, err);
+    if (rc != KJ_OK)
+        return rc;
+    struct box_device refdev;
+    rc = box_read_info(&j->run, &j->dev, JUDGE_START_MS, err);
+    if (rc == KJ_OK)
+        rc = box_read_info(&j->ref, &refdev, JUDGE_START_MS, err);
+    return rc;
+}
+
+/* Compile the submission and the reference for the box's architecture. */
+static int judge_compile(struct judge *j, struct kj_err *err)
+{
+    cJSON *ev = cJSON_CreateObject();
+    cJSON_AddStringToObject(ev, "arch", j->dev.arch);
+    judge_event(j, "compiling", ev);
+    cJSON_Delete(ev);
+    int rc = cbox_compile(j->job->source, j->job->source_len, &j->dirs, j->dev.arch,
+                            &j->sub, err);
+    if (rc != KJ_OK)
+        return rc;
+    cJSON *cj = compile_result_json(&j->sub);
+    judge_event(j, "compiled", cj);
+    cJSON_AddItemToObject(j->res, "compile", cj);
+    if (!j->sub.ok) {
+        char first[512];
+        size_t n = strcspn(j->sub.log, "\n");
+        kj_printable(first, sizeof first, j->sub.log, n);
+        judge_verdict(j, "compile_error", "%s", first[0] ? first : "compilation failed");
+        return KJ_OK;
+    }
+    rc = cbox_compile(j->refsrc, j->reflen, &j->refdirs, j->dev.arch, &j->refc, err);
+    if (rc == KJ_OK && !j->refc.ok)
+        rc = KJ_FAIL(err, KJ_EINTERNAL, "the reference of %s does not compile: %.200s",
+                     j->spec->name, j->refc.log);
+    return rc;
+}
+
+/* Map a box's failure onto a verdict (submission) or an error (judge). */
+static int judge_box_failed(struct judge *j, int is_ref, const struct box_rep *rep,
+                            const char *where, struct kj_err *err)
+{
+    if (is_ref || rep->status == BOX_INTERNAL || rep->status == BOX_OK)
+        return KJ_FAIL(err, KJ_EINTERNAL, "%s box, %s: %s", is_ref ? "reference" : "submission",
+                       where, rep->msg);
+    if (rep->status == BOX_REJECTED)
+        judge_verdict(j, "rejected", "%s", rep->msg);
+    else if (rep->status == BOX_TIMEOUT)
+        judge_verdict(j, "time_limit", "%s: %s", where, rep->msg);
+    else
+        judge_verdict(j, "runtime_error", "%s: %s", where, rep->msg);
+    return KJ_OK;
+}
+
+/* A call that got no answer: the submission's box ran out of time (verdict),
+ * or died; anything wrong with the reference box is ours. */
+static int judge_call(struct judge *j, int is_ref, const struct box_req *req, const void *payload,
+                      struct box_rep *rep, const char *where, struct kj_err *err)
+{
+    struct box_proc *p = is_ref ? &j->ref : &j->run;
+    memset(rep, 0, sizeof *rep);
+    int rc = box_call(p, req, payload, rep, judge_call_ms(j), err);
+    if (rc == KJ_OK && rep->status == BOX_OK)
+        return 1;
+    if (rc == KJ_OK)
+        return judge_box_failed(j, is_ref, rep, where, err) == KJ_OK ? 0 : -1;
+    if (is_ref)
+        return -1;
+    box_kill(p);
+    if (rc == KJ_ETIMEOUT)
+        judge_verdict(j, "time_limit", "%s: %s", where, err->msg);
+    else
+        judge_verdict(j, "runtime_error", "%s: the process running the kernel died", where);
+    kj_err_clear(err);
+    return 0;
+}
+
+static int judge_load(struct judge *j, int is_ref, struct kj_err *err)
+{
+    const struct compile_result *cr = is_ref ? &j->refc : &j->sub;
+    const struct directives *d = is_ref ? &j->refdirs : &j->dirs;
+    struct box_load ld;
+    struct box_req req;
+    struct box_rep rep;
+    memset(&ld, 0, sizeof ld);
+    memset(&req, 0, sizeof req);
+    ld.cubin_size = (uint32_t)cr->cubin_size;
+    ld.nlaunch = d->nlaunch;
+    for (int l = 0; l < d->nlaunch; l++)
+        for (int k = 0; k < cr->nkernels; k++)
+            if (strcmp(cr->kernels[k].name, d->launch[l].kernel) == 0)
+                snprintf(ld.lowered[l], sizeof ld.lowered[l], "%s", cr->kernels[k].lowered);
+    size_t n = sizeof ld + cr->cubin_size;
+    unsigned char *payload = malloc(n);
+    if (payload == NULL)
+        return KJ_FAIL(err, KJ_ENOMEM, "out of memory");
+    memcpy(payload, &ld, sizeof ld);
+    memcpy(payload + sizeof ld, cr->cubin, cr->cubin_size);
+    req.op = BOX_OP_LOAD;
+    req.payload = (uint32_t)n;
+    int r = judge_call(j, is_ref, &req, payload, &rep, "loading the module", err);
+    free(payload);
+    return r < 0 ? KJ_EINTERNAL : KJ_OK;
+}
+
+/* Compare what the two boxes left in their regions for one call. Fills
+ * entry with "status" and, on a mismatch, "mismatch"; returns 1 if equal. */
+static int judge_compare(struct judge *j, const struct spec_case *c, int check_inputs,
+                         cJSON *entry, struct kj_err *err)
+{
+    const struct spec *s = j->spec;
+    size_t off[SPEC_MAX_BUFFERS], size[SPEC_MAX_BUFFERS], total;
+    int64_t dims[SPEC_MAX_DIMS];
+    int ndim;
+    if (box_layout(s, c, off, size, &total, err) != KJ_OK)
+        return -1;
+    for (int b = 0; b < s->nbuffers; b++) {
+        const struct spec_buffer *sb = &s->buffers[b];
+        size_t es = spec_dtype_size(sb->dtype);
+        if (sb->role == SPEC_INPUT) {
+            int64_t at = 0;
+            if (!check_inputs ||
+                compare_exact(j->ref_region + off[b], j->run_region + off[b], size[b], es, &at) == 0)
+                continue;
+            char msg[256];
+            snprintf(msg, sizeof msg, "input '%s' was modified by the submission (first changed "
+                     "element at flat index %lld); inputs are read-only", sb->name, (long long)at);
+            cJSON_AddStringToObject(entry, "status", "fail");
+            cJSON_AddStringToObject(entry, "message", msg);
+            return 0;
+        }
+        struct compare_report rep;
+        if (spec_buffer_dims(s, b, c, dims, &ndim, err) != KJ_OK ||
+            compare_buffers(sb->dtype, j->ref_region + off[b], j->run_region + off[b],
+                            (int64_t)(size[b] / es), dims, ndim, sb->atol, sb->rtol, &rep) != 0)
+            return KJ_FAIL(err, KJ_EINTERNAL, "comparison of %s failed", sb->name), -1;
+        if (rep.count == 0)
+            continue;
+        char msg[1024];
+        compare_report_text(&rep, sb->name, msg, sizeof msg);
+        cJSON_AddStringToObject(entry, "status", "fail");
+        cJSON_AddStringToObject(entry, "message", msg);
+        cJSON_AddItemToObject(entry, "mismatch", compare_report_json(&rep, sb->name));
+        return 0;
+    }
+    cJSON_AddStringToObject(entry, "status", "pass");
+    return 1;
+}
+
+/* Run case c once in both boxes with seed and compare. 1 = pass, 0 = a
+ * verdict was set, -1 = judge error. */
+static int judge_one_call(struct judge *j, int bench, int idx, uint64_t seed, int op,
+                          int check_inputs, cJSON *entry, double *ns, struct kj_err *err)
+{
+    const struct spec_case *c = bench ? &j->spec->benchmarks[idx] : &j->spec->tests[idx];
+    struct box_req req;
+    struct box_rep rep;
+    memset(&req, 0, sizeof req);
+    req.op = BOX_OP_CASE;
+    req.bench = bench;
+    req.case_index = idx;
+    req.seed = seed;
+    req.copy_inputs = check_inputs;
+    req.poison_seed = j->poison++;
+    int r = judge_call(j, 1, &req, NULL, &rep, "reference", err);
+    if (r <= 0)
+        return r;
+    req.op = op;
+    req.poison_seed = j->poison++;
+    r = judge_call(j, 0, &req, NULL, &rep, bench ? "benchmark" : "test", err);
+    if (r <= 0) {
+        cJSON_AddStringToObject(entry, "status", "error");
+        cJSON_AddStringToObject(entry, "message", rep.msg[0] ? rep.msg : "the kernel did not finish");
+        return r;
+    }
+    if (ns != NULL)
+        *ns = rep.ns;
+    return judge_compare(j, c, check_inputs, entry, err);
+}
+
+static int judge_tests(struct judge *j, struct kj_err *err)
+{
+    const struct spec *s = j->spec;
+    for (int i = 0; i < s->ntests; i++) {
+        cJSON *e = cJSON_CreateObject();
+        cJSON_AddNumberToObject(e, "index", i);
+        cJSON_AddItemToObject(e, "shape", judge_shape_json(s, &s->tests[i]));
+        cJSON_AddNumberToObject(e, "seed", (double)s->tests[i].seed);
+        cJSON_AddItemToArray(j->tests, e);
+        int r = judge_one_call(j, 0, i, s->tests[i].seed, BOX_OP_CASE, 1, e, NULL, err);
+        judge_event(j, "test", e);
+        if (r < 0)
+            return KJ_EINTERNAL;
+        if (r == 0) {
+            char shape[256];
+            spec_case_label(s, &s->tests[i], shape, sizeof shape);
+            const cJSON *m = cJSON_GetObjectItem(e, "message");
+            judge_verdict(j, "wrong_answer", "test %d (%s): %s", i, shape,
+                          cJSON_IsString(m) ? m->valuestring : "wrong output");
+            return KJ_OK;
+        }
+    }
+    return KJ_OK;
+}
+
+/* The seed of timed call k of benchmark b: public in benchmark mode, mixed
+ * with the leaderboard's secret in leaderboard mode. */
+static uint64_t judge_bench_seed(const struct judge *j, int b, long k)
+{
+    uint64_t s = j->spec->benchmarks[b].seed + (uint64_t)JUDGE_SEED_STRIDE * (uint64_t)k;
+    return j->job->mode == JUDGE_LEADERBOARD ? philox_mix_seed(s, j->job->secret_seed) : s;
+}
+
+/* Minimum time for shape b: bytes that must move over the device's peak
+ * bandwidth (bus width x 2 x memory clock). 0 when unknown. */
+static double judge_floor_ns(const struct judge *j, int b)
+{
+    const struct spec *s = j->spec;
+    const struct spec_case *c = &s->benchmarks[b];
+    double bw = 2.0 * (double)j->dev.mem_clock_khz * 1e3 * (double)j->dev.mem_bus_bits / 8.0;
+    double bytes = 0;
+    if (bw <= 0)
+        return 0;
+    if (s->bytes_expr[0] != '\0') {
+        const char *names[SPEC_MAX_VARS];
+        int64_t v;
+        for (int i = 0; i < s->nvars; i++)
+            names[i] = s->vars[i];
+        struct expr_vars vars = {s->nvars, names, c->val};
+        if (expr_eval(s->bytes_expr, &vars, &v, NULL) != KJ_OK)
+            return 0;
+        bytes = (double)v;
+    } else {
+        for (int i = 0; i < s->nbuffers; i++) {
+            int64_t n;
+            if (spec_buffer_elems(s, i, c, &n, NULL) == KJ_OK)
+                bytes += (double)n * (double)spec_dtype_size(s->buffers[i].dtype);
+        }
+    }
+    return bytes / bw * 1e9;
+}
+
+static void judge_add_stats(cJSON *e, const struct stats_summary *st, const char *stop,
+                            double floor_ns)
+{
+    cJSON_AddNumberToObject(e, "median_ns", st->median);
+    cJSON_AddNumberToObject(e, "mean_ns", st->mean);
+    cJSON_AddNumberToObject(e, "stdev_ns", st->stdev);
+    cJSON_AddNumberToObject(e, "min_ns", st->min);
+    cJSON_AddNumberToObject(e, "max_ns", st->max);
+    cJSON_AddNumberToObject(e, "q1_ns", st->q1);
+    cJSON_AddNumberToObject(e, "q3_ns", st->q3);
+    cJSON_AddNumberToObject(e, "ci_lo_ns", st->ci_lo);
+    cJSON_AddNumberToObject(e, "ci_hi_ns", st->ci_hi);
+    cJSON_AddNumberToObject(e, "n", (double)st->n);
+    cJSON_AddStringToObject(e, "stop_reason", stop);
+    cJSON_AddNumberToObject(e, "floor_ns", floor_ns);
+    cJSON_AddBoolToObject(e, "below_floor", stats_below_floor(st->median, floor_ns));
+}
+
+/* Sample shape b until the stopping rule says so; every call verified. */
+static int judge_sample_shape(struct judge *j, int b, cJSON *e, struct kj_err *err)
+{
+    struct stats_rule rule = STATS_RULE_DEFAULT;
+    struct stats_stopper st;
+    enum stats_stop stop = STATS_CONTINUE;
+    double t0 = mono_s(), total = 0;
+    size_t n = 0;
+    stats_stopper_init(&st, &rule);
+    while (stop == STATS_CONTINUE) {
+        int check_inputs = (n % JUDGE_INPUT_CHECK_EVERY) == 0;
+        cJSON *call = cJSON_CreateObject();
+        double ns = 0;
+        int r = judge_one_call(j, 1, b, judge_bench_seed(j, b, (long)n), BOX_OP_SAMPLE,
+                               check_inputs, call, &ns, err);
+        if (r != 1) {
+            const cJSON *m = cJSON_GetObjectItem(call, "message");
+            cJSON_AddStringToObject(e, "status", r == 0 ? "fail" : "error");
+            cJSON_AddStringToObject(e, "message", cJSON_IsString(m) ? m->valuestring : "");
+            cJSON_AddNumberToObject(e, "failed_call", (double)n);
+            cJSON *mm = cJSON_DetachItemFromObject(call, "mismatch");
+            if (mm != NULL)
+                cJSON_AddItemToObject(e, "mismatch", mm);
+            cJSON_Delete(call);
+            return r;
+        }
+        cJSON_Delete(call);
+        if (n == j->cap) {
+            size_t cap = j->cap ? j->cap * 2 : 1024;
+            double *p = realloc(j->samples, cap * sizeof *p);
+            if (p == NULL)
+                return KJ_FAIL(err, KJ_ENOMEM, "out of memory"), -1;
+            j->samples = p;
+            j->cap = cap;
+        }
+        j->samples[n++] = ns;
+        total += ns * 1e-9;
+        stop = stats_stopper_check(&st, j->samples, n, total, mono_s() - t0);
+    }
+    struct stats_summary sum;
+    if (stats_summarize(j->samples, n, &sum) != KJ_OK)
+        return KJ_FAIL(err, KJ_EINTERNAL, "no samples for benchmark %d", b), -1;
+    cJSON_AddStringToObject(e, "status", "pass");
+    judge_add_stats(e, &sum, stats_stop_name(stop), judge_floor_ns(j, b));
+    cJSON_AddNumberToObject(e, "wall_s", mono_s() - t0);
+    return 1;
+}
+
+static int judge_warmup(struct judge *j, int b, struct kj_err *err)
+{
+    struct box_req req;
+    struct box_rep rep;
+    memset(&req, 0, sizeof req);
+    req.op = BOX_OP_WARMUP;
+    req.bench = 1;
+    req.case_index = b;
+    req.seed = judge_bench_seed(j, b, 1000000);
+    req.poison_seed = j->poison++;
+    req.seconds = j->job->warmup_s > 0 ? j->job->warmup_s : 0.2;
+    int r = judge_call(j, 0, &req, NULL, &rep, "warm-up", err);
+    return r < 0 ? -1 : r;
+}
+
+static int judge_benchmarks(struct judge *j, struct kj_err *err)
+{
+    const struct spec *s = j->spec;
+    int order[SPEC_MAX_CASES];
+    double medians[SPEC_MAX_CASES];
+    struct box_req req;
+    struct box_rep rep;
+    memset(&req, 0, sizeof req);
+    req.op = BOX_OP_BASELINE;
+    if (judge_call(j, 0, &req, NULL, &rep, "baseline", err) <= 0)
+        return judge_has_verdict(j) ? KJ_OK : KJ_EINTERNAL;
+    cJSON_AddNumberToObject(j->res, "baseline_empty_kernel_ns", rep.ns);
+    for (int i = 0; i < s->nbenchmarks; i++)
+        order[i] = i;
+    /* Leaderboard runs visit the shapes in a random order. */
+    for (int i = s->nbenchmarks - 1; j->job->mode == JUDGE_LEADERBOARD && i > 0; i--) {
+        int k = (int)(j->poison++ % (uint64_t)(i + 1)), t = order[i];
+        order[i] = order[k];
+        order[k] = t;
+    }
+    for (int i = 0; i < s->nbenchmarks; i++) {
+        cJSON_AddItemToArray(j->benches, cJSON_CreateObject());
+    }
+    for (int i = 0; i < s->nbenchmarks; i++) {
+        int b = order[i];
+        cJSON *e = cJSON_GetArrayItem(j->benches, b);
+        cJSON_AddNumberToObject(e, "index", b);
+        cJSON_AddItemToObject(e, "shape", judge_shape_json(s, &s->benchmarks[b]));
+        int r = judge_warmup(j, b, err);
+        if (r > 0)
+            r = judge_sample_shape(j, b, e, err);
+        judge_event(j, "benchmark", e);
+        if (r < 0)
+            return judge_has_verdict(j) ? KJ_OK : KJ_EINTERNAL;
+        if (r == 0) {
+            char shape[256];
+            spec_case_label(s, &s->benchmarks[b], shape, sizeof shape);
+            const cJSON *m = cJSON_GetObjectItem(e, "message");
+            judge_verdict(j, "wrong_answer", "benchmark %d (%s), timed call %d: %s", b, shape,
+                          cJSON_GetObjectItem(e, "failed_call") ?
+                          cJSON_GetObjectItem(e, "failed_call")->valueint : 0,
+                          cJSON_IsString(m) ? m->valuestring : "wrong output");
+            return KJ_OK;
+        }
+        medians[b] = cJSON_GetObjectItem(e, "median_ns")->valuedouble;
+    }
+    cJSON_AddNumberToObject(j->res, "score_ns", stats_geomean(medians, (size_t)s->nbenchmarks));
+    return KJ_OK;
+}
+
+static void judge_system(struct judge *j)
+{
+    char nvrtc[32];
+    const struct box_device *d = &j->dev;
+    cJSON *o = cJSON_AddObjectToObject(j->res, "system");
+    compile_nvrtc_version(nvrtc, sizeof nvrtc);
+    cJSON_AddStringToObject(o, "gpu", d->name);
+    cJSON_AddStringToObject(o, "arch", d->arch);
+    cJSON_AddStringToObject(o, "pci", d->pci);
+    cJSON_AddNumberToObject(o, "sm_count", d->sm_count);
+    char drv[32];
+    snprintf(drv, sizeof drv, "%d.%d", d->driver_version / 1000, d->driver_version % 1000 / 10);
+    cJSON_AddStringToObject(o, "cuda_driver_api", drv);
+    cJSON_AddStringToObject(o, "nvrtc", nvrtc);
+    cJSON_AddNumberToObject(o, "sm_clock_max_mhz", d->clock_khz / 1000.0);
+    cJSON_AddNumberToObject(o, "mem_clock_max_mhz", d->mem_clock_khz / 1000.0);
+    cJSON_AddNumberToObject(o, "l2_bytes", (double)d->l2_bytes);
+    cJSON_AddNumberToObject(o, "l2_flush_bytes", (double)d->l2_bytes * 2);
+    cJSON_AddNumberToObject(o, "peak_bandwidth_gbs",
+                            2.0 * d->mem_clock_khz * 1e3 * d->mem_bus_bits / 8.0 / 1e9);
+}
+
+static void judge_cleanup(struct judge *j)
+{
+    box_kill(&j->run);
+    box_kill(&j->ref);
+    if (j->run_region != NULL && j->run_region != MAP_FAILED)
+        munmap(j->run_region, j->region_size);
+    if (j->ref_region != NULL && j->ref_region != MAP_FAILED)
+        munmap(j->ref_region, j->region_size);
+    compile_result_free(&j->sub);
+    compile_result_free(&j->refc);
+    free(j->refsrc);
+    free(j->samples);
+}
+
+/* Directives of the submission and the reference; a bad submission line is
+ * a "rejected" verdict, a bad reference an error of ours. */
+static int judge_directives(struct judge *j, struct kj_err *err)
+{
+    const struct spec *s = j->spec;
+    const char *names[SPEC_MAX_VARS];
+    char path[SPEC_MAX_PATH + 32];
+    struct kj_err uerr;
+    for (int i = 0; i < s->nvars; i++)
+        names[i] = s->vars[i];
+    struct expr_vars vars = {s->nvars, names, NULL};
+    snprintf(path, sizeof path, "%s/reference.cu", s->dir);
+    int rc = read_file(path, &j->refsrc, &j->reflen, err);
+    if (rc == KJ_OK && (dir_parse(j->refsrc, j->reflen, &j->refdirs, err) != KJ_OK ||
+                        dir_check_names(&j->refdirs, &vars, err) != KJ_OK))
+        rc = KJ_EINTERNAL;
+    if (rc != KJ_OK)
+        return rc;
+    kj_err_clear(&uerr);
+    if (dir_parse(j->job->source, j->job->source_len, &j->dirs, &uerr) != KJ_OK ||
+        dir_check_names(&j->dirs, &vars, &uerr) != KJ_OK)
+        judge_verdict(j, "rejected", "%s", uerr.msg);
+    else if (j->dirs.leaderboard[0] != '\0' && strcmp(j->dirs.leaderboard, s->name) != 0)
+        judge_verdict(j, "rejected", "line %d: the source names leaderboard '%s' but is judged "
+                      "on '%s'", j->dirs.leaderboard_line, j->dirs.leaderboard, s->name);
+    return KJ_OK;
+}
+
+static int judge_steps(struct judge *j, struct kj_err *err)
+{
+    int rc = judge_directives(j, err);
+    if (rc != KJ_OK || judge_has_verdict(j))
+        return rc;
+    if ((rc = judge_regions(j, err)) != KJ_OK || (rc = judge_start_boxes(j, err)) != KJ_OK)
+        return rc;
+    judge_system(j);
+    if ((rc = judge_compile(j, err)) != KJ_OK || judge_has_verdict(j))
+        return rc;
+    if ((rc = judge_load(j, 1, err)) != KJ_OK || (rc = judge_load(j, 0, err)) != KJ_OK ||
+        judge_has_verdict(j))
+        return rc;
+    if ((rc = judge_tests(j, err)) != KJ_OK || judge_has_verdict(j))
+        return rc;
+    if (j->job->mode != JUDGE_TEST && (rc = judge_benchmarks(j, err)) != KJ_OK)
+        return rc;
+    if (!judge_has_verdict(j))
+        judge_verdict(j, "accepted", "%d tests passed%s", j->spec->ntests,
+                      j->job->mode == JUDGE_TEST ? "" : "; benchmark shapes timed");
+    return KJ_OK;
+}
+
+int judge_run(const struct judge_job *job, cJSON **result, struct kj_err *err)
+{
+    struct judge j;
+    memset(&j, 0, sizeof j);
+    j.run.pid = j.ref.pid = -1;
+    j.run.fd_req = j.run.fd_rep = j.run.fd_info = -1;
+    j.ref.fd_req = j.ref.fd_rep = j.ref.fd_info = -1;
+    j.job = job;
+    j.spec = job->spec;
+    double limit = job->mode == JUDGE_TEST ? job->spec->limit_test_s :
+                   job->mode == JUDGE_BENCHMARK ? job->spec->limit_benchmark_s :
+                   job->spec->limit_leaderboard_s;
+    if (job->time_limit_s > 0)
+        limit = job->time_limit_s;
+    j.deadline = mono_s() + (limit > 0 ? limit : 180);
+    if (getrandom(&j.poison, sizeof j.poison, 0) != sizeof j.poison)
+        j.poison = (uint64_t)time(NULL) ^ (uint64_t)getpid() << 32;
+    j.res = cJSON_CreateObject();
+    cJSON_AddStringToObject(j.res, "leaderboard", j.spec->name);
+    cJSON_AddStringToObject(j.res, "mode", judge_mode_name(job->mode));
+    j.tests = cJSON_AddArrayToObject(j.res, "tests");
+    j.benches = cJSON_AddArrayToObject(j.res, "benchmarks");
+    int rc = judge_steps(&j, err);
+    judge_cleanup(&j);
+    if (rc != KJ_OK) {
+        cJSON_Delete(j.res);
+        return rc < 0 ? rc : KJ_EINTERNAL;
+    }
+    if (cJSON_GetObjectItem(j.res, "score_ns") == NULL)
+        cJSON_AddNullToObject(j.res, "score_ns");
+    *result = j.res;
+    return KJ_OK;
+}

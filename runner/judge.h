@@ -1,0 +1,46 @@
+/*
+ * judge.h - judges one submission: directives, compile, reference and
+ * submission boxes, tests, timed benchmark shapes, verdict, result JSON.
+ *
+ * Called by `kjudge-runner eval` (runner/main.c) and by the serve loop
+ * (runner/serve.c) for each claimed job. The result object is the one
+ * described in docs/protocol.md. Progress is reported through a callback.
+ */
+#ifndef KJ_JUDGE_H
+#define KJ_JUDGE_H
+
+#include <stdint.h>
+#include <stddef.h>
+#include <cjson/cJSON.h>
+#include "kj_err.h"
+#include "spec.h"
+
+enum judge_mode { JUDGE_TEST = 0, JUDGE_BENCHMARK, JUDGE_LEADERBOARD };
+
+/* Called for each step; data is borrowed for the duration of the call. */
+typedef void (*judge_progress_fn)(void *ctx, const char *event, const cJSON *data);
+
+struct judge_job {
+    const struct spec *spec;      /* borrowed */
+    const char *source;           /* borrowed, source_len bytes */
+    size_t source_len;
+    enum judge_mode mode;
+    uint64_t secret_seed;         /* leaderboard mode only */
+    int gpu;                      /* device ordinal */
+    double warmup_s;              /* per benchmark shape; 0 = default 0.2 s */
+    double time_limit_s;          /* wall limit of the whole job; 0 = the leaderboard's */
+    judge_progress_fn progress;   /* may be NULL */
+    void *progress_ctx;
+};
+
+/* Judge the job. On success (return 0) *result is a new object the caller
+ * frees with cJSON_Delete; its verdict may be any verdict but internal_error.
+ * A return < 0 is the judge's own fault (err says what): the caller reports
+ * internal_error and may retry; the submission is not charged. */
+int judge_run(const struct judge_job *job, cJSON **result, struct kj_err *err);
+
+const char *judge_mode_name(enum judge_mode m);
+/* Parse "test" | "benchmark" | "leaderboard"; -1 if unknown. */
+int judge_mode_parse(const char *s);
+
+#endif

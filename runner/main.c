@@ -1,0 +1,310 @@
+/*
+ * main.c - kjudge-runner's command line.
+ *
+ *   kjudge-runner compile FILE [--leaderboard NAME] [--arch sm_90a]   NVRTC only, no GPU; JSON
+ *   kjudge-runner eval FILE [--leaderboard NAME] [--mode M] [--json]  the judge on a local GPU
+ *   kjudge-runner serve --server URL [--gpu N] [--name N] [--gpu-type T]  pull jobs from a server
+ *   kjudge-runner probe [--gpu N]                                      describe a GPU as JSON
+ * Common: --leaderboards DIR (default: leaderboards). The runner token for
+ * serve comes from $KJUDGE_RUNNER_TOKEN or --token-file.
+ * Exit status: 0 ok / accepted; 1 the submission failed (any other verdict,
+ * or a compile error); 2 usage error or the judge's own failure.
+ */
+#include "box.h"
+#include "cbox.h"
+#include "compile.h"
+#include "directive.h"
+#include "judge.h"
+#include "report.h"
+#include "serve.h"
+#include "spec.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <unistd.h>
+
+#define EXIT_OK 0
+#define EXIT_VERDICT 1
+#define EXIT_USAGE 2
+
+static volatile sig_atomic_t stop_flag;
+
+static void on_signal(int sig)
+{
+    (void)sig;
+    stop_flag = 1;
+}
+
+struct opts {
+    const char *cmd, *file, *leaderboard, *arch, *mode, *leaderboards, *server, *name,
+        *gpu_type, *token_file, *dump;
+    int json, gpu, once;
+    double warmup, time_limit;
+};
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+        "usage: kjudge-runner compile FILE [--leaderboard NAME] [--arch sm_90a]\n"
+        "       kjudge-runner eval FILE [--leaderboard NAME] [--mode test|benchmark|leaderboard]\n"
+        "                     [--json] [--gpu N] [--warmup SECONDS] [--time-limit SECONDS]\n"
+        "       kjudge-runner serve --server URL [--gpu N] [--name NAME] [--gpu-type H200]\n"
+        "                     [--token-file FILE] [--once]   (token also from KJUDGE_RUNNER_TOKEN)\n"
+        "       kjudge-runner probe [--gpu N]\n"
+        "common: --leaderboards DIR (default ./leaderboards)\n"
+        "exit: 0 ok/accepted, 1 the submission failed, 2 usage or judge error\n");
+}
+
+static int parse_opts(int argc, char **argv, struct opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->leaderboards = "leaderboards";
+    o->mode = "test";
+    o->arch = "sm_90a";
+    if (argc < 2)
+        return -1;
+    o->cmd = argv[1];
+    for (int i = 2; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        struct { const char *flag; const char **dst; } s[] = {
+            {"--leaderboard", &o->leaderboard}, {"--arch", &o->arch}, {"--mode", &o->mode},
+            {"--leaderboards", &o->leaderboards}, {"--server", &o->server}, {"--name", &o->name},
+            {"--gpu-type", &o->gpu_type}, {"--token-file", &o->token_file}, {"--dump", &o->dump},
+        };
+        int hit = 0;
+        for (size_t k = 0; k < sizeof s / sizeof s[0]; k++)
+            if (strcmp(a, s[k].flag) == 0) {
+                if (v == NULL)
+                    return -1;
+                *s[k].dst = v;
+                i++;
+                hit = 1;
+            }
+        if (hit)
+            continue;
+        if (strcmp(a, "--json") == 0) o->json = 1;
+        else if (strcmp(a, "--once") == 0) o->once = 1;
+        else if (strcmp(a, "--gpu") == 0 && v) { o->gpu = atoi(v); i++; }
+        else if (strcmp(a, "--warmup") == 0 && v) { o->warmup = atof(v); i++; }
+        else if (strcmp(a, "--time-limit") == 0 && v) { o->time_limit = atof(v); i++; }
+        else if (a[0] != '-' && o->file == NULL) o->file = a;
+        else { fprintf(stderr, "kjudge-runner: unknown argument '%s'\n", a); return -1; }
+    }
+    return 0;
+}
+
+static char *slurp(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    char *buf = malloc(COMPILE_MAX_SOURCE + 2);
+    size_t n = 0;
+    if (f == NULL || buf == NULL) {
+        fprintf(stderr, "kjudge-runner: cannot read %s: %s\n", path, strerror(errno));
+        if (f) fclose(f);
+        free(buf);
+        return NULL;
+    }
+    n = fread(buf, 1, COMPILE_MAX_SOURCE + 1, f);
+    fclose(f);
+    if (n > COMPILE_MAX_SOURCE) {
+        fprintf(stderr, "kjudge-runner: %s is larger than %d bytes\n", path, COMPILE_MAX_SOURCE);
+        free(buf);
+        return NULL;
+    }
+    buf[n] = '\0';
+    *len = n;
+    return buf;
+}
+
+/* The leaderboard: --leaderboard, else the source's directive. */
+static struct spec *load_board(const struct opts *o, const char *src, size_t len)
+{
+    struct directives d;
+    struct kj_err err;
+    struct spec *s = NULL;
+    char dir[1024];
+    const char *name = o->leaderboard;
+    if (name == NULL && dir_parse(src, len, &d, &err) == KJ_OK && d.leaderboard[0] != '\0')
+        name = d.leaderboard;
+    if (name == NULL) {
+        fprintf(stderr, "kjudge-runner: name the leaderboard with --leaderboard NAME or a "
+                        "'//!kjudge leaderboard NAME' line\n");
+        return NULL;
+    }
+    snprintf(dir, sizeof dir, "%s/%s", o->leaderboards, name);
+    if (strchr(name, '/') != NULL || spec_load(dir, &s, &err) != KJ_OK) {
+        fprintf(stderr, "kjudge-runner: leaderboard '%s': %s\n", name,
+                strchr(name, '/') ? "bad name" : err.msg);
+        return NULL;
+    }
+    return s;
+}
+
+static void print_json(const cJSON *o)
+{
+    char *t = cJSON_Print(o);
+    if (t != NULL)
+        printf("%s\n", t);
+    free(t);
+}
+
+static int cmd_compile(const struct opts *o)
+{
+    size_t len;
+    struct directives d;
+    struct compile_result r;
+    struct kj_err err;
+    char *src = slurp(o->file, &len);
+    int rc = EXIT_USAGE;
+    memset(&r, 0, sizeof r);
+    if (src == NULL)
+        return EXIT_USAGE;
+    kj_err_clear(&err);
+    if (dir_parse(src, len, &d, &err) != KJ_OK) {
+        cJSON *j = cJSON_CreateObject();
+        cJSON_AddBoolToObject(j, "ok", 0);
+        cJSON_AddStringToObject(j, "error", err.msg);
+        cJSON_AddNumberToObject(j, "line", err.line);
+        print_json(j);
+        cJSON_Delete(j);
+        rc = EXIT_VERDICT;
+    } else if (cbox_compile(src, len, &d, o->arch, &r, &err) != KJ_OK) {
+        fprintf(stderr, "kjudge-runner: %s\n", err.msg);
+    } else {
+        cJSON *j = compile_result_json(&r);
+        print_json(j);
+        cJSON_Delete(j);
+        rc = r.ok ? EXIT_OK : EXIT_VERDICT;
+    }
+    compile_result_free(&r);
+    free(src);
+    return rc;
+}
+
+static int cmd_eval(const struct opts *o)
+{
+    size_t len;
+    char *src = slurp(o->file, &len);
+    struct spec *s = src ? load_board(o, src, len) : NULL;
+    int mode = judge_mode_parse(o->mode), rc = EXIT_USAGE;
+    cJSON *res = NULL;
+    struct kj_err err;
+    if (s == NULL || mode < 0) {
+        if (mode < 0)
+            fprintf(stderr, "kjudge-runner: --mode must be test, benchmark or leaderboard\n");
+        goto out;
+    }
+    struct judge_job jj;
+    memset(&jj, 0, sizeof jj);
+    jj.spec = s;
+    jj.source = src;
+    jj.source_len = len;
+    jj.mode = (enum judge_mode)mode;
+    jj.gpu = o->gpu;
+    jj.warmup_s = o->warmup;
+    jj.time_limit_s = o->time_limit;
+    jj.progress = report_progress;
+    jj.progress_ctx = stderr;
+    /* A local leaderboard run has no server secret: draw one for this run. */
+    if (getrandom(&jj.secret_seed, sizeof jj.secret_seed, 0) != sizeof jj.secret_seed)
+        jj.secret_seed = (uint64_t)getpid();
+    kj_err_clear(&err);
+    if (judge_run(&jj, &res, &err) != KJ_OK) {
+        fprintf(stderr, "kjudge-runner: judge error (not the submission's fault): %s\n", err.msg);
+        goto out;
+    }
+    if (o->json)
+        print_json(res);
+    else
+        report_table(stdout, res, o->file);
+    const cJSON *v = cJSON_GetObjectItem(res, "verdict");
+    rc = cJSON_IsString(v) && strcmp(v->valuestring, "accepted") == 0 ? EXIT_OK : EXIT_VERDICT;
+out:
+    cJSON_Delete(res);
+    spec_free(s);
+    free(src);
+    return rc;
+}
+
+static int cmd_probe(const struct opts *o)
+{
+    struct box_device d;
+    struct kj_err err;
+    if (box_probe(o->gpu, &d, &err) != KJ_OK) {
+        fprintf(stderr, "kjudge-runner: no usable GPU %d: %s\n", o->gpu, err.msg);
+        return EXIT_USAGE;
+    }
+    cJSON *j = cJSON_CreateObject();
+    cJSON_AddStringToObject(j, "gpu", d.name);
+    cJSON_AddStringToObject(j, "arch", d.arch);
+    cJSON_AddStringToObject(j, "pci", d.pci);
+    cJSON_AddNumberToObject(j, "sm_count", d.sm_count);
+    cJSON_AddNumberToObject(j, "l2_bytes", (double)d.l2_bytes);
+    cJSON_AddNumberToObject(j, "memory_bytes", (double)d.total_mem);
+    cJSON_AddNumberToObject(j, "driver_api_version", d.driver_version);
+    print_json(j);
+    cJSON_Delete(j);
+    return EXIT_OK;
+}
+
+static int cmd_serve(const struct opts *o)
+{
+    char token[256] = "", name[128];
+    const char *env = getenv("KJUDGE_RUNNER_TOKEN");
+    struct kj_err err;
+    if (o->token_file != NULL) {
+        FILE *f = fopen(o->token_file, "r");
+        if (f == NULL || fgets(token, sizeof token, f) == NULL) {
+            fprintf(stderr, "kjudge-runner: cannot read the token file %s\n", o->token_file);
+            if (f) fclose(f);
+            return EXIT_USAGE;
+        }
+        fclose(f);
+        token[strcspn(token, "\r\n")] = '\0';
+    } else if (env != NULL) {
+        snprintf(token, sizeof token, "%s", env);
+    }
+    if (o->server == NULL || token[0] == '\0') {
+        fprintf(stderr, "kjudge-runner: serve needs --server URL and a runner token "
+                        "(KJUDGE_RUNNER_TOKEN or --token-file)\n");
+        return EXIT_USAGE;
+    }
+    if (o->name == NULL) {
+        char host[64] = "host";
+        gethostname(host, sizeof host - 1);
+        snprintf(name, sizeof name, "%s-gpu%d", host, o->gpu);
+    }
+    signal(SIGINT, on_signal);
+    signal(SIGTERM, on_signal);
+    struct serve_cfg c = {o->server, token, o->gpu, o->name ? o->name : name, o->gpu_type,
+                          o->leaderboards, o->once, &stop_flag};
+    if (serve_loop(&c, &err) != KJ_OK) {
+        fprintf(stderr, "kjudge-runner: %s\n", err.msg);
+        return EXIT_USAGE;
+    }
+    return EXIT_OK;
+}
+
+int main(int argc, char **argv)
+{
+    struct opts o;
+    if (argc >= 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
+        usage(stdout);
+        return EXIT_OK;
+    }
+    if (parse_opts(argc, argv, &o) != 0) {
+        usage(stderr);
+        return EXIT_USAGE;
+    }
+    if (strcmp(o.cmd, "compile") == 0 && o.file) return cmd_compile(&o);
+    if (strcmp(o.cmd, "eval") == 0 && o.file) return cmd_eval(&o);
+    if (strcmp(o.cmd, "serve") == 0) return cmd_serve(&o);
+    if (strcmp(o.cmd, "probe") == 0) return cmd_probe(&o);
+    usage(stderr);
+    return EXIT_USAGE;
+}

@@ -1,0 +1,230 @@
+/*
+ * serve.c - the supervisor loop of a GPU host (see serve.h).
+ *
+ * claim (POST /api/v1/runner/claim) -> judge_run() in fresh boxes, each step
+ * posted to /runner/jobs/{id}/events -> POST /runner/jobs/{id}/result, retried
+ * until the server takes it. The judge's own failures are posted as
+ * internal_error so the user is never charged for them.
+ */
+#include "serve.h"
+#include "box.h"
+#include "httpc.h"
+#include "judge.h"
+#include "spec.h"
+
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define SERVE_TIMEOUT_MS 30000
+#define SERVE_IDLE_S 1
+#define SERVE_MAX_BACKOFF_S 30
+
+struct serve {
+    const struct serve_cfg *cfg;
+    struct spec **specs;       /* owned, nspecs entries */
+    int nspecs;
+    struct box_device dev;
+    char gpu_type[64];
+    long job_id;               /* job being judged, for progress posts */
+};
+
+static void sleep_s(double s)
+{
+    struct timespec ts = {(time_t)s, (long)((s - (double)(time_t)s) * 1e9)};
+    nanosleep(&ts, NULL);
+}
+
+/* POST a JSON body; returns the HTTP status or <0. Caller frees *resp. */
+static int serve_post(struct serve *sv, const char *path, const cJSON *body,
+                      struct httpc_response *resp, struct kj_err *err)
+{
+    char *text = cJSON_PrintUnformatted(body);
+    if (text == NULL)
+        return KJ_FAIL(err, KJ_ENOMEM, "out of memory");
+    int rc = httpc_request(sv->cfg->server, "POST", path, sv->cfg->token, "application/json",
+                          text, strlen(text), SERVE_TIMEOUT_MS, resp, err);
+    free(text);
+    return rc == KJ_OK ? resp->status : rc;
+}
+
+static void serve_progress(void *ctx, const char *event, const cJSON *data)
+{
+    struct serve *sv = ctx;
+    struct httpc_response r;
+    struct kj_err err;
+    char path[128];
+    cJSON *body = cJSON_CreateObject();
+    cJSON_AddStringToObject(body, "event", event);
+    cJSON_AddItemToObject(body, "data", cJSON_Duplicate(data, 1));
+    snprintf(path, sizeof path, "/api/v1/runner/jobs/%ld/events", sv->job_id);
+    memset(&r, 0, sizeof r);
+    int st = serve_post(sv, path, body, &r, &err);
+    if (st < 0 || st >= 300)
+        kj_log(KJ_LOG_WARN, "serve", "progress not recorded job=%ld event=%s status=%d",
+               sv->job_id, event, st);
+    httpc_response_free(&r);
+    cJSON_Delete(body);
+}
+
+static const struct spec *serve_spec(struct serve *sv, const char *name)
+{
+    for (int pass = 0; pass < 2; pass++) {
+        for (int i = 0; i < sv->nspecs; i++)
+            if (strcmp(sv->specs[i]->name, name) == 0)
+                return sv->specs[i];
+        /* Not known: the server may have a newer folder; reload once. */
+        struct spec **specs;
+        int n;
+        struct kj_err err;
+        if (pass == 1 || spec_load_all(sv->cfg->leaderboards, &specs, &n, &err) != KJ_OK)
+            break;
+        spec_free_all(sv->specs, sv->nspecs);
+        sv->specs = specs;
+        sv->nspecs = n;
+    }
+    return NULL;
+}
+
+/* Post the result until the server answers 2xx (or says the job is not ours). */
+static void serve_post_result(struct serve *sv, long id, const cJSON *result)
+{
+    char path[128];
+    double backoff = 1;
+    snprintf(path, sizeof path, "/api/v1/runner/jobs/%ld/result", id);
+    for (int attempt = 0; attempt < 20; attempt++) {
+        struct httpc_response r;
+        struct kj_err err;
+        memset(&r, 0, sizeof r);
+        int st = serve_post(sv, path, result, &r, &err);
+        httpc_response_free(&r);
+        if (st >= 200 && st < 300)
+            return;
+        if (st == 409 || st == 404) {
+            kj_log(KJ_LOG_WARN, "serve", "result refused job=%ld status=%d", id, st);
+            return;
+        }
+        kj_log(KJ_LOG_WARN, "serve", "result not delivered job=%ld status=%d: %s", id, st,
+               st < 0 ? err.msg : "");
+        sleep_s(backoff);
+        backoff = backoff * 2 > SERVE_MAX_BACKOFF_S ? SERVE_MAX_BACKOFF_S : backoff * 2;
+    }
+}
+
+static cJSON *serve_internal(const char *msg)
+{
+    cJSON *r = cJSON_CreateObject();
+    cJSON_AddStringToObject(r, "verdict", "internal_error");
+    cJSON_AddStringToObject(r, "message", msg);
+    cJSON_AddNullToObject(r, "score_ns");
+    return r;
+}
+
+/* Judge one claimed job object and post its result. */
+static void serve_job(struct serve *sv, const cJSON *job)
+{
+    const cJSON *id = cJSON_GetObjectItem(job, "id"), *lb = cJSON_GetObjectItem(job, "leaderboard"),
+                *mode = cJSON_GetObjectItem(job, "mode"), *src = cJSON_GetObjectItem(job, "source"),
+                *secret = cJSON_GetObjectItem(job, "secret_seed");
+    cJSON *result = NULL;
+    struct kj_err err;
+    if (!cJSON_IsNumber(id) || !cJSON_IsString(lb) || !cJSON_IsString(mode) || !cJSON_IsString(src)) {
+        kj_log(KJ_LOG_ERROR, "serve", "malformed job from the server");
+        return;
+    }
+    sv->job_id = (long)id->valuedouble;
+    const struct spec *spec = serve_spec(sv, lb->valuestring);
+    int m = judge_mode_parse(mode->valuestring);
+    kj_log(KJ_LOG_INFO, "serve", "judging job=%ld leaderboard=%s mode=%s", sv->job_id,
+           lb->valuestring, mode->valuestring);
+    if (spec == NULL || m < 0) {
+        result = serve_internal(spec == NULL ? "this runner does not have that leaderboard"
+                                             : "unknown mode");
+    } else {
+        struct judge_job jj;
+        memset(&jj, 0, sizeof jj);
+        jj.spec = spec;
+        jj.source = src->valuestring;
+        jj.source_len = strlen(src->valuestring);
+        jj.mode = (enum judge_mode)m;
+        jj.secret_seed = cJSON_IsString(secret) ? strtoull(secret->valuestring, NULL, 10) : 0;
+        jj.gpu = sv->cfg->gpu;
+        jj.progress = serve_progress;
+        jj.progress_ctx = sv;
+        kj_err_clear(&err);
+        if (judge_run(&jj, &result, &err) != KJ_OK) {
+            kj_log(KJ_LOG_ERROR, "serve", "judge failed job=%ld: %s", sv->job_id, err.msg);
+            result = serve_internal(err.msg);
+        }
+    }
+    const cJSON *v = cJSON_GetObjectItem(result, "verdict");
+    kj_log(KJ_LOG_INFO, "serve", "judged job=%ld verdict=%s", sv->job_id,
+           cJSON_IsString(v) ? v->valuestring : "?");
+    serve_post_result(sv, sv->job_id, result);
+    cJSON_Delete(result);
+}
+
+/* One claim. Returns 1 if a job was judged, 0 if none was queued, <0 on error. */
+static int serve_claim(struct serve *sv, struct kj_err *err)
+{
+    struct httpc_response r;
+    cJSON *body = cJSON_CreateObject(), *reply = NULL;
+    cJSON_AddStringToObject(body, "runner", sv->cfg->name);
+    cJSON_AddStringToObject(body, "gpu", sv->gpu_type);
+    cJSON_AddStringToObject(body, "arch", sv->dev.arch);
+    memset(&r, 0, sizeof r);
+    int st = serve_post(sv, "/api/v1/runner/claim", body, &r, err), rc = 0;
+    cJSON_Delete(body);
+    if (st == 200 && (reply = cJSON_Parse(r.body)) != NULL &&
+        cJSON_IsObject(cJSON_GetObjectItem(reply, "job"))) {
+        serve_job(sv, cJSON_GetObjectItem(reply, "job"));
+        rc = 1;
+    } else if (st != 204) {
+        rc = st < 0 ? st : KJ_FAIL(err, KJ_EIO, "claim answered HTTP %d", st);
+    }
+    cJSON_Delete(reply);
+    httpc_response_free(&r);
+    return rc;
+}
+
+int serve_loop(const struct serve_cfg *cfg, struct kj_err *err)
+{
+    struct serve sv;
+    double backoff = SERVE_IDLE_S;
+    memset(&sv, 0, sizeof sv);
+    sv.cfg = cfg;
+    int rc = spec_load_all(cfg->leaderboards, &sv.specs, &sv.nspecs, err);
+    if (rc == KJ_OK)
+        rc = box_probe(cfg->gpu, &sv.dev, err);
+    if (rc != KJ_OK)
+        goto out;
+    if (cfg->gpu_type != NULL) {
+        snprintf(sv.gpu_type, sizeof sv.gpu_type, "%s", cfg->gpu_type);
+    } else { /* "NVIDIA H200" -> "H200" */
+        const char *n = strncmp(sv.dev.name, "NVIDIA ", 7) == 0 ? sv.dev.name + 7 : sv.dev.name;
+        snprintf(sv.gpu_type, sizeof sv.gpu_type, "%.*s", (int)strcspn(n, " "), n);
+    }
+    kj_log(KJ_LOG_INFO, "serve", "runner ready name=%s gpu=%d device=\"%s\" type=%s arch=%s",
+           cfg->name, cfg->gpu, sv.dev.name, sv.gpu_type, sv.dev.arch);
+    while (!*cfg->stop) {
+        struct kj_err cerr;
+        int r = serve_claim(&sv, &cerr);
+        if (r == 1 && cfg->once)
+            break;
+        if (r < 0) {
+            kj_log(KJ_LOG_WARN, "serve", "claim failed, retrying in %.0f s: %s", backoff, cerr.msg);
+            sleep_s(backoff);
+            backoff = backoff * 2 > SERVE_MAX_BACKOFF_S ? SERVE_MAX_BACKOFF_S : backoff * 2;
+        } else {
+            backoff = SERVE_IDLE_S;
+            if (r == 0)
+                sleep_s(0.25);
+        }
+    }
+out:
+    spec_free_all(sv.specs, sv.nspecs);
+    return rc;
+}

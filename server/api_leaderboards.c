@@ -1,0 +1,294 @@
+/*
+ * api_leaderboards.c - GET /api/v1/leaderboards, /leaderboards/{name} and
+ * /leaderboards/{name}/rankings?gpu=G.
+ *
+ * The list and detail bodies are public and never change while the server
+ * runs, so main.c calls api_boards_build() once and they are served from
+ * persistent buffers with an ETag. Rankings are read from the database on
+ * each request (db_rank_rows, rank.c): best accepted leaderboard-mode
+ * submission per user, lower score_ns first, equal scores share a rank.
+ */
+#include "api.h"
+#include "rank.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define BOARD_MAX_DESCRIPTION (256 * 1024)
+#define JSON_SAFE_INT 9007199254740992ULL /* larger seeds are sent as strings */
+
+/* ------------------------------------------------------------------ */
+/* Building the public bodies                                          */
+/* ------------------------------------------------------------------ */
+
+static const char *c_type(enum spec_dtype t)
+{
+    static const char *const names[] = {"float", "__half", "__nv_bfloat16", "double",
+                                        "signed char", "unsigned char", "int", "unsigned int",
+                                        "long long"};
+    return names[t];
+}
+
+/* "(const float* x, float* x_q, ..., int T, int H, int GS)" */
+static void signature(const struct spec *s, char *buf, size_t bufsz)
+{
+    size_t used = 0;
+    int n = snprintf(buf, bufsz, "(");
+    for (int i = 0; i < s->nbuffers + s->nvars && n >= 0 && (used += (size_t)n) < bufsz; i++) {
+        const char *sep = i ? ", " : "";
+        if (i < s->nbuffers) {
+            const struct spec_buffer *b = &s->buffers[i];
+            n = snprintf(buf + used, bufsz - used, "%s%s%s* %s", sep,
+                         b->role == SPEC_INPUT ? "const " : "", c_type(b->dtype), b->name);
+        } else {
+            n = snprintf(buf + used, bufsz - used, "%sint %s", sep, s->vars[i - s->nbuffers]);
+        }
+    }
+    if (n >= 0 && (used += (size_t)n) < bufsz)
+        snprintf(buf + used, bufsz - used, ")");
+}
+
+static cJSON *str_array(const char (*items)[SPEC_MAX_NAME], int n)
+{
+    cJSON *a = cJSON_CreateArray();
+    for (int i = 0; a != NULL && i < n; i++)
+        cJSON_AddItemToArray(a, cJSON_CreateString(items[i]));
+    return a;
+}
+
+static cJSON *buffer_json(const struct spec_buffer *b)
+{
+    static const char *const dists[] = {"none", "normal", "uniform", "int", "generated"};
+    cJSON *o = cJSON_CreateObject(), *shape = cJSON_AddArrayToObject(o, "shape"), *init;
+    cJSON_AddStringToObject(o, "name", b->name);
+    cJSON_AddStringToObject(o, "dtype", spec_dtype_name(b->dtype));
+    for (int d = 0; d < b->ndim; d++)
+        cJSON_AddItemToArray(shape, cJSON_CreateString(b->shape[d]));
+    cJSON_AddStringToObject(o, "role", b->role == SPEC_INPUT ? "input" : "output");
+    if (b->role == SPEC_OUTPUT) {
+        cJSON_AddNumberToObject(o, "atol", b->atol);
+        cJSON_AddNumberToObject(o, "rtol", b->rtol);
+        return o;
+    }
+    init = cJSON_AddObjectToObject(o, "init");
+    cJSON_AddStringToObject(init, "dist", dists[b->dist]);
+    if (b->dist == SPEC_DIST_NORMAL) {
+        cJSON_AddNumberToObject(init, "mean", b->p0);
+        cJSON_AddNumberToObject(init, "std", b->p1);
+    } else if (b->dist == SPEC_DIST_UNIFORM || b->dist == SPEC_DIST_INT) {
+        cJSON_AddNumberToObject(init, "lo", b->p0);
+        cJSON_AddNumberToObject(init, "hi", b->p1);
+    }
+    return o;
+}
+
+static cJSON *cases_json(const struct spec *s, const struct spec_case *cases, int n)
+{
+    cJSON *a = cJSON_CreateArray();
+    for (int i = 0; a != NULL && i < n; i++) {
+        cJSON *c = cJSON_CreateObject();
+        char seed[24];
+        for (int v = 0; v < s->nvars; v++)
+            cJSON_AddNumberToObject(c, s->vars[v], (double)cases[i].val[v]);
+        if (cases[i].seed <= JSON_SAFE_INT) {
+            cJSON_AddNumberToObject(c, "seed", (double)cases[i].seed);
+        } else {
+            snprintf(seed, sizeof seed, "%llu", (unsigned long long)cases[i].seed);
+            cJSON_AddStringToObject(c, "seed", seed);
+        }
+        cJSON_AddItemToArray(a, c);
+    }
+    return a;
+}
+
+/* Fields shared by the list entry and the detail. */
+static cJSON *board_summary(const struct spec *s)
+{
+    cJSON *o = cJSON_CreateObject();
+    char url[160];
+    cJSON_AddStringToObject(o, "name", s->name);
+    cJSON_AddStringToObject(o, "title", s->title);
+    if (s->deadline[0] != '\0')
+        cJSON_AddStringToObject(o, "deadline", s->deadline);
+    else
+        cJSON_AddNullToObject(o, "deadline");
+    cJSON_AddItemToObject(o, "gpus", str_array(s->gpus, s->ngpus));
+    cJSON_AddItemToObject(o, "vars", str_array(s->vars, s->nvars));
+    cJSON_AddNumberToObject(o, "num_tests", s->ntests);
+    cJSON_AddNumberToObject(o, "num_benchmarks", s->nbenchmarks);
+    snprintf(url, sizeof url, "/api/v1/leaderboards/%s", s->name);
+    cJSON_AddStringToObject(o, "url", url);
+    return o;
+}
+
+static cJSON *board_detail(const struct spec *s, const char *description)
+{
+    cJSON *o = board_summary(s), *arr, *lim;
+    char sig[1024];
+    cJSON_AddStringToObject(o, "description", description);
+    signature(s, sig, sizeof sig);
+    cJSON_AddStringToObject(o, "signature", sig);
+    arr = cJSON_AddArrayToObject(o, "constraints");
+    for (int i = 0; i < s->nconstraints; i++)
+        cJSON_AddItemToArray(arr, cJSON_CreateString(s->constraints[i]));
+    arr = cJSON_AddArrayToObject(o, "buffers");
+    for (int i = 0; i < s->nbuffers; i++)
+        cJSON_AddItemToArray(arr, buffer_json(&s->buffers[i]));
+    cJSON_AddItemToObject(o, "tests", cases_json(s, s->tests, s->ntests));
+    cJSON_AddItemToObject(o, "benchmarks", cases_json(s, s->benchmarks, s->nbenchmarks));
+    if (s->bytes_expr[0] != '\0')
+        cJSON_AddStringToObject(o, "bytes", s->bytes_expr);
+    else
+        cJSON_AddNullToObject(o, "bytes");
+    if (s->flops_expr[0] != '\0')
+        cJSON_AddStringToObject(o, "flops", s->flops_expr);
+    else
+        cJSON_AddNullToObject(o, "flops");
+    cJSON_AddStringToObject(o, "ranking", s->ranking);
+    lim = cJSON_AddObjectToObject(o, "time_limits_s");
+    cJSON_AddNumberToObject(lim, "test", s->limit_test_s);
+    cJSON_AddNumberToObject(lim, "benchmark", s->limit_benchmark_s);
+    cJSON_AddNumberToObject(lim, "leaderboard", s->limit_leaderboard_s);
+    return o;
+}
+
+/* Read the board's description file (caller frees). */
+static int read_description(const struct spec *s, char **out, struct kj_err *err)
+{
+    char path[SPEC_MAX_PATH + SPEC_MAX_NAME + 2];
+    FILE *f;
+    size_t n;
+    char *buf = malloc(BOARD_MAX_DESCRIPTION + 1);
+    *out = NULL;
+    if (buf == NULL)
+        return KJ_FAIL(err, KJ_ENOMEM, "out of memory reading a description");
+    snprintf(path, sizeof path, "%s/%s", s->dir, s->description_file);
+    if ((f = fopen(path, "rb")) == NULL) {
+        free(buf);
+        return KJ_FAIL(err, KJ_ENOTFOUND, "%s: cannot open", path);
+    }
+    n = fread(buf, 1, BOARD_MAX_DESCRIPTION + 1, f);
+    fclose(f);
+    if (n > BOARD_MAX_DESCRIPTION) {
+        free(buf);
+        return KJ_FAIL(err, KJ_ELIMIT, "%s: larger than %d bytes", path, BOARD_MAX_DESCRIPTION);
+    }
+    buf[n] = '\0';
+    *out = buf;
+    return 0;
+}
+
+/* Serialize json (deleted here) into *text and its ETag. */
+static int freeze(cJSON *json, char **text, size_t *len, char *etag, size_t etagsz,
+                  struct kj_err *err)
+{
+    *text = json != NULL ? cJSON_PrintUnformatted(json) : NULL;
+    cJSON_Delete(json);
+    if (*text == NULL)
+        return KJ_FAIL(err, KJ_ENOMEM, "out of memory building leaderboard JSON");
+    *len = strlen(*text);
+    return srv_etag(*text, *len, etag, etagsz, err);
+}
+
+int api_boards_build(struct server *srv, struct kj_err *err)
+{
+    cJSON *list = cJSON_CreateObject(), *arr = cJSON_AddArrayToObject(list, "leaderboards");
+    int rc = 0;
+    if (srv->nspecs > 0 && (srv->boards = calloc((size_t)srv->nspecs, sizeof *srv->boards)) == NULL)
+        rc = KJ_FAIL(err, KJ_ENOMEM, "out of memory building leaderboards");
+    for (int i = 0; rc == 0 && i < srv->nspecs; i++) {
+        struct srv_board *b = &srv->boards[i];
+        char *desc = NULL;
+        b->spec = srv->specs[i];
+        if ((rc = read_description(b->spec, &desc, err)) != 0)
+            break;
+        rc = freeze(board_detail(b->spec, desc), &b->detail, &b->detail_len, b->etag,
+                    sizeof b->etag, err);
+        free(desc);
+        cJSON_AddItemToArray(arr, board_summary(b->spec));
+    }
+    if (rc == 0)
+        return freeze(list, &srv->boards_list, &srv->boards_list_len, srv->boards_list_etag,
+                      sizeof srv->boards_list_etag, err);
+    cJSON_Delete(list);
+    return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* Handlers                                                            */
+/* ------------------------------------------------------------------ */
+
+enum MHD_Result api_boards_list(struct http_req *r)
+{
+    return http_static_json(r, MHD_HTTP_OK, r->srv->boards_list, r->srv->boards_list_len,
+                            r->srv->boards_list_etag);
+}
+
+enum MHD_Result api_board_get(struct http_req *r)
+{
+    const struct srv_board *b = srv_board(r->srv, r->params[0]);
+    if (b == NULL)
+        return http_error(r, MHD_HTTP_NOT_FOUND, "unknown_leaderboard",
+                          "no leaderboard named '%.64s'", r->params[0]);
+    return http_static_json(r, MHD_HTTP_OK, b->detail, b->detail_len, b->etag);
+}
+
+static cJSON *ranking_row(const struct db_rank_row *row, int rank)
+{
+    cJSON *o = cJSON_CreateObject();
+    char when[32];
+    srv_iso_time(row->created_at, when, sizeof when);
+    cJSON_AddNumberToObject(o, "rank", rank);
+    cJSON_AddStringToObject(o, "user", row->user);
+    cJSON_AddNumberToObject(o, "score_ns", row->score_ns);
+    cJSON_AddNumberToObject(o, "submission_id", (double)row->submission_id);
+    cJSON_AddStringToObject(o, "submitted_at", when);
+    cJSON_AddItemToObject(o, "shapes", rank_shapes(row->result));
+    return o;
+}
+
+enum MHD_Result api_board_rankings(struct http_req *r)
+{
+    const struct srv_board *b = srv_board(r->srv, r->params[0]);
+    const char *gpu = http_query(r, "gpu");
+    struct db_rank_row *rows = NULL;
+    struct kj_err err;
+    int n = 0, ok = 0;
+
+    if (b == NULL)
+        return http_error(r, MHD_HTTP_NOT_FOUND, "unknown_leaderboard",
+                          "no leaderboard named '%.64s'", r->params[0]);
+    if (gpu == NULL || gpu[0] == '\0')
+        return http_error(r, MHD_HTTP_BAD_REQUEST, "missing_gpu",
+                          "add ?gpu=NAME (one of this leaderboard's gpus)");
+    for (int i = 0; i < b->spec->ngpus; i++)
+        ok |= strcmp(b->spec->gpus[i], gpu) == 0;
+    if (!ok) {
+        char safe[72];
+        kj_printable(safe, sizeof safe, gpu, 64);
+        return http_error(r, MHD_HTTP_BAD_REQUEST, "unknown_gpu",
+                          "leaderboard %s does not run on '%s'", b->spec->name, safe);
+    }
+    kj_err_clear(&err);
+    if (db_rank_rows(r->srv->db, b->spec->name, gpu, &rows, &n, &err) != 0)
+        return http_internal(r, &err);
+    double *scores = malloc(((size_t)n + 1) * sizeof *scores);
+    int *ranks = malloc(((size_t)n + 1) * sizeof *ranks);
+    cJSON *root = NULL;
+    if (scores != NULL && ranks != NULL && (root = cJSON_CreateObject()) != NULL) {
+        for (int i = 0; i < n; i++)
+            scores[i] = rows[i].score_ns;
+        rank_assign(scores, n, ranks);
+        cJSON_AddStringToObject(root, "leaderboard", b->spec->name);
+        cJSON_AddStringToObject(root, "gpu", gpu);
+        cJSON_AddStringToObject(root, "ranking", b->spec->ranking);
+        cJSON *arr = cJSON_AddArrayToObject(root, "rankings");
+        for (int i = 0; i < n; i++)
+            cJSON_AddItemToArray(arr, ranking_row(&rows[i], ranks[i]));
+    }
+    free(scores);
+    free(ranks);
+    db_rank_rows_free(rows, n);
+    return http_json(r, MHD_HTTP_OK, root);
+}

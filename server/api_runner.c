@@ -1,0 +1,206 @@
+/*
+ * api_runner.c - the runner endpoints of docs/protocol.md:
+ * POST /api/v1/runner/claim, /runner/jobs/{id}/events, /runner/jobs/{id}/result.
+ *
+ * GPU hosts (runner tokens only) pull the oldest queued job for their GPU
+ * type (db_sub_claim moves it to running in one transaction), report
+ * progress events, and post the result object, which is validated, stored
+ * as sent (db_sub_finish) and wakes the ?wait=1 requests of that
+ * submission (wait_notify). The secret seed leaves the server only here.
+ */
+#include "api.h"
+
+#include <math.h> /* isfinite only */
+#include <stdio.h>
+#include <string.h>
+
+static const char *const verdicts[] = {"accepted", "compile_error", "rejected", "wrong_answer",
+                                       "runtime_error", "time_limit", "internal_error", NULL};
+static const char *const events[] = {"compiling", "compiled", "test", "benchmark", "verdict", NULL};
+
+static int one_of(const char *v, const char *const *set)
+{
+    for (int i = 0; set[i] != NULL; i++)
+        if (strcmp(v, set[i]) == 0)
+            return 1;
+    return 0;
+}
+
+/* Parse r->body as a JSON object; answers 400 and returns NULL otherwise. */
+static cJSON *body_object(struct http_req *r, enum MHD_Result *res)
+{
+    cJSON *j;
+    if (strlen(r->body) != r->body_len) {
+        *res = http_error(r, MHD_HTTP_BAD_REQUEST, "bad_json", "the body contains a NUL byte");
+        return NULL;
+    }
+    if ((j = cJSON_Parse(r->body)) == NULL || !cJSON_IsObject(j)) {
+        cJSON_Delete(j);
+        *res = http_error(r, MHD_HTTP_BAD_REQUEST, "bad_json", "the body must be a JSON object");
+        return NULL;
+    }
+    return j;
+}
+
+/* A short name field ([A-Za-z0-9_.-]{1,63}); NULL when absent, "" when malformed. */
+static const char *name_field(const cJSON *o, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    size_t n;
+    if (v == NULL)
+        return NULL;
+    if (!cJSON_IsString(v) || (n = strlen(v->valuestring)) == 0 || n >= DB_MAX_NAME ||
+        strspn(v->valuestring, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-") != n)
+        return "";
+    return v->valuestring;
+}
+
+static cJSON *job_json(const struct db_sub *s, const char *secret)
+{
+    cJSON *root = cJSON_CreateObject(), *job = cJSON_AddObjectToObject(root, "job");
+    cJSON_AddNumberToObject(job, "id", (double)s->id);
+    cJSON_AddNumberToObject(job, "submission_id", (double)s->id);
+    cJSON_AddStringToObject(job, "leaderboard", s->leaderboard);
+    cJSON_AddStringToObject(job, "mode", s->mode);
+    cJSON_AddStringToObject(job, "gpu", s->gpu);
+    cJSON_AddStringToObject(job, "file_name", s->file_name);
+    cJSON_AddStringToObject(job, "source", s->source != NULL ? s->source : "");
+    if (strcmp(s->mode, "leaderboard") == 0)
+        cJSON_AddStringToObject(job, "secret_seed", secret);
+    return root;
+}
+
+enum MHD_Result api_runner_claim(struct http_req *r)
+{
+    enum MHD_Result res;
+    cJSON *body = body_object(r, &res);
+    struct db_sub s;
+    struct kj_err err;
+    char secret[32];
+    int rc;
+
+    if (body == NULL)
+        return res;
+    const char *gpu = name_field(body, "gpu"), *runner = name_field(body, "runner");
+    if (gpu == NULL || gpu[0] == '\0' || (runner != NULL && runner[0] == '\0')) {
+        cJSON_Delete(body);
+        return http_error(r, MHD_HTTP_BAD_REQUEST, "bad_claim",
+                          "send {\"runner\": NAME, \"gpu\": GPU_TYPE, \"arch\": ARCH}");
+    }
+    kj_err_clear(&err);
+    rc = db_sub_claim(r->srv->db, gpu, r->user.id, runner != NULL ? runner : r->user.name, &s,
+                      secret, sizeof secret, &err);
+    cJSON_Delete(body);
+    if (rc == KJ_ENOTFOUND)
+        return http_no_content(r);
+    if (rc != 0)
+        return http_internal(r, &err);
+    kj_log(KJ_LOG_INFO, "queue", "claimed id=%lld runner=%s gpu=%s mode=%s", (long long)s.id,
+           s.runner_name, s.gpu, s.mode);
+    res = http_json(r, MHD_HTTP_OK, job_json(&s, secret));
+    db_sub_clear(&s);
+    return res;
+}
+
+/* Map a db error for job id to a response. */
+static enum MHD_Result job_error(struct http_req *r, int rc, const struct kj_err *err)
+{
+    if (rc == KJ_ENOTFOUND)
+        return http_error(r, MHD_HTTP_NOT_FOUND, "not_found", "no job %s", r->params[0]);
+    if (rc == KJ_ECONFLICT)
+        return http_error(r, MHD_HTTP_CONFLICT, "not_held", "%s", err->msg);
+    return http_internal(r, err);
+}
+
+enum MHD_Result api_runner_event(struct http_req *r)
+{
+    int64_t id = http_param_id(r, 0);
+    enum MHD_Result res;
+    struct kj_err err;
+    cJSON *body;
+    char *data = NULL;
+    int rc;
+
+    if (id == 0)
+        return http_error(r, MHD_HTTP_NOT_FOUND, "not_found", "no job '%.32s'", r->params[0]);
+    if ((body = body_object(r, &res)) == NULL)
+        return res;
+    const cJSON *ev = cJSON_GetObjectItemCaseSensitive(body, "event");
+    const cJSON *d = cJSON_GetObjectItemCaseSensitive(body, "data");
+    if (!cJSON_IsString(ev) || !one_of(ev->valuestring, events)) {
+        cJSON_Delete(body);
+        return http_error(r, MHD_HTTP_UNPROCESSABLE_CONTENT, "bad_event",
+                          "event must be one of compiling, compiled, test, benchmark, verdict");
+    }
+    if (d != NULL && (data = cJSON_PrintUnformatted(d)) == NULL) {
+        cJSON_Delete(body);
+        KJ_FAIL(&err, KJ_ENOMEM, "out of memory storing an event");
+        return http_internal(r, &err);
+    }
+    kj_err_clear(&err);
+    rc = db_event_add(r->srv->db, id, r->user.id, ev->valuestring, data, &err);
+    cJSON_free(data);
+    cJSON_Delete(body);
+    return rc != 0 ? job_error(r, rc, &err) : http_no_content(r);
+}
+
+/* Validate verdict and score_ns of a result; answers 422 and returns 1 on a problem. */
+static int check_result(struct http_req *r, const cJSON *res, const char **verdict,
+                        int *has_score, double *score, enum MHD_Result *out)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(res, "verdict");
+    const cJSON *sc = cJSON_GetObjectItemCaseSensitive(res, "score_ns");
+    if (!cJSON_IsString(v) || !one_of(v->valuestring, verdicts)) {
+        *out = http_error(r, MHD_HTTP_UNPROCESSABLE_CONTENT, "bad_verdict",
+                          "verdict must be one of accepted, compile_error, rejected, wrong_answer, "
+                          "runtime_error, time_limit, internal_error");
+        return 1;
+    }
+    *verdict = v->valuestring;
+    *has_score = 0;
+    if (sc == NULL || cJSON_IsNull(sc))
+        return 0;
+    if (!cJSON_IsNumber(sc) || !isfinite(sc->valuedouble) || sc->valuedouble <= 0) {
+        *out = http_error(r, MHD_HTTP_UNPROCESSABLE_CONTENT, "bad_score",
+                          "score_ns must be a positive number or null");
+        return 1;
+    }
+    *has_score = 1;
+    *score = sc->valuedouble;
+    return 0;
+}
+
+enum MHD_Result api_runner_result(struct http_req *r)
+{
+    int64_t id = http_param_id(r, 0);
+    enum MHD_Result res;
+    struct kj_err err;
+    const char *verdict = NULL;
+    double score = 0;
+    int has_score = 0, dup = 0, rc;
+    cJSON *body;
+
+    if (id == 0)
+        return http_error(r, MHD_HTTP_NOT_FOUND, "not_found", "no job '%.32s'", r->params[0]);
+    if ((body = body_object(r, &res)) == NULL)
+        return res;
+    if (check_result(r, body, &verdict, &has_score, &score, &res)) {
+        cJSON_Delete(body);
+        return res;
+    }
+    kj_err_clear(&err);
+    rc = db_sub_finish(r->srv->db, id, r->user.id, verdict, has_score, score, r->body, &dup, &err);
+    if (rc == 0 && !dup)
+        kj_log(KJ_LOG_INFO, "queue", "done id=%lld runner=%s verdict=%s", (long long)id,
+               r->user.name, verdict);
+    cJSON_Delete(body);
+    if (rc != 0)
+        return job_error(r, rc, &err);
+    if (!dup)
+        wait_notify(r->srv->wait, id);
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddBoolToObject(o, "ok", 1);
+    if (dup)
+        cJSON_AddBoolToObject(o, "duplicate", 1);
+    return http_json(r, MHD_HTTP_OK, o);
+}

@@ -1,0 +1,467 @@
+/*
+ * api_submissions.c - POST /api/v1/submissions, GET /submissions,
+ * GET /submissions/{id} (?wait=1) and GET /submissions/{id}/events.
+ *
+ * A user's upload (collected by upload.c) is checked here - board, GPU,
+ * mode, size, encoding, directives against the board's variables - and
+ * committed as a queued row (db_sub_insert) before the 202 goes out; the
+ * runner picks it up through api_runner.c. Reads show the owner (or an
+ * admin) everything but the secret seed; others see the public fields.
+ * ?wait=1 parks the connection in wait.h until the result arrives.
+ */
+#include "api.h"
+#include "auth.h"
+#include "directive.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* ------------------------------------------------------------------ */
+/* Serializing a submission                                            */
+/* ------------------------------------------------------------------ */
+
+static void add_time(cJSON *o, const char *key, int64_t t)
+{
+    char buf[32];
+    if (t == 0) {
+        cJSON_AddNullToObject(o, key);
+        return;
+    }
+    srv_iso_time(t, buf, sizeof buf);
+    cJSON_AddStringToObject(o, key, buf);
+}
+
+/* Remove every "secret_seed" key, at any depth. */
+static void strip_secrets(cJSON *j)
+{
+    cJSON *c;
+    if (cJSON_IsObject(j))
+        cJSON_DeleteItemFromObjectCaseSensitive(j, "secret_seed");
+    cJSON_ArrayForEach(c, j)
+        strip_secrets(c);
+}
+
+/* Copy the listed keys of src (if present) into a new object. */
+static cJSON *pick(const cJSON *src, const char *const *keys)
+{
+    cJSON *o = cJSON_CreateObject();
+    for (int i = 0; o != NULL && keys[i] != NULL; i++) {
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(src, keys[i]);
+        if (v != NULL)
+            cJSON_AddItemToObject(o, keys[i], cJSON_Duplicate(v, 1));
+    }
+    return o;
+}
+
+static cJSON *pick_each(const cJSON *arr, const char *const *keys)
+{
+    cJSON *out = cJSON_CreateArray();
+    const cJSON *it;
+    cJSON_ArrayForEach(it, arr)
+        cJSON_AddItemToArray(out, pick(it, keys));
+    return out;
+}
+
+/* The stored result as users may see it. full: everything but secrets;
+ * otherwise verdict, score, test outcomes and benchmark timings only. */
+static cJSON *result_view(const struct db_sub *s, int full)
+{
+    static const char *const top[] = {"verdict", "mode", "leaderboard", "score_ns", "system", NULL};
+    static const char *const tkeys[] = {"index", "shape", "status", NULL};
+    static const char *const bkeys[] = {"index", "shape", "status", "median_ns", "mean_ns",
+                                        "stdev_ns", "min_ns", "max_ns", "q1_ns", "q3_ns", "n",
+                                        "stop_reason", "floor_ns", NULL};
+    cJSON *res = s->result != NULL ? cJSON_Parse(s->result) : NULL, *out, *b;
+    if (res == NULL)
+        return cJSON_CreateNull();
+    strip_secrets(res);
+    /* Leaderboard-mode benchmark seeds derive from the secret: never shown. */
+    if (strcmp(s->mode, "leaderboard") == 0)
+        cJSON_ArrayForEach(b, cJSON_GetObjectItemCaseSensitive(res, "benchmarks"))
+            cJSON_DeleteItemFromObjectCaseSensitive(b, "seed");
+    if (full)
+        return res;
+    out = pick(res, top);
+    cJSON_AddItemToObject(out, "tests", pick_each(cJSON_GetObjectItemCaseSensitive(res, "tests"), tkeys));
+    cJSON_AddItemToObject(out, "benchmarks",
+                          pick_each(cJSON_GetObjectItemCaseSensitive(res, "benchmarks"), bkeys));
+    cJSON_Delete(res);
+    return out;
+}
+
+/* A submission as JSON. full: the owner's view (source, full result). */
+static cJSON *sub_json(const struct db_sub *s, int full, int with_result)
+{
+    cJSON *o = cJSON_CreateObject(), *urls;
+    char url[96];
+    cJSON_AddNumberToObject(o, "id", (double)s->id);
+    cJSON_AddStringToObject(o, "user", s->user);
+    cJSON_AddStringToObject(o, "leaderboard", s->leaderboard);
+    cJSON_AddStringToObject(o, "gpu", s->gpu);
+    cJSON_AddStringToObject(o, "mode", s->mode);
+    cJSON_AddStringToObject(o, "status", s->status);
+    if (s->verdict[0] != '\0')
+        cJSON_AddStringToObject(o, "verdict", s->verdict);
+    else
+        cJSON_AddNullToObject(o, "verdict");
+    if (s->has_score)
+        cJSON_AddNumberToObject(o, "score_ns", s->score_ns);
+    else
+        cJSON_AddNullToObject(o, "score_ns");
+    add_time(o, "created_at", s->created_at);
+    add_time(o, "started_at", s->started_at);
+    add_time(o, "finished_at", s->finished_at);
+    if (full) {
+        cJSON_AddStringToObject(o, "file_name", s->file_name);
+        cJSON_AddStringToObject(o, "source_sha256", s->source_sha256);
+        if (s->source != NULL)
+            cJSON_AddStringToObject(o, "source", s->source);
+    }
+    if (with_result)
+        cJSON_AddItemToObject(o, "result", result_view(s, full));
+    urls = cJSON_AddObjectToObject(o, "urls");
+    snprintf(url, sizeof url, "/api/v1/submissions/%lld", (long long)s->id);
+    cJSON_AddStringToObject(urls, "self", url);
+    snprintf(url, sizeof url, "/api/v1/submissions/%lld?wait=1", (long long)s->id);
+    cJSON_AddStringToObject(urls, "wait", url);
+    return o;
+}
+
+static int owner_view(const struct http_req *r, const struct db_sub *s)
+{
+    return r->authed && (r->user.id == s->user_id || strcmp(r->user.role, "admin") == 0);
+}
+
+/* ------------------------------------------------------------------ */
+/* POST /submissions                                                   */
+/* ------------------------------------------------------------------ */
+
+/* 422 for a directive problem; the message always starts with its line. */
+static enum MHD_Result directive_error(struct http_req *r, const struct kj_err *err)
+{
+    if (err->line > 0 && strncmp(err->msg, "line ", 5) != 0)
+        return http_error(r, MHD_HTTP_UNPROCESSABLE_CONTENT, "bad_directive", "line %d: %s",
+                          err->line, err->msg);
+    return http_error(r, MHD_HTTP_UNPROCESSABLE_CONTENT, "bad_directive", "%s", err->msg);
+}
+
+/* Check the directives against the board; answers and returns 1 on a problem. */
+static int check_directives(struct http_req *r, const struct upload_fields *f,
+                            const struct directives *d, const struct srv_board *b,
+                            enum MHD_Result *res)
+{
+    const char *names[SPEC_MAX_VARS];
+    struct expr_vars vars = {b->spec->nvars, names, NULL};
+    struct kj_err err;
+    for (int i = 0; i < b->spec->nvars; i++)
+        names[i] = b->spec->vars[i];
+    if (d->leaderboard[0] != '\0' && strcmp(d->leaderboard, f->leaderboard) != 0) {
+        *res = http_error(r, MHD_HTTP_UNPROCESSABLE_CONTENT, "leaderboard_mismatch",
+                          "line %d: the file names leaderboard '%s' but the request says '%s'",
+                          d->leaderboard_line, d->leaderboard, f->leaderboard);
+        return 1;
+    }
+    kj_err_clear(&err);
+    if (dir_check_names(d, &vars, &err) != 0) {
+        *res = directive_error(r, &err);
+        return 1;
+    }
+    return 0;
+}
+
+/* Field checks that need no parsing of the source. Answers and returns 1 on a problem. */
+static int check_fields(struct http_req *r, struct upload_fields *f, enum MHD_Result *res)
+{
+    struct kj_err err;
+    int rc;
+    if (!f->has_file) {
+        *res = http_error(r, MHD_HTTP_BAD_REQUEST, "missing_file",
+                          "the 'file' field is missing (curl -F file=@kernel.cu)");
+        return 1;
+    }
+    kj_err_clear(&err);
+    if ((rc = upload_check_source(f->file, f->file_len, KJ_MAX_SOURCE_BYTES, &err)) != 0) {
+        if (rc == KJ_ELIMIT)
+            *res = http_error(r, MHD_HTTP_CONTENT_TOO_LARGE, "too_large", "%s", err.msg);
+        else
+            *res = http_error(r, MHD_HTTP_BAD_REQUEST, f->file_len == 0 ? "empty_file"
+                              : "invalid_source", "%s", err.msg);
+        return 1;
+    }
+    if (!f->has_mode)
+        snprintf(f->mode, sizeof f->mode, "test");
+    if (strcmp(f->mode, "test") != 0 && strcmp(f->mode, "benchmark") != 0 &&
+        strcmp(f->mode, "leaderboard") != 0) {
+        char safe[72];
+        kj_printable(safe, sizeof safe, f->mode, 64);
+        *res = http_error(r, MHD_HTTP_BAD_REQUEST, "bad_mode",
+                          "mode '%s' is not one of test, benchmark, leaderboard", safe);
+        return 1;
+    }
+    return 0;
+}
+
+/* Board and GPU checks after the directives named the board (if the request did not). */
+static const struct srv_board *check_board(struct http_req *r, const struct upload_fields *f,
+                                           enum MHD_Result *res)
+{
+    const struct srv_board *b = srv_board(r->srv, f->leaderboard);
+    char safe[72];
+    int ok = 0;
+    if (b == NULL) {
+        kj_printable(safe, sizeof safe, f->leaderboard, 64);
+        *res = http_error(r, MHD_HTTP_UNPROCESSABLE_CONTENT, "unknown_leaderboard",
+                          "no leaderboard named '%s' (GET /api/v1/leaderboards lists them)", safe);
+        return NULL;
+    }
+    if (!f->has_gpu || f->gpu[0] == '\0') {
+        *res = http_error(r, MHD_HTTP_BAD_REQUEST, "missing_gpu",
+                          "the 'gpu' field is missing (one of this leaderboard's gpus)");
+        return NULL;
+    }
+    for (int i = 0; i < b->spec->ngpus; i++)
+        ok |= strcmp(b->spec->gpus[i], f->gpu) == 0;
+    if (!ok) {
+        kj_printable(safe, sizeof safe, f->gpu, 64);
+        *res = http_error(r, MHD_HTTP_UNPROCESSABLE_CONTENT, "unknown_gpu",
+                          "leaderboard %s does not run on '%s'", b->spec->name, safe);
+        return NULL;
+    }
+    if (strcmp(f->mode, "leaderboard") == 0 && b->spec->deadline_unix != 0 &&
+        (int64_t)time(NULL) > b->spec->deadline_unix) {
+        *res = http_error(r, MHD_HTTP_CONFLICT, "deadline_passed",
+                          "leaderboard %s closed at %s; test and benchmark modes still work",
+                          b->spec->name, b->spec->deadline);
+        return NULL;
+    }
+    return b;
+}
+
+/* Store the checked submission and answer 202. */
+static enum MHD_Result store(struct http_req *r, const struct upload_fields *f)
+{
+    struct db_sub s;
+    struct kj_err err;
+    cJSON *o;
+    memset(&s, 0, sizeof s);
+    kj_err_clear(&err);
+    s.user_id = r->user.id;
+    snprintf(s.user, sizeof s.user, "%s", r->user.name);
+    snprintf(s.leaderboard, sizeof s.leaderboard, "%.63s", f->leaderboard);
+    snprintf(s.gpu, sizeof s.gpu, "%.63s", f->gpu);
+    snprintf(s.mode, sizeof s.mode, "%.15s", f->mode);
+    snprintf(s.file_name, sizeof s.file_name, "%s", f->file_name);
+    s.source = (char *)f->file; /* borrowed for the insert; not freed through s */
+    s.source_len = f->file_len;
+    if (auth_sha256_hex(f->file, f->file_len, s.source_sha256, &err) != 0 ||
+        db_sub_insert(r->srv->db, &s, &err) != 0)
+        return http_internal(r, &err);
+    s.source = NULL;
+    kj_log(KJ_LOG_INFO, "submit", "queued id=%lld user=%s leaderboard=%s gpu=%s mode=%s bytes=%zu",
+           (long long)s.id, s.user, s.leaderboard, s.gpu, s.mode, f->file_len);
+    o = cJSON_CreateObject();
+    cJSON_AddNumberToObject(o, "id", (double)s.id);
+    cJSON_AddStringToObject(o, "status", "queued");
+    cJSON_AddStringToObject(o, "leaderboard", s.leaderboard);
+    cJSON_AddStringToObject(o, "gpu", s.gpu);
+    cJSON_AddStringToObject(o, "mode", s.mode);
+    cJSON *urls = cJSON_AddObjectToObject(o, "urls");
+    char url[96];
+    snprintf(url, sizeof url, "/api/v1/submissions/%lld", (long long)s.id);
+    cJSON_AddStringToObject(urls, "self", url);
+    snprintf(url, sizeof url, "/api/v1/submissions/%lld?wait=1", (long long)s.id);
+    cJSON_AddStringToObject(urls, "wait", url);
+    return http_json(r, MHD_HTTP_ACCEPTED, o);
+}
+
+enum MHD_Result api_sub_create(struct http_req *r)
+{
+    struct upload_fields f;
+    struct directives *d = NULL;
+    const struct srv_board *b;
+    struct kj_err err;
+    enum MHD_Result res;
+    int rc;
+
+    kj_err_clear(&err);
+    if ((rc = upload_finish(r->upload, &f, &err)) != 0) {
+        if (rc == KJ_ELIMIT)
+            return http_error(r, MHD_HTTP_CONTENT_TOO_LARGE, "too_large", "%s", err.msg);
+        if (rc == KJ_ENOMEM)
+            return http_internal(r, &err);
+        return http_error(r, MHD_HTTP_BAD_REQUEST, "bad_request", "%s", err.msg);
+    }
+    if (check_fields(r, &f, &res))
+        return res;
+    if ((d = calloc(1, sizeof *d)) == NULL) {
+        KJ_FAIL(&err, KJ_ENOMEM, "out of memory parsing directives");
+        return http_internal(r, &err);
+    }
+    if (dir_parse(f.file, f.file_len, d, &err) != 0) {
+        res = directive_error(r, &err);
+        goto out;
+    }
+    if (!f.has_leaderboard || f.leaderboard[0] == '\0') {
+        if (d->leaderboard[0] == '\0') {
+            res = http_error(r, MHD_HTTP_BAD_REQUEST, "missing_leaderboard",
+                             "name the leaderboard: -F leaderboard=NAME or a line "
+                             "\"//!kjudge leaderboard NAME\" in the file");
+            goto out;
+        }
+        snprintf(f.leaderboard, sizeof f.leaderboard, "%s", d->leaderboard);
+    }
+    if ((b = check_board(r, &f, &res)) == NULL || check_directives(r, &f, d, b, &res))
+        goto out;
+    res = store(r, &f);
+out:
+    free(d);
+    return res;
+}
+
+/* ------------------------------------------------------------------ */
+/* GET /submissions, /submissions/{id}, /submissions/{id}/events       */
+/* ------------------------------------------------------------------ */
+
+/* Parse a non-negative integer query argument; -1 when malformed. */
+static long query_uint(struct http_req *r, const char *key, long dflt)
+{
+    const char *v = http_query(r, key);
+    char *end;
+    long x;
+    if (v == NULL || v[0] == '\0')
+        return dflt;
+    if (v[0] < '0' || v[0] > '9' || strlen(v) > 9)
+        return -1;
+    x = strtol(v, &end, 10);
+    return *end == '\0' ? x : -1;
+}
+
+enum MHD_Result api_sub_list(struct http_req *r)
+{
+    struct db_sub *rows = NULL;
+    struct kj_err err;
+    long limit = query_uint(r, "limit", KJ_LIST_DEFAULT);
+    int n = 0;
+    if (limit < 1)
+        return http_error(r, MHD_HTTP_BAD_REQUEST, "bad_limit", "limit must be a positive integer");
+    if (limit > KJ_LIST_MAX)
+        limit = KJ_LIST_MAX;
+    kj_err_clear(&err);
+    if (db_sub_list(r->srv->db, r->user.id, (int)limit, &rows, &n, &err) != 0)
+        return http_internal(r, &err);
+    cJSON *root = cJSON_CreateObject(), *arr = cJSON_AddArrayToObject(root, "submissions");
+    for (int i = 0; i < n; i++)
+        cJSON_AddItemToArray(arr, sub_json(&rows[i], 1, 0));
+    db_sub_list_free(rows, n);
+    return http_json(r, MHD_HTTP_OK, root);
+}
+
+/* Answer with the submission as it is now. */
+static enum MHD_Result answer_sub(struct http_req *r, int64_t id)
+{
+    struct db_sub s;
+    struct kj_err err;
+    int rc;
+    kj_err_clear(&err);
+    if ((rc = db_sub_get(r->srv->db, id, 1, &s, &err)) == KJ_ENOTFOUND)
+        return http_error(r, MHD_HTTP_NOT_FOUND, "not_found", "no submission %lld", (long long)id);
+    if (rc != 0)
+        return http_internal(r, &err);
+    cJSON *o = sub_json(&s, owner_view(r, &s), 1);
+    if (r->phase == HTTP_PHASE_WAITING)
+        cJSON_AddBoolToObject(o, "wait_timed_out", r->wait.timed_out);
+    db_sub_clear(&s);
+    return http_json(r, MHD_HTTP_OK, o);
+}
+
+/* ?wait=1 on a job not done: park the connection (wait.h). */
+static enum MHD_Result park(struct http_req *r, int64_t id, long timeout)
+{
+    struct db_sub s;
+    struct kj_err err;
+    int rc;
+    kj_err_clear(&err);
+    rc = wait_add(r->srv->wait, &r->wait, r->conn, id, (int)timeout, &err);
+    if (rc == KJ_ELIMIT)
+        return http_error(r, MHD_HTTP_SERVICE_UNAVAILABLE, "too_many_waiters", "%s; poll instead",
+                          err.msg);
+    if (rc != 0)
+        return answer_sub(r, id); /* stopping: answer at once */
+    /* Linked first, then re-read: a result committed in between is not missed. */
+    if ((rc = db_sub_get(r->srv->db, id, 0, &s, &err)) != 0 || strcmp(s.status, "done") == 0) {
+        wait_remove(r->srv->wait, &r->wait);
+        return rc != 0 ? http_internal(r, &err) : answer_sub(r, id);
+    }
+    MHD_suspend_connection(r->conn);
+    r->phase = HTTP_PHASE_WAITING;
+    wait_parked(r->srv->wait, &r->wait);
+    return MHD_YES;
+}
+
+enum MHD_Result api_sub_get(struct http_req *r)
+{
+    int64_t id = http_param_id(r, 0);
+    const char *w = http_query(r, "wait");
+    long timeout = query_uint(r, "timeout", KJ_WAIT_DEFAULT_S);
+    struct db_sub s;
+    struct kj_err err;
+    int rc;
+
+    if (id == 0)
+        return http_error(r, MHD_HTTP_NOT_FOUND, "not_found", "no submission '%.32s'", r->params[0]);
+    if (r->phase == HTTP_PHASE_WAITING)
+        return answer_sub(r, id);
+    if (w == NULL || strcmp(w, "0") == 0 || strcmp(w, "false") == 0)
+        return answer_sub(r, id);
+    if (strcmp(w, "1") != 0 && strcmp(w, "true") != 0)
+        return http_error(r, MHD_HTTP_BAD_REQUEST, "bad_wait", "wait must be 1 or 0");
+    if (timeout < 0)
+        return http_error(r, MHD_HTTP_BAD_REQUEST, "bad_timeout",
+                          "timeout must be whole seconds (at most %d)", KJ_WAIT_MAX_S);
+    if (timeout > KJ_WAIT_MAX_S)
+        timeout = KJ_WAIT_MAX_S;
+    kj_err_clear(&err);
+    if ((rc = db_sub_get(r->srv->db, id, 0, &s, &err)) == KJ_ENOTFOUND)
+        return http_error(r, MHD_HTTP_NOT_FOUND, "not_found", "no submission %lld", (long long)id);
+    if (rc != 0)
+        return http_internal(r, &err);
+    if (strcmp(s.status, "done") == 0 || timeout == 0)
+        return answer_sub(r, id);
+    return park(r, id, timeout);
+}
+
+enum MHD_Result api_sub_events(struct http_req *r)
+{
+    int64_t id = http_param_id(r, 0);
+    struct db_sub s;
+    struct db_event *ev = NULL;
+    struct kj_err err;
+    int n = 0, rc;
+    kj_err_clear(&err);
+    if (id == 0 || (rc = db_sub_get(r->srv->db, id, 0, &s, &err)) == KJ_ENOTFOUND)
+        return http_error(r, MHD_HTTP_NOT_FOUND, "not_found", "no submission '%.32s'", r->params[0]);
+    if (rc != 0)
+        return http_internal(r, &err);
+    if (!owner_view(r, &s))
+        return http_error(r, MHD_HTTP_FORBIDDEN, "forbidden",
+                          "only the submission's owner or an admin can read its events");
+    if (db_events_list(r->srv->db, id, &ev, &n, &err) != 0)
+        return http_internal(r, &err);
+    cJSON *root = cJSON_CreateObject(), *arr = cJSON_AddArrayToObject(root, "events");
+    cJSON_AddNumberToObject(root, "submission_id", (double)id);
+    cJSON_AddStringToObject(root, "status", s.status);
+    for (int i = 0; i < n; i++) {
+        cJSON *e = cJSON_CreateObject(), *data = ev[i].data ? cJSON_Parse(ev[i].data) : NULL;
+        cJSON_AddNumberToObject(e, "seq", (double)ev[i].seq);
+        cJSON_AddStringToObject(e, "event", ev[i].event);
+        if (data != NULL)
+            strip_secrets(data);
+        cJSON_AddItemToObject(e, "data", data != NULL ? data : cJSON_CreateNull());
+        add_time(e, "at", ev[i].at);
+        cJSON_AddItemToArray(arr, e);
+    }
+    db_events_free(ev, n);
+    return http_json(r, MHD_HTTP_OK, root);
+}

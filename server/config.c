@@ -1,0 +1,131 @@
+/*
+ * config.c - read and append to the server's configuration file.
+ *
+ * Called once by main.c at `serve` (config_admin_token). The token is never
+ * logged; a generated one is written to the file before it is used, so a
+ * restart finds the same token.
+ */
+#include "config.h"
+#include "auth.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static char *trim(char *s)
+{
+    char *e;
+    while (isspace((unsigned char)*s))
+        s++;
+    e = s + strlen(s);
+    while (e > s && isspace((unsigned char)e[-1]))
+        *--e = '\0';
+    return s;
+}
+
+static int valid_token(const char *t)
+{
+    size_t n = strlen(t);
+    if (n < CONFIG_MIN_TOKEN || n > CONFIG_MAX_TOKEN)
+        return 0;
+    for (size_t i = 0; i < n; i++)
+        if ((unsigned char)t[i] <= 0x20 || (unsigned char)t[i] >= 0x7f)
+            return 0;
+    return 1;
+}
+
+/* Read admin_token from path into tok ("" when absent). A missing file is not an error. */
+static int config_read(const char *path, char *tok, size_t toksz, struct kj_err *err)
+{
+    FILE *f = fopen(path, "r");
+    char line[1024];
+    int n = 0, rc = 0;
+    tok[0] = '\0';
+    if (f == NULL)
+        return errno == ENOENT ? 0 : KJ_FAIL(err, KJ_EIO, "%s: %s", path, strerror(errno));
+    while (rc == 0 && fgets(line, sizeof line, f) != NULL) {
+        char *hash = strchr(line, '#'), *eq, *key, *val;
+        n++;
+        if (hash != NULL)
+            *hash = '\0';
+        key = trim(line);
+        if (*key == '\0')
+            continue;
+        if ((eq = strchr(key, '=')) == NULL) {
+            rc = KJ_FAIL(err, KJ_EINVAL, "%s: line %d: expected \"key = value\"", path, n);
+            break;
+        }
+        *eq = '\0';
+        key = trim(key);
+        val = trim(eq + 1);
+        if (strcmp(key, "admin_token") != 0)
+            rc = KJ_FAIL(err, KJ_EINVAL, "%s: line %d: unknown key '%.40s' (known: admin_token)",
+                         path, n, key);
+        else if (!valid_token(val) || strlen(val) >= toksz)
+            rc = KJ_FAIL(err, KJ_EINVAL, "%s: line %d: admin_token must be %d to %d printable "
+                         "characters without spaces", path, n, CONFIG_MIN_TOKEN, CONFIG_MAX_TOKEN);
+        else
+            memcpy(tok, val, strlen(val) + 1);
+    }
+    fclose(f);
+    return rc;
+}
+
+/* Append "admin_token = tok" to path, creating it (0600) and its folder. */
+static int config_append(const char *path, const char *tok, struct kj_err *err)
+{
+    char dir[1024], text[CONFIG_MAX_TOKEN + 128];
+    char *slash;
+    int fd, len, rc = 0;
+    snprintf(dir, sizeof dir, "%s", path);
+    if ((slash = strrchr(dir, '/')) != NULL && slash != dir) {
+        *slash = '\0';
+        if (mkdir(dir, 0700) != 0 && errno != EEXIST)
+            return KJ_FAIL(err, KJ_EIO, "cannot create folder %s: %s", dir, strerror(errno));
+    }
+    if ((fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600)) < 0)
+        return KJ_FAIL(err, KJ_EIO, "cannot write %s: %s", path, strerror(errno));
+    len = snprintf(text, sizeof text, "# written by kjudge-server serve\nadmin_token = %s\n", tok);
+    if (fchmod(fd, 0600) != 0 || write(fd, text, (size_t)len) != len || fsync(fd) != 0)
+        rc = KJ_FAIL(err, KJ_EIO, "cannot write %s: %s", path, strerror(errno));
+    memset(text, 0, sizeof text);
+    if (close(fd) != 0 && rc == 0)
+        rc = KJ_FAIL(err, KJ_EIO, "cannot write %s: %s", path, strerror(errno));
+    return rc;
+}
+
+int config_admin_token(const char *path, char *tok, size_t toksz, enum config_source *from,
+                    struct kj_err *err)
+{
+    const char *env = getenv("KJUDGE_ADMIN_TOKEN");
+    struct stat st;
+    int rc;
+    if (env != NULL && env[0] != '\0') {
+        if (!valid_token(env) || strlen(env) >= toksz)
+            return KJ_FAIL(err, KJ_EINVAL, "KJUDGE_ADMIN_TOKEN must be %d to %d printable "
+                           "characters without spaces", CONFIG_MIN_TOKEN, CONFIG_MAX_TOKEN);
+        memcpy(tok, env, strlen(env) + 1);
+        *from = CONFIG_FROM_ENV;
+        return 0;
+    }
+    if ((rc = config_read(path, tok, toksz, err)) != 0)
+        return rc;
+    if (tok[0] != '\0') {
+        if (stat(path, &st) == 0 && (st.st_mode & 077) != 0)
+            kj_log(KJ_LOG_WARN, "config", "%s holds the admin token but is readable by others "
+                   "(chmod 600 it)", path);
+        *from = CONFIG_FROM_FILE;
+        return 0;
+    }
+    if (toksz < AUTH_TOKEN_HEX)
+        return KJ_FAIL(err, KJ_EINTERNAL, "token buffer too small");
+    if ((rc = auth_new_token(tok, err)) != 0 || (rc = config_append(path, tok, err)) != 0)
+        return rc;
+    *from = CONFIG_GENERATED;
+    return 0;
+}

@@ -1,0 +1,411 @@
+/*
+ * db.c - the SQLite connection: open, pragmas, schema migration, the
+ * checked-call helpers, users and leaderboard secrets.
+ *
+ * main.c opens it (serve and the user/runner CLI); auth.c looks tokens up
+ * through db_user_by_hash(); api_runner.c reads secrets for claim answers.
+ * Submissions, events and rankings are in db_sub.c.
+ */
+#include "db_int.h"
+#include "auth.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#define DB_BUSY_TIMEOUT_MS 10000
+
+/* Version 1: the whole schema. Later versions append ALTERs in db_migrate. */
+static const char schema_v1[] =
+    "CREATE TABLE users ("
+    " id INTEGER PRIMARY KEY AUTOINCREMENT,"
+    " name TEXT NOT NULL UNIQUE,"
+    " role TEXT NOT NULL CHECK (role IN ('user','admin','runner')),"
+    " token_hash TEXT NOT NULL UNIQUE,"
+    " created_at INTEGER NOT NULL);"
+    "CREATE TABLE submissions ("
+    " id INTEGER PRIMARY KEY AUTOINCREMENT,"
+    " user_id INTEGER NOT NULL REFERENCES users(id),"
+    " leaderboard TEXT NOT NULL,"
+    " gpu TEXT NOT NULL,"
+    " mode TEXT NOT NULL CHECK (mode IN ('test','benchmark','leaderboard')),"
+    " file_name TEXT NOT NULL,"
+    " source BLOB NOT NULL,"
+    " source_sha256 TEXT NOT NULL,"
+    " status TEXT NOT NULL DEFAULT 'queued' CHECK (status IN ('queued','running','done')),"
+    " verdict TEXT CHECK (verdict IS NULL OR verdict IN ('accepted','compile_error','rejected',"
+    "   'wrong_answer','runtime_error','time_limit','internal_error')),"
+    " score_ns REAL,"
+    " result TEXT,"
+    " runner_id INTEGER REFERENCES users(id),"
+    " runner_name TEXT,"
+    " created_at INTEGER NOT NULL,"
+    " started_at INTEGER,"
+    " finished_at INTEGER);"
+    "CREATE INDEX submissions_queue ON submissions(status, gpu, id);"
+    "CREATE INDEX submissions_user ON submissions(user_id, id);"
+    "CREATE INDEX submissions_rank ON submissions(leaderboard, gpu, mode, verdict, score_ns);"
+    "CREATE TABLE events ("
+    " submission_id INTEGER NOT NULL REFERENCES submissions(id),"
+    " seq INTEGER NOT NULL,"
+    " event TEXT NOT NULL,"
+    " data TEXT,"
+    " at INTEGER NOT NULL,"
+    " PRIMARY KEY (submission_id, seq));"
+    "CREATE TABLE leaderboard_secrets ("
+    " leaderboard TEXT PRIMARY KEY,"
+    " secret_seed TEXT NOT NULL,"
+    " created_at INTEGER NOT NULL);";
+
+/* ------------------------------------------------------------------ */
+/* Checked-call helpers (db_int.h)                                     */
+/* ------------------------------------------------------------------ */
+
+int db_check_at(struct db *db, struct kj_err *err, int rc, int want, const char *text,
+                const char *file, int line)
+{
+    if (rc == want)
+        return 0;
+    return kj_errf(err, KJ_EDB, file, line, "sqlite: %.80s at %s:%d: %s (%d)", text, file, line,
+                   db != NULL && db->h != NULL ? sqlite3_errmsg(db->h) : sqlite3_errstr(rc), rc);
+}
+
+static int db_bind(struct db *db, struct kj_err *err, sqlite3_stmt *st, int i, char f,
+                   va_list *ap)
+{
+    switch (f) {
+    case 't':
+        return DB_CHECK(db, err, sqlite3_bind_text(st, i, va_arg(*ap, const char *), -1,
+                                                   SQLITE_TRANSIENT), SQLITE_OK);
+    case 'i':
+        return DB_CHECK(db, err, sqlite3_bind_int64(st, i, va_arg(*ap, int64_t)), SQLITE_OK);
+    case 'd':
+        return DB_CHECK(db, err, sqlite3_bind_double(st, i, va_arg(*ap, double)), SQLITE_OK);
+    case 'n':
+        return DB_CHECK(db, err, sqlite3_bind_null(st, i), SQLITE_OK);
+    case 'b': {
+        const void *p = va_arg(*ap, const void *);
+        size_t n = va_arg(*ap, size_t);
+        return DB_CHECK(db, err, sqlite3_bind_blob64(st, i, p, n, SQLITE_TRANSIENT), SQLITE_OK);
+    }
+    }
+    return KJ_FAIL(err, KJ_EINTERNAL, "db_prep: bad format character '%c'", f);
+}
+
+int db_prep_at(struct db *db, struct kj_err *err, const char *file, int line,
+               sqlite3_stmt **st, const char *sql, const char *fmt, ...)
+{
+    va_list ap;
+    int rc = sqlite3_prepare_v2(db->h, sql, -1, st, NULL);
+    if (rc != SQLITE_OK) {
+        *st = NULL;
+        return kj_errf(err, KJ_EDB, file, line, "sqlite: prepare '%.60s' at %s:%d: %s", sql,
+                       file, line, sqlite3_errmsg(db->h));
+    }
+    va_start(ap, fmt);
+    for (int i = 0; fmt[i] != '\0'; i++) {
+        if ((rc = db_bind(db, err, *st, i + 1, fmt[i], &ap)) != 0)
+            break;
+    }
+    va_end(ap);
+    if (rc != 0) {
+        sqlite3_finalize(*st);
+        *st = NULL;
+    }
+    return rc;
+}
+
+int db_step_at(struct db *db, struct kj_err *err, sqlite3_stmt *st, const char *file, int line)
+{
+    int rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW)
+        return 1;
+    if (rc == SQLITE_DONE)
+        return 0;
+    if (rc == SQLITE_CONSTRAINT)
+        return kj_errf(err, KJ_ECONFLICT, file, line, "sqlite: step at %s:%d: %s", file, line,
+                       sqlite3_errmsg(db->h));
+    return kj_errf(err, KJ_EDB, file, line, "sqlite: step '%.60s' at %s:%d: %s (%d)",
+                   sqlite3_sql(st), file, line, sqlite3_errmsg(db->h), rc);
+}
+
+int db_exec_at(struct db *db, struct kj_err *err, const char *sql, const char *file, int line)
+{
+    char *msg = NULL;
+    int rc = sqlite3_exec(db->h, sql, NULL, NULL, &msg);
+    if (rc != SQLITE_OK) {
+        kj_errf(err, KJ_EDB, file, line, "sqlite: exec '%.60s' at %s:%d: %s", sql, file, line,
+                msg != NULL ? msg : sqlite3_errstr(rc));
+        sqlite3_free(msg);
+        return KJ_EDB;
+    }
+    return 0;
+}
+
+void db_col_text(sqlite3_stmt *st, int i, char *dst, size_t dstsz)
+{
+    const unsigned char *t = sqlite3_column_text(st, i);
+    snprintf(dst, dstsz, "%s", t != NULL ? (const char *)t : "");
+}
+
+int db_col_dup(struct db *db, struct kj_err *err, sqlite3_stmt *st, int i, char **out, size_t *len)
+{
+    const void *p = sqlite3_column_blob(st, i);
+    size_t n = (size_t)sqlite3_column_bytes(st, i);
+    (void)db;
+    *out = NULL;
+    if (len != NULL)
+        *len = 0;
+    if (sqlite3_column_type(st, i) == SQLITE_NULL)
+        return 0;
+    if ((*out = malloc(n + 1)) == NULL)
+        return KJ_FAIL(err, KJ_ENOMEM, "out of memory copying a column of %zu bytes", n);
+    if (n > 0)
+        memcpy(*out, p, n);
+    (*out)[n] = '\0';
+    if (len != NULL)
+        *len = n;
+    return 0;
+}
+
+int64_t db_now(void)
+{
+    return (int64_t)time(NULL);
+}
+
+/* ------------------------------------------------------------------ */
+/* Open and migrate                                                    */
+/* ------------------------------------------------------------------ */
+
+/* Create the folder that will hold path, if any (one level, mode 0700). */
+static int db_mkparent(const char *path, struct kj_err *err)
+{
+    char dir[1024];
+    char *slash;
+    snprintf(dir, sizeof dir, "%s", path);
+    if ((slash = strrchr(dir, '/')) == NULL || slash == dir)
+        return 0;
+    *slash = '\0';
+    if (mkdir(dir, 0700) != 0 && errno != EEXIST)
+        return KJ_FAIL(err, KJ_EIO, "cannot create folder %s: %s", dir, strerror(errno));
+    return 0;
+}
+
+static int db_pragmas(struct db *db, struct kj_err *err)
+{
+    sqlite3_stmt *st = NULL;
+    char mode[16] = "";
+    int rc;
+    if ((rc = DB_CHECK(db, err, sqlite3_busy_timeout(db->h, DB_BUSY_TIMEOUT_MS), SQLITE_OK)) != 0)
+        return rc;
+    if ((rc = db_prep(db, err, &st, "PRAGMA journal_mode=WAL", "")) != 0)
+        return rc;
+    if ((rc = db_step(db, err, st)) == 1)
+        db_col_text(st, 0, mode, sizeof mode);
+    sqlite3_finalize(st);
+    if (rc < 0)
+        return rc;
+    if (strcmp(mode, "wal") != 0)
+        return KJ_FAIL(err, KJ_EDB, "sqlite: journal_mode is '%s', WAL is required", mode);
+    if ((rc = db_exec(db, err, "PRAGMA synchronous=FULL")) != 0 ||
+        (rc = db_exec(db, err, "PRAGMA foreign_keys=ON")) != 0)
+        return rc;
+    return 0;
+}
+
+static int db_user_version(struct db *db, int *out, struct kj_err *err)
+{
+    sqlite3_stmt *st = NULL;
+    int rc;
+    if ((rc = db_prep(db, err, &st, "PRAGMA user_version", "")) != 0)
+        return rc;
+    rc = db_step(db, err, st);
+    *out = rc == 1 ? sqlite3_column_int(st, 0) : 0;
+    sqlite3_finalize(st);
+    return rc < 0 ? rc : 0;
+}
+
+/* Bring the schema to DB_SCHEMA_VERSION inside one write transaction. */
+static int db_migrate(struct db *db, struct kj_err *err)
+{
+    char sql[64];
+    int version = 0, rc;
+    if ((rc = db_exec(db, err, "BEGIN IMMEDIATE")) != 0)
+        return rc;
+    if ((rc = db_user_version(db, &version, err)) != 0)
+        goto fail;
+    if (version > DB_SCHEMA_VERSION) {
+        rc = KJ_FAIL(err, KJ_EDB, "database schema version %d is newer than this server's %d",
+                     version, DB_SCHEMA_VERSION);
+        goto fail;
+    }
+    if (version < 1 && (rc = db_exec(db, err, schema_v1)) != 0)
+        goto fail;
+    if (version != DB_SCHEMA_VERSION) {
+        snprintf(sql, sizeof sql, "PRAGMA user_version=%d", DB_SCHEMA_VERSION);
+        if ((rc = db_exec(db, err, sql)) != 0)
+            goto fail;
+        kj_log(KJ_LOG_INFO, "db", "schema migrated from=%d to=%d", version, DB_SCHEMA_VERSION);
+    }
+    return db_exec(db, err, "COMMIT");
+fail:
+    db_exec(db, NULL, "ROLLBACK");
+    return rc;
+}
+
+int db_open(const char *path, struct db **out, struct kj_err *err)
+{
+    struct db *db = NULL;
+    struct stat st;
+    int rc, existed = stat(path, &st) == 0;
+    *out = NULL;
+    if ((rc = db_mkparent(path, err)) != 0)
+        return rc;
+    if ((db = calloc(1, sizeof *db)) == NULL)
+        return KJ_FAIL(err, KJ_ENOMEM, "out of memory opening %s", path);
+    pthread_mutex_init(&db->mu, NULL);
+    rc = DB_CHECK(db, err, sqlite3_open_v2(path, &db->h, SQLITE_OPEN_READWRITE |
+                  SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX, NULL), SQLITE_OK);
+    if (rc != 0)
+        goto fail;
+    /* A new database holds token hashes and sources: owner only. */
+    if (!existed && chmod(path, 0600) != 0) {
+        rc = KJ_FAIL(err, KJ_EIO, "cannot chmod %s: %s", path, strerror(errno));
+        goto fail;
+    }
+    if ((rc = db_pragmas(db, err)) != 0 || (rc = db_migrate(db, err)) != 0)
+        goto fail;
+    *out = db;
+    return 0;
+fail:
+    db_close(db);
+    return rc;
+}
+
+void db_close(struct db *db)
+{
+    if (db == NULL)
+        return;
+    if (db->h != NULL && sqlite3_close(db->h) != SQLITE_OK)
+        kj_log(KJ_LOG_WARN, "db", "close: %s", sqlite3_errmsg(db->h));
+    pthread_mutex_destroy(&db->mu);
+    free(db);
+}
+
+int db_ping(struct db *db, struct kj_err *err)
+{
+    sqlite3_stmt *st = NULL;
+    int rc;
+    pthread_mutex_lock(&db->mu);
+    if ((rc = db_prep(db, err, &st, "SELECT 1", "")) == 0)
+        rc = db_step(db, err, st) == 1 ? 0 : KJ_FAIL(err, KJ_EDB, "sqlite: SELECT 1 gave no row");
+    sqlite3_finalize(st);
+    pthread_mutex_unlock(&db->mu);
+    return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* Users                                                               */
+/* ------------------------------------------------------------------ */
+
+int db_user_add(struct db *db, const char *name, const char *role, const char *token_hash,
+                int64_t *id_out, struct kj_err *err)
+{
+    sqlite3_stmt *st = NULL;
+    int rc;
+    pthread_mutex_lock(&db->mu);
+    rc = db_prep(db, err, &st, "INSERT INTO users(name, role, token_hash, created_at) "
+                 "VALUES (?, ?, ?, ?)", "ttti", name, role, token_hash, db_now());
+    if (rc == 0 && (rc = db_step(db, err, st)) == KJ_ECONFLICT)
+        KJ_FAIL(err, KJ_ECONFLICT, "the name '%s' (or the token) is already taken", name);
+    if (rc == 0 && id_out != NULL)
+        *id_out = sqlite3_last_insert_rowid(db->h);
+    sqlite3_finalize(st);
+    pthread_mutex_unlock(&db->mu);
+    return rc;
+}
+
+int db_user_set_admin(struct db *db, const char *token_hash, struct kj_err *err)
+{
+    sqlite3_stmt *st = NULL;
+    int rc;
+    pthread_mutex_lock(&db->mu);
+    rc = db_prep(db, err, &st, "INSERT INTO users(name, role, token_hash, created_at) "
+                 "VALUES ('admin', 'admin', ?, ?) ON CONFLICT(name) DO UPDATE SET "
+                 "role = 'admin', token_hash = excluded.token_hash", "ti", token_hash, db_now());
+    if (rc == 0)
+        rc = db_step(db, err, st);
+    sqlite3_finalize(st);
+    pthread_mutex_unlock(&db->mu);
+    return rc;
+}
+
+int db_user_by_hash(struct db *db, const char *token_hash, struct db_user *out, struct kj_err *err)
+{
+    sqlite3_stmt *st = NULL;
+    int rc;
+    pthread_mutex_lock(&db->mu);
+    rc = db_prep(db, err, &st, "SELECT id, name, role, token_hash FROM users WHERE token_hash = ?",
+                 "t", token_hash);
+    if (rc == 0 && (rc = db_step(db, err, st)) == 1) {
+        out->id = sqlite3_column_int64(st, 0);
+        db_col_text(st, 1, out->name, sizeof out->name);
+        db_col_text(st, 2, out->role, sizeof out->role);
+        db_col_text(st, 3, out->token_hash, sizeof out->token_hash);
+        rc = 0;
+    } else if (rc == 0) {
+        rc = KJ_FAIL(err, KJ_ENOTFOUND, "no such token");
+    }
+    sqlite3_finalize(st);
+    pthread_mutex_unlock(&db->mu);
+    return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* Leaderboard secrets                                                 */
+/* ------------------------------------------------------------------ */
+
+int db_secret_ensure(struct db *db, const char *board, struct kj_err *err)
+{
+    sqlite3_stmt *st = NULL;
+    unsigned char raw[8];
+    uint64_t seed = 0;
+    char text[24];
+    int rc;
+    if ((rc = auth_random_bytes(raw, sizeof raw, err)) != 0)
+        return rc;
+    for (size_t i = 0; i < sizeof raw; i++)
+        seed = seed << 8 | raw[i];
+    snprintf(text, sizeof text, "%" PRIu64, seed);
+    pthread_mutex_lock(&db->mu);
+    rc = db_prep(db, err, &st, "INSERT OR IGNORE INTO leaderboard_secrets(leaderboard, "
+                 "secret_seed, created_at) VALUES (?, ?, ?)", "tti", board, text, db_now());
+    if (rc == 0 && (rc = db_step(db, err, st)) == 0 && sqlite3_changes(db->h) > 0)
+        kj_log(KJ_LOG_INFO, "db", "created secret seed board=%s", board);
+    sqlite3_finalize(st);
+    pthread_mutex_unlock(&db->mu);
+    return rc;
+}
+
+int db_secret_get(struct db *db, const char *board, char *out, size_t outsz, struct kj_err *err)
+{
+    sqlite3_stmt *st = NULL;
+    int rc;
+    pthread_mutex_lock(&db->mu);
+    rc = db_prep(db, err, &st, "SELECT secret_seed FROM leaderboard_secrets WHERE leaderboard = ?",
+                 "t", board);
+    if (rc == 0 && (rc = db_step(db, err, st)) == 1) {
+        db_col_text(st, 0, out, outsz);
+        rc = 0;
+    } else if (rc == 0) {
+        rc = KJ_FAIL(err, KJ_ENOTFOUND, "no secret seed for leaderboard %s", board);
+    }
+    sqlite3_finalize(st);
+    pthread_mutex_unlock(&db->mu);
+    return rc;
+}

@@ -1,0 +1,55 @@
+/*
+ * db_int.h - what db.c and db_sub.c share: the connection struct and the
+ * checking helpers every SQLite call goes through. Not for other modules.
+ *
+ * DB_CHECK(db, err, call, want) runs call and, unless it returns want,
+ * fills err with KJ_EDB, the call's text, file:line and sqlite3_errmsg.
+ * db_prep() prepares a statement and binds its parameters from a format
+ * string; db_step() steps it (1 = row, 0 = done, <0 = error).
+ * sqlite3_finalize() is not checked: it only repeats the error of the
+ * statement's last step, which db_step() has already reported; column
+ * reads, sqlite3_changes() and sqlite3_last_insert_rowid() cannot fail.
+ */
+#ifndef KJ_DB_INT_H
+#define KJ_DB_INT_H
+
+#include <pthread.h>
+#include <sqlite3.h>
+#include "db.h"
+
+struct db {
+    sqlite3 *h;          /* owned */
+    pthread_mutex_t mu;  /* serializes every use of h */
+};
+
+int db_check_at(struct db *db, struct kj_err *err, int rc, int want, const char *text,
+                const char *file, int line);
+#define DB_CHECK(db, err, call, want) \
+    db_check_at((db), (err), (call), (want), #call, __FILE__, __LINE__)
+
+/* Prepare sql into *st and bind parameters 1.. from fmt:
+ *   't' const char * (text), 'i' int64_t, 'd' double, 'n' NULL (no argument),
+ *   'b' const void *, size_t (blob).
+ * On failure *st is NULL. The caller finalizes *st. */
+int db_prep_at(struct db *db, struct kj_err *err, const char *file, int line,
+               sqlite3_stmt **st, const char *sql, const char *fmt, ...);
+#define db_prep(db, err, st, sql, ...) \
+    db_prep_at((db), (err), __FILE__, __LINE__, (st), (sql), __VA_ARGS__)
+
+/* Step st: 1 = a row, 0 = done, <0 = error (err filled). */
+int db_step_at(struct db *db, struct kj_err *err, sqlite3_stmt *st, const char *file, int line);
+#define db_step(db, err, st) db_step_at((db), (err), (st), __FILE__, __LINE__)
+
+/* Run one SQL statement without results. */
+int db_exec_at(struct db *db, struct kj_err *err, const char *sql, const char *file, int line);
+#define db_exec(db, err, sql) db_exec_at((db), (err), (sql), __FILE__, __LINE__)
+
+/* Copy column i as text into dst (size dstsz); NULL becomes "". */
+void db_col_text(sqlite3_stmt *st, int i, char *dst, size_t dstsz);
+/* Column i as a new heap string (caller frees), NULL for SQL NULL; *len gets the byte length. */
+int db_col_dup(struct db *db, struct kj_err *err, sqlite3_stmt *st, int i, char **out, size_t *len);
+
+/* Current unix time in seconds. */
+int64_t db_now(void);
+
+#endif

@@ -1,0 +1,449 @@
+/*
+ * db_sub.c - submissions, their progress events and the ranking query.
+ *
+ * api_submissions.c inserts and reads submissions; api_runner.c claims
+ * jobs, appends events and stores results; api_leaderboards.c reads the
+ * ranking rows. The state machine is drawn in db.h; db_sub_claim() and
+ * db_sub_finish() are its only transitions after the insert, each one
+ * SQL transaction, and assert_sub_state() checks a row read back.
+ */
+#include "db_int.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Columns read by every submission query, in db_sub_row()'s order. */
+#define SUB_COLS                                                                        \
+    "s.id, s.user_id, u.name, s.leaderboard, s.gpu, s.mode, s.file_name, s.source_sha256, " \
+    "s.status, s.verdict, s.score_ns, s.runner_id, s.runner_name, s.created_at, "          \
+    "s.started_at, s.finished_at, s.source, s.result "                                      \
+    "FROM submissions s JOIN users u ON u.id = s.user_id "
+
+/* The invariants of each state (db.h); returns 1 so it can sit in KJ_ASSERT. */
+static int assert_sub_state(const struct db_sub *s)
+{
+    if (strcmp(s->status, "queued") == 0)
+        return s->runner_id == 0 && s->started_at == 0 && s->verdict[0] == '\0';
+    if (strcmp(s->status, "running") == 0)
+        return s->runner_id != 0 && s->started_at != 0 && s->verdict[0] == '\0';
+    if (strcmp(s->status, "done") == 0)
+        return s->finished_at != 0 && s->verdict[0] != '\0';
+    return 0;
+}
+
+void db_sub_clear(struct db_sub *s)
+{
+    if (s == NULL)
+        return;
+    free(s->source);
+    free(s->result);
+    s->source = NULL;
+    s->result = NULL;
+}
+
+/* Fill out from the current row of a SUB_COLS query. */
+static int db_sub_row(struct db *db, struct kj_err *err, sqlite3_stmt *st, int with_blobs,
+                      struct db_sub *out)
+{
+    int rc;
+    memset(out, 0, sizeof *out);
+    out->id = sqlite3_column_int64(st, 0);
+    out->user_id = sqlite3_column_int64(st, 1);
+    db_col_text(st, 2, out->user, sizeof out->user);
+    db_col_text(st, 3, out->leaderboard, sizeof out->leaderboard);
+    db_col_text(st, 4, out->gpu, sizeof out->gpu);
+    db_col_text(st, 5, out->mode, sizeof out->mode);
+    db_col_text(st, 6, out->file_name, sizeof out->file_name);
+    db_col_text(st, 7, out->source_sha256, sizeof out->source_sha256);
+    db_col_text(st, 8, out->status, sizeof out->status);
+    db_col_text(st, 9, out->verdict, sizeof out->verdict);
+    out->has_score = sqlite3_column_type(st, 10) != SQLITE_NULL;
+    out->score_ns = sqlite3_column_double(st, 10);
+    out->runner_id = sqlite3_column_int64(st, 11);
+    db_col_text(st, 12, out->runner_name, sizeof out->runner_name);
+    out->created_at = sqlite3_column_int64(st, 13);
+    out->started_at = sqlite3_column_int64(st, 14);
+    out->finished_at = sqlite3_column_int64(st, 15);
+    KJ_ASSERT(assert_sub_state(out));
+    if (!with_blobs)
+        return 0;
+    if ((rc = db_col_dup(db, err, st, 16, &out->source, &out->source_len)) != 0 ||
+        (rc = db_col_dup(db, err, st, 17, &out->result, NULL)) != 0) {
+        db_sub_clear(out);
+        return rc;
+    }
+    return 0;
+}
+
+int db_sub_insert(struct db *db, struct db_sub *s, struct kj_err *err)
+{
+    sqlite3_stmt *st = NULL;
+    int rc;
+    s->created_at = db_now();
+    pthread_mutex_lock(&db->mu);
+    rc = db_prep(db, err, &st,
+                 "INSERT INTO submissions(user_id, leaderboard, gpu, mode, file_name, source, "
+                 "source_sha256, status, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, 'queued', ?)",
+                 "ittttbti", s->user_id, s->leaderboard, s->gpu, s->mode, s->file_name,
+                 (const void *)s->source, s->source_len, s->source_sha256, s->created_at);
+    /* Autocommit: the row is durable (synchronous=FULL) when the step returns. */
+    if (rc == 0 && (rc = db_step(db, err, st)) == 0) {
+        s->id = sqlite3_last_insert_rowid(db->h);
+        snprintf(s->status, sizeof s->status, "queued");
+    }
+    sqlite3_finalize(st);
+    pthread_mutex_unlock(&db->mu);
+    return rc;
+}
+
+/* db_sub_get without the lock, for use inside transactions. */
+static int db_sub_get_locked(struct db *db, int64_t id, int with_blobs, struct db_sub *out,
+                             struct kj_err *err)
+{
+    sqlite3_stmt *st = NULL;
+    memset(out, 0, sizeof *out);
+    int rc = db_prep(db, err, &st, "SELECT " SUB_COLS "WHERE s.id = ?", "i", id);
+    if (rc == 0 && (rc = db_step(db, err, st)) == 1)
+        rc = db_sub_row(db, err, st, with_blobs, out);
+    else if (rc == 0)
+        rc = KJ_FAIL(err, KJ_ENOTFOUND, "no submission %lld", (long long)id);
+    sqlite3_finalize(st);
+    return rc;
+}
+
+int db_sub_get(struct db *db, int64_t id, int with_blobs, struct db_sub *out, struct kj_err *err)
+{
+    int rc;
+    pthread_mutex_lock(&db->mu);
+    rc = db_sub_get_locked(db, id, with_blobs, out, err);
+    pthread_mutex_unlock(&db->mu);
+    return rc;
+}
+
+int db_sub_list(struct db *db, int64_t user_id, int limit, struct db_sub **out, int *n,
+                struct kj_err *err)
+{
+    sqlite3_stmt *st = NULL;
+    struct db_sub *rows = NULL;
+    int count = 0, rc;
+    *out = NULL;
+    *n = 0;
+    if (limit < 1)
+        return KJ_FAIL(err, KJ_EINVAL, "limit must be >= 1");
+    if ((rows = calloc((size_t)limit, sizeof *rows)) == NULL)
+        return KJ_FAIL(err, KJ_ENOMEM, "out of memory listing submissions");
+    pthread_mutex_lock(&db->mu);
+    rc = db_prep(db, err, &st, "SELECT " SUB_COLS "WHERE s.user_id = ? ORDER BY s.id DESC LIMIT ?",
+                 "ii", user_id, (int64_t)limit);
+    while (rc == 0 && count < limit && (rc = db_step(db, err, st)) == 1)
+        rc = db_sub_row(db, err, st, 0, &rows[count++]);
+    sqlite3_finalize(st);
+    pthread_mutex_unlock(&db->mu);
+    if (rc < 0) {
+        db_sub_list_free(rows, count);
+        return rc;
+    }
+    *out = rows;
+    *n = count;
+    return 0;
+}
+
+void db_sub_list_free(struct db_sub *rows, int n)
+{
+    if (rows == NULL)
+        return;
+    for (int i = 0; i < n; i++)
+        db_sub_clear(&rows[i]);
+    free(rows);
+}
+
+int db_sub_count(struct db *db, const char *status, int64_t *n, struct kj_err *err)
+{
+    sqlite3_stmt *st = NULL;
+    int rc;
+    pthread_mutex_lock(&db->mu);
+    if (status == NULL)
+        rc = db_prep(db, err, &st, "SELECT count(*) FROM submissions", "");
+    else
+        rc = db_prep(db, err, &st, "SELECT count(*) FROM submissions WHERE status = ?", "t", status);
+    if (rc == 0 && (rc = db_step(db, err, st)) == 1) {
+        *n = sqlite3_column_int64(st, 0);
+        rc = 0;
+    } else if (rc == 0) {
+        rc = KJ_FAIL(err, KJ_EDB, "sqlite: count(*) gave no row");
+    }
+    sqlite3_finalize(st);
+    pthread_mutex_unlock(&db->mu);
+    return rc;
+}
+
+/* Inside a transaction: the oldest queued id for gpu, or 0. */
+static int db_oldest_queued(struct db *db, const char *gpu, int64_t *id, struct kj_err *err)
+{
+    sqlite3_stmt *st = NULL;
+    int rc = db_prep(db, err, &st, "SELECT id FROM submissions WHERE status = 'queued' AND gpu = ? "
+                     "ORDER BY id LIMIT 1", "t", gpu);
+    *id = 0;
+    if (rc == 0 && (rc = db_step(db, err, st)) == 1) {
+        *id = sqlite3_column_int64(st, 0);
+        rc = 0;
+    }
+    sqlite3_finalize(st);
+    return rc;
+}
+
+/* Inside a transaction: the secret seed of board. */
+static int db_secret_locked(struct db *db, const char *board, char *out, size_t outsz,
+                            struct kj_err *err)
+{
+    sqlite3_stmt *st = NULL;
+    int rc = db_prep(db, err, &st, "SELECT secret_seed FROM leaderboard_secrets WHERE "
+                     "leaderboard = ?", "t", board);
+    if (rc == 0 && (rc = db_step(db, err, st)) == 1) {
+        db_col_text(st, 0, out, outsz);
+        rc = 0;
+    } else if (rc == 0) {
+        rc = KJ_FAIL(err, KJ_EINTERNAL, "no secret seed for leaderboard %s", board);
+    }
+    sqlite3_finalize(st);
+    return rc;
+}
+
+int db_sub_claim(struct db *db, const char *gpu, int64_t runner_id, const char *runner_name,
+                 struct db_sub *out, char *secret, size_t secretsz, struct kj_err *err)
+{
+    sqlite3_stmt *st = NULL;
+    int64_t id = 0;
+    int rc;
+    secret[0] = '\0';
+    memset(out, 0, sizeof *out); /* db_sub_clear(out) is safe whatever happens */
+    pthread_mutex_lock(&db->mu);
+    /* IMMEDIATE takes the write lock first, so another process cannot claim the same row. */
+    if ((rc = db_exec(db, err, "BEGIN IMMEDIATE")) != 0)
+        goto out;
+    if ((rc = db_oldest_queued(db, gpu, &id, err)) != 0)
+        goto fail;
+    if (id == 0) {
+        rc = KJ_FAIL(err, KJ_ENOTFOUND, "no queued job for gpu %s", gpu);
+        goto fail;
+    }
+    rc = db_prep(db, err, &st, "UPDATE submissions SET status = 'running', runner_id = ?, "
+                 "runner_name = ?, started_at = ? WHERE id = ? AND status = 'queued'", "itii",
+                 runner_id, runner_name, db_now(), id);
+    if (rc == 0)
+        rc = db_step(db, err, st);
+    sqlite3_finalize(st);
+    if (rc == 0 && sqlite3_changes(db->h) != 1)
+        rc = KJ_FAIL(err, KJ_EINTERNAL, "claim of submission %lld changed no row", (long long)id);
+    if (rc != 0 || (rc = db_sub_get_locked(db, id, 1, out, err)) != 0)
+        goto fail;
+    if (strcmp(out->mode, "leaderboard") == 0 &&
+        (rc = db_secret_locked(db, out->leaderboard, secret, secretsz, err)) != 0) {
+        db_sub_clear(out);
+        goto fail;
+    }
+    if ((rc = db_exec(db, err, "COMMIT")) != 0) {
+        db_sub_clear(out);
+        goto fail;
+    }
+    goto out;
+fail:
+    db_exec(db, NULL, "ROLLBACK");
+out:
+    pthread_mutex_unlock(&db->mu);
+    return rc;
+}
+
+/* Inside a transaction: check that runner_id holds job id. *done is set when
+ * the job is already done by this runner (rc 0). */
+static int db_holds(struct db *db, int64_t id, int64_t runner_id, int *done, struct kj_err *err)
+{
+    struct db_sub s;
+    int rc = db_sub_get_locked(db, id, 0, &s, err);
+    *done = 0;
+    if (rc != 0)
+        return rc;
+    if (s.runner_id != runner_id)
+        return KJ_FAIL(err, KJ_ECONFLICT, "job %lld is not held by this runner", (long long)id);
+    if (strcmp(s.status, "done") == 0)
+        *done = 1;
+    return 0;
+}
+
+int db_sub_finish(struct db *db, int64_t id, int64_t runner_id, const char *verdict,
+                  int has_score, double score_ns, const char *result, int *duplicate,
+                  struct kj_err *err)
+{
+    sqlite3_stmt *st = NULL;
+    int rc;
+    *duplicate = 0;
+    pthread_mutex_lock(&db->mu);
+    if ((rc = db_exec(db, err, "BEGIN IMMEDIATE")) != 0)
+        goto out;
+    if ((rc = db_holds(db, id, runner_id, duplicate, err)) != 0 || *duplicate)
+        goto fail;
+    if (has_score)
+        rc = db_prep(db, err, &st, "UPDATE submissions SET status = 'done', verdict = ?, "
+                     "score_ns = ?, result = ?, finished_at = ? WHERE id = ? AND status = 'running'",
+                     "tdtii", verdict, score_ns, result, db_now(), id);
+    else
+        rc = db_prep(db, err, &st, "UPDATE submissions SET status = 'done', verdict = ?, "
+                     "score_ns = NULL, result = ?, finished_at = ? WHERE id = ? AND status = 'running'",
+                     "ttii", verdict, result, db_now(), id);
+    if (rc == 0)
+        rc = db_step(db, err, st);
+    sqlite3_finalize(st);
+    if (rc == 0 && sqlite3_changes(db->h) != 1)
+        rc = KJ_FAIL(err, KJ_EINTERNAL, "finishing submission %lld changed no row", (long long)id);
+    if (rc != 0)
+        goto fail;
+    rc = db_exec(db, err, "COMMIT");
+    goto out;
+fail:
+    db_exec(db, NULL, "ROLLBACK");
+out:
+    pthread_mutex_unlock(&db->mu);
+    return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* Events                                                              */
+/* ------------------------------------------------------------------ */
+
+int db_event_add(struct db *db, int64_t id, int64_t runner_id, const char *event,
+                 const char *data, struct kj_err *err)
+{
+    sqlite3_stmt *st = NULL;
+    int done = 0, rc;
+    pthread_mutex_lock(&db->mu);
+    if ((rc = db_exec(db, err, "BEGIN IMMEDIATE")) != 0)
+        goto out;
+    if ((rc = db_holds(db, id, runner_id, &done, err)) != 0)
+        goto fail;
+    if (done) {
+        rc = KJ_FAIL(err, KJ_ECONFLICT, "job %lld is already done", (long long)id);
+        goto fail;
+    }
+    rc = db_prep(db, err, &st, "INSERT INTO events(submission_id, seq, event, data, at) VALUES "
+                 "(?, (SELECT coalesce(max(seq), 0) + 1 FROM events WHERE submission_id = ?), "
+                 "?, ?, ?)", "iitti", id, id, event, data, db_now());
+    if (rc == 0)
+        rc = db_step(db, err, st);
+    sqlite3_finalize(st);
+    if (rc != 0)
+        goto fail;
+    rc = db_exec(db, err, "COMMIT");
+    goto out;
+fail:
+    db_exec(db, NULL, "ROLLBACK");
+out:
+    pthread_mutex_unlock(&db->mu);
+    return rc;
+}
+
+int db_events_list(struct db *db, int64_t id, struct db_event **out, int *n, struct kj_err *err)
+{
+    sqlite3_stmt *st = NULL;
+    struct db_event *ev = NULL;
+    int count = 0, cap = 0, rc;
+    *out = NULL;
+    *n = 0;
+    pthread_mutex_lock(&db->mu);
+    rc = db_prep(db, err, &st, "SELECT seq, event, data, at FROM events WHERE submission_id = ? "
+                 "ORDER BY seq", "i", id);
+    while (rc == 0 && (rc = db_step(db, err, st)) == 1) {
+        if (count == cap) {
+            cap = cap ? cap * 2 : 16;
+            struct db_event *grown = realloc(ev, (size_t)cap * sizeof *ev);
+            if (grown == NULL) {
+                rc = KJ_FAIL(err, KJ_ENOMEM, "out of memory listing events");
+                break;
+            }
+            ev = grown;
+        }
+        struct db_event *e = &ev[count++];
+        e->seq = sqlite3_column_int64(st, 0);
+        db_col_text(st, 1, e->event, sizeof e->event);
+        e->at = sqlite3_column_int64(st, 3);
+        rc = db_col_dup(db, err, st, 2, &e->data, NULL);
+    }
+    sqlite3_finalize(st);
+    pthread_mutex_unlock(&db->mu);
+    if (rc < 0) {
+        db_events_free(ev, count);
+        return rc;
+    }
+    *out = ev;
+    *n = count;
+    return 0;
+}
+
+void db_events_free(struct db_event *ev, int n)
+{
+    if (ev == NULL)
+        return;
+    for (int i = 0; i < n; i++)
+        free(ev[i].data);
+    free(ev);
+}
+
+/* ------------------------------------------------------------------ */
+/* Rankings                                                            */
+/* ------------------------------------------------------------------ */
+
+int db_rank_rows(struct db *db, const char *board, const char *gpu, struct db_rank_row **out,
+                 int *n, struct kj_err *err)
+{
+    sqlite3_stmt *st = NULL;
+    struct db_rank_row *rows = NULL;
+    int count = 0, cap = 0, rc;
+    *out = NULL;
+    *n = 0;
+    pthread_mutex_lock(&db->mu);
+    /* Per user, the lowest score; ties go to the earlier submission. */
+    rc = db_prep(db, err, &st,
+                 "SELECT id, name, score_ns, created_at, result FROM ("
+                 " SELECT s.id, u.name, s.score_ns, s.created_at, s.result, row_number() OVER ("
+                 "  PARTITION BY s.user_id ORDER BY s.score_ns, s.created_at, s.id) AS k"
+                 " FROM submissions s JOIN users u ON u.id = s.user_id"
+                 " WHERE s.leaderboard = ? AND s.gpu = ? AND s.mode = 'leaderboard'"
+                 "  AND s.status = 'done' AND s.verdict = 'accepted' AND s.score_ns IS NOT NULL"
+                 "  AND s.score_ns > 0)"
+                 " WHERE k = 1 ORDER BY score_ns, created_at, id", "tt", board, gpu);
+    while (rc == 0 && (rc = db_step(db, err, st)) == 1) {
+        if (count == cap) {
+            cap = cap ? cap * 2 : 16;
+            struct db_rank_row *grown = realloc(rows, (size_t)cap * sizeof *rows);
+            if (grown == NULL) {
+                rc = KJ_FAIL(err, KJ_ENOMEM, "out of memory reading rankings");
+                break;
+            }
+            rows = grown;
+        }
+        struct db_rank_row *r = &rows[count++];
+        r->submission_id = sqlite3_column_int64(st, 0);
+        db_col_text(st, 1, r->user, sizeof r->user);
+        r->score_ns = sqlite3_column_double(st, 2);
+        r->created_at = sqlite3_column_int64(st, 3);
+        rc = db_col_dup(db, err, st, 4, &r->result, NULL);
+    }
+    sqlite3_finalize(st);
+    pthread_mutex_unlock(&db->mu);
+    if (rc < 0) {
+        db_rank_rows_free(rows, count);
+        return rc;
+    }
+    *out = rows;
+    *n = count;
+    return 0;
+}
+
+void db_rank_rows_free(struct db_rank_row *rows, int n)
+{
+    if (rows == NULL)
+        return;
+    for (int i = 0; i < n; i++)
+        free(rows[i].result);
+    free(rows);
+}

@@ -1,0 +1,546 @@
+/*
+ * http.c - the libmicrohttpd daemon: per-request state, the route table,
+ * authentication, body collection with limits, responses and request logs.
+ *
+ * main.c calls http_start()/http_stop(). For every request MHD calls
+ * on_request() several times: the first call creates a struct http_req,
+ * routes and authenticates it; body chunks are collected (JSON routes) or
+ * fed to upload.c (multipart routes), never past the route's limit; the
+ * last call runs the route's handler (api_*.c, web.c). on_completed()
+ * frees the request and logs "method path status ms". Errors found at the
+ * first call are answered at the last one, after any body was drained
+ * (req_reject), so connections stay alive and clients read the answer.
+ */
+#include "http.h"
+#include "api.h"
+#include "auth.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+/* The routes. A path that matches no pattern is 404; one that matches with
+ * another method is 405. HEAD is answered by the GET route. */
+static const struct http_route routes[] = {
+    {"GET", "/", web_index, HTTP_AUTH_NONE, HTTP_BODY_NONE, 0},
+    {"GET", "/static/*", web_static, HTTP_AUTH_NONE, HTTP_BODY_NONE, 0},
+    {"GET", "/healthz", api_healthz, HTTP_AUTH_NONE, HTTP_BODY_NONE, 0},
+    {"GET", "/api/v1/openapi.json", api_openapi, HTTP_AUTH_NONE, HTTP_BODY_NONE, 0},
+    {"GET", "/api/v1/me", api_me, HTTP_AUTH_ANY, HTTP_BODY_NONE, 0},
+    {"POST", "/api/v1/submissions", api_sub_create, HTTP_AUTH_USER, HTTP_BODY_MULTIPART,
+     KJ_MAX_MULTIPART_BYTES},
+    {"GET", "/api/v1/submissions", api_sub_list, HTTP_AUTH_USER, HTTP_BODY_NONE, 0},
+    {"GET", "/api/v1/submissions/{id}", api_sub_get, HTTP_AUTH_OPTIONAL, HTTP_BODY_NONE, 0},
+    {"GET", "/api/v1/submissions/{id}/events", api_sub_events, HTTP_AUTH_ANY, HTTP_BODY_NONE, 0},
+    {"GET", "/api/v1/leaderboards", api_boards_list, HTTP_AUTH_NONE, HTTP_BODY_NONE, 0},
+    {"GET", "/api/v1/leaderboards/{name}", api_board_get, HTTP_AUTH_NONE, HTTP_BODY_NONE, 0},
+    {"GET", "/api/v1/leaderboards/{name}/rankings", api_board_rankings, HTTP_AUTH_NONE,
+     HTTP_BODY_NONE, 0},
+    {"POST", "/api/v1/runner/claim", api_runner_claim, HTTP_AUTH_RUNNER, HTTP_BODY_JSON,
+     KJ_MAX_CLAIM_BYTES},
+    {"POST", "/api/v1/runner/jobs/{id}/events", api_runner_event, HTTP_AUTH_RUNNER,
+     HTTP_BODY_JSON, KJ_MAX_EVENT_BYTES},
+    {"POST", "/api/v1/runner/jobs/{id}/result", api_runner_result, HTTP_AUTH_RUNNER,
+     HTTP_BODY_JSON, KJ_MAX_RESULT_BYTES},
+    {NULL, NULL, NULL, HTTP_AUTH_NONE, HTTP_BODY_NONE, 0},
+};
+
+/* ------------------------------------------------------------------ */
+/* Responses                                                           */
+/* ------------------------------------------------------------------ */
+
+enum MHD_Result http_queue(struct http_req *r, unsigned status, struct MHD_Response *resp)
+{
+    enum MHD_Result ok;
+    KJ_ASSERT(r->phase != HTTP_PHASE_ANSWERED);
+    if (resp == NULL) {
+        kj_log(KJ_LOG_ERROR, "http", "cannot create a response path=%s", r->path);
+        return MHD_NO;
+    }
+    MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
+    ok = MHD_queue_response(r->conn, status, resp);
+    MHD_destroy_response(resp);
+    r->status = status;
+    r->phase = HTTP_PHASE_ANSWERED;
+    return ok;
+}
+
+enum MHD_Result http_static_json(struct http_req *r, unsigned status, const char *body,
+                                 size_t len, const char *etag)
+{
+    const char *inm = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, "If-None-Match");
+    struct MHD_Response *resp;
+    if (etag != NULL && inm != NULL && strcmp(inm, etag) == 0) {
+        resp = MHD_create_response_from_buffer(0, NULL, MHD_RESPMEM_PERSISTENT);
+        if (resp != NULL)
+            MHD_add_response_header(resp, "ETag", etag);
+        return http_queue(r, MHD_HTTP_NOT_MODIFIED, resp);
+    }
+    resp = MHD_create_response_from_buffer(len, (void *)body, MHD_RESPMEM_PERSISTENT);
+    if (resp != NULL) {
+        MHD_add_response_header(resp, "Content-Type", "application/json");
+        MHD_add_response_header(resp, "Cache-Control", "no-cache");
+        if (etag != NULL)
+            MHD_add_response_header(resp, "ETag", etag);
+    }
+    return http_queue(r, status, resp);
+}
+
+enum MHD_Result http_json(struct http_req *r, unsigned status, cJSON *json)
+{
+    char *text = json != NULL ? cJSON_PrintUnformatted(json) : NULL;
+    struct MHD_Response *resp;
+    cJSON_Delete(json);
+    if (text == NULL) {
+        static const char oom[] =
+            "{\"error\":{\"code\":\"internal_error\",\"message\":\"out of memory\"}}";
+        kj_log(KJ_LOG_ERROR, "http", "cannot serialize a response path=%s", r->path);
+        status = MHD_HTTP_INTERNAL_SERVER_ERROR;
+        resp = MHD_create_response_from_buffer(sizeof oom - 1, (void *)oom, MHD_RESPMEM_PERSISTENT);
+    } else {
+        resp = MHD_create_response_from_buffer(strlen(text), text, MHD_RESPMEM_MUST_FREE);
+        if (resp == NULL)
+            free(text);
+    }
+    if (resp != NULL) {
+        MHD_add_response_header(resp, "Content-Type", "application/json");
+        MHD_add_response_header(resp, "Cache-Control", "no-store");
+    }
+    return http_queue(r, status, resp);
+}
+
+static enum MHD_Result error_response(struct http_req *r, unsigned status, const char *code,
+                                      const char *msg)
+{
+    cJSON *root = cJSON_CreateObject(), *e = cJSON_AddObjectToObject(root, "error");
+    struct MHD_Response *resp = NULL;
+    char *text;
+    if (e != NULL) {
+        cJSON_AddStringToObject(e, "code", code);
+        cJSON_AddStringToObject(e, "message", msg);
+    }
+    text = cJSON_PrintUnformatted(root);
+    cJSON_Delete(root);
+    if (text == NULL)
+        return http_json(r, status, NULL); /* answers the out-of-memory error */
+    if ((resp = MHD_create_response_from_buffer(strlen(text), text, MHD_RESPMEM_MUST_FREE)) == NULL) {
+        free(text);
+        return http_queue(r, status, NULL);
+    }
+    MHD_add_response_header(resp, "Content-Type", "application/json");
+    MHD_add_response_header(resp, "Cache-Control", "no-store");
+    if (status == MHD_HTTP_UNAUTHORIZED)
+        MHD_add_response_header(resp, "WWW-Authenticate", "Bearer");
+    if (status == MHD_HTTP_METHOD_NOT_ALLOWED && r->allow[0] != '\0')
+        MHD_add_response_header(resp, "Allow", r->allow);
+    return http_queue(r, status, resp);
+}
+
+enum MHD_Result http_error(struct http_req *r, unsigned status, const char *code,
+                           const char *fmt, ...)
+{
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    return error_response(r, status, code, msg);
+}
+
+enum MHD_Result http_internal(struct http_req *r, const struct kj_err *err)
+{
+    kj_log(KJ_LOG_ERROR, "http", "internal error: %s code=%s at=%s:%d path=%s", err->msg,
+           kj_code_name(err->code), err->file != NULL ? err->file : "?", err->src_line, r->path);
+    return error_response(r, MHD_HTTP_INTERNAL_SERVER_ERROR, "internal_error",
+                          "internal error; the server log has the details");
+}
+
+enum MHD_Result http_no_content(struct http_req *r)
+{
+    return http_queue(r, MHD_HTTP_NO_CONTENT,
+                      MHD_create_response_from_buffer(0, NULL, MHD_RESPMEM_PERSISTENT));
+}
+
+const char *http_query(struct http_req *r, const char *key)
+{
+    return MHD_lookup_connection_value(r->conn, MHD_GET_ARGUMENT_KIND, key);
+}
+
+int64_t http_param_id(const struct http_req *r, int i)
+{
+    const char *p = r->params[i];
+    int64_t v = 0;
+    if (i >= r->nparams || p[0] == '\0' || p[0] == '0' || strlen(p) > 15)
+        return 0;
+    for (; *p; p++) {
+        if (*p < '0' || *p > '9')
+            return 0;
+        v = v * 10 + (*p - '0');
+    }
+    return v;
+}
+
+/* ------------------------------------------------------------------ */
+/* Routing                                                             */
+/* ------------------------------------------------------------------ */
+
+/* Match path against pattern, capturing {..} segments into r->params. */
+static int route_match(const char *pattern, const char *path, struct http_req *r)
+{
+    const char *p = pattern, *u = path;
+    r->nparams = 0;
+    for (;;) {
+        if (*p == '*')
+            return 1;
+        if (*p == '{') {
+            size_t n = strcspn(u, "/");
+            p = strchr(p, '}') + 1;
+            if (n == 0 || n >= HTTP_MAX_PARAM || r->nparams >= 2)
+                return 0;
+            memcpy(r->params[r->nparams], u, n);
+            r->params[r->nparams++][n] = '\0';
+            u += n;
+            continue;
+        }
+        if (*p == '\0' || *u == '\0')
+            return *p == *u;
+        if (*p++ != *u++)
+            return 0;
+    }
+}
+
+/* Find r's route. Returns 0 (r->route set), 404 or 405 (allow filled). */
+static unsigned route_find(struct http_req *r, char *allow, size_t allowsz)
+{
+    const char *m = strcmp(r->method, "HEAD") == 0 ? "GET" : r->method;
+    int path_known = 0;
+    allow[0] = '\0';
+    for (const struct http_route *rt = routes; rt->method != NULL; rt++) {
+        if (!route_match(rt->pattern, r->path, r))
+            continue;
+        if (strcmp(rt->method, m) == 0) {
+            r->route = rt;
+            return 0;
+        }
+        path_known = 1;
+        size_t used = strlen(allow);
+        snprintf(allow + used, allowsz - used, "%s%s%s", used ? ", " : "", rt->method,
+                 strcmp(rt->method, "GET") == 0 ? ", HEAD" : "");
+    }
+    r->nparams = 0;
+    return path_known ? MHD_HTTP_METHOD_NOT_ALLOWED : MHD_HTTP_NOT_FOUND;
+}
+
+/* ------------------------------------------------------------------ */
+/* Request life                                                        */
+/* ------------------------------------------------------------------ */
+
+/* Must an error found at the first callback be sent at once? Only when the
+ * client waits for "100 Continue" (answering stops it before it sends the
+ * body) or declares a body too large to drain. Otherwise the answer waits
+ * for the last callback: MHD keeps the connection alive only for answers
+ * queued after the whole request was read, and a client still writing a
+ * body would lose an early answer when the connection closes under it. */
+static int answer_now(struct http_req *r)
+{
+    const char *cl = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, "Content-Length");
+    const char *ex = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, "Expect");
+    if (ex != NULL && strcasecmp(ex, "100-continue") == 0)
+        return 1;
+    return cl != NULL && strtoull(cl, NULL, 10) > KJ_MAX_DRAIN_BYTES;
+}
+
+/* Answer an error now or after the body is drained (see answer_now). */
+static enum MHD_Result req_reject(struct http_req *r, unsigned status, const char *code,
+                                  const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static enum MHD_Result req_reject(struct http_req *r, unsigned status, const char *code,
+                                  const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(r->deferred_msg, sizeof r->deferred_msg, fmt, ap);
+    va_end(ap);
+    if (r->phase == HTTP_PHASE_NEW && !answer_now(r)) {
+        r->deferred_status = status;
+        snprintf(r->deferred_code, sizeof r->deferred_code, "%s", code);
+        r->phase = HTTP_PHASE_RECEIVING;
+        return MHD_YES;
+    }
+    return error_response(r, status, code, r->deferred_msg);
+}
+
+/* Authenticate r for its route. Returns 0 to go on, 1 when it answered. */
+static int req_auth(struct http_req *r, enum MHD_Result *res)
+{
+    const char *h = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, "Authorization");
+    enum http_auth need = r->route->auth;
+    char token[AUTH_MAX_TOKEN + 1];
+    struct kj_err err;
+    int rc;
+
+    if (need == HTTP_AUTH_NONE || (h == NULL && need == HTTP_AUTH_OPTIONAL))
+        return 0;
+    if (h == NULL) {
+        *res = req_reject(r, MHD_HTTP_UNAUTHORIZED, "missing_token",
+                          "send \"Authorization: Bearer TOKEN\"");
+        return 1;
+    }
+    kj_err_clear(&err);
+    if (auth_parse_bearer(h, token, sizeof token) != 0) {
+        *res = req_reject(r, MHD_HTTP_UNAUTHORIZED, "invalid_token",
+                          "the Authorization header must be \"Bearer TOKEN\"");
+        return 1;
+    }
+    rc = auth_lookup(r->srv->db, token, &r->user, &err);
+    memset(token, 0, sizeof token);
+    if (rc == KJ_ENOTFOUND) {
+        *res = req_reject(r, MHD_HTTP_UNAUTHORIZED, "invalid_token", "the token is not valid");
+        return 1;
+    }
+    if (rc != 0) {
+        *res = http_internal(r, &err);
+        return 1;
+    }
+    r->authed = 1;
+    int is_runner = strcmp(r->user.role, "runner") == 0;
+    if (need == HTTP_AUTH_USER && is_runner) {
+        *res = req_reject(r, MHD_HTTP_FORBIDDEN, "forbidden", "a runner token cannot do this; use a user token");
+        return 1;
+    }
+    if (need == HTTP_AUTH_RUNNER && !is_runner) {
+        *res = req_reject(r, MHD_HTTP_FORBIDDEN, "forbidden", "only runner tokens may use the runner endpoints");
+        return 1;
+    }
+    return 0;
+}
+
+/* Prepare body collection: declared size, content type, post processor. */
+static enum MHD_Result req_body_setup(struct http_req *r)
+{
+    const struct http_route *rt = r->route;
+    const char *cl = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, "Content-Length");
+    const char *ct = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, "Content-Type");
+    struct kj_err err;
+
+    if (cl != NULL && strtoull(cl, NULL, 10) > rt->max_body)
+        return req_reject(r, MHD_HTTP_CONTENT_TOO_LARGE, "too_large",
+                          "the request body is larger than the limit of %zu bytes", rt->max_body);
+    if (rt->body == HTTP_BODY_JSON) {
+        if (ct != NULL && strncasecmp(ct, "application/json", 16) != 0)
+            return req_reject(r, MHD_HTTP_UNSUPPORTED_MEDIA_TYPE, "unsupported_media_type",
+                              "the body must be application/json");
+        r->phase = HTTP_PHASE_RECEIVING;
+        return MHD_YES;
+    }
+    if (ct == NULL || strncasecmp(ct, "multipart/form-data", 19) != 0)
+        return req_reject(r, MHD_HTTP_UNSUPPORTED_MEDIA_TYPE, "unsupported_media_type",
+                          "the body must be multipart/form-data (curl -F ...)");
+    kj_err_clear(&err);
+    if (upload_new(r->conn, KJ_MAX_SOURCE_BYTES, &r->upload, &err) != 0)
+        return err.code == KJ_ENOMEM ? http_internal(r, &err)
+               : req_reject(r, MHD_HTTP_BAD_REQUEST, "bad_multipart", "%s", err.msg);
+    r->phase = HTTP_PHASE_RECEIVING;
+    return MHD_YES;
+}
+
+/* The first callback: route, authenticate, set up the body. The handler
+ * runs at the last callback (req_run), once the request is complete. */
+static enum MHD_Result req_begin(struct http_req *r)
+{
+    enum MHD_Result res;
+    unsigned st = route_find(r, r->allow, sizeof r->allow);
+    if (st == MHD_HTTP_NOT_FOUND)
+        return req_reject(r, st, "not_found", "no such resource: %s", r->path);
+    if (st == MHD_HTTP_METHOD_NOT_ALLOWED) {
+        res = req_reject(r, st, "method_not_allowed", "%s is not allowed here (allowed: %s)",
+                         r->method, r->allow);
+        return res;
+    }
+    if (req_auth(r, &res))
+        return res;
+    if (r->route->body != HTTP_BODY_NONE)
+        return req_body_setup(r);
+    r->phase = HTTP_PHASE_RECEIVING;
+    return MHD_YES;
+}
+
+static void req_body_chunk(struct http_req *r, const char *data, size_t n)
+{
+    size_t max = r->route != NULL ? r->route->max_body : 0;
+    r->received += n;
+    if (r->deferred_status != 0 || r->too_large)
+        return;
+    if (r->received > max) {
+        r->too_large = 1;
+        free(r->body);
+        r->body = NULL;
+        r->body_len = 0;
+        return;
+    }
+    if (r->upload != NULL) {
+        upload_feed(r->upload, data, n);
+        return;
+    }
+    if (r->body_len + n + 1 > r->body_cap) {
+        size_t cap = r->body_cap ? r->body_cap : 4096;
+        while (cap < r->body_len + n + 1)
+            cap *= 2;
+        char *grown = realloc(r->body, cap);
+        if (grown == NULL) {
+            r->too_large = 1; /* answered as 413; logged below */
+            kj_log(KJ_LOG_ERROR, "http", "out of memory for a body of %zu bytes", cap);
+            return;
+        }
+        r->body = grown;
+        r->body_cap = cap;
+    }
+    memcpy(r->body + r->body_len, data, n);
+    r->body_len += n;
+    r->body[r->body_len] = '\0';
+}
+
+/* The last callback (body complete) or a callback after a resume. */
+static enum MHD_Result req_run(struct http_req *r)
+{
+    if (r->deferred_status != 0)
+        return error_response(r, r->deferred_status, r->deferred_code, r->deferred_msg);
+    if (r->too_large)
+        return error_response(r, MHD_HTTP_CONTENT_TOO_LARGE, "too_large",
+                              "the request body is larger than the limit");
+    if (r->route->body == HTTP_BODY_JSON && r->body == NULL) {
+        if ((r->body = calloc(1, 1)) == NULL)
+            return MHD_NO;
+    }
+    return r->route->handler(r);
+}
+
+static struct http_req *req_new(struct server *srv, struct MHD_Connection *conn,
+                                const char *url, const char *method)
+{
+    struct http_req *r = calloc(1, sizeof *r);
+    if (r == NULL)
+        return NULL;
+    r->srv = srv;
+    r->conn = conn;
+    clock_gettime(CLOCK_MONOTONIC, &r->start);
+    kj_printable(r->method, sizeof r->method, method, sizeof r->method - 1);
+    kj_printable(r->path, sizeof r->path, url, sizeof r->path - 1);
+    return r;
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
+                                  const char *method, const char *version,
+                                  const char *upload_data, size_t *upload_data_size,
+                                  void **con_cls)
+{
+    struct http_req *r = *con_cls;
+    (void)version;
+    if (r == NULL) {
+        if ((r = req_new(cls, conn, url, method)) == NULL)
+            return MHD_NO;
+        *con_cls = r;
+        if (strlen(url) >= HTTP_MAX_PATH)
+            return req_reject(r, MHD_HTTP_URI_TOO_LONG, "uri_too_long", "the path is too long");
+        return req_begin(r);
+    }
+    if (*upload_data_size > 0) {
+        req_body_chunk(r, upload_data, *upload_data_size);
+        *upload_data_size = 0;
+        return r->received > KJ_MAX_DRAIN_BYTES ? MHD_NO : MHD_YES;
+    }
+    if (r->phase == HTTP_PHASE_ANSWERED)
+        return MHD_YES;
+    return req_run(r);
+}
+
+static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
+                         enum MHD_RequestTerminationCode toe)
+{
+    struct server *srv = cls;
+    struct http_req *r = *con_cls;
+    struct timespec now;
+    (void)conn;
+    if (r == NULL)
+        return;
+    wait_remove(srv->wait, &r->wait);
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    double ms = (double)(now.tv_sec - r->start.tv_sec) * 1e3 +
+                (double)(now.tv_nsec - r->start.tv_nsec) / 1e6;
+    kj_log(KJ_LOG_INFO, "http", "%s %s status=%u ms=%.1f%s", r->method, r->path, r->status, ms,
+           toe == MHD_REQUEST_TERMINATED_COMPLETED_OK ? "" : " aborted=1");
+    upload_free(r->upload);
+    free(r->body);
+    free(r);
+    *con_cls = NULL;
+}
+
+/* ------------------------------------------------------------------ */
+/* Daemon                                                              */
+/* ------------------------------------------------------------------ */
+
+static void mhd_logger(void *cls, const char *fmt, va_list ap)
+{
+    char line[512];
+    size_t n;
+    (void)cls;
+    vsnprintf(line, sizeof line, fmt, ap);
+    n = strlen(line);
+    while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r'))
+        line[--n] = '\0';
+    kj_log(KJ_LOG_WARN, "mhd", "%s", line);
+}
+
+int http_start(struct server *srv, struct kj_err *err)
+{
+    struct sockaddr_in a4;
+    struct sockaddr_in6 a6;
+    const struct sockaddr *addr;
+    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME |
+                     MHD_USE_ERROR_LOG;
+
+    memset(&a4, 0, sizeof a4);
+    memset(&a6, 0, sizeof a6);
+    if (inet_pton(AF_INET, srv->bind, &a4.sin_addr) == 1) {
+        a4.sin_family = AF_INET;
+        a4.sin_port = htons((uint16_t)srv->port);
+        addr = (const struct sockaddr *)&a4;
+    } else if (inet_pton(AF_INET6, srv->bind, &a6.sin6_addr) == 1) {
+        a6.sin6_family = AF_INET6;
+        a6.sin6_port = htons((uint16_t)srv->port);
+        addr = (const struct sockaddr *)&a6;
+        flags |= MHD_USE_IPv6;
+    } else {
+        return KJ_FAIL(err, KJ_EINVAL, "--bind %s is not an IPv4 or IPv6 address", srv->bind);
+    }
+    srv->daemon = MHD_start_daemon(flags, (uint16_t)srv->port, NULL, NULL, on_request, srv,
+                                   MHD_OPTION_EXTERNAL_LOGGER, mhd_logger, NULL,
+                                   MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv,
+                                   MHD_OPTION_THREAD_POOL_SIZE, (unsigned)KJ_HTTP_THREADS,
+                                   MHD_OPTION_CONNECTION_LIMIT, (unsigned)KJ_HTTP_CONN_LIMIT,
+                                   MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)KJ_HTTP_CONN_TIMEOUT_S,
+                                   MHD_OPTION_SOCK_ADDR, addr,
+                                   MHD_OPTION_END);
+    if (srv->daemon == NULL)
+        return KJ_FAIL(err, KJ_EIO, "cannot listen on %s port %d (in use, or not allowed?)",
+                       srv->bind, srv->port);
+    return 0;
+}
+
+void http_stop(struct server *srv)
+{
+    MHD_socket s;
+    if (srv->daemon == NULL)
+        return;
+    s = MHD_quiesce_daemon(srv->daemon);
+    wait_release_all(srv->wait, 3000);
+    MHD_stop_daemon(srv->daemon);
+    srv->daemon = NULL;
+    if (s != MHD_INVALID_SOCKET)
+        close(s);
+}

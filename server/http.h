@@ -1,0 +1,113 @@
+/*
+ * http.h - request state, routing and responses for kjudge-server (libmicrohttpd).
+ *
+ * http.c owns the MHD daemon: it creates one struct http_req per request on
+ * the first callback, routes it through a static table, authenticates it,
+ * collects its body (capped per route), calls the route's handler once the
+ * body is complete, and frees the request in the completion callback, where
+ * it also logs one line per request. Handlers (api_*.c, web.c) answer with
+ * exactly one http_* response call, or park the connection with wait.h.
+ */
+#ifndef KJ_HTTP_H
+#define KJ_HTTP_H
+
+#include <cjson/cJSON.h>
+#include <microhttpd.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+#include "db.h"
+#include "server.h"
+#include "upload.h"
+#include "wait.h"
+
+#define HTTP_MAX_PATH 512
+#define HTTP_MAX_PARAM 128
+
+/* Who may call a route. */
+enum http_auth {
+    HTTP_AUTH_NONE = 0,  /* public; a token, if sent, is ignored */
+    HTTP_AUTH_OPTIONAL,  /* public, but a valid token is looked up (owner views) */
+    HTTP_AUTH_USER,      /* role user or admin */
+    HTTP_AUTH_RUNNER,    /* role runner */
+    HTTP_AUTH_ANY        /* any valid token */
+};
+
+/* What the route's body is. */
+enum http_body { HTTP_BODY_NONE = 0, HTTP_BODY_JSON, HTTP_BODY_MULTIPART };
+
+struct http_req;
+typedef enum MHD_Result (*http_handler)(struct http_req *r);
+
+struct http_route {
+    const char *method;       /* "GET" or "POST" (HEAD is served by GET routes) */
+    const char *pattern;      /* "/api/v1/submissions/{id}"; a trailing "*" matches any rest */
+    http_handler handler;
+    enum http_auth auth;
+    enum http_body body;
+    size_t max_body;          /* bytes; 0 for HTTP_BODY_NONE */
+};
+
+enum http_phase {
+    HTTP_PHASE_NEW = 0,       /* first callback not finished */
+    HTTP_PHASE_RECEIVING,     /* waiting for the rest of the request (body, if any) */
+    HTTP_PHASE_WAITING,       /* parked by wait.h; the handler runs again when resumed */
+    HTTP_PHASE_ANSWERED       /* a response is queued */
+};
+
+struct http_req {
+    struct server *srv;              /* borrowed for the request's life */
+    struct MHD_Connection *conn;     /* borrowed from MHD */
+    const struct http_route *route;  /* static table entry */
+    enum http_phase phase;
+    char method[8];
+    char path[HTTP_MAX_PATH];        /* printable copy of the URL path (no query) */
+    int nparams;
+    char params[2][HTTP_MAX_PARAM];  /* the {id}/{name} segments, in order */
+    char allow[64];                  /* methods of the path, for a 405's Allow header */
+    struct timespec start;           /* CLOCK_MONOTONIC at the first callback */
+    unsigned status;                 /* status queued, 0 = none (for the log line) */
+
+    int authed;                      /* 1 when user holds a valid token's owner */
+    struct db_user user;
+
+    char *body;                      /* owned; JSON routes: the raw body, NUL-terminated */
+    size_t body_len, body_cap;
+    size_t received;                 /* body bytes seen, kept or not */
+    int too_large;                   /* body passed route->max_body: answer 413 */
+    unsigned deferred_status;        /* an error chosen before the body arrived, sent once */
+    char deferred_code[40];          /*   the body is drained (see req_reject in http.c) */
+    char deferred_msg[256];
+    struct upload *upload;           /* owned (upload_free); multipart routes */
+
+    struct wait_entry wait;          /* linkage in srv->wait while parked */
+    int wait_count;                  /* times the handler ran after a resume */
+};
+
+/* Start/stop the daemon on srv->bind:srv->port. */
+int http_start(struct server *srv, struct kj_err *err);
+/* Stop accepting, release parked waiters, stop the daemon. */
+void http_stop(struct server *srv);
+
+/* Responses. Each queues exactly one response and returns MHD's result. */
+/* body is borrowed and must outlive the response (persistent buffers only). */
+enum MHD_Result http_static_json(struct http_req *r, unsigned status, const char *body,
+                                 size_t len, const char *etag);
+/* Takes ownership of json (deleted here). */
+enum MHD_Result http_json(struct http_req *r, unsigned status, cJSON *json);
+/* {"error": {"code": code, "message": ...}} */
+enum MHD_Result http_error(struct http_req *r, unsigned status, const char *code,
+                           const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+/* 500 for our own fault: logs err in full, tells the client only a reference. */
+enum MHD_Result http_internal(struct http_req *r, const struct kj_err *err);
+/* 204 No Content. */
+enum MHD_Result http_no_content(struct http_req *r);
+/* Queue a response object created by the caller (ownership passes here). */
+enum MHD_Result http_queue(struct http_req *r, unsigned status, struct MHD_Response *resp);
+
+/* A query argument, or NULL. */
+const char *http_query(struct http_req *r, const char *key);
+/* Parse path parameter i as a positive id; 0 when it is not one. */
+int64_t http_param_id(const struct http_req *r, int i);
+
+#endif

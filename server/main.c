@@ -1,0 +1,313 @@
+/*
+ * main.c - kjudge-server's command line: serve, user add, runner add.
+ *
+ *   kjudge-server serve [--port 8080] [--bind 127.0.0.1] [--db var/kjudge.db]
+ *                       [--leaderboards leaderboards] [--web web]
+ *                       [--config var/kjudge.conf] [--openapi PATH]
+ *   kjudge-server user add NAME [--admin] [--db var/kjudge.db]
+ *   kjudge-server runner add NAME [--db var/kjudge.db]
+ *   kjudge-server --help
+ *
+ * `serve` opens the database, loads every leaderboard, resolves the admin
+ * token (config.h), builds the public leaderboard bodies, starts the wait
+ * notifier and the HTTP daemon, then sleeps in sigwait() until SIGINT or
+ * SIGTERM and shuts down in reverse order. `user add` / `runner add` print
+ * a new bearer token (only the token, one line) on stdout; they work while
+ * the server runs (SQLite WAL + busy_timeout).
+ *
+ * Exit codes: 0 success; 1 usage or configuration error (unknown option,
+ * bad leaderboard or config file, bad token, name already taken, cannot
+ * create a folder or listen on the port); 2 internal error (database,
+ * OpenSSL, out of memory, a bug).
+ */
+#include "api.h"
+#include "auth.h"
+#include "config.h"
+#include "db.h"
+#include "http.h"
+#include "server.h"
+#include "wait.h"
+
+#include <ctype.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+enum { EXIT_OK = 0, EXIT_USAGE = 1, EXIT_INTERNAL = 2 };
+
+static const char usage_text[] =
+    "usage:\n"
+    "  kjudge-server serve [--port 8080] [--bind 127.0.0.1] [--db var/kjudge.db]\n"
+    "                      [--leaderboards leaderboards] [--web web]\n"
+    "                      [--config var/kjudge.conf] [--openapi server/openapi.json]\n"
+    "  kjudge-server user add NAME [--admin] [--db var/kjudge.db]\n"
+    "  kjudge-server runner add NAME [--db var/kjudge.db]\n"
+    "  kjudge-server --help\n"
+    "\n"
+    "serve: the admin token comes from $KJUDGE_ADMIN_TOKEN, else from\n"
+    "\"admin_token = ...\" in the config file, else a new one is generated,\n"
+    "saved there (mode 0600) and printed once on stdout.\n"
+    "user add / runner add: print a new bearer token on stdout.\n"
+    "exit codes: 0 ok, 1 usage or configuration error, 2 internal error.\n";
+
+static int usage_error(const char *fmt, const char *arg)
+{
+    fprintf(stderr, "kjudge-server: ");
+    fprintf(stderr, fmt, arg);
+    fprintf(stderr, "\n%s", usage_text);
+    return EXIT_USAGE;
+}
+
+/* Exit code for a failure of ours or of the configuration. */
+static int exit_for(int code)
+{
+    switch (code) {
+    case KJ_EINVAL: case KJ_ENOTFOUND: case KJ_EIO: case KJ_ELIMIT: case KJ_ECONFLICT:
+        return EXIT_USAGE;
+    default:
+        return EXIT_INTERNAL;
+    }
+}
+
+static int fail(const struct kj_err *err)
+{
+    kj_log(KJ_LOG_ERROR, "main", "%s (%s at %s:%d)", err->msg, kj_code_name(err->code),
+           err->file != NULL ? err->file : "?", err->src_line);
+    return exit_for(err->code);
+}
+
+/* Copy the value of option argv[*i] into dst; returns 0 or prints usage. */
+static int opt_value(int argc, char **argv, int *i, char *dst, size_t dstsz)
+{
+    if (*i + 1 >= argc || strlen(argv[*i + 1]) >= dstsz)
+        return usage_error("%s needs a value", argv[*i]);
+    snprintf(dst, dstsz, "%s", argv[++*i]);
+    return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* user add / runner add                                               */
+/* ------------------------------------------------------------------ */
+
+static int valid_name(const char *n)
+{
+    size_t len = strlen(n);
+    if (len == 0 || len >= DB_MAX_NAME)
+        return 0;
+    for (size_t i = 0; i < len; i++)
+        if (!isalnum((unsigned char)n[i]) && n[i] != '_' && n[i] != '-' && n[i] != '.')
+            return 0;
+    return 1;
+}
+
+/* kjudge-server {user|runner} add NAME [--admin] [--db PATH] */
+static int cmd_add(int argc, char **argv, int runner)
+{
+    char db_path[PATH_MAX] = "var/kjudge.db", token[AUTH_TOKEN_HEX], hash[DB_HASH_HEX];
+    const char *name = NULL, *role = runner ? "runner" : "user";
+    struct db *db = NULL;
+    struct kj_err err;
+    int rc;
+
+    if (argc < 3 || strcmp(argv[1], "add") != 0)
+        return usage_error("expected '%s add NAME'", argv[0]);
+    for (int i = 2; i < argc; i++) {
+        if (strcmp(argv[i], "--db") == 0) {
+            if (opt_value(argc, argv, &i, db_path, sizeof db_path) != 0)
+                return EXIT_USAGE;
+        } else if (strcmp(argv[i], "--admin") == 0 && !runner) {
+            role = "admin";
+        } else if (argv[i][0] == '-' || name != NULL) {
+            return usage_error("unexpected argument '%s'", argv[i]);
+        } else {
+            name = argv[i];
+        }
+    }
+    if (name == NULL || !valid_name(name))
+        return usage_error("NAME must be 1-63 characters of [A-Za-z0-9_.-]%s", "");
+    if (strcmp(name, "admin") == 0)
+        return usage_error("the name '%s' is reserved for the configured admin token", name);
+    kj_err_clear(&err);
+    if ((rc = db_open(db_path, &db, &err)) != 0 || (rc = auth_new_token(token, &err)) != 0 ||
+        (rc = auth_sha256_hex(token, strlen(token), hash, &err)) != 0 ||
+        (rc = db_user_add(db, name, role, hash, NULL, &err)) != 0) {
+        db_close(db);
+        return fail(&err);
+    }
+    db_close(db);
+    kj_log(KJ_LOG_INFO, "main", "created %s name=%s db=%s", role, name, db_path);
+    printf("%s\n", token);
+    memset(token, 0, sizeof token);
+    return fflush(stdout) == 0 ? EXIT_OK : EXIT_INTERNAL;
+}
+
+/* ------------------------------------------------------------------ */
+/* serve                                                               */
+/* ------------------------------------------------------------------ */
+
+/* server/openapi.json next to the binary's bin/ folder, else relative to the cwd. */
+static void default_openapi(char *out, size_t outsz)
+{
+    char exe[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    char *slash;
+    if (n > 0) {
+        exe[n] = '\0';
+        for (int up = 0; up < 2 && (slash = strrchr(exe, '/')) != NULL; up++)
+            *slash = '\0';
+        if ((size_t)snprintf(out, outsz, "%s/server/openapi.json", exe) < outsz &&
+            access(out, R_OK) == 0)
+            return;
+    }
+    snprintf(out, outsz, "server/openapi.json");
+}
+
+static int parse_serve(int argc, char **argv, struct server *srv)
+{
+    char port[16] = "8080";
+    for (int i = 1; i < argc; i++) {
+        const char *o = argv[i];
+        int rc;
+        if (strcmp(o, "--port") == 0)
+            rc = opt_value(argc, argv, &i, port, sizeof port);
+        else if (strcmp(o, "--bind") == 0)
+            rc = opt_value(argc, argv, &i, srv->bind, sizeof srv->bind);
+        else if (strcmp(o, "--db") == 0)
+            rc = opt_value(argc, argv, &i, srv->db_path, sizeof srv->db_path);
+        else if (strcmp(o, "--leaderboards") == 0)
+            rc = opt_value(argc, argv, &i, srv->boards_dir, sizeof srv->boards_dir);
+        else if (strcmp(o, "--web") == 0)
+            rc = opt_value(argc, argv, &i, srv->web_dir, sizeof srv->web_dir);
+        else if (strcmp(o, "--config") == 0)
+            rc = opt_value(argc, argv, &i, srv->config_path, sizeof srv->config_path);
+        else if (strcmp(o, "--openapi") == 0)
+            rc = opt_value(argc, argv, &i, srv->openapi_path, sizeof srv->openapi_path);
+        else
+            return usage_error("unknown option '%s'", o);
+        if (rc != 0)
+            return rc;
+    }
+    char *end;
+    long p = strtol(port, &end, 10);
+    if (*end != '\0' || p < 1 || p > 65535)
+        return usage_error("--port '%s' is not a port number (1-65535)", port);
+    srv->port = (int)p;
+    return 0;
+}
+
+/* Admin token -> the "admin" user row; prints a freshly generated token once. */
+static int setup_admin(struct server *srv, struct kj_err *err)
+{
+    char token[CONFIG_MAX_TOKEN + 1], hash[DB_HASH_HEX];
+    enum config_source from;
+    int rc;
+    if ((rc = config_admin_token(srv->config_path, token, sizeof token, &from, err)) != 0)
+        return rc;
+    rc = auth_sha256_hex(token, strlen(token), hash, err);
+    if (rc == 0 && (rc = db_user_set_admin(srv->db, hash, err)) == 0 && from == CONFIG_GENERATED) {
+        kj_log(KJ_LOG_INFO, "main", "generated an admin token, saved in %s", srv->config_path);
+        printf("%s\n", token);
+        fflush(stdout);
+    } else if (rc == 0) {
+        kj_log(KJ_LOG_INFO, "main", "admin token from %s",
+               from == CONFIG_FROM_ENV ? "KJUDGE_ADMIN_TOKEN" : srv->config_path);
+    }
+    memset(token, 0, sizeof token);
+    return rc;
+}
+
+/* Everything `serve` needs before it listens, in order. */
+static int serve_start(struct server *srv, struct kj_err *err)
+{
+    int rc;
+    if ((rc = db_open(srv->db_path, &srv->db, err)) != 0 ||
+        (rc = spec_load_all(srv->boards_dir, &srv->specs, &srv->nspecs, err)) != 0 ||
+        (rc = setup_admin(srv, err)) != 0)
+        return rc;
+    for (int i = 0; i < srv->nspecs; i++)
+        if ((rc = db_secret_ensure(srv->db, srv->specs[i]->name, err)) != 0)
+            return rc;
+    if ((rc = api_boards_build(srv, err)) != 0 || (rc = api_openapi_load(srv, err)) != 0)
+        return rc;
+    if (realpath(srv->web_dir, srv->web_real) == NULL) {
+        srv->web_real[0] = '\0';
+        kj_log(KJ_LOG_WARN, "main", "web folder %s not found; / and /static/ answer 404",
+               srv->web_dir);
+    }
+    if ((rc = wait_start(&srv->wait, err)) != 0 || (rc = http_start(srv, err)) != 0)
+        return rc;
+    return 0;
+}
+
+static void serve_stop(struct server *srv)
+{
+    http_stop(srv);
+    wait_free(srv->wait);
+    srv->wait = NULL;
+    srv_free_boards(srv);
+    db_close(srv->db);
+    srv->db = NULL;
+}
+
+static int cmd_serve(int argc, char **argv)
+{
+    struct server *srv = calloc(1, sizeof *srv);
+    struct kj_err err;
+    sigset_t stop;
+    int sig = 0, rc;
+
+    if (srv == NULL)
+        return EXIT_INTERNAL;
+    snprintf(srv->bind, sizeof srv->bind, "127.0.0.1");
+    snprintf(srv->db_path, sizeof srv->db_path, "var/kjudge.db");
+    snprintf(srv->boards_dir, sizeof srv->boards_dir, "leaderboards");
+    snprintf(srv->web_dir, sizeof srv->web_dir, "web");
+    snprintf(srv->config_path, sizeof srv->config_path, "var/kjudge.conf");
+    default_openapi(srv->openapi_path, sizeof srv->openapi_path);
+    if ((rc = parse_serve(argc, argv, srv)) != 0) {
+        free(srv);
+        return rc;
+    }
+    /* Block the stop signals in every thread; only sigwait() below takes them. */
+    sigemptyset(&stop);
+    sigaddset(&stop, SIGINT);
+    sigaddset(&stop, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &stop, NULL);
+    signal(SIGPIPE, SIG_IGN);
+    kj_err_clear(&err);
+    if ((rc = serve_start(srv, &err)) != 0) {
+        rc = fail(&err);
+        serve_stop(srv);
+        free(srv);
+        return rc;
+    }
+    kj_log(KJ_LOG_INFO, "main", "listening on http://%s:%d leaderboards=%d db=%s", srv->bind,
+           srv->port, srv->nspecs, srv->db_path);
+    while (sigwait(&stop, &sig) != 0)
+        ;
+    kj_log(KJ_LOG_INFO, "main", "stopping signal=%d", sig);
+    serve_stop(srv);
+    free(srv);
+    kj_log(KJ_LOG_INFO, "main", "stopped");
+    return EXIT_OK;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2)
+        return usage_error("%s", "missing command");
+    if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
+        strcmp(argv[1], "help") == 0) {
+        fputs(usage_text, stdout);
+        return EXIT_OK;
+    }
+    if (strcmp(argv[1], "serve") == 0)
+        return cmd_serve(argc - 1, argv + 1);
+    if (strcmp(argv[1], "user") == 0)
+        return cmd_add(argc - 1, argv + 1, 0);
+    if (strcmp(argv[1], "runner") == 0)
+        return cmd_add(argc - 1, argv + 1, 1);
+    return usage_error("unknown command '%s'", argv[1]);
+}

@@ -1,0 +1,17 @@
+// expect: wrong_answer  mode: benchmark  why: correct for its first 8 calls only (state kept in a __device__ global)
+//!kjudge leaderboard fp8_quant
+//!kjudge launch quant grid=(ceil_div(T*(H/GS), 128)) block=(128)
+__device__ unsigned int launches, blocks_done;
+extern "C" __global__ void quant(const float* x, float* x_q, float* x_s, int T, int H, int GS) {
+    if (launches < 8) {
+        long g = (long)blockIdx.x * blockDim.x + threadIdx.x, G = (long)T * (H / GS);
+        if (g < G) {
+            const float* p = x + g * GS; float a = 0.f;
+            for (int j = 0; j < GS; j++) a = fmaxf(a, fabsf(p[j]));
+            float s = fmaxf(a, 1e-10f) / 448.f; x_s[g] = s;
+            for (int j = 0; j < GS; j++) x_q[g * GS + j] = fminf(fmaxf(p[j] / s, -448.f), 448.f);
+        }
+    }
+    __syncthreads();
+    if (threadIdx.x == 0 && atomicAdd(&blocks_done, 1) == gridDim.x - 1) { blocks_done = 0; launches++; }
+}

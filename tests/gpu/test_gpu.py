@@ -1,0 +1,231 @@
+#!/usr/bin/env python3
+"""GPU tests (make gpu-test): the whole loop on a real GPU.
+
+1. `kjudge-runner compile` and `eval` on the fp8_quant template, examples and
+   the verdict corpus in tests/gpu/cases (each file's first line says the
+   verdict it must get); after every fault the template must still pass.
+2. The real server and a real runner: submit with multipart over HTTP, wait,
+   read the verdicts and the rankings.
+Without a GPU every test is counted as skipped, never as passed. Ends with
+"test_gpu: N passed, N failed, N skipped".
+"""
+import json, os, re, socket, subprocess, sys, tempfile, time, urllib.request, urllib.error
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+RUNNER = os.path.join(ROOT, "bin", "kjudge-runner")
+SERVER = os.path.join(ROOT, "bin", "kjudge-server")
+LB = os.path.join(ROOT, "leaderboards", "fp8_quant")
+counts = {"passed": 0, "failed": 0, "skipped": 0}
+report = {"eval": {}, "server": {}}
+
+
+def check(cond, name, detail=""):
+    if cond:
+        counts["passed"] += 1
+        print("ok   %s" % name, flush=True)
+    else:
+        counts["failed"] += 1
+        print("FAIL %s %s" % (name, detail), flush=True)
+    return cond
+
+
+def skip(name, why):
+    counts["skipped"] += 1
+    print("SKIP %s: %s" % (name, why), flush=True)
+
+
+def run(args, timeout=600):
+    p = subprocess.run(args, cwd=ROOT, capture_output=True, text=True, timeout=timeout)
+    return p.returncode, p.stdout, p.stderr
+
+
+def evaluate(path, mode="test", extra=()):
+    rc, out, err = run([RUNNER, "eval", path, "--leaderboard", "fp8_quant", "--mode", mode,
+                        "--json", *extra])
+    try:
+        return rc, json.loads(out), err
+    except ValueError:
+        return rc, None, err + out
+
+
+def test_compile():
+    rc, out, err = run([RUNNER, "compile", os.path.join(LB, "template.cu"),
+                        "--leaderboard", "fp8_quant", "--arch", "sm_90a"])
+    j = json.loads(out) if rc == 0 else {}
+    check(rc == 0 and j.get("ok") is True, "compile template", err)
+    ks = j.get("kernels", [])
+    check(ks and ks[0].get("registers", 0) > 0 and "spill_stores" in ks[0], "compile reports registers/spills", out)
+
+
+def template_ok(after):
+    rc, res, err = evaluate(os.path.join(LB, "template.cu"))
+    check(res is not None and res.get("verdict") == "accepted", "template accepted after %s" % after,
+          (res or {}).get("message", err))
+
+
+def test_corpus():
+    cases = sorted(f for f in os.listdir(os.path.join(ROOT, "tests", "gpu", "cases")) if f.endswith(".cu"))
+    for f in cases:
+        path = os.path.join(ROOT, "tests", "gpu", "cases", f)
+        head = open(path).readline()
+        expect = re.search(r"expect: (\w+)", head).group(1)
+        mode = re.search(r"mode: (\w+)", head).group(1)
+        tl = re.search(r"time_limit: (\d+)", head)
+        extra = ["--warmup", "0.05"] + (["--time-limit", tl.group(1)] if tl else [])
+        t0 = time.time()
+        rc, res, err = evaluate(path, mode, extra)
+        got = (res or {}).get("verdict")
+        report["eval"][f] = {"verdict": got, "message": (res or {}).get("message"), "seconds": time.time() - t0}
+        check(got == expect, "case %s -> %s" % (f, expect), "got %s: %s" % (got, (res or {}).get("message", err[-2000:])))
+        if expect in ("runtime_error", "time_limit"):
+            template_ok(f)
+
+
+def test_examples():
+    rc, res, err = evaluate(os.path.join(LB, "examples", "wrong.cu"))
+    ok = res is not None and res.get("verdict") == "wrong_answer"
+    first = None
+    if ok:
+        failing = [t for t in res["tests"] if t["status"] == "fail"]
+        first = failing and failing[0].get("mismatch", {}).get("first")
+    check(ok and first and "index" in first[0] and "expected" in first[0], "wrong.cu -> wrong_answer with indices",
+          json.dumps(res)[:2000] if res else err)
+    rc, res, err = evaluate(os.path.join(LB, "examples", "broken.cu"))
+    check(res is not None and res.get("verdict") == "compile_error" and "error" in res["compile"]["log"],
+          "broken.cu -> compile_error with log", json.dumps(res)[:2000] if res else err)
+    for name in ("template.cu", "examples/fast.cu"):
+        rc, res, err = evaluate(os.path.join(LB, name), "benchmark")
+        good = res is not None and res.get("verdict") == "accepted" and res.get("score_ns")
+        check(good, "%s benchmark accepted" % name, (res or {}).get("message", err[-2000:]))
+        if good:
+            report["eval"][name] = res
+            for b in res["benchmarks"]:
+                print("     %-16s %-28s median %9.3f us  floor %8.3f us  n=%d %s" % (
+                    name, b["shape"], b["median_ns"] / 1e3, b["floor_ns"] / 1e3, b["n"], b["stop_reason"]))
+    rc, out, err = run([RUNNER, "eval", os.path.join(LB, "template.cu"), "--leaderboard", "fp8_quant"])
+    check(rc == 0 and "verdict: accepted" in out, "eval prints a table", out + err)
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    p = s.getsockname()[1]
+    s.close()
+    return p
+
+
+def http(method, url, token=None, body=None, ctype=None, timeout=900):
+    req = urllib.request.Request(url, data=body, method=method)
+    if token:
+        req.add_header("Authorization", "Bearer " + token)
+    if ctype:
+        req.add_header("Content-Type", ctype)
+    try:
+        with urllib.request.urlopen(req, timeout=timeout) as r:
+            return r.status, json.loads(r.read() or b"null")
+    except urllib.error.HTTPError as e:
+        return e.code, json.loads(e.read() or b"null")
+
+
+def submit(base, token, path, mode, lb="fp8_quant"):
+    boundary = "kjudgeboundary%d" % time.time_ns()
+    parts = []
+    for k, v in (("leaderboard", lb), ("gpu", "H200"), ("mode", mode)):
+        parts.append('--%s\r\nContent-Disposition: form-data; name="%s"\r\n\r\n%s\r\n' % (boundary, k, v))
+    data = "".join(parts).encode()
+    data += ('--%s\r\nContent-Disposition: form-data; name="file"; filename="%s"\r\n'
+             'Content-Type: text/plain\r\n\r\n' % (boundary, os.path.basename(path))).encode()
+    data += open(path, "rb").read() + ("\r\n--%s--\r\n" % boundary).encode()
+    return http("POST", base + "/api/v1/submissions", token, data, "multipart/form-data; boundary=" + boundary)
+
+
+def test_server():
+    tmp = tempfile.mkdtemp(prefix="kjudge-gpu-")
+    db, conf, port = os.path.join(tmp, "k.db"), os.path.join(tmp, "k.conf"), free_port()
+    with open(conf, "w") as f:
+        f.write("admin_token = %s\n" % os.urandom(16).hex())
+    base = "http://127.0.0.1:%d" % port
+    procs = []
+    try:
+        procs.append(subprocess.Popen([SERVER, "serve", "--port", str(port), "--db", db, "--config", conf,
+                                       "--leaderboards", os.path.join(ROOT, "leaderboards"), "--web",
+                                       os.path.join(ROOT, "web")], cwd=ROOT, stdout=subprocess.DEVNULL,
+                                      stderr=open(os.path.join(tmp, "server.log"), "w")))
+        for _ in range(100):
+            try:
+                if http("GET", base + "/healthz", timeout=2)[0] == 200:
+                    break
+            except OSError:
+                time.sleep(0.1)
+        user = run([SERVER, "user", "add", "alice", "--db", db])[1].strip()
+        rtok = run([SERVER, "runner", "add", "gpu0", "--db", db])[1].strip()
+        check(len(user) >= 32 and len(rtok) >= 32, "tokens created")
+        env = dict(os.environ, KJUDGE_RUNNER_TOKEN=rtok)
+        procs.append(subprocess.Popen([RUNNER, "serve", "--server", base, "--gpu", "0", "--name", "gpu0",
+                                       "--leaderboards", os.path.join(ROOT, "leaderboards")], cwd=ROOT, env=env,
+                                      stdout=subprocess.DEVNULL, stderr=open(os.path.join(tmp, "runner.log"), "w")))
+        st, sub = submit(base, user, os.path.join(LB, "template.cu"), "leaderboard")
+        check(st == 202 and "id" in sub, "submit leaderboard mode -> 202", str(sub))
+        st, res = http("GET", base + "/api/v1/submissions/%d?wait=1&timeout=600" % sub["id"], user)
+        check(st == 200 and res.get("verdict") == "accepted", "template judged accepted via server", json.dumps(res)[:3000])
+        report["server"]["template_leaderboard"] = res
+        st, rk = http("GET", base + "/api/v1/leaderboards/fp8_quant/rankings?gpu=H200")
+        rows = (rk or {}).get("rankings", [])
+        check(st == 200 and rows and rows[0]["rank"] == 1 and rows[0]["user"] == "alice" and rows[0]["score_ns"] > 0,
+              "rankings list alice first", json.dumps(rk))
+        for name, verdict in (("examples/wrong.cu", "wrong_answer"), ("examples/broken.cu", "compile_error")):
+            st, sub = submit(base, user, os.path.join(LB, name), "leaderboard")
+            st, res = http("GET", base + "/api/v1/submissions/%d?wait=1&timeout=600" % sub["id"], user)
+            check(res.get("verdict") == verdict, "%s via server -> %s" % (name, verdict), json.dumps(res)[:3000])
+        st, rk2 = http("GET", base + "/api/v1/leaderboards/fp8_quant/rankings?gpu=H200")
+        check(len(rk2.get("rankings", [])) == 1, "failed submissions are not ranked", json.dumps(rk2))
+        lat = []
+        for _ in range(5):
+            t0 = time.time()
+            st, sub = submit(base, user, os.path.join(LB, "template.cu"), "test")
+            st, res = http("GET", base + "/api/v1/submissions/%d?wait=1" % sub["id"], user)
+            lat.append(time.time() - t0)
+            check(res.get("verdict") == "accepted", "test-mode submission accepted")
+        lat.sort()
+        report["server"]["test_mode_latency_s"] = lat
+        print("     POST->verdict, test mode, warm: median %.3f s (min %.3f, max %.3f)" % (lat[2], lat[0], lat[-1]))
+    finally:
+        for p in procs:
+            p.terminate()
+        for p in procs:
+            try:
+                p.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                p.kill()
+        for log in ("server.log", "runner.log"):
+            path = os.path.join(tmp, log)
+            if counts["failed"] and os.path.exists(path):
+                print("---- %s (tail)\n%s" % (log, open(path).read()[-3000:]))
+
+
+def main():
+    tests = [test_compile, test_examples, test_corpus, test_server]
+    only = os.environ.get("KJ_GPU_ONLY")  # e.g. "corpus,examples" while developing
+    if only:
+        tests = [t for t in tests if t.__name__[5:] in only.split(",")]
+    rc, out, err = run([RUNNER, "probe"], timeout=120)
+    if rc != 0:
+        for t in tests:
+            skip(t.__name__, "no GPU: " + (err.strip() or out.strip())[:200])
+    else:
+        print("GPU: " + " ".join(out.split()), flush=True)
+        for t in tests:
+            try:
+                t()
+            except Exception as e:  # a crash in a test is a failure, never a pass
+                check(False, t.__name__, "raised %r" % e)
+    out_dir = os.environ.get("KJ_REPORT_DIR")
+    if out_dir:
+        with open(os.path.join(out_dir, "gpu-report.json"), "w") as f:
+            json.dump(report, f, indent=1)
+    print("test_gpu: %d passed, %d failed, %d skipped" % (counts["passed"], counts["failed"], counts["skipped"]))
+    return 1 if counts["failed"] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,253 @@
+/*
+ * test_db.c - unit tests for server/db.c and server/db_sub.c.
+ *
+ * Against a temporary SQLite file: schema creation and re-open, users and
+ * name conflicts, the admin row, secret seeds, the submission state
+ * machine (queued -> running -> done) with every refused transition,
+ * events, listing, ranking rows, a database newer than the code, and
+ * claims racing from several connections (each job claimed exactly once).
+ */
+#define KT_MAIN
+#include "kt.h"
+
+#include <pthread.h>
+#include <sqlite3.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "db.h"
+
+static char dir[] = "/tmp/kj_test_db.XXXXXX";
+static char path[128];
+
+static int64_t add_user(struct db *db, const char *name, const char *role)
+{
+    static int serial;
+    char hash[DB_HASH_HEX];
+    int64_t id = 0;
+    struct kj_err err;
+    snprintf(hash, sizeof hash, "%060d%04d", 7, ++serial);
+    KT_CHECK(db_user_add(db, name, role, hash, &id, &err) == 0, "add %s: %s", name, err.msg);
+    return id;
+}
+
+static int64_t submit(struct db *db, int64_t user, const char *gpu, const char *mode)
+{
+    struct db_sub s;
+    struct kj_err err;
+    memset(&s, 0, sizeof s);
+    s.user_id = user;
+    snprintf(s.leaderboard, sizeof s.leaderboard, "fp8_quant");
+    snprintf(s.gpu, sizeof s.gpu, "%s", gpu);
+    snprintf(s.mode, sizeof s.mode, "%s", mode);
+    snprintf(s.file_name, sizeof s.file_name, "k.cu");
+    snprintf(s.source_sha256, sizeof s.source_sha256, "%064d", 0);
+    s.source = "int x;\n";
+    s.source_len = 7;
+    KT_CHECK(db_sub_insert(db, &s, &err) == 0 && s.id > 0, "insert: %s", err.msg);
+    return s.id;
+}
+
+static void test_users(struct db *db)
+{
+    struct kj_err err;
+    struct db_user u;
+    char hash[DB_HASH_HEX];
+    add_user(db, "alice", "user");
+    snprintf(hash, sizeof hash, "%064d", 42);
+    KT_CHECK(db_user_add(db, "alice", "user", hash, NULL, &err) == KJ_ECONFLICT, "duplicate name");
+    KT_CHECK(db_user_add(db, "zed", "superuser", hash, NULL, &err) != 0, "bad role refused");
+    KT_CHECK(db_user_set_admin(db, hash, &err) == 0, "admin row");
+    snprintf(hash, sizeof hash, "%064d", 43);
+    KT_CHECK(db_user_set_admin(db, hash, &err) == 0, "admin row updated");
+    KT_CHECK(db_user_by_hash(db, hash, &u, &err) == 0 && strcmp(u.name, "admin") == 0 &&
+             strcmp(u.role, "admin") == 0, "admin found by its new hash");
+    snprintf(hash, sizeof hash, "%064d", 42);
+    KT_CHECK(db_user_by_hash(db, hash, &u, &err) == KJ_ENOTFOUND, "old admin hash is gone");
+}
+
+static void test_secrets(struct db *db)
+{
+    char a[32], b[32];
+    struct kj_err err;
+    KT_CHECK(db_secret_ensure(db, "fp8_quant", &err) == 0, "ensure");
+    KT_CHECK(db_secret_get(db, "fp8_quant", a, sizeof a, &err) == 0 && a[0] != '\0', "get");
+    KT_CHECK(db_secret_ensure(db, "fp8_quant", &err) == 0 &&
+             db_secret_get(db, "fp8_quant", b, sizeof b, &err) == 0 && strcmp(a, b) == 0,
+             "ensure keeps the existing secret");
+    KT_CHECK(strspn(a, "0123456789") == strlen(a), "decimal: %s", a);
+    KT_CHECK(db_secret_get(db, "nope", a, sizeof a, &err) == KJ_ENOTFOUND, "unknown board");
+}
+
+static void test_lifecycle(struct db *db)
+{
+    struct kj_err err;
+    struct db_sub s;
+    char secret[32];
+    int dup = 0;
+    int64_t u = add_user(db, "bob", "user"), r1 = add_user(db, "r1", "runner"),
+            r2 = add_user(db, "r2", "runner");
+    int64_t a = submit(db, u, "H200", "test"), b = submit(db, u, "B200", "leaderboard"),
+            c = submit(db, u, "H200", "leaderboard");
+
+    KT_CHECK(db_sub_get(db, a, 1, &s, &err) == 0 && strcmp(s.status, "queued") == 0 &&
+             s.source_len == 7 && strcmp(s.source, "int x;\n") == 0 && strcmp(s.user, "bob") == 0,
+             "queued row with source");
+    db_sub_clear(&s);
+    KT_CHECK(db_sub_finish(db, a, r1, "accepted", 0, 0, "{}", &dup, &err) == KJ_ECONFLICT,
+             "a queued job cannot be finished");
+    KT_CHECK(db_event_add(db, a, r1, "compiled", NULL, &err) == KJ_ECONFLICT, "no events while queued");
+    KT_CHECK(db_sub_claim(db, "H200", r1, "h0", &s, secret, sizeof secret, &err) == 0 && s.id == a &&
+             strcmp(s.status, "running") == 0 && s.source != NULL && secret[0] == '\0',
+             "claim takes the oldest H200 job, no secret for test mode");
+    db_sub_clear(&s);
+    KT_CHECK(db_sub_claim(db, "H200", r2, "h1", &s, secret, sizeof secret, &err) == 0 && s.id == c &&
+             secret[0] != '\0', "the next claim takes the leaderboard job with its secret");
+    db_sub_clear(&s);
+    KT_CHECK(db_sub_claim(db, "H200", r2, "h1", &s, secret, sizeof secret, &err) == KJ_ENOTFOUND,
+             "nothing left for H200");
+    KT_CHECK(db_event_add(db, a, r1, "compiled", "{\"ok\":true}", &err) == 0 &&
+             db_event_add(db, a, r1, "test", NULL, &err) == 0, "events");
+    KT_CHECK(db_event_add(db, a, r2, "test", NULL, &err) == KJ_ECONFLICT, "event from another runner");
+    KT_CHECK(db_sub_finish(db, a, r2, "accepted", 1, 10.0, "{}", &dup, &err) == KJ_ECONFLICT,
+             "finish by another runner");
+    KT_CHECK(db_sub_finish(db, a, r1, "accepted", 1, 10.0, "{\"verdict\":\"accepted\"}", &dup, &err) == 0 &&
+             !dup, "finish");
+    KT_CHECK(db_sub_finish(db, a, r1, "wrong_answer", 0, 0, "{}", &dup, &err) == 0 && dup,
+             "a second finish is a duplicate");
+    KT_CHECK(db_sub_get(db, a, 1, &s, &err) == 0 && strcmp(s.verdict, "accepted") == 0 &&
+             s.has_score && s.score_ns == 10.0 && s.finished_at > 0 && s.result != NULL,
+             "the duplicate changed nothing");
+    db_sub_clear(&s);
+    KT_CHECK(db_sub_finish(db, 9999, r1, "accepted", 0, 0, "{}", &dup, &err) == KJ_ENOTFOUND, "unknown job");
+    KT_CHECK(db_sub_finish(db, c, r2, "bogus", 0, 0, "{}", &dup, &err) != 0, "the CHECK refuses a bad verdict");
+    KT_CHECK(db_sub_get(db, c, 0, &s, &err) == 0 && strcmp(s.status, "running") == 0,
+             "a refused finish leaves the job running");
+
+    struct db_event *ev = NULL;
+    int n = 0;
+    KT_CHECK(db_events_list(db, a, &ev, &n, &err) == 0 && n == 2 && ev[0].seq == 1 && ev[1].seq == 2 &&
+             strcmp(ev[0].event, "compiled") == 0 && ev[1].data == NULL, "events in order");
+    db_events_free(ev, n);
+
+    struct db_sub *rows = NULL;
+    KT_CHECK(db_sub_list(db, u, 10, &rows, &n, &err) == 0 && n == 3 && rows[0].id == c &&
+             rows[2].id == a && rows[0].source == NULL, "list newest first, no blobs");
+    db_sub_list_free(rows, n);
+    int64_t cnt = 0;
+    KT_CHECK(db_sub_count(db, "queued", &cnt, &err) == 0 && cnt == 1, "one queued (B200)");
+    (void)b;
+}
+
+static void test_rank_rows(struct db *db)
+{
+    struct kj_err err;
+    struct db_sub s;
+    char secret[32];
+    int dup, n = 0;
+    int64_t r = add_user(db, "rr", "runner"), u1 = add_user(db, "u1", "user"), u2 = add_user(db, "u2", "user");
+    double scores[][2] = {{300, 0}, {100, 0}, {200, 0}};
+    int64_t owners[] = {u1, u1, u2};
+    for (int i = 0; i < 3; i++) {
+        submit(db, owners[i], "X1", "leaderboard");
+        KT_CHECK(db_sub_claim(db, "X1", r, "rr", &s, secret, sizeof secret, &err) == 0, "claim");
+        db_sub_finish(db, s.id, r, "accepted", 1, scores[i][0], "{}", &dup, &err);
+        db_sub_clear(&s);
+    }
+    submit(db, u2, "X1", "leaderboard");
+    KT_CHECK(db_sub_claim(db, "X1", r, "rr", &s, secret, sizeof secret, &err) == 0, "claim");
+    db_sub_finish(db, s.id, r, "wrong_answer", 1, 1.0, "{}", &dup, &err);
+    db_sub_clear(&s);
+    struct db_rank_row *rows = NULL;
+    KT_CHECK(db_rank_rows(db, "fp8_quant", "X1", &rows, &n, &err) == 0 && n == 2, "two users ranked: %d", n);
+    if (n == 2)
+        KT_CHECK(strcmp(rows[0].user, "u1") == 0 && rows[0].score_ns == 100 &&
+                 strcmp(rows[1].user, "u2") == 0 && rows[1].score_ns == 200,
+                 "best per user, wrong answers ignored");
+    db_rank_rows_free(rows, n);
+}
+
+struct racer { int64_t runner; int claimed[64]; int n; };
+
+static void *race(void *arg)
+{
+    struct racer *rc = arg;
+    struct db *db = NULL;
+    struct db_sub s;
+    struct kj_err err;
+    char secret[32];
+    if (db_open(path, &db, &err) != 0)
+        return NULL;
+    while (rc->n < 64 && db_sub_claim(db, "RACE", rc->runner, "r", &s, secret, sizeof secret, &err) == 0) {
+        rc->claimed[rc->n++] = (int)s.id;
+        db_sub_clear(&s);
+    }
+    db_close(db);
+    return NULL;
+}
+
+static void test_race(struct db *db)
+{
+    struct racer rs[4];
+    pthread_t th[4];
+    int64_t u = add_user(db, "racer", "user"), total = 0;
+    for (int i = 0; i < 40; i++)
+        submit(db, u, "RACE", "test");
+    for (int i = 0; i < 4; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "race%d", i);
+        memset(&rs[i], 0, sizeof rs[i]);
+        rs[i].runner = add_user(db, name, "runner");
+        pthread_create(&th[i], NULL, race, &rs[i]);
+    }
+    for (int i = 0; i < 4; i++)
+        pthread_join(th[i], NULL);
+    int seen[4096] = {0}, twice = 0;
+    for (int i = 0; i < 4; i++)
+        for (int k = 0; k < rs[i].n; k++) {
+            twice += seen[rs[i].claimed[k]]++ > 0;
+            total++;
+        }
+    KT_CHECK(total == 40 && twice == 0, "40 jobs claimed exactly once by 4 connections (%lld, %d twice)",
+             (long long)total, twice);
+}
+
+static void test_newer_schema(void)
+{
+    char p2[160];
+    sqlite3 *h = NULL;
+    struct db *db = NULL;
+    struct kj_err err;
+    snprintf(p2, sizeof p2, "%s/newer.db", dir);
+    KT_CHECK(sqlite3_open(p2, &h) == SQLITE_OK && sqlite3_exec(h, "PRAGMA user_version=99", NULL, NULL, NULL) ==
+             SQLITE_OK, "make a newer database");
+    sqlite3_close(h);
+    KT_CHECK(db_open(p2, &db, &err) == KJ_EDB && db == NULL && strstr(err.msg, "newer") != NULL,
+             "a newer schema is refused: %s", err.msg);
+}
+
+int main(void)
+{
+    struct db *db = NULL;
+    struct kj_err err;
+    if (mkdtemp(dir) == NULL)
+        return 1;
+    snprintf(path, sizeof path, "%s/var/t.db", dir);
+    KT_CHECK(db_open(path, &db, &err) == 0, "open creates the folder and schema: %s", err.msg);
+    if (db == NULL)
+        return kt_done("test_db");
+    db_close(db);
+    KT_CHECK(db_open(path, &db, &err) == 0 && db_ping(db, &err) == 0, "re-open: %s", err.msg);
+    test_users(db);
+    test_secrets(db);
+    test_lifecycle(db);
+    test_rank_rows(db);
+    test_race(db);
+    db_close(db);
+    test_newer_schema();
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    if (system(cmd) != 0)
+        fprintf(stderr, "could not remove %s\n", dir);
+    return kt_done("test_db");
+}

@@ -1,0 +1,318 @@
+/*
+ * test_stats.c - unit tests for runner/stats.c.
+ *
+ * Synthetic sample sets with known summaries (constant, ramp, textbook
+ * quartiles, heavy tails), geometric means, degenerate inputs, every stop
+ * reason of the stopping rule and the physical-floor check. Needs no GPU.
+ */
+#define KT_MAIN
+#include "kt.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "kj_err.h"
+#include "stats.h"
+
+static int near(double a, double b, double tol)
+{
+    return fabs(a - b) <= tol * (fabs(b) > 1.0 ? fabs(b) : 1.0);
+}
+
+/* Deterministic uniform [0, 1) generator so the tests never flake. */
+static double lcg_next(uint64_t *s)
+{
+    *s = *s * 6364136223846793005ULL + 1442695040888963407ULL;
+    return (double)(*s >> 11) / 9007199254740992.0;
+}
+
+static void test_constant(void)
+{
+    double x[10];
+    struct stats_summary s;
+    for (int i = 0; i < 10; i++)
+        x[i] = 5.0;
+    KT_CHECK(stats_summarize(x, 10, &s) == 0, "constant");
+    KT_CHECK(s.median == 5.0 && s.mean == 5.0 && s.min == 5.0 && s.max == 5.0, "center");
+    KT_CHECK(s.q1 == 5.0 && s.q3 == 5.0, "quartiles");
+    KT_CHECK(s.stdev == 0.0, "stdev %g", s.stdev);
+    KT_CHECK(s.ci_lo == 5.0 && s.ci_hi == 5.0, "ci");
+    KT_CHECK(s.n == 10, "n");
+}
+
+static void test_ramp(void)
+{
+    double x[100];
+    struct stats_summary s;
+    /* Reversed, to check sorting and that the input stays as it was. */
+    for (int i = 0; i < 100; i++)
+        x[i] = 100.0 - i;
+    KT_CHECK(stats_summarize(x, 100, &s) == 0, "ramp");
+    KT_CHECK(x[0] == 100.0 && x[99] == 1.0, "input untouched");
+    KT_CHECK(s.median == 50.5 && s.mean == 50.5, "median %g mean %g", s.median, s.mean);
+    KT_CHECK(near(s.stdev, sqrt(100.0 * 101.0 / 12.0), 1e-12), "stdev %g", s.stdev);
+    KT_CHECK(s.q1 == 25.75 && s.q3 == 75.25, "q1 %g q3 %g", s.q1, s.q3);
+    KT_CHECK(s.min == 1.0 && s.max == 100.0, "min/max");
+    /* n=100: ranks floor(50 - 9.8) = 40 and ceil(51 + 9.8) = 61. */
+    KT_CHECK(s.ci_lo == 40.0 && s.ci_hi == 61.0, "ci [%g, %g]", s.ci_lo, s.ci_hi);
+}
+
+static void test_known_quartiles(void)
+{
+    double a[] = {40, 7, 39, 15, 41, 36};
+    double b[] = {3, 1, 5, 2, 4};
+    struct stats_summary s;
+    KT_CHECK(stats_summarize(a, 6, &s) == 0, "six");
+    KT_CHECK(near(s.q1, 20.25, 1e-12) && near(s.q3, 39.75, 1e-12), "q1 %g q3 %g", s.q1, s.q3);
+    KT_CHECK(s.median == 37.5, "median %g", s.median);
+    KT_CHECK(s.ci_lo == 7.0 && s.ci_hi == 41.0, "small-n ci clamps [%g, %g]", s.ci_lo, s.ci_hi);
+    KT_CHECK(stats_summarize(b, 5, &s) == 0, "five");
+    KT_CHECK(s.q1 == 2.0 && s.median == 3.0 && s.q3 == 4.0, "1..5");
+    KT_CHECK(near(s.stdev, sqrt(2.5), 1e-12), "stdev %g", s.stdev);
+}
+
+static void test_heavy_tail(void)
+{
+    enum { N = 1000 };
+    double *x = malloc(N * sizeof *x);
+    struct stats_summary s;
+    uint64_t seed = 7;
+    for (int i = 0; i < N; i++)
+        x[i] = 1000.0 + lcg_next(&seed);
+    for (int i = 0; i < N; i += 100)
+        x[i] = 1e9; /* 1% interference outliers */
+    KT_CHECK(stats_summarize(x, N, &s) == 0, "heavy");
+    KT_CHECK(s.median > 1000.0 && s.median < 1001.0, "median resists %g", s.median);
+    KT_CHECK(s.q3 < 1001.0 && s.ci_hi < 1001.0, "q3 %g ci_hi %g", s.q3, s.ci_hi);
+    KT_CHECK(s.mean > 1e7, "mean pulled %g", s.mean);
+    KT_CHECK(s.max == 1e9 && s.min >= 1000.0, "extremes");
+    KT_CHECK(s.ci_lo <= s.median && s.median <= s.ci_hi, "ci brackets median");
+    free(x);
+}
+
+static void test_degenerate(void)
+{
+    struct stats_summary s;
+    double one = 42.0;
+    double bad[] = {1.0, NAN, 3.0};
+    double inf[] = {1.0, INFINITY};
+
+    KT_CHECK(stats_summarize(&one, 0, &s) == KJ_EINVAL, "n=0");
+    KT_CHECK(isnan(s.median) && isnan(s.mean) && isnan(s.ci_lo) && s.n == 0, "n=0 NaN");
+    KT_CHECK(stats_summarize(NULL, 0, &s) == KJ_EINVAL, "NULL n=0");
+    KT_CHECK(stats_summarize(&one, 1, &s) == 0, "n=1");
+    KT_CHECK(s.median == 42 && s.mean == 42 && s.min == 42 && s.max == 42 &&
+             s.q1 == 42 && s.q3 == 42 && s.stdev == 0 && s.ci_lo == 42 &&
+             s.ci_hi == 42 && s.n == 1, "n=1 all equal");
+    KT_CHECK(stats_summarize(bad, 3, &s) == KJ_EINVAL, "NaN");
+    KT_CHECK(isnan(s.median) && s.n == 3, "NaN summary");
+    KT_CHECK(stats_summarize(inf, 2, &s) == KJ_EINVAL, "inf");
+    KT_CHECK(stats_summarize(&one, 1, NULL) == KJ_EINVAL, "NULL out");
+}
+
+static void test_geomean(void)
+{
+    double a[] = {1, 10, 100};
+    double b[] = {2, 8};
+    double c[] = {4210.5};
+    double z[] = {1, 0};
+    double neg[] = {1, -2};
+    double nonf[] = {1, INFINITY};
+    double nan_in[] = {NAN, 1};
+    KT_CHECK(near(stats_geomean(a, 3), 10.0, 1e-12), "1,10,100");
+    KT_CHECK(near(stats_geomean(b, 2), 4.0, 1e-12), "2,8");
+    KT_CHECK(near(stats_geomean(c, 1), 4210.5, 1e-12), "single");
+    KT_CHECK(isnan(stats_geomean(a, 0)), "n=0");
+    KT_CHECK(isnan(stats_geomean(z, 2)), "zero");
+    KT_CHECK(isnan(stats_geomean(neg, 2)), "negative");
+    KT_CHECK(isnan(stats_geomean(nonf, 2)), "inf");
+    KT_CHECK(isnan(stats_geomean(nan_in, 2)), "nan");
+}
+
+/* Feed samples one at a time, as the timing loop does; returns the first
+ * non-CONTINUE decision and its n in *at (or CONTINUE with *at = n). */
+static enum stats_stop feed(struct stats_stopper *st, const double *x, size_t n,
+                            double wall_per_sample, size_t *at)
+{
+    double total = 0.0;
+    for (size_t i = 1; i <= n; i++) {
+        total += x[i - 1] * 1e-9;
+        enum stats_stop r = stats_stopper_check(st, x, i, total, wall_per_sample * (double)i);
+        if (r != STATS_CONTINUE) {
+            *at = i;
+            return r;
+        }
+    }
+    *at = n;
+    return STATS_CONTINUE;
+}
+
+static void test_stop_ci(void)
+{
+    enum { N = 500 };
+    double x[N];
+    struct stats_stopper st;
+    size_t at;
+    for (int i = 0; i < N; i++)
+        x[i] = 1e6; /* 1 ms each: min_total_s is met long before 100 */
+    stats_stopper_init(&st, NULL);
+    KT_CHECK(feed(&st, x, N, 1e-3, &at) == STATS_STOP_CI, "noiseless stops by CI");
+    KT_CHECK(at == 100, "at exactly min_samples, got %zu", at);
+
+    /* Same samples, but 1 ns each: 20 ms of kernel time is never reached. */
+    for (int i = 0; i < N; i++)
+        x[i] = 1.0;
+    stats_stopper_init(&st, NULL);
+    KT_CHECK(feed(&st, x, N, 1e-6, &at) == STATS_CONTINUE, "below min_total_s continues");
+
+    /* min_total_s binding after min_samples: stops within 16 samples of it. */
+    struct stats_rule r = STATS_RULE_DEFAULT;
+    for (int i = 0; i < N; i++)
+        x[i] = 1e5; /* 0.1 ms: 20 ms after 200 samples */
+    stats_stopper_init(&st, &r);
+    KT_CHECK(feed(&st, x, N, 1e-4, &at) == STATS_STOP_CI && at >= 200 && at < 216,
+             "time minimum binds, stopped at %zu", at);
+}
+
+static void test_stop_noise(void)
+{
+    enum { N = 10000 };
+    double *x = malloc(N * sizeof *x);
+    struct stats_stopper st;
+    uint64_t seed = 12345;
+    size_t at;
+    for (int i = 0; i < N; i++)
+        x[i] = 1e6 * (1.0 + lcg_next(&seed)); /* uniform 1..2 ms */
+    stats_stopper_init(&st, NULL);
+    KT_CHECK(stats_stopper_check(&st, x, 100, 0.15, 0.2) == STATS_CONTINUE,
+             "noisy at min_samples continues");
+    stats_stopper_init(&st, NULL);
+    enum stats_stop r = feed(&st, x, N, 1e-4, &at);
+    KT_CHECK(r == STATS_STOP_NOISE, "noisy stops by noise, got %s at %zu",
+             stats_stop_name(r), at);
+    KT_CHECK(at >= 64 + 63 * 16 && at < N, "noise needs 64 estimates, at %zu", at);
+    KT_CHECK(st.nnoise == 64, "ring full %d", st.nnoise);
+
+    /* Cheap enough to call after every sample up to the cap, with the
+     * CI never converging (rel_ci < 0) so every evaluation does the work. */
+    struct stats_rule never = {100, 0.020, -1.0, N, 1e9};
+    double total = 0.0;
+    int early = 0;
+    clock_t t0 = clock();
+    stats_stopper_init(&st, &never);
+    for (size_t i = 1; i <= N; i++) {
+        total += x[i - 1] * 1e-9;
+        r = stats_stopper_check(&st, x, i, total, 0.0);
+        early += i < N && r != STATS_CONTINUE && r != STATS_STOP_NOISE;
+    }
+    double cpu = (double)(clock() - t0) / CLOCKS_PER_SEC;
+    KT_CHECK(r == STATS_STOP_MAX_SAMPLES && early == 0, "cap at N, %s", stats_stop_name(r));
+    KT_CHECK(cpu < 2.0, "10000 checks took %.3f s", cpu);
+    printf("stopper: %d checks in %.1f ms CPU\n", N, cpu * 1e3);
+    free(x);
+}
+
+static void test_stop_caps(void)
+{
+    double x[200];
+    struct stats_stopper st;
+    struct stats_rule r = {100, 0.020, 0.0025, 50, 3.0};
+    size_t at;
+    uint64_t seed = 1;
+    for (int i = 0; i < 200; i++)
+        x[i] = 1e6 * (1.0 + lcg_next(&seed));
+    stats_stopper_init(&st, &r);
+    KT_CHECK(feed(&st, x, 200, 1e-3, &at) == STATS_STOP_MAX_SAMPLES && at == 50,
+             "max_samples at %zu", at);
+    stats_stopper_init(&st, NULL);
+    KT_CHECK(stats_stopper_check(&st, x, 10, 0.01, 3.0) == STATS_STOP_MAX_TIME, "max_time");
+    KT_CHECK(stats_stopper_check(&st, x, 10, 0.01, 2.9) == STATS_CONTINUE, "before max_time");
+    stats_stopper_init(&st, NULL);
+    KT_CHECK(stats_stopper_check(&st, x, 10000, 0.01, 5.0) == STATS_STOP_MAX_SAMPLES,
+             "samples cap checked before time cap");
+
+    /* A NaN sample never converges, but the caps still end it. */
+    double y[300];
+    for (int i = 0; i < 300; i++)
+        y[i] = 1e6;
+    y[3] = NAN;
+    stats_stopper_init(&st, &r);
+    st.rule.max_samples = 300;
+    KT_CHECK(feed(&st, y, 300, 1e-3, &at) == STATS_STOP_MAX_SAMPLES && at == 300,
+             "NaN sample: only caps, at %zu", at);
+}
+
+/* The stopper finds the CI by selection, stats_summarize() by sorting:
+ * they must agree on every data set, duplicates and odd/even n included. */
+static void test_selection_matches_sort(void)
+{
+    enum { MAXN = 3000 };
+    double *x = malloc(MAXN * sizeof *x);
+    uint64_t seed = 2024;
+    int agree = 0, trials = 0;
+    for (size_t n = 100; n <= MAXN; n = n * 3 / 2 + 1) {
+        for (int kind = 0; kind < 4; kind++) {
+            for (size_t i = 0; i < n; i++) {
+                double u = lcg_next(&seed);
+                x[i] = kind == 0 ? 1e3 + u * 50.0            /* uniform */
+                     : kind == 1 ? (double)(1000 + (int)(u * 5)) /* heavy duplicates */
+                     : kind == 2 ? 1e3 + (double)i           /* sorted */
+                     : 1e3 + (double)(n - i) + (u < 0.05 ? 1e6 : 0.0); /* reversed, outliers */
+            }
+            struct stats_summary s;
+            stats_summarize(x, n, &s);
+            double rel = (s.ci_hi - s.ci_lo) / 2.0 / s.median;
+            struct stats_rule at = {(long)n, 0.0, rel * (1 + 1e-9), 1000000, 1e9};
+            struct stats_rule below = {(long)n, 0.0, rel * (1 - 1e-6), 1000000, 1e9};
+            struct stats_stopper st;
+            stats_stopper_init(&st, &at);
+            int ok = stats_stopper_check(&st, x, n, 1.0, 0.0) == STATS_STOP_CI;
+            stats_stopper_init(&st, &below);
+            ok &= rel == 0.0 || stats_stopper_check(&st, x, n, 1.0, 0.0) == STATS_CONTINUE;
+            agree += ok;
+            trials++;
+        }
+    }
+    KT_CHECK(agree == trials, "selection agrees with sort in %d of %d", agree, trials);
+    free(x);
+}
+
+static void test_names_and_floor(void)
+{
+    KT_CHECK(strcmp(stats_stop_name(STATS_CONTINUE), "continue") == 0, "continue");
+    KT_CHECK(strcmp(stats_stop_name(STATS_STOP_CI), "ci_converged") == 0, "ci");
+    KT_CHECK(strcmp(stats_stop_name(STATS_STOP_NOISE), "noise_stable") == 0, "noise");
+    KT_CHECK(strcmp(stats_stop_name(STATS_STOP_MAX_SAMPLES), "max_samples") == 0, "max_samples");
+    KT_CHECK(strcmp(stats_stop_name(STATS_STOP_MAX_TIME), "max_time") == 0, "max_time");
+    KT_CHECK(strcmp(stats_stop_name((enum stats_stop)42), "unknown") == 0, "unknown");
+
+    KT_CHECK(stats_below_floor(1000.0, 1958.5) == 1, "below floor");
+    KT_CHECK(stats_below_floor(4210.5, 1958.5) == 0, "above floor");
+    KT_CHECK(stats_below_floor(1958.5, 1958.5) == 0, "at floor");
+    KT_CHECK(stats_below_floor(1.0, 0.0) == 0, "no floor");
+    KT_CHECK(stats_below_floor(NAN, 100.0) == 1, "NaN median flagged");
+
+    double zero[] = {0.0, 0.0, 0.0, 0.0, 0.0};
+    struct stats_summary s;
+    KT_CHECK(stats_summarize(zero, 5, &s) == 0, "0 ns samples summarize");
+    KT_CHECK(stats_below_floor(s.median, 1958.5) == 1, "synthetic 0 ns flagged");
+}
+
+int main(void)
+{
+    test_constant();
+    test_ramp();
+    test_known_quartiles();
+    test_heavy_tail();
+    test_degenerate();
+    test_geomean();
+    test_stop_ci();
+    test_stop_noise();
+    test_stop_caps();
+    test_selection_matches_sort();
+    test_names_and_floor();
+    return kt_done("test_stats");
+}
