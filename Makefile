@@ -33,13 +33,16 @@ UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=build/tests/%)
 .PHONY: all test gpu-test run deps bench clean
 all: bin/kjudge-server bin/kjudge-runner
 
-$(OBJ)/%.o: %.c $(wildcard common/*.h server/*.h runner/*.h)
+# -MMD: each object also depends on exactly the headers it includes.
+$(OBJ)/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_BASE) $(CFLAGS) -c $< -o $@
+	$(CC) $(CFLAGS_BASE) $(CFLAGS) -MMD -MP -c $< -o $@
 
-$(SOBJ)/%.o: %.c $(wildcard common/*.h server/*.h runner/*.h)
+$(SOBJ)/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_BASE) -O1 $(SAN) -c $< -o $@
+	$(CC) $(CFLAGS_BASE) -O1 $(SAN) -MMD -MP -c $< -o $@
+
+-include $(shell find build -name '*.d' 2>/dev/null)
 
 # Trusted device code: one fatbin, embedded in the runner with .incbin.
 build/kernels.fatbin: $(KERNEL_SRC) $(wildcard kernels/*.h common/philox.h)

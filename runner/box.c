@@ -417,7 +417,7 @@ static int box_setup_case(struct box *b, int bench, int idx, struct box_rep *rep
     box_free_buffers(b);
     if (box_layout(b->spec, c, b->off, b->size, &total, &err) != KJ_OK)
         return rep_fail(rep, BOX_INTERNAL, 0, "%s", err.msg);
-    if (total > b->cfg->region_size)
+    if (total > (b->cfg->slot_bytes ? b->cfg->slot_bytes : b->cfg->region_size))
         return rep_fail(rep, BOX_INTERNAL, 0, "region too small for the case");
     for (int i = 0; i < b->spec->nbuffers; i++) {
         b->nelem[i] = (int64_t)(b->size[i] / spec_dtype_size(b->spec->buffers[i].dtype));
@@ -518,12 +518,15 @@ static int box_sync_user(struct box *b, struct box_rep *rep)
     return 0;
 }
 
-static int box_copy_out(struct box *b, int inputs_too, struct box_rep *rep)
+static int box_copy_out(struct box *b, const struct box_req *req, struct box_rep *rep)
 {
+    size_t base = (size_t)req->slot * b->cfg->slot_bytes;
+    if (req->slot < 0 || req->slot > 1 || (req->slot > 0 && b->cfg->slot_bytes == 0))
+        return rep_fail(rep, BOX_INTERNAL, 0, "bad region slot %d", req->slot);
     for (int i = 0; i < b->spec->nbuffers; i++) {
-        if (b->spec->buffers[i].role == SPEC_INPUT && !inputs_too)
+        if (b->spec->buffers[i].role == SPEC_INPUT && !req->copy_inputs)
             continue;
-        BOX_CU(b, rep, cuMemcpyDtoH(b->cfg->region + b->off[i], b->buf[i], b->size[i]),
+        BOX_CU(b, rep, cuMemcpyDtoH(b->cfg->region + base + b->off[i], b->buf[i], b->size[i]),
                "copying results to the host");
     }
     return 0;
@@ -579,7 +582,7 @@ static int box_sample(struct box *b, const struct box_req *req, struct box_rep *
         box_prepare(b, req->seed, req->poison_seed, rep) != 0 ||
         box_timed(b, 0, &rep->ns, rep) != 0)
         return -1;
-    return box_copy_out(b, req->copy_inputs, rep);
+    return box_copy_out(b, req, rep);
 }
 
 /* Untimed samples with the full protocol until req->seconds have passed and
@@ -632,7 +635,7 @@ static int box_once(struct box *b, const struct box_req *req, struct box_rep *re
     }
     if (box_sync_user(b, rep) != 0)
         return -1;
-    return box_copy_out(b, req->copy_inputs, rep);
+    return box_copy_out(b, req, rep);
 }
 
 /* -------------------------------------------------------------- main loop */
@@ -751,12 +754,24 @@ int box_read_info(struct box_proc *p, struct box_device *dev, int timeout_ms, st
     return KJ_OK;
 }
 
-int box_call(struct box_proc *p, const struct box_req *req, const void *payload,
-             struct box_rep *rep, int timeout_ms, struct kj_err *err)
+int box_send(struct box_proc *p, const struct box_req *req, const void *payload,
+             struct kj_err *err)
 {
     if (write_full(p->fd_req, req, sizeof *req) != 0 ||
         (req->payload > 0 && write_full(p->fd_req, payload, req->payload) != 0))
         return KJ_FAIL(err, KJ_EIO, "the GPU box is gone");
+    return KJ_OK;
+}
+
+int box_call(struct box_proc *p, const struct box_req *req, const void *payload,
+             struct box_rep *rep, int timeout_ms, struct kj_err *err)
+{
+    int rc = box_send(p, req, payload, err);
+    return rc != KJ_OK ? rc : box_recv(p, rep, timeout_ms, err);
+}
+
+int box_recv(struct box_proc *p, struct box_rep *rep, int timeout_ms, struct kj_err *err)
+{
     int r = wait_readable(p->fd_rep, timeout_ms);
     if (r == 0)
         return KJ_FAIL(err, KJ_ETIMEOUT, "no answer within %.1f s", timeout_ms / 1000.0);

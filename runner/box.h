@@ -51,6 +51,7 @@ struct box_req {
     uint64_t seed;            /* input seed for this call */
     uint64_t poison_seed;
     double seconds;           /* WARMUP: how long */
+    int slot;                 /* CASE/SAMPLE: copy into region slot (0 or 1) */
     uint32_t payload;         /* bytes that follow the request */
 };
 
@@ -78,6 +79,7 @@ struct box_cfg {
     int fd_info;              /* struct box_device written once after init */
     unsigned char *region;    /* shared with the judge */
     size_t region_size;
+    size_t slot_bytes;        /* bytes per slot; slot s starts at region + s * slot_bytes */
     void *unmap;              /* the other box's region, unmapped in the child */
     size_t unmap_size;
 };
@@ -100,6 +102,12 @@ struct box_proc {
  * KJ_ETIMEOUT when the box did not answer in time, KJ_EIO when it died. */
 int box_call(struct box_proc *p, const struct box_req *req, const void *payload,
              struct box_rep *rep, int timeout_ms, struct kj_err *err);
+
+/* The two halves of box_call, for a request left running while the judge
+ * does other work. */
+int box_send(struct box_proc *p, const struct box_req *req, const void *payload,
+             struct kj_err *err);
+int box_recv(struct box_proc *p, struct box_rep *rep, int timeout_ms, struct kj_err *err);
 
 /* Read the box_device the child writes after creating its context. */
 int box_read_info(struct box_proc *p, struct box_device *dev, int timeout_ms, struct kj_err *err);

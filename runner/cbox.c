@@ -146,24 +146,42 @@ static int cbox_collect(int fd, pid_t pid, const char *arch, struct compile_resu
                                  "crashed (a template or unrolling bomb?)");
 }
 
-int cbox_compile(const char *src, size_t len, const struct directives *d,
-                 const char *arch, struct compile_result *out, struct kj_err *err)
+int cbox_start(const char *src, size_t len, const struct directives *d, const char *arch,
+               struct cbox_proc *p, struct kj_err *err)
 {
-    int p[2];
-    if (pipe2(p, O_CLOEXEC) != 0)
+    int fds[2];
+    p->pid = p->fd = -1;
+    if (pipe2(fds, O_CLOEXEC) != 0)
         return KJ_FAIL(err, KJ_EIO, "cannot start the compile box: %s", strerror(errno));
     pid_t pid = fork();
     if (pid < 0) {
-        close(p[0]);
-        close(p[1]);
+        close(fds[0]);
+        close(fds[1]);
         return KJ_FAIL(err, KJ_EIO, "cannot start the compile box: %s", strerror(errno));
     }
     if (pid == 0) {
-        close(p[0]);
-        cbox_child(p[1], src, len, d, arch);
+        close(fds[0]);
+        cbox_child(fds[1], src, len, d, arch);
     }
-    close(p[1]);
-    int rc = cbox_collect(p[0], pid, arch, out, err);
-    close(p[0]);
+    close(fds[1]);
+    p->pid = pid;
+    p->fd = fds[0];
+    return KJ_OK;
+}
+
+int cbox_finish(struct cbox_proc *p, const char *arch, struct compile_result *out,
+                struct kj_err *err)
+{
+    int rc = cbox_collect(p->fd, p->pid, arch, out, err);
+    close(p->fd);
+    p->pid = p->fd = -1;
     return rc;
+}
+
+int cbox_compile(const char *src, size_t len, const struct directives *d,
+                 const char *arch, struct compile_result *out, struct kj_err *err)
+{
+    struct cbox_proc p;
+    int rc = cbox_start(src, len, d, arch, &p, err);
+    return rc != KJ_OK ? rc : cbox_finish(&p, arch, out, err);
 }

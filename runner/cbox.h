@@ -20,4 +20,12 @@
 int cbox_compile(const char *src, size_t len, const struct directives *d,
                  const char *arch, struct compile_result *out, struct kj_err *err);
 
+/* The two halves of cbox_compile, so that two compiles can run at once:
+ * cbox_start forks the child; cbox_finish collects it (and always reaps it). */
+struct cbox_proc { int pid, fd; };
+int cbox_start(const char *src, size_t len, const struct directives *d, const char *arch,
+               struct cbox_proc *p, struct kj_err *err);
+int cbox_finish(struct cbox_proc *p, const char *arch, struct compile_result *out,
+                struct kj_err *err);
+
 #endif

@@ -160,8 +160,9 @@ static int judge_regions(struct judge *j, struct kj_err *err)
             max = total;
     }
     j->region_size = max;
+    /* The reference box gets two slots: it fills one while the judge compares the other. */
     j->run_region = mmap(NULL, max, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-    j->ref_region = mmap(NULL, max, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    j->ref_region = mmap(NULL, 2 * max, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     if (j->run_region == MAP_FAILED || j->ref_region == MAP_FAILED)
         return KJ_FAIL(err, KJ_ENOMEM, "cannot map %zu bytes for results", max);
     return KJ_OK;
@@ -177,6 +178,8 @@ static int judge_start_boxes(struct judge *j, struct kj_err *err)
     c.dirs = &j->refdirs;
     c.role_reference = 1;
     c.region = j->ref_region;
+    c.region_size = 2 * j->region_size;
+    c.slot_bytes = j->region_size;
     c.unmap = j->run_region;
     c.unmap_size = j->region_size;
     int rc = box_start(&c, &j->ref, err);
@@ -185,7 +188,10 @@ static int judge_start_boxes(struct judge *j, struct kj_err *err)
     c.dirs = &j->dirs;
     c.role_reference = 0;
     c.region = j->run_region;
+    c.region_size = j->region_size;
+    c.slot_bytes = 0;
     c.unmap = j->ref_region;
+    c.unmap_size = 2 * j->region_size;
     rc = box_start(&c, &j->run, err);
     if (rc != KJ_OK)
         return rc;
@@ -196,15 +202,24 @@ static int judge_start_boxes(struct judge *j, struct kj_err *err)
     return rc;
 }
 
-/* Compile the submission and the reference for the box's architecture. */
+/* Compile the submission and the reference for the box's architecture, in
+ * two compile boxes at once. */
 static int judge_compile(struct judge *j, struct kj_err *err)
 {
+    struct cbox_proc sp, rp;
+    struct kj_err rerr;
     cJSON *ev = cJSON_CreateObject();
     cJSON_AddStringToObject(ev, "arch", j->dev.arch);
     judge_event(j, "compiling", ev);
     cJSON_Delete(ev);
-    int rc = cbox_compile(j->job->source, j->job->source_len, &j->dirs, j->dev.arch,
-                            &j->sub, err);
+    int rc = cbox_start(j->refsrc, j->reflen, &j->refdirs, j->dev.arch, &rp, err);
+    if (rc != KJ_OK)
+        return rc;
+    rc = cbox_start(j->job->source, j->job->source_len, &j->dirs, j->dev.arch, &sp, err);
+    if (rc == KJ_OK)
+        rc = cbox_finish(&sp, j->dev.arch, &j->sub, err);
+    kj_err_clear(&rerr);
+    int rrc = cbox_finish(&rp, j->dev.arch, &j->refc, &rerr);
     if (rc != KJ_OK)
         return rc;
     cJSON *cj = compile_result_json(&j->sub);
@@ -217,11 +232,12 @@ static int judge_compile(struct judge *j, struct kj_err *err)
         judge_verdict(j, "compile_error", "%s", first[0] ? first : "compilation failed");
         return KJ_OK;
     }
-    rc = cbox_compile(j->refsrc, j->reflen, &j->refdirs, j->dev.arch, &j->refc, err);
-    if (rc == KJ_OK && !j->refc.ok)
-        rc = KJ_FAIL(err, KJ_EINTERNAL, "the reference of %s does not compile: %.200s",
-                     j->spec->name, j->refc.log);
-    return rc;
+    if (rrc != KJ_OK)
+        return KJ_FAIL(err, rrc, "%s", rerr.msg);
+    if (!j->refc.ok)
+        return KJ_FAIL(err, KJ_EINTERNAL, "the reference of %s does not compile: %.200s",
+                       j->spec->name, j->refc.log);
+    return KJ_OK;
 }
 
 /* Map a box's failure onto a verdict (submission) or an error (judge). */
@@ -293,10 +309,11 @@ static int judge_load(struct judge *j, int is_ref, struct kj_err *err)
 
 /* Compare what the two boxes left in their regions for one call. Fills
  * entry with "status" and, on a mismatch, "mismatch"; returns 1 if equal. */
-static int judge_compare(struct judge *j, const struct spec_case *c, int check_inputs,
+static int judge_compare(struct judge *j, const struct spec_case *c, int slot, int check_inputs,
                          cJSON *entry, struct kj_err *err)
 {
     const struct spec *s = j->spec;
+    const unsigned char *ref = j->ref_region + (size_t)slot * j->region_size;
     size_t off[SPEC_MAX_BUFFERS], size[SPEC_MAX_BUFFERS], total;
     int64_t dims[SPEC_MAX_DIMS];
     int ndim;
@@ -308,7 +325,7 @@ static int judge_compare(struct judge *j, const struct spec_case *c, int check_i
         if (sb->role == SPEC_INPUT) {
             int64_t at = 0;
             if (!check_inputs ||
-                compare_exact(j->ref_region + off[b], j->run_region + off[b], size[b], es, &at) == 0)
+                compare_exact(ref + off[b], j->run_region + off[b], size[b], es, &at) == 0)
                 continue;
             char msg[256];
             snprintf(msg, sizeof msg, "input '%s' was modified by the submission (first changed "
@@ -319,7 +336,7 @@ static int judge_compare(struct judge *j, const struct spec_case *c, int check_i
         }
         struct compare_report rep;
         if (spec_buffer_dims(s, b, c, dims, &ndim, err) != KJ_OK ||
-            compare_buffers(sb->dtype, j->ref_region + off[b], j->run_region + off[b],
+            compare_buffers(sb->dtype, ref + off[b], j->run_region + off[b],
                             (int64_t)(size[b] / es), dims, ndim, sb->atol, sb->rtol, &rep) != 0)
             return KJ_FAIL(err, KJ_EINTERNAL, "comparison of %s failed", sb->name), -1;
         if (rep.count == 0)
@@ -363,7 +380,7 @@ static int judge_one_call(struct judge *j, int bench, int idx, uint64_t seed, in
     }
     if (ns != NULL)
         *ns = rep.ns;
-    return judge_compare(j, c, check_inputs, entry, err);
+    return judge_compare(j, c, 0, check_inputs, entry, err);
 }
 
 static int judge_tests(struct judge *j, struct kj_err *err)
@@ -446,50 +463,137 @@ static void judge_add_stats(cJSON *e, const struct stats_summary *st, const char
     cJSON_AddBoolToObject(e, "below_floor", stats_below_floor(st->median, floor_ns));
 }
 
-/* Sample shape b until the stopping rule says so; every call verified. */
+/* Ask the reference box for timed call k's expected output, into slot k%2,
+ * without waiting: it computes while the judge compares call k-1. */
+static int judge_ref_send(struct judge *j, int b, long k, struct kj_err *err)
+{
+    struct box_req req;
+    memset(&req, 0, sizeof req);
+    req.op = BOX_OP_CASE;
+    req.bench = 1;
+    req.case_index = b;
+    req.seed = judge_bench_seed(j, b, k);
+    req.copy_inputs = (k % JUDGE_INPUT_CHECK_EVERY) == 0;
+    req.slot = (int)(k % 2);
+    req.poison_seed = j->poison++;
+    return box_send(&j->ref, &req, NULL, err);
+}
+
+static int judge_ref_wait(struct judge *j, struct kj_err *err)
+{
+    struct box_rep rep;
+    int rc = box_recv(&j->ref, &rep, judge_call_ms(j), err);
+    if (rc != KJ_OK)
+        return rc;
+    if (rep.status != BOX_OK)
+        return KJ_FAIL(err, KJ_EINTERNAL, "reference box, benchmark: %s", rep.msg);
+    return KJ_OK;
+}
+
+/* Record why sampling of a shape ended early: a failed call. */
+static void judge_shape_failed(cJSON *e, cJSON *call, int r, long n)
+{
+    const cJSON *m = cJSON_GetObjectItem(call, "message");
+    cJSON_AddStringToObject(e, "status", r == 0 ? "fail" : "error");
+    cJSON_AddStringToObject(e, "message", cJSON_IsString(m) ? m->valuestring : "");
+    cJSON_AddNumberToObject(e, "failed_call", (double)n);
+    cJSON *mm = cJSON_DetachItemFromObject(call, "mismatch");
+    if (mm != NULL)
+        cJSON_AddItemToObject(e, "mismatch", mm);
+}
+
+static int judge_keep_sample(struct judge *j, size_t n, double ns, struct kj_err *err)
+{
+    if (n == j->cap) {
+        size_t cap = j->cap ? j->cap * 2 : 1024;
+        double *p = realloc(j->samples, cap * sizeof *p);
+        if (p == NULL)
+            return KJ_FAIL(err, KJ_ENOMEM, "out of memory");
+        j->samples = p;
+        j->cap = cap;
+    }
+    j->samples[n] = ns;
+    return KJ_OK;
+}
+
+/* Timed call n of shape b in the submission box. 1 = ran, 0 = verdict set, -1 = error. */
+static int judge_run_sample(struct judge *j, int b, long n, cJSON *call, double *ns,
+                            struct kj_err *err)
+{
+    struct box_req req;
+    struct box_rep rep;
+    memset(&req, 0, sizeof req);
+    req.op = BOX_OP_SAMPLE;
+    req.bench = 1;
+    req.case_index = b;
+    req.seed = judge_bench_seed(j, b, n);
+    req.copy_inputs = (n % JUDGE_INPUT_CHECK_EVERY) == 0;
+    req.poison_seed = j->poison++;
+    int r = judge_call(j, 0, &req, NULL, &rep, "benchmark", err);
+    if (r <= 0) {
+        cJSON_AddStringToObject(call, "status", "error");
+        cJSON_AddStringToObject(call, "message", rep.msg[0] ? rep.msg : "the kernel did not finish");
+        return r;
+    }
+    *ns = rep.ns;
+    return 1;
+}
+
+/* Sample shape b until the stopping rule says so. Every timed call has its
+ * own seed and is verified; the reference for call n+1 runs on the GPU while
+ * the judge compares call n on the CPU (never while a sample is timed). */
 static int judge_sample_shape(struct judge *j, int b, cJSON *e, struct kj_err *err)
 {
     struct stats_rule rule = STATS_RULE_DEFAULT;
     struct stats_stopper st;
     enum stats_stop stop = STATS_CONTINUE;
-    double t0 = mono_s(), total = 0;
+    double t0 = mono_s(), total = 0, t_ref = 0, t_run = 0, t_cmp = 0;
     size_t n = 0;
     stats_stopper_init(&st, &rule);
+    if (judge_ref_send(j, b, 0, err) != KJ_OK)
+        return -1;
     while (stop == STATS_CONTINUE) {
-        int check_inputs = (n % JUDGE_INPUT_CHECK_EVERY) == 0;
         cJSON *call = cJSON_CreateObject();
-        double ns = 0;
-        int r = judge_one_call(j, 1, b, judge_bench_seed(j, b, (long)n), BOX_OP_SAMPLE,
-                               check_inputs, call, &ns, err);
+        double ns = 0, t1 = mono_s();
+        if (judge_ref_wait(j, err) != KJ_OK) {
+            cJSON_Delete(call);
+            return -1;
+        }
+        double t2 = mono_s();
+        int r = judge_run_sample(j, b, (long)n, call, &ns, err);
+        double t3 = mono_s();
+        if (r == 1 && judge_keep_sample(j, n, ns, err) != KJ_OK)
+            r = -1;
+        if (r == 1) {
+            total += ns * 1e-9;
+            stop = stats_stopper_check(&st, j->samples, n + 1, total, t3 - t0);
+            if (stop == STATS_CONTINUE && judge_ref_send(j, b, (long)n + 1, err) != KJ_OK)
+                r = -1;
+        }
+        if (r == 1) {
+            int check = (n % JUDGE_INPUT_CHECK_EVERY) == 0;
+            r = judge_compare(j, &j->spec->benchmarks[b], (int)(n % 2), check, call, err);
+        }
+        t_ref += t2 - t1;
+        t_run += t3 - t2;
+        t_cmp += mono_s() - t3;
         if (r != 1) {
-            const cJSON *m = cJSON_GetObjectItem(call, "message");
-            cJSON_AddStringToObject(e, "status", r == 0 ? "fail" : "error");
-            cJSON_AddStringToObject(e, "message", cJSON_IsString(m) ? m->valuestring : "");
-            cJSON_AddNumberToObject(e, "failed_call", (double)n);
-            cJSON *mm = cJSON_DetachItemFromObject(call, "mismatch");
-            if (mm != NULL)
-                cJSON_AddItemToObject(e, "mismatch", mm);
+            judge_shape_failed(e, call, r, (long)n);
             cJSON_Delete(call);
             return r;
         }
         cJSON_Delete(call);
-        if (n == j->cap) {
-            size_t cap = j->cap ? j->cap * 2 : 1024;
-            double *p = realloc(j->samples, cap * sizeof *p);
-            if (p == NULL)
-                return KJ_FAIL(err, KJ_ENOMEM, "out of memory"), -1;
-            j->samples = p;
-            j->cap = cap;
-        }
-        j->samples[n++] = ns;
-        total += ns * 1e-9;
-        stop = stats_stopper_check(&st, j->samples, n, total, mono_s() - t0);
+        n++;
     }
     struct stats_summary sum;
     if (stats_summarize(j->samples, n, &sum) != KJ_OK)
         return KJ_FAIL(err, KJ_EINTERNAL, "no samples for benchmark %d", b), -1;
     cJSON_AddStringToObject(e, "status", "pass");
     judge_add_stats(e, &sum, stats_stop_name(stop), judge_floor_ns(j, b));
+    cJSON *o = cJSON_AddObjectToObject(e, "overhead_ms_per_call");
+    cJSON_AddNumberToObject(o, "reference_wait", 1e3 * t_ref / (double)n);
+    cJSON_AddNumberToObject(o, "submission_call", 1e3 * t_run / (double)n);
+    cJSON_AddNumberToObject(o, "compare", 1e3 * t_cmp / (double)n);
     cJSON_AddNumberToObject(e, "wall_s", mono_s() - t0);
     return 1;
 }
@@ -588,7 +692,7 @@ static void judge_cleanup(struct judge *j)
     if (j->run_region != NULL && j->run_region != MAP_FAILED)
         munmap(j->run_region, j->region_size);
     if (j->ref_region != NULL && j->ref_region != MAP_FAILED)
-        munmap(j->ref_region, j->region_size);
+        munmap(j->ref_region, 2 * j->region_size);
     compile_result_free(&j->sub);
     compile_result_free(&j->refc);
     free(j->refsrc);

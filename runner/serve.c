@@ -221,7 +221,7 @@ int serve_loop(const struct serve_cfg *cfg, struct kj_err *err)
         } else {
             backoff = SERVE_IDLE_S;
             if (r == 0)
-                sleep_s(0.25);
+                sleep_s(0.1);
         }
     }
 out:

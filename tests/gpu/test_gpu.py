@@ -100,8 +100,10 @@ def test_examples():
         if good:
             report["eval"][name] = res
             for b in res["benchmarks"]:
-                print("     %-16s %-28s median %9.3f us  floor %8.3f us  n=%d %s" % (
-                    name, b["shape"], b["median_ns"] / 1e3, b["floor_ns"] / 1e3, b["n"], b["stop_reason"]))
+                o = b.get("overhead_ms_per_call", {})
+                print("     %-16s %-28s median %9.3f us  floor %8.3f us  n=%d %s  ms/call ref %.2f run %.2f cmp %.2f" % (
+                    name, b["shape"], b["median_ns"] / 1e3, b["floor_ns"] / 1e3, b["n"], b["stop_reason"],
+                    o.get("reference_wait", 0), o.get("submission_call", 0), o.get("compare", 0)))
     rc, out, err = run([RUNNER, "eval", os.path.join(LB, "template.cu"), "--leaderboard", "fp8_quant"])
     check(rc == 0 and "verdict: accepted" in out, "eval prints a table", out + err)
 
