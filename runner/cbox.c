@@ -53,7 +53,11 @@ static void cbox_child(int fd, const char *src, size_t len, const struct directi
                   core = {0, 0};
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     setrlimit(RLIMIT_CPU, &cpu);
+#ifndef __SANITIZE_ADDRESS__ /* ASan's shadow memory alone is larger than any sane limit */
     setrlimit(RLIMIT_AS, &mem);
+#else
+    (void)mem;
+#endif
     setrlimit(RLIMIT_CORE, &core);
     setenv("CUDA_CACHE_DISABLE", "1", 1); /* always a fresh ptxas report */
     memset(&h, 0, sizeof h);
