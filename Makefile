@@ -88,7 +88,7 @@ gpu-test: all
 run:
 	@deploy/run-local.sh
 
-bench: all
+bench:
 	@bench/run.sh
 
 clean:

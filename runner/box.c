@@ -43,9 +43,10 @@ struct box {
     CUcontext ctx;
     CUstream stream;
     CUmodule kmod, umod;        /* trusted kernels; the cubin under test */
-    CUfunction f_fill, f_poison, f_flush, f_discard, f_block, f_empty;
+    CUfunction f_fill, f_poison, f_flush, f_discard, f_block, f_empty, f_check, f_same, f_clock;
     CUfunction fn[DIR_MAX_LAUNCHES];
     int loaded;
+    int blocker;                /* hold the stream while a sample is queued (off under profilers) */
     struct box_device info;
     int cur_bench, cur_case;    /* case the buffers are sized for, -1 = none */
     CUdeviceptr buf[SPEC_MAX_BUFFERS];
@@ -57,6 +58,12 @@ struct box {
     struct dir_dims dims[DIR_MAX_LAUNCHES];
     CUdeviceptr flush;
     size_t flush_bytes;
+    uint64_t gen;               /* bumped at every reallocation of buf[] */
+    int has_ipc;
+    unsigned char ipc[SPEC_MAX_BUFFERS][64];
+    uint64_t peer_gen;          /* reference box: the submission's buffers mapped in peer[] */
+    CUdeviceptr peer[SPEC_MAX_BUFFERS];
+    CUdeviceptr bad;            /* reference box: mismatch counter */
     volatile int *flag;         /* host-mapped: [0] release flag, [1] timed-out flag */
     CUdeviceptr flag_d;
     CUevent ev0, ev1;
@@ -195,6 +202,7 @@ static int box_get_kernels(struct box *b, struct box_rep *rep)
     struct { CUfunction *f; const char *name; } k[] = {
         {&b->f_fill, "kj_fill"}, {&b->f_poison, "kj_poison"}, {&b->f_flush, "kj_flush"},
         {&b->f_discard, "kj_discard"}, {&b->f_block, "kj_block"}, {&b->f_empty, "kj_empty"},
+        {&b->f_check, "kj_check"}, {&b->f_same, "kj_same"}, {&b->f_clock, "kj_clock"},
     };
     BOX_CU(b, rep, cuModuleLoadData(&b->kmod, kj_kernels_fatbin), "loading the judge's kernels");
     for (size_t i = 0; i < sizeof k / sizeof k[0]; i++)
@@ -227,6 +235,7 @@ static int box_init(struct box *b, struct box_rep *rep)
     b->flush_bytes = (size_t)(b->info.l2_bytes > 0 ? b->info.l2_bytes : (64 << 20)) * 2;
     b->flush_bytes = (b->flush_bytes + 4095) / 4096 * 4096;
     BOX_CU(b, rep, cuMemAlloc(&b->flush, b->flush_bytes), "allocating the L2 flush buffer");
+    BOX_CU(b, rep, cuMemAlloc(&b->bad, 4096), "allocating the mismatch counter");
     if (b->cfg->region_size > 0 &&
         b->d.cuMemHostRegister(b->cfg->region, b->cfg->region_size, 0) != CUDA_SUCCESS)
         kj_log(KJ_LOG_WARN, "box", "could not pin the shared region; copies will be slower");
@@ -417,7 +426,7 @@ static int box_setup_case(struct box *b, int bench, int idx, struct box_rep *rep
     box_free_buffers(b);
     if (box_layout(b->spec, c, b->off, b->size, &total, &err) != KJ_OK)
         return rep_fail(rep, BOX_INTERNAL, 0, "%s", err.msg);
-    if (total > (b->cfg->slot_bytes ? b->cfg->slot_bytes : b->cfg->region_size))
+    if (total > b->cfg->region_size)
         return rep_fail(rep, BOX_INTERNAL, 0, "region too small for the case");
     for (int i = 0; i < b->spec->nbuffers; i++) {
         b->nelem[i] = (int64_t)(b->size[i] / spec_dtype_size(b->spec->buffers[i].dtype));
@@ -429,7 +438,24 @@ static int box_setup_case(struct box *b, int bench, int idx, struct box_rep *rep
         BOX_CU(b, rep, cuMemAlloc(&b->ws, b->ws_size), "allocating the workspace");
     b->cur_bench = bench;
     b->cur_case = idx;
+    b->gen++;
+    b->has_ipc = 1;
+    for (int i = 0; i < b->spec->nbuffers && b->has_ipc; i++) {
+        CUipcMemHandle h;
+        if (b->d.cuIpcGetMemHandle(&h, b->buf[i]) != CUDA_SUCCESS)
+            b->has_ipc = 0;
+        else
+            memcpy(b->ipc[i], &h, sizeof b->ipc[i]);
+    }
     return 0;
+}
+
+/* Tell the judge where this box's buffers are, for the reference box. */
+static void box_share(const struct box *b, struct box_rep *rep)
+{
+    rep->has_ipc = b->has_ipc;
+    rep->gen = b->gen;
+    memcpy(rep->ipc, b->ipc, sizeof rep->ipc);
 }
 
 static unsigned box_grid_for(const struct box *b, int64_t n)
@@ -520,13 +546,10 @@ static int box_sync_user(struct box *b, struct box_rep *rep)
 
 static int box_copy_out(struct box *b, const struct box_req *req, struct box_rep *rep)
 {
-    size_t base = (size_t)req->slot * b->cfg->slot_bytes;
-    if (req->slot < 0 || req->slot > 1 || (req->slot > 0 && b->cfg->slot_bytes == 0))
-        return rep_fail(rep, BOX_INTERNAL, 0, "bad region slot %d", req->slot);
     for (int i = 0; i < b->spec->nbuffers; i++) {
         if (b->spec->buffers[i].role == SPEC_INPUT && !req->copy_inputs)
             continue;
-        BOX_CU(b, rep, cuMemcpyDtoH(b->cfg->region + base + b->off[i], b->buf[i], b->size[i]),
+        BOX_CU(b, rep, cuMemcpyDtoH(b->cfg->region + b->off[i], b->buf[i], b->size[i]),
                "copying results to the host");
     }
     return 0;
@@ -552,8 +575,9 @@ static int box_timed(struct box *b, int empty, double *ns, struct box_rep *rep)
     b->flag[0] = 0;
     b->flag[1] = 0;
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
-    BOX_CU(b, rep, cuLaunchKernel(b->f_block, 1, 1, 1, 1, 1, 1, 0, b->stream, ba, NULL),
-           "launching the blocking kernel");
+    if (b->blocker)
+        BOX_CU(b, rep, cuLaunchKernel(b->f_block, 1, 1, 1, 1, 1, 1, 0, b->stream, ba, NULL),
+               "launching the blocking kernel");
     BOX_CU(b, rep, cuEventRecord(b->ev0, b->stream), "cuEventRecord");
     int lrc = 0;
     if (empty) {
@@ -582,7 +606,8 @@ static int box_sample(struct box *b, const struct box_req *req, struct box_rep *
         box_prepare(b, req->seed, req->poison_seed, rep) != 0 ||
         box_timed(b, 0, &rep->ns, rep) != 0)
         return -1;
-    return box_copy_out(b, req, rep);
+    box_share(b, rep);
+    return req->no_copy ? 0 : box_copy_out(b, req, rep);
 }
 
 /* Untimed samples with the full protocol until req->seconds have passed and
@@ -635,6 +660,85 @@ static int box_once(struct box *b, const struct box_req *req, struct box_rep *re
     }
     if (box_sync_user(b, rep) != 0)
         return -1;
+    box_share(b, rep);
+    return req->no_copy ? 0 : box_copy_out(b, req, rep);
+}
+
+/* ------------------------------------------------------------ verification */
+
+/* Reference box: map the submission box's buffers, once per generation. */
+static int box_map_peer(struct box *b, const struct box_verify *v, struct box_rep *rep)
+{
+    if (v->gen == b->peer_gen && b->peer[0] != 0)
+        return 0;
+    for (int i = 0; i < SPEC_MAX_BUFFERS; i++) {
+        if (b->peer[i] != 0)
+            b->d.cuIpcCloseMemHandle(b->peer[i]);
+        b->peer[i] = 0;
+    }
+    for (int i = 0; i < b->spec->nbuffers; i++) {
+        CUipcMemHandle h;
+        memcpy(&h, v->ipc[i], sizeof h);
+        CUresult r = b->d.cuIpcOpenMemHandle(&b->peer[i], h, CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS);
+        if (r != CUDA_SUCCESS)
+            return rep_cuda(b, rep, BOX_INTERNAL, r, "mapping the submission's buffers");
+    }
+    b->peer_gen = v->gen;
+    return 0;
+}
+
+/* Reference box: count the submission's output elements that miss the
+ * tolerance and (with copy_inputs) its input words that changed, on the GPU,
+ * against this box's own buffers for the same case and seed. */
+static int box_verify(struct box *b, const struct box_req *req, struct box_rep *rep)
+{
+    struct box_verify v;
+    unsigned long long bad = 0;
+    if (req->payload != sizeof v || read_full(b->cfg->fd_in, &v, sizeof v) != 0)
+        return rep_fail(rep, BOX_INTERNAL, 0, "short VERIFY request");
+    if (b->cur_bench != req->bench || b->cur_case != req->case_index)
+        return rep_fail(rep, BOX_INTERNAL, 0, "VERIFY for a case this box did not run");
+    if (box_map_peer(b, &v, rep) != 0)
+        return -1;
+    BOX_CU(b, rep, cuMemsetD8Async(b->bad, 0, sizeof bad, b->stream), "zeroing the counter");
+    for (int i = 0; i < b->spec->nbuffers; i++) {
+        const struct spec_buffer *sb = &b->spec->buffers[i];
+        int dtype = (int)sb->dtype;
+        uint64_t n = (uint64_t)b->nelem[i], nbytes = b->size[i];
+        double atol = sb->atol, rtol = sb->rtol;
+        void *ca[] = {&b->buf[i], &b->peer[i], &dtype, &n, &atol, &rtol, &b->bad};
+        void *sa[] = {&b->buf[i], &b->peer[i], &nbytes, &b->bad};
+        unsigned g = box_grid_for(b, b->nelem[i]);
+        if (sb->role == SPEC_OUTPUT)
+            BOX_CU(b, rep, cuLaunchKernel(b->f_check, g, 1, 1, 256, 1, 1, 0, b->stream, ca, NULL),
+                   "launching the check");
+        else if (req->copy_inputs)
+            BOX_CU(b, rep, cuLaunchKernel(b->f_same, g, 1, 1, 256, 1, 1, 0, b->stream, sa, NULL),
+                   "launching the input check");
+    }
+    BOX_CU(b, rep, cuStreamSynchronize(b->stream), "verifying");
+    BOX_CU(b, rep, cuMemcpyDtoH(&bad, b->bad, sizeof bad), "reading the mismatch count");
+    rep->count = (long)bad;
+    return 0;
+}
+
+/* SM clock in MHz from one 200 us spin (clock64 cycles / globaltimer ns). */
+static int box_clock(struct box *b, struct box_rep *rep)
+{
+    unsigned long long v[2] = {0, 0};
+    void *args[] = {&b->bad};
+    BOX_CU(b, rep, cuLaunchKernel(b->f_clock, 1, 1, 1, 1, 1, 1, 0, b->stream, args, NULL),
+           "launching the clock probe");
+    BOX_CU(b, rep, cuStreamSynchronize(b->stream), "clock probe");
+    BOX_CU(b, rep, cuMemcpyDtoH(v, b->bad, sizeof v), "reading the clock probe");
+    rep->ns = v[1] > 0 ? (double)v[0] / (double)v[1] * 1e3 : 0;
+    return 0;
+}
+
+static int box_copy(struct box *b, const struct box_req *req, struct box_rep *rep)
+{
+    if (b->cur_bench != req->bench || b->cur_case != req->case_index)
+        return rep_fail(rep, BOX_INTERNAL, 0, "COPY for a case this box did not run");
     return box_copy_out(b, req, rep);
 }
 
@@ -646,12 +750,16 @@ static int box_dispatch(struct box *b, const struct box_req *req, struct box_rep
         return box_load(b, req, rep);
     if (req->op == BOX_OP_BASELINE)
         return box_baseline(b, rep);
+    if (req->op == BOX_OP_CLOCK)
+        return box_clock(b, rep);
     if (!b->loaded)
         return rep_fail(rep, BOX_INTERNAL, 0, "request before LOAD");
     switch (req->op) {
     case BOX_OP_CASE: return box_once(b, req, rep);
     case BOX_OP_SAMPLE: return box_sample(b, req, rep);
     case BOX_OP_WARMUP: return box_warmup(b, req, rep);
+    case BOX_OP_VERIFY: return box_verify(b, req, rep);
+    case BOX_OP_COPY: return box_copy(b, req, rep);
     }
     return rep_fail(rep, BOX_INTERNAL, 0, "unknown request %d", req->op);
 }
@@ -666,6 +774,10 @@ void box_main(const struct box_cfg *cfg)
     memset(&rep, 0, sizeof rep);
     b.cfg = cfg;
     b.spec = cfg->spec;
+    /* A profiler that serialises launches would wait on the blocking kernel
+     * forever: KJUDGE_NO_BLOCKER=1 turns it off (host launch latency then
+     * lands in the samples; for profiling only). */
+    b.blocker = getenv("KJUDGE_NO_BLOCKER") == NULL;
     srand((unsigned)getpid());
     setenv("CUDA_MODULE_LOADING", "EAGER", 1);
     setenv("CUDA_CACHE_DISABLE", "1", 1);

@@ -24,6 +24,9 @@ enum box_op {
     BOX_OP_SAMPLE,    /* one timed sample with the cold protocol, then copy */
     BOX_OP_WARMUP,    /* untimed samples for req.seconds (and at least 10) */
     BOX_OP_BASELINE,  /* time the empty kernel with the same protocol */
+    BOX_OP_VERIFY,    /* reference box: compare its buffers with the submission's (payload: struct box_verify) */
+    BOX_OP_COPY,      /* copy the current buffers to the region (detailed report, or no IPC) */
+    BOX_OP_CLOCK,     /* estimate the SM clock now: rep.ns holds MHz */
     BOX_OP_QUIT
 };
 
@@ -47,11 +50,11 @@ struct box_req {
     int op;
     int bench;                /* 0: tests[case_index], 1: benchmarks[case_index] */
     int case_index;
-    int copy_inputs;          /* also copy the inputs back after the call */
+    int copy_inputs;          /* CASE/SAMPLE/COPY: also copy the inputs; VERIFY: also check them */
+    int no_copy;              /* CASE/SAMPLE: leave the results on the GPU (verified there) */
     uint64_t seed;            /* input seed for this call */
     uint64_t poison_seed;
     double seconds;           /* WARMUP: how long */
-    int slot;                 /* CASE/SAMPLE: copy into region slot (0 or 1) */
     uint32_t payload;         /* bytes that follow the request */
 };
 
@@ -59,8 +62,17 @@ struct box_rep {
     int status;               /* enum box_status */
     int line;                 /* directive line the failure belongs to, 0 if none */
     double ns;                /* SAMPLE / BASELINE: elapsed GPU time */
-    long count;               /* WARMUP: samples run */
+    long count;               /* WARMUP: samples run; VERIFY: mismatching elements */
     char msg[1024];
+    int has_ipc;              /* CASE/SAMPLE: ipc[] holds the buffers' handles */
+    uint64_t gen;             /* changes whenever the buffers are reallocated */
+    unsigned char ipc[SPEC_MAX_BUFFERS][64]; /* CUipcMemHandle of each buffer */
+};
+
+/* VERIFY payload: the submission box's buffers for the reference box's current case. */
+struct box_verify {
+    uint64_t gen;
+    unsigned char ipc[SPEC_MAX_BUFFERS][64];
 };
 
 struct box_load {
@@ -79,7 +91,6 @@ struct box_cfg {
     int fd_info;              /* struct box_device written once after init */
     unsigned char *region;    /* shared with the judge */
     size_t region_size;
-    size_t slot_bytes;        /* bytes per slot; slot s starts at region + s * slot_bytes */
     void *unmap;              /* the other box's region, unmapped in the child */
     size_t unmap_size;
 };

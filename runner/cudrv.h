@@ -25,9 +25,10 @@
     X(cuLaunchKernel) X(cuLaunchKernelEx) \
     X(cuMemAlloc) X(cuMemFree) X(cuMemcpyDtoH) X(cuMemcpyDtoHAsync) X(cuMemsetD8Async) \
     X(cuMemHostAlloc) X(cuMemHostGetDevicePointer) X(cuMemFreeHost) \
-    X(cuMemHostRegister) X(cuMemHostUnregister) \
+    X(cuMemHostRegister) X(cuMemHostUnregister) X(cuMemsetD32Async) \
     X(cuStreamCreate) X(cuStreamSynchronize) X(cuStreamDestroy) \
     X(cuEventCreate) X(cuEventRecord) X(cuEventSynchronize) X(cuEventElapsedTime) X(cuEventDestroy) \
+    X(cuIpcGetMemHandle) X(cuIpcOpenMemHandle) X(cuIpcCloseMemHandle) \
     X(cuGetErrorName) X(cuGetErrorString)
 
 #define CUDRV_MEMBER(name) __typeof__(name) *name;

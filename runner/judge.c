@@ -52,6 +52,7 @@ struct judge {
     cJSON *tests, *benches;     /* borrowed from res */
     double deadline;            /* CLOCK_MONOTONIC seconds */
     uint64_t poison;
+    int gpu_verify;             /* 1: verify in the reference box through CUDA IPC */
     double *samples;            /* owned scratch for one shape */
     size_t cap;
 };
@@ -160,9 +161,8 @@ static int judge_regions(struct judge *j, struct kj_err *err)
             max = total;
     }
     j->region_size = max;
-    /* The reference box gets two slots: it fills one while the judge compares the other. */
     j->run_region = mmap(NULL, max, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-    j->ref_region = mmap(NULL, 2 * max, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    j->ref_region = mmap(NULL, max, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     if (j->run_region == MAP_FAILED || j->ref_region == MAP_FAILED)
         return KJ_FAIL(err, KJ_ENOMEM, "cannot map %zu bytes for results", max);
     return KJ_OK;
@@ -178,8 +178,6 @@ static int judge_start_boxes(struct judge *j, struct kj_err *err)
     c.dirs = &j->refdirs;
     c.role_reference = 1;
     c.region = j->ref_region;
-    c.region_size = 2 * j->region_size;
-    c.slot_bytes = j->region_size;
     c.unmap = j->run_region;
     c.unmap_size = j->region_size;
     int rc = box_start(&c, &j->ref, err);
@@ -188,10 +186,7 @@ static int judge_start_boxes(struct judge *j, struct kj_err *err)
     c.dirs = &j->dirs;
     c.role_reference = 0;
     c.region = j->run_region;
-    c.region_size = j->region_size;
-    c.slot_bytes = 0;
     c.unmap = j->ref_region;
-    c.unmap_size = 2 * j->region_size;
     rc = box_start(&c, &j->run, err);
     if (rc != KJ_OK)
         return rc;
@@ -309,11 +304,11 @@ static int judge_load(struct judge *j, int is_ref, struct kj_err *err)
 
 /* Compare what the two boxes left in their regions for one call. Fills
  * entry with "status" and, on a mismatch, "mismatch"; returns 1 if equal. */
-static int judge_compare(struct judge *j, const struct spec_case *c, int slot, int check_inputs,
+static int judge_compare(struct judge *j, const struct spec_case *c, int check_inputs,
                          cJSON *entry, struct kj_err *err)
 {
     const struct spec *s = j->spec;
-    const unsigned char *ref = j->ref_region + (size_t)slot * j->region_size;
+    const unsigned char *ref = j->ref_region;
     size_t off[SPEC_MAX_BUFFERS], size[SPEC_MAX_BUFFERS], total;
     int64_t dims[SPEC_MAX_DIMS];
     int ndim;
@@ -352,12 +347,62 @@ static int judge_compare(struct judge *j, const struct spec_case *c, int slot, i
     return 1;
 }
 
-/* Run case c once in both boxes with seed and compare. 1 = pass, 0 = a
- * verdict was set, -1 = judge error. */
+/* The detailed comparison on the host: both boxes copy their buffers out. */
+static int judge_host_check(struct judge *j, int bench, int idx, int check_inputs, cJSON *entry,
+                            struct kj_err *err)
+{
+    struct box_req req;
+    struct box_rep rep;
+    memset(&req, 0, sizeof req);
+    req.op = BOX_OP_COPY;
+    req.bench = bench;
+    req.case_index = idx;
+    req.copy_inputs = check_inputs;
+    if (judge_call(j, 1, &req, NULL, &rep, "reference copy", err) <= 0 ||
+        judge_call(j, 0, &req, NULL, &rep, "copy", err) <= 0)
+        return judge_has_verdict(j) ? 0 : -1;
+    const struct spec_case *c = bench ? &j->spec->benchmarks[idx] : &j->spec->tests[idx];
+    return judge_compare(j, c, check_inputs, entry, err);
+}
+
+/* Verify on the GPU, in the reference box, through the submission box's
+ * buffers mapped there: 1 = equal, 0 = the host must look, -1 = error. */
+static int judge_gpu_check(struct judge *j, int bench, int idx, int check_inputs,
+                           const struct box_rep *run, struct kj_err *err)
+{
+    struct box_verify v;
+    struct box_req req;
+    struct box_rep rep;
+    if (!run->has_ipc) {
+        kj_log(KJ_LOG_WARN, "judge", "no CUDA IPC on this host: verifying on the host");
+        j->gpu_verify = 0;
+        return 0;
+    }
+    memset(&req, 0, sizeof req);
+    memset(&v, 0, sizeof v);
+    v.gen = run->gen;
+    memcpy(v.ipc, run->ipc, sizeof v.ipc);
+    req.op = BOX_OP_VERIFY;
+    req.bench = bench;
+    req.case_index = idx;
+    req.copy_inputs = check_inputs;
+    req.payload = sizeof v;
+    int rc = box_call(&j->ref, &req, &v, &rep, judge_call_ms(j), err);
+    if (rc != KJ_OK)
+        return -1;
+    if (rep.status != BOX_OK) {
+        kj_log(KJ_LOG_WARN, "judge", "verifying on the GPU failed, using the host: %s", rep.msg);
+        j->gpu_verify = 0;
+        return 0;
+    }
+    return rep.count == 0;
+}
+
+/* Run case (bench, idx) once in both boxes with seed and verify the
+ * submission's call. 1 = pass, 0 = a verdict or a failed entry, -1 = error. */
 static int judge_one_call(struct judge *j, int bench, int idx, uint64_t seed, int op,
                           int check_inputs, cJSON *entry, double *ns, struct kj_err *err)
 {
-    const struct spec_case *c = bench ? &j->spec->benchmarks[idx] : &j->spec->tests[idx];
     struct box_req req;
     struct box_rep rep;
     memset(&req, 0, sizeof req);
@@ -365,7 +410,7 @@ static int judge_one_call(struct judge *j, int bench, int idx, uint64_t seed, in
     req.bench = bench;
     req.case_index = idx;
     req.seed = seed;
-    req.copy_inputs = check_inputs;
+    req.no_copy = 1;
     req.poison_seed = j->poison++;
     int r = judge_call(j, 1, &req, NULL, &rep, "reference", err);
     if (r <= 0)
@@ -380,7 +425,15 @@ static int judge_one_call(struct judge *j, int bench, int idx, uint64_t seed, in
     }
     if (ns != NULL)
         *ns = rep.ns;
-    return judge_compare(j, c, 0, check_inputs, entry, err);
+    if (j->gpu_verify) {
+        r = judge_gpu_check(j, bench, idx, check_inputs, &rep, err);
+        if (r != 0) {
+            if (r == 1)
+                cJSON_AddStringToObject(entry, "status", "pass");
+            return r;
+        }
+    }
+    return judge_host_check(j, bench, idx, check_inputs, entry, err);
 }
 
 static int judge_tests(struct judge *j, struct kj_err *err)
@@ -463,33 +516,6 @@ static void judge_add_stats(cJSON *e, const struct stats_summary *st, const char
     cJSON_AddBoolToObject(e, "below_floor", stats_below_floor(st->median, floor_ns));
 }
 
-/* Ask the reference box for timed call k's expected output, into slot k%2,
- * without waiting: it computes while the judge compares call k-1. */
-static int judge_ref_send(struct judge *j, int b, long k, struct kj_err *err)
-{
-    struct box_req req;
-    memset(&req, 0, sizeof req);
-    req.op = BOX_OP_CASE;
-    req.bench = 1;
-    req.case_index = b;
-    req.seed = judge_bench_seed(j, b, k);
-    req.copy_inputs = (k % JUDGE_INPUT_CHECK_EVERY) == 0;
-    req.slot = (int)(k % 2);
-    req.poison_seed = j->poison++;
-    return box_send(&j->ref, &req, NULL, err);
-}
-
-static int judge_ref_wait(struct judge *j, struct kj_err *err)
-{
-    struct box_rep rep;
-    int rc = box_recv(&j->ref, &rep, judge_call_ms(j), err);
-    if (rc != KJ_OK)
-        return rc;
-    if (rep.status != BOX_OK)
-        return KJ_FAIL(err, KJ_EINTERNAL, "reference box, benchmark: %s", rep.msg);
-    return KJ_OK;
-}
-
 /* Record why sampling of a shape ended early: a failed call. */
 static void judge_shape_failed(cJSON *e, cJSON *call, int r, long n)
 {
@@ -516,67 +542,30 @@ static int judge_keep_sample(struct judge *j, size_t n, double ns, struct kj_err
     return KJ_OK;
 }
 
-/* Timed call n of shape b in the submission box. 1 = ran, 0 = verdict set, -1 = error. */
-static int judge_run_sample(struct judge *j, int b, long n, cJSON *call, double *ns,
-                            struct kj_err *err)
-{
-    struct box_req req;
-    struct box_rep rep;
-    memset(&req, 0, sizeof req);
-    req.op = BOX_OP_SAMPLE;
-    req.bench = 1;
-    req.case_index = b;
-    req.seed = judge_bench_seed(j, b, n);
-    req.copy_inputs = (n % JUDGE_INPUT_CHECK_EVERY) == 0;
-    req.poison_seed = j->poison++;
-    int r = judge_call(j, 0, &req, NULL, &rep, "benchmark", err);
-    if (r <= 0) {
-        cJSON_AddStringToObject(call, "status", "error");
-        cJSON_AddStringToObject(call, "message", rep.msg[0] ? rep.msg : "the kernel did not finish");
-        return r;
-    }
-    *ns = rep.ns;
-    return 1;
-}
-
 /* Sample shape b until the stopping rule says so. Every timed call has its
- * own seed and is verified; the reference for call n+1 runs on the GPU while
- * the judge compares call n on the CPU (never while a sample is timed). */
+ * own seed and is verified before the next one starts. */
 static int judge_sample_shape(struct judge *j, int b, cJSON *e, struct kj_err *err)
 {
     struct stats_rule rule = STATS_RULE_DEFAULT;
     struct stats_stopper st;
     enum stats_stop stop = STATS_CONTINUE;
-    double t0 = mono_s(), total = 0, t_ref = 0, t_run = 0, t_cmp = 0;
+    double t0 = mono_s(), total = 0;
     size_t n = 0;
+    if (j->job->samples > 0) { /* a fixed count: exactly that many, whatever the noise */
+        rule.min_samples = rule.max_samples = j->job->samples;
+        rule.min_total_s = 0;
+        rule.max_wall_s = 1e9;
+        rule.rel_ci = 0;
+    }
     stats_stopper_init(&st, &rule);
-    if (judge_ref_send(j, b, 0, err) != KJ_OK)
-        return -1;
     while (stop == STATS_CONTINUE) {
         cJSON *call = cJSON_CreateObject();
-        double ns = 0, t1 = mono_s();
-        if (judge_ref_wait(j, err) != KJ_OK) {
-            cJSON_Delete(call);
-            return -1;
-        }
-        double t2 = mono_s();
-        int r = judge_run_sample(j, b, (long)n, call, &ns, err);
-        double t3 = mono_s();
+        double ns = 0;
+        int check = (n % JUDGE_INPUT_CHECK_EVERY) == 0;
+        int r = judge_one_call(j, 1, b, judge_bench_seed(j, b, (long)n), BOX_OP_SAMPLE, check,
+                               call, &ns, err);
         if (r == 1 && judge_keep_sample(j, n, ns, err) != KJ_OK)
             r = -1;
-        if (r == 1) {
-            total += ns * 1e-9;
-            stop = stats_stopper_check(&st, j->samples, n + 1, total, t3 - t0);
-            if (stop == STATS_CONTINUE && judge_ref_send(j, b, (long)n + 1, err) != KJ_OK)
-                r = -1;
-        }
-        if (r == 1) {
-            int check = (n % JUDGE_INPUT_CHECK_EVERY) == 0;
-            r = judge_compare(j, &j->spec->benchmarks[b], (int)(n % 2), check, call, err);
-        }
-        t_ref += t2 - t1;
-        t_run += t3 - t2;
-        t_cmp += mono_s() - t3;
         if (r != 1) {
             judge_shape_failed(e, call, r, (long)n);
             cJSON_Delete(call);
@@ -584,18 +573,42 @@ static int judge_sample_shape(struct judge *j, int b, cJSON *e, struct kj_err *e
         }
         cJSON_Delete(call);
         n++;
+        total += ns * 1e-9;
+        stop = stats_stopper_check(&st, j->samples, n, total, mono_s() - t0);
     }
     struct stats_summary sum;
     if (stats_summarize(j->samples, n, &sum) != KJ_OK)
         return KJ_FAIL(err, KJ_EINTERNAL, "no samples for benchmark %d", b), -1;
     cJSON_AddStringToObject(e, "status", "pass");
     judge_add_stats(e, &sum, stats_stop_name(stop), judge_floor_ns(j, b));
-    cJSON *o = cJSON_AddObjectToObject(e, "overhead_ms_per_call");
-    cJSON_AddNumberToObject(o, "reference_wait", 1e3 * t_ref / (double)n);
-    cJSON_AddNumberToObject(o, "submission_call", 1e3 * t_run / (double)n);
-    cJSON_AddNumberToObject(o, "compare", 1e3 * t_cmp / (double)n);
     cJSON_AddNumberToObject(e, "wall_s", mono_s() - t0);
+    cJSON_AddNumberToObject(e, "wall_ms_per_call", 1e3 * (mono_s() - t0) / (double)n);
+    cJSON_AddBoolToObject(e, "verified_on_gpu", j->gpu_verify);
     return 1;
+}
+
+/* The launch configuration of every launch line for case c, for the report. */
+static void judge_launch_json(const struct judge *j, const struct spec_case *c, cJSON *e)
+{
+    const struct spec *s = j->spec;
+    const char *names[SPEC_MAX_VARS];
+    for (int i = 0; i < s->nvars; i++)
+        names[i] = s->vars[i];
+    struct expr_vars vars = {s->nvars, names, c->val};
+    cJSON *arr = cJSON_AddArrayToObject(e, "launches");
+    for (int l = 0; l < j->dirs.nlaunch; l++) {
+        struct dir_dims dd;
+        if (dir_eval_launch(&j->dirs.launch[l], &vars, &dd, NULL) != KJ_OK)
+            continue;
+        cJSON *o = cJSON_CreateObject();
+        int g[3] = {(int)dd.grid[0], (int)dd.grid[1], (int)dd.grid[2]};
+        int bl[3] = {(int)dd.block[0], (int)dd.block[1], (int)dd.block[2]};
+        cJSON_AddStringToObject(o, "kernel", j->dirs.launch[l].kernel);
+        cJSON_AddItemToObject(o, "grid", cJSON_CreateIntArray(g, 3));
+        cJSON_AddItemToObject(o, "block", cJSON_CreateIntArray(bl, 3));
+        cJSON_AddNumberToObject(o, "smem", dd.smem);
+        cJSON_AddItemToArray(arr, o);
+    }
 }
 
 static int judge_warmup(struct judge *j, int b, struct kj_err *err)
@@ -613,6 +626,17 @@ static int judge_warmup(struct judge *j, int b, struct kj_err *err)
     return r < 0 ? -1 : r;
 }
 
+/* The SM clock now (MHz), under key in the result's system object. */
+static void judge_clock(struct judge *j, const char *key, struct kj_err *err)
+{
+    struct box_req req;
+    struct box_rep rep;
+    memset(&req, 0, sizeof req);
+    req.op = BOX_OP_CLOCK;
+    if (judge_call(j, 0, &req, NULL, &rep, "clock probe", err) == 1)
+        cJSON_AddNumberToObject(cJSON_GetObjectItem(j->res, "system"), key, rep.ns);
+}
+
 static int judge_benchmarks(struct judge *j, struct kj_err *err)
 {
     const struct spec *s = j->spec;
@@ -625,6 +649,9 @@ static int judge_benchmarks(struct judge *j, struct kj_err *err)
     if (judge_call(j, 0, &req, NULL, &rep, "baseline", err) <= 0)
         return judge_has_verdict(j) ? KJ_OK : KJ_EINTERNAL;
     cJSON_AddNumberToObject(j->res, "baseline_empty_kernel_ns", rep.ns);
+    judge_clock(j, "sm_clock_mhz_before", err);
+    if (judge_has_verdict(j))
+        return KJ_OK;
     for (int i = 0; i < s->nbenchmarks; i++)
         order[i] = i;
     /* Leaderboard runs visit the shapes in a random order. */
@@ -641,6 +668,7 @@ static int judge_benchmarks(struct judge *j, struct kj_err *err)
         cJSON *e = cJSON_GetArrayItem(j->benches, b);
         cJSON_AddNumberToObject(e, "index", b);
         cJSON_AddItemToObject(e, "shape", judge_shape_json(s, &s->benchmarks[b]));
+        judge_launch_json(j, &s->benchmarks[b], e);
         int r = judge_warmup(j, b, err);
         if (r > 0)
             r = judge_sample_shape(j, b, e, err);
@@ -659,6 +687,7 @@ static int judge_benchmarks(struct judge *j, struct kj_err *err)
         }
         medians[b] = cJSON_GetObjectItem(e, "median_ns")->valuedouble;
     }
+    judge_clock(j, "sm_clock_mhz_after", err);
     cJSON_AddNumberToObject(j->res, "score_ns", stats_geomean(medians, (size_t)s->nbenchmarks));
     return KJ_OK;
 }
@@ -692,7 +721,7 @@ static void judge_cleanup(struct judge *j)
     if (j->run_region != NULL && j->run_region != MAP_FAILED)
         munmap(j->run_region, j->region_size);
     if (j->ref_region != NULL && j->ref_region != MAP_FAILED)
-        munmap(j->ref_region, 2 * j->region_size);
+        munmap(j->ref_region, j->region_size);
     compile_result_free(&j->sub);
     compile_result_free(&j->refc);
     free(j->refsrc);
@@ -759,6 +788,7 @@ int judge_run(const struct judge_job *job, cJSON **result, struct kj_err *err)
     j.ref.fd_req = j.ref.fd_rep = j.ref.fd_info = -1;
     j.job = job;
     j.spec = job->spec;
+    j.gpu_verify = getenv("KJUDGE_HOST_VERIFY") == NULL;
     double limit = job->mode == JUDGE_TEST ? job->spec->limit_test_s :
                    job->mode == JUDGE_BENCHMARK ? job->spec->limit_benchmark_s :
                    job->spec->limit_leaderboard_s;

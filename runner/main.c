@@ -45,6 +45,7 @@ struct opts {
         *gpu_type, *token_file, *dump;
     int json, gpu, once;
     double warmup, time_limit;
+    long samples;
 };
 
 static void usage(FILE *f)
@@ -53,6 +54,7 @@ static void usage(FILE *f)
         "usage: kjudge-runner compile FILE [--leaderboard NAME] [--arch sm_90a]\n"
         "       kjudge-runner eval FILE [--leaderboard NAME] [--mode test|benchmark|leaderboard]\n"
         "                     [--json] [--gpu N] [--warmup SECONDS] [--time-limit SECONDS]\n"
+        "                     [--samples N]   (exactly N timed calls per shape, for profiling)\n"
         "       kjudge-runner serve --server URL [--gpu N] [--name NAME] [--gpu-type H200]\n"
         "                     [--token-file FILE] [--once]   (token also from KJUDGE_RUNNER_TOKEN)\n"
         "       kjudge-runner probe [--gpu N]\n"
@@ -92,6 +94,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
         else if (strcmp(a, "--gpu") == 0 && v) { o->gpu = atoi(v); i++; }
         else if (strcmp(a, "--warmup") == 0 && v) { o->warmup = atof(v); i++; }
         else if (strcmp(a, "--time-limit") == 0 && v) { o->time_limit = atof(v); i++; }
+        else if (strcmp(a, "--samples") == 0 && v) { o->samples = atol(v); i++; }
         else if (a[0] != '-' && o->file == NULL) o->file = a;
         else { fprintf(stderr, "kjudge-runner: unknown argument '%s'\n", a); return -1; }
     }
@@ -208,6 +211,7 @@ static int cmd_eval(const struct opts *o)
     jj.gpu = o->gpu;
     jj.warmup_s = o->warmup;
     jj.time_limit_s = o->time_limit;
+    jj.samples = o->samples;
     jj.progress = report_progress;
     jj.progress_ctx = stderr;
     /* A local leaderboard run has no server secret: draw one for this run. */

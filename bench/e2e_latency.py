@@ -1,0 +1,38 @@
+#!/usr/bin/env python3
+"""bench/e2e_latency: wall time from POST to verdict through the real server
+and a real runner on this machine's GPU, warm (one submission judged first),
+for test mode (template.cu) and leaderboard mode (examples/fast.cu).
+Prints a table: mode, file, n, median, min, max seconds. Goals: test < 1 s,
+leaderboard < 10 s."""
+import os, sys, time
+from common import LB, Service, http, submit
+
+N = int(os.environ.get("KJ_BENCH_N", "10"))
+
+
+def measure(svc, path, mode, n):
+    times = []
+    for _ in range(n):
+        t0 = time.time()
+        st, sub = submit(svc.base, svc.user, path, mode)
+        st, res = http("GET", svc.base + "/api/v1/submissions/%d?wait=1&timeout=600" % sub["id"], svc.user)
+        times.append(time.time() - t0)
+        if res.get("verdict") != "accepted":
+            sys.exit("unexpected verdict %s: %s" % (res.get("verdict"), res.get("result", {}).get("message")))
+    return sorted(times)
+
+
+def main():
+    rows = []
+    with Service() as svc:
+        measure(svc, os.path.join(LB, "template.cu"), "test", 1)  # warm-up
+        for mode, name in (("test", "template.cu"), ("leaderboard", "examples/fast.cu")):
+            t = measure(svc, os.path.join(LB, name), mode, N)
+            rows.append((mode, name, len(t), t[len(t) // 2], t[0], t[-1]))
+    print("| mode | file | n | median s | min s | max s |\n|---|---|---|---|---|---|")
+    for r in rows:
+        print("| %s | %s | %d | %.3f | %.3f | %.3f |" % r)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# run.sh - `make bench`: every benchmark under bench/, each printing a table.
+# Needs a GPU (and ncu for timing_fidelity). Binaries from bin/; shared
+# libraries a GPU host lacks may sit in .gpulibs/ (see README).
+set -eu
+cd "$(dirname "$0")/.."
+if [ -d .gpulibs ]; then export LD_LIBRARY_PATH="$PWD/.gpulibs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"; fi
+echo "## bench/timing_fidelity"; python3 bench/timing_fidelity.py
+echo; echo "## bench/e2e_latency"; python3 bench/e2e_latency.py
