@@ -1,5 +1,8 @@
 """Helpers shared by the benchmarks: paths, running the runner, a real server."""
-import json, os, socket, subprocess, tempfile, time, urllib.request, urllib.error
+import json, os, subprocess, sys, tempfile, time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tests", "gpu"))
+from kjclient import free_port, http, submit  # noqa: E402  (shared with the GPU tests)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RUNNER = os.path.join(ROOT, "bin", "kjudge-runner")
@@ -15,37 +18,12 @@ def evaluate(path, mode, *extra, env=None):
     return json.loads(p.stdout)
 
 
-def http(method, url, token=None, body=None, ctype=None, timeout=900):
-    req = urllib.request.Request(url, data=body, method=method)
-    if token:
-        req.add_header("Authorization", "Bearer " + token)
-    if ctype:
-        req.add_header("Content-Type", ctype)
-    try:
-        with urllib.request.urlopen(req, timeout=timeout) as r:
-            return r.status, json.loads(r.read() or b"null")
-    except urllib.error.HTTPError as e:
-        return e.code, json.loads(e.read() or b"null")
-
-
-def submit(base, token, path, mode):
-    b = "kjbench%d" % time.time_ns()
-    data = b"".join(('--%s\r\nContent-Disposition: form-data; name="%s"\r\n\r\n%s\r\n' % (b, k, v)).encode()
-                    for k, v in (("leaderboard", "fp8_quant"), ("gpu", "H200"), ("mode", mode)))
-    data += ('--%s\r\nContent-Disposition: form-data; name="file"; filename="%s"\r\n\r\n'
-             % (b, os.path.basename(path))).encode() + open(path, "rb").read() + ("\r\n--%s--\r\n" % b).encode()
-    return http("POST", base + "/api/v1/submissions", token, data, "multipart/form-data; boundary=" + b)
-
-
 class Service:
     """A real kjudge-server on a free loopback port plus one runner on GPU 0."""
 
     def __enter__(self):
         self.tmp = tempfile.mkdtemp(prefix="kjudge-bench-")
-        s = socket.socket()
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-        s.close()
+        port = free_port()
         db, conf = os.path.join(self.tmp, "k.db"), os.path.join(self.tmp, "k.conf")
         with open(conf, "w") as f:
             f.write("admin_token = %s\n" % os.urandom(16).hex())

@@ -14,6 +14,7 @@
 #include "box.h"
 #include "cudrv.h"
 #include "expr.h"
+#include "fdio.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -101,36 +102,6 @@ static int rep_cuda(struct box *b, struct box_rep *rep, int status, CUresult r, 
         if (box_r_ != CUDA_SUCCESS)                                                  \
             return rep_cuda((b), (rep), BOX_INTERNAL, box_r_, (what));               \
     } while (0)
-
-static int write_full(int fd, const void *p, size_t n)
-{
-    const char *c = p;
-    while (n > 0) {
-        ssize_t w = write(fd, c, n);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return -1;
-        c += w;
-        n -= (size_t)w;
-    }
-    return 0;
-}
-
-static int read_full(int fd, void *p, size_t n)
-{
-    char *c = p;
-    while (n > 0) {
-        ssize_t r = read(fd, c, n);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0)
-            return -1;
-        c += r;
-        n -= (size_t)r;
-    }
-    return 0;
-}
 
 static double now_s(void)
 {
@@ -292,13 +263,13 @@ static int box_load(struct box *b, const struct box_req *req, struct box_rep *re
     struct box_load ld;
     void *cubin = NULL;
     int rc = -1;
-    if (req->payload < sizeof ld || read_full(b->cfg->fd_in, &ld, sizeof ld) != 0)
+    if (req->payload < sizeof ld || fdio_read_full(b->cfg->fd_in, &ld, sizeof ld) != 0)
         return rep_fail(rep, BOX_INTERNAL, 0, "short LOAD request");
     if (req->payload - sizeof ld != ld.cubin_size || ld.cubin_size == 0 ||
         ld.nlaunch != b->cfg->dirs->nlaunch)
         return rep_fail(rep, BOX_INTERNAL, 0, "inconsistent LOAD request");
     cubin = malloc(ld.cubin_size);
-    if (cubin == NULL || read_full(b->cfg->fd_in, cubin, ld.cubin_size) != 0) {
+    if (cubin == NULL || fdio_read_full(b->cfg->fd_in, cubin, ld.cubin_size) != 0) {
         rep_fail(rep, BOX_INTERNAL, 0, "cannot read the cubin");
         goto out;
     }
@@ -694,7 +665,7 @@ static int box_verify(struct box *b, const struct box_req *req, struct box_rep *
 {
     struct box_verify v;
     unsigned long long bad = 0;
-    if (req->payload != sizeof v || read_full(b->cfg->fd_in, &v, sizeof v) != 0)
+    if (req->payload != sizeof v || fdio_read_full(b->cfg->fd_in, &v, sizeof v) != 0)
         return rep_fail(rep, BOX_INTERNAL, 0, "short VERIFY request");
     if (b->cur_bench != req->bench || b->cur_case != req->case_index)
         return rep_fail(rep, BOX_INTERNAL, 0, "VERIFY for a case this box did not run");
@@ -783,16 +754,16 @@ void box_main(const struct box_cfg *cfg)
     setenv("CUDA_CACHE_DISABLE", "1", 1);
     if (box_init(&b, &rep) != 0)
         kj_printable(b.info.error, sizeof b.info.error, rep.msg, sizeof rep.msg);
-    if (write_full(cfg->fd_info, &b.info, sizeof b.info) != 0 || b.info.error[0] != '\0')
+    if (fdio_write_full(cfg->fd_info, &b.info, sizeof b.info) != 0 || b.info.error[0] != '\0')
         _exit(3);
     for (;;) {
-        if (read_full(cfg->fd_in, &req, sizeof req) != 0)
+        if (fdio_read_full(cfg->fd_in, &req, sizeof req) != 0)
             _exit(0); /* the judge went away */
         if (req.op == BOX_OP_QUIT)
             _exit(0);
         memset(&rep, 0, sizeof rep);
         box_dispatch(&b, &req, &rep);
-        if (write_full(cfg->fd_out, &rep, sizeof rep) != 0)
+        if (fdio_write_full(cfg->fd_out, &rep, sizeof rep) != 0)
             _exit(3);
         /* After a fault the context is gone; the judge kills us or sends QUIT. */
     }
@@ -856,7 +827,7 @@ int box_read_info(struct box_proc *p, struct box_device *dev, int timeout_ms, st
     int r = wait_readable(p->fd_info, timeout_ms);
     if (r == 0)
         return KJ_FAIL(err, KJ_ETIMEOUT, "the GPU box did not start within %d ms", timeout_ms);
-    if (r < 0 || read_full(p->fd_info, dev, sizeof *dev) != 0)
+    if (r < 0 || fdio_read_full(p->fd_info, dev, sizeof *dev) != 0)
         return KJ_FAIL(err, KJ_EIO, "the GPU box died while starting");
     dev->error[sizeof dev->error - 1] = '\0';
     dev->name[sizeof dev->name - 1] = '\0';
@@ -869,8 +840,8 @@ int box_read_info(struct box_proc *p, struct box_device *dev, int timeout_ms, st
 int box_send(struct box_proc *p, const struct box_req *req, const void *payload,
              struct kj_err *err)
 {
-    if (write_full(p->fd_req, req, sizeof *req) != 0 ||
-        (req->payload > 0 && write_full(p->fd_req, payload, req->payload) != 0))
+    if (fdio_write_full(p->fd_req, req, sizeof *req) != 0 ||
+        (req->payload > 0 && fdio_write_full(p->fd_req, payload, req->payload) != 0))
         return KJ_FAIL(err, KJ_EIO, "the GPU box is gone");
     return KJ_OK;
 }
@@ -887,7 +858,7 @@ int box_recv(struct box_proc *p, struct box_rep *rep, int timeout_ms, struct kj_
     int r = wait_readable(p->fd_rep, timeout_ms);
     if (r == 0)
         return KJ_FAIL(err, KJ_ETIMEOUT, "no answer within %.1f s", timeout_ms / 1000.0);
-    if (r < 0 || read_full(p->fd_rep, rep, sizeof *rep) != 0)
+    if (r < 0 || fdio_read_full(p->fd_rep, rep, sizeof *rep) != 0)
         return KJ_FAIL(err, KJ_EIO, "the GPU box died");
     rep->msg[sizeof rep->msg - 1] = '\0';
     return KJ_OK;

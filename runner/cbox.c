@@ -5,6 +5,7 @@
  * deadline passes. A child killed by a limit is reported as a compile error.
  */
 #include "cbox.h"
+#include "fdio.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -29,21 +30,6 @@ struct cbox_head {
     uint32_t cubin_len;
 };
 
-static int cbox_write(int fd, const void *p, size_t n)
-{
-    const char *c = p;
-    while (n > 0) {
-        ssize_t w = write(fd, c, n);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return -1;
-        c += w;
-        n -= (size_t)w;
-    }
-    return 0;
-}
-
 static void cbox_child(int fd, const char *src, size_t len, const struct directives *d,
                        const char *arch)
 {
@@ -66,9 +52,9 @@ static void cbox_child(int fd, const char *src, size_t len, const struct directi
     snprintf(h.errmsg, sizeof h.errmsg, "%s", err.msg);
     h.log_len = h.r.log ? (uint32_t)strlen(h.r.log) : 0;
     h.cubin_len = h.r.ok ? (uint32_t)h.r.cubin_size : 0;
-    if (cbox_write(fd, &h, sizeof h) != 0 ||
-        (h.log_len && cbox_write(fd, h.r.log, h.log_len) != 0) ||
-        (h.cubin_len && cbox_write(fd, h.r.cubin, h.cubin_len) != 0))
+    if (fdio_write_full(fd, &h, sizeof h) != 0 ||
+        (h.log_len && fdio_write_full(fd, h.r.log, h.log_len) != 0) ||
+        (h.cubin_len && fdio_write_full(fd, h.r.cubin, h.cubin_len) != 0))
         _exit(3);
     _exit(0);
 }

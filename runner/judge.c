@@ -147,6 +147,17 @@ static int read_file(const char *path, char **out, size_t *len, struct kj_err *e
     return KJ_OK;
 }
 
+/* A request for case (bench, idx) with every other field zero. */
+static struct box_req judge_req(int op, int bench, int idx)
+{
+    struct box_req req;
+    memset(&req, 0, sizeof req);
+    req.op = op;
+    req.bench = bench;
+    req.case_index = idx;
+    return req;
+}
+
 /* One shared mapping big enough for the inputs and outputs of any case. */
 static int judge_regions(struct judge *j, struct kj_err *err)
 {
@@ -279,10 +290,9 @@ static int judge_load(struct judge *j, int is_ref, struct kj_err *err)
     const struct compile_result *cr = is_ref ? &j->refc : &j->sub;
     const struct directives *d = is_ref ? &j->refdirs : &j->dirs;
     struct box_load ld;
-    struct box_req req;
+    struct box_req req = judge_req(BOX_OP_LOAD, 0, 0);
     struct box_rep rep;
     memset(&ld, 0, sizeof ld);
-    memset(&req, 0, sizeof req);
     ld.cubin_size = (uint32_t)cr->cubin_size;
     ld.nlaunch = d->nlaunch;
     for (int l = 0; l < d->nlaunch; l++)
@@ -295,7 +305,6 @@ static int judge_load(struct judge *j, int is_ref, struct kj_err *err)
         return KJ_FAIL(err, KJ_ENOMEM, "out of memory");
     memcpy(payload, &ld, sizeof ld);
     memcpy(payload + sizeof ld, cr->cubin, cr->cubin_size);
-    req.op = BOX_OP_LOAD;
     req.payload = (uint32_t)n;
     int r = judge_call(j, is_ref, &req, payload, &rep, "loading the module", err);
     free(payload);
@@ -351,12 +360,8 @@ static int judge_compare(struct judge *j, const struct spec_case *c, int check_i
 static int judge_host_check(struct judge *j, int bench, int idx, int check_inputs, cJSON *entry,
                             struct kj_err *err)
 {
-    struct box_req req;
+    struct box_req req = judge_req(BOX_OP_COPY, bench, idx);
     struct box_rep rep;
-    memset(&req, 0, sizeof req);
-    req.op = BOX_OP_COPY;
-    req.bench = bench;
-    req.case_index = idx;
     req.copy_inputs = check_inputs;
     if (judge_call(j, 1, &req, NULL, &rep, "reference copy", err) <= 0 ||
         judge_call(j, 0, &req, NULL, &rep, "copy", err) <= 0)
@@ -371,20 +376,16 @@ static int judge_gpu_check(struct judge *j, int bench, int idx, int check_inputs
                            const struct box_rep *run, struct kj_err *err)
 {
     struct box_verify v;
-    struct box_req req;
+    struct box_req req = judge_req(BOX_OP_VERIFY, bench, idx);
     struct box_rep rep;
     if (!run->has_ipc) {
         kj_log(KJ_LOG_WARN, "judge", "no CUDA IPC on this host: verifying on the host");
         j->gpu_verify = 0;
         return 0;
     }
-    memset(&req, 0, sizeof req);
     memset(&v, 0, sizeof v);
     v.gen = run->gen;
     memcpy(v.ipc, run->ipc, sizeof v.ipc);
-    req.op = BOX_OP_VERIFY;
-    req.bench = bench;
-    req.case_index = idx;
     req.copy_inputs = check_inputs;
     req.payload = sizeof v;
     int rc = box_call(&j->ref, &req, &v, &rep, judge_call_ms(j), err);
@@ -403,12 +404,8 @@ static int judge_gpu_check(struct judge *j, int bench, int idx, int check_inputs
 static int judge_one_call(struct judge *j, int bench, int idx, uint64_t seed, int op,
                           int check_inputs, cJSON *entry, double *ns, struct kj_err *err)
 {
-    struct box_req req;
+    struct box_req req = judge_req(BOX_OP_CASE, bench, idx);
     struct box_rep rep;
-    memset(&req, 0, sizeof req);
-    req.op = BOX_OP_CASE;
-    req.bench = bench;
-    req.case_index = idx;
     req.seed = seed;
     req.no_copy = 1;
     req.poison_seed = j->poison++;
@@ -613,12 +610,8 @@ static void judge_launch_json(const struct judge *j, const struct spec_case *c, 
 
 static int judge_warmup(struct judge *j, int b, struct kj_err *err)
 {
-    struct box_req req;
+    struct box_req req = judge_req(BOX_OP_WARMUP, 1, b);
     struct box_rep rep;
-    memset(&req, 0, sizeof req);
-    req.op = BOX_OP_WARMUP;
-    req.bench = 1;
-    req.case_index = b;
     req.seed = judge_bench_seed(j, b, 1000000);
     req.poison_seed = j->poison++;
     req.seconds = j->job->warmup_s > 0 ? j->job->warmup_s : 0.2;
@@ -629,10 +622,8 @@ static int judge_warmup(struct judge *j, int b, struct kj_err *err)
 /* The SM clock now (MHz), under key in the result's system object. */
 static void judge_clock(struct judge *j, const char *key, struct kj_err *err)
 {
-    struct box_req req;
+    struct box_req req = judge_req(BOX_OP_CLOCK, 0, 0);
     struct box_rep rep;
-    memset(&req, 0, sizeof req);
-    req.op = BOX_OP_CLOCK;
     if (judge_call(j, 0, &req, NULL, &rep, "clock probe", err) == 1)
         cJSON_AddNumberToObject(cJSON_GetObjectItem(j->res, "system"), key, rep.ns);
 }
@@ -642,10 +633,8 @@ static int judge_benchmarks(struct judge *j, struct kj_err *err)
     const struct spec *s = j->spec;
     int order[SPEC_MAX_CASES];
     double medians[SPEC_MAX_CASES];
-    struct box_req req;
+    struct box_req req = judge_req(BOX_OP_BASELINE, 0, 0);
     struct box_rep rep;
-    memset(&req, 0, sizeof req);
-    req.op = BOX_OP_BASELINE;
     if (judge_call(j, 0, &req, NULL, &rep, "baseline", err) <= 0)
         return judge_has_verdict(j) ? KJ_OK : KJ_EINTERNAL;
     cJSON_AddNumberToObject(j->res, "baseline_empty_kernel_ns", rep.ns);

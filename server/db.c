@@ -147,6 +147,19 @@ int db_exec_at(struct db *db, struct kj_err *err, const char *sql, const char *f
     return 0;
 }
 
+int db_grow(void **arr, int *cap, int count, size_t elem, const char *what, struct kj_err *err)
+{
+    if (count < *cap)
+        return 0;
+    int ncap = *cap ? *cap * 2 : 16;
+    void *grown = realloc(*arr, (size_t)ncap * elem);
+    if (grown == NULL)
+        return KJ_FAIL(err, KJ_ENOMEM, "out of memory reading %s", what);
+    *arr = grown;
+    *cap = ncap;
+    return 0;
+}
+
 void db_col_text(sqlite3_stmt *st, int i, char *dst, size_t dstsz)
 {
     const unsigned char *t = sqlite3_column_text(st, i);

@@ -49,6 +49,11 @@ void db_col_text(sqlite3_stmt *st, int i, char *dst, size_t dstsz);
 /* Column i as a new heap string (caller frees), NULL for SQL NULL; *len gets the byte length. */
 int db_col_dup(struct db *db, struct kj_err *err, sqlite3_stmt *st, int i, char **out, size_t *len);
 
+/* Make room for one more element in a row array being filled: grows *arr
+ * (elem bytes each, *cap slots, count used) by doubling. 0, or KJ_ENOMEM
+ * with err filled (what names the rows); *arr stays valid either way. */
+int db_grow(void **arr, int *cap, int count, size_t elem, const char *what, struct kj_err *err);
+
 /* Current unix time in seconds. */
 int64_t db_now(void);
 

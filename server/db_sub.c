@@ -353,15 +353,8 @@ int db_events_list(struct db *db, int64_t id, struct db_event **out, int *n, str
     rc = db_prep(db, err, &st, "SELECT seq, event, data, at FROM events WHERE submission_id = ? "
                  "ORDER BY seq", "i", id);
     while (rc == 0 && (rc = db_step(db, err, st)) == 1) {
-        if (count == cap) {
-            cap = cap ? cap * 2 : 16;
-            struct db_event *grown = realloc(ev, (size_t)cap * sizeof *ev);
-            if (grown == NULL) {
-                rc = KJ_FAIL(err, KJ_ENOMEM, "out of memory listing events");
-                break;
-            }
-            ev = grown;
-        }
+        if ((rc = db_grow((void **)&ev, &cap, count, sizeof *ev, "events", err)) != 0)
+            break;
         struct db_event *e = &ev[count++];
         e->seq = sqlite3_column_int64(st, 0);
         db_col_text(st, 1, e->event, sizeof e->event);
@@ -412,15 +405,8 @@ int db_rank_rows(struct db *db, const char *board, const char *gpu, struct db_ra
                  "  AND s.score_ns > 0)"
                  " WHERE k = 1 ORDER BY score_ns, created_at, id", "tt", board, gpu);
     while (rc == 0 && (rc = db_step(db, err, st)) == 1) {
-        if (count == cap) {
-            cap = cap ? cap * 2 : 16;
-            struct db_rank_row *grown = realloc(rows, (size_t)cap * sizeof *rows);
-            if (grown == NULL) {
-                rc = KJ_FAIL(err, KJ_ENOMEM, "out of memory reading rankings");
-                break;
-            }
-            rows = grown;
-        }
+        if ((rc = db_grow((void **)&rows, &cap, count, sizeof *rows, "rankings", err)) != 0)
+            break;
         struct db_rank_row *r = &rows[count++];
         r->submission_id = sqlite3_column_int64(st, 0);
         db_col_text(st, 1, r->user, sizeof r->user);

@@ -9,7 +9,9 @@
 Without a GPU every test is counted as skipped, never as passed. Ends with
 "test_gpu: N passed, N failed, N skipped".
 """
-import json, os, re, socket, subprocess, sys, tempfile, time, urllib.request, urllib.error
+import json, os, re, subprocess, sys, tempfile, time
+
+from kjclient import free_port, http, submit
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 RUNNER = os.path.join(ROOT, "bin", "kjudge-runner")
@@ -113,39 +115,6 @@ def test_examples():
                     b.get("wall_ms_per_call", 0), b.get("verified_on_gpu")))
     rc, out, err = run([RUNNER, "eval", os.path.join(LB, "template.cu"), "--leaderboard", "fp8_quant"])
     check(rc == 0 and "verdict: accepted" in out, "eval prints a table", out + err)
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    p = s.getsockname()[1]
-    s.close()
-    return p
-
-
-def http(method, url, token=None, body=None, ctype=None, timeout=900):
-    req = urllib.request.Request(url, data=body, method=method)
-    if token:
-        req.add_header("Authorization", "Bearer " + token)
-    if ctype:
-        req.add_header("Content-Type", ctype)
-    try:
-        with urllib.request.urlopen(req, timeout=timeout) as r:
-            return r.status, json.loads(r.read() or b"null")
-    except urllib.error.HTTPError as e:
-        return e.code, json.loads(e.read() or b"null")
-
-
-def submit(base, token, path, mode, lb="fp8_quant"):
-    boundary = "kjudgeboundary%d" % time.time_ns()
-    parts = []
-    for k, v in (("leaderboard", lb), ("gpu", "H200"), ("mode", mode)):
-        parts.append('--%s\r\nContent-Disposition: form-data; name="%s"\r\n\r\n%s\r\n' % (boundary, k, v))
-    data = "".join(parts).encode()
-    data += ('--%s\r\nContent-Disposition: form-data; name="file"; filename="%s"\r\n'
-             'Content-Type: text/plain\r\n\r\n' % (boundary, os.path.basename(path))).encode()
-    data += open(path, "rb").read() + ("\r\n--%s--\r\n" % boundary).encode()
-    return http("POST", base + "/api/v1/submissions", token, data, "multipart/form-data; boundary=" + boundary)
 
 
 def test_server():

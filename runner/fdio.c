@@ -1,0 +1,38 @@
+/*
+ * fdio.c - see fdio.h: loops over write(2)/read(2) until the whole buffer
+ * has moved, so callers never handle partial transfers.
+ */
+#include "fdio.h"
+
+#include <errno.h>
+#include <unistd.h>
+
+int fdio_write_full(int fd, const void *p, size_t n)
+{
+    const char *c = p;
+    while (n > 0) {
+        ssize_t w = write(fd, c, n);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return -1;
+        c += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+int fdio_read_full(int fd, void *p, size_t n)
+{
+    char *c = p;
+    while (n > 0) {
+        ssize_t r = read(fd, c, n);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            return -1;
+        c += r;
+        n -= (size_t)r;
+    }
+    return 0;
+}
