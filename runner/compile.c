@@ -30,6 +30,7 @@
  *   bytes, the truncation marker included.
  */
 #include "compile.h"
+#include "ptxscan.h"
 
 #include <limits.h>
 #include <nvrtc.h>
@@ -91,6 +92,8 @@ struct cc_job {
     struct sbuf pre;              /* our messages; go before NVRTC's log */
     char *text;                   /* owned: the source as NVRTC gets it */
     char *raw;                    /* NVRTC's log, owned */
+    char *ptx;                    /* owned: NVRTC's PTX after a good compile, for ptxscan */
+    size_t ptx_len;
     int user_fault;               /* 1: the source does not compile */
     nvrtcResult status;           /* of the last nvrtcCompileProgram */
 };
@@ -1000,7 +1003,18 @@ static int fetch_results(struct cc_job *j, nvrtcProgram prog, struct kj_err *err
         return KJ_FAIL(err, KJ_ENVRTC, "NVRTC compiled but produced no cubin");
     if ((o->cubin = malloc(o->cubin_size)) == NULL)
         return KJ_FAIL(err, KJ_ENOMEM, "out of memory for a %zu-byte cubin", o->cubin_size);
-    return NV_CHECK(err, &r, nvrtcGetCUBIN(prog, o->cubin));
+    if ((rc = NV_CHECK(err, &r, nvrtcGetCUBIN(prog, o->cubin))) != KJ_OK)
+        return rc;
+    /* The PTX tells which instructions each kernel uses (ptxscan.c); a
+     * missing PTX only leaves those fields empty. */
+    free(j->ptx);
+    j->ptx = NULL;
+    if (nvrtcGetPTXSize(prog, &j->ptx_len) == NVRTC_SUCCESS && j->ptx_len > 0 &&
+        (j->ptx = malloc(j->ptx_len)) != NULL && nvrtcGetPTX(prog, j->ptx) != NVRTC_SUCCESS) {
+        free(j->ptx);
+        j->ptx = NULL;
+    }
+    return KJ_OK;
 }
 
 /* Fetch NVRTC's log into j->raw (owned). */
@@ -1123,6 +1137,8 @@ static int finish(struct cc_job *j, struct kj_err *err)
     j->out->log = clean.p;
     clean.p = NULL;
     j->out->ok = !j->user_fault && bad == 0 && j->out->cubin != NULL;
+    for (int k = 0; j->out->ok && k < j->out->nkernels; k++)
+        ptxscan_kernel(j->ptx, j->ptx ? j->ptx_len : 0, &j->out->kernels[k]);
     if (!j->out->ok) {
         free(j->out->cubin);
         j->out->cubin = NULL;
@@ -1216,6 +1232,7 @@ out:
     free(j.pre.p);
     free(j.text);
     free(j.raw);
+    free(j.ptx);
     return rc;
 }
 
@@ -1239,7 +1256,13 @@ static cJSON *kernel_json(const struct compile_kernel *k)
         !cJSON_AddNumberToObject(o, "stack_frame", k->stack_frame) ||
         !cJSON_AddNumberToObject(o, "spill_stores", k->spill_stores) ||
         !cJSON_AddNumberToObject(o, "spill_loads", k->spill_loads) ||
-        !cJSON_AddNumberToObject(o, "barriers", k->barriers)) {
+        !cJSON_AddNumberToObject(o, "barriers", k->barriers) ||
+        !cJSON_AddNumberToObject(o, "max_threads_per_block", k->max_threads_per_block) ||
+        !(k->tensor_cores[0] ? cJSON_AddStringToObject(o, "tensor_cores", k->tensor_cores)
+                             : cJSON_AddNullToObject(o, "tensor_cores")) ||
+        !cJSON_AddBoolToObject(o, "tma", k->uses_tma) ||
+        !cJSON_AddBoolToObject(o, "bulk_copy", k->uses_bulk_copy) ||
+        !cJSON_AddBoolToObject(o, "cp_async", k->uses_cp_async)) {
         cJSON_Delete(o);
         return NULL;
     }

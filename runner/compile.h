@@ -28,6 +28,11 @@ struct compile_kernel {
     int stack_frame;           /* bytes of local memory per thread */
     int spill_stores, spill_loads; /* bytes */
     int barriers;
+    int max_threads_per_block; /* from registers (64K per block) and .maxntid; 0 = unknown */
+    char tensor_cores[16];     /* "wgmma", "mma", "tcgen05" or "" (from the kernel's PTX) */
+    int uses_tma;              /* cp.async.bulk.tensor (the tensor memory accelerator) */
+    int uses_bulk_copy;        /* cp.async.bulk without a tensor map */
+    int uses_cp_async;         /* cp.async (asynchronous global-to-shared copies) */
 };
 
 struct compile_result {
