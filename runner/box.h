@@ -17,6 +17,7 @@
 #include "kj_err.h"
 #include "spec.h"
 #include "directive.h"
+#include "gpumon.h"
 
 enum box_op {
     BOX_OP_LOAD = 1,  /* payload: struct box_load then the cubin */
@@ -67,6 +68,8 @@ struct box_rep {
     int has_ipc;              /* CASE/SAMPLE: ipc[] holds the buffers' handles */
     uint64_t gen;             /* changes whenever the buffers are reallocated */
     unsigned char ipc[SPEC_MAX_BUFFERS][64]; /* CUipcMemHandle of each buffer */
+    double copy_gbs;          /* BASELINE: best device-to-device copy bandwidth, GB/s (read + write) */
+    struct gpumon mon;        /* CLOCK: NVML's reading */
 };
 
 /* VERIFY payload: the submission box's buffers for the reference box's current case. */

@@ -24,6 +24,7 @@
     X(cuFuncGetAttribute) X(cuFuncSetAttribute) X(cuFuncGetParamInfo) \
     X(cuLaunchKernel) X(cuLaunchKernelEx) \
     X(cuMemAlloc) X(cuMemFree) X(cuMemcpyDtoH) X(cuMemcpyDtoHAsync) X(cuMemsetD8Async) \
+    X(cuMemcpyDtoDAsync) \
     X(cuMemHostAlloc) X(cuMemHostGetDevicePointer) X(cuMemFreeHost) \
     X(cuMemHostRegister) X(cuMemHostUnregister) X(cuMemsetD32Async) \
     X(cuStreamCreate) X(cuStreamSynchronize) X(cuStreamDestroy) \

@@ -53,6 +53,7 @@ struct judge {
     double deadline;            /* CLOCK_MONOTONIC seconds */
     uint64_t poison;
     int gpu_verify;             /* 1: verify in the reference box through CUDA IPC */
+    double copy_gbs;            /* measured device-to-device bandwidth, 0 = not measured */
     double *samples;            /* owned scratch for one shape */
     size_t cap;
 };
@@ -466,13 +467,14 @@ static uint64_t judge_bench_seed(const struct judge *j, int b, long k)
     return j->job->mode == JUDGE_LEADERBOARD ? philox_mix_seed(s, j->job->secret_seed) : s;
 }
 
-/* Minimum time for shape b: bytes that must move over the device's peak
- * bandwidth (bus width x 2 x memory clock). 0 when unknown. */
+/* Minimum time for shape b: bytes that must move over the measured copy
+ * bandwidth (or, unmeasured, bus width x 2 x memory clock). 0 when unknown. */
 static double judge_floor_ns(const struct judge *j, int b)
 {
     const struct spec *s = j->spec;
     const struct spec_case *c = &s->benchmarks[b];
-    double bw = 2.0 * (double)j->dev.mem_clock_khz * 1e3 * (double)j->dev.mem_bus_bits / 8.0;
+    double bw = j->copy_gbs > 0 ? j->copy_gbs * 1e9 :
+                2.0 * (double)j->dev.mem_clock_khz * 1e3 * (double)j->dev.mem_bus_bits / 8.0;
     double bytes = 0;
     if (bw <= 0)
         return 0;
@@ -624,8 +626,22 @@ static void judge_clock(struct judge *j, const char *key, struct kj_err *err)
 {
     struct box_req req = judge_req(BOX_OP_CLOCK, 0, 0);
     struct box_rep rep;
-    if (judge_call(j, 0, &req, NULL, &rep, "clock probe", err) == 1)
-        cJSON_AddNumberToObject(cJSON_GetObjectItem(j->res, "system"), key, rep.ns);
+    if (judge_call(j, 0, &req, NULL, &rep, "clock probe", err) != 1)
+        return;
+    cJSON *sys = cJSON_GetObjectItem(j->res, "system");
+    char nkey[64];
+    cJSON_AddNumberToObject(sys, key, rep.ns);
+    if (!rep.mon.ok)
+        return;
+    if (cJSON_GetObjectItem(sys, "driver") == NULL)
+        cJSON_AddStringToObject(sys, "driver", rep.mon.driver);
+    snprintf(nkey, sizeof nkey, "nvml_%s", strstr(key, "after") ? "after" : "before");
+    cJSON *o = cJSON_AddObjectToObject(sys, nkey);
+    cJSON_AddNumberToObject(o, "sm_clock_mhz", rep.mon.sm_mhz);
+    cJSON_AddNumberToObject(o, "mem_clock_mhz", rep.mon.mem_mhz);
+    cJSON_AddNumberToObject(o, "temperature_c", rep.mon.temp_c);
+    cJSON_AddNumberToObject(o, "power_w", rep.mon.power_w);
+    cJSON_AddNumberToObject(o, "clock_event_reasons", (double)rep.mon.reasons);
 }
 
 static int judge_benchmarks(struct judge *j, struct kj_err *err)
@@ -638,6 +654,10 @@ static int judge_benchmarks(struct judge *j, struct kj_err *err)
     if (judge_call(j, 0, &req, NULL, &rep, "baseline", err) <= 0)
         return judge_has_verdict(j) ? KJ_OK : KJ_EINTERNAL;
     cJSON_AddNumberToObject(j->res, "baseline_empty_kernel_ns", rep.ns);
+    j->copy_gbs = rep.copy_gbs;
+    if (rep.copy_gbs > 0)
+        cJSON_AddNumberToObject(cJSON_GetObjectItem(j->res, "system"), "measured_copy_bandwidth_gbs",
+                                rep.copy_gbs);
     judge_clock(j, "sm_clock_mhz_before", err);
     if (judge_has_verdict(j))
         return KJ_OK;

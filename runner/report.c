@@ -93,8 +93,10 @@ void report_table(FILE *f, const cJSON *r, const char *file_name)
     }
     report_benchmarks(f, cJSON_GetObjectItem(r, "benchmarks"));
     if (!isnan(num(r, "baseline_empty_kernel_ns")))
-        fprintf(f, "empty-kernel baseline: %.3f us (not subtracted)\n",
-                num(r, "baseline_empty_kernel_ns") / 1e3);
+        fprintf(f, "empty-kernel baseline: %.3f us (not subtracted); copy bandwidth %.0f GB/s; "
+                "SM clock %.0f -> %.0f MHz\n", num(r, "baseline_empty_kernel_ns") / 1e3,
+                num(sys, "measured_copy_bandwidth_gbs"), num(sys, "sm_clock_mhz_before"),
+                num(sys, "sm_clock_mhz_after"));
     fprintf(f, "verdict: %s", str(r, "verdict"));
     if (!isnan(num(r, "score_ns")))
         fprintf(f, "   score: %.3f us (geometric mean of medians)", num(r, "score_ns") / 1e3);

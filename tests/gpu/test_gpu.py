@@ -109,6 +109,11 @@ def test_examples():
         check(good, "%s benchmark accepted" % name, (res or {}).get("message", err[-2000:]))
         if good:
             report["eval"][name] = res
+            sysinfo = res.get("system", {})
+            check(sysinfo.get("sm_clock_mhz_before", 0) > 100 and sysinfo.get("sm_clock_mhz_after", 0) > 100
+                  and sysinfo.get("measured_copy_bandwidth_gbs", 0) > 500,
+                  "%s: clocks and measured bandwidth recorded" % name, json.dumps(sysinfo))
+            print("     system: " + json.dumps(sysinfo))
             for b in res["benchmarks"]:
                 print("     %-16s %-28s median %9.3f us  floor %8.3f us  n=%d %s  %.2f ms/call gpu-verified=%s" % (
                     name, b["shape"], b["median_ns"] / 1e3, b["floor_ns"] / 1e3, b["n"], b["stop_reason"],

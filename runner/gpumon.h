@@ -1,0 +1,24 @@
+/*
+ * gpumon.h - a reading of the GPU's state through NVML (libnvidia-ml.so.1,
+ * loaded at run time): driver version, SM and memory clocks, temperature,
+ * power and the clock-event (throttle) reasons. The run box takes one before
+ * and one after the benchmark shapes; the judge stores them with the result
+ * so that a slow run can be explained. Missing NVML is not an error: the
+ * reading says so.
+ */
+#ifndef KJ_GPUMON_H
+#define KJ_GPUMON_H
+
+struct gpumon {
+    int ok;                    /* 1 when NVML answered */
+    char driver[32];           /* "580.159.04" */
+    unsigned sm_mhz, mem_mhz;  /* current clocks */
+    unsigned temp_c;
+    double power_w;
+    unsigned long long reasons; /* NVML clocks-event reason bits (0x4 SW power cap, 0x8 HW slowdown, ...) */
+};
+
+/* Read the device at PCI bus id pci ("0000:00:06.0"). Never fails: out->ok says. */
+void gpumon_read(const char *pci, struct gpumon *out);
+
+#endif
