@@ -1,14 +1,20 @@
 /*
- * cbox.c - the compile box (see cbox.h). The child compiles and writes a
- * fixed header, the log and the cubin to a pipe; the parent reads them under
- * a deadline, bounds every length it is told, and kills the child when the
- * deadline passes. A child killed by a limit is reported as a compile error.
+ * cbox.c - the compile box (see cbox.h). The child enters the sandbox
+ * (sandbox.c: namespaces, a read-only root holding only the toolkit, uid
+ * 65534, limits, a seccomp allow-list), compiles and writes a fixed header,
+ * the log and the cubin to a pipe; the parent reads them under a deadline,
+ * bounds every length it is told, and kills the child when the deadline
+ * passes. A child killed by a limit is reported as a compile error; a box
+ * that could not be built, or a call the filter stopped, is the judge's error.
  */
 #include "cbox.h"
 #include "fdio.h"
+#include "sandbox.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <nvrtc.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -20,41 +26,110 @@
 #include <time.h>
 #include <unistd.h>
 
+#ifndef KJ_CUDA_HOME
+#define KJ_CUDA_HOME "/usr/local/cuda" /* as in compile.c; CUDA_HOME in the environment wins */
+#endif
+
 #define CBOX_MAX_CUBIN (256u << 20)
 
 struct cbox_head {
-    int rc;                   /* compile_source's return */
+    int rc;                   /* compile_source's (or the probe's) return */
+    int sys_nr;               /* syscall the filter stopped; -1 if none */
     char errmsg[KJ_ERR_MSG];  /* its error when rc < 0 */
     struct compile_result r;  /* pointers are meaningless here */
     uint32_t log_len;
     uint32_t cubin_len;
 };
 
+/* A call outside the allow-list: say which, on the pipe, and stop. Only
+ * async-signal-safe calls (the header is a local; write and _exit are allowed). */
+static void cbox_sigsys(int sig, siginfo_t *si, void *uc)
+{
+    struct cbox_head h;
+    (void)sig;
+    (void)uc;
+    memset(&h, 0, sizeof h);
+    h.rc = KJ_EINTERNAL;
+    h.sys_nr = si->si_syscall;
+    ssize_t n = write(SANDBOX_FD, &h, sizeof h);
+    _exit(n == (ssize_t)sizeof h ? 4 : 5);
+}
+
+/* Load NVRTC's lazily opened builtins library while the host's library
+ * paths are still visible; NVRTC's own dlopen later finds it loaded. */
+static void cbox_preload(void)
+{
+    int major = 0, minor = 0;
+    char name[64];
+    if (nvrtcVersion(&major, &minor) != NVRTC_SUCCESS)
+        return;
+    snprintf(name, sizeof name, "libnvrtc-builtins.so.%d.%d", major, minor);
+    (void)dlopen(name, RTLD_NOW | RTLD_GLOBAL); /* kept for the life of the box */
+}
+
+/* Enter the box (see sandbox.h); only the worker returns. 0, or <0 with
+ * the error already sent to the parent. */
+static int cbox_enter(int fd, unsigned flags, struct cbox_head *h)
+{
+    static const char *const env_fixed[] = {"CUDA_CACHE_DISABLE=1", "HOME=/tmp",
+                                            "PATH=/usr/bin:/bin", "TMPDIR=/tmp"};
+    const char *env[6];
+    char cuda_env[4200];
+    const char *home = getenv("CUDA_HOME");
+    struct sandbox_conf c;
+    struct kj_err err;
+    struct sigaction sa;
+    size_t ne = 0;
+
+    memset(&c, 0, sizeof c);
+    memset(&sa, 0, sizeof sa);
+    kj_err_clear(&err);
+    for (; ne < sizeof env_fixed / sizeof env_fixed[0]; ne++)
+        env[ne] = env_fixed[ne];
+    if (home && home[0] == '/' && strlen(home) < 4096) {
+        snprintf(cuda_env, sizeof cuda_env, "CUDA_HOME=%s", home); /* compile.c reads it */
+        env[ne++] = cuda_env;
+    } else {
+        home = KJ_CUDA_HOME;
+    }
+    env[ne] = NULL;
+    c.ro[c.nro++] = home;
+    c.env = env;
+    c.cpu_s = CBOX_CPU_S;
+#ifndef __SANITIZE_ADDRESS__ /* ASan's shadow memory alone is larger than any sane limit */
+    c.as = CBOX_MEM_BYTES;
+#endif
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    cbox_preload();
+    h->rc = sandbox_enter(fd, &c, &err);
+    sa.sa_sigaction = cbox_sigsys;
+    sa.sa_flags = SA_SIGINFO;
+    if (h->rc == KJ_OK && sigaction(SIGSYS, &sa, NULL) != 0)
+        h->rc = KJ_FAIL(&err, KJ_EINTERNAL, "compile box: sigaction: %s", strerror(errno));
+    if (h->rc == KJ_OK && !(flags & CBOX_NO_FILTER))
+        h->rc = sandbox_filter(&err);
+    if (h->rc == KJ_OK)
+        return KJ_OK;
+    snprintf(h->errmsg, sizeof h->errmsg, "%s", err.msg);
+    _exit(fdio_write_full(SANDBOX_FD, h, sizeof *h) != 0 ? 3 : 0);
+}
+
 static void cbox_child(int fd, const char *src, size_t len, const struct directives *d,
                        const char *arch)
 {
     struct cbox_head h;
     struct kj_err err;
-    struct rlimit cpu = {CBOX_CPU_S, CBOX_CPU_S}, mem = {CBOX_MEM_BYTES, CBOX_MEM_BYTES},
-                  core = {0, 0};
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
-    setrlimit(RLIMIT_CPU, &cpu);
-#ifndef __SANITIZE_ADDRESS__ /* ASan's shadow memory alone is larger than any sane limit */
-    setrlimit(RLIMIT_AS, &mem);
-#else
-    (void)mem;
-#endif
-    setrlimit(RLIMIT_CORE, &core);
-    setenv("CUDA_CACHE_DISABLE", "1", 1); /* always a fresh ptxas report */
     memset(&h, 0, sizeof h);
+    h.sys_nr = -1;
+    cbox_enter(fd, 0, &h);
     kj_err_clear(&err);
     h.rc = compile_source(src, len, d, arch, &h.r, &err);
     snprintf(h.errmsg, sizeof h.errmsg, "%s", err.msg);
     h.log_len = h.r.log ? (uint32_t)strlen(h.r.log) : 0;
     h.cubin_len = h.r.ok ? (uint32_t)h.r.cubin_size : 0;
-    if (fdio_write_full(fd, &h, sizeof h) != 0 ||
-        (h.log_len && fdio_write_full(fd, h.r.log, h.log_len) != 0) ||
-        (h.cubin_len && fdio_write_full(fd, h.r.cubin, h.cubin_len) != 0))
+    if (fdio_write_full(SANDBOX_FD, &h, sizeof h) != 0 ||
+        (h.log_len && fdio_write_full(SANDBOX_FD, h.r.log, h.log_len) != 0) ||
+        (h.cubin_len && fdio_write_full(SANDBOX_FD, h.r.cubin, h.cubin_len) != 0))
         _exit(3);
     _exit(0);
 }
@@ -95,74 +170,137 @@ static int cbox_limit(struct compile_result *out, const char *arch, const char *
     return out->log ? KJ_OK : KJ_ENOMEM;
 }
 
+/* Reap the box. After end of file it is on its way out, so give it until the
+ * deadline to end by itself (its status says why); otherwise kill it. */
+static void cbox_reap(pid_t pid, int eof, double deadline, int *status)
+{
+    struct timespec ts, nap = {0, 5 * 1000 * 1000};
+    for (;;) {
+        pid_t got = waitpid(pid, status, eof ? WNOHANG : 0);
+        if (got == pid || (got < 0 && errno != EINTR))
+            return;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        if (!eof || (double)ts.tv_sec + ts.tv_nsec * 1e-9 > deadline)
+            break;
+        nanosleep(&nap, NULL);
+    }
+    kill(pid, SIGKILL);
+    while (waitpid(pid, status, 0) < 0 && errno == EINTR)
+        ;
+}
+
+/* Read the header and, for a compile (out != NULL), the log and cubin. */
+static int cbox_read_all(int fd, struct cbox_head *h, struct compile_result *out,
+                         double deadline)
+{
+    int rc = cbox_read(fd, h, sizeof *h, deadline);
+    if (rc == KJ_OK && (h->log_len > COMPILE_MAX_LOG + 256 || h->cubin_len > CBOX_MAX_CUBIN ||
+                        (out == NULL && (h->log_len || h->cubin_len))))
+        rc = KJ_EIO;
+    if (rc != KJ_OK || out == NULL)
+        return rc;
+    *out = h->r;
+    out->log = calloc(1, (size_t)h->log_len + 1);
+    out->cubin = h->cubin_len ? malloc(h->cubin_len) : NULL;
+    out->cubin_size = h->cubin_len;
+    if (out->log == NULL || (h->cubin_len && out->cubin == NULL))
+        rc = KJ_ENOMEM;
+    if (rc == KJ_OK && h->log_len)
+        rc = cbox_read(fd, out->log, h->log_len, deadline);
+    if (rc == KJ_OK && h->cubin_len)
+        rc = cbox_read(fd, out->cubin, h->cubin_len, deadline);
+    return rc;
+}
+
+/* The judge's error for a call the filter stopped. */
+static int cbox_denied(int nr, struct kj_err *err)
+{
+    char name[64];
+    sandbox_syscall_name(nr, name, sizeof name);
+    return KJ_FAIL(err, KJ_EINTERNAL, "compile box: the seccomp filter stopped syscall %d (%s)",
+                   nr, name);
+}
+
 static int cbox_collect(int fd, pid_t pid, const char *arch, struct compile_result *out,
-                        struct kj_err *err)
+                        int *result, struct kj_err *err)
 {
     struct cbox_head h;
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     double deadline = (double)ts.tv_sec + ts.tv_nsec * 1e-9 + CBOX_WALL_S;
-    int rc = cbox_read(fd, &h, sizeof h, deadline), status = 0;
-    if (rc == KJ_OK && (h.log_len > COMPILE_MAX_LOG + 256 || h.cubin_len > CBOX_MAX_CUBIN))
-        rc = KJ_EIO;
-    memset(out, 0, sizeof *out);
-    if (rc == KJ_OK) {
-        *out = h.r;
-        out->log = calloc(1, (size_t)h.log_len + 1);
-        out->cubin = h.cubin_len ? malloc(h.cubin_len) : NULL;
-        out->cubin_size = h.cubin_len;
-        if (out->log == NULL || (h.cubin_len && out->cubin == NULL))
-            rc = KJ_ENOMEM;
-        if (rc == KJ_OK && h.log_len)
-            rc = cbox_read(fd, out->log, h.log_len, deadline);
-        if (rc == KJ_OK && h.cubin_len)
-            rc = cbox_read(fd, out->cubin, h.cubin_len, deadline);
+    int status = 0, rc;
+    memset(&h, 0, sizeof h);
+    if (out)
+        memset(out, 0, sizeof *out);
+    rc = cbox_read_all(fd, &h, out, deadline);
+    cbox_reap(pid, rc == KJ_EIO, deadline, &status);
+    if (rc == KJ_OK && h.sys_nr >= 0) {
+        if (out)
+            compile_result_free(out);
+        return cbox_denied(h.sys_nr, err);
     }
-    kill(pid, SIGKILL);
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-        ;
-    if (rc == KJ_OK && h.rc != KJ_OK)
-        return KJ_FAIL(err, h.rc, "%s", h.errmsg);
-    if (rc == KJ_OK)
+    if (rc == KJ_OK && h.rc < 0 && (out || h.errmsg[0]))
+        return KJ_FAIL(err, h.rc, "%s", h.errmsg); /* a compile, or a box not built */
+    if (rc == KJ_OK) {
+        if (result)
+            *result = h.rc;
         return KJ_OK;
-    compile_result_free(out);
+    }
+    if (out)
+        compile_result_free(out);
+    int sig = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
     if (rc == KJ_ENOMEM)
         return KJ_FAIL(err, KJ_ENOMEM, "out of memory reading the compile result");
+    if (sig == SIGSYS)
+        return KJ_FAIL(err, KJ_EINTERNAL, "compile box: killed by its seccomp filter");
+    if (out == NULL)
+        return KJ_FAIL(err, rc == KJ_ETIMEOUT ? KJ_ETIMEOUT : KJ_EINTERNAL,
+                       "box ended without a result (status %#x)", (unsigned)status);
     if (rc == KJ_ETIMEOUT)
         return cbox_limit(out, arch, "compilation stopped: it took longer than 60 s");
-    if (WIFSIGNALED(status) && (WTERMSIG(status) == SIGXCPU || WTERMSIG(status) == SIGKILL))
+    if (sig == SIGXCPU || sig == SIGKILL)
         return cbox_limit(out, arch, "compilation stopped: it used more than 60 s of CPU");
     return cbox_limit(out, arch, "compilation stopped: the compiler ran out of memory or "
                                  "crashed (a template or unrolling bomb?)");
 }
 
-int cbox_start(const char *src, size_t len, const struct directives *d, const char *arch,
-               struct cbox_proc *p, struct kj_err *err)
+static int cbox_fork(struct cbox_proc *p, pid_t *pid, int *wfd, struct kj_err *err)
 {
     int fds[2];
     p->pid = p->fd = -1;
     if (pipe2(fds, O_CLOEXEC) != 0)
         return KJ_FAIL(err, KJ_EIO, "cannot start the compile box: %s", strerror(errno));
-    pid_t pid = fork();
-    if (pid < 0) {
+    *pid = fork();
+    if (*pid < 0) {
         close(fds[0]);
         close(fds[1]);
         return KJ_FAIL(err, KJ_EIO, "cannot start the compile box: %s", strerror(errno));
     }
-    if (pid == 0) {
+    if (*pid == 0) {
         close(fds[0]);
-        cbox_child(fds[1], src, len, d, arch);
+        *wfd = fds[1];
+        return KJ_OK;
     }
     close(fds[1]);
-    p->pid = pid;
+    p->pid = *pid;
     p->fd = fds[0];
     return KJ_OK;
+}
+
+int cbox_start(const char *src, size_t len, const struct directives *d, const char *arch,
+               struct cbox_proc *p, struct kj_err *err)
+{
+    pid_t pid;
+    int wfd = -1, rc = cbox_fork(p, &pid, &wfd, err);
+    if (rc == KJ_OK && pid == 0)
+        cbox_child(wfd, src, len, d, arch);
+    return rc;
 }
 
 int cbox_finish(struct cbox_proc *p, const char *arch, struct compile_result *out,
                 struct kj_err *err)
 {
-    int rc = cbox_collect(p->fd, p->pid, arch, out, err);
+    int rc = cbox_collect(p->fd, p->pid, arch, out, NULL, err);
     close(p->fd);
     p->pid = p->fd = -1;
     return rc;
@@ -174,4 +312,25 @@ int cbox_compile(const char *src, size_t len, const struct directives *d,
     struct cbox_proc p;
     int rc = cbox_start(src, len, d, arch, &p, err);
     return rc != KJ_OK ? rc : cbox_finish(&p, arch, out, err);
+}
+
+int cbox_run_in_box(int (*fn)(void *), void *arg, unsigned flags, int *result,
+                    struct kj_err *err)
+{
+    struct cbox_proc p;
+    pid_t pid;
+    int wfd = -1, rc = cbox_fork(&p, &pid, &wfd, err);
+    if (rc != KJ_OK)
+        return rc;
+    if (pid == 0) {
+        struct cbox_head h;
+        memset(&h, 0, sizeof h);
+        h.sys_nr = -1;
+        cbox_enter(wfd, flags, &h);
+        h.rc = fn(arg);
+        _exit(fdio_write_full(SANDBOX_FD, &h, sizeof h) != 0 ? 3 : 0);
+    }
+    rc = cbox_collect(p.fd, p.pid, "", NULL, result, err);
+    close(p.fd);
+    return rc;
 }

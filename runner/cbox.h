@@ -1,7 +1,8 @@
 /*
  * cbox.h - the compile box: runs compile_source() (NVRTC) in a fresh child
- * process with CPU, memory and wall-time limits, and brings the result back
- * over a pipe. The judge compiles every submission and reference through it,
+ * process inside the sandbox (sandbox.h: namespaces, read-only toolkit, uid
+ * 65534, seccomp) with CPU, memory and wall-time limits, and brings the
+ * result back over a pipe. The judge compiles every submission and reference through it,
  * so a compiler hang or crash ends as a verdict, and the runner process never
  * loads anything that could initialise CUDA before it forks its run boxes.
  */
@@ -27,5 +28,13 @@ int cbox_start(const char *src, size_t len, const struct directives *d, const ch
                struct cbox_proc *p, struct kj_err *err);
 int cbox_finish(struct cbox_proc *p, const char *arch, struct compile_result *out,
                 struct kj_err *err);
+
+/* Tests: run fn(arg) in the same box as a compile (the filter too, unless
+ * flags has CBOX_NO_FILTER) and return 0 with *result = fn's return; <0 when
+ * the box could not be built, fn made a call the filter stopped (KJ_EINTERNAL,
+ * the message names the syscall), or the box died. */
+#define CBOX_NO_FILTER 1u
+int cbox_run_in_box(int (*fn)(void *), void *arg, unsigned flags, int *result,
+                    struct kj_err *err);
 
 #endif
