@@ -3,8 +3,9 @@
  *
  * One file per resource: api_submissions.c (users submit and read
  * submissions), api_leaderboards.c (boards and rankings), api_runner.c
- * (GPU hosts claim jobs and post results), api_meta.c (health, OpenAPI,
- * whoami) and web.c (static files). Each handler answers with one http_*
+ * (GPU hosts claim jobs and post results), api_gpus.c (GPU types, their
+ * runners and queues), api_meta.c (health, OpenAPI, whoami), sse.c (the
+ * event stream of a submission) and web.c (static files). Each handler answers with one http_*
  * call from http.h, or parks the request (wait.h).
  */
 #ifndef KJ_API_H
@@ -17,6 +18,8 @@ enum MHD_Result api_sub_create(struct http_req *r);
 enum MHD_Result api_sub_list(struct http_req *r);
 enum MHD_Result api_sub_get(struct http_req *r);
 enum MHD_Result api_sub_events(struct http_req *r);
+/* Remove every "secret_seed" key of j, at any depth. */
+void api_strip_secrets(cJSON *j);
 
 /* api_leaderboards.c */
 /* At start: build srv->boards and srv->boards_list from srv->specs (reads each description). */
@@ -28,7 +31,18 @@ enum MHD_Result api_board_rankings(struct http_req *r);
 /* api_runner.c */
 enum MHD_Result api_runner_claim(struct http_req *r);
 enum MHD_Result api_runner_event(struct http_req *r);
+enum MHD_Result api_runner_heartbeat(struct http_req *r);
 enum MHD_Result api_runner_result(struct http_req *r);
+
+/* api_gpus.c */
+enum MHD_Result api_gpus(struct http_req *r);
+
+/* sse.c */
+/* Answer r with the event stream of submission id (already checked to
+ * exist and be visible to the caller), replaying events after last_id
+ * (-1: from the start, the queued event included), live until the verdict
+ * or timeout_s seconds. */
+enum MHD_Result sse_start(struct http_req *r, int64_t id, int64_t last_id, int timeout_s);
 
 /* api_meta.c */
 /* At start: read srv->openapi_path into srv->openapi (it must parse as JSON). */

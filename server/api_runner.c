@@ -1,12 +1,16 @@
 /*
  * api_runner.c - the runner endpoints of docs/protocol.md:
- * POST /api/v1/runner/claim, /runner/jobs/{id}/events, /runner/jobs/{id}/result.
+ * POST /api/v1/runner/claim, /runner/jobs/{id}/events, /runner/jobs/{id}/heartbeat,
+ * /runner/jobs/{id}/result.
  *
  * GPU hosts (runner tokens only) pull the oldest queued job for their GPU
- * type (db_sub_claim moves it to running in one transaction), report
- * progress events, and post the result object, which is validated, stored
- * as sent (db_sub_finish) and wakes the ?wait=1 requests of that
- * submission (wait_notify). The secret seed leaves the server only here.
+ * type (db_sub_claim moves it to running under a lease, in one transaction),
+ * report progress events and heartbeats (each extends the lease), and post
+ * the result object, which is validated and stored as sent (db_job_finish;
+ * an internal_error with attempts left queues the job again). Every change
+ * wakes the ?wait=1 requests and event streams of that submission
+ * (wait_notify). A request naming a lost lease gets 409 and changes
+ * nothing. The secret seed leaves the server only here.
  */
 #include "api.h"
 
@@ -55,7 +59,7 @@ static const char *name_field(const cJSON *o, const char *key)
     return v->valuestring;
 }
 
-static cJSON *job_json(const struct db_sub *s, const char *secret)
+static cJSON *job_json(const struct db_sub *s, const char *secret, int lease_s)
 {
     cJSON *root = cJSON_CreateObject(), *job = cJSON_AddObjectToObject(root, "job");
     cJSON_AddNumberToObject(job, "id", (double)s->id);
@@ -67,6 +71,8 @@ static cJSON *job_json(const struct db_sub *s, const char *secret)
     cJSON_AddStringToObject(job, "source", s->source != NULL ? s->source : "");
     if (strcmp(s->mode, "leaderboard") == 0)
         cJSON_AddStringToObject(job, "secret_seed", secret);
+    cJSON_AddNumberToObject(job, "attempt", s->attempts + 1);
+    cJSON_AddNumberToObject(job, "lease_seconds", lease_s);
     return root;
 }
 
@@ -88,8 +94,11 @@ enum MHD_Result api_runner_claim(struct http_req *r)
                           "send {\"runner\": NAME, \"gpu\": GPU_TYPE, \"arch\": ARCH}");
     }
     kj_err_clear(&err);
-    rc = db_sub_claim(r->srv->db, gpu, r->user.id, runner != NULL ? runner : r->user.name, &s,
-                      secret, sizeof secret, &err);
+    if (runner == NULL)
+        runner = r->user.name;
+    rc = db_runner_seen(r->srv->db, r->user.id, runner, gpu, &err);
+    if (rc == 0)
+        rc = db_sub_claim(r->srv->db, gpu, r->user.id, runner, &s, secret, sizeof secret, &err);
     cJSON_Delete(body);
     if (rc == KJ_ENOTFOUND)
         return http_no_content(r);
@@ -97,9 +106,34 @@ enum MHD_Result api_runner_claim(struct http_req *r)
         return http_internal(r, &err);
     kj_log(KJ_LOG_INFO, "queue", "claimed id=%lld runner=%s gpu=%s mode=%s", (long long)s.id,
            s.runner_name, s.gpu, s.mode);
-    res = http_json(r, MHD_HTTP_OK, job_json(&s, secret));
+    res = http_json(r, MHD_HTTP_OK, job_json(&s, secret, r->srv->lease_s));
     db_sub_clear(&s);
+    wait_notify(r->srv->wait, s.id);
     return res;
+}
+
+/* The job a runner request names: path id, the caller, ?attempt=N if given.
+ * Answers 404/400 and returns 1 on a malformed request. */
+static int job_ref(struct http_req *r, struct db_job_ref *ref, enum MHD_Result *res)
+{
+    const char *a = http_query(r, "attempt");
+    ref->id = http_param_id(r, 0);
+    ref->runner_id = r->user.id;
+    ref->attempt = 0;
+    if (ref->id == 0) {
+        *res = http_error(r, MHD_HTTP_NOT_FOUND, "not_found", "no job '%.32s'", r->params[0]);
+        return 1;
+    }
+    if (a == NULL)
+        return 0;
+    if (a[0] < '1' || a[0] > '9' || a[1] != '\0') {
+        *res = http_error(r, MHD_HTTP_BAD_REQUEST, "bad_attempt",
+                          "attempt must be the job's attempt number from the claim (1-%d)",
+                          DB_MAX_ATTEMPTS);
+        return 1;
+    }
+    ref->attempt = a[0] - '0';
+    return 0;
 }
 
 /* Map a db error for job id to a response. */
@@ -114,15 +148,15 @@ static enum MHD_Result job_error(struct http_req *r, int rc, const struct kj_err
 
 enum MHD_Result api_runner_event(struct http_req *r)
 {
-    int64_t id = http_param_id(r, 0);
+    struct db_job_ref ref;
     enum MHD_Result res;
     struct kj_err err;
     cJSON *body;
     char *data = NULL;
     int rc;
 
-    if (id == 0)
-        return http_error(r, MHD_HTTP_NOT_FOUND, "not_found", "no job '%.32s'", r->params[0]);
+    if (job_ref(r, &ref, &res))
+        return res;
     if ((body = body_object(r, &res)) == NULL)
         return res;
     const cJSON *ev = cJSON_GetObjectItemCaseSensitive(body, "event");
@@ -138,10 +172,34 @@ enum MHD_Result api_runner_event(struct http_req *r)
         return http_internal(r, &err);
     }
     kj_err_clear(&err);
-    rc = db_event_add(r->srv->db, id, r->user.id, ev->valuestring, data, &err);
+    rc = db_job_event(r->srv->db, &ref, ev->valuestring, data, &err);
     cJSON_free(data);
     cJSON_Delete(body);
-    return rc != 0 ? job_error(r, rc, &err) : http_no_content(r);
+    if (rc != 0)
+        return job_error(r, rc, &err);
+    wait_notify(r->srv->wait, ref.id);
+    return http_no_content(r);
+}
+
+enum MHD_Result api_runner_heartbeat(struct http_req *r)
+{
+    struct db_job_ref ref;
+    enum MHD_Result res;
+    struct kj_err err;
+    cJSON *body;
+    int rc;
+
+    if (job_ref(r, &ref, &res))
+        return res;
+    if (r->body_len > 0) { /* an optional JSON object, ignored */
+        if ((body = body_object(r, &res)) == NULL)
+            return res;
+        cJSON_Delete(body);
+    }
+    kj_err_clear(&err);
+    if ((rc = db_job_heartbeat(r->srv->db, &ref, &err)) != 0)
+        return job_error(r, rc, &err);
+    return http_no_content(r);
 }
 
 /* Validate verdict and score_ns of a result; answers 422 and returns 1 on a problem. */
@@ -172,16 +230,17 @@ static int check_result(struct http_req *r, const cJSON *res, const char **verdi
 
 enum MHD_Result api_runner_result(struct http_req *r)
 {
-    int64_t id = http_param_id(r, 0);
+    struct db_job_ref ref;
     enum MHD_Result res;
     struct kj_err err;
     const char *verdict = NULL;
     double score = 0;
-    int has_score = 0, dup = 0, rc;
+    enum db_finish outcome = DB_FINISH_DONE;
+    int has_score = 0, rc;
     cJSON *body;
 
-    if (id == 0)
-        return http_error(r, MHD_HTTP_NOT_FOUND, "not_found", "no job '%.32s'", r->params[0]);
+    if (job_ref(r, &ref, &res))
+        return res;
     if ((body = body_object(r, &res)) == NULL)
         return res;
     if (check_result(r, body, &verdict, &has_score, &score, &res)) {
@@ -189,18 +248,23 @@ enum MHD_Result api_runner_result(struct http_req *r)
         return res;
     }
     kj_err_clear(&err);
-    rc = db_sub_finish(r->srv->db, id, r->user.id, verdict, has_score, score, r->body, &dup, &err);
-    if (rc == 0 && !dup)
-        kj_log(KJ_LOG_INFO, "queue", "done id=%lld runner=%s verdict=%s", (long long)id,
+    rc = db_job_finish(r->srv->db, &ref, verdict, has_score, score, r->body, &outcome, &err);
+    if (rc == 0 && outcome == DB_FINISH_DONE)
+        kj_log(KJ_LOG_INFO, "queue", "done id=%lld runner=%s verdict=%s", (long long)ref.id,
                r->user.name, verdict);
+    else if (rc == 0 && outcome == DB_FINISH_REQUEUED)
+        kj_log(KJ_LOG_WARN, "queue", "internal_error id=%lld runner=%s: queued again",
+               (long long)ref.id, r->user.name);
     cJSON_Delete(body);
     if (rc != 0)
         return job_error(r, rc, &err);
-    if (!dup)
-        wait_notify(r->srv->wait, id);
+    if (outcome != DB_FINISH_DUPLICATE)
+        wait_notify(r->srv->wait, ref.id);
     cJSON *o = cJSON_CreateObject();
     cJSON_AddBoolToObject(o, "ok", 1);
-    if (dup)
+    if (outcome == DB_FINISH_DUPLICATE)
         cJSON_AddBoolToObject(o, "duplicate", 1);
+    if (outcome == DB_FINISH_REQUEUED)
+        cJSON_AddBoolToObject(o, "requeued", 1);
     return http_json(r, MHD_HTTP_OK, o);
 }

@@ -7,7 +7,8 @@
  * committed as a queued row (db_sub_insert) before the 202 goes out; the
  * runner picks it up through api_runner.c. Reads show the owner (or an
  * admin) everything but the secret seed; others see the public fields.
- * ?wait=1 parks the connection in wait.h until the result arrives.
+ * ?wait=1 parks the connection in wait.h until the result arrives;
+ * /events with ?stream=1 (or Accept: text/event-stream) hands over to sse.c.
  */
 #include "api.h"
 #include "auth.h"
@@ -33,14 +34,13 @@ static void add_time(cJSON *o, const char *key, int64_t t)
     cJSON_AddStringToObject(o, key, buf);
 }
 
-/* Remove every "secret_seed" key, at any depth. */
-static void strip_secrets(cJSON *j)
+void api_strip_secrets(cJSON *j)
 {
     cJSON *c;
     if (cJSON_IsObject(j))
         cJSON_DeleteItemFromObjectCaseSensitive(j, "secret_seed");
     cJSON_ArrayForEach(c, j)
-        strip_secrets(c);
+        api_strip_secrets(c);
 }
 
 /* Copy the listed keys of src (if present) into a new object. */
@@ -76,7 +76,7 @@ static cJSON *result_view(const struct db_sub *s, int full)
     cJSON *res = s->result != NULL ? cJSON_Parse(s->result) : NULL, *out, *b;
     if (res == NULL)
         return cJSON_CreateNull();
-    strip_secrets(res);
+    api_strip_secrets(res);
     /* Leaderboard-mode benchmark seeds derive from the secret: never shown. */
     if (strcmp(s->mode, "leaderboard") == 0)
         cJSON_ArrayForEach(b, cJSON_GetObjectItemCaseSensitive(res, "benchmarks"))
@@ -113,6 +113,9 @@ static cJSON *sub_json(const struct db_sub *s, int full, int with_result)
     add_time(o, "created_at", s->created_at);
     add_time(o, "started_at", s->started_at);
     add_time(o, "finished_at", s->finished_at);
+    cJSON_AddNumberToObject(o, "attempts", s->attempts);
+    if (full && s->reason[0] != '\0')
+        cJSON_AddStringToObject(o, "reason", s->reason);
     if (full) {
         cJSON_AddStringToObject(o, "file_name", s->file_name);
         cJSON_AddStringToObject(o, "source_sha256", s->source_sha256);
@@ -126,6 +129,8 @@ static cJSON *sub_json(const struct db_sub *s, int full, int with_result)
     cJSON_AddStringToObject(urls, "self", url);
     snprintf(url, sizeof url, "/api/v1/submissions/%lld?wait=1", (long long)s->id);
     cJSON_AddStringToObject(urls, "wait", url);
+    snprintf(url, sizeof url, "/api/v1/submissions/%lld/events?stream=1", (long long)s->id);
+    cJSON_AddStringToObject(urls, "events", url);
     return o;
 }
 
@@ -432,13 +437,51 @@ enum MHD_Result api_sub_get(struct http_req *r)
     return park(r, id, timeout);
 }
 
+/* Does r ask for an event stream (?stream=1 or Accept: text/event-stream)?
+ * 1 yes, 0 no, -1 a malformed stream argument. */
+static int wants_stream(struct http_req *r)
+{
+    const char *q = http_query(r, "stream");
+    const char *acc = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, "Accept");
+    if (q != NULL && q[0] != '\0') {
+        if (strcmp(q, "1") == 0 || strcmp(q, "true") == 0)
+            return 1;
+        if (strcmp(q, "0") == 0 || strcmp(q, "false") == 0)
+            return 0;
+        return -1;
+    }
+    return acc != NULL && strstr(acc, "text/event-stream") != NULL;
+}
+
+/* Check the stream arguments and start it. */
+static enum MHD_Result start_stream(struct http_req *r, int64_t id)
+{
+    const char *h = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, "Last-Event-ID");
+    long timeout = query_uint(r, "timeout", KJ_SSE_DEFAULT_S), last = -1;
+    char *end;
+    if (h != NULL && h[0] != '\0') {
+        last = h[0] >= '0' && h[0] <= '9' && strlen(h) <= 9 ? strtol(h, &end, 10) : -1;
+        if (last < 0 || *end != '\0')
+            return http_error(r, MHD_HTTP_BAD_REQUEST, "bad_last_event_id",
+                              "Last-Event-ID must be the id of an event this stream sent");
+    }
+    if (timeout < 1)
+        return http_error(r, MHD_HTTP_BAD_REQUEST, "bad_timeout",
+                          "timeout must be whole seconds, 1 to %d", KJ_WAIT_MAX_S);
+    if (timeout > KJ_WAIT_MAX_S)
+        timeout = KJ_WAIT_MAX_S;
+    return sse_start(r, id, last, (int)timeout);
+}
+
 enum MHD_Result api_sub_events(struct http_req *r)
 {
     int64_t id = http_param_id(r, 0);
     struct db_sub s;
     struct db_event *ev = NULL;
     struct kj_err err;
-    int n = 0, rc;
+    int n = 0, rc, stream = wants_stream(r);
+    if (stream < 0)
+        return http_error(r, MHD_HTTP_BAD_REQUEST, "bad_stream", "stream must be 1 or 0");
     kj_err_clear(&err);
     if (id == 0 || (rc = db_sub_get(r->srv->db, id, 0, &s, &err)) == KJ_ENOTFOUND)
         return http_error(r, MHD_HTTP_NOT_FOUND, "not_found", "no submission '%.32s'", r->params[0]);
@@ -447,6 +490,8 @@ enum MHD_Result api_sub_events(struct http_req *r)
     if (!owner_view(r, &s))
         return http_error(r, MHD_HTTP_FORBIDDEN, "forbidden",
                           "only the submission's owner or an admin can read its events");
+    if (stream)
+        return start_stream(r, id);
     if (db_events_list(r->srv->db, id, &ev, &n, &err) != 0)
         return http_internal(r, &err);
     cJSON *root = cJSON_CreateObject(), *arr = cJSON_AddArrayToObject(root, "events");
@@ -457,7 +502,7 @@ enum MHD_Result api_sub_events(struct http_req *r)
         cJSON_AddNumberToObject(e, "seq", (double)ev[i].seq);
         cJSON_AddStringToObject(e, "event", ev[i].event);
         if (data != NULL)
-            strip_secrets(data);
+            api_strip_secrets(data);
         cJSON_AddItemToObject(e, "data", data != NULL ? data : cJSON_CreateNull());
         add_time(e, "at", ev[i].at);
         cJSON_AddItemToArray(arr, e);

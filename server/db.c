@@ -62,6 +62,22 @@ static const char schema_v1[] =
     " secret_seed TEXT NOT NULL,"
     " created_at INTEGER NOT NULL);";
 
+/* Version 2: job leases and retries, the runners seen per GPU type. A job
+ * running when the database is migrated gets an expired lease (serve's
+ * db_lease_grace renews it at start). */
+static const char schema_v2[] =
+    "ALTER TABLE submissions ADD COLUMN attempts INTEGER NOT NULL DEFAULT 0;"
+    "ALTER TABLE submissions ADD COLUMN lease_until INTEGER;"
+    "ALTER TABLE submissions ADD COLUMN reason TEXT;"
+    "UPDATE submissions SET lease_until = 0 WHERE status = 'running';"
+    "CREATE INDEX submissions_lease ON submissions(status, lease_until);"
+    "CREATE TABLE runners ("
+    " runner_id INTEGER NOT NULL REFERENCES users(id),"
+    " name TEXT NOT NULL,"
+    " gpu TEXT NOT NULL,"
+    " last_seen INTEGER NOT NULL,"
+    " PRIMARY KEY (runner_id, name, gpu));";
+
 /* ------------------------------------------------------------------ */
 /* Checked-call helpers (db_int.h)                                     */
 /* ------------------------------------------------------------------ */
@@ -259,6 +275,8 @@ static int db_migrate(struct db *db, struct kj_err *err)
     }
     if (version < 1 && (rc = db_exec(db, err, schema_v1)) != 0)
         goto fail;
+    if (version < 2 && (rc = db_exec(db, err, schema_v2)) != 0)
+        goto fail;
     if (version != DB_SCHEMA_VERSION) {
         snprintf(sql, sizeof sql, "PRAGMA user_version=%d", DB_SCHEMA_VERSION);
         if ((rc = db_exec(db, err, sql)) != 0)
@@ -282,6 +300,7 @@ int db_open(const char *path, struct db **out, struct kj_err *err)
     if ((db = calloc(1, sizeof *db)) == NULL)
         return KJ_FAIL(err, KJ_ENOMEM, "out of memory opening %s", path);
     pthread_mutex_init(&db->mu, NULL);
+    db->lease_ms = DB_LEASE_DEFAULT_MS;
     rc = DB_CHECK(db, err, sqlite3_open_v2(path, &db->h, SQLITE_OPEN_READWRITE |
                   SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX, NULL), SQLITE_OK);
     if (rc != 0)

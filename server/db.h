@@ -9,15 +9,45 @@
  * SQLite's locking and busy_timeout. Functions return 0 or a negative KJ_E*
  * and fill err; KJ_EDB errors name the SQLite call, file:line and message.
  *
- * Submission states (docs/protocol.md):
+ * Submission states (docs/protocol.md), with the job lease of a running one:
  *
- *     db_sub_insert        db_sub_claim           db_sub_finish
- *   ----------------> queued ----------> running ---------------> done
+ *                       db_sub_claim (lease = now + lease_ms, attempt += 0)
+ *   db_sub_insert            +------------------------------+
+ *  --------------> queued ---+                              v
+ *                    ^                                   running --+ db_job_heartbeat,
+ *                    |   db_lease_sweep: lease expired,     |  ^   | db_job_event:
+ *                    |     attempts + 1 < DB_MAX_ATTEMPTS    |  +---+ lease extended
+ *                    +--------------------------------------+
+ *                    |   db_job_finish: verdict internal_error,
+ *                    |     attempts + 1 < DB_MAX_ATTEMPTS   |
+ *                                                           |  db_job_finish (any other
+ *                                                           |  verdict, or the last attempt);
+ *                                                           v  db_lease_sweep on the last attempt
+ *                                                          done   (internal_error + reason)
  *
- * queued: runner_id NULL, started_at NULL, verdict NULL.
- * running: runner_id and started_at set, verdict NULL.
- * done: finished_at, verdict and result set; score_ns set only when the
- *       runner reported one. Nothing leaves done.
+ * Transitions, each one SQL transaction:
+ *   (none)  -> queued   db_sub_insert
+ *   queued  -> running  db_sub_claim: runner_id, started_at, lease_until set
+ *   running -> running  db_job_heartbeat, db_job_event: lease_until moved on
+ *   running -> queued   db_lease_sweep (lease_until passed) or db_job_finish
+ *                       (internal_error): attempts + 1, a "queued" event logged
+ *   running -> done     db_job_finish; or db_lease_sweep when the expired
+ *                       attempt was the DB_MAX_ATTEMPTS-th (verdict
+ *                       internal_error, reason "the runner stopped answering
+ *                       3 times", a "verdict" event logged)
+ *
+ * queued: runner_id NULL, started_at NULL, verdict NULL, lease_until NULL.
+ * running: runner_id, started_at and lease_until set, verdict NULL.
+ * done: finished_at, verdict and result set, lease_until NULL; score_ns set
+ *       only when the runner reported one. Nothing leaves done.
+ * always: 0 <= attempts < DB_MAX_ATTEMPTS; the attempt in progress (or the
+ *       one that finished the job) is number attempts + 1.
+ *
+ * The lease is held while now < lease_until (wall-clock ms, so it survives a
+ * restart; serve grants every running job a fresh lease at start, db_lease_grace).
+ * A request about a job whose lease expired, or that names another attempt,
+ * is refused with KJ_ECONFLICT and changes nothing. assert_sub_state() in
+ * db_sub.c checks every row read back against the lists above.
  */
 #ifndef KJ_DB_H
 #define KJ_DB_H
@@ -26,7 +56,10 @@
 #include <stdint.h>
 #include "kj_err.h"
 
-#define DB_SCHEMA_VERSION 1
+#define DB_SCHEMA_VERSION 2
+#define DB_MAX_ATTEMPTS 3    /* attempts of one job before it ends as internal_error */
+#define DB_LEASE_DEFAULT_MS (120 * 1000)
+#define DB_MAX_REASON 256
 #define DB_MAX_NAME 64       /* user, runner, leaderboard and GPU names */
 #define DB_MAX_FILE_NAME 128 /* submitted file name */
 #define DB_HASH_HEX 65       /* SHA-256 as hex plus NUL */
@@ -61,6 +94,39 @@ struct db_sub {
     int64_t runner_id;             /* 0 = none */
     char runner_name[DB_MAX_NAME];
     int64_t created_at, started_at, finished_at;
+    int attempts;                  /* attempts that ended without a verdict (lease lost, internal_error) */
+    int64_t lease_until_ms;        /* running only: wall-clock ms the lease ends; 0 = none */
+    char reason[DB_MAX_REASON];    /* why the judge gave up ("" when it did not) */
+};
+
+/* Which job a runner request is about: the job, the runner's user id and,
+ * when the runner named it, the attempt number (0 = whichever is current). */
+struct db_job_ref {
+    int64_t id;
+    int64_t runner_id;
+    int attempt;
+};
+
+/* What db_job_finish did. */
+enum db_finish {
+    DB_FINISH_DONE = 0,   /* running -> done with the runner's verdict */
+    DB_FINISH_DUPLICATE,  /* already done by this runner: nothing changed */
+    DB_FINISH_REQUEUED    /* internal_error with attempts left: running -> queued */
+};
+
+/* A job whose lease expired, as db_lease_sweep handled it. */
+struct db_expired {
+    int64_t id;
+    char runner_name[DB_MAX_NAME];
+    int attempts;                  /* attempts made, this one included */
+    int failed;                    /* 1: ended as internal_error; 0: queued again */
+};
+
+/* A runner seen by the server for one GPU type (GET /api/v1/gpus). */
+struct db_runner {
+    char name[DB_MAX_NAME];
+    int64_t last_seen;             /* unix seconds */
+    int busy;                      /* holds a running job */
 };
 
 struct db_event {
@@ -125,7 +191,8 @@ int db_sub_count(struct db *db, const char *status, int64_t *n, struct kj_err *e
  * KJ_ENOTFOUND when nothing is queued for that GPU type. */
 int db_sub_claim(struct db *db, const char *gpu, int64_t runner_id, const char *runner_name,
                  struct db_sub *out, char *secret, size_t secretsz, struct kj_err *err);
-/* Store the result of a running job held by runner_id: verdict, score
+/* db_job_finish for any attempt, reporting DB_FINISH_DUPLICATE as
+ * *duplicate. Store the result of a running job held by runner_id: verdict, score
  * (has_score 0 = NULL), result text; status done. A job already done by
  * this runner sets *duplicate and changes nothing. KJ_ENOTFOUND: no such
  * submission; KJ_ECONFLICT: this runner does not hold it. */
@@ -133,8 +200,47 @@ int db_sub_finish(struct db *db, int64_t id, int64_t runner_id, const char *verd
                   int has_score, double score_ns, const char *result, int *duplicate,
                   struct kj_err *err);
 
+/* Runner requests that name an attempt (struct db_job_ref). Errors as
+ * db_sub_finish, plus KJ_ECONFLICT when the lease expired or ref->attempt
+ * is not the current attempt. Each extends the lease of a running job. */
+/* Store a result. *outcome says what happened (enum db_finish). */
+int db_job_finish(struct db *db, const struct db_job_ref *ref, const char *verdict, int has_score,
+                  double score_ns, const char *result, enum db_finish *outcome,
+                  struct kj_err *err);
+/* Append a progress event. */
+int db_job_event(struct db *db, const struct db_job_ref *ref, const char *event, const char *data,
+                 struct kj_err *err);
+/* Extend the lease only. */
+int db_job_heartbeat(struct db *db, const struct db_job_ref *ref, struct kj_err *err);
+
+/* leases (db_lease.c) */
+/* Lease length for later claims and extensions (ms > 0); default DB_LEASE_DEFAULT_MS. */
+void db_set_lease_ms(struct db *db, int64_t ms);
+int64_t db_lease_ms(struct db *db);
+/* Wall-clock milliseconds, the clock leases are measured on. */
+int64_t db_now_ms(void);
+/* Give every running job at least a full lease from now (at serve start). *n: jobs touched. */
+int db_lease_grace(struct db *db, int64_t *n, struct kj_err *err);
+/* Requeue (or fail, on the last attempt) every running job whose lease
+ * ended before now_ms. *out is a new array of *n entries (caller frees
+ * with free()); NULL when none. */
+int db_lease_sweep(struct db *db, int64_t now_ms, struct db_expired **out, int *n,
+                   struct kj_err *err);
+/* 1-based position of queued job id among the queued jobs of its GPU type; 0 when not queued. */
+int db_queue_position(struct db *db, int64_t id, int64_t *pos, struct kj_err *err);
+
+/* runners (db_lease.c) */
+/* Record that runner (user runner_id, name) asked for work for gpu now. */
+int db_runner_seen(struct db *db, int64_t runner_id, const char *name, const char *gpu,
+                   struct kj_err *err);
+/* The runners seen for gpu, by name, and its queue depth. *out is a new
+ * array of *n rows (caller frees with free()). */
+int db_gpu_runners(struct db *db, const char *gpu, struct db_runner **out, int *n,
+                   int64_t *queued, int64_t *running, struct kj_err *err);
+
 /* events */
-/* Append a progress event to a job running on runner_id (same errors as db_sub_finish). */
+/* db_job_event for any attempt: append a progress event to a job running
+ * on runner_id (same errors as db_sub_finish). */
 int db_event_add(struct db *db, int64_t id, int64_t runner_id, const char *event,
                  const char *data, struct kj_err *err);
 /* Every event of a submission in order; free with db_events_free(). */

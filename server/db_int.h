@@ -20,7 +20,19 @@
 struct db {
     sqlite3 *h;          /* owned */
     pthread_mutex_t mu;  /* serializes every use of h */
+    int64_t lease_ms;    /* job lease length (db_set_lease_ms); guarded by mu */
 };
+
+/* Inside a transaction: append an event to submission id (seq = last + 1). */
+int db_event_insert_locked(struct db *db, int64_t id, const char *event, const char *data,
+                           struct kj_err *err);
+/* Inside a transaction: running job id back to queued (attempts + 1) with a
+ * "queued" event naming reason, or, on the last attempt, done as
+ * internal_error with final_reason and a "verdict" event. *tries gets the
+ * attempts made so far; it is DB_MAX_ATTEMPTS when the job was failed.
+ * Both reasons are our own text without '"' or '\\'. */
+int db_requeue_locked(struct db *db, int64_t id, const char *reason, const char *final_reason,
+                      int *tries, struct kj_err *err);
 
 int db_check_at(struct db *db, struct kj_err *err, int rc, int want, const char *text,
                 const char *file, int line);

@@ -3,9 +3,10 @@
  *
  * api_submissions.c inserts and reads submissions; api_runner.c claims
  * jobs, appends events and stores results; api_leaderboards.c reads the
- * ranking rows. The state machine is drawn in db.h; db_sub_claim() and
- * db_sub_finish() are its only transitions after the insert, each one
- * SQL transaction, and assert_sub_state() checks a row read back.
+ * ranking rows. The state machine and its transition list are in db.h;
+ * db_sub_claim() and db_job_*() here and db_lease_sweep() (db_lease.c) are
+ * its transitions after the insert, each one SQL transaction, and
+ * assert_sub_state() checks every row read back.
  */
 #include "db_int.h"
 
@@ -17,18 +18,21 @@
 #define SUB_COLS                                                                        \
     "s.id, s.user_id, u.name, s.leaderboard, s.gpu, s.mode, s.file_name, s.source_sha256, " \
     "s.status, s.verdict, s.score_ns, s.runner_id, s.runner_name, s.created_at, "          \
-    "s.started_at, s.finished_at, s.source, s.result "                                      \
+    "s.started_at, s.finished_at, s.attempts, s.lease_until, s.reason, s.source, s.result " \
     "FROM submissions s JOIN users u ON u.id = s.user_id "
 
 /* The invariants of each state (db.h); returns 1 so it can sit in KJ_ASSERT. */
 static int assert_sub_state(const struct db_sub *s)
 {
+    if (s->attempts < 0 || s->attempts >= DB_MAX_ATTEMPTS)
+        return 0;
     if (strcmp(s->status, "queued") == 0)
-        return s->runner_id == 0 && s->started_at == 0 && s->verdict[0] == '\0';
+        return s->runner_id == 0 && s->started_at == 0 && s->verdict[0] == '\0' &&
+               s->lease_until_ms == 0;
     if (strcmp(s->status, "running") == 0)
         return s->runner_id != 0 && s->started_at != 0 && s->verdict[0] == '\0';
     if (strcmp(s->status, "done") == 0)
-        return s->finished_at != 0 && s->verdict[0] != '\0';
+        return s->finished_at != 0 && s->verdict[0] != '\0' && s->lease_until_ms == 0;
     return 0;
 }
 
@@ -65,11 +69,14 @@ static int db_sub_row(struct db *db, struct kj_err *err, sqlite3_stmt *st, int w
     out->created_at = sqlite3_column_int64(st, 13);
     out->started_at = sqlite3_column_int64(st, 14);
     out->finished_at = sqlite3_column_int64(st, 15);
+    out->attempts = sqlite3_column_int(st, 16);
+    out->lease_until_ms = sqlite3_column_int64(st, 17);
+    db_col_text(st, 18, out->reason, sizeof out->reason);
     KJ_ASSERT(assert_sub_state(out));
     if (!with_blobs)
         return 0;
-    if ((rc = db_col_dup(db, err, st, 16, &out->source, &out->source_len)) != 0 ||
-        (rc = db_col_dup(db, err, st, 17, &out->result, NULL)) != 0) {
+    if ((rc = db_col_dup(db, err, st, 19, &out->source, &out->source_len)) != 0 ||
+        (rc = db_col_dup(db, err, st, 20, &out->result, NULL)) != 0) {
         db_sub_clear(out);
         return rc;
     }
@@ -229,8 +236,9 @@ int db_sub_claim(struct db *db, const char *gpu, int64_t runner_id, const char *
         goto fail;
     }
     rc = db_prep(db, err, &st, "UPDATE submissions SET status = 'running', runner_id = ?, "
-                 "runner_name = ?, started_at = ? WHERE id = ? AND status = 'queued'", "itii",
-                 runner_id, runner_name, db_now(), id);
+                 "runner_name = ?, started_at = ?, lease_until = ? WHERE id = ? AND "
+                 "status = 'queued'", "itiii", runner_id, runner_name, db_now(),
+                 db_now_ms() + db->lease_ms, id);
     if (rc == 0)
         rc = db_step(db, err, st);
     sqlite3_finalize(st);
@@ -255,48 +263,161 @@ out:
     return rc;
 }
 
-/* Inside a transaction: check that runner_id holds job id. *done is set when
- * the job is already done by this runner (rc 0). */
-static int db_holds(struct db *db, int64_t id, int64_t runner_id, int *done, struct kj_err *err)
+/* Inside a transaction: check that ref's runner holds ref's job under a
+ * live lease, and copy the row into s. *done is set when the job is
+ * already done by this runner (rc 0). */
+static int db_holds(struct db *db, const struct db_job_ref *ref, struct db_sub *s, int *done,
+                    struct kj_err *err)
 {
-    struct db_sub s;
-    int rc = db_sub_get_locked(db, id, 0, &s, err);
+    int rc = db_sub_get_locked(db, ref->id, 0, s, err);
     *done = 0;
     if (rc != 0)
         return rc;
-    if (s.runner_id != runner_id)
-        return KJ_FAIL(err, KJ_ECONFLICT, "job %lld is not held by this runner", (long long)id);
-    if (strcmp(s.status, "done") == 0)
+    if (ref->attempt != 0 && ref->attempt != s->attempts + 1)
+        return KJ_FAIL(err, KJ_ECONFLICT, "job %lld is on attempt %d, not %d", (long long)ref->id,
+                       s->attempts + 1, ref->attempt);
+    if (s->runner_id != ref->runner_id)
+        return KJ_FAIL(err, KJ_ECONFLICT, "job %lld is not held by this runner", (long long)ref->id);
+    if (strcmp(s->status, "done") == 0) {
         *done = 1;
+        return 0;
+    }
+    if (s->lease_until_ms <= db_now_ms())
+        return KJ_FAIL(err, KJ_ECONFLICT, "the lease on job %lld expired; it goes back to the queue",
+                       (long long)ref->id);
     return 0;
+}
+
+/* Inside a transaction: move the lease of running job s on by a full
+ * lease and note that its runner was seen. */
+static int db_extend_locked(struct db *db, const struct db_sub *s, struct kj_err *err)
+{
+    sqlite3_stmt *st = NULL;
+    int rc = db_prep(db, err, &st, "UPDATE submissions SET lease_until = ? WHERE id = ? AND "
+                     "status = 'running'", "ii", db_now_ms() + db->lease_ms, s->id);
+    if (rc == 0)
+        rc = db_step(db, err, st);
+    sqlite3_finalize(st);
+    if (rc != 0)
+        return rc;
+    rc = db_prep(db, err, &st, "UPDATE runners SET last_seen = ? WHERE runner_id = ? AND name = ? "
+                 "AND gpu = ?", "iitt", db_now(), s->runner_id, s->runner_name, s->gpu);
+    if (rc == 0)
+        rc = db_step(db, err, st);
+    sqlite3_finalize(st);
+    return rc;
+}
+
+/* Inside a transaction: running job id -> done with the runner's result. */
+static int db_finish_locked(struct db *db, int64_t id, const char *verdict, int has_score,
+                            double score_ns, const char *result, const char *reason,
+                            struct kj_err *err)
+{
+    sqlite3_stmt *st = NULL;
+    int rc;
+    if (has_score)
+        rc = db_prep(db, err, &st, "UPDATE submissions SET status = 'done', verdict = ?, "
+                     "score_ns = ?, result = ?, finished_at = ?, lease_until = NULL, reason = ? "
+                     "WHERE id = ? AND status = 'running'", "tdtiti", verdict, score_ns, result,
+                     db_now(), reason, id);
+    else
+        rc = db_prep(db, err, &st, "UPDATE submissions SET status = 'done', verdict = ?, "
+                     "score_ns = NULL, result = ?, finished_at = ?, lease_until = NULL, "
+                     "reason = ? WHERE id = ? AND status = 'running'", "ttiti", verdict, result,
+                     db_now(), reason, id);
+    if (rc == 0)
+        rc = db_step(db, err, st);
+    sqlite3_finalize(st);
+    if (rc == 0 && sqlite3_changes(db->h) != 1)
+        rc = KJ_FAIL(err, KJ_EINTERNAL, "finishing submission %lld changed no row", (long long)id);
+    return rc;
+}
+
+int db_job_finish(struct db *db, const struct db_job_ref *ref, const char *verdict, int has_score,
+                  double score_ns, const char *result, enum db_finish *outcome,
+                  struct kj_err *err)
+{
+    struct db_sub s;
+    char reason[DB_MAX_REASON];
+    int done = 0, tries = 0, rc;
+    *outcome = DB_FINISH_DONE;
+    pthread_mutex_lock(&db->mu);
+    if ((rc = db_exec(db, err, "BEGIN IMMEDIATE")) != 0)
+        goto out;
+    if ((rc = db_holds(db, ref, &s, &done, err)) != 0)
+        goto fail;
+    if (done) {
+        *outcome = DB_FINISH_DUPLICATE;
+        goto fail; /* nothing to change */
+    }
+    if (strcmp(verdict, "internal_error") != 0) {
+        rc = db_finish_locked(db, ref->id, verdict, has_score, score_ns, result, NULL, err);
+    } else if (s.attempts + 1 < DB_MAX_ATTEMPTS) {
+        snprintf(reason, sizeof reason, "the judge failed (attempt %d of %d)", s.attempts + 1,
+                 DB_MAX_ATTEMPTS);
+        rc = db_requeue_locked(db, ref->id, reason, reason, &tries, err);
+        *outcome = DB_FINISH_REQUEUED;
+        KJ_ASSERT(rc != 0 || tries < DB_MAX_ATTEMPTS);
+    } else {
+        snprintf(reason, sizeof reason, "the judge failed %d times", DB_MAX_ATTEMPTS);
+        rc = db_finish_locked(db, ref->id, verdict, has_score, score_ns, result, reason, err);
+    }
+    if (rc != 0)
+        goto fail;
+    rc = db_exec(db, err, "COMMIT");
+    goto out;
+fail:
+    db_exec(db, NULL, "ROLLBACK");
+out:
+    pthread_mutex_unlock(&db->mu);
+    return rc;
 }
 
 int db_sub_finish(struct db *db, int64_t id, int64_t runner_id, const char *verdict,
                   int has_score, double score_ns, const char *result, int *duplicate,
                   struct kj_err *err)
 {
+    struct db_job_ref ref = {id, runner_id, 0};
+    enum db_finish outcome = DB_FINISH_DONE;
+    int rc = db_job_finish(db, &ref, verdict, has_score, score_ns, result, &outcome, err);
+    *duplicate = rc == 0 && outcome == DB_FINISH_DUPLICATE;
+    return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* Events and heartbeats                                               */
+/* ------------------------------------------------------------------ */
+
+int db_event_insert_locked(struct db *db, int64_t id, const char *event, const char *data,
+                           struct kj_err *err)
+{
     sqlite3_stmt *st = NULL;
-    int rc;
-    *duplicate = 0;
-    pthread_mutex_lock(&db->mu);
-    if ((rc = db_exec(db, err, "BEGIN IMMEDIATE")) != 0)
-        goto out;
-    if ((rc = db_holds(db, id, runner_id, duplicate, err)) != 0 || *duplicate)
-        goto fail;
-    if (has_score)
-        rc = db_prep(db, err, &st, "UPDATE submissions SET status = 'done', verdict = ?, "
-                     "score_ns = ?, result = ?, finished_at = ? WHERE id = ? AND status = 'running'",
-                     "tdtii", verdict, score_ns, result, db_now(), id);
-    else
-        rc = db_prep(db, err, &st, "UPDATE submissions SET status = 'done', verdict = ?, "
-                     "score_ns = NULL, result = ?, finished_at = ? WHERE id = ? AND status = 'running'",
-                     "ttii", verdict, result, db_now(), id);
+    int rc = db_prep(db, err, &st, "INSERT INTO events(submission_id, seq, event, data, at) VALUES "
+                     "(?, (SELECT coalesce(max(seq), 0) + 1 FROM events WHERE submission_id = ?), "
+                     "?, ?, ?)", "iitti", id, id, event, data, db_now());
     if (rc == 0)
         rc = db_step(db, err, st);
     sqlite3_finalize(st);
-    if (rc == 0 && sqlite3_changes(db->h) != 1)
-        rc = KJ_FAIL(err, KJ_EINTERNAL, "finishing submission %lld changed no row", (long long)id);
-    if (rc != 0)
+    return rc;
+}
+
+/* Event (event != NULL) or heartbeat (event == NULL) of a running job. */
+static int db_job_touch(struct db *db, const struct db_job_ref *ref, const char *event,
+                        const char *data, struct kj_err *err)
+{
+    struct db_sub s;
+    int done = 0, rc;
+    pthread_mutex_lock(&db->mu);
+    if ((rc = db_exec(db, err, "BEGIN IMMEDIATE")) != 0)
+        goto out;
+    if ((rc = db_holds(db, ref, &s, &done, err)) != 0)
+        goto fail;
+    if (done) {
+        rc = KJ_FAIL(err, KJ_ECONFLICT, "job %lld is already done", (long long)ref->id);
+        goto fail;
+    }
+    if ((rc = db_extend_locked(db, &s, err)) != 0 ||
+        (event != NULL && (rc = db_event_insert_locked(db, ref->id, event, data, err)) != 0))
         goto fail;
     rc = db_exec(db, err, "COMMIT");
     goto out;
@@ -307,39 +428,23 @@ out:
     return rc;
 }
 
-/* ------------------------------------------------------------------ */
-/* Events                                                              */
-/* ------------------------------------------------------------------ */
+int db_job_event(struct db *db, const struct db_job_ref *ref, const char *event, const char *data,
+                 struct kj_err *err)
+{
+    KJ_ASSERT(event != NULL);
+    return db_job_touch(db, ref, event, data, err);
+}
+
+int db_job_heartbeat(struct db *db, const struct db_job_ref *ref, struct kj_err *err)
+{
+    return db_job_touch(db, ref, NULL, NULL, err);
+}
 
 int db_event_add(struct db *db, int64_t id, int64_t runner_id, const char *event,
                  const char *data, struct kj_err *err)
 {
-    sqlite3_stmt *st = NULL;
-    int done = 0, rc;
-    pthread_mutex_lock(&db->mu);
-    if ((rc = db_exec(db, err, "BEGIN IMMEDIATE")) != 0)
-        goto out;
-    if ((rc = db_holds(db, id, runner_id, &done, err)) != 0)
-        goto fail;
-    if (done) {
-        rc = KJ_FAIL(err, KJ_ECONFLICT, "job %lld is already done", (long long)id);
-        goto fail;
-    }
-    rc = db_prep(db, err, &st, "INSERT INTO events(submission_id, seq, event, data, at) VALUES "
-                 "(?, (SELECT coalesce(max(seq), 0) + 1 FROM events WHERE submission_id = ?), "
-                 "?, ?, ?)", "iitti", id, id, event, data, db_now());
-    if (rc == 0)
-        rc = db_step(db, err, st);
-    sqlite3_finalize(st);
-    if (rc != 0)
-        goto fail;
-    rc = db_exec(db, err, "COMMIT");
-    goto out;
-fail:
-    db_exec(db, NULL, "ROLLBACK");
-out:
-    pthread_mutex_unlock(&db->mu);
-    return rc;
+    struct db_job_ref ref = {id, runner_id, 0};
+    return db_job_event(db, &ref, event, data, err);
 }
 
 int db_events_list(struct db *db, int64_t id, struct db_event **out, int *n, struct kj_err *err)

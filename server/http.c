@@ -46,8 +46,11 @@ static const struct http_route routes[] = {
      KJ_MAX_CLAIM_BYTES},
     {"POST", "/api/v1/runner/jobs/{id}/events", api_runner_event, HTTP_AUTH_RUNNER,
      HTTP_BODY_JSON, KJ_MAX_EVENT_BYTES},
+    {"POST", "/api/v1/runner/jobs/{id}/heartbeat", api_runner_heartbeat, HTTP_AUTH_RUNNER,
+     HTTP_BODY_JSON, KJ_MAX_HEARTBEAT_BYTES},
     {"POST", "/api/v1/runner/jobs/{id}/result", api_runner_result, HTTP_AUTH_RUNNER,
      HTTP_BODY_JSON, KJ_MAX_RESULT_BYTES},
+    {"GET", "/api/v1/gpus", api_gpus, HTTP_AUTH_NONE, HTTP_BODY_NONE, 0},
     {NULL, NULL, NULL, HTTP_AUTH_NONE, HTTP_BODY_NONE, 0},
 };
 

@@ -4,13 +4,15 @@
  *   kjudge-server serve [--port 8080] [--bind 127.0.0.1] [--db var/kjudge.db]
  *                       [--leaderboards leaderboards] [--web web]
  *                       [--config var/kjudge.conf] [--openapi PATH]
+ *                       [--lease-seconds 120]
  *   kjudge-server user add NAME [--admin] [--db var/kjudge.db]
  *   kjudge-server runner add NAME [--db var/kjudge.db]
  *   kjudge-server --help
  *
  * `serve` opens the database, loads every leaderboard, resolves the admin
- * token (config.h), builds the public leaderboard bodies, starts the wait
- * notifier and the HTTP daemon, then sleeps in sigwait() until SIGINT or
+ * token (config.h), builds the public leaderboard bodies, renews the lease
+ * of every running job, starts the wait notifier, the lease sweeper and the
+ * HTTP daemon, then sleeps in sigwait() until SIGINT or
  * SIGTERM and shuts down in reverse order. `user add` / `runner add` print
  * a new bearer token (only the token, one line) on stdout; they work while
  * the server runs (SQLite WAL + busy_timeout).
@@ -25,6 +27,7 @@
 #include "config.h"
 #include "db.h"
 #include "http.h"
+#include "lease.h"
 #include "server.h"
 #include "wait.h"
 
@@ -42,6 +45,7 @@ static const char usage_text[] =
     "  kjudge-server serve [--port 8080] [--bind 127.0.0.1] [--db var/kjudge.db]\n"
     "                      [--leaderboards leaderboards] [--web web]\n"
     "                      [--config var/kjudge.conf] [--openapi server/openapi.json]\n"
+    "                      [--lease-seconds 120]\n"
     "  kjudge-server user add NAME [--admin] [--db var/kjudge.db]\n"
     "  kjudge-server runner add NAME [--db var/kjudge.db]\n"
     "  kjudge-server --help\n"
@@ -49,6 +53,8 @@ static const char usage_text[] =
     "serve: the admin token comes from $KJUDGE_ADMIN_TOKEN, else from\n"
     "\"admin_token = ...\" in the config file, else a new one is generated,\n"
     "saved there (mode 0600) and printed once on stdout.\n"
+    "--lease-seconds: a runner that sends nothing about a claimed job for this\n"
+    "long loses it; the job is queued again (at most 3 attempts).\n"
     "user add / runner add: print a new bearer token on stdout.\n"
     "exit codes: 0 ok, 1 usage or configuration error, 2 internal error.\n";
 
@@ -164,9 +170,19 @@ static void default_openapi(char *out, size_t outsz)
     snprintf(out, outsz, "server/openapi.json");
 }
 
+/* A whole number in [lo, hi] from text; -1 when it is not one. */
+static long parse_range(const char *text, long lo, long hi)
+{
+    char *end;
+    long v = strtol(text, &end, 10);
+    if (text[0] == '\0' || *end != '\0' || v < lo || v > hi)
+        return -1;
+    return v;
+}
+
 static int parse_serve(int argc, char **argv, struct server *srv)
 {
-    char port[16] = "8080";
+    char port[16] = "8080", lease[16] = "";
     for (int i = 1; i < argc; i++) {
         const char *o = argv[i];
         int rc;
@@ -184,16 +200,21 @@ static int parse_serve(int argc, char **argv, struct server *srv)
             rc = opt_value(argc, argv, &i, srv->config_path, sizeof srv->config_path);
         else if (strcmp(o, "--openapi") == 0)
             rc = opt_value(argc, argv, &i, srv->openapi_path, sizeof srv->openapi_path);
+        else if (strcmp(o, "--lease-seconds") == 0)
+            rc = opt_value(argc, argv, &i, lease, sizeof lease);
         else
             return usage_error("unknown option '%s'", o);
         if (rc != 0)
             return rc;
     }
-    char *end;
-    long p = strtol(port, &end, 10);
-    if (*end != '\0' || p < 1 || p > 65535)
+    long p = parse_range(port, 1, 65535), l = parse_range(lease, 1, KJ_LEASE_MAX_S);
+    if (p < 0)
         return usage_error("--port '%s' is not a port number (1-65535)", port);
+    if (lease[0] != '\0' && l < 0)
+        return usage_error("--lease-seconds '%s' is not a whole number of seconds (1-86400)",
+                           lease);
     srv->port = (int)p;
+    srv->lease_s = lease[0] != '\0' ? (int)l : KJ_LEASE_DEFAULT_S;
     return 0;
 }
 
@@ -222,7 +243,11 @@ static int setup_admin(struct server *srv, struct kj_err *err)
 static int serve_start(struct server *srv, struct kj_err *err)
 {
     int rc;
-    if ((rc = db_open(srv->db_path, &srv->db, err)) != 0 ||
+    int64_t renewed = 0;
+    if ((rc = db_open(srv->db_path, &srv->db, err)) != 0)
+        return rc;
+    db_set_lease_ms(srv->db, (int64_t)srv->lease_s * 1000);
+    if ((rc = db_lease_grace(srv->db, &renewed, err)) != 0 ||
         (rc = spec_load_all(srv->boards_dir, &srv->specs, &srv->nspecs, err)) != 0 ||
         (rc = setup_admin(srv, err)) != 0)
         return rc;
@@ -236,7 +261,12 @@ static int serve_start(struct server *srv, struct kj_err *err)
         kj_log(KJ_LOG_WARN, "main", "web folder %s not found; / and /static/ answer 404",
                srv->web_dir);
     }
-    if ((rc = wait_start(&srv->wait, err)) != 0 || (rc = http_start(srv, err)) != 0)
+    if (renewed > 0)
+        kj_log(KJ_LOG_INFO, "lease", "renewed the lease of %lld running jobs for %d s",
+               (long long)renewed, srv->lease_s);
+    if ((rc = wait_start(&srv->wait, err)) != 0 ||
+        (rc = lease_start(srv->db, srv->wait, &srv->lease, err)) != 0 ||
+        (rc = http_start(srv, err)) != 0)
         return rc;
     return 0;
 }
@@ -244,6 +274,8 @@ static int serve_start(struct server *srv, struct kj_err *err)
 static void serve_stop(struct server *srv)
 {
     http_stop(srv);
+    lease_free(srv->lease);
+    srv->lease = NULL;
     wait_free(srv->wait);
     srv->wait = NULL;
     srv_free_boards(srv);

@@ -2,7 +2,7 @@
  * server.h - the one struct that holds kjudge-server's process state.
  *
  * main.c fills it from the command line and starts the pieces in order
- * (database, leaderboards, admin token, waiters, HTTP); every handler gets
+ * (database, leaderboards, admin token, waiters, lease sweeper, HTTP); every handler gets
  * it through its request (struct http_req.srv). Nothing else is global.
  * Limits on untrusted input live here as named constants.
  */
@@ -21,6 +21,11 @@
 #define KJ_MAX_CLAIM_BYTES (4 * 1024)              /* POST /runner/claim body */
 #define KJ_MAX_EVENT_BYTES (256 * 1024)            /* POST /runner/jobs/{id}/events body */
 #define KJ_MAX_RESULT_BYTES (4 * 1024 * 1024)      /* POST /runner/jobs/{id}/result body */
+#define KJ_MAX_HEARTBEAT_BYTES 1024                /* POST /runner/jobs/{id}/heartbeat body */
+#define KJ_LEASE_DEFAULT_S 120                     /* serve --lease-seconds */
+#define KJ_LEASE_MAX_S 86400
+#define KJ_SSE_DEFAULT_S 600                       /* an event stream ends after this */
+#define KJ_SSE_PING_S 15                           /* a comment line this often keeps proxies open */
 #define KJ_MAX_WAITERS 512                         /* connections parked in ?wait=1 at once */
 #define KJ_WAIT_DEFAULT_S 300
 #define KJ_WAIT_MAX_S 600
@@ -32,6 +37,7 @@
 
 struct db;
 struct wait_list;
+struct lease_sweeper;
 struct MHD_Daemon;
 
 /* One leaderboard as served: its spec and the prebuilt public JSON. */
@@ -51,6 +57,7 @@ struct server {
     char web_dir[PATH_MAX];
     char config_path[PATH_MAX];
     char openapi_path[PATH_MAX];
+    int lease_s;             /* job lease length, seconds */
 
     struct spec **specs;     /* owned (spec_free_all), sorted by name */
     int nspecs;
@@ -65,6 +72,7 @@ struct server {
 
     struct db *db;           /* owned */
     struct wait_list *wait;  /* owned */
+    struct lease_sweeper *lease; /* owned */
     struct MHD_Daemon *daemon; /* owned */
 };
 

@@ -1,0 +1,82 @@
+/*
+ * api_gpus.c - GET /api/v1/gpus: each GPU type some leaderboard runs on,
+ * with its queue depth and the runners that asked it for work.
+ *
+ * Public. The GPU types come from the loaded leaderboards (srv->specs), in
+ * the order the boards name them; runners and counts from db_gpu_runners().
+ * A runner is "active" while it holds a running job, "idle" when it polled
+ * within the lease length, "silent" otherwise.
+ */
+#include "api.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* Is gpu named by a board before board index upto (or earlier in the same board)? */
+static int gpu_seen(const struct server *srv, int upto, int gi, const char *gpu)
+{
+    for (int b = 0; b <= upto; b++) {
+        int n = b < upto ? srv->specs[b]->ngpus : gi;
+        for (int g = 0; g < n; g++)
+            if (strcmp(srv->specs[b]->gpus[g], gpu) == 0)
+                return 1;
+    }
+    return 0;
+}
+
+static const char *runner_state(const struct db_runner *rr, int64_t now, int lease_s)
+{
+    if (rr->busy)
+        return "active";
+    return now - rr->last_seen <= lease_s ? "idle" : "silent";
+}
+
+/* One GPU type as JSON; NULL with err filled on a database error. */
+static cJSON *gpu_json(struct http_req *r, const char *gpu, int64_t now, struct kj_err *err)
+{
+    struct db_runner *rows = NULL;
+    int64_t queued = 0, running = 0;
+    char when[32];
+    int n = 0;
+    if (db_gpu_runners(r->srv->db, gpu, &rows, &n, &queued, &running, err) != 0)
+        return NULL;
+    cJSON *o = cJSON_CreateObject(), *arr;
+    cJSON_AddStringToObject(o, "gpu", gpu);
+    cJSON_AddNumberToObject(o, "queued", (double)queued);
+    cJSON_AddNumberToObject(o, "running", (double)running);
+    arr = cJSON_AddArrayToObject(o, "runners");
+    for (int i = 0; i < n; i++) {
+        cJSON *x = cJSON_CreateObject();
+        srv_iso_time(rows[i].last_seen, when, sizeof when);
+        cJSON_AddStringToObject(x, "name", rows[i].name);
+        cJSON_AddStringToObject(x, "last_seen", when);
+        cJSON_AddStringToObject(x, "state", runner_state(&rows[i], now, r->srv->lease_s));
+        cJSON_AddItemToArray(arr, x);
+    }
+    free(rows);
+    return o;
+}
+
+enum MHD_Result api_gpus(struct http_req *r)
+{
+    const struct server *srv = r->srv;
+    struct kj_err err;
+    int64_t now = (int64_t)time(NULL);
+    cJSON *root = cJSON_CreateObject(), *arr = cJSON_AddArrayToObject(root, "gpus");
+    kj_err_clear(&err);
+    for (int b = 0; b < srv->nspecs; b++) {
+        for (int g = 0; g < srv->specs[b]->ngpus; g++) {
+            const char *gpu = srv->specs[b]->gpus[g];
+            if (gpu_seen(srv, b, g, gpu))
+                continue;
+            cJSON *o = gpu_json(r, gpu, now, &err);
+            if (o == NULL) {
+                cJSON_Delete(root);
+                return http_internal(r, &err);
+            }
+            cJSON_AddItemToArray(arr, o);
+        }
+    }
+    return http_json(r, MHD_HTTP_OK, root);
+}

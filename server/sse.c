@@ -1,0 +1,274 @@
+/*
+ * sse.c - GET /api/v1/submissions/{id}/events as Server-Sent Events.
+ *
+ * api_submissions.c checks the submission and the caller, then calls
+ * sse_start(). The stream replays the submission's events from the
+ * database (a "queued" event with the queue position, id 0, then every
+ * stored event by its seq), then follows live ones, and ends after the
+ * verdict (the stored "verdict" event, or one made from the row when the
+ * runner sent none) or the timeout. Frames: "id: N\nevent: NAME\ndata: JSON\n\n".
+ *
+ * No MHD worker thread ever blocks: the content reader callback reads what
+ * is new and, when nothing is, parks the connection in wait.h (suspend);
+ * api_runner.c and lease.c call wait_notify() after every change, which
+ * resumes it, and MHD calls the reader again. A comment line goes out every
+ * KJ_SSE_PING_S so proxies and dead clients are noticed.
+ */
+#include "api.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* What sse_next() left for the reader. */
+enum sse_step { SSE_DATA, SSE_PARKED, SSE_END, SSE_ERROR };
+
+/* One open stream; the MHD response owns it (sse_free). */
+struct sse_stream {
+    struct server *srv;          /* borrowed for the server's life */
+    struct MHD_Connection *conn; /* borrowed from MHD for the response's life */
+    int64_t id;                  /* the submission */
+    int64_t last_id;             /* id of the last event put in buf; -1 = none */
+    int64_t deadline_ms;         /* CLOCK_MONOTONIC: end of the stream */
+    int64_t ping_ms;             /* CLOCK_MONOTONIC: next keep-alive comment */
+    char *buf;                   /* owned: bytes not yet handed to MHD */
+    size_t len, off, cap;
+    int finished;                /* buf holds the last bytes; end after them */
+    struct wait_entry wait;      /* linkage in srv->wait while parked */
+};
+
+static int64_t mono_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static int sse_append(struct sse_stream *st, struct kj_err *err, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static int sse_append(struct sse_stream *st, struct kj_err *err, const char *fmt, ...)
+{
+    va_list ap;
+    int n;
+    va_start(ap, fmt);
+    n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    KJ_ASSERT(n >= 0);
+    if (st->len + (size_t)n + 1 > st->cap) {
+        size_t cap = st->cap ? st->cap : 1024;
+        while (cap < st->len + (size_t)n + 1)
+            cap *= 2;
+        char *grown = realloc(st->buf, cap);
+        if (grown == NULL)
+            return KJ_FAIL(err, KJ_ENOMEM, "out of memory for an event stream");
+        st->buf = grown;
+        st->cap = cap;
+    }
+    va_start(ap, fmt);
+    vsnprintf(st->buf + st->len, st->cap - st->len, fmt, ap);
+    va_end(ap);
+    st->len += (size_t)n;
+    return 0;
+}
+
+/* Append one event; takes ownership of data (NULL is sent as null). */
+static int sse_frame(struct sse_stream *st, int64_t id, const char *name, cJSON *data,
+                     struct kj_err *err)
+{
+    char *text = data != NULL ? cJSON_PrintUnformatted(data) : NULL;
+    int rc;
+    cJSON_Delete(data);
+    if (data != NULL && text == NULL)
+        return KJ_FAIL(err, KJ_ENOMEM, "out of memory serializing an event");
+    rc = sse_append(st, err, "id: %lld\nevent: %s\ndata: %s\n\n", (long long)id, name,
+                    text != NULL ? text : "null");
+    cJSON_free(text);
+    if (rc == 0)
+        st->last_id = id;
+    return rc;
+}
+
+/* The queued event made at replay time: the position now, or null once claimed. */
+static int sse_queued(struct sse_stream *st, const struct db_sub *s, struct kj_err *err)
+{
+    int64_t pos = 0;
+    int rc = db_queue_position(st->srv->db, st->id, &pos, err);
+    cJSON *d = cJSON_CreateObject();
+    if (rc != 0) {
+        cJSON_Delete(d);
+        return rc;
+    }
+    if (pos > 0)
+        cJSON_AddNumberToObject(d, "position", (double)pos);
+    else
+        cJSON_AddNullToObject(d, "position");
+    cJSON_AddStringToObject(d, "status", s->status);
+    cJSON_AddStringToObject(d, "gpu", s->gpu);
+    return sse_frame(st, 0, "queued", d, err);
+}
+
+/* The verdict event made from a done row whose runner posted none. */
+static int sse_verdict(struct sse_stream *st, const struct db_sub *s, int64_t id,
+                       struct kj_err *err)
+{
+    cJSON *d = cJSON_CreateObject();
+    cJSON_AddStringToObject(d, "verdict", s->verdict);
+    if (s->has_score)
+        cJSON_AddNumberToObject(d, "score_ns", s->score_ns);
+    else
+        cJSON_AddNullToObject(d, "score_ns");
+    return sse_frame(st, id, "verdict", d, err);
+}
+
+/* Put every event after st->last_id in buf; set finished once the job is
+ * done and its verdict is in buf. The row is read before the events: a
+ * done job gets no more events, so "done" means the list is complete. */
+static int sse_fill(struct sse_stream *st, struct kj_err *err)
+{
+    struct db_sub s;
+    struct db_event *ev = NULL;
+    int n = 0, rc;
+    if ((rc = db_sub_get(st->srv->db, st->id, 0, &s, err)) != 0)
+        return rc;
+    if (st->last_id < 0 && (rc = sse_queued(st, &s, err)) != 0)
+        return rc;
+    if ((rc = db_events_list(st->srv->db, st->id, &ev, &n, err)) != 0)
+        return rc;
+    for (int i = 0; i < n && rc == 0; i++) {
+        if (ev[i].seq <= st->last_id)
+            continue;
+        cJSON *d = ev[i].data != NULL ? cJSON_Parse(ev[i].data) : NULL;
+        api_strip_secrets(d);
+        rc = sse_frame(st, ev[i].seq, ev[i].event, d, err);
+    }
+    if (rc == 0 && strcmp(s.status, "done") == 0) {
+        int64_t last_seq = n > 0 ? ev[n - 1].seq : 0;
+        if ((n == 0 || strcmp(ev[n - 1].event, "verdict") != 0) && st->last_id <= last_seq)
+            rc = sse_verdict(st, &s, last_seq + 1, err);
+        st->finished = 1;
+    }
+    db_events_free(ev, n);
+    return rc;
+}
+
+/* Nothing new: park the connection until a change, the next ping or the deadline. */
+static enum sse_step sse_park(struct sse_stream *st, int64_t now, struct kj_err *err)
+{
+    int64_t until = st->ping_ms < st->deadline_ms ? st->ping_ms : st->deadline_ms;
+    int secs = (int)((until - now + 999) / 1000), rc;
+    rc = wait_add(st->srv->wait, &st->wait, st->conn, st->id, secs > 0 ? secs : 1, err);
+    if (rc == KJ_ECONFLICT)
+        return SSE_END; /* the server is stopping */
+    if (rc == KJ_ELIMIT) {
+        st->finished = 1;
+        return sse_append(st, err, "event: error\ndata: {\"code\":\"too_many_waiters\","
+                          "\"message\":\"reconnect later\"}\n\n") == 0 ? SSE_DATA : SSE_ERROR;
+    }
+    if (rc != 0)
+        return SSE_ERROR;
+    /* Linked first, then re-read: a change committed in between is not missed. */
+    if ((rc = sse_fill(st, err)) != 0 || st->len > 0 || st->finished) {
+        wait_remove(st->srv->wait, &st->wait);
+        return rc != 0 ? SSE_ERROR : st->len > 0 ? SSE_DATA : SSE_END;
+    }
+    MHD_suspend_connection(st->conn);
+    wait_parked(st->srv->wait, &st->wait);
+    return SSE_PARKED;
+}
+
+/* buf is empty: refill it, end, or park. */
+static enum sse_step sse_next(struct sse_stream *st, struct kj_err *err)
+{
+    int64_t now;
+    st->off = st->len = 0;
+    if (st->finished)
+        return SSE_END;
+    if (sse_fill(st, err) != 0)
+        return SSE_ERROR;
+    if (st->len > 0)
+        return SSE_DATA;
+    if (st->finished)
+        return SSE_END;
+    now = mono_ms();
+    if (now >= st->deadline_ms) {
+        st->finished = 1;
+        return sse_append(st, err, "event: timeout\ndata: {\"reconnect\":true}\n\n") == 0
+                   ? SSE_DATA : SSE_ERROR;
+    }
+    if (now >= st->ping_ms) {
+        st->ping_ms = now + (int64_t)KJ_SSE_PING_S * 1000;
+        return sse_append(st, err, ": keep-alive\n\n") == 0 ? SSE_DATA : SSE_ERROR;
+    }
+    return sse_park(st, now, err);
+}
+
+static ssize_t sse_read(void *cls, uint64_t pos, char *buf, size_t max)
+{
+    struct sse_stream *st = cls;
+    struct kj_err err;
+    size_t n;
+    (void)pos;
+    if (st->off == st->len) {
+        kj_err_clear(&err);
+        switch (sse_next(st, &err)) {
+        case SSE_DATA:
+            break;
+        case SSE_PARKED:
+            return 0; /* suspended: MHD calls again after the resume */
+        case SSE_END:
+            return MHD_CONTENT_READER_END_OF_STREAM;
+        case SSE_ERROR:
+            kj_log(KJ_LOG_ERROR, "sse", "stream of submission %lld failed: %s",
+                   (long long)st->id, err.msg);
+            return MHD_CONTENT_READER_END_WITH_ERROR;
+        }
+    }
+    n = st->len - st->off < max ? st->len - st->off : max;
+    memcpy(buf, st->buf + st->off, n);
+    st->off += n;
+    return (ssize_t)n;
+}
+
+static void sse_free(void *cls)
+{
+    struct sse_stream *st = cls;
+    if (st == NULL)
+        return;
+    wait_remove(st->srv->wait, &st->wait);
+    free(st->buf);
+    free(st);
+}
+
+enum MHD_Result sse_start(struct http_req *r, int64_t id, int64_t last_id, int timeout_s)
+{
+    struct sse_stream *st = calloc(1, sizeof *st);
+    struct MHD_Response *resp;
+    struct kj_err err;
+    int64_t now = mono_ms();
+    kj_err_clear(&err);
+    if (st == NULL) {
+        KJ_FAIL(&err, KJ_ENOMEM, "out of memory opening an event stream");
+        return http_internal(r, &err);
+    }
+    st->srv = r->srv;
+    st->conn = r->conn;
+    st->id = id;
+    st->last_id = last_id;
+    st->deadline_ms = now + (int64_t)timeout_s * 1000;
+    st->ping_ms = now + (int64_t)KJ_SSE_PING_S * 1000;
+    if (sse_append(st, &err, ": events of submission %lld\nretry: 3000\n\n", (long long)id) != 0) {
+        sse_free(st);
+        return http_internal(r, &err);
+    }
+    resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 4096, sse_read, st, sse_free);
+    if (resp == NULL) {
+        sse_free(st);
+        return http_queue(r, MHD_HTTP_OK, NULL);
+    }
+    MHD_add_response_header(resp, "Content-Type", "text/event-stream");
+    MHD_add_response_header(resp, "Cache-Control", "no-cache");
+    MHD_add_response_header(resp, "X-Accel-Buffering", "no");
+    return http_queue(r, MHD_HTTP_OK, resp);
+}
