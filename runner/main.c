@@ -16,6 +16,7 @@
 #include "directive.h"
 #include "judge.h"
 #include "report.h"
+#include "sandbox.h"
 #include "serve.h"
 #include "spec.h"
 
@@ -235,25 +236,43 @@ out:
     return rc;
 }
 
+/* What this host offers: the GPU (exit 2 when there is none) and the
+ * sandbox protections, as JSON. */
 static int cmd_probe(const struct opts *o)
 {
     struct box_device d;
+    struct sandbox_probe sp;
     struct kj_err err;
-    if (box_probe(o->gpu, &d, &err) != KJ_OK) {
-        fprintf(stderr, "kjudge-runner: no usable GPU %d: %s\n", o->gpu, err.msg);
-        return EXIT_USAGE;
-    }
     cJSON *j = cJSON_CreateObject();
-    cJSON_AddStringToObject(j, "gpu", d.name);
-    cJSON_AddStringToObject(j, "arch", d.arch);
-    cJSON_AddStringToObject(j, "pci", d.pci);
-    cJSON_AddNumberToObject(j, "sm_count", d.sm_count);
-    cJSON_AddNumberToObject(j, "l2_bytes", (double)d.l2_bytes);
-    cJSON_AddNumberToObject(j, "memory_bytes", (double)d.total_mem);
-    cJSON_AddNumberToObject(j, "driver_api_version", d.driver_version);
+    int rc = box_probe(o->gpu, &d, &err);
+    if (rc == KJ_OK) {
+        cJSON_AddStringToObject(j, "gpu", d.name);
+        cJSON_AddStringToObject(j, "arch", d.arch);
+        cJSON_AddStringToObject(j, "pci", d.pci);
+        cJSON_AddNumberToObject(j, "sm_count", d.sm_count);
+        cJSON_AddNumberToObject(j, "l2_bytes", (double)d.l2_bytes);
+        cJSON_AddNumberToObject(j, "memory_bytes", (double)d.total_mem);
+        cJSON_AddNumberToObject(j, "driver_api_version", d.driver_version);
+    } else {
+        cJSON_AddNullToObject(j, "gpu");
+        cJSON_AddStringToObject(j, "gpu_error", err.msg);
+        fprintf(stderr, "kjudge-runner: no usable GPU %d: %s\n", o->gpu, err.msg);
+    }
+    sandbox_probe(&sp);
+    cJSON *s = cJSON_AddObjectToObject(j, "sandbox");
+    cJSON_AddBoolToObject(s, "root", sp.root);
+    cJSON_AddBoolToObject(s, "user_namespace", sp.userns);
+    cJSON_AddBoolToObject(s, "mount_namespace", sp.mountns);
+    cJSON_AddBoolToObject(s, "network_namespace", sp.netns);
+    cJSON_AddBoolToObject(s, "pid_namespace", sp.pidns);
+    cJSON_AddBoolToObject(s, "ipc_namespace", sp.ipcns);
+    cJSON_AddBoolToObject(s, "uts_namespace", sp.utsns);
+    cJSON_AddBoolToObject(s, "no_new_privs", sp.no_new_privs);
+    cJSON_AddBoolToObject(s, "seccomp", sp.seccomp);
+    cJSON_AddNumberToObject(s, "landlock_abi", sp.landlock_abi);
     print_json(j);
     cJSON_Delete(j);
-    return EXIT_OK;
+    return rc == KJ_OK ? EXIT_OK : EXIT_USAGE;
 }
 
 static int cmd_serve(const struct opts *o)

@@ -13,6 +13,7 @@
 #include "spec.h"
 
 #include <cjson/cJSON.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +23,7 @@
 #define SERVE_TIMEOUT_MS 30000
 #define SERVE_IDLE_S 1
 #define SERVE_MAX_BACKOFF_S 30
+#define SERVE_HEARTBEAT_S 20 /* well inside the server's lease (120 s by default) */
 
 struct serve {
     const struct serve_cfg *cfg;
@@ -30,6 +32,10 @@ struct serve {
     struct box_device dev;
     char gpu_type[64];
     long job_id;               /* job being judged, for progress posts */
+    long attempt;              /* the claim's attempt, sent back as ?attempt= */
+    pthread_mutex_t mu;        /* guards beat_stop and the condition */
+    pthread_cond_t cv;
+    int beat_stop;             /* 1: the heartbeat thread ends */
 };
 
 static void sleep_s(double s)
@@ -60,7 +66,8 @@ static void serve_progress(void *ctx, const char *event, const cJSON *data)
     cJSON *body = cJSON_CreateObject();
     cJSON_AddStringToObject(body, "event", event);
     cJSON_AddItemToObject(body, "data", cJSON_Duplicate(data, 1));
-    snprintf(path, sizeof path, "/api/v1/runner/jobs/%ld/events", sv->job_id);
+    snprintf(path, sizeof path, "/api/v1/runner/jobs/%ld/events?attempt=%ld", sv->job_id,
+             sv->attempt);
     memset(&r, 0, sizeof r);
     int st = serve_post(sv, path, body, &r, &err);
     if (st < 0 || st >= 300)
@@ -94,7 +101,7 @@ static void serve_post_result(struct serve *sv, long id, const cJSON *result)
 {
     char path[128];
     double backoff = 1;
-    snprintf(path, sizeof path, "/api/v1/runner/jobs/%ld/result", id);
+    snprintf(path, sizeof path, "/api/v1/runner/jobs/%ld/result?attempt=%ld", id, sv->attempt);
     for (int attempt = 0; attempt < 20; attempt++) {
         struct httpc_response r;
         struct kj_err err;
@@ -112,6 +119,36 @@ static void serve_post_result(struct serve *sv, long id, const cJSON *result)
         sleep_s(backoff);
         backoff = backoff * 2 > SERVE_MAX_BACKOFF_S ? SERVE_MAX_BACKOFF_S : backoff * 2;
     }
+}
+
+/* Keeps the job's lease alive while it is judged: a heartbeat every
+ * SERVE_HEARTBEAT_S until serve_job() sets beat_stop. */
+static void *serve_heartbeat(void *arg)
+{
+    struct serve *sv = arg;
+    char path[128];
+    snprintf(path, sizeof path, "/api/v1/runner/jobs/%ld/heartbeat?attempt=%ld", sv->job_id,
+             sv->attempt);
+    pthread_mutex_lock(&sv->mu);
+    while (!sv->beat_stop) {
+        struct timespec until;
+        clock_gettime(CLOCK_REALTIME, &until);
+        until.tv_sec += SERVE_HEARTBEAT_S;
+        if (pthread_cond_timedwait(&sv->cv, &sv->mu, &until) == 0 || sv->beat_stop)
+            continue;
+        pthread_mutex_unlock(&sv->mu);
+        struct httpc_response r;
+        struct kj_err err;
+        memset(&r, 0, sizeof r);
+        if (httpc_request(sv->cfg->server, "POST", path, sv->cfg->token, "application/json", "{}",
+                          2, SERVE_TIMEOUT_MS, &r, &err) != KJ_OK || r.status >= 300)
+            kj_log(KJ_LOG_WARN, "serve", "heartbeat not taken job=%ld status=%d", sv->job_id,
+                   r.status);
+        httpc_response_free(&r);
+        pthread_mutex_lock(&sv->mu);
+    }
+    pthread_mutex_unlock(&sv->mu);
+    return NULL;
 }
 
 static cJSON *serve_internal(const char *msg)
@@ -136,6 +173,8 @@ static void serve_job(struct serve *sv, const cJSON *job)
         return;
     }
     sv->job_id = (long)id->valuedouble;
+    const cJSON *att = cJSON_GetObjectItem(job, "attempt");
+    sv->attempt = cJSON_IsNumber(att) ? (long)att->valuedouble : 1;
     const struct spec *spec = serve_spec(sv, lb->valuestring);
     int m = judge_mode_parse(mode->valuestring);
     kj_log(KJ_LOG_INFO, "serve", "judging job=%ld leaderboard=%s mode=%s", sv->job_id,
@@ -155,10 +194,19 @@ static void serve_job(struct serve *sv, const cJSON *job)
         jj.progress = serve_progress;
         jj.progress_ctx = sv;
         kj_err_clear(&err);
+        pthread_t beat;
+        sv->beat_stop = 0;
+        int beating = pthread_create(&beat, NULL, serve_heartbeat, sv) == 0;
         if (judge_run(&jj, &result, &err) != KJ_OK) {
             kj_log(KJ_LOG_ERROR, "serve", "judge failed job=%ld: %s", sv->job_id, err.msg);
             result = serve_internal(err.msg);
         }
+        pthread_mutex_lock(&sv->mu);
+        sv->beat_stop = 1;
+        pthread_cond_signal(&sv->cv);
+        pthread_mutex_unlock(&sv->mu);
+        if (beating)
+            pthread_join(beat, NULL);
     }
     const cJSON *v = cJSON_GetObjectItem(result, "verdict");
     kj_log(KJ_LOG_INFO, "serve", "judged job=%ld verdict=%s", sv->job_id,
@@ -196,6 +244,8 @@ int serve_loop(const struct serve_cfg *cfg, struct kj_err *err)
     double backoff = SERVE_IDLE_S;
     memset(&sv, 0, sizeof sv);
     sv.cfg = cfg;
+    pthread_mutex_init(&sv.mu, NULL);
+    pthread_cond_init(&sv.cv, NULL);
     int rc = spec_load_all(cfg->leaderboards, &sv.specs, &sv.nspecs, err);
     if (rc == KJ_OK)
         rc = box_probe(cfg->gpu, &sv.dev, err);
@@ -226,5 +276,7 @@ int serve_loop(const struct serve_cfg *cfg, struct kj_err *err)
     }
 out:
     spec_free_all(sv.specs, sv.nspecs);
+    pthread_cond_destroy(&sv.cv);
+    pthread_mutex_destroy(&sv.mu);
     return rc;
 }
