@@ -405,6 +405,26 @@ static enum MHD_Result park(struct http_req *r, int64_t id, long timeout)
     return MHD_YES;
 }
 
+/* A parked ?wait=1 was resumed. Progress events wake it as well as the
+ * verdict: answer when the job is done or the time is up, otherwise park
+ * again for what is left of the original timeout. */
+static enum MHD_Result rewait(struct http_req *r, int64_t id)
+{
+    struct db_sub s;
+    struct kj_err err;
+    struct timespec ts;
+    kj_err_clear(&err);
+    if (r->wait.timed_out || db_sub_get(r->srv->db, id, 0, &s, &err) != 0)
+        return answer_sub(r, id);
+    int done = strcmp(s.status, "done") == 0;
+    db_sub_clear(&s);
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    int64_t left_ms = r->wait.deadline_ms - ((int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000);
+    if (done || left_ms <= 0)
+        return answer_sub(r, id);
+    return park(r, id, (long)((left_ms + 999) / 1000));
+}
+
 enum MHD_Result api_sub_get(struct http_req *r)
 {
     int64_t id = http_param_id(r, 0);
@@ -417,7 +437,7 @@ enum MHD_Result api_sub_get(struct http_req *r)
     if (id == 0)
         return http_error(r, MHD_HTTP_NOT_FOUND, "not_found", "no submission '%.32s'", r->params[0]);
     if (r->phase == HTTP_PHASE_WAITING)
-        return answer_sub(r, id);
+        return rewait(r, id);
     if (w == NULL || strcmp(w, "0") == 0 || strcmp(w, "false") == 0)
         return answer_sub(r, id);
     if (strcmp(w, "1") != 0 && strcmp(w, "true") != 0)

@@ -219,6 +219,42 @@ def test_openapi_routes(c, admin):
               "the server answers %s %s" % (m, p), (st, data))
 
 
+def test_wait_through_events(srv, c, alice, runner):
+    """?wait=1 must sleep through the claim and the progress events (which
+    wake it, for the event streams) and return only at the verdict."""
+    sid = submit(c, alice)
+    if not check(sid is not None, "submit for the wait test"):
+        return
+    got = {}
+
+    def waiter():
+        t0 = time.time()
+        st, _, data, _ = Client(srv.port).get("/api/v1/submissions/%d?wait=1&timeout=30" % sid, alice, timeout=40)
+        got.update(status=st, data=data, seconds=time.time() - t0)
+
+    t = threading.Thread(target=waiter)
+    t.start()
+    time.sleep(0.3)
+    job = claim(c, runner)
+    if not check(job is not None and job["id"] == sid, "claim for the wait test", job):
+        c.post_json("/api/v1/runner/jobs/%d/result" % sid, result_body("accepted"), runner)
+        t.join(10)
+        return
+    time.sleep(0.3)
+    posted = []
+    for ev in ("compiling", "compiled", "test"):
+        posted.append(c.post_json("/api/v1/runner/jobs/%d/events" % sid, {"event": ev, "data": {}}, runner)[0])
+        time.sleep(0.3)
+    check(posted == [204, 204, 204], "progress events accepted", posted)
+    check(t.is_alive(), "?wait=1 keeps waiting through the claim and progress events", got)
+    c.post_json("/api/v1/runner/jobs/%d/result" % sid, result_body("accepted"), runner)
+    t.join(10)
+    data = got.get("data") or {}
+    check(not t.is_alive() and got.get("status") == 200 and data.get("status") == "done" and
+          data.get("verdict") == "accepted" and got.get("seconds", 99) < 5,
+          "?wait=1 returns the verdict once the result is in", got)
+
+
 def run_all(srv):
     c = Client(srv.port)
     tokens = {}
@@ -232,6 +268,7 @@ def run_all(srv):
     check(rc == 1 and "--lease-seconds" in err, "--lease-seconds 0 is refused", (rc, err[-200:]))
     test_sse(srv, c, alice, bob, r1)
     test_sse_no_verdict_event(srv, c, alice, r1)
+    test_wait_through_events(srv, c, alice, r1)
     test_lease(srv, c, alice, r1, r2)
     test_retries(srv, c, alice, bob, r1)
     test_gpus(c, r1)
