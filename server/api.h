@@ -2,8 +2,9 @@
  * api.h - the request handlers the route table in http.c points at.
  *
  * One file per resource: api_submissions.c (users submit and read
- * submissions), api_leaderboards.c (boards and rankings), api_runner.c
- * (GPU hosts claim jobs and post results), api_gpus.c (GPU types, their
+ * submissions), api_users.c (accounts, tokens, invites, bans),
+ * api_leaderboards.c (boards and rankings), api_runner.c (GPU hosts claim
+ * jobs and post results), api_gpus.c (GPU types, their
  * runners and queues), api_meta.c (health, OpenAPI, whoami), sse.c (the
  * event stream of a submission) and web.c (static files). Each handler answers with one http_*
  * call from http.h, or parks the request (wait.h).
@@ -18,6 +19,8 @@ enum MHD_Result api_sub_create(struct http_req *r);
 enum MHD_Result api_sub_list(struct http_req *r);
 enum MHD_Result api_sub_get(struct http_req *r);
 enum MHD_Result api_sub_events(struct http_req *r);
+/* POST /submissions/{id}/disqualify (admin) */
+enum MHD_Result api_sub_disqualify(struct http_req *r);
 /* Remove every "secret_seed" key of j, at any depth. */
 void api_strip_secrets(cJSON *j);
 
@@ -33,6 +36,18 @@ enum MHD_Result api_runner_claim(struct http_req *r);
 enum MHD_Result api_runner_event(struct http_req *r);
 enum MHD_Result api_runner_heartbeat(struct http_req *r);
 enum MHD_Result api_runner_result(struct http_req *r);
+
+/* api_users.c */
+enum MHD_Result api_user_create(struct http_req *r);
+enum MHD_Result api_user_revoke(struct http_req *r);
+enum MHD_Result api_user_ban(struct http_req *r);
+enum MHD_Result api_user_unban(struct http_req *r);
+enum MHD_Result api_invite_create(struct http_req *r);
+enum MHD_Result api_register(struct http_req *r);
+enum MHD_Result api_me_token(struct http_req *r);
+/* Parse r->body as a JSON object ("" counts as {}); answers 400 and returns NULL otherwise.
+ * The caller deletes the object (cJSON_Delete). */
+cJSON *api_body_object(struct http_req *r, enum MHD_Result *res);
 
 /* api_gpus.c */
 enum MHD_Result api_gpus(struct http_req *r);

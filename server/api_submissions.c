@@ -4,7 +4,8 @@
  *
  * A user's upload (collected by upload.c) is checked here - board, GPU,
  * mode, size, encoding, directives against the board's variables - and
- * committed as a queued row (db_sub_insert) before the 202 goes out; the
+ * committed as a queued row (db_sub_insert_limited, which enforces the
+ * caller's per-mode rate limit) before the 202 goes out; the
  * runner picks it up through api_runner.c. Reads show the owner (or an
  * admin) everything but the secret seed; others see the public fields.
  * ?wait=1 parks the connection in wait.h until the result arrives;
@@ -114,6 +115,9 @@ static cJSON *sub_json(const struct db_sub *s, int full, int with_result)
     add_time(o, "started_at", s->started_at);
     add_time(o, "finished_at", s->finished_at);
     cJSON_AddNumberToObject(o, "attempts", s->attempts);
+    cJSON_AddBoolToObject(o, "disqualified", s->disqualified);
+    if (full && s->disqualified)
+        cJSON_AddStringToObject(o, "disqualified_reason", s->dq_reason);
     if (full && s->reason[0] != '\0')
         cJSON_AddStringToObject(o, "reason", s->reason);
     if (full) {
@@ -244,12 +248,41 @@ static const struct srv_board *check_board(struct http_req *r, const struct uplo
     return b;
 }
 
-/* Store the checked submission and answer 202. */
+/* The caller's limit for mode, submissions per minute; 0 (none) for admins. */
+static int rate_limit(const struct http_req *r, const char *mode)
+{
+    if (strcmp(r->user.role, "admin") == 0)
+        return 0;
+    for (int m = 0; m < CONFIG_NMODES; m++)
+        if (strcmp(config_mode_name((enum config_mode)m), mode) == 0)
+            return r->srv->rate_limits[m];
+    return 0;
+}
+
+/* The 202 answer for stored submission s. */
+static enum MHD_Result accepted(struct http_req *r, const struct db_sub *s)
+{
+    cJSON *o = cJSON_CreateObject(), *urls;
+    char url[96];
+    cJSON_AddNumberToObject(o, "id", (double)s->id);
+    cJSON_AddStringToObject(o, "status", "queued");
+    cJSON_AddStringToObject(o, "leaderboard", s->leaderboard);
+    cJSON_AddStringToObject(o, "gpu", s->gpu);
+    cJSON_AddStringToObject(o, "mode", s->mode);
+    urls = cJSON_AddObjectToObject(o, "urls");
+    snprintf(url, sizeof url, "/api/v1/submissions/%lld", (long long)s->id);
+    cJSON_AddStringToObject(urls, "self", url);
+    snprintf(url, sizeof url, "/api/v1/submissions/%lld?wait=1", (long long)s->id);
+    cJSON_AddStringToObject(urls, "wait", url);
+    return http_json(r, MHD_HTTP_ACCEPTED, o);
+}
+
+/* Store the checked submission and answer 202, or 429 over the caller's rate limit. */
 static enum MHD_Result store(struct http_req *r, const struct upload_fields *f)
 {
     struct db_sub s;
     struct kj_err err;
-    cJSON *o;
+    int limit, rc;
     memset(&s, 0, sizeof s);
     kj_err_clear(&err);
     s.user_id = r->user.id;
@@ -260,25 +293,21 @@ static enum MHD_Result store(struct http_req *r, const struct upload_fields *f)
     snprintf(s.file_name, sizeof s.file_name, "%s", f->file_name);
     s.source = (char *)f->file; /* borrowed for the insert; not freed through s */
     s.source_len = f->file_len;
-    if (auth_sha256_hex(f->file, f->file_len, s.source_sha256, &err) != 0 ||
-        db_sub_insert(r->srv->db, &s, &err) != 0)
-        return http_internal(r, &err);
+    limit = rate_limit(r, s.mode);
+    if ((rc = auth_sha256_hex(f->file, f->file_len, s.source_sha256, &err)) == 0)
+        rc = db_sub_insert_limited(r->srv->db, &s, limit, KJ_RATE_WINDOW_S, &r->retry_after, &err);
     s.source = NULL;
+    if (rc == KJ_ELIMIT) {
+        kj_log(KJ_LOG_INFO, "submit", "rate limited user=%s mode=%s", s.user, s.mode);
+        return http_error(r, MHD_HTTP_TOO_MANY_REQUESTS, "rate_limited",
+                          "rate_limit_%s: at most %d %s submissions per minute; retry in %d s",
+                          s.mode, limit, s.mode, r->retry_after);
+    }
+    if (rc != 0)
+        return http_internal(r, &err);
     kj_log(KJ_LOG_INFO, "submit", "queued id=%lld user=%s leaderboard=%s gpu=%s mode=%s bytes=%zu",
            (long long)s.id, s.user, s.leaderboard, s.gpu, s.mode, f->file_len);
-    o = cJSON_CreateObject();
-    cJSON_AddNumberToObject(o, "id", (double)s.id);
-    cJSON_AddStringToObject(o, "status", "queued");
-    cJSON_AddStringToObject(o, "leaderboard", s.leaderboard);
-    cJSON_AddStringToObject(o, "gpu", s.gpu);
-    cJSON_AddStringToObject(o, "mode", s.mode);
-    cJSON *urls = cJSON_AddObjectToObject(o, "urls");
-    char url[96];
-    snprintf(url, sizeof url, "/api/v1/submissions/%lld", (long long)s.id);
-    cJSON_AddStringToObject(urls, "self", url);
-    snprintf(url, sizeof url, "/api/v1/submissions/%lld?wait=1", (long long)s.id);
-    cJSON_AddStringToObject(urls, "wait", url);
-    return http_json(r, MHD_HTTP_ACCEPTED, o);
+    return accepted(r, &s);
 }
 
 enum MHD_Result api_sub_create(struct http_req *r)
@@ -529,4 +558,43 @@ enum MHD_Result api_sub_events(struct http_req *r)
     }
     db_events_free(ev, n);
     return http_json(r, MHD_HTTP_OK, root);
+}
+
+/* ------------------------------------------------------------------ */
+/* POST /submissions/{id}/disqualify                                   */
+/* ------------------------------------------------------------------ */
+
+enum MHD_Result api_sub_disqualify(struct http_req *r)
+{
+    int64_t id = http_param_id(r, 0);
+    enum MHD_Result res;
+    struct kj_err err;
+    cJSON *body, *o;
+    const cJSON *v;
+    char reason[DB_MAX_REASON];
+    int rc;
+    if (id == 0)
+        return http_error(r, MHD_HTTP_NOT_FOUND, "not_found", "no submission '%.32s'", r->params[0]);
+    if ((body = api_body_object(r, &res)) == NULL)
+        return res;
+    v = cJSON_GetObjectItemCaseSensitive(body, "reason");
+    if (!cJSON_IsString(v) || v->valuestring[0] == '\0' ||
+        strlen(v->valuestring) >= sizeof reason) {
+        cJSON_Delete(body);
+        return http_error(r, MHD_HTTP_BAD_REQUEST, "bad_reason",
+                          "reason must be a string of 1 to %d bytes", DB_MAX_REASON - 1);
+    }
+    kj_printable(reason, sizeof reason, v->valuestring, sizeof reason - 1);
+    cJSON_Delete(body);
+    kj_err_clear(&err);
+    if ((rc = db_sub_disqualify(r->srv->db, id, reason, &err)) == KJ_ENOTFOUND)
+        return http_error(r, MHD_HTTP_NOT_FOUND, "not_found", "no submission %lld", (long long)id);
+    if (rc != 0)
+        return http_internal(r, &err);
+    kj_log(KJ_LOG_INFO, "submit", "disqualified id=%lld by=%s", (long long)id, r->user.name);
+    o = cJSON_CreateObject();
+    cJSON_AddNumberToObject(o, "id", (double)id);
+    cJSON_AddBoolToObject(o, "disqualified", 1);
+    cJSON_AddStringToObject(o, "disqualified_reason", reason);
+    return http_json(r, MHD_HTTP_OK, o);
 }

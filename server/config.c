@@ -1,7 +1,7 @@
 /*
  * config.c - read and append to the server's configuration file.
  *
- * Called once by main.c at `serve` (config_admin_token). The token is never
+ * Called once by main.c at `serve` (config_admin_token, config_rate_limits). The token is never
  * logged; a generated one is written to the file before it is used, so a
  * restart finds the same token.
  */
@@ -39,8 +39,59 @@ static int valid_token(const char *t)
     return 1;
 }
 
-/* Read admin_token from path into tok ("" when absent). A missing file is not an error. */
-static int config_read(const char *path, char *tok, size_t toksz, struct kj_err *err)
+static const char *const mode_names[CONFIG_NMODES] = {"test", "benchmark", "leaderboard"};
+
+const char *config_mode_name(enum config_mode m)
+{
+    KJ_ASSERT(m >= 0 && m < CONFIG_NMODES);
+    return mode_names[m];
+}
+
+int config_parse_rate(const char *text)
+{
+    char *end;
+    long v;
+    if (!isdigit((unsigned char)text[0]) || strlen(text) > 16)
+        return -1;
+    v = strtol(text, &end, 10);
+    while (*end == ' ')
+        end++;
+    if ((*end != '\0' && strcmp(end, "/min") != 0) || v > CONFIG_MAX_RATE)
+        return -1;
+    return (int)v;
+}
+
+/* One "key = value" of the file: admin_token into tok, rate_limit_* into limits. */
+static int config_key(const char *path, int n, const char *key, const char *val, char *tok,
+                      size_t toksz, int *limits, struct kj_err *err)
+{
+    for (int m = 0; m < CONFIG_NMODES; m++) {
+        char name[40];
+        snprintf(name, sizeof name, "rate_limit_%s", mode_names[m]);
+        if (strcmp(key, name) != 0)
+            continue;
+        int v = config_parse_rate(val);
+        if (v < 0)
+            return KJ_FAIL(err, KJ_EINVAL, "%s: line %d: %s must be \"N/min\" (0 to %d; 0 = "
+                           "no limit)", path, n, name, CONFIG_MAX_RATE);
+        limits[m] = v;
+        return 0;
+    }
+    if (strcmp(key, "admin_token") != 0)
+        return KJ_FAIL(err, KJ_EINVAL, "%s: line %d: unknown key '%.40s' (known: admin_token, "
+                       "rate_limit_test, rate_limit_benchmark, rate_limit_leaderboard)", path, n,
+                       key);
+    if (!valid_token(val) || strlen(val) >= toksz)
+        return KJ_FAIL(err, KJ_EINVAL, "%s: line %d: admin_token must be %d to %d printable "
+                       "characters without spaces", path, n, CONFIG_MIN_TOKEN, CONFIG_MAX_TOKEN);
+    memcpy(tok, val, strlen(val) + 1);
+    return 0;
+}
+
+/* Read path: admin_token into tok ("" when absent), rate limits into
+ * limits (untouched when absent). A missing file is not an error. */
+static int config_read(const char *path, char *tok, size_t toksz, int *limits,
+                       struct kj_err *err)
 {
     FILE *f = fopen(path, "r");
     char line[1024];
@@ -49,7 +100,7 @@ static int config_read(const char *path, char *tok, size_t toksz, struct kj_err 
     if (f == NULL)
         return errno == ENOENT ? 0 : KJ_FAIL(err, KJ_EIO, "%s: %s", path, strerror(errno));
     while (rc == 0 && fgets(line, sizeof line, f) != NULL) {
-        char *hash = strchr(line, '#'), *eq, *key, *val;
+        char *hash = strchr(line, '#'), *eq, *key;
         n++;
         if (hash != NULL)
             *hash = '\0';
@@ -61,18 +112,17 @@ static int config_read(const char *path, char *tok, size_t toksz, struct kj_err 
             break;
         }
         *eq = '\0';
-        key = trim(key);
-        val = trim(eq + 1);
-        if (strcmp(key, "admin_token") != 0)
-            rc = KJ_FAIL(err, KJ_EINVAL, "%s: line %d: unknown key '%.40s' (known: admin_token)",
-                         path, n, key);
-        else if (!valid_token(val) || strlen(val) >= toksz)
-            rc = KJ_FAIL(err, KJ_EINVAL, "%s: line %d: admin_token must be %d to %d printable "
-                         "characters without spaces", path, n, CONFIG_MIN_TOKEN, CONFIG_MAX_TOKEN);
-        else
-            memcpy(tok, val, strlen(val) + 1);
+        rc = config_key(path, n, trim(key), trim(eq + 1), tok, toksz, limits, err);
     }
     fclose(f);
+    return rc;
+}
+
+int config_rate_limits(const char *path, int limits[CONFIG_NMODES], struct kj_err *err)
+{
+    char tok[CONFIG_MAX_TOKEN + 1];
+    int rc = config_read(path, tok, sizeof tok, limits, err);
+    memset(tok, 0, sizeof tok);
     return rc;
 }
 
@@ -113,7 +163,8 @@ int config_admin_token(const char *path, char *tok, size_t toksz, enum config_so
         *from = CONFIG_FROM_ENV;
         return 0;
     }
-    if ((rc = config_read(path, tok, toksz, err)) != 0)
+    int limits[CONFIG_NMODES];
+    if ((rc = config_read(path, tok, toksz, limits, err)) != 0)
         return rc;
     if (tok[0] != '\0') {
         if (stat(path, &st) == 0 && (st.st_mode & 077) != 0)

@@ -1,10 +1,13 @@
 /*
  * config.h - the server's configuration file (var/kjudge.conf by default).
  *
- * Lines "key = value"; '#' starts a comment. The only key is admin_token.
- * main.c calls config_admin_token() at `serve`: the token comes from the
- * environment (KJUDGE_ADMIN_TOKEN), else from the file, else a new one is
- * generated and appended to the file (mode 0600, folder created).
+ * Lines "key = value"; '#' starts a comment. Keys: admin_token and
+ * rate_limit_test, rate_limit_benchmark, rate_limit_leaderboard ("N/min"
+ * or "N": submissions per user per minute; 0 = no limit).
+ * main.c calls config_admin_token() and config_rate_limits() at `serve`:
+ * the token comes from the environment (KJUDGE_ADMIN_TOKEN), else from the
+ * file, else a new one is generated and appended to the file (mode 0600,
+ * folder created).
  */
 #ifndef KJ_CONFIG_H
 #define KJ_CONFIG_H
@@ -15,6 +18,12 @@
 #define CONFIG_MIN_TOKEN 16  /* shorter admin tokens are refused */
 #define CONFIG_MAX_TOKEN 256
 
+#define CONFIG_MAX_RATE 100000 /* submissions per minute */
+
+/* Per-user limits per mode, submissions per minute (0 = none), indexed by enum config_mode. */
+enum config_mode { CONFIG_MODE_TEST = 0, CONFIG_MODE_BENCHMARK, CONFIG_MODE_LEADERBOARD,
+                   CONFIG_NMODES };
+
 /* Where the token came from. */
 enum config_source { CONFIG_FROM_ENV = 0, CONFIG_FROM_FILE, CONFIG_GENERATED };
 
@@ -23,5 +32,15 @@ enum config_source { CONFIG_FROM_ENV = 0, CONFIG_FROM_FILE, CONFIG_GENERATED };
  * KJ_EIO when the file cannot be read or written. */
 int config_admin_token(const char *path, char *tok, size_t toksz, enum config_source *from,
                     struct kj_err *err);
+
+/* Overwrite limits[mode] with the file's rate_limit_<mode> values, when
+ * present (a missing file changes nothing). KJ_EINVAL names file and line. */
+int config_rate_limits(const char *path, int limits[CONFIG_NMODES], struct kj_err *err);
+
+/* Parse "N" or "N/min" (0 <= N <= CONFIG_MAX_RATE); -1 when malformed. */
+int config_parse_rate(const char *text);
+
+/* The mode's name ("test", "benchmark", "leaderboard"). */
+const char *config_mode_name(enum config_mode m);
 
 #endif

@@ -78,6 +78,20 @@ static const char schema_v2[] =
     " last_seen INTEGER NOT NULL,"
     " PRIMARY KEY (runner_id, name, gpu));";
 
+/* Version 3: bans, invite codes, disqualification, and an index for the
+ * per-user rate limits. Existing rows: not banned, not disqualified. */
+static const char schema_v3[] =
+    "ALTER TABLE users ADD COLUMN banned INTEGER NOT NULL DEFAULT 0;"
+    "ALTER TABLE submissions ADD COLUMN disqualified INTEGER NOT NULL DEFAULT 0;"
+    "ALTER TABLE submissions ADD COLUMN dq_reason TEXT;"
+    "CREATE INDEX submissions_rate ON submissions(user_id, mode, created_at);"
+    "CREATE TABLE invites ("
+    " code_hash TEXT PRIMARY KEY,"
+    " created_at INTEGER NOT NULL,"
+    " expires_at INTEGER NOT NULL,"
+    " used_by INTEGER REFERENCES users(id),"
+    " used_at INTEGER);";
+
 /* ------------------------------------------------------------------ */
 /* Checked-call helpers (db_int.h)                                     */
 /* ------------------------------------------------------------------ */
@@ -277,6 +291,8 @@ static int db_migrate(struct db *db, struct kj_err *err)
         goto fail;
     if (version < 2 && (rc = db_exec(db, err, schema_v2)) != 0)
         goto fail;
+    if (version < 3 && (rc = db_exec(db, err, schema_v3)) != 0)
+        goto fail;
     if (version != DB_SCHEMA_VERSION) {
         snprintf(sql, sizeof sql, "PRAGMA user_version=%d", DB_SCHEMA_VERSION);
         if ((rc = db_exec(db, err, sql)) != 0)
@@ -382,13 +398,15 @@ int db_user_by_hash(struct db *db, const char *token_hash, struct db_user *out, 
     sqlite3_stmt *st = NULL;
     int rc;
     pthread_mutex_lock(&db->mu);
-    rc = db_prep(db, err, &st, "SELECT id, name, role, token_hash FROM users WHERE token_hash = ?",
+    rc = db_prep(db, err, &st, "SELECT id, name, role, token_hash, banned FROM users "
+                 "WHERE token_hash = ?",
                  "t", token_hash);
     if (rc == 0 && (rc = db_step(db, err, st)) == 1) {
         out->id = sqlite3_column_int64(st, 0);
         db_col_text(st, 1, out->name, sizeof out->name);
         db_col_text(st, 2, out->role, sizeof out->role);
         db_col_text(st, 3, out->token_hash, sizeof out->token_hash);
+        out->banned = sqlite3_column_int(st, 4) != 0;
         rc = 0;
     } else if (rc == 0) {
         rc = KJ_FAIL(err, KJ_ENOTFOUND, "no such token");

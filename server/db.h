@@ -56,7 +56,7 @@
 #include <stdint.h>
 #include "kj_err.h"
 
-#define DB_SCHEMA_VERSION 2
+#define DB_SCHEMA_VERSION 3
 #define DB_MAX_ATTEMPTS 3    /* attempts of one job before it ends as internal_error */
 #define DB_LEASE_DEFAULT_MS (120 * 1000)
 #define DB_MAX_REASON 256
@@ -71,6 +71,7 @@ struct db_user {
     char name[DB_MAX_NAME];
     char role[16];                 /* "user", "admin" or "runner" */
     char token_hash[DB_HASH_HEX];
+    int banned;                    /* 1: every request with this token is refused (403) */
 };
 
 /* One submission row. Strings are copies; source and result are owned by
@@ -97,6 +98,8 @@ struct db_sub {
     int attempts;                  /* attempts that ended without a verdict (lease lost, internal_error) */
     int64_t lease_until_ms;        /* running only: wall-clock ms the lease ends; 0 = none */
     char reason[DB_MAX_REASON];    /* why the judge gave up ("" when it did not) */
+    int disqualified;              /* 1: marked by an admin; never ranked */
+    char dq_reason[DB_MAX_REASON]; /* the admin's reason ("" when not disqualified) */
 };
 
 /* Which job a runner request is about: the job, the runner's user id and,
@@ -163,6 +166,25 @@ int db_user_set_admin(struct db *db, const char *token_hash, struct kj_err *err)
 /* Look a user up by token hash; KJ_ENOTFOUND when none. */
 int db_user_by_hash(struct db *db, const char *token_hash, struct db_user *out, struct kj_err *err);
 
+/* users, invites, bans (db_user.c) */
+/* Look a user up by name; KJ_ENOTFOUND when none. */
+int db_user_by_name(struct db *db, const char *name, struct db_user *out, struct kj_err *err);
+/* Replace user_id's token hash (rotation); the old token stops working at once. */
+int db_user_set_token(struct db *db, int64_t user_id, const char *token_hash, struct kj_err *err);
+/* Revoke every token of the user called name: its hash becomes a value no
+ * token hashes to. KJ_ENOTFOUND when no such user. */
+int db_user_revoke(struct db *db, const char *name, struct kj_err *err);
+/* Set or clear the ban of the user called name; KJ_ENOTFOUND when none. */
+int db_user_set_banned(struct db *db, const char *name, int banned, struct kj_err *err);
+/* Store a new invite (hash of its code) valid until expires_at (unix seconds). */
+int db_invite_add(struct db *db, const char *code_hash, int64_t expires_at, struct kj_err *err);
+/* In one transaction: use the invite code_hash (unused, not expired at now)
+ * and create user name (role user) holding token_hash. KJ_ENOTFOUND: no
+ * such usable invite; KJ_ECONFLICT: the name is taken. Either way nothing
+ * changes. */
+int db_register(struct db *db, const char *name, const char *code_hash, const char *token_hash,
+                int64_t now, int64_t *id_out, struct kj_err *err);
+
 /* leaderboard secrets */
 /* Create board's secret seed (RAND_bytes) if it has none. */
 int db_secret_ensure(struct db *db, const char *board, struct kj_err *err);
@@ -175,6 +197,14 @@ void db_sub_clear(struct db_sub *s);
  * file_name, source, source_len, source_sha256); the row is committed
  * (durable) on return. Sets s->id, s->created_at and s->status. */
 int db_sub_insert(struct db *db, struct db_sub *s, struct kj_err *err);
+/* db_sub_insert unless user s->user_id already made limit submissions of
+ * s->mode in the last window_s seconds (limit 0: no limit): then
+ * KJ_ELIMIT, nothing stored, *retry_after = seconds until one leaves the
+ * window (>= 1). The count and the insert happen under one lock. */
+int db_sub_insert_limited(struct db *db, struct db_sub *s, int limit, int window_s,
+                          int *retry_after, struct kj_err *err);
+/* Mark submission id disqualified with reason (it leaves every ranking). KJ_ENOTFOUND. */
+int db_sub_disqualify(struct db *db, int64_t id, const char *reason, struct kj_err *err);
 /* Read one submission; with_blobs also copies source and result. KJ_ENOTFOUND. */
 int db_sub_get(struct db *db, int64_t id, int with_blobs, struct db_sub *out, struct kj_err *err);
 /* The caller's submissions, newest first, at most limit, without blobs.

@@ -18,7 +18,8 @@
 #define SUB_COLS                                                                        \
     "s.id, s.user_id, u.name, s.leaderboard, s.gpu, s.mode, s.file_name, s.source_sha256, " \
     "s.status, s.verdict, s.score_ns, s.runner_id, s.runner_name, s.created_at, "          \
-    "s.started_at, s.finished_at, s.attempts, s.lease_until, s.reason, s.source, s.result " \
+    "s.started_at, s.finished_at, s.attempts, s.lease_until, s.reason, s.source, s.result, " \
+    "s.disqualified, s.dq_reason " \
     "FROM submissions s JOIN users u ON u.id = s.user_id "
 
 /* The invariants of each state (db.h); returns 1 so it can sit in KJ_ASSERT. */
@@ -72,6 +73,8 @@ static int db_sub_row(struct db *db, struct kj_err *err, sqlite3_stmt *st, int w
     out->attempts = sqlite3_column_int(st, 16);
     out->lease_until_ms = sqlite3_column_int64(st, 17);
     db_col_text(st, 18, out->reason, sizeof out->reason);
+    out->disqualified = sqlite3_column_int(st, 21) != 0;
+    db_col_text(st, 22, out->dq_reason, sizeof out->dq_reason);
     KJ_ASSERT(assert_sub_state(out));
     if (!with_blobs)
         return 0;
@@ -83,12 +86,12 @@ static int db_sub_row(struct db *db, struct kj_err *err, sqlite3_stmt *st, int w
     return 0;
 }
 
-int db_sub_insert(struct db *db, struct db_sub *s, struct kj_err *err)
+/* db_sub_insert with db->mu held. */
+static int db_sub_insert_locked(struct db *db, struct db_sub *s, struct kj_err *err)
 {
     sqlite3_stmt *st = NULL;
     int rc;
     s->created_at = db_now();
-    pthread_mutex_lock(&db->mu);
     rc = db_prep(db, err, &st,
                  "INSERT INTO submissions(user_id, leaderboard, gpu, mode, file_name, source, "
                  "source_sha256, status, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, 'queued', ?)",
@@ -99,6 +102,68 @@ int db_sub_insert(struct db *db, struct db_sub *s, struct kj_err *err)
         s->id = sqlite3_last_insert_rowid(db->h);
         snprintf(s->status, sizeof s->status, "queued");
     }
+    sqlite3_finalize(st);
+    return rc;
+}
+
+int db_sub_insert(struct db *db, struct db_sub *s, struct kj_err *err)
+{
+    int rc;
+    pthread_mutex_lock(&db->mu);
+    rc = db_sub_insert_locked(db, s, err);
+    pthread_mutex_unlock(&db->mu);
+    return rc;
+}
+
+/* With db->mu held: how many submissions of mode user_id made after since,
+ * and the time of the oldest of them. */
+static int db_rate_count(struct db *db, int64_t user_id, const char *mode, int64_t since,
+                         int64_t *count, int64_t *oldest, struct kj_err *err)
+{
+    sqlite3_stmt *st = NULL;
+    int rc = db_prep(db, err, &st, "SELECT count(*), coalesce(min(created_at), 0) FROM "
+                     "submissions WHERE user_id = ? AND mode = ? AND created_at > ?", "iti",
+                     user_id, mode, since);
+    if (rc == 0 && (rc = db_step(db, err, st)) == 1) {
+        *count = sqlite3_column_int64(st, 0);
+        *oldest = sqlite3_column_int64(st, 1);
+        rc = 0;
+    } else if (rc == 0) {
+        rc = KJ_FAIL(err, KJ_EDB, "sqlite: count(*) gave no row");
+    }
+    sqlite3_finalize(st);
+    return rc;
+}
+
+int db_sub_insert_limited(struct db *db, struct db_sub *s, int limit, int window_s,
+                          int *retry_after, struct kj_err *err)
+{
+    int64_t count = 0, oldest = 0, now = db_now();
+    int rc = 0;
+    *retry_after = 0;
+    pthread_mutex_lock(&db->mu);
+    if (limit > 0)
+        rc = db_rate_count(db, s->user_id, s->mode, now - window_s, &count, &oldest, err);
+    if (rc == 0 && limit > 0 && count >= limit) {
+        int64_t wait = oldest + window_s - now + 1;
+        *retry_after = wait < 1 ? 1 : (int)wait;
+        rc = KJ_FAIL(err, KJ_ELIMIT, "%d %s submissions per %d s", limit, s->mode, window_s);
+    } else if (rc == 0) {
+        rc = db_sub_insert_locked(db, s, err);
+    }
+    pthread_mutex_unlock(&db->mu);
+    return rc;
+}
+
+int db_sub_disqualify(struct db *db, int64_t id, const char *reason, struct kj_err *err)
+{
+    sqlite3_stmt *st = NULL;
+    int rc;
+    pthread_mutex_lock(&db->mu);
+    rc = db_prep(db, err, &st, "UPDATE submissions SET disqualified = 1, dq_reason = ? "
+                 "WHERE id = ?", "ti", reason, id);
+    if (rc == 0 && (rc = db_step(db, err, st)) == 0 && sqlite3_changes(db->h) == 0)
+        rc = KJ_FAIL(err, KJ_ENOTFOUND, "no submission %lld", (long long)id);
     sqlite3_finalize(st);
     pthread_mutex_unlock(&db->mu);
     return rc;
@@ -507,7 +572,7 @@ int db_rank_rows(struct db *db, const char *board, const char *gpu, struct db_ra
                  " FROM submissions s JOIN users u ON u.id = s.user_id"
                  " WHERE s.leaderboard = ? AND s.gpu = ? AND s.mode = 'leaderboard'"
                  "  AND s.status = 'done' AND s.verdict = 'accepted' AND s.score_ns IS NOT NULL"
-                 "  AND s.score_ns > 0)"
+                 "  AND s.score_ns > 0 AND s.disqualified = 0)"
                  " WHERE k = 1 ORDER BY score_ns, created_at, id", "tt", board, gpu);
     while (rc == 0 && (rc = db_step(db, err, st)) == 1) {
         if ((rc = db_grow((void **)&rows, &cap, count, sizeof *rows, "rankings", err)) != 0)

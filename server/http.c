@@ -51,6 +51,18 @@ static const struct http_route routes[] = {
     {"POST", "/api/v1/runner/jobs/{id}/result", api_runner_result, HTTP_AUTH_RUNNER,
      HTTP_BODY_JSON, KJ_MAX_RESULT_BYTES},
     {"GET", "/api/v1/gpus", api_gpus, HTTP_AUTH_NONE, HTTP_BODY_NONE, 0},
+    {"POST", "/api/v1/me/token", api_me_token, HTTP_AUTH_ANY, HTTP_BODY_JSON, KJ_MAX_ADMIN_BYTES},
+    {"POST", "/api/v1/users", api_user_create, HTTP_AUTH_ADMIN, HTTP_BODY_JSON, KJ_MAX_ADMIN_BYTES},
+    {"DELETE", "/api/v1/users/{name}/tokens", api_user_revoke, HTTP_AUTH_ADMIN, HTTP_BODY_NONE, 0},
+    {"POST", "/api/v1/users/{name}/ban", api_user_ban, HTTP_AUTH_ADMIN, HTTP_BODY_JSON,
+     KJ_MAX_ADMIN_BYTES},
+    {"POST", "/api/v1/users/{name}/unban", api_user_unban, HTTP_AUTH_ADMIN, HTTP_BODY_JSON,
+     KJ_MAX_ADMIN_BYTES},
+    {"POST", "/api/v1/invites", api_invite_create, HTTP_AUTH_ADMIN, HTTP_BODY_JSON,
+     KJ_MAX_ADMIN_BYTES},
+    {"POST", "/api/v1/register", api_register, HTTP_AUTH_NONE, HTTP_BODY_JSON, KJ_MAX_ADMIN_BYTES},
+    {"POST", "/api/v1/submissions/{id}/disqualify", api_sub_disqualify, HTTP_AUTH_ADMIN,
+     HTTP_BODY_JSON, KJ_MAX_ADMIN_BYTES},
     {NULL, NULL, NULL, HTTP_AUTH_NONE, HTTP_BODY_NONE, 0},
 };
 
@@ -142,6 +154,11 @@ static enum MHD_Result error_response(struct http_req *r, unsigned status, const
         MHD_add_response_header(resp, "WWW-Authenticate", "Bearer");
     if (status == MHD_HTTP_METHOD_NOT_ALLOWED && r->allow[0] != '\0')
         MHD_add_response_header(resp, "Allow", r->allow);
+    if (status == MHD_HTTP_TOO_MANY_REQUESTS && r->retry_after > 0) {
+        char secs[16];
+        snprintf(secs, sizeof secs, "%d", r->retry_after);
+        MHD_add_response_header(resp, "Retry-After", secs);
+    }
     return http_queue(r, status, resp);
 }
 
@@ -278,6 +295,48 @@ static enum MHD_Result req_reject(struct http_req *r, unsigned status, const cha
     return error_response(r, status, code, r->deferred_msg);
 }
 
+/* A token sent to a public route: ignored unless it belongs to a banned
+ * user, who is refused everywhere. Returns 1 when it answered. */
+static int req_auth_public(struct http_req *r, const char *h, enum MHD_Result *res)
+{
+    char token[AUTH_MAX_TOKEN + 1];
+    struct db_user u;
+    struct kj_err err;
+    int rc;
+    if (h == NULL || auth_parse_bearer(h, token, sizeof token) != 0)
+        return 0;
+    kj_err_clear(&err);
+    rc = auth_lookup(r->srv->db, token, &u, &err);
+    memset(token, 0, sizeof token);
+    if (rc != 0 || !u.banned)
+        return 0;
+    *res = req_reject(r, MHD_HTTP_FORBIDDEN, "banned", "this account is banned");
+    return 1;
+}
+
+/* Is the authenticated user's role allowed on the route? Returns 1 when it answered. */
+static int req_role(struct http_req *r, enum http_auth need, enum MHD_Result *res)
+{
+    int is_runner = strcmp(r->user.role, "runner") == 0;
+    if (r->user.banned) {
+        *res = req_reject(r, MHD_HTTP_FORBIDDEN, "banned", "this account is banned");
+        return 1;
+    }
+    if (need == HTTP_AUTH_USER && is_runner) {
+        *res = req_reject(r, MHD_HTTP_FORBIDDEN, "forbidden", "a runner token cannot do this; use a user token");
+        return 1;
+    }
+    if (need == HTTP_AUTH_RUNNER && !is_runner) {
+        *res = req_reject(r, MHD_HTTP_FORBIDDEN, "forbidden", "only runner tokens may use the runner endpoints");
+        return 1;
+    }
+    if (need == HTTP_AUTH_ADMIN && strcmp(r->user.role, "admin") != 0) {
+        *res = req_reject(r, MHD_HTTP_FORBIDDEN, "forbidden", "only an admin may do this");
+        return 1;
+    }
+    return 0;
+}
+
 /* Authenticate r for its route. Returns 0 to go on, 1 when it answered. */
 static int req_auth(struct http_req *r, enum MHD_Result *res)
 {
@@ -287,7 +346,9 @@ static int req_auth(struct http_req *r, enum MHD_Result *res)
     struct kj_err err;
     int rc;
 
-    if (need == HTTP_AUTH_NONE || (h == NULL && need == HTTP_AUTH_OPTIONAL))
+    if (need == HTTP_AUTH_NONE)
+        return req_auth_public(r, h, res);
+    if (h == NULL && need == HTTP_AUTH_OPTIONAL)
         return 0;
     if (h == NULL) {
         *res = req_reject(r, MHD_HTTP_UNAUTHORIZED, "missing_token",
@@ -311,16 +372,7 @@ static int req_auth(struct http_req *r, enum MHD_Result *res)
         return 1;
     }
     r->authed = 1;
-    int is_runner = strcmp(r->user.role, "runner") == 0;
-    if (need == HTTP_AUTH_USER && is_runner) {
-        *res = req_reject(r, MHD_HTTP_FORBIDDEN, "forbidden", "a runner token cannot do this; use a user token");
-        return 1;
-    }
-    if (need == HTTP_AUTH_RUNNER && !is_runner) {
-        *res = req_reject(r, MHD_HTTP_FORBIDDEN, "forbidden", "only runner tokens may use the runner endpoints");
-        return 1;
-    }
-    return 0;
+    return req_role(r, need, res);
 }
 
 /* Prepare body collection: declared size, content type, post processor. */

@@ -26,11 +26,12 @@
 
 /* Who may call a route. */
 enum http_auth {
-    HTTP_AUTH_NONE = 0,  /* public; a token, if sent, is ignored */
+    HTTP_AUTH_NONE = 0,  /* public; a token, if sent, is only checked for a ban */
     HTTP_AUTH_OPTIONAL,  /* public, but a valid token is looked up (owner views) */
     HTTP_AUTH_USER,      /* role user or admin */
     HTTP_AUTH_RUNNER,    /* role runner */
-    HTTP_AUTH_ANY        /* any valid token */
+    HTTP_AUTH_ANY,       /* any valid token */
+    HTTP_AUTH_ADMIN      /* role admin */
 };
 
 /* What the route's body is. */
@@ -40,7 +41,7 @@ struct http_req;
 typedef enum MHD_Result (*http_handler)(struct http_req *r);
 
 struct http_route {
-    const char *method;       /* "GET" or "POST" (HEAD is served by GET routes) */
+    const char *method;       /* "GET", "POST" or "DELETE" (HEAD is served by GET routes) */
     const char *pattern;      /* "/api/v1/submissions/{id}"; a trailing "*" matches any rest */
     http_handler handler;
     enum http_auth auth;
@@ -78,6 +79,7 @@ struct http_req {
     unsigned deferred_status;        /* an error chosen before the body arrived, sent once */
     char deferred_code[40];          /*   the body is drained (see req_reject in http.c) */
     char deferred_msg[256];
+    int retry_after;                 /* > 0: a 429 answer carries "Retry-After: N" */
     struct upload *upload;           /* owned (upload_free); multipart routes */
 
     struct wait_entry wait;          /* linkage in srv->wait while parked */

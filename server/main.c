@@ -4,16 +4,17 @@
  *   kjudge-server serve [--port 8080] [--bind 127.0.0.1] [--db var/kjudge.db]
  *                       [--leaderboards leaderboards] [--web web]
  *                       [--config var/kjudge.conf] [--openapi PATH]
- *                       [--lease-seconds 120]
+ *                       [--lease-seconds 120] [--rate-limit-test 30/min]
+ *                       [--rate-limit-benchmark 10/min] [--rate-limit-leaderboard 5/min]
  *   kjudge-server user add NAME [--admin] [--db var/kjudge.db]
  *   kjudge-server runner add NAME [--db var/kjudge.db]
  *   kjudge-server --help
  *
  * `serve` opens the database, loads every leaderboard, resolves the admin
- * token (config.h), builds the public leaderboard bodies, renews the lease
- * of every running job, starts the wait notifier, the lease sweeper and the
- * HTTP daemon, then sleeps in sigwait() until SIGINT or
- * SIGTERM and shuts down in reverse order. `user add` / `runner add` print
+ * token and the rate limits (config.h), builds the public leaderboard
+ * bodies, renews the lease of every running job, starts the wait
+ * notifier, the lease sweeper and the HTTP daemon, then sleeps in
+ * sigwait() until SIGINT or SIGTERM and shuts down in reverse order. `user add` / `runner add` print
  * a new bearer token (only the token, one line) on stdout; they work while
  * the server runs (SQLite WAL + busy_timeout).
  *
@@ -45,7 +46,8 @@ static const char usage_text[] =
     "  kjudge-server serve [--port 8080] [--bind 127.0.0.1] [--db var/kjudge.db]\n"
     "                      [--leaderboards leaderboards] [--web web]\n"
     "                      [--config var/kjudge.conf] [--openapi server/openapi.json]\n"
-    "                      [--lease-seconds 120]\n"
+    "                      [--lease-seconds 120] [--rate-limit-test 30/min]\n"
+    "                      [--rate-limit-benchmark 10/min] [--rate-limit-leaderboard 5/min]\n"
     "  kjudge-server user add NAME [--admin] [--db var/kjudge.db]\n"
     "  kjudge-server runner add NAME [--db var/kjudge.db]\n"
     "  kjudge-server --help\n"
@@ -55,6 +57,8 @@ static const char usage_text[] =
     "saved there (mode 0600) and printed once on stdout.\n"
     "--lease-seconds: a runner that sends nothing about a claimed job for this\n"
     "long loses it; the job is queued again (at most 3 attempts).\n"
+    "--rate-limit-MODE: submissions per user per minute in that mode (0 = no\n"
+    "limit; admins have none); else rate_limit_MODE in the config file.\n"
     "user add / runner add: print a new bearer token on stdout.\n"
     "exit codes: 0 ok, 1 usage or configuration error, 2 internal error.\n";
 
@@ -97,17 +101,6 @@ static int opt_value(int argc, char **argv, int *i, char *dst, size_t dstsz)
 /* user add / runner add                                               */
 /* ------------------------------------------------------------------ */
 
-static int valid_name(const char *n)
-{
-    size_t len = strlen(n);
-    if (len == 0 || len >= DB_MAX_NAME)
-        return 0;
-    for (size_t i = 0; i < len; i++)
-        if (!isalnum((unsigned char)n[i]) && n[i] != '_' && n[i] != '-' && n[i] != '.')
-            return 0;
-    return 1;
-}
-
 /* kjudge-server {user|runner} add NAME [--admin] [--db PATH] */
 static int cmd_add(int argc, char **argv, int runner)
 {
@@ -131,8 +124,8 @@ static int cmd_add(int argc, char **argv, int runner)
             name = argv[i];
         }
     }
-    if (name == NULL || !valid_name(name))
-        return usage_error("NAME must be 1-63 characters of [A-Za-z0-9_.-]%s", "");
+    if (name == NULL || !srv_valid_name(name))
+        return usage_error("NAME must be 1-32 characters of [a-z0-9_.-]%s", "");
     if (strcmp(name, "admin") == 0)
         return usage_error("the name '%s' is reserved for the configured admin token", name);
     kj_err_clear(&err);
@@ -180,6 +173,25 @@ static long parse_range(const char *text, long lo, long hi)
     return v;
 }
 
+/* --rate-limit-MODE VALUE into rates[MODE] (-2 = not given). Returns 0,
+ * 1 when o is not such an option, or a usage exit code. */
+static int opt_rate(int argc, char **argv, int *i, int *rates)
+{
+    char val[32];
+    for (int m = 0; m < CONFIG_NMODES; m++) {
+        char name[40];
+        snprintf(name, sizeof name, "--rate-limit-%s", config_mode_name((enum config_mode)m));
+        if (strcmp(argv[*i], name) != 0)
+            continue;
+        if (opt_value(argc, argv, i, val, sizeof val) != 0)
+            return EXIT_USAGE;
+        if ((rates[m] = config_parse_rate(val)) < 0)
+            return usage_error("%s must be N or N/min (0 = no limit)", name);
+        return 0;
+    }
+    return 1;
+}
+
 static int parse_serve(int argc, char **argv, struct server *srv)
 {
     char port[16] = "8080", lease[16] = "";
@@ -202,7 +214,7 @@ static int parse_serve(int argc, char **argv, struct server *srv)
             rc = opt_value(argc, argv, &i, srv->openapi_path, sizeof srv->openapi_path);
         else if (strcmp(o, "--lease-seconds") == 0)
             rc = opt_value(argc, argv, &i, lease, sizeof lease);
-        else
+        else if ((rc = opt_rate(argc, argv, &i, srv->rate_limits)) == 1)
             return usage_error("unknown option '%s'", o);
         if (rc != 0)
             return rc;
@@ -216,6 +228,21 @@ static int parse_serve(int argc, char **argv, struct server *srv)
     srv->port = (int)p;
     srv->lease_s = lease[0] != '\0' ? (int)l : KJ_LEASE_DEFAULT_S;
     return 0;
+}
+
+/* Rate limits: serve flags, else the config file, else the defaults. */
+static int setup_rates(struct server *srv, struct kj_err *err)
+{
+    int file[CONFIG_NMODES] = {KJ_RATE_DEFAULT_TEST, KJ_RATE_DEFAULT_BENCHMARK,
+                               KJ_RATE_DEFAULT_LEADERBOARD};
+    int rc = config_rate_limits(srv->config_path, file, err);
+    for (int m = 0; rc == 0 && m < CONFIG_NMODES; m++)
+        if (srv->rate_limits[m] < 0)
+            srv->rate_limits[m] = file[m];
+    if (rc == 0)
+        kj_log(KJ_LOG_INFO, "main", "rate limits per minute test=%d benchmark=%d leaderboard=%d",
+               srv->rate_limits[0], srv->rate_limits[1], srv->rate_limits[2]);
+    return rc;
 }
 
 /* Admin token -> the "admin" user row; prints a freshly generated token once. */
@@ -249,7 +276,7 @@ static int serve_start(struct server *srv, struct kj_err *err)
     db_set_lease_ms(srv->db, (int64_t)srv->lease_s * 1000);
     if ((rc = db_lease_grace(srv->db, &renewed, err)) != 0 ||
         (rc = spec_load_all(srv->boards_dir, &srv->specs, &srv->nspecs, err)) != 0 ||
-        (rc = setup_admin(srv, err)) != 0)
+        (rc = setup_admin(srv, err)) != 0 || (rc = setup_rates(srv, err)) != 0)
         return rc;
     for (int i = 0; i < srv->nspecs; i++)
         if ((rc = db_secret_ensure(srv->db, srv->specs[i]->name, err)) != 0)
@@ -298,6 +325,8 @@ static int cmd_serve(int argc, char **argv)
     snprintf(srv->web_dir, sizeof srv->web_dir, "web");
     snprintf(srv->config_path, sizeof srv->config_path, "var/kjudge.conf");
     default_openapi(srv->openapi_path, sizeof srv->openapi_path);
+    for (int m = 0; m < CONFIG_NMODES; m++)
+        srv->rate_limits[m] = -2; /* not given on the command line */
     if ((rc = parse_serve(argc, argv, srv)) != 0) {
         free(srv);
         return rc;

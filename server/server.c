@@ -1,6 +1,6 @@
 /*
  * server.c - small helpers over struct server shared by the handlers:
- * finding a board, ISO 8601 times, ETags, and freeing the loaded boards.
+ * finding a board, user names, ISO 8601 times, ETags, and freeing the loaded boards.
  *
  * Called by api_*.c and main.c; the boards themselves are built by
  * api_leaderboards.c at start and are read-only afterwards.
@@ -54,4 +54,18 @@ void srv_free_boards(struct server *srv)
     spec_free_all(srv->specs, srv->nspecs);
     srv->specs = NULL;
     srv->nspecs = 0;
+}
+
+int srv_valid_name(const char *name)
+{
+    size_t n = strlen(name);
+    if (n == 0 || n > KJ_NAME_MAX)
+        return 0;
+    for (size_t i = 0; i < n; i++) {
+        char c = name[i];
+        if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '.' ||
+              c == '-'))
+            return 0;
+    }
+    return 1;
 }

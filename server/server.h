@@ -12,6 +12,7 @@
 #include <limits.h>
 #include <stddef.h>
 #include <stdint.h>
+#include "config.h"
 #include "kj_err.h"
 #include "spec.h"
 
@@ -31,6 +32,14 @@
 #define KJ_WAIT_MAX_S 600
 #define KJ_LIST_DEFAULT 50                         /* GET /submissions page size */
 #define KJ_LIST_MAX 500
+#define KJ_MAX_ADMIN_BYTES (4 * 1024)              /* bodies of the user, invite, ban, disqualify routes */
+#define KJ_RATE_WINDOW_S 60                        /* rate limits count submissions in this window */
+#define KJ_RATE_DEFAULT_TEST 30                    /* per user per minute; 0 = no limit */
+#define KJ_RATE_DEFAULT_BENCHMARK 10
+#define KJ_RATE_DEFAULT_LEADERBOARD 5
+#define KJ_INVITE_DEFAULT_DAYS 7
+#define KJ_INVITE_MAX_DAYS 365
+#define KJ_NAME_MAX 32                             /* user names: [a-z0-9_.-]{1,32} */
 #define KJ_HTTP_CONN_LIMIT 1024
 #define KJ_HTTP_CONN_TIMEOUT_S 60
 #define KJ_HTTP_THREADS 2
@@ -58,6 +67,7 @@ struct server {
     char config_path[PATH_MAX];
     char openapi_path[PATH_MAX];
     int lease_s;             /* job lease length, seconds */
+    int rate_limits[CONFIG_NMODES]; /* submissions per user per minute by mode, 0 = none */
 
     struct spec **specs;     /* owned (spec_free_all), sorted by name */
     int nspecs;
@@ -75,6 +85,9 @@ struct server {
     struct lease_sweeper *lease; /* owned */
     struct MHD_Daemon *daemon; /* owned */
 };
+
+/* 1 when name is a valid user name: [a-z0-9_.-]{1,KJ_NAME_MAX}. */
+int srv_valid_name(const char *name);
 
 /* The board named name, or NULL. */
 const struct srv_board *srv_board(const struct server *srv, const char *name);

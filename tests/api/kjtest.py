@@ -14,11 +14,13 @@ from test_api import BIN, ROOT, GOOD_SOURCE
 
 
 class Server(test_api.Server):
-    """test_api.Server with extra `serve` options (e.g. --lease-seconds)."""
+    """test_api.Server with extra `serve` options (e.g. --lease-seconds) and rate-limit flags."""
 
-    def __init__(self, tmp, extra=()):
+    def __init__(self, tmp, extra=(), rate_flags=None):
         super().__init__(tmp)
         self.extra = list(extra)
+        # No rate limits unless the caller gives its own flags ([] = the config's or defaults).
+        self.rate_flags = list(test_api.NO_RATE_LIMITS if rate_flags is None else rate_flags)
 
     def start(self):
         env = dict(os.environ)
@@ -27,7 +29,7 @@ class Server(test_api.Server):
         self.out = open(os.path.join(self.tmp, "server.out"), "ab")
         self.proc = subprocess.Popen(
             [BIN, "serve", "--port", str(self.port), "--db", self.db, "--config", self.conf,
-             "--leaderboards", os.path.join(ROOT, "leaderboards"), "--web", os.path.join(ROOT, "web")]
+             "--leaderboards", os.path.join(ROOT, "leaderboards"), "--web", os.path.join(ROOT, "web")] + self.rate_flags
             + self.extra, stdout=self.out, stderr=self.log, env=env, cwd=self.tmp)
         deadline = time.time() + 15
         while time.time() < deadline:
