@@ -30,6 +30,8 @@ for _ in $(seq 50); do
 done
 curl -fsS "http://127.0.0.1:$port/healthz" >/dev/null || { echo "run: the server did not start" >&2; exit 1; }
 
+# Runner names: lower case letters, digits, '_', '.', '-', at most 32 characters.
+host=$(hostname | tr 'A-Z' 'a-z' | tr -c 'a-z0-9_.\n-' '-' | cut -c1-24)
 ngpu=0
 if command -v nvidia-smi >/dev/null 2>&1; then
   ngpu=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ' || true)
@@ -37,10 +39,10 @@ fi
 for ((g = 0; g < ngpu; g++)); do
   tok=var/runner-gpu$g.token
   if [ ! -s "$tok" ]; then
-    (umask 077; bin/kjudge-server runner add "$(hostname)-gpu$g" --db "$db" >"$tok")
+    (umask 077; bin/kjudge-server runner add "$host-gpu$g" --db "$db" >"$tok")
   fi
   bin/kjudge-runner serve --server "http://127.0.0.1:$port" --gpu "$g" \
-    --name "$(hostname)-gpu$g" --token-file "$tok" --leaderboards leaderboards &
+    --name "$host-gpu$g" --token-file "$tok" --leaderboards leaderboards &
   pids+=($!)
 done
 

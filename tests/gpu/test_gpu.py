@@ -131,6 +131,7 @@ def test_server():
     procs = []
     try:
         procs.append(subprocess.Popen([SERVER, "serve", "--port", str(port), "--db", db, "--config", conf,
+                                        "--rate-limit-test", "0", "--rate-limit-benchmark", "0", "--rate-limit-leaderboard", "0",
                                        "--leaderboards", os.path.join(ROOT, "leaderboards"), "--web",
                                        os.path.join(ROOT, "web")], cwd=ROOT, stdout=subprocess.DEVNULL,
                                       stderr=open(os.path.join(tmp, "server.log"), "w")))
