@@ -30,22 +30,6 @@ static int one_of(const char *v, const char *const *set)
     return 0;
 }
 
-/* Parse r->body as a JSON object; answers 400 and returns NULL otherwise. */
-static cJSON *body_object(struct http_req *r, enum MHD_Result *res)
-{
-    cJSON *j;
-    if (strlen(r->body) != r->body_len) {
-        *res = http_error(r, MHD_HTTP_BAD_REQUEST, "bad_json", "the body contains a NUL byte");
-        return NULL;
-    }
-    if ((j = cJSON_Parse(r->body)) == NULL || !cJSON_IsObject(j)) {
-        cJSON_Delete(j);
-        *res = http_error(r, MHD_HTTP_BAD_REQUEST, "bad_json", "the body must be a JSON object");
-        return NULL;
-    }
-    return j;
-}
-
 /* A short name field ([A-Za-z0-9_.-]{1,63}); NULL when absent, "" when malformed. */
 static const char *name_field(const cJSON *o, const char *key)
 {
@@ -79,7 +63,7 @@ static cJSON *job_json(const struct db_sub *s, const char *secret, int lease_s)
 enum MHD_Result api_runner_claim(struct http_req *r)
 {
     enum MHD_Result res;
-    cJSON *body = body_object(r, &res);
+    cJSON *body = api_body_object(r, &res);
     struct db_sub s;
     struct kj_err err;
     char secret[32];
@@ -157,7 +141,7 @@ enum MHD_Result api_runner_event(struct http_req *r)
 
     if (job_ref(r, &ref, &res))
         return res;
-    if ((body = body_object(r, &res)) == NULL)
+    if ((body = api_body_object(r, &res)) == NULL)
         return res;
     const cJSON *ev = cJSON_GetObjectItemCaseSensitive(body, "event");
     const cJSON *d = cJSON_GetObjectItemCaseSensitive(body, "data");
@@ -192,7 +176,7 @@ enum MHD_Result api_runner_heartbeat(struct http_req *r)
     if (job_ref(r, &ref, &res))
         return res;
     if (r->body_len > 0) { /* an optional JSON object, ignored */
-        if ((body = body_object(r, &res)) == NULL)
+        if ((body = api_body_object(r, &res)) == NULL)
             return res;
         cJSON_Delete(body);
     }
@@ -241,7 +225,7 @@ enum MHD_Result api_runner_result(struct http_req *r)
 
     if (job_ref(r, &ref, &res))
         return res;
-    if ((body = body_object(r, &res)) == NULL)
+    if ((body = api_body_object(r, &res)) == NULL)
         return res;
     if (check_result(r, body, &verdict, &has_score, &score, &res)) {
         cJSON_Delete(body);
