@@ -133,6 +133,10 @@ class Server:
         self.proc = None
         self.stdout = ""
 
+    def serve_options(self):
+        """Options added to `serve`; subclasses add their own."""
+        return list(NO_RATE_LIMITS)
+
     def start(self):
         env = dict(os.environ)
         env.pop("KJUDGE_ADMIN_TOKEN", None)
@@ -141,7 +145,7 @@ class Server:
         self.proc = subprocess.Popen(
             [BIN, "serve", "--port", str(self.port), "--db", self.db, "--config", self.conf,
              "--leaderboards", os.path.join(ROOT, "leaderboards"), "--web", os.path.join(ROOT, "web")]
-            + NO_RATE_LIMITS,
+            + self.serve_options(),
             stdout=self.out, stderr=self.log, env=env, cwd=self.tmp)
         deadline = time.time() + 15
         while time.time() < deadline:
