@@ -704,7 +704,11 @@ static int box_verify(struct box *b, const struct box_req *req, struct box_rep *
         const struct spec_buffer *sb = &b->spec->buffers[i];
         int dtype = (int)sb->dtype;
         uint64_t n = (uint64_t)b->nelem[i], nbytes = b->size[i];
-        double atol = sb->atol, rtol = sb->rtol;
+        double atol = 0.0, rtol = 0.0;
+        struct kj_err e;
+        if (sb->role == SPEC_OUTPUT &&
+            spec_tolerance(b->spec, i, box_case(b, b->cur_bench, b->cur_case), &atol, &rtol, &e) != 0)
+            return rep_fail(rep, BOX_INTERNAL, 0, "%s", e.msg);
         void *ca[] = {&b->buf[i], &b->peer[i], &dtype, &n, &atol, &rtol, &b->bad};
         void *sa[] = {&b->buf[i], &b->peer[i], &nbytes, &b->bad};
         unsigned g = box_grid_for(b, b->nelem[i]);

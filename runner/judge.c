@@ -340,9 +340,12 @@ static int judge_compare(struct judge *j, const struct spec_case *c, int check_i
             return 0;
         }
         struct compare_report rep;
+        double atol, rtol;
         if (spec_buffer_dims(s, b, c, dims, &ndim, err) != KJ_OK ||
-            compare_buffers(sb->dtype, ref + off[b], j->run_region + off[b],
-                            (int64_t)(size[b] / es), dims, ndim, sb->atol, sb->rtol, &rep) != 0)
+            spec_tolerance(s, b, c, &atol, &rtol, err) != KJ_OK)
+            return -1;
+        if (compare_buffers(sb->dtype, ref + off[b], j->run_region + off[b],
+                            (int64_t)(size[b] / es), dims, ndim, atol, rtol, &rep) != 0)
             return KJ_FAIL(err, KJ_EINTERNAL, "comparison of %s failed", sb->name), -1;
         if (rep.count == 0)
             continue;
