@@ -15,6 +15,7 @@
 #include "cudrv.h"
 #include "expr.h"
 #include "fdio.h"
+#include "rbox.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -44,7 +45,8 @@ struct box {
     CUcontext ctx;
     CUstream stream;
     CUmodule kmod, umod;        /* trusted kernels; the cubin under test */
-    CUfunction f_fill, f_poison, f_flush, f_discard, f_block, f_empty, f_check, f_same, f_clock;
+    CUfunction f_fill, f_poison, f_flush, f_discard, f_block, f_empty, f_check, f_same, f_clock,
+        f_health;
     CUfunction fn[DIR_MAX_LAUNCHES];
     CUmodule gmod;              /* the board's generate.cu (trusted), 0 if none */
     CUfunction gfn[DIR_MAX_LAUNCHES];
@@ -177,6 +179,7 @@ static int box_get_kernels(struct box *b, struct box_rep *rep)
         {&b->f_fill, "kj_fill"}, {&b->f_poison, "kj_poison"}, {&b->f_flush, "kj_flush"},
         {&b->f_discard, "kj_discard"}, {&b->f_block, "kj_block"}, {&b->f_empty, "kj_empty"},
         {&b->f_check, "kj_check"}, {&b->f_same, "kj_same"}, {&b->f_clock, "kj_clock"},
+        {&b->f_health, "kj_health"},
     };
     BOX_CU(b, rep, cuModuleLoadData(&b->kmod, kj_kernels_fatbin), "loading the judge's kernels");
     for (size_t i = 0; i < sizeof k / sizeof k[0]; i++)
@@ -806,8 +809,7 @@ static int box_clock(struct box *b, struct box_rep *rep)
     BOX_CU(b, rep, cuStreamSynchronize(b->stream), "clock probe");
     BOX_CU(b, rep, cuMemcpyDtoH(v, b->bad, sizeof v), "reading the clock probe");
     rep->ns = v[1] > 0 ? (double)v[0] / (double)v[1] * 1e3 : 0;
-    gpumon_read(b->info.pci, &rep->mon);
-    return 0;
+    return 0; /* NVML is read by the judge: the box cannot open its device files */
 }
 
 static int box_copy(struct box *b, const struct box_req *req, struct box_rep *rep)
@@ -818,6 +820,41 @@ static int box_copy(struct box *b, const struct box_req *req, struct box_rep *re
 }
 
 /* -------------------------------------------------------------- main loop */
+
+#define BOX_HEALTH_N (16u << 20)
+
+/* out[i] = 3 i + 1 over BOX_HEALTH_N words, every one checked on the host. */
+static int box_health_op(struct box *b, struct box_rep *rep)
+{
+    uint32_t n = BOX_HEALTH_N, *host = malloc((size_t)n * 4);
+    CUdeviceptr d = 0;
+    void *args[] = {&d, &n};
+    int rc = -1;
+    CUresult r;
+    if (host == NULL)
+        return rep_fail(rep, BOX_INTERNAL, 0, "out of host memory");
+    if ((r = b->d.cuMemAlloc(&d, (size_t)n * 4)) != CUDA_SUCCESS ||
+        (r = b->d.cuMemsetD8Async(d, 0xff, (size_t)n * 4, b->stream)) != CUDA_SUCCESS ||
+        (r = b->d.cuLaunchKernel(b->f_health, (n + 255) / 256, 1, 1, 256, 1, 1, 0, b->stream,
+                                 args, NULL)) != CUDA_SUCCESS ||
+        (r = b->d.cuStreamSynchronize(b->stream)) != CUDA_SUCCESS ||
+        (r = b->d.cuMemcpyDtoH(host, d, (size_t)n * 4)) != CUDA_SUCCESS) {
+        rep_cuda(b, rep, BOX_INTERNAL, r, "health check");
+        goto out;
+    }
+    for (uint32_t i = 0; i < n; i++)
+        if (host[i] != i * 3u + 1u) {
+            rep_fail(rep, BOX_INTERNAL, 0, "health check: element %u is %u, expected %u", i,
+                     host[i], i * 3u + 1u);
+            goto out;
+        }
+    rc = 0;
+out:
+    if (d != 0)
+        b->d.cuMemFree(d);
+    free(host);
+    return rc;
+}
 
 static int box_dispatch(struct box *b, const struct box_req *req, struct box_rep *rep)
 {
@@ -835,18 +872,40 @@ static int box_dispatch(struct box *b, const struct box_req *req, struct box_rep
     case BOX_OP_WARMUP: return box_warmup(b, req, rep);
     case BOX_OP_VERIFY: return box_verify(b, req, rep);
     case BOX_OP_COPY: return box_copy(b, req, rep);
+    case BOX_OP_HEALTH: return box_health_op(b, rep);
     }
     return rep_fail(rep, BOX_INTERNAL, 0, "unknown request %d", req->op);
 }
 
-void box_main(const struct box_cfg *cfg)
+void box_main(const struct box_cfg *cfg0)
 {
     static struct box b; /* one per process: this process exists only to hold it */
+    static struct box_cfg cfgv;
+    const struct box_cfg *cfg = &cfgv;
     struct box_rep rep;
     struct box_req req;
+    struct rbox rb;
+    struct kj_err err;
+    int fds[3] = {cfg0->fd_in, cfg0->fd_out, cfg0->fd_info};
 
     memset(&b, 0, sizeof b);
     memset(&rep, 0, sizeof rep);
+    memset(&rb, 0, sizeof rb);
+    kj_err_clear(&err);
+    cfgv = *cfg0;
+    /* The sandbox's first half, before CUDA; a failure is reported like a
+     * failed context (the judge's error, the job goes back). */
+    rb.skip = cfg0->rbox_skip;
+    if (rbox_prepare(&rb, fds, &err) != KJ_OK) {
+        kj_printable(b.info.error, sizeof b.info.error, err.msg, sizeof err.msg);
+        /* The info pipe is at its old number or, if the fds moved, at its new one. */
+        if (fdio_write_full(fds[2], &b.info, sizeof b.info) != 0)
+            (void)!fdio_write_full(RBOX_FD_INFO, &b.info, sizeof b.info);
+        _exit(3);
+    }
+    cfgv.fd_in = RBOX_FD_IN;
+    cfgv.fd_out = RBOX_FD_OUT;
+    cfgv.fd_info = RBOX_FD_INFO;
     b.cfg = cfg;
     b.spec = cfg->spec;
     /* A profiler that serialises launches would wait on the blocking kernel
@@ -854,10 +913,15 @@ void box_main(const struct box_cfg *cfg)
      * lands in the samples; for profiling only). */
     b.blocker = getenv("KJUDGE_NO_BLOCKER") == NULL;
     srand((unsigned)getpid());
-    setenv("CUDA_MODULE_LOADING", "EAGER", 1);
-    setenv("CUDA_CACHE_DISABLE", "1", 1);
     if (box_init(&b, &rep) != 0)
         kj_printable(b.info.error, sizeof b.info.error, rep.msg, sizeof rep.msg);
+    /* The second half: from here on the submission's code may run. */
+    else if (rbox_lock(&rb, &err) != KJ_OK)
+        kj_printable(b.info.error, sizeof b.info.error, err.msg, sizeof err.msg);
+    prctl(PR_SET_PDEATHSIG, SIGKILL); /* a change of uid cleared it */
+    if (getppid() == 1)
+        _exit(0); /* the judge died before that */
+    rbox_describe(rb.applied, b.info.sandbox, sizeof b.info.sandbox);
     if (fdio_write_full(cfg->fd_info, &b.info, sizeof b.info) != 0 || b.info.error[0] != '\0')
         _exit(3);
     for (;;) {
@@ -878,8 +942,12 @@ void box_main(const struct box_cfg *cfg)
 int box_start(const struct box_cfg *cfg, struct box_proc *out, struct kj_err *err)
 {
     int req[2] = {-1, -1}, rep[2] = {-1, -1}, info[2] = {-1, -1};
+    unsigned skip = 0;
     memset(out, 0, sizeof *out);
     out->pid = -1;
+    int rc = rbox_parse_skip(getenv("KJUDGE_RBOX_SKIP"), &skip, err);
+    if (rc != KJ_OK)
+        return rc;
     if (pipe2(req, O_CLOEXEC) != 0 || pipe2(rep, O_CLOEXEC) != 0 || pipe2(info, O_CLOEXEC) != 0)
         goto fail;
     pid_t pid = fork();
@@ -887,6 +955,7 @@ int box_start(const struct box_cfg *cfg, struct box_proc *out, struct kj_err *er
         goto fail;
     if (pid == 0) {
         struct box_cfg c = *cfg;
+        c.rbox_skip = skip;
         prctl(PR_SET_PDEATHSIG, SIGKILL);
         close(req[1]);
         close(rep[0]);
@@ -974,6 +1043,7 @@ void box_kill(struct box_proc *p)
         kill(p->pid, SIGKILL);
         while (waitpid(p->pid, NULL, 0) < 0 && errno == EINTR)
             ;
+        rbox_cleanup(p->pid);
         p->pid = -1;
     }
     if (p->fd_req > 0) close(p->fd_req);
@@ -992,6 +1062,29 @@ int box_probe(int gpu, struct box_device *dev, struct kj_err *err)
     if (rc != KJ_OK)
         return rc;
     rc = box_read_info(&p, dev, 120000, err);
+    box_kill(&p);
+    return rc;
+}
+
+int box_health(int gpu, struct kj_err *err)
+{
+    struct box_cfg c;
+    struct box_proc p;
+    struct box_device dev;
+    struct box_req req;
+    struct box_rep rep;
+    memset(&c, 0, sizeof c);
+    memset(&req, 0, sizeof req);
+    c.gpu = gpu;
+    req.op = BOX_OP_HEALTH;
+    int rc = box_start(&c, &p, err);
+    if (rc != KJ_OK)
+        return rc;
+    rc = box_read_info(&p, &dev, 120000, err);
+    if (rc == KJ_OK)
+        rc = box_call(&p, &req, NULL, &rep, 60000, err);
+    if (rc == KJ_OK && rep.status != BOX_OK)
+        rc = KJ_FAIL(err, KJ_ECUDA, "%s", rep.msg);
     box_kill(&p);
     return rc;
 }

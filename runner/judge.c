@@ -663,6 +663,7 @@ static void judge_clock(struct judge *j, const char *key, struct kj_err *err)
     cJSON *sys = cJSON_GetObjectItem(j->res, "system");
     char nkey[64];
     cJSON_AddNumberToObject(sys, key, rep.ns);
+    gpumon_read(j->dev.pci, &rep.mon);
     if (!rep.mon.ok)
         return;
     if (cJSON_GetObjectItem(sys, "driver") == NULL)
@@ -747,6 +748,7 @@ static void judge_system(struct judge *j)
     snprintf(drv, sizeof drv, "%d.%d", d->driver_version / 1000, d->driver_version % 1000 / 10);
     cJSON_AddStringToObject(o, "cuda_driver_api", drv);
     cJSON_AddStringToObject(o, "nvrtc", nvrtc);
+    cJSON_AddStringToObject(o, "sandbox", d->sandbox);
     cJSON_AddNumberToObject(o, "sm_clock_max_mhz", d->clock_khz / 1000.0);
     cJSON_AddNumberToObject(o, "mem_clock_max_mhz", d->mem_clock_khz / 1000.0);
     cJSON_AddNumberToObject(o, "l2_bytes", (double)d->l2_bytes);
@@ -907,6 +909,9 @@ int judge_run(const struct judge_job *job, cJSON **result, struct kj_err *err)
     j.tests = cJSON_AddArrayToObject(j.res, "tests");
     j.benches = cJSON_AddArrayToObject(j.res, "benchmarks");
     int rc = judge_steps(&j, err);
+    cJSON *sys = cJSON_GetObjectItem(j.res, "system");
+    if (sys != NULL)
+        cJSON_AddStringToObject(sys, "verify", j.gpu_verify ? "gpu" : "host");
     judge_cleanup(&j);
     if (rc != KJ_OK) {
         cJSON_Delete(j.res);
