@@ -29,6 +29,7 @@ enum box_op {
     BOX_OP_COPY,      /* copy the current buffers to the region (detailed report, or no IPC) */
     BOX_OP_CLOCK,     /* estimate the SM clock now: rep.ns holds MHz */
     BOX_OP_HEALTH,    /* known-answer kernel: BOX_OK when the GPU computes right */
+    BOX_OP_GRAPH,     /* cross-check: a CUDA graph of many launches over rotating buffers (TIMING.md 7) */
     BOX_OP_QUIT
 };
 
@@ -57,15 +58,17 @@ struct box_req {
     int no_copy;              /* CASE/SAMPLE: leave the results on the GPU (verified there) */
     uint64_t seed;            /* input seed for this call */
     uint64_t poison_seed;
-    double seconds;           /* WARMUP: how long */
+    double seconds;           /* WARMUP: how long; GRAPH: the shape's median, to size the graph */
     uint32_t payload;         /* bytes that follow the request */
 };
 
 struct box_rep {
     int status;               /* enum box_status */
     int line;                 /* directive line the failure belongs to, 0 if none */
-    double ns;                /* SAMPLE / BASELINE: elapsed GPU time */
-    long count;               /* WARMUP: samples run; VERIFY: mismatching elements */
+    double ns;                /* SAMPLE / BASELINE / GRAPH (per launch): elapsed GPU time */
+    double event_ns;          /* BASELINE: median of an empty event pair with the same protocol */
+    long count;               /* WARMUP: samples run; VERIFY: mismatching elements;
+                               * GRAPH: launches per replay (0: no graph was possible, msg says why) */
     char msg[1024];
     int has_ipc;              /* CASE/SAMPLE: ipc[] holds the buffers' handles */
     uint64_t gen;             /* changes whenever the buffers are reallocated */
