@@ -25,8 +25,14 @@ enum MHD_Result api_sub_disqualify(struct http_req *r);
 void api_strip_secrets(cJSON *j);
 
 /* api_leaderboards.c */
-/* At start: build srv->boards and srv->boards_list from srv->specs (reads each description). */
-int api_boards_build(struct server *srv, struct kj_err *err);
+/* Build bs->boards and bs->list from bs->specs (reads each description). */
+int api_boards_build(struct srv_boards *bs, struct kj_err *err);
+/* Index of gpu among b's GPU types, or -1. */
+int api_board_gpu(const struct srv_board *b, const char *gpu);
+/* The rankings of board b on its g-th GPU type, from the cache or freshly
+ * read: *out is a new reference the caller drops with srv_rank_blob_release(). */
+int api_rankings(struct server *srv, struct srv_board *b, int g, struct srv_rank_blob **out,
+                 struct kj_err *err);
 enum MHD_Result api_boards_list(struct http_req *r);
 enum MHD_Result api_board_get(struct http_req *r);
 enum MHD_Result api_board_rankings(struct http_req *r);

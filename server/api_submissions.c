@@ -216,7 +216,7 @@ static int check_fields(struct http_req *r, struct upload_fields *f, enum MHD_Re
 static const struct srv_board *check_board(struct http_req *r, const struct upload_fields *f,
                                            enum MHD_Result *res)
 {
-    const struct srv_board *b = srv_board(r->srv, f->leaderboard);
+    const struct srv_board *b = srv_board(r->boards, f->leaderboard);
     char safe[72];
     int ok = 0;
     if (b == NULL) {
@@ -591,6 +591,7 @@ enum MHD_Result api_sub_disqualify(struct http_req *r)
         return http_error(r, MHD_HTTP_NOT_FOUND, "not_found", "no submission %lld", (long long)id);
     if (rc != 0)
         return http_internal(r, &err);
+    srv_rank_invalidate(r->srv);
     kj_log(KJ_LOG_INFO, "submit", "disqualified id=%lld by=%s", (long long)id, r->user.name);
     o = cJSON_CreateObject();
     cJSON_AddNumberToObject(o, "id", (double)id);

@@ -92,6 +92,16 @@ static const char schema_v3[] =
     " used_by INTEGER REFERENCES users(id),"
     " used_at INTEGER);";
 
+/* Version 4: leaderboards whose sources the admin published (after their
+ * deadline), and an index for a user's previous submission to a board.
+ * Existing boards: not published. */
+static const char schema_v4[] =
+    "CREATE TABLE published_sources ("
+    " leaderboard TEXT PRIMARY KEY,"
+    " published_at INTEGER NOT NULL,"
+    " published_by INTEGER REFERENCES users(id));"
+    "CREATE INDEX submissions_user_board ON submissions(user_id, leaderboard, id);";
+
 /* ------------------------------------------------------------------ */
 /* Checked-call helpers (db_int.h)                                     */
 /* ------------------------------------------------------------------ */
@@ -292,6 +302,8 @@ static int db_migrate(struct db *db, struct kj_err *err)
     if (version < 2 && (rc = db_exec(db, err, schema_v2)) != 0)
         goto fail;
     if (version < 3 && (rc = db_exec(db, err, schema_v3)) != 0)
+        goto fail;
+    if (version < 4 && (rc = db_exec(db, err, schema_v4)) != 0)
         goto fail;
     if (version != DB_SCHEMA_VERSION) {
         snprintf(sql, sizeof sql, "PRAGMA user_version=%d", DB_SCHEMA_VERSION);

@@ -193,6 +193,24 @@ int db_sub_get(struct db *db, int64_t id, int with_blobs, struct db_sub *out, st
     return rc;
 }
 
+int db_sub_prev(struct db *db, const struct db_sub *s, struct db_sub *out, struct kj_err *err)
+{
+    sqlite3_stmt *st = NULL;
+    int rc;
+    memset(out, 0, sizeof *out);
+    pthread_mutex_lock(&db->mu);
+    rc = db_prep(db, err, &st, "SELECT " SUB_COLS "WHERE s.user_id = ? AND s.leaderboard = ? "
+                 "AND s.id < ? ORDER BY s.id DESC LIMIT 1", "iti", s->user_id, s->leaderboard,
+                 s->id);
+    if (rc == 0 && (rc = db_step(db, err, st)) == 1)
+        rc = db_sub_row(db, err, st, 1, out);
+    else if (rc == 0)
+        rc = KJ_FAIL(err, KJ_ENOTFOUND, "no earlier submission");
+    sqlite3_finalize(st);
+    pthread_mutex_unlock(&db->mu);
+    return rc;
+}
+
 int db_sub_list(struct db *db, int64_t user_id, int limit, struct db_sub **out, int *n,
                 struct kj_err *err)
 {
