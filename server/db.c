@@ -328,6 +328,7 @@ int db_open(const char *path, struct db **out, struct kj_err *err)
     if ((db = calloc(1, sizeof *db)) == NULL)
         return KJ_FAIL(err, KJ_ENOMEM, "out of memory opening %s", path);
     pthread_mutex_init(&db->mu, NULL);
+    pthread_mutex_init(&db->q_mu, NULL);
     db->lease_ms = DB_LEASE_DEFAULT_MS;
     rc = DB_CHECK(db, err, sqlite3_open_v2(path, &db->h, SQLITE_OPEN_READWRITE |
                   SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX, NULL), SQLITE_OK);
@@ -354,6 +355,7 @@ void db_close(struct db *db)
     if (db->h != NULL && sqlite3_close(db->h) != SQLITE_OK)
         kj_log(KJ_LOG_WARN, "db", "close: %s", sqlite3_errmsg(db->h));
     pthread_mutex_destroy(&db->mu);
+    pthread_mutex_destroy(&db->q_mu);
     free(db);
 }
 

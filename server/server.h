@@ -44,7 +44,7 @@
 #define KJ_NAME_MAX 32                             /* user names: [a-z0-9_.-]{1,32} */
 #define KJ_HTTP_CONN_LIMIT 1024
 #define KJ_HTTP_CONN_TIMEOUT_S 60
-#define KJ_HTTP_THREADS 2
+#define KJ_HTTP_THREADS 8                          /* MHD worker threads; several let submissions share a group commit (db_sub.c) */
 #define KJ_MAX_RELOAD_BYTES 1024                   /* POST /admin/reload body */
 #define KJ_DIFF_MAX_LINES 20000                    /* submission detail: diffs of longer files are not shown */
 #define KJ_DIFF_MAX_EDITS 1000                     /*   nor diffs changing more lines than this */
