@@ -97,7 +97,8 @@ static int db_sub_insert_locked(struct db *db, struct db_sub *s, struct kj_err *
                  "source_sha256, status, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, 'queued', ?)",
                  "ittttbti", s->user_id, s->leaderboard, s->gpu, s->mode, s->file_name,
                  (const void *)s->source, s->source_len, s->source_sha256, s->created_at);
-    /* Autocommit: the row is durable (synchronous=FULL) when the step returns. */
+    /* Durable (synchronous=FULL) when the step returns in autocommit (db_sub_insert),
+     * or when the caller's transaction commits (db_pending_commit). */
     if (rc == 0 && (rc = db_step(db, err, st)) == 0) {
         s->id = sqlite3_last_insert_rowid(db->h);
         snprintf(s->status, sizeof s->status, "queued");
