@@ -11,7 +11,7 @@ CFLAGS_BASE := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -g -Icommon -I$(CUDA
 CFLAGS ?= -O2
 SAN := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 CUDA_LIB := -L$(CUDA)/lib64 -Wl,-rpath,$(CUDA)/lib64 -lnvrtc -ldl
-SERVER_LIBS := -lmicrohttpd -lcjson -lsqlite3 -lcrypto -lpthread
+SERVER_LIBS := -lmicrohttpd -lcjson -lsqlite3 -lcrypto -lpthread -lm
 RUNNER_LIBS := -lcjson $(CUDA_LIB) -lseccomp -lpthread -lm
 # Architectures the trusted kernels are built for (SASS), plus PTX for newer GPUs.
 KERNEL_ARCHS := -gencode arch=compute_90,code=sm_90 -gencode arch=compute_100,code=sm_100 \

@@ -46,6 +46,9 @@ struct box {
     CUmodule kmod, umod;        /* trusted kernels; the cubin under test */
     CUfunction f_fill, f_poison, f_flush, f_discard, f_block, f_empty, f_check, f_same, f_clock;
     CUfunction fn[DIR_MAX_LAUNCHES];
+    CUmodule gmod;              /* the board's generate.cu (trusted), 0 if none */
+    CUfunction gfn[DIR_MAX_LAUNCHES];
+    struct dir_dims gdims[DIR_MAX_LAUNCHES];
     int loaded;
     int blocker;                /* hold the stream while a sample is queued (off under profilers) */
     struct box_device info;
@@ -216,21 +219,27 @@ static int box_init(struct box *b, struct box_rep *rep)
 
 /* ------------------------------------------------------------------- load */
 
-/* Check a kernel's parameter layout against the leaderboard's signature. */
-static int box_check_params(struct box *b, int l, struct box_rep *rep)
+/* Check a kernel's parameter layout against the leaderboard's signature:
+ * the buffers, the vars as int, then the workspace pointer (a submission
+ * with a workspace line) or the seed (generate.cu, gen = 1). A mismatch is
+ * the submission's (rejected) or, for generate.cu, the board's (internal). */
+static int box_check_params(struct box *b, const struct directives *d, CUfunction f, int l,
+                            int gen, struct box_rep *rep)
 {
     const struct spec *s = b->spec;
-    const struct dir_launch *dl = &b->cfg->dirs->launch[l];
+    const struct dir_launch *dl = &d->launch[l];
     size_t want[SPEC_MAX_BUFFERS + SPEC_MAX_VARS + 1], nwant = 0, got[64], ngot = 0;
     for (int i = 0; i < s->nbuffers; i++)
         want[nwant++] = sizeof(void *);
     for (int i = 0; i < s->nvars; i++)
         want[nwant++] = sizeof(int32_t);
-    if (b->cfg->dirs->workspace[0] != '\0')
+    if (gen)
+        want[nwant++] = sizeof(uint64_t);
+    else if (d->workspace[0] != '\0')
         want[nwant++] = sizeof(void *);
     for (ngot = 0; ngot < 64; ngot++) {
         size_t off, sz;
-        if (b->d.cuFuncGetParamInfo(b->fn[l], ngot, &off, &sz) != CUDA_SUCCESS)
+        if (b->d.cuFuncGetParamInfo(f, ngot, &off, &sz) != CUDA_SUCCESS)
             break;
         got[ngot] = sz;
     }
@@ -243,52 +252,78 @@ static int box_check_params(struct box *b, int l, struct box_rep *rep)
     size_t p = 0;
     for (int i = 0; i < s->nbuffers; i++)
         p += snprintf(sig + p, sizeof sig - p, "%s%s%s* %s", i ? ", " : "",
-                      s->buffers[i].role == SPEC_INPUT ? "const " : "",
+                      s->buffers[i].role == SPEC_INPUT && !gen ? "const " : "",
                       spec_dtype_name(s->buffers[i].dtype), s->buffers[i].name);
     for (int i = 0; i < s->nvars && p < sizeof sig; i++)
         p += snprintf(sig + p, sizeof sig - p, ", int %s", s->vars[i]);
-    if (b->cfg->dirs->workspace[0] != '\0' && p < sizeof sig)
+    if (gen && p < sizeof sig)
+        snprintf(sig + p, sizeof sig - p, ", unsigned long long seed");
+    else if (d->workspace[0] != '\0' && p < sizeof sig)
         snprintf(sig + p, sizeof sig - p, ", void* workspace");
     p = 0;
     for (size_t i = 0; i < ngot && p < sizeof have; i++)
         p += snprintf(have + p, sizeof have - p, "%s%zu", i ? "," : "", got[i]);
-    return rep_fail(rep, BOX_REJECTED, dl->line,
-                    "line %d: kernel '%s' takes %zu parameters of sizes (%s) bytes; the "
-                    "leaderboard's signature is (%s): %zu parameters", dl->line, dl->kernel,
-                    ngot, have, sig, nwant);
+    return rep_fail(rep, gen ? BOX_INTERNAL : BOX_REJECTED, dl->line,
+                    "%sline %d: kernel '%s' takes %zu parameters of sizes (%s) bytes; the "
+                    "leaderboard's signature is (%s): %zu parameters", gen ? "generate.cu " : "",
+                    dl->line, dl->kernel, ngot, have, sig, nwant);
+}
+
+/* Look up and check the kernel of every launch line of d in mod. */
+static int box_bind(struct box *b, const struct directives *d, CUmodule mod,
+                    char (*lowered)[256], int nlaunch, CUfunction *fn, int gen,
+                    struct box_rep *rep)
+{
+    if (nlaunch != d->nlaunch)
+        return rep_fail(rep, BOX_INTERNAL, 0, "inconsistent LOAD request");
+    for (int l = 0; l < nlaunch; l++) {
+        const struct dir_launch *dl = &d->launch[l];
+        lowered[l][255] = '\0';
+        if (b->d.cuModuleGetFunction(&fn[l], mod, lowered[l]) != CUDA_SUCCESS)
+            return rep_fail(rep, gen ? BOX_INTERNAL : BOX_REJECTED, dl->line,
+                            "%sline %d: no kernel named '%s' in the module",
+                            gen ? "generate.cu " : "", dl->line, dl->kernel);
+        if (box_check_params(b, d, fn[l], l, gen, rep) != 0)
+            return -1;
+    }
+    return 0;
 }
 
 static int box_load(struct box *b, const struct box_req *req, struct box_rep *rep)
 {
     struct box_load ld;
-    void *cubin = NULL;
+    unsigned char *cubin = NULL;
     int rc = -1;
     if (req->payload < sizeof ld || fdio_read_full(b->cfg->fd_in, &ld, sizeof ld) != 0)
         return rep_fail(rep, BOX_INTERNAL, 0, "short LOAD request");
-    if (req->payload - sizeof ld != ld.cubin_size || ld.cubin_size == 0 ||
-        ld.nlaunch != b->cfg->dirs->nlaunch)
+    if (req->payload - sizeof ld != (uint64_t)ld.cubin_size + ld.gen_size ||
+        ld.cubin_size == 0 || (ld.gen_size > 0) != (b->cfg->gendirs != NULL))
         return rep_fail(rep, BOX_INTERNAL, 0, "inconsistent LOAD request");
-    cubin = malloc(ld.cubin_size);
-    if (cubin == NULL || fdio_read_full(b->cfg->fd_in, cubin, ld.cubin_size) != 0) {
+    cubin = malloc((size_t)ld.cubin_size + ld.gen_size);
+    if (cubin == NULL ||
+        fdio_read_full(b->cfg->fd_in, cubin, (size_t)ld.cubin_size + ld.gen_size) != 0) {
         rep_fail(rep, BOX_INTERNAL, 0, "cannot read the cubin");
         goto out;
+    }
+    /* The trusted generator first: its failures are the board's, never the
+     * submission's. */
+    if (ld.gen_size > 0) {
+        CUresult r = b->d.cuModuleLoadData(&b->gmod, cubin + ld.cubin_size);
+        if (r != CUDA_SUCCESS) {
+            rep_cuda(b, rep, BOX_INTERNAL, r, "loading generate.cu");
+            goto out;
+        }
+        if (box_bind(b, b->cfg->gendirs, b->gmod, ld.gen_lowered, ld.gen_nlaunch, b->gfn, 1,
+                     rep) != 0)
+            goto out;
     }
     CUresult r = b->d.cuModuleLoadData(&b->umod, cubin);
     if (r != CUDA_SUCCESS) {
         rep_cuda(b, rep, BOX_REJECTED, r, "loading the compiled module");
         goto out;
     }
-    for (int l = 0; l < ld.nlaunch; l++) {
-        const struct dir_launch *dl = &b->cfg->dirs->launch[l];
-        ld.lowered[l][sizeof ld.lowered[l] - 1] = '\0';
-        if (b->d.cuModuleGetFunction(&b->fn[l], b->umod, ld.lowered[l]) != CUDA_SUCCESS) {
-            rep_fail(rep, BOX_REJECTED, dl->line, "line %d: no kernel named '%s' in the module",
-                     dl->line, dl->kernel);
-            goto out;
-        }
-        if (box_check_params(b, l, rep) != 0)
-            goto out;
-    }
+    if (box_bind(b, b->cfg->dirs, b->umod, ld.lowered, ld.nlaunch, b->fn, 0, rep) != 0)
+        goto out;
     b->loaded = 1;
     rc = 0;
 out:
@@ -319,42 +354,43 @@ static void box_free_buffers(struct box *b)
     b->cur_bench = b->cur_case = -1;
 }
 
-/* Check one launch's evaluated dimensions against the device and the kernel. */
-static int box_check_dims(struct box *b, int l, struct box_rep *rep)
+/* Check one launch's evaluated dimensions against the device and the kernel
+ * f. A failure is the submission's (rejected); status says otherwise for
+ * generate.cu. */
+static int box_check_dims(struct box *b, const struct dir_launch *dl, CUfunction f,
+                          const struct dir_dims *dd, int status, struct box_rep *rep)
 {
-    const struct dir_launch *dl = &b->cfg->dirs->launch[l];
-    const struct dir_dims *dd = &b->dims[l];
     const struct box_device *i = &b->info;
     int fmax = 0, fstatic = 0;
-    b->d.cuFuncGetAttribute(&fmax, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, b->fn[l]);
-    b->d.cuFuncGetAttribute(&fstatic, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, b->fn[l]);
+    b->d.cuFuncGetAttribute(&fmax, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, f);
+    b->d.cuFuncGetAttribute(&fstatic, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, f);
     static const char axis[3] = {'x', 'y', 'z'};
     for (int k = 0; k < 3; k++) {
         if (dd->grid[k] > (uint32_t)i->max_grid[k])
-            return rep_fail(rep, BOX_REJECTED, dl->line, "line %d: grid.%c = %u exceeds the "
+            return rep_fail(rep, status, dl->line, "line %d: grid.%c = %u exceeds the "
                             "device limit %d", dl->line, axis[k], dd->grid[k], i->max_grid[k]);
         if (dd->block[k] > (uint32_t)i->max_block[k])
-            return rep_fail(rep, BOX_REJECTED, dl->line, "line %d: block.%c = %u exceeds the "
+            return rep_fail(rep, status, dl->line, "line %d: block.%c = %u exceeds the "
                             "device limit %d", dl->line, axis[k], dd->block[k], i->max_block[k]);
         if (dd->has_cluster && dd->grid[k] % dd->cluster[k] != 0)
-            return rep_fail(rep, BOX_REJECTED, dl->line, "line %d: grid.%c = %u is not a "
+            return rep_fail(rep, status, dl->line, "line %d: grid.%c = %u is not a "
                             "multiple of cluster.%c = %u", dl->line, axis[k], dd->grid[k],
                             axis[k], dd->cluster[k]);
     }
     uint64_t threads = (uint64_t)dd->block[0] * dd->block[1] * dd->block[2];
     if (threads > (uint64_t)fmax)
-        return rep_fail(rep, BOX_REJECTED, dl->line, "line %d: block of %llu threads; kernel "
+        return rep_fail(rep, status, dl->line, "line %d: block of %llu threads; kernel "
                         "'%s' can run at most %d per block on this device (registers)",
                         dl->line, (unsigned long long)threads, dl->kernel, fmax);
     if ((uint64_t)dd->smem + (uint64_t)fstatic > (uint64_t)i->max_smem_optin)
-        return rep_fail(rep, BOX_REJECTED, dl->line, "line %d: smem = %u bytes plus %d static "
+        return rep_fail(rep, status, dl->line, "line %d: smem = %u bytes plus %d static "
                         "exceeds the device's %d bytes per block", dl->line, dd->smem, fstatic,
                         i->max_smem_optin);
     if (dd->smem > 48 * 1024) {
-        CUresult r = b->d.cuFuncSetAttribute(b->fn[l],
+        CUresult r = b->d.cuFuncSetAttribute(f,
                      CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, (int)dd->smem);
         if (r != CUDA_SUCCESS)
-            return rep_cuda(b, rep, BOX_REJECTED, r, "raising the dynamic shared memory limit");
+            return rep_cuda(b, rep, status, r, "raising the dynamic shared memory limit");
     }
     return 0;
 }
@@ -373,10 +409,18 @@ static int box_eval_launches(struct box *b, const struct spec_case *c, struct bo
     }
     struct expr_vars vars = {s->nvars, names, c->val};
     kj_err_clear(&err);
+    for (int l = 0; b->gmod != 0 && l < b->cfg->gendirs->nlaunch; l++) {
+        const struct dir_launch *dl = &b->cfg->gendirs->launch[l];
+        if (dir_eval_launch(dl, &vars, &b->gdims[l], &err) != KJ_OK)
+            return rep_fail(rep, BOX_INTERNAL, err.line, "generate.cu: %s", err.msg);
+        if (box_check_dims(b, dl, b->gfn[l], &b->gdims[l], BOX_INTERNAL, rep) != 0)
+            return -1;
+    }
     for (int l = 0; l < b->cfg->dirs->nlaunch; l++) {
-        if (dir_eval_launch(&b->cfg->dirs->launch[l], &vars, &b->dims[l], &err) != KJ_OK)
+        const struct dir_launch *dl = &b->cfg->dirs->launch[l];
+        if (dir_eval_launch(dl, &vars, &b->dims[l], &err) != KJ_OK)
             return rep_fail(rep, BOX_REJECTED, err.line, "%s", err.msg);
-        if (box_check_dims(b, l, rep) != 0)
+        if (box_check_dims(b, dl, b->fn[l], &b->dims[l], BOX_REJECTED, rep) != 0)
             return -1;
     }
     if (dir_eval_workspace(b->cfg->dirs, &vars, &b->ws_size, &err) != KJ_OK)
@@ -437,9 +481,17 @@ static unsigned box_grid_for(const struct box *b, int64_t n)
     return (unsigned)(blocks < 1 ? 1 : blocks > cap ? cap : blocks);
 }
 
-/* Queue: fresh inputs for seed, poisoned outputs, zeroed workspace. */
+static int box_launch_set(struct box *b, const struct directives *d, const CUfunction *fn,
+                          const struct dir_dims *dims, void **args, int status,
+                          struct box_rep *rep);
+
+/* Queue: fresh inputs for seed (the fill kernel, then the board's
+ * generate.cu, which may rewrite any input), poisoned outputs, zeroed
+ * workspace. */
 static int box_prepare(struct box *b, uint64_t seed, uint64_t poison, struct box_rep *rep)
 {
+    void *gargs[SPEC_MAX_BUFFERS + SPEC_MAX_VARS + 1];
+    int ng = 0;
     for (int i = 0; i < b->spec->nbuffers; i++) {
         const struct spec_buffer *sb = &b->spec->buffers[i];
         int dtype = (int)sb->dtype, dist = (int)sb->dist;
@@ -449,34 +501,38 @@ static int box_prepare(struct box *b, uint64_t seed, uint64_t poison, struct box
         void *fill_args[] = {&b->buf[i], &dtype, &n, &seed, &bi, &dist, &p0, &p1};
         void *poison_args[] = {&b->buf[i], &dtype, &n, &ps};
         unsigned g = box_grid_for(b, b->nelem[i]);
+        gargs[ng++] = &b->buf[i];
         if (sb->role == SPEC_INPUT && sb->dist == SPEC_DIST_GENERATED)
-            return rep_fail(rep, BOX_INTERNAL, 0, "generate.cu inputs are not supported yet");
-        if (sb->role == SPEC_INPUT)
+            BOX_CU(b, rep, cuMemsetD8Async(b->buf[i], 0, b->size[i], b->stream),
+                   "zeroing a generated input");
+        else if (sb->role == SPEC_INPUT)
             BOX_CU(b, rep, cuLaunchKernel(b->f_fill, g, 1, 1, 256, 1, 1, 0, b->stream,
                                           fill_args, NULL), "filling inputs");
         else
             BOX_CU(b, rep, cuLaunchKernel(b->f_poison, g, 1, 1, 256, 1, 1, 0, b->stream,
                                           poison_args, NULL), "poisoning outputs");
     }
+    if (b->gmod != 0) {
+        for (int v = 0; v < b->spec->nvars; v++)
+            gargs[ng++] = &b->ivals[v];
+        gargs[ng++] = &seed;
+        if (box_launch_set(b, b->cfg->gendirs, b->gfn, b->gdims, gargs, BOX_INTERNAL, rep) != 0)
+            return -1;
+    }
     if (b->ws != 0)
         BOX_CU(b, rep, cuMemsetD8Async(b->ws, 0, b->ws_size, b->stream), "zeroing the workspace");
     return 0;
 }
 
-/* Queue the submission's launches in directive order. A launch the driver
- * refuses is the submission's fault (rejected, with its line). */
-static int box_launch_all(struct box *b, struct box_rep *rep)
+/* Queue the launches of d (kernels fn, dimensions dims) in directive order
+ * with args. A launch the driver refuses is reported with status and its
+ * line (the submission's: rejected). */
+static int box_launch_set(struct box *b, const struct directives *d, const CUfunction *fn,
+                          const struct dir_dims *dims, void **args, int status,
+                          struct box_rep *rep)
 {
-    void *args[SPEC_MAX_BUFFERS + SPEC_MAX_VARS + 1];
-    int n = 0;
-    for (int i = 0; i < b->spec->nbuffers; i++)
-        args[n++] = &b->buf[i];
-    for (int v = 0; v < b->spec->nvars; v++)
-        args[n++] = &b->ivals[v];
-    if (b->cfg->dirs->workspace[0] != '\0')
-        args[n++] = &b->ws;
-    for (int l = 0; l < b->cfg->dirs->nlaunch; l++) {
-        const struct dir_dims *dd = &b->dims[l];
+    for (int l = 0; l < d->nlaunch; l++) {
+        const struct dir_dims *dd = &dims[l];
         CUlaunchConfig lc;
         CUlaunchAttribute attr;
         memset(&lc, 0, sizeof lc);
@@ -493,17 +549,32 @@ static int box_launch_all(struct box *b, struct box_rep *rep)
             lc.attrs = &attr;
             lc.numAttrs = 1;
         }
-        CUresult r = b->d.cuLaunchKernelEx(&lc, b->fn[l], args, NULL);
+        CUresult r = b->d.cuLaunchKernelEx(&lc, fn[l], args, NULL);
         if (r != CUDA_SUCCESS) {
-            int line = b->cfg->dirs->launch[l].line;
+            int line = d->launch[l].line;
             char what[64];
-            snprintf(what, sizeof what, "line %d: launch refused", line);
-            rep_cuda(b, rep, BOX_REJECTED, r, what);
+            snprintf(what, sizeof what, "%sline %d: launch refused",
+                     status == BOX_REJECTED ? "" : "generate.cu ", line);
+            rep_cuda(b, rep, status, r, what);
             rep->line = line;
             return -1;
         }
     }
     return 0;
+}
+
+/* Queue the submission's launches: buffers, vars, then the workspace. */
+static int box_launch_all(struct box *b, struct box_rep *rep)
+{
+    void *args[SPEC_MAX_BUFFERS + SPEC_MAX_VARS + 1];
+    int n = 0;
+    for (int i = 0; i < b->spec->nbuffers; i++)
+        args[n++] = &b->buf[i];
+    for (int v = 0; v < b->spec->nvars; v++)
+        args[n++] = &b->ivals[v];
+    if (b->cfg->dirs->workspace[0] != '\0')
+        args[n++] = &b->ws;
+    return box_launch_set(b, b->cfg->dirs, b->fn, b->dims, args, BOX_REJECTED, rep);
 }
 
 /* Wait for everything queued; a failure now is the submission's (it ran last). */
@@ -704,7 +775,11 @@ static int box_verify(struct box *b, const struct box_req *req, struct box_rep *
         const struct spec_buffer *sb = &b->spec->buffers[i];
         int dtype = (int)sb->dtype;
         uint64_t n = (uint64_t)b->nelem[i], nbytes = b->size[i];
-        double atol = sb->atol, rtol = sb->rtol;
+        double atol = 0.0, rtol = 0.0;
+        struct kj_err e;
+        if (sb->role == SPEC_OUTPUT &&
+            spec_tolerance(b->spec, i, box_case(b, b->cur_bench, b->cur_case), &atol, &rtol, &e) != 0)
+            return rep_fail(rep, BOX_INTERNAL, 0, "%s", e.msg);
         void *ca[] = {&b->buf[i], &b->peer[i], &dtype, &n, &atol, &rtol, &b->bad};
         void *sa[] = {&b->buf[i], &b->peer[i], &nbytes, &b->bad};
         unsigned g = box_grid_for(b, b->nelem[i]);

@@ -78,16 +78,22 @@ struct box_verify {
     unsigned char ipc[SPEC_MAX_BUFFERS][64];
 };
 
+/* LOAD payload: this struct, the cubin, then (gen_size > 0) the cubin of
+ * the board's generate.cu. */
 struct box_load {
     uint32_t cubin_size;
     int nlaunch;
     char lowered[DIR_MAX_LAUNCHES][256]; /* function name per launch line */
+    uint32_t gen_size;                   /* 0: the board has no generate.cu */
+    int gen_nlaunch;
+    char gen_lowered[DIR_MAX_LAUNCHES][256];
 };
 
 /* What a box is given at fork time (copied into the child by fork). */
 struct box_cfg {
     const struct spec *spec;
     const struct directives *dirs;
+    const struct directives *gendirs; /* the board's generate.cu, NULL if none */
     int gpu;                  /* device ordinal */
     int role_reference;       /* 1 = reference box (untimed) */
     int fd_in, fd_out;        /* requests in, replies out */

@@ -67,8 +67,15 @@ static cJSON *buffer_json(const struct spec_buffer *b)
         cJSON_AddItemToArray(shape, cJSON_CreateString(b->shape[d]));
     cJSON_AddStringToObject(o, "role", b->role == SPEC_INPUT ? "input" : "output");
     if (b->role == SPEC_OUTPUT) {
-        cJSON_AddNumberToObject(o, "atol", b->atol);
-        cJSON_AddNumberToObject(o, "rtol", b->rtol);
+        /* An expression stays a string, as in the file. */
+        if (b->atol_expr[0] != '\0')
+            cJSON_AddStringToObject(o, "atol", b->atol_expr);
+        else
+            cJSON_AddNumberToObject(o, "atol", b->atol);
+        if (b->rtol_expr[0] != '\0')
+            cJSON_AddStringToObject(o, "rtol", b->rtol_expr);
+        else
+            cJSON_AddNumberToObject(o, "rtol", b->rtol);
         return o;
     }
     init = cJSON_AddObjectToObject(o, "init");
