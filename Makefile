@@ -2,7 +2,8 @@
 # `make test` runs the CPU tests (unit tests under ASan+UBSan, then the API
 # tests against a real server); `make gpu-test` runs the GPU tests (needs a
 # GPU); `make run` installs what is missing, builds and starts the service;
-# `make bench` runs the benchmarks under bench/.
+# `make bench` runs the benchmarks under bench/ (GPU); `make bench-http` the
+# HTTP load benchmark (no GPU).
 
 CUDA ?= /usr/local/cuda
 NVCC ?= $(CUDA)/bin/nvcc
@@ -30,7 +31,7 @@ SERVER_OBJ := $(SERVER_SRC:%.c=$(OBJ)/%.o)
 RUNNER_OBJ := $(RUNNER_SRC:%.c=$(OBJ)/%.o) $(OBJ)/kernels/fatbin.o
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=build/tests/%)
 
-.PHONY: all test gpu-test run deps bench clean
+.PHONY: all test gpu-test run deps bench bench-http clean
 all: bin/kjudge-server bin/kjudge-runner
 
 # -MMD: each object also depends on exactly the headers it includes.
@@ -90,6 +91,9 @@ run:
 
 bench:
 	@bench/run.sh
+
+bench-http: bin/kjudge-server
+	@python3 bench/http_load.py
 
 clean:
 	rm -rf build bin

@@ -256,6 +256,7 @@ static int cmd_probe(const struct opts *o)
         cJSON_AddNumberToObject(j, "l2_bytes", (double)d.l2_bytes);
         cJSON_AddNumberToObject(j, "memory_bytes", (double)d.total_mem);
         cJSON_AddNumberToObject(j, "driver_api_version", d.driver_version);
+        cJSON_AddStringToObject(j, "run_box_sandbox", d.sandbox);
     } else {
         cJSON_AddNullToObject(j, "gpu");
         cJSON_AddStringToObject(j, "gpu_error", err.msg);
