@@ -2,7 +2,8 @@
 # `make test` runs the CPU tests (unit tests under ASan+UBSan, then the API
 # tests against a real server); `make gpu-test` runs the GPU tests (needs a
 # GPU); `make run` installs what is missing, builds and starts the service;
-# `make bench` runs the benchmarks under bench/.
+# `make bench` runs the benchmarks under bench/ (GPU); `make bench-http` the
+# HTTP load benchmark (no GPU).
 
 CUDA ?= /usr/local/cuda
 NVCC ?= $(CUDA)/bin/nvcc
@@ -11,7 +12,7 @@ CFLAGS_BASE := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -g -Icommon -I$(CUDA
 CFLAGS ?= -O2
 SAN := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 CUDA_LIB := -L$(CUDA)/lib64 -Wl,-rpath,$(CUDA)/lib64 -lnvrtc -ldl
-SERVER_LIBS := -lmicrohttpd -lcjson -lsqlite3 -lcrypto -lpthread
+SERVER_LIBS := -lmicrohttpd -lcjson -lsqlite3 -lcrypto -lpthread -lm
 RUNNER_LIBS := -lcjson $(CUDA_LIB) -lseccomp -lpthread -lm
 # Architectures the trusted kernels are built for (SASS), plus PTX for newer GPUs.
 KERNEL_ARCHS := -gencode arch=compute_90,code=sm_90 -gencode arch=compute_100,code=sm_100 \
@@ -30,7 +31,7 @@ SERVER_OBJ := $(SERVER_SRC:%.c=$(OBJ)/%.o)
 RUNNER_OBJ := $(RUNNER_SRC:%.c=$(OBJ)/%.o) $(OBJ)/kernels/fatbin.o
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=build/tests/%)
 
-.PHONY: all test gpu-test run deps bench clean
+.PHONY: all test gpu-test run deps bench bench-http clean
 all: bin/kjudge-server bin/kjudge-runner
 
 # -MMD: each object also depends on exactly the headers it includes.
@@ -90,6 +91,9 @@ run:
 
 bench:
 	@bench/run.sh
+
+bench-http: bin/kjudge-server
+	@python3 bench/http_load.py
 
 clean:
 	rm -rf build bin

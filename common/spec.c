@@ -9,12 +9,13 @@
  */
 #include "spec.h"
 #include "expr.h"
+#include "fexpr.h"
 
 #include <cjson/cJSON.h>
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
-#include <math.h> /* isfinite only: the server links without libm */
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -470,6 +471,30 @@ static int ld_init(struct ld *c, const cJSON *obj, const char *where, struct spe
     return 0;
 }
 
+/* A tolerance: a number, or a string holding a real expression over the
+ * vars (checked here for syntax and names, per case in ld_case_check). */
+static int ld_tol(struct ld *c, const cJSON *obj, const char *key, const char *field,
+                  int required, double *num, char *expr)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+    const char *names[SPEC_MAX_VARS];
+    struct expr_vars vars;
+    struct kj_err e;
+    double x;
+
+    if (!cJSON_IsString(v))
+        return ld_num(c, obj, key, field, required, num);
+    if (strlen(v->valuestring) >= SPEC_MAX_EXPR)
+        return LD_FAIL(c, field, "expression longer than %d characters", SPEC_MAX_EXPR - 1);
+    kj_err_clear(&e);
+    spec_expr_vars(c->s, names, NULL, &vars);
+    if (fexpr_eval(v->valuestring, &vars, &x, &e) != 0)
+        return LD_FAIL(c, field, "%s", e.msg);
+    snprintf(expr, SPEC_MAX_EXPR, "%s", v->valuestring);
+    *num = 0.0;
+    return 0;
+}
+
 static int ld_tolerance(struct ld *c, const cJSON *obj, const char *where, struct spec_buffer *b)
 {
     char fa[64], fr[64];
@@ -478,8 +503,8 @@ static int ld_tolerance(struct ld *c, const cJSON *obj, const char *where, struc
     snprintf(fr, sizeof fr, "%s.rtol", where);
     if (cJSON_GetObjectItemCaseSensitive(obj, "init") != NULL)
         return LD_FAIL(c, where, "an output has no init");
-    if ((rc = ld_num(c, obj, "atol", fa, !isint, &b->atol)) != 0 ||
-        (rc = ld_num(c, obj, "rtol", fr, !isint, &b->rtol)) != 0)
+    if ((rc = ld_tol(c, obj, "atol", fa, !isint, &b->atol, b->atol_expr)) != 0 ||
+        (rc = ld_tol(c, obj, "rtol", fr, !isint, &b->rtol, b->rtol_expr)) != 0)
         return rc;
     if (b->atol < 0)
         return LD_FAIL(c, fa, "must be >= 0");
@@ -605,6 +630,12 @@ static int ld_case_check(struct ld *c, const struct spec_case *k, const char *wh
     for (int b = 0; b < s->nbuffers; b++) {
         kj_err_clear(&e);
         if (spec_buffer_elems(s, b, k, &v, &e) != 0)
+            return LD_FAIL(c, where, "%s: %s", label, e.msg);
+    }
+    for (int b = 0; b < s->nbuffers; b++) {
+        double at, rt;
+        kj_err_clear(&e);
+        if (s->buffers[b].role == SPEC_OUTPUT && spec_tolerance(s, b, k, &at, &rt, &e) != 0)
             return LD_FAIL(c, where, "%s: %s", label, e.msg);
     }
     const char *sz[2] = {s->bytes_expr, s->flops_expr};
@@ -947,4 +978,30 @@ void spec_free_all(struct spec **specs, int n)
     for (int i = 0; i < n; i++)
         spec_free(specs[i]);
     free(specs);
+}
+
+int spec_tolerance(const struct spec *s, int b, const struct spec_case *c,
+                   double *atol, double *rtol, struct kj_err *err)
+{
+    const struct spec_buffer *sb = &s->buffers[b];
+    const char *names[SPEC_MAX_VARS];
+    const char *ex[2] = {sb->atol_expr, sb->rtol_expr}, *key[2] = {"atol", "rtol"};
+    double *out[2] = {atol, rtol};
+    struct expr_vars vars;
+
+    *atol = sb->atol;
+    *rtol = sb->rtol;
+    spec_expr_vars(s, names, c->val, &vars);
+    for (int i = 0; i < 2; i++) {
+        if (ex[i][0] == '\0')
+            continue;
+        struct kj_err e;
+        kj_err_clear(&e);
+        if (fexpr_eval(ex[i], &vars, out[i], &e) != 0)
+            return KJ_FAIL(err, e.code, "buffer %s %s: %s", sb->name, key[i], e.msg);
+        if (!(*out[i] >= 0.0))
+            return KJ_FAIL(err, KJ_EINVAL, "buffer %s %s '%s' = %g, must be >= 0", sb->name,
+                           key[i], ex[i], *out[i]);
+    }
+    return 0;
 }

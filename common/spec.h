@@ -44,6 +44,8 @@ struct spec_buffer {
     enum spec_dist dist;
     double p0, p1;                          /* normal: mean,std; uniform: lo,hi; int: lo,hi inclusive */
     double atol, rtol;                      /* outputs only; integer outputs compare exactly */
+    char atol_expr[SPEC_MAX_EXPR];          /* "" or a fexpr.h expression that replaces atol */
+    char rtol_expr[SPEC_MAX_EXPR];          /* per case (spec_tolerance), e.g. "1e-5 * sqrt(N)" */
 };
 
 /* One test or benchmark case: a value per variable (same order as spec.vars) and a seed. */
@@ -103,6 +105,12 @@ int spec_buffer_elems(const struct spec *s, int b, const struct spec_case *c,
 /* Dimensions of buffer b for case c into dims[SPEC_MAX_DIMS]; returns ndim via *ndim. */
 int spec_buffer_dims(const struct spec *s, int b, const struct spec_case *c,
                      int64_t *dims, int *ndim, struct kj_err *err);
+
+/* The tolerances of output buffer b for case c: the numbers of the file, or
+ * its expressions evaluated with c's variables (finite and >= 0, which the
+ * loader has checked for every case of the file). */
+int spec_tolerance(const struct spec *s, int b, const struct spec_case *c,
+                   double *atol, double *rtol, struct kj_err *err);
 
 /* Write "T=1 H=256 GS=64" for case c into buf. */
 void spec_case_label(const struct spec *s, const struct spec_case *c, char *buf, size_t bufsz);

@@ -28,6 +28,8 @@ enum box_op {
     BOX_OP_VERIFY,    /* reference box: compare its buffers with the submission's (payload: struct box_verify) */
     BOX_OP_COPY,      /* copy the current buffers to the region (detailed report, or no IPC) */
     BOX_OP_CLOCK,     /* estimate the SM clock now: rep.ns holds MHz */
+    BOX_OP_HEALTH,    /* known-answer kernel: BOX_OK when the GPU computes right */
+    BOX_OP_GRAPH,     /* cross-check: a CUDA graph of many launches over rotating buffers (TIMING.md 7) */
     BOX_OP_QUIT
 };
 
@@ -44,6 +46,7 @@ struct box_device {
     int max_threads_block, max_smem_optin, max_block[3], max_grid[3];
     int clock_khz, mem_clock_khz, mem_bus_bits;
     char pci[32];
+    char sandbox[64];         /* protections in force, "ns,fs,creds,seccomp,cgroup" (rbox.h) */
     char error[512];          /* non-empty: the box could not start (why) */
 };
 
@@ -55,15 +58,17 @@ struct box_req {
     int no_copy;              /* CASE/SAMPLE: leave the results on the GPU (verified there) */
     uint64_t seed;            /* input seed for this call */
     uint64_t poison_seed;
-    double seconds;           /* WARMUP: how long */
+    double seconds;           /* WARMUP: how long; GRAPH: the shape's median, to size the graph */
     uint32_t payload;         /* bytes that follow the request */
 };
 
 struct box_rep {
     int status;               /* enum box_status */
     int line;                 /* directive line the failure belongs to, 0 if none */
-    double ns;                /* SAMPLE / BASELINE: elapsed GPU time */
-    long count;               /* WARMUP: samples run; VERIFY: mismatching elements */
+    double ns;                /* SAMPLE / BASELINE / GRAPH (per launch): elapsed GPU time */
+    double event_ns;          /* BASELINE: median of an empty event pair with the same protocol */
+    long count;               /* WARMUP: samples run; VERIFY: mismatching elements;
+                               * GRAPH: launches per replay (0: no graph was possible, msg says why) */
     char msg[1024];
     int has_ipc;              /* CASE/SAMPLE: ipc[] holds the buffers' handles */
     uint64_t gen;             /* changes whenever the buffers are reallocated */
@@ -78,16 +83,22 @@ struct box_verify {
     unsigned char ipc[SPEC_MAX_BUFFERS][64];
 };
 
+/* LOAD payload: this struct, the cubin, then (gen_size > 0) the cubin of
+ * the board's generate.cu. */
 struct box_load {
     uint32_t cubin_size;
     int nlaunch;
     char lowered[DIR_MAX_LAUNCHES][256]; /* function name per launch line */
+    uint32_t gen_size;                   /* 0: the board has no generate.cu */
+    int gen_nlaunch;
+    char gen_lowered[DIR_MAX_LAUNCHES][256];
 };
 
 /* What a box is given at fork time (copied into the child by fork). */
 struct box_cfg {
     const struct spec *spec;
     const struct directives *dirs;
+    const struct directives *gendirs; /* the board's generate.cu, NULL if none */
     int gpu;                  /* device ordinal */
     int role_reference;       /* 1 = reference box (untimed) */
     int fd_in, fd_out;        /* requests in, replies out */
@@ -96,6 +107,7 @@ struct box_cfg {
     size_t region_size;
     void *unmap;              /* the other box's region, unmapped in the child */
     size_t unmap_size;
+    unsigned rbox_skip;       /* protections not to apply (KJUDGE_RBOX_SKIP; box_start fills it) */
 };
 
 /* Byte offset and size of every buffer of case c in the region (256-byte
@@ -134,6 +146,12 @@ int box_start(const struct box_cfg *cfg, struct box_proc *out, struct kj_err *er
 
 /* Start a box only to describe device gpu, then stop it (no spec needed). */
 int box_probe(int gpu, struct box_device *dev, struct kj_err *err);
+
+/* In a fresh box: a known-answer kernel over 16 Mi elements, checked on the
+ * host. KJ_OK when the GPU is usable; otherwise err says what failed. The
+ * supervisor runs it after a time_limit or runtime_error, before the next
+ * job. */
+int box_health(int gpu, struct kj_err *err);
 
 #endif
 

@@ -134,6 +134,13 @@ static void cbox_child(int fd, const char *src, size_t len, const struct directi
     _exit(0);
 }
 
+static double cbox_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
 /* Read exactly n bytes before the deadline (CLOCK_MONOTONIC seconds). */
 static int cbox_read(int fd, void *p, size_t n, double deadline)
 {
@@ -170,17 +177,18 @@ static int cbox_limit(struct compile_result *out, const char *arch, const char *
     return out->log ? KJ_OK : KJ_ENOMEM;
 }
 
-/* Reap the box. After end of file it is on its way out, so give it until the
- * deadline to end by itself (its status says why); otherwise kill it. */
-static void cbox_reap(pid_t pid, int eof, double deadline, int *status)
+/* Reap the box. A box that answered or closed its pipe is on its way out:
+ * give it until the deadline (and a 2 s grace for its exit) to end by
+ * itself, so that its status says why it died. A box that ran out of time
+ * (kill_now) is killed at once. */
+static void cbox_reap(pid_t pid, int kill_now, double deadline, int *status)
 {
-    struct timespec ts, nap = {0, 5 * 1000 * 1000};
-    for (;;) {
-        pid_t got = waitpid(pid, status, eof ? WNOHANG : 0);
+    struct timespec nap = {0, 5 * 1000 * 1000};
+    while (!kill_now) {
+        pid_t got = waitpid(pid, status, WNOHANG);
         if (got == pid || (got < 0 && errno != EINTR))
             return;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        if (!eof || (double)ts.tv_sec + ts.tv_nsec * 1e-9 > deadline)
+        if (cbox_now() > deadline + 2.0)
             break;
         nanosleep(&nap, NULL);
     }
@@ -221,19 +229,20 @@ static int cbox_denied(int nr, struct kj_err *err)
                    nr, name);
 }
 
-static int cbox_collect(int fd, pid_t pid, const char *arch, struct compile_result *out,
-                        int *result, struct kj_err *err)
+
+/* Read the box's answer and reap it; the wall deadline counts from the
+ * box's start, so a box collected late (after another compile) gets no
+ * extra time. */
+static int cbox_collect(int fd, pid_t pid, double deadline, const char *arch,
+                        struct compile_result *out, int *result, struct kj_err *err)
 {
     struct cbox_head h;
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    double deadline = (double)ts.tv_sec + ts.tv_nsec * 1e-9 + CBOX_WALL_S;
     int status = 0, rc;
     memset(&h, 0, sizeof h);
     if (out)
         memset(out, 0, sizeof *out);
     rc = cbox_read_all(fd, &h, out, deadline);
-    cbox_reap(pid, rc == KJ_EIO, deadline, &status);
+    cbox_reap(pid, rc != KJ_OK && rc != KJ_EIO, deadline, &status);
     if (rc == KJ_OK && h.sys_nr >= 0) {
         if (out)
             compile_result_free(out);
@@ -284,6 +293,7 @@ static int cbox_fork(struct cbox_proc *p, pid_t *pid, int *wfd, struct kj_err *e
     close(fds[1]);
     p->pid = *pid;
     p->fd = fds[0];
+    p->deadline = cbox_now() + CBOX_WALL_S;
     return KJ_OK;
 }
 
@@ -300,7 +310,7 @@ int cbox_start(const char *src, size_t len, const struct directives *d, const ch
 int cbox_finish(struct cbox_proc *p, const char *arch, struct compile_result *out,
                 struct kj_err *err)
 {
-    int rc = cbox_collect(p->fd, p->pid, arch, out, NULL, err);
+    int rc = cbox_collect(p->fd, p->pid, p->deadline, arch, out, NULL, err);
     close(p->fd);
     p->pid = p->fd = -1;
     return rc;
@@ -330,7 +340,7 @@ int cbox_run_in_box(int (*fn)(void *), void *arg, unsigned flags, int *result,
         h.rc = fn(arg);
         _exit(fdio_write_full(SANDBOX_FD, &h, sizeof h) != 0 ? 3 : 0);
     }
-    rc = cbox_collect(p.fd, p.pid, "", NULL, result, err);
+    rc = cbox_collect(p.fd, p.pid, p.deadline, "", NULL, result, err);
     close(p.fd);
     return rc;
 }

@@ -23,7 +23,10 @@ int cbox_compile(const char *src, size_t len, const struct directives *d,
 
 /* The two halves of cbox_compile, so that two compiles can run at once:
  * cbox_start forks the child; cbox_finish collects it (and always reaps it). */
-struct cbox_proc { int pid, fd; };
+struct cbox_proc {
+    int pid, fd;
+    double deadline;  /* CLOCK_MONOTONIC seconds: start + CBOX_WALL_S */
+};
 int cbox_start(const char *src, size_t len, const struct directives *d, const char *arch,
                struct cbox_proc *p, struct kj_err *err);
 int cbox_finish(struct cbox_proc *p, const char *arch, struct compile_result *out,

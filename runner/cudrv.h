@@ -30,6 +30,8 @@
     X(cuStreamCreate) X(cuStreamSynchronize) X(cuStreamDestroy) \
     X(cuEventCreate) X(cuEventRecord) X(cuEventSynchronize) X(cuEventElapsedTime) X(cuEventDestroy) \
     X(cuIpcGetMemHandle) X(cuIpcOpenMemHandle) X(cuIpcCloseMemHandle) \
+    X(cuStreamBeginCapture) X(cuStreamEndCapture) X(cuGraphInstantiateWithFlags) \
+    X(cuGraphUpload) X(cuGraphLaunch) X(cuGraphExecDestroy) X(cuGraphDestroy) \
     X(cuGetErrorName) X(cuGetErrorString)
 
 #define CUDRV_MEMBER(name) __typeof__(name) *name;

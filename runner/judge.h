@@ -30,6 +30,7 @@ struct judge_job {
     double warmup_s;              /* per benchmark shape; 0 = default 0.2 s */
     double time_limit_s;          /* wall limit of the whole job; 0 = the leaderboard's */
     long samples;                 /* > 0: exactly this many timed calls per shape (profiling, benches) */
+    const char *dump_dir;         /* non-NULL: run every shape once untimed and write it there (dump.h) */
     judge_progress_fn progress;   /* may be NULL */
     void *progress_ctx;
 };

@@ -56,6 +56,8 @@ static void usage(FILE *f)
         "       kjudge-runner eval FILE [--leaderboard NAME] [--mode test|benchmark|leaderboard]\n"
         "                     [--json] [--gpu N] [--warmup SECONDS] [--time-limit SECONDS]\n"
         "                     [--samples N]   (exactly N timed calls per shape, for profiling)\n"
+        "                     [--dump DIR]    (every shape once, untimed: inputs and outputs\n"
+        "                                      as raw files + manifest.json, see runner/dump.h)\n"
         "       kjudge-runner serve --server URL [--gpu N] [--name NAME] [--gpu-type H200]\n"
         "                     [--token-file FILE] [--once]   (token also from KJUDGE_RUNNER_TOKEN)\n"
         "       kjudge-runner probe [--gpu N]\n"
@@ -213,6 +215,7 @@ static int cmd_eval(const struct opts *o)
     jj.warmup_s = o->warmup;
     jj.time_limit_s = o->time_limit;
     jj.samples = o->samples;
+    jj.dump_dir = o->dump;
     jj.progress = report_progress;
     jj.progress_ctx = stderr;
     /* A local leaderboard run has no server secret: draw one for this run. */
@@ -253,6 +256,7 @@ static int cmd_probe(const struct opts *o)
         cJSON_AddNumberToObject(j, "l2_bytes", (double)d.l2_bytes);
         cJSON_AddNumberToObject(j, "memory_bytes", (double)d.total_mem);
         cJSON_AddNumberToObject(j, "driver_api_version", d.driver_version);
+        cJSON_AddStringToObject(j, "run_box_sandbox", d.sandbox);
     } else {
         cJSON_AddNullToObject(j, "gpu");
         cJSON_AddStringToObject(j, "gpu_error", err.msg);

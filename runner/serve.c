@@ -36,6 +36,8 @@ struct serve {
     pthread_mutex_t mu;        /* guards beat_stop and the condition */
     pthread_cond_t cv;
     int beat_stop;             /* 1: the heartbeat thread ends */
+    int unhealthy;             /* 1: the GPU failed its health check; stop taking work */
+    char why[256];             /* what the health check said */
 };
 
 static void sleep_s(double s)
@@ -160,6 +162,34 @@ static cJSON *serve_internal(const char *msg)
     return r;
 }
 
+/* After a time_limit or runtime_error the GPU may be wedged: a known-answer
+ * kernel in a fresh box decides. When it fails, the verdict cannot be
+ * trusted either: the job goes back to the queue as an internal error (a
+ * retry elsewhere) and this runner stops. */
+static cJSON *serve_check_gpu(struct serve *sv, cJSON *result)
+{
+    const cJSON *v = cJSON_GetObjectItem(result, "verdict");
+    struct kj_err err;
+    char msg[400];
+    if (!cJSON_IsString(v) || (strcmp(v->valuestring, "time_limit") != 0 &&
+                               strcmp(v->valuestring, "runtime_error") != 0))
+        return result;
+    kj_err_clear(&err);
+    if (box_health(sv->cfg->gpu, &err) == KJ_OK) {
+        kj_log(KJ_LOG_INFO, "serve", "GPU health check passed after job=%ld (%s)", sv->job_id,
+               v->valuestring);
+        return result;
+    }
+    sv->unhealthy = 1;
+    snprintf(sv->why, sizeof sv->why, "%s", err.msg);
+    kj_log(KJ_LOG_ERROR, "serve", "GPU %d failed its health check after job=%ld: %s; this "
+           "runner stops taking work", sv->cfg->gpu, sv->job_id, err.msg);
+    snprintf(msg, sizeof msg, "runner %s: its GPU failed a health check after this job (%s); "
+             "the job is judged again on another runner", sv->cfg->name, err.msg);
+    cJSON_Delete(result);
+    return serve_internal(msg);
+}
+
 /* Judge one claimed job object and post its result. */
 static void serve_job(struct serve *sv, const cJSON *job)
 {
@@ -207,6 +237,7 @@ static void serve_job(struct serve *sv, const cJSON *job)
         pthread_mutex_unlock(&sv->mu);
         if (beating)
             pthread_join(beat, NULL);
+        result = serve_check_gpu(sv, result);
     }
     const cJSON *v = cJSON_GetObjectItem(result, "verdict");
     kj_log(KJ_LOG_INFO, "serve", "judged job=%ld verdict=%s", sv->job_id,
@@ -257,9 +288,10 @@ int serve_loop(const struct serve_cfg *cfg, struct kj_err *err)
         const char *n = strncmp(sv.dev.name, "NVIDIA ", 7) == 0 ? sv.dev.name + 7 : sv.dev.name;
         snprintf(sv.gpu_type, sizeof sv.gpu_type, "%.*s", (int)strcspn(n, " "), n);
     }
-    kj_log(KJ_LOG_INFO, "serve", "runner ready name=%s gpu=%d device=\"%s\" type=%s arch=%s",
-           cfg->name, cfg->gpu, sv.dev.name, sv.gpu_type, sv.dev.arch);
-    while (!*cfg->stop) {
+    kj_log(KJ_LOG_INFO, "serve", "runner ready name=%s gpu=%d device=\"%s\" type=%s arch=%s "
+           "sandbox=%s", cfg->name, cfg->gpu, sv.dev.name, sv.gpu_type, sv.dev.arch,
+           sv.dev.sandbox[0] ? sv.dev.sandbox : "none");
+    while (!*cfg->stop && !sv.unhealthy) {
         struct kj_err cerr;
         int r = serve_claim(&sv, &cerr);
         if (r == 1 && cfg->once)
@@ -274,6 +306,8 @@ int serve_loop(const struct serve_cfg *cfg, struct kj_err *err)
                 sleep_s(0.1);
         }
     }
+    if (sv.unhealthy)
+        rc = KJ_FAIL(err, KJ_ECUDA, "GPU %d is unhealthy: %s", cfg->gpu, sv.why);
 out:
     spec_free_all(sv.specs, sv.nspecs);
     pthread_cond_destroy(&sv.cv);

@@ -2,7 +2,8 @@
  * api.h - the request handlers the route table in http.c points at.
  *
  * One file per resource: api_submissions.c (users submit and read
- * submissions), api_users.c (accounts, tokens, invites, bans),
+ * submissions), api_detail.c (a submission's index entry: kernels,
+ * launches, rank, diff), api_admin.c (reload, publishing sources), api_users.c (accounts, tokens, invites, bans),
  * api_leaderboards.c (boards and rankings), api_runner.c (GPU hosts claim
  * jobs and post results), api_gpus.c (GPU types, their
  * runners and queues), api_meta.c (health, OpenAPI, whoami), sse.c (the
@@ -21,12 +22,30 @@ enum MHD_Result api_sub_get(struct http_req *r);
 enum MHD_Result api_sub_events(struct http_req *r);
 /* POST /submissions/{id}/disqualify (admin) */
 enum MHD_Result api_sub_disqualify(struct http_req *r);
+/* May r's caller read s's source? *visible = 1 for its owner and admins,
+ * and for any signed-in user (not a runner) once s's board's sources are
+ * published. */
+int api_source_visible(struct http_req *r, const struct db_sub *s, int *visible,
+                       struct kj_err *err);
 /* Remove every "secret_seed" key of j, at any depth. */
 void api_strip_secrets(cJSON *j);
 
+/* api_detail.c: GET /submissions/{id}/detail */
+enum MHD_Result api_sub_detail(struct http_req *r);
+
+/* api_admin.c */
+enum MHD_Result api_admin_reload(struct http_req *r);
+enum MHD_Result api_board_publish(struct http_req *r);
+
 /* api_leaderboards.c */
-/* At start: build srv->boards and srv->boards_list from srv->specs (reads each description). */
-int api_boards_build(struct server *srv, struct kj_err *err);
+/* Build bs->boards and bs->list from bs->specs (reads each description). */
+int api_boards_build(struct srv_boards *bs, struct kj_err *err);
+/* Index of gpu among b's GPU types, or -1. */
+int api_board_gpu(const struct srv_board *b, const char *gpu);
+/* The rankings of board b on its g-th GPU type, from the cache or freshly
+ * read: *out is a new reference the caller drops with srv_rank_blob_release(). */
+int api_rankings(struct server *srv, struct srv_board *b, int g, struct srv_rank_blob **out,
+                 struct kj_err *err);
 enum MHD_Result api_boards_list(struct http_req *r);
 enum MHD_Result api_board_get(struct http_req *r);
 enum MHD_Result api_board_rankings(struct http_req *r);

@@ -2,7 +2,7 @@
  * api_gpus.c - GET /api/v1/gpus: each GPU type some leaderboard runs on,
  * with its queue depth and the runners that asked it for work.
  *
- * Public. The GPU types come from the loaded leaderboards (srv->specs), in
+ * Public. The GPU types come from the loaded leaderboards (the request's srv_boards), in
  * the order the boards name them; runners and counts from db_gpu_runners().
  * A runner is "active" while it holds a running job, "idle" when it polled
  * within the lease length, "silent" otherwise.
@@ -14,12 +14,12 @@
 #include <time.h>
 
 /* Is gpu named by a board before board index upto (or earlier in the same board)? */
-static int gpu_seen(const struct server *srv, int upto, int gi, const char *gpu)
+static int gpu_seen(const struct srv_boards *bs, int upto, int gi, const char *gpu)
 {
     for (int b = 0; b <= upto; b++) {
-        int n = b < upto ? srv->specs[b]->ngpus : gi;
+        int n = b < upto ? bs->specs[b]->ngpus : gi;
         for (int g = 0; g < n; g++)
-            if (strcmp(srv->specs[b]->gpus[g], gpu) == 0)
+            if (strcmp(bs->specs[b]->gpus[g], gpu) == 0)
                 return 1;
     }
     return 0;
@@ -60,15 +60,15 @@ static cJSON *gpu_json(struct http_req *r, const char *gpu, int64_t now, struct 
 
 enum MHD_Result api_gpus(struct http_req *r)
 {
-    const struct server *srv = r->srv;
+    const struct srv_boards *bs = r->boards;
     struct kj_err err;
     int64_t now = (int64_t)time(NULL);
     cJSON *root = cJSON_CreateObject(), *arr = cJSON_AddArrayToObject(root, "gpus");
     kj_err_clear(&err);
-    for (int b = 0; b < srv->nspecs; b++) {
-        for (int g = 0; g < srv->specs[b]->ngpus; g++) {
-            const char *gpu = srv->specs[b]->gpus[g];
-            if (gpu_seen(srv, b, g, gpu))
+    for (int b = 0; b < bs->nspecs; b++) {
+        for (int g = 0; g < bs->specs[b]->ngpus; g++) {
+            const char *gpu = bs->specs[b]->gpus[g];
+            if (gpu_seen(bs, b, g, gpu))
                 continue;
             cJSON *o = gpu_json(r, gpu, now, &err);
             if (o == NULL) {

@@ -2,11 +2,14 @@
  * api_leaderboards.c - GET /api/v1/leaderboards, /leaderboards/{name} and
  * /leaderboards/{name}/rankings?gpu=G.
  *
- * The list and detail bodies are public and never change while the server
- * runs, so main.c calls api_boards_build() once and they are served from
- * persistent buffers with an ETag. Rankings are read from the database on
- * each request (db_rank_rows, rank.c): best accepted leaderboard-mode
- * submission per user, lower score_ns first, equal scores share a rank.
+ * The list and detail bodies are public and change only when the boards
+ * are reloaded, so srv_boards_load() calls api_boards_build() once per set
+ * and they are served from the set's buffers with an ETag (the request's
+ * reference keeps the set alive while they are sent). Rankings are read from
+ * the database (db_rank_rows, rank.c: best accepted leaderboard-mode
+ * submission per user, lower score_ns first, equal scores share a rank) and
+ * kept per board and GPU type until srv->rank_gen moves (a verdict or a
+ * disqualification bumps it), so a busy board costs no query per request.
  */
 #include "api.h"
 #include "rank.h"
@@ -14,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define BOARD_MAX_DESCRIPTION (256 * 1024)
 #define JSON_SAFE_INT 9007199254740992ULL /* larger seeds are sent as strings */
@@ -67,8 +71,15 @@ static cJSON *buffer_json(const struct spec_buffer *b)
         cJSON_AddItemToArray(shape, cJSON_CreateString(b->shape[d]));
     cJSON_AddStringToObject(o, "role", b->role == SPEC_INPUT ? "input" : "output");
     if (b->role == SPEC_OUTPUT) {
-        cJSON_AddNumberToObject(o, "atol", b->atol);
-        cJSON_AddNumberToObject(o, "rtol", b->rtol);
+        /* An expression stays a string, as in the file. */
+        if (b->atol_expr[0] != '\0')
+            cJSON_AddStringToObject(o, "atol", b->atol_expr);
+        else
+            cJSON_AddNumberToObject(o, "atol", b->atol);
+        if (b->rtol_expr[0] != '\0')
+            cJSON_AddStringToObject(o, "rtol", b->rtol_expr);
+        else
+            cJSON_AddNumberToObject(o, "rtol", b->rtol);
         return o;
     }
     init = cJSON_AddObjectToObject(o, "init");
@@ -191,16 +202,17 @@ static int freeze(cJSON *json, char **text, size_t *len, char *etag, size_t etag
     return srv_etag(*text, *len, etag, etagsz, err);
 }
 
-int api_boards_build(struct server *srv, struct kj_err *err)
+int api_boards_build(struct srv_boards *bs, struct kj_err *err)
 {
     cJSON *list = cJSON_CreateObject(), *arr = cJSON_AddArrayToObject(list, "leaderboards");
     int rc = 0;
-    if (srv->nspecs > 0 && (srv->boards = calloc((size_t)srv->nspecs, sizeof *srv->boards)) == NULL)
+    if (bs->nspecs > 0 && (bs->boards = calloc((size_t)bs->nspecs, sizeof *bs->boards)) == NULL)
         rc = KJ_FAIL(err, KJ_ENOMEM, "out of memory building leaderboards");
-    for (int i = 0; rc == 0 && i < srv->nspecs; i++) {
-        struct srv_board *b = &srv->boards[i];
+    for (int i = 0; rc == 0 && i < bs->nspecs; i++) {
+        struct srv_board *b = &bs->boards[i];
         char *desc = NULL;
-        b->spec = srv->specs[i];
+        b->spec = bs->specs[i];
+        pthread_mutex_init(&b->cache_mu, NULL);
         if ((rc = read_description(b->spec, &desc, err)) != 0)
             break;
         rc = freeze(board_detail(b->spec, desc), &b->detail, &b->detail_len, b->etag,
@@ -209,8 +221,7 @@ int api_boards_build(struct server *srv, struct kj_err *err)
         cJSON_AddItemToArray(arr, board_summary(b->spec));
     }
     if (rc == 0)
-        return freeze(list, &srv->boards_list, &srv->boards_list_len, srv->boards_list_etag,
-                      sizeof srv->boards_list_etag, err);
+        return freeze(list, &bs->list, &bs->list_len, bs->list_etag, sizeof bs->list_etag, err);
     cJSON_Delete(list);
     return rc;
 }
@@ -221,18 +232,22 @@ int api_boards_build(struct server *srv, struct kj_err *err)
 
 enum MHD_Result api_boards_list(struct http_req *r)
 {
-    return http_static_json(r, MHD_HTTP_OK, r->srv->boards_list, r->srv->boards_list_len,
-                            r->srv->boards_list_etag);
+    return http_static_json(r, MHD_HTTP_OK, r->boards->list, r->boards->list_len,
+                            r->boards->list_etag);
 }
 
 enum MHD_Result api_board_get(struct http_req *r)
 {
-    const struct srv_board *b = srv_board(r->srv, r->params[0]);
+    const struct srv_board *b = srv_board(r->boards, r->params[0]);
     if (b == NULL)
         return http_error(r, MHD_HTTP_NOT_FOUND, "unknown_leaderboard",
                           "no leaderboard named '%.64s'", r->params[0]);
     return http_static_json(r, MHD_HTTP_OK, b->detail, b->detail_len, b->etag);
 }
+
+/* ------------------------------------------------------------------ */
+/* Rankings and their cache                                            */
+/* ------------------------------------------------------------------ */
 
 static cJSON *ranking_row(const struct db_rank_row *row, int rank)
 {
@@ -248,13 +263,112 @@ static cJSON *ranking_row(const struct db_rank_row *row, int rank)
     return o;
 }
 
+/* The rankings body of rows into blob (ids, ranks, body, etag). */
+static int rank_fill(const struct srv_board *b, const char *gpu, int published,
+                     const struct db_rank_row *rows, int n, struct srv_rank_blob *blob,
+                     struct kj_err *err)
+{
+    double *scores = malloc(((size_t)n + 1) * sizeof *scores);
+    cJSON *root = NULL, *arr;
+    blob->ids = malloc(((size_t)n + 1) * sizeof *blob->ids);
+    blob->ranks = malloc(((size_t)n + 1) * sizeof *blob->ranks);
+    if (scores == NULL || blob->ids == NULL || blob->ranks == NULL ||
+        (root = cJSON_CreateObject()) == NULL) {
+        free(scores);
+        return KJ_FAIL(err, KJ_ENOMEM, "out of memory building rankings of %d rows", n);
+    }
+    for (int i = 0; i < n; i++) {
+        scores[i] = rows[i].score_ns;
+        blob->ids[i] = rows[i].submission_id;
+    }
+    rank_assign(scores, n, blob->ranks);
+    free(scores);
+    blob->n = n;
+    cJSON_AddStringToObject(root, "leaderboard", b->spec->name);
+    cJSON_AddStringToObject(root, "gpu", gpu);
+    cJSON_AddStringToObject(root, "ranking", b->spec->ranking);
+    cJSON_AddBoolToObject(root, "sources_published", published);
+    arr = cJSON_AddArrayToObject(root, "rankings");
+    for (int i = 0; i < n; i++)
+        cJSON_AddItemToArray(arr, ranking_row(&rows[i], blob->ranks[i]));
+    return freeze(root, &blob->body, &blob->len, blob->etag, sizeof blob->etag, err);
+}
+
+/* Read the rankings of (b, gpu) from the database into a new blob (one reference). */
+static int rank_build(struct server *srv, const struct srv_board *b, const char *gpu,
+                      uint64_t gen, struct srv_rank_blob **out, struct kj_err *err)
+{
+    struct srv_rank_blob *blob = calloc(1, sizeof *blob);
+    struct db_rank_row *rows = NULL;
+    int64_t published_at = 0;
+    int n = 0, rc;
+    *out = NULL;
+    if (blob == NULL)
+        return KJ_FAIL(err, KJ_ENOMEM, "out of memory building rankings");
+    atomic_init(&blob->refs, 1);
+    blob->gen = gen;
+    if ((rc = db_published(srv->db, b->spec->name, &published_at, err)) == 0 &&
+        (rc = db_rank_rows(srv->db, b->spec->name, gpu, &rows, &n, err)) == 0)
+        rc = rank_fill(b, gpu, published_at != 0, rows, n, blob, err);
+    db_rank_rows_free(rows, n);
+    if (rc != 0) {
+        srv_rank_blob_release(blob);
+        return rc;
+    }
+    *out = blob;
+    return 0;
+}
+
+int api_rankings(struct server *srv, struct srv_board *b, int g, struct srv_rank_blob **out,
+                 struct kj_err *err)
+{
+    uint64_t gen = atomic_load(&srv->rank_gen);
+    struct srv_rank_blob *blob, *old = NULL;
+    int rc;
+    KJ_ASSERT(g >= 0 && g < b->spec->ngpus);
+    pthread_mutex_lock(&b->cache_mu);
+    if ((blob = b->rank[g]) != NULL && blob->gen == gen)
+        atomic_fetch_add(&blob->refs, 1);
+    else
+        blob = NULL;
+    pthread_mutex_unlock(&b->cache_mu);
+    if ((*out = blob) != NULL)
+        return 0;
+    if ((rc = rank_build(srv, b, b->spec->gpus[g], gen, &blob, err)) != 0)
+        return rc;
+    /* Keep it unless the rankings moved while it was read (then it is already stale). */
+    pthread_mutex_lock(&b->cache_mu);
+    if (gen == atomic_load(&srv->rank_gen) && (b->rank[g] == NULL || b->rank[g]->gen != gen)) {
+        old = b->rank[g];
+        atomic_fetch_add(&blob->refs, 1);
+        b->rank[g] = blob;
+    }
+    pthread_mutex_unlock(&b->cache_mu);
+    srv_rank_blob_release(old);
+    *out = blob;
+    return 0;
+}
+
+int api_board_gpu(const struct srv_board *b, const char *gpu)
+{
+    for (int i = 0; gpu != NULL && i < b->spec->ngpus; i++)
+        if (strcmp(b->spec->gpus[i], gpu) == 0)
+            return i;
+    return -1;
+}
+
+static void blob_done(void *cls)
+{
+    srv_rank_blob_release(cls);
+}
+
 enum MHD_Result api_board_rankings(struct http_req *r)
 {
-    const struct srv_board *b = srv_board(r->srv, r->params[0]);
+    struct srv_board *b = srv_board(r->boards, r->params[0]);
     const char *gpu = http_query(r, "gpu");
-    struct db_rank_row *rows = NULL;
+    struct srv_rank_blob *blob = NULL;
     struct kj_err err;
-    int n = 0, ok = 0;
+    int g;
 
     if (b == NULL)
         return http_error(r, MHD_HTTP_NOT_FOUND, "unknown_leaderboard",
@@ -262,33 +376,14 @@ enum MHD_Result api_board_rankings(struct http_req *r)
     if (gpu == NULL || gpu[0] == '\0')
         return http_error(r, MHD_HTTP_BAD_REQUEST, "missing_gpu",
                           "add ?gpu=NAME (one of this leaderboard's gpus)");
-    for (int i = 0; i < b->spec->ngpus; i++)
-        ok |= strcmp(b->spec->gpus[i], gpu) == 0;
-    if (!ok) {
+    if ((g = api_board_gpu(b, gpu)) < 0) {
         char safe[72];
         kj_printable(safe, sizeof safe, gpu, 64);
         return http_error(r, MHD_HTTP_BAD_REQUEST, "unknown_gpu",
                           "leaderboard %s does not run on '%s'", b->spec->name, safe);
     }
     kj_err_clear(&err);
-    if (db_rank_rows(r->srv->db, b->spec->name, gpu, &rows, &n, &err) != 0)
+    if (api_rankings(r->srv, b, g, &blob, &err) != 0)
         return http_internal(r, &err);
-    double *scores = malloc(((size_t)n + 1) * sizeof *scores);
-    int *ranks = malloc(((size_t)n + 1) * sizeof *ranks);
-    cJSON *root = NULL;
-    if (scores != NULL && ranks != NULL && (root = cJSON_CreateObject()) != NULL) {
-        for (int i = 0; i < n; i++)
-            scores[i] = rows[i].score_ns;
-        rank_assign(scores, n, ranks);
-        cJSON_AddStringToObject(root, "leaderboard", b->spec->name);
-        cJSON_AddStringToObject(root, "gpu", gpu);
-        cJSON_AddStringToObject(root, "ranking", b->spec->ranking);
-        cJSON *arr = cJSON_AddArrayToObject(root, "rankings");
-        for (int i = 0; i < n; i++)
-            cJSON_AddItemToArray(arr, ranking_row(&rows[i], ranks[i]));
-    }
-    free(scores);
-    free(ranks);
-    db_rank_rows_free(rows, n);
-    return http_json(r, MHD_HTTP_OK, root);
+    return http_shared_json(r, MHD_HTTP_OK, blob->body, blob->len, blob->etag, blob_done, blob);
 }

@@ -60,7 +60,7 @@ enum MHD_Result api_healthz(struct http_req *r)
     }
     cJSON_AddStringToObject(o, "status", "ok");
     cJSON_AddStringToObject(o, "database", "ok");
-    cJSON_AddNumberToObject(o, "leaderboards", r->srv->nspecs);
+    cJSON_AddNumberToObject(o, "leaderboards", r->boards->nspecs);
     cJSON_AddNumberToObject(o, "queued", (double)queued);
     cJSON_AddNumberToObject(o, "running", (double)running);
     return http_json(r, MHD_HTTP_OK, o);

@@ -242,6 +242,8 @@ enum MHD_Result api_runner_result(struct http_req *r)
     cJSON_Delete(body);
     if (rc != 0)
         return job_error(r, rc, &err);
+    if (outcome == DB_FINISH_DONE)
+        srv_rank_invalidate(r->srv); /* committed: cached rankings read before are stale */
     if (outcome != DB_FINISH_DUPLICATE)
         wait_notify(r->srv->wait, ref.id);
     cJSON *o = cJSON_CreateObject();

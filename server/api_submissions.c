@@ -7,7 +7,8 @@
  * committed as a queued row (db_sub_insert_limited, which enforces the
  * caller's per-mode rate limit) before the 202 goes out; the
  * runner picks it up through api_runner.c. Reads show the owner (or an
- * admin) everything but the secret seed; others see the public fields.
+ * admin) everything but the secret seed; others see the public fields,
+ * and the source once the admin published the board's sources.
  * ?wait=1 parks the connection in wait.h until the result arrives;
  * /events with ?stream=1 (or Accept: text/event-stream) hands over to sse.c.
  */
@@ -92,8 +93,10 @@ static cJSON *result_view(const struct db_sub *s, int full)
     return out;
 }
 
-/* A submission as JSON. full: the owner's view (source, full result). */
-static cJSON *sub_json(const struct db_sub *s, int full, int with_result)
+/* A submission as JSON. full: the owner's view (source, full result);
+ * source: the file name, hash and source (the owner, or anyone signed in
+ * once the board's sources are published). */
+static cJSON *sub_json(const struct db_sub *s, int full, int source, int with_result)
 {
     cJSON *o = cJSON_CreateObject(), *urls;
     char url[96];
@@ -120,7 +123,7 @@ static cJSON *sub_json(const struct db_sub *s, int full, int with_result)
         cJSON_AddStringToObject(o, "disqualified_reason", s->dq_reason);
     if (full && s->reason[0] != '\0')
         cJSON_AddStringToObject(o, "reason", s->reason);
-    if (full) {
+    if (full || source) {
         cJSON_AddStringToObject(o, "file_name", s->file_name);
         cJSON_AddStringToObject(o, "source_sha256", s->source_sha256);
         if (s->source != NULL)
@@ -141,6 +144,20 @@ static cJSON *sub_json(const struct db_sub *s, int full, int with_result)
 static int owner_view(const struct http_req *r, const struct db_sub *s)
 {
     return r->authed && (r->user.id == s->user_id || strcmp(r->user.role, "admin") == 0);
+}
+
+int api_source_visible(struct http_req *r, const struct db_sub *s, int *visible,
+                       struct kj_err *err)
+{
+    int64_t at = 0;
+    int rc;
+    *visible = owner_view(r, s);
+    if (*visible || !r->authed || strcmp(r->user.role, "runner") == 0)
+        return 0;
+    if ((rc = db_published(r->srv->db, s->leaderboard, &at, err)) != 0)
+        return rc;
+    *visible = at != 0;
+    return 0;
 }
 
 /* ------------------------------------------------------------------ */
@@ -216,7 +233,7 @@ static int check_fields(struct http_req *r, struct upload_fields *f, enum MHD_Re
 static const struct srv_board *check_board(struct http_req *r, const struct upload_fields *f,
                                            enum MHD_Result *res)
 {
-    const struct srv_board *b = srv_board(r->srv, f->leaderboard);
+    const struct srv_board *b = srv_board(r->boards, f->leaderboard);
     char safe[72];
     int ok = 0;
     if (b == NULL) {
@@ -387,7 +404,7 @@ enum MHD_Result api_sub_list(struct http_req *r)
         return http_internal(r, &err);
     cJSON *root = cJSON_CreateObject(), *arr = cJSON_AddArrayToObject(root, "submissions");
     for (int i = 0; i < n; i++)
-        cJSON_AddItemToArray(arr, sub_json(&rows[i], 1, 0));
+        cJSON_AddItemToArray(arr, sub_json(&rows[i], 1, 1, 0));
     db_sub_list_free(rows, n);
     return http_json(r, MHD_HTTP_OK, root);
 }
@@ -397,13 +414,15 @@ static enum MHD_Result answer_sub(struct http_req *r, int64_t id)
 {
     struct db_sub s;
     struct kj_err err;
-    int rc;
+    int rc, source = 0;
     kj_err_clear(&err);
     if ((rc = db_sub_get(r->srv->db, id, 1, &s, &err)) == KJ_ENOTFOUND)
         return http_error(r, MHD_HTTP_NOT_FOUND, "not_found", "no submission %lld", (long long)id);
-    if (rc != 0)
+    if (rc != 0 || (rc = api_source_visible(r, &s, &source, &err)) != 0) {
+        db_sub_clear(&s);
         return http_internal(r, &err);
-    cJSON *o = sub_json(&s, owner_view(r, &s), 1);
+    }
+    cJSON *o = sub_json(&s, owner_view(r, &s), source, 1);
     if (r->phase == HTTP_PHASE_WAITING)
         cJSON_AddBoolToObject(o, "wait_timed_out", r->wait.timed_out);
     db_sub_clear(&s);
@@ -591,6 +610,7 @@ enum MHD_Result api_sub_disqualify(struct http_req *r)
         return http_error(r, MHD_HTTP_NOT_FOUND, "not_found", "no submission %lld", (long long)id);
     if (rc != 0)
         return http_internal(r, &err);
+    srv_rank_invalidate(r->srv);
     kj_log(KJ_LOG_INFO, "submit", "disqualified id=%lld by=%s", (long long)id, r->user.name);
     o = cJSON_CreateObject();
     cJSON_AddNumberToObject(o, "id", (double)id);

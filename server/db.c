@@ -92,6 +92,16 @@ static const char schema_v3[] =
     " used_by INTEGER REFERENCES users(id),"
     " used_at INTEGER);";
 
+/* Version 4: leaderboards whose sources the admin published (after their
+ * deadline), and an index for a user's previous submission to a board.
+ * Existing boards: not published. */
+static const char schema_v4[] =
+    "CREATE TABLE published_sources ("
+    " leaderboard TEXT PRIMARY KEY,"
+    " published_at INTEGER NOT NULL,"
+    " published_by INTEGER REFERENCES users(id));"
+    "CREATE INDEX submissions_user_board ON submissions(user_id, leaderboard, id);";
+
 /* ------------------------------------------------------------------ */
 /* Checked-call helpers (db_int.h)                                     */
 /* ------------------------------------------------------------------ */
@@ -293,6 +303,8 @@ static int db_migrate(struct db *db, struct kj_err *err)
         goto fail;
     if (version < 3 && (rc = db_exec(db, err, schema_v3)) != 0)
         goto fail;
+    if (version < 4 && (rc = db_exec(db, err, schema_v4)) != 0)
+        goto fail;
     if (version != DB_SCHEMA_VERSION) {
         snprintf(sql, sizeof sql, "PRAGMA user_version=%d", DB_SCHEMA_VERSION);
         if ((rc = db_exec(db, err, sql)) != 0)
@@ -316,6 +328,7 @@ int db_open(const char *path, struct db **out, struct kj_err *err)
     if ((db = calloc(1, sizeof *db)) == NULL)
         return KJ_FAIL(err, KJ_ENOMEM, "out of memory opening %s", path);
     pthread_mutex_init(&db->mu, NULL);
+    pthread_mutex_init(&db->q_mu, NULL);
     db->lease_ms = DB_LEASE_DEFAULT_MS;
     rc = DB_CHECK(db, err, sqlite3_open_v2(path, &db->h, SQLITE_OPEN_READWRITE |
                   SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX, NULL), SQLITE_OK);
@@ -342,6 +355,7 @@ void db_close(struct db *db)
     if (db->h != NULL && sqlite3_close(db->h) != SQLITE_OK)
         kj_log(KJ_LOG_WARN, "db", "close: %s", sqlite3_errmsg(db->h));
     pthread_mutex_destroy(&db->mu);
+    pthread_mutex_destroy(&db->q_mu);
     free(db);
 }
 

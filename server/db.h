@@ -56,7 +56,7 @@
 #include <stdint.h>
 #include "kj_err.h"
 
-#define DB_SCHEMA_VERSION 3
+#define DB_SCHEMA_VERSION 4
 #define DB_MAX_ATTEMPTS 3    /* attempts of one job before it ends as internal_error */
 #define DB_LEASE_DEFAULT_MS (120 * 1000)
 #define DB_MAX_REASON 256
@@ -276,6 +276,21 @@ int db_event_add(struct db *db, int64_t id, int64_t runner_id, const char *event
 /* Every event of a submission in order; free with db_events_free(). */
 int db_events_list(struct db *db, int64_t id, struct db_event **out, int *n, struct kj_err *err);
 void db_events_free(struct db_event *ev, int n);
+
+/* the previous submission (highest id below s->id) of s's user to s's
+ * leaderboard, any mode and GPU type, with its source. KJ_ENOTFOUND when
+ * there is none. */
+int db_sub_prev(struct db *db, const struct db_sub *s, struct db_sub *out, struct kj_err *err);
+
+/* per leaderboard (db_board.c) */
+/* Publish board's sources (idempotent): *at gets the time they were first
+ * published, *already 1 when that was before this call. */
+int db_publish(struct db *db, const char *board, int64_t by_user, int64_t *at, int *already,
+               struct kj_err *err);
+/* When board's sources were published (unix seconds), 0 when they are not. */
+int db_published(struct db *db, const char *board, int64_t *at, struct kj_err *err);
+/* *has = 1 when any submission names board. */
+int db_board_has_subs(struct db *db, const char *board, int *has, struct kj_err *err);
 
 /* rankings: the best accepted mode=leaderboard submission per user for
  * (board, gpu), ordered by score, then submission time, then id. */

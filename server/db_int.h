@@ -17,10 +17,14 @@
 #include <sqlite3.h>
 #include "db.h"
 
+struct db_pending;
+
 struct db {
     sqlite3 *h;          /* owned */
     pthread_mutex_t mu;  /* serializes every use of h */
     int64_t lease_ms;    /* job lease length (db_set_lease_ms); guarded by mu */
+    pthread_mutex_t q_mu;       /* guards pending (never held while waiting for mu) */
+    struct db_pending *pending; /* submissions waiting for the next group commit (db_sub.c) */
 };
 
 /* Inside a transaction: append an event to submission id (seq = last + 1). */

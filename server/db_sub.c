@@ -97,7 +97,8 @@ static int db_sub_insert_locked(struct db *db, struct db_sub *s, struct kj_err *
                  "source_sha256, status, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, 'queued', ?)",
                  "ittttbti", s->user_id, s->leaderboard, s->gpu, s->mode, s->file_name,
                  (const void *)s->source, s->source_len, s->source_sha256, s->created_at);
-    /* Autocommit: the row is durable (synchronous=FULL) when the step returns. */
+    /* Durable (synchronous=FULL) when the step returns in autocommit (db_sub_insert),
+     * or when the caller's transaction commits (db_pending_commit). */
     if (rc == 0 && (rc = db_step(db, err, st)) == 0) {
         s->id = sqlite3_last_insert_rowid(db->h);
         snprintf(s->status, sizeof s->status, "queued");
@@ -135,24 +136,98 @@ static int db_rate_count(struct db *db, int64_t user_id, const char *mode, int64
     return rc;
 }
 
+/* One submission waiting to be stored by a group commit. Lives on the
+ * stack of the thread that waits for it; the leader that takes it writes
+ * rc, retry_after and s->id, then sets done under q_mu before it lets go of mu. */
+struct db_pending {
+    struct db_sub *s;
+    int limit, window_s;
+    int retry_after;
+    int rc;
+    struct kj_err err;
+    int done;
+    struct db_pending *next;
+};
+
+/* With db->mu held, inside a transaction: the rate check and insert of one pending row. */
+static int db_pending_run(struct db *db, struct db_pending *p, int64_t now)
+{
+    int64_t count = 0, oldest = 0;
+    int rc = 0;
+    if (p->limit > 0)
+        rc = db_rate_count(db, p->s->user_id, p->s->mode, now - p->window_s, &count, &oldest,
+                           &p->err);
+    if (rc == 0 && p->limit > 0 && count >= p->limit) {
+        int64_t wait = oldest + p->window_s - now + 1;
+        p->retry_after = wait < 1 ? 1 : (int)wait;
+        return KJ_FAIL(&p->err, KJ_ELIMIT, "%d %s submissions per %d s", p->limit, p->s->mode,
+                       p->window_s);
+    }
+    return rc != 0 ? rc : db_sub_insert_locked(db, p->s, &p->err);
+}
+
+/* With db->mu held: store every row of batch in one transaction (one
+ * fsync for all). A row over its rate limit is skipped; a database error
+ * rolls the whole batch back and fails every row with it. */
+static void db_pending_commit(struct db *db, struct db_pending *batch)
+{
+    struct kj_err err;
+    int64_t now = db_now();
+    int rc = db_exec(db, &err, "BEGIN IMMEDIATE");
+    for (struct db_pending *p = batch; rc == 0 && p != NULL; p = p->next)
+        if ((p->rc = db_pending_run(db, p, now)) != 0 && p->rc != KJ_ELIMIT) {
+            err = p->err;
+            rc = p->rc;
+        }
+    if (rc == 0)
+        rc = db_exec(db, &err, "COMMIT");
+    if (rc != 0) {
+        db_exec(db, NULL, "ROLLBACK");
+        for (struct db_pending *p = batch; p != NULL; p = p->next) {
+            p->rc = rc;
+            p->err = err;
+            p->s->id = 0;
+        }
+    }
+    pthread_mutex_lock(&db->q_mu);
+    for (struct db_pending *p = batch; p != NULL; p = p->next)
+        p->done = 1;
+    pthread_mutex_unlock(&db->q_mu);
+}
+
+/* Group commit: every caller queues its row, then waits for db->mu. The
+ * first to get it takes all queued rows and commits them together; the
+ * others find theirs done when they get the mutex. So while one commit
+ * waits for the disk, the rows that arrive meanwhile share the next one,
+ * and each row is durable before its caller returns. */
 int db_sub_insert_limited(struct db *db, struct db_sub *s, int limit, int window_s,
                           int *retry_after, struct kj_err *err)
 {
-    int64_t count = 0, oldest = 0, now = db_now();
-    int rc = 0;
-    *retry_after = 0;
+    struct db_pending me, *batch, **tail;
+    memset(&me, 0, sizeof me);
+    me.s = s;
+    me.limit = limit;
+    me.window_s = window_s;
+    pthread_mutex_lock(&db->q_mu);
+    for (tail = &db->pending; *tail != NULL; tail = &(*tail)->next)
+        ;
+    *tail = &me;
+    pthread_mutex_unlock(&db->q_mu);
+
     pthread_mutex_lock(&db->mu);
-    if (limit > 0)
-        rc = db_rate_count(db, s->user_id, s->mode, now - window_s, &count, &oldest, err);
-    if (rc == 0 && limit > 0 && count >= limit) {
-        int64_t wait = oldest + window_s - now + 1;
-        *retry_after = wait < 1 ? 1 : (int)wait;
-        rc = KJ_FAIL(err, KJ_ELIMIT, "%d %s submissions per %d s", limit, s->mode, window_s);
-    } else if (rc == 0) {
-        rc = db_sub_insert_locked(db, s, err);
-    }
+    pthread_mutex_lock(&db->q_mu);
+    batch = me.done ? NULL : db->pending;
+    if (batch != NULL)
+        db->pending = NULL;
+    pthread_mutex_unlock(&db->q_mu);
+    if (batch != NULL)
+        db_pending_commit(db, batch);
     pthread_mutex_unlock(&db->mu);
-    return rc;
+    KJ_ASSERT(me.done);
+    *retry_after = me.retry_after;
+    if (me.rc != 0 && err != NULL)
+        *err = me.err;
+    return me.rc;
 }
 
 int db_sub_disqualify(struct db *db, int64_t id, const char *reason, struct kj_err *err)
@@ -189,6 +264,24 @@ int db_sub_get(struct db *db, int64_t id, int with_blobs, struct db_sub *out, st
     int rc;
     pthread_mutex_lock(&db->mu);
     rc = db_sub_get_locked(db, id, with_blobs, out, err);
+    pthread_mutex_unlock(&db->mu);
+    return rc;
+}
+
+int db_sub_prev(struct db *db, const struct db_sub *s, struct db_sub *out, struct kj_err *err)
+{
+    sqlite3_stmt *st = NULL;
+    int rc;
+    memset(out, 0, sizeof *out);
+    pthread_mutex_lock(&db->mu);
+    rc = db_prep(db, err, &st, "SELECT " SUB_COLS "WHERE s.user_id = ? AND s.leaderboard = ? "
+                 "AND s.id < ? ORDER BY s.id DESC LIMIT 1", "iti", s->user_id, s->leaderboard,
+                 s->id);
+    if (rc == 0 && (rc = db_step(db, err, st)) == 1)
+        rc = db_sub_row(db, err, st, 1, out);
+    else if (rc == 0)
+        rc = KJ_FAIL(err, KJ_ENOTFOUND, "no earlier submission");
+    sqlite3_finalize(st);
     pthread_mutex_unlock(&db->mu);
     return rc;
 }

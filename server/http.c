@@ -38,10 +38,16 @@ static const struct http_route routes[] = {
     {"GET", "/api/v1/submissions", api_sub_list, HTTP_AUTH_USER, HTTP_BODY_NONE, 0},
     {"GET", "/api/v1/submissions/{id}", api_sub_get, HTTP_AUTH_OPTIONAL, HTTP_BODY_NONE, 0},
     {"GET", "/api/v1/submissions/{id}/events", api_sub_events, HTTP_AUTH_ANY, HTTP_BODY_NONE, 0},
+    {"GET", "/api/v1/submissions/{id}/detail", api_sub_detail, HTTP_AUTH_OPTIONAL, HTTP_BODY_NONE,
+     0},
     {"GET", "/api/v1/leaderboards", api_boards_list, HTTP_AUTH_NONE, HTTP_BODY_NONE, 0},
     {"GET", "/api/v1/leaderboards/{name}", api_board_get, HTTP_AUTH_NONE, HTTP_BODY_NONE, 0},
     {"GET", "/api/v1/leaderboards/{name}/rankings", api_board_rankings, HTTP_AUTH_NONE,
      HTTP_BODY_NONE, 0},
+    {"POST", "/api/v1/leaderboards/{name}/publish", api_board_publish, HTTP_AUTH_ADMIN,
+     HTTP_BODY_JSON, KJ_MAX_ADMIN_BYTES},
+    {"POST", "/api/v1/admin/reload", api_admin_reload, HTTP_AUTH_ADMIN, HTTP_BODY_JSON,
+     KJ_MAX_RELOAD_BYTES},
     {"POST", "/api/v1/runner/claim", api_runner_claim, HTTP_AUTH_RUNNER, HTTP_BODY_JSON,
      KJ_MAX_CLAIM_BYTES},
     {"POST", "/api/v1/runner/jobs/{id}/events", api_runner_event, HTTP_AUTH_RUNNER,
@@ -104,6 +110,28 @@ enum MHD_Result http_static_json(struct http_req *r, unsigned status, const char
         if (etag != NULL)
             MHD_add_response_header(resp, "ETag", etag);
     }
+    return http_queue(r, status, resp);
+}
+
+enum MHD_Result http_shared_json(struct http_req *r, unsigned status, const char *body,
+                                 size_t len, const char *etag, void (*free_cb)(void *),
+                                 void *cls)
+{
+    const char *inm = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, "If-None-Match");
+    struct MHD_Response *resp;
+    if (etag != NULL && inm != NULL && strcmp(inm, etag) == 0) {
+        free_cb(cls);
+        return http_static_json(r, status, NULL, 0, etag);
+    }
+    resp = MHD_create_response_from_buffer_with_free_callback_cls(len, (void *)body, free_cb, cls);
+    if (resp == NULL) {
+        free_cb(cls);
+        return http_queue(r, status, NULL);
+    }
+    MHD_add_response_header(resp, "Content-Type", "application/json");
+    MHD_add_response_header(resp, "Cache-Control", "no-cache");
+    if (etag != NULL)
+        MHD_add_response_header(resp, "ETag", etag);
     return http_queue(r, status, resp);
 }
 
@@ -483,6 +511,7 @@ static struct http_req *req_new(struct server *srv, struct MHD_Connection *conn,
         return NULL;
     r->srv = srv;
     r->conn = conn;
+    r->boards = srv_boards_acquire(srv);
     clock_gettime(CLOCK_MONOTONIC, &r->start);
     kj_printable(r->method, sizeof r->method, method, sizeof r->method - 1);
     kj_printable(r->path, sizeof r->path, url, sizeof r->path - 1);
@@ -530,6 +559,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
     kj_log(KJ_LOG_INFO, "http", "%s %s status=%u ms=%.1f%s", r->method, r->path, r->status, ms,
            toe == MHD_REQUEST_TERMINATED_COMPLETED_OK ? "" : " aborted=1");
     upload_free(r->upload);
+    srv_boards_release(r->boards);
     free(r->body);
     free(r);
     *con_cls = NULL;

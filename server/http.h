@@ -58,6 +58,8 @@ enum http_phase {
 
 struct http_req {
     struct server *srv;              /* borrowed for the request's life */
+    struct srv_boards *boards;       /* one reference, taken at the first callback and
+                                        dropped in the completion callback (server.h) */
     struct MHD_Connection *conn;     /* borrowed from MHD */
     const struct http_route *route;  /* static table entry */
     enum http_phase phase;
@@ -95,6 +97,11 @@ void http_stop(struct server *srv);
 /* body is borrowed and must outlive the response (persistent buffers only). */
 enum MHD_Result http_static_json(struct http_req *r, unsigned status, const char *body,
                                  size_t len, const char *etag);
+/* body is shared: free_cb(cls) is called once MHD no longer needs it
+ * (at once for a 304 or on failure). An If-None-Match equal to etag gets 304. */
+enum MHD_Result http_shared_json(struct http_req *r, unsigned status, const char *body,
+                                 size_t len, const char *etag, void (*free_cb)(void *),
+                                 void *cls);
 /* Takes ownership of json (deleted here). */
 enum MHD_Result http_json(struct http_req *r, unsigned status, cJSON *json);
 /* {"error": {"code": code, "message": ...}} */

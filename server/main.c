@@ -275,13 +275,13 @@ static int serve_start(struct server *srv, struct kj_err *err)
         return rc;
     db_set_lease_ms(srv->db, (int64_t)srv->lease_s * 1000);
     if ((rc = db_lease_grace(srv->db, &renewed, err)) != 0 ||
-        (rc = spec_load_all(srv->boards_dir, &srv->specs, &srv->nspecs, err)) != 0 ||
+        (rc = srv_boards_load(srv->boards_dir, &srv->boards, err)) != 0 ||
         (rc = setup_admin(srv, err)) != 0 || (rc = setup_rates(srv, err)) != 0)
         return rc;
-    for (int i = 0; i < srv->nspecs; i++)
-        if ((rc = db_secret_ensure(srv->db, srv->specs[i]->name, err)) != 0)
+    for (int i = 0; i < srv->boards->nspecs; i++)
+        if ((rc = db_secret_ensure(srv->db, srv->boards->specs[i]->name, err)) != 0)
             return rc;
-    if ((rc = api_boards_build(srv, err)) != 0 || (rc = api_openapi_load(srv, err)) != 0)
+    if ((rc = api_openapi_load(srv, err)) != 0)
         return rc;
     if (realpath(srv->web_dir, srv->web_real) == NULL) {
         srv->web_real[0] = '\0';
@@ -319,6 +319,9 @@ static int cmd_serve(int argc, char **argv)
 
     if (srv == NULL)
         return EXIT_INTERNAL;
+    pthread_mutex_init(&srv->boards_mu, NULL);
+    pthread_mutex_init(&srv->reload_mu, NULL);
+    atomic_init(&srv->rank_gen, 1);
     snprintf(srv->bind, sizeof srv->bind, "127.0.0.1");
     snprintf(srv->db_path, sizeof srv->db_path, "var/kjudge.db");
     snprintf(srv->boards_dir, sizeof srv->boards_dir, "leaderboards");
@@ -345,7 +348,7 @@ static int cmd_serve(int argc, char **argv)
         return rc;
     }
     kj_log(KJ_LOG_INFO, "main", "listening on http://%s:%d leaderboards=%d db=%s", srv->bind,
-           srv->port, srv->nspecs, srv->db_path);
+           srv->port, srv->boards->nspecs, srv->db_path);
     while (sigwait(&stop, &sig) != 0)
         ;
     kj_log(KJ_LOG_INFO, "main", "stopping signal=%d", sig);

@@ -10,6 +10,8 @@
 #define KJ_SERVER_H
 
 #include <limits.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 #include "config.h"
@@ -42,19 +44,61 @@
 #define KJ_NAME_MAX 32                             /* user names: [a-z0-9_.-]{1,32} */
 #define KJ_HTTP_CONN_LIMIT 1024
 #define KJ_HTTP_CONN_TIMEOUT_S 60
-#define KJ_HTTP_THREADS 2
+#define KJ_HTTP_THREADS 8                          /* MHD worker threads; several let submissions share a group commit (db_sub.c) */
+#define KJ_MAX_RELOAD_BYTES 1024                   /* POST /admin/reload body */
+#define KJ_DIFF_MAX_LINES 20000                    /* submission detail: diffs of longer files are not shown */
+#define KJ_DIFF_MAX_EDITS 1000                     /*   nor diffs changing more lines than this */
+#define KJ_DIFF_MAX_BYTES (512 * 1024)             /*   nor diffs longer than this */
 
 struct db;
 struct wait_list;
 struct lease_sweeper;
 struct MHD_Daemon;
 
-/* One leaderboard as served: its spec and the prebuilt public JSON. */
+/* A rankings body for one (board, GPU type), shared by the cache and the
+ * responses that send it. Reference counted: srv_rank_blob_release() frees
+ * it when the last holder lets go (the cache, or MHD's free callback of a
+ * response still being written). Immutable once published. */
+struct srv_rank_blob {
+    atomic_int refs;
+    uint64_t gen;            /* srv->rank_gen when its rows were read */
+    int n;                   /* ranked rows */
+    int64_t *ids;            /* owned: submission id of each row, in rank order */
+    int *ranks;              /* owned: the rank of each row ("1, 2, 2, 4") */
+    char etag[24];
+    size_t len;
+    char *body;              /* owned: the JSON text */
+};
+
+/* One leaderboard as served: its spec, the prebuilt public JSON and the
+ * rankings cache (one slot per GPU type of the spec). */
 struct srv_board {
-    const struct spec *spec; /* borrowed from server.specs, lives as long as the server */
+    const struct spec *spec; /* borrowed from the set's specs; lives as long as the set */
     char *detail;            /* owned: GET /leaderboards/{name} body */
     size_t detail_len;
     char etag[24];           /* quoted prefix of the body's SHA-256 */
+    pthread_mutex_t cache_mu;                  /* guards rank[] */
+    struct srv_rank_blob *rank[SPEC_MAX_GPUS]; /* one reference each, or NULL */
+};
+
+/* One generation of loaded leaderboards, immutable once built.
+ *
+ * Ownership: the server holds one reference to the live set (srv->boards,
+ * swapped under srv->boards_mu by POST /admin/reload); every request takes
+ * its own reference when it starts (srv_boards_acquire in http.c) and drops
+ * it in the completion callback, after its response was sent. So a spec,
+ * a board or a body borrowed from r->boards stays valid for the whole
+ * request, even when a reload replaces the set meanwhile; the last holder
+ * frees it (srv_boards_release). Only the rankings cache inside the boards
+ * changes, under each board's cache_mu. */
+struct srv_boards {
+    atomic_int refs;
+    struct spec **specs;     /* owned (spec_free_all), sorted by name */
+    int nspecs;
+    struct srv_board *boards;/* owned, nspecs entries, same order as specs */
+    char *list;              /* owned: GET /leaderboards body */
+    size_t list_len;
+    char list_etag[24];
 };
 
 struct server {
@@ -69,12 +113,10 @@ struct server {
     int lease_s;             /* job lease length, seconds */
     int rate_limits[CONFIG_NMODES]; /* submissions per user per minute by mode, 0 = none */
 
-    struct spec **specs;     /* owned (spec_free_all), sorted by name */
-    int nspecs;
-    struct srv_board *boards;/* owned, nspecs entries, same order as specs */
-    char *boards_list;       /* owned: GET /leaderboards body */
-    size_t boards_list_len;
-    char boards_list_etag[24];
+    pthread_mutex_t boards_mu; /* guards the pointer boards (not what it points to) */
+    struct srv_boards *boards; /* one reference owned; replaced by srv_boards_swap */
+    pthread_mutex_t reload_mu; /* one reload at a time */
+    atomic_uint_fast64_t rank_gen; /* bumped after every change that can move a ranking */
     char *openapi;           /* owned: GET /api/v1/openapi.json body */
     size_t openapi_len;
     char openapi_etag[24];
@@ -89,8 +131,26 @@ struct server {
 /* 1 when name is a valid user name: [a-z0-9_.-]{1,KJ_NAME_MAX}. */
 int srv_valid_name(const char *name);
 
-/* The board named name, or NULL. */
-const struct srv_board *srv_board(const struct server *srv, const char *name);
+/* The board named name in set bs, or NULL. Borrowed from bs. */
+struct srv_board *srv_board(struct srv_boards *bs, const char *name);
+
+/* A new reference to the live set (never NULL once serve has started);
+ * the caller drops it with srv_boards_release(). */
+struct srv_boards *srv_boards_acquire(struct server *srv);
+/* Drop a reference; the last one frees the set. NULL is ignored. */
+void srv_boards_release(struct srv_boards *bs);
+/* Make next the live set; the server's reference to the old one is dropped
+ * (requests still holding it keep it alive). Takes over the caller's reference to next. */
+void srv_boards_swap(struct server *srv, struct srv_boards *next);
+/* Load every leaderboard under dir and build its public bodies into a new
+ * set with one reference (the caller's). Errors name the file. */
+int srv_boards_load(const char *dir, struct srv_boards **out, struct kj_err *err);
+
+/* Rankings may have moved (a verdict, a disqualification): cached bodies
+ * read before now are stale. */
+void srv_rank_invalidate(struct server *srv);
+/* Drop a reference to a rankings body; the last one frees it. NULL is ignored. */
+void srv_rank_blob_release(struct srv_rank_blob *b);
 
 /* Unix seconds as "2026-11-30T12:00:00Z" into buf (>= 21 bytes). */
 void srv_iso_time(int64_t t, char *buf, size_t bufsz);
@@ -98,8 +158,8 @@ void srv_iso_time(int64_t t, char *buf, size_t bufsz);
 /* A quoted ETag ("\"" + 16 hex digits of SHA-256 + "\"") for body. */
 int srv_etag(const char *body, size_t len, char *out, size_t outsz, struct kj_err *err);
 
-/* Free what srv owns besides db, wait and daemon: specs, boards, the
- * prebuilt bodies. Safe on a partly built server. */
+/* Free what srv owns besides db, wait and daemon: its reference to the
+ * boards and the OpenAPI body. Safe on a partly built server. */
 void srv_free_boards(struct server *srv);
 
 #endif

@@ -44,7 +44,9 @@ ROLES = ("none", "user", "other", "admin", "runner", "banned")
 # caller's token (the test keeps the new one); the configured admin's
 # token lives in the config file, so it gets 403 there. POST /register
 # gets a fresh invite for each caller. The runner job routes answer 409
-# to a runner: the job {id} is queued, not held by it.
+# to a runner: the job {id} is queued, not held by it. Publishing fp8_quant's
+# sources answers the admin 409: its deadline has not passed. A reload with
+# nothing changed on disk answers 200.
 #                                                     none user other admin runner banned
 MATRIX = {
     ("GET", "/"):                                     (200, 200, 200, 200, 200, 403),
@@ -56,10 +58,13 @@ MATRIX = {
     ("GET", "/api/v1/submissions"):                   (401, 200, 200, 200, 403, 403),
     ("GET", "/api/v1/submissions/{id}"):              (200, 200, 200, 200, 200, 403),
     ("GET", "/api/v1/submissions/{id}/events"):       (401, 200, 403, 200, 403, 403),
+    ("GET", "/api/v1/submissions/{id}/detail"):       (200, 200, 200, 200, 200, 403),
     ("POST", "/api/v1/submissions/{id}/disqualify"):  (401, 403, 403, 200, 403, 403),
     ("GET", "/api/v1/leaderboards"):                  (200, 200, 200, 200, 200, 403),
     ("GET", "/api/v1/leaderboards/{name}"):           (200, 200, 200, 200, 200, 403),
     ("GET", "/api/v1/leaderboards/{name}/rankings"):  (200, 200, 200, 200, 200, 403),
+    ("POST", "/api/v1/leaderboards/{name}/publish"):  (401, 403, 403, 409, 403, 403),
+    ("POST", "/api/v1/admin/reload"):                 (401, 403, 403, 200, 403, 403),
     ("POST", "/api/v1/runner/claim"):                 (401, 403, 403, 403, 204, 403),
     ("POST", "/api/v1/runner/jobs/{id}/events"):      (401, 403, 403, 403, 409, 403),
     ("POST", "/api/v1/runner/jobs/{id}/heartbeat"):   (401, 403, 403, 403, 409, 403),

@@ -12,6 +12,7 @@ Without a GPU every test is counted as skipped, never as passed. Ends with
 import json, os, re, subprocess, sys, tempfile, time
 
 from kjclient import free_port, http, submit
+import test_exploits
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 RUNNER = os.path.join(ROOT, "bin", "kjudge-runner")
@@ -188,7 +189,7 @@ def test_server():
 
 
 def main():
-    tests = [test_compile, test_examples, test_corpus, test_server]
+    tests = [test_compile, test_examples, test_corpus, test_server] + test_exploits.tests(sys.modules[__name__])
     only = os.environ.get("KJ_GPU_ONLY")  # e.g. "corpus,examples" while developing
     if only:
         tests = [t for t in tests if t.__name__[5:] in only.split(",")]

@@ -5,7 +5,9 @@
  * name conflicts, the admin row, secret seeds, the submission state
  * machine (queued -> running -> done) with every refused transition,
  * events, listing, ranking rows, a database newer than the code, and
- * claims racing from several connections (each job claimed exactly once).
+ * claims racing from several connections (each job claimed exactly once),
+ * group commits of submissions from many threads (every row stored once,
+ * the rate limit exact within a batch), and the published-sources table.
  */
 #define KT_MAIN
 #include "kt.h"
@@ -226,6 +228,94 @@ static void test_newer_schema(void)
              "a newer schema is refused: %s", err.msg);
 }
 
+struct gc_arg {
+    struct db *db;
+    int64_t user;
+    int limit;
+    int ok, limited, failed;
+    int64_t ids[20];
+};
+
+static void *gc_thread(void *p)
+{
+    struct gc_arg *a = p;
+    for (int i = 0; i < 20; i++) {
+        struct db_sub s;
+        struct kj_err err;
+        int retry = 0, rc;
+        memset(&s, 0, sizeof s);
+        s.user_id = a->user;
+        snprintf(s.leaderboard, sizeof s.leaderboard, "gc_board");
+        snprintf(s.gpu, sizeof s.gpu, "H200");
+        snprintf(s.mode, sizeof s.mode, "test");
+        snprintf(s.file_name, sizeof s.file_name, "k.cu");
+        s.source = "int y;\n";
+        s.source_len = 7;
+        rc = db_sub_insert_limited(a->db, &s, a->limit, 60, &retry, &err);
+        if (rc == 0)
+            a->ids[a->ok++] = s.id;
+        else if (rc == KJ_ELIMIT && retry >= 1)
+            a->limited++;
+        else
+            a->failed++;
+    }
+    return NULL;
+}
+
+/* Eight threads insert at once: rows share commits, each is stored once,
+ * and a shared user's limit of 25 lets exactly 25 through. */
+static void test_group_commit(struct db *db)
+{
+    struct gc_arg a[8];
+    pthread_t t[8];
+    int64_t shared = add_user(db, "gc_shared", "user"), total = 0;
+    int ok = 0, limited = 0, failed = 0, dup = 0, has = 0;
+    struct kj_err err;
+    for (int i = 0; i < 8; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "gc_%d", i);
+        memset(&a[i], 0, sizeof a[i]);
+        a[i].db = db;
+        a[i].user = i < 4 ? add_user(db, name, "user") : shared;
+        a[i].limit = i < 4 ? 0 : 25;
+        pthread_create(&t[i], NULL, gc_thread, &a[i]);
+    }
+    for (int i = 0; i < 8; i++) {
+        pthread_join(t[i], NULL);
+        failed += a[i].failed;
+        if (i >= 4) {
+            ok += a[i].ok;
+            limited += a[i].limited;
+        } else {
+            total += a[i].ok;
+        }
+    }
+    for (int i = 0; i < 8; i++)
+        for (int j = 0; j < a[i].ok; j++)
+            for (int k = i; k < 8; k++)
+                for (int l = k == i ? j + 1 : 0; l < a[k].ok; l++)
+                    dup += a[i].ids[j] == a[k].ids[l];
+    KT_CHECK(failed == 0 && total == 80, "unlimited users: 80 rows, %d failed", failed);
+    KT_CHECK(ok == 25 && limited == 55, "a limit of 25 across 4 threads: %d stored, %d limited", ok,
+             limited);
+    KT_CHECK(dup == 0, "every id is distinct (%d duplicates)", dup);
+    KT_CHECK(db_board_has_subs(db, "gc_board", &has, &err) == 0 && has, "the board has rows");
+}
+
+static void test_published(struct db *db)
+{
+    struct kj_err err;
+    int64_t at = -1, at2 = 0;
+    int already = -1, has = 1;
+    KT_CHECK(db_published(db, "pub", &at, &err) == 0 && at == 0, "not published at first");
+    KT_CHECK(db_publish(db, "pub", 1, &at, &already, &err) == 0 && at > 0 && already == 0,
+             "publish: %s", err.msg);
+    KT_CHECK(db_publish(db, "pub", 1, &at2, &already, &err) == 0 && at2 == at && already == 1,
+             "publishing again keeps the first time");
+    KT_CHECK(db_published(db, "pub", &at2, &err) == 0 && at2 == at, "read back");
+    KT_CHECK(db_board_has_subs(db, "no_such_board", &has, &err) == 0 && has == 0, "an empty board");
+}
+
 int main(void)
 {
     struct db *db = NULL;
@@ -243,6 +333,8 @@ int main(void)
     test_lifecycle(db);
     test_rank_rows(db);
     test_race(db);
+    test_group_commit(db);
+    test_published(db);
     db_close(db);
     test_newer_schema();
     char cmd[128];

@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <math.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -188,6 +189,25 @@ static void test_valid_variant(void)
     }
     spec_free(s);
 
+    /* Tolerances may be real expressions over the vars, evaluated per case. */
+    text = variant("tolexpr", "\"atol\": 1e-3, \"rtol\": 1e-3",
+                   "\"atol\": \"1e-5 * sqrt(N)\", \"rtol\": \"max(1e-4, 1e-6 * K)\"");
+    make_board("tolexpr", text, 1);
+    free(text);
+    snprintf(dir, sizeof dir, "%s/tolexpr", tmp_root);
+    s = NULL;
+    KT_CHECK(spec_load(dir, &s, &err) == 0 && s != NULL, "tolerance expressions load: %s", err.msg);
+    if (s != NULL) {
+        double at = -1, rt = -1;
+        KT_CHECK(spec_tolerance(s, 2, &s->tests[0], &at, &rt, &err) == 0 &&
+                 fabs(at - 8e-5) < 1e-15 && rt == 1e-4, "N=64: atol %g rtol %g", at, rt);
+        KT_CHECK(spec_tolerance(s, 2, &s->benchmarks[0], &at, &rt, &err) == 0 &&
+                 fabs(at - 64e-5) < 1e-15, "N=4096: atol %g", at);
+        KT_CHECK(spec_tolerance(s, 3, &s->tests[0], &at, &rt, &err) == 0 && at == 0 && rt == 0,
+                 "integer output keeps 0: %g %g", at, rt);
+    }
+    spec_free(s);
+
     /* "generated" is accepted once generate.cu exists. */
     text = variant("gen", "{\"dist\": \"uniform\", \"lo\": -1, \"hi\": 1}", "{\"dist\": \"generated\"}");
     make_board("gen", text, 1);
@@ -203,6 +223,14 @@ static void test_valid_variant(void)
 
 static void test_broken(void)
 {
+    expect_fail("tolsyntax", "\"atol\": 1e-3", "\"atol\": \"1e-3 *\"", "buffers[2].atol",
+                "unexpected end");
+    expect_fail("tolname", "\"atol\": 1e-3", "\"atol\": \"Q\"", "buffers[2].atol",
+                "unknown variable 'Q'");
+    expect_fail("tolneg", "\"rtol\": 1e-3", "\"rtol\": \"1e-3 - 1e-6 * N\"", "benchmarks[0]",
+                "must be >= 0");
+    expect_fail("tolinf", "\"rtol\": 1e-3", "\"rtol\": \"1 / (N - 64)\"", "tests[0]",
+                "division by zero");
     expect_fail("badjson", "\"gpus\": [\"H200\"],", "\"gpus\": [\"H200\"", "not valid JSON", "line 7");
     expect_fail("unknownkey", "\"ranking\"", "\"rankng\": 1, \"ranking\"", "(top level)", "rankng");
     expect_fail("dupkey", "\"ranking\"", "\"title\": \"again\", \"ranking\"", "title", "twice");

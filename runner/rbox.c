@@ -1,0 +1,353 @@
+/*
+ * rbox.c - the run box's sandbox (see rbox.h for the two phases).
+ *
+ * Decisions:
+ * - No PID namespace: CUDA IPC between the reference box and the
+ *   submission box needs each to see the other's pid, and a PID namespace
+ *   needs a fresh /proc that the driver would then read. Other processes
+ *   stay invisible anyway: there is no /proc after lock, and a different uid
+ *   cannot signal or trace them (ptrace is also filtered).
+ * - The seccomp filter refuses a list of calls (default allow) rather than
+ *   allowing a list: the CUDA driver's needs change with driver versions and
+ *   a call it needs but we did not foresee must not turn into a wrong
+ *   verdict. What is refused is what an escape or an attack on the judge
+ *   would need.
+ * - Every step fails closed: a box that cannot be built is the judge's
+ *   error, the job goes back to the queue, nothing runs unprotected.
+ */
+#include "rbox.h"
+#include "sandbox.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <linux/capability.h>
+#include <sched.h>
+#include <seccomp.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#define RBOX_STAGE "/tmp"          /* the new root is mounted here, in the box's mount ns */
+#define RBOX_NOFILE 1024           /* the driver keeps a few dozen device files open */
+#define RBOX_FSIZE (1u << 20)      /* the box writes no files */
+#define RBOX_NPROC 4096            /* threads of the uid SANDBOX_UID */
+#define RBOX_CG_ROOT "/sys/fs/cgroup"
+#define RBOX_CG_DIR RBOX_CG_ROOT "/kjudge"
+#define RBOX_CG_PIDS "512"
+#define RBOX_CG_MEM "17179869184"  /* 16 GiB of host memory per box */
+
+static const char *const rbox_names[] = {"ns", "fs", "creds", "seccomp", "cgroup"};
+
+int rbox_parse_skip(const char *v, unsigned *out, struct kj_err *err)
+{
+    char word[32];
+    *out = 0;
+    while (v != NULL && *v != '\0') {
+        size_t n = strcspn(v, ",");
+        int found = 0;
+        if (n > 0 && n < sizeof word) {
+            memcpy(word, v, n);
+            word[n] = '\0';
+            for (size_t i = 0; i < sizeof rbox_names / sizeof rbox_names[0]; i++)
+                if (strcmp(word, rbox_names[i]) == 0) {
+                    *out |= 1u << i;
+                    found = 1;
+                }
+        }
+        if (!found && n > 0)
+            return KJ_FAIL(err, KJ_EINVAL, "KJUDGE_RBOX_SKIP: unknown protection '%.*s' "
+                           "(known: ns, fs, creds, seccomp, cgroup)", (int)(n < 32 ? n : 32), v);
+        v += n + (v[n] == ',');
+    }
+    return KJ_OK;
+}
+
+void rbox_describe(unsigned mask, char *buf, size_t bufsz)
+{
+    size_t p = 0;
+    if (bufsz == 0)
+        return;
+    buf[0] = '\0';
+    for (size_t i = 0; i < sizeof rbox_names / sizeof rbox_names[0] && p < bufsz; i++)
+        if (mask & (1u << i))
+            p += (size_t)snprintf(buf + p, bufsz - p, "%s%s", p ? "," : "", rbox_names[i]);
+}
+
+static int rbox_write(const char *path, const char *s)
+{
+    int fd = open(path, O_WRONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    ssize_t n = write(fd, s, strlen(s));
+    close(fd);
+    return n == (ssize_t)strlen(s) ? 0 : -1;
+}
+
+/* ------------------------------------------------------------- prepare */
+
+/* The box's pipes to 3, 4, 5 (through fds above them, so that no dup2
+ * overwrites a pipe not yet moved), 0 and 1 on /dev/null, the rest closed. */
+static int rbox_fds(const int fds[3], struct kj_err *err)
+{
+    int tmp[3], null = open("/dev/null", O_RDWR | O_CLOEXEC);
+    if (null < 0)
+        return KJ_FAIL(err, KJ_EINTERNAL, "sandbox: /dev/null: %s", strerror(errno));
+    for (int i = 0; i < 3; i++)
+        if ((tmp[i] = fcntl(fds[i], F_DUPFD_CLOEXEC, 64)) < 0)
+            return KJ_FAIL(err, KJ_EINTERNAL, "sandbox: dup: %s", strerror(errno));
+    if (dup2(null, 0) < 0 || dup2(null, 1) < 0 || dup3(tmp[0], RBOX_FD_IN, O_CLOEXEC) < 0 ||
+        dup3(tmp[1], RBOX_FD_OUT, O_CLOEXEC) < 0 || dup3(tmp[2], RBOX_FD_INFO, O_CLOEXEC) < 0)
+        return KJ_FAIL(err, KJ_EINTERNAL, "sandbox: dup2: %s", strerror(errno));
+    if (syscall(SYS_close_range, RBOX_FD_INFO + 1, ~0u, 0) != 0)
+        return KJ_FAIL(err, KJ_EINTERNAL, "sandbox: close_range: %s", strerror(errno));
+    return KJ_OK;
+}
+
+/* A fresh environment: what CUDA and the box read, nothing else. */
+static int rbox_env(struct kj_err *err)
+{
+    static const char *const keep[] = {"CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER",
+                                       "LD_LIBRARY_PATH", "KJUDGE_NO_BLOCKER"};
+    char *val[sizeof keep / sizeof keep[0]];
+    int rc = KJ_OK;
+    for (size_t i = 0; i < sizeof keep / sizeof keep[0]; i++) {
+        const char *v = getenv(keep[i]);
+        val[i] = v ? strdup(v) : NULL;
+    }
+    if (clearenv() != 0)
+        rc = KJ_FAIL(err, KJ_EINTERNAL, "sandbox: clearenv failed");
+    for (size_t i = 0; i < sizeof keep / sizeof keep[0]; i++) {
+        if (rc == KJ_OK && val[i] != NULL && setenv(keep[i], val[i], 1) != 0)
+            rc = KJ_FAIL(err, KJ_EINTERNAL, "sandbox: setenv: %s", strerror(errno));
+        free(val[i]);
+    }
+    if (rc == KJ_OK && (setenv("PATH", "/usr/bin:/bin", 1) != 0 || setenv("HOME", "/", 1) != 0 ||
+                        setenv("CUDA_MODULE_LOADING", "EAGER", 1) != 0 ||
+                        setenv("CUDA_CACHE_DISABLE", "1", 1) != 0))
+        rc = KJ_FAIL(err, KJ_EINTERNAL, "sandbox: setenv: %s", strerror(errno));
+    return rc;
+}
+
+/* Limits that do not disturb CUDA (no RLIMIT_AS: the driver reserves
+ * address space far beyond physical memory). */
+static int rbox_limits(struct kj_err *err)
+{
+    struct rlimit core = {0, 0}, nofile = {RBOX_NOFILE, RBOX_NOFILE},
+                  fsize = {RBOX_FSIZE, RBOX_FSIZE};
+    if (setrlimit(RLIMIT_CORE, &core) != 0 || setrlimit(RLIMIT_NOFILE, &nofile) != 0 ||
+        setrlimit(RLIMIT_FSIZE, &fsize) != 0)
+        return KJ_FAIL(err, KJ_EINTERNAL, "sandbox: setrlimit: %s", strerror(errno));
+    return KJ_OK;
+}
+
+static int rbox_unshare(struct kj_err *err)
+{
+    char map[64];
+    int root = geteuid() == 0;
+    uid_t uid = getuid();
+    gid_t gid = getgid();
+    int flags = CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWNS;
+    if (unshare(flags | (root ? 0 : CLONE_NEWUSER)) != 0)
+        return KJ_FAIL(err, KJ_EINTERNAL, "sandbox: unshare: %s", strerror(errno));
+    if (!root) {
+        snprintf(map, sizeof map, "%d %u 1\n", SANDBOX_UID, (unsigned)uid);
+        if (rbox_write("/proc/self/setgroups", "deny") != 0 ||
+            rbox_write("/proc/self/uid_map", map) != 0)
+            return KJ_FAIL(err, KJ_EINTERNAL, "sandbox: uid_map: %s", strerror(errno));
+        snprintf(map, sizeof map, "%d %u 1\n", SANDBOX_UID, (unsigned)gid);
+        if (rbox_write("/proc/self/gid_map", map) != 0)
+            return KJ_FAIL(err, KJ_EINTERNAL, "sandbox: gid_map: %s", strerror(errno));
+    }
+    if (sethostname("kjbox", 5) != 0)
+        return KJ_FAIL(err, KJ_EINTERNAL, "sandbox: sethostname: %s", strerror(errno));
+    return KJ_OK;
+}
+
+/* A cgroup of its own with memory and pid limits, when root on a host whose
+ * cgroup v2 root delegates those controllers; 0 when it is not possible
+ * (not an error: the probe reports it). */
+static int rbox_cgroup(struct rbox *r)
+{
+    char path[192], pid[32];
+    if (geteuid() != 0 || access(RBOX_CG_ROOT "/cgroup.controllers", F_OK) != 0)
+        return 0;
+    if (mkdir(RBOX_CG_DIR, 0755) != 0 && errno != EEXIST)
+        return 0;
+    rbox_write(RBOX_CG_DIR "/cgroup.subtree_control", "+memory +pids");
+    snprintf(r->cgroup, sizeof r->cgroup, RBOX_CG_DIR "/box-%d", (int)getpid());
+    if (mkdir(r->cgroup, 0755) != 0 && errno != EEXIST)
+        goto fail;
+    snprintf(path, sizeof path, "%s/pids.max", r->cgroup);
+    if (rbox_write(path, RBOX_CG_PIDS) != 0)
+        goto fail;
+    snprintf(path, sizeof path, "%s/memory.max", r->cgroup);
+    if (rbox_write(path, RBOX_CG_MEM) != 0)
+        goto fail;
+    snprintf(path, sizeof path, "%s/cgroup.procs", r->cgroup);
+    snprintf(pid, sizeof pid, "%d", (int)getpid());
+    if (rbox_write(path, pid) != 0)
+        goto fail;
+    return 1;
+fail:
+    rmdir(r->cgroup);
+    r->cgroup[0] = '\0';
+    return 0;
+}
+
+int rbox_prepare(struct rbox *r, const int fds[3], struct kj_err *err)
+{
+    int rc;
+    r->applied = 0;
+    r->cgroup[0] = '\0';
+    if ((rc = rbox_fds(fds, err)) != KJ_OK || (rc = rbox_env(err)) != KJ_OK ||
+        (rc = rbox_limits(err)) != KJ_OK)
+        return rc;
+    if (!(r->skip & RBOX_CGROUP) && rbox_cgroup(r))
+        r->applied |= RBOX_CGROUP;
+    if (!(r->skip & RBOX_NS)) {
+        if ((rc = rbox_unshare(err)) != KJ_OK)
+            return rc;
+        r->applied |= RBOX_NS;
+    }
+    return KJ_OK;
+}
+
+/* ---------------------------------------------------------------- lock */
+
+/* An empty read-only tmpfs as /, the old root detached. */
+static int rbox_fs(struct kj_err *err)
+{
+    if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0 ||
+        mount("kjrun", RBOX_STAGE, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
+              "size=64k,mode=0755") != 0 ||
+        mkdir(RBOX_STAGE "/.old", 0700) != 0)
+        return KJ_FAIL(err, KJ_EINTERNAL, "sandbox: root tmpfs: %s", strerror(errno));
+    if (chdir(RBOX_STAGE) != 0 || syscall(SYS_pivot_root, ".", ".old") != 0 || chdir("/") != 0 ||
+        umount2("/.old", MNT_DETACH) != 0 || rmdir("/.old") != 0)
+        return KJ_FAIL(err, KJ_EINTERNAL, "sandbox: pivot_root: %s", strerror(errno));
+    if (mount(NULL, "/", NULL, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV |
+              MS_NOEXEC, NULL) != 0)
+        return KJ_FAIL(err, KJ_EINTERNAL, "sandbox: read-only root: %s", strerror(errno));
+    return KJ_OK;
+}
+
+static int rbox_creds(struct kj_err *err)
+{
+    struct __user_cap_header_struct h = {_LINUX_CAPABILITY_VERSION_3, 0};
+    struct __user_cap_data_struct d[2];
+    struct rlimit nproc = {RBOX_NPROC, RBOX_NPROC};
+    for (int cap = 0; prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) == 0; cap++)
+        ;
+    if (geteuid() == 0 &&
+        (setgroups(0, NULL) != 0 || setresgid(SANDBOX_UID, SANDBOX_UID, SANDBOX_UID) != 0 ||
+         setresuid(SANDBOX_UID, SANDBOX_UID, SANDBOX_UID) != 0))
+        return KJ_FAIL(err, KJ_EINTERNAL, "sandbox: setuid: %s", strerror(errno));
+    memset(d, 0, sizeof d);
+    if (syscall(SYS_capset, &h, d) != 0)
+        return KJ_FAIL(err, KJ_EINTERNAL, "sandbox: capset: %s", strerror(errno));
+    if (setrlimit(RLIMIT_NPROC, &nproc) != 0)
+        return KJ_FAIL(err, KJ_EINTERNAL, "sandbox: setrlimit: %s", strerror(errno));
+    return KJ_OK;
+}
+
+/* Refused with EPERM: see the top of rbox.h for why each is here. */
+static const char *const rbox_denied[] = {
+    "execve", "execveat", "ptrace", "process_vm_readv", "process_vm_writev",
+    "kcmp", "pidfd_open", "pidfd_getfd", "pidfd_send_signal",
+    "unshare", "setns", "mount", "umount2", "pivot_root", "chroot", "move_mount",
+    "open_tree", "fsopen", "fsmount", "fsconfig", "fspick", "mount_setattr",
+    "init_module", "finit_module", "delete_module", "kexec_load", "kexec_file_load",
+    "bpf", "perf_event_open", "add_key", "request_key", "keyctl", "userfaultfd",
+    "io_uring_setup", "io_uring_enter", "io_uring_register", "personality",
+    "fork", "vfork", "socketpair", "reboot", "swapon", "swapoff", "acct", "quotactl",
+    "syslog", "settimeofday", "clock_settime", "adjtimex", "clock_adjtime",
+    "sethostname", "setdomainname", "iopl", "ioperm", "lookup_dcookie",
+    "name_to_handle_at", "open_by_handle_at", "setuid", "setgid", "setreuid",
+    "setregid", "setresuid", "setresgid", "setgroups", "capset",
+};
+
+static int rbox_filter(struct kj_err *err)
+{
+    scmp_filter_ctx f = seccomp_init(SCMP_ACT_ALLOW);
+    int rc = f ? 0 : -ENOMEM;
+    for (size_t i = 0; rc == 0 && i < sizeof rbox_denied / sizeof rbox_denied[0]; i++) {
+        int nr = seccomp_syscall_resolve_name(rbox_denied[i]);
+        if (nr != __NR_SCMP_ERROR)
+            rc = seccomp_rule_add(f, SCMP_ACT_ERRNO(EPERM), nr, 0);
+    }
+    /* Sockets: AF_UNIX only (the driver talks to its daemons over one). */
+    if (rc == 0)
+        rc = seccomp_rule_add(f, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(socket), 1,
+                              SCMP_A0(SCMP_CMP_NE, AF_UNIX));
+    /* New threads only: clone without CLONE_THREAD is a fork. clone3 takes
+     * its flags in memory the filter cannot read, so it answers ENOSYS and
+     * the C library falls back to clone. */
+    if (rc == 0)
+        rc = seccomp_rule_add(f, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(clone), 1,
+                              SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_THREAD, 0));
+    if (rc == 0)
+        rc = seccomp_rule_add(f, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0);
+    /* Signals to itself only: without a PID namespace and (when the runner
+     * is not root) under the runner's own uid, the box could otherwise
+     * signal the runner, directly or through its process group (kill(0)). */
+    scmp_datum_t self = (scmp_datum_t)getpid();
+    if (rc == 0)
+        rc = seccomp_rule_add(f, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(kill), 1,
+                              SCMP_A0(SCMP_CMP_NE, self));
+    if (rc == 0)
+        rc = seccomp_rule_add(f, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(tgkill), 1,
+                              SCMP_A0(SCMP_CMP_NE, self));
+    if (rc == 0)
+        rc = seccomp_rule_add(f, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(rt_sigqueueinfo), 1,
+                              SCMP_A0(SCMP_CMP_NE, self));
+    if (rc == 0)
+        rc = seccomp_rule_add(f, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(rt_tgsigqueueinfo), 1,
+                              SCMP_A0(SCMP_CMP_NE, self));
+    if (rc == 0)
+        rc = seccomp_rule_add(f, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(tkill), 0);
+    if (rc == 0)
+        rc = seccomp_load(f);
+    seccomp_release(f);
+    if (rc != 0)
+        return KJ_FAIL(err, KJ_EINTERNAL, "sandbox: seccomp filter: %s", strerror(-rc));
+    return KJ_OK;
+}
+
+int rbox_lock(struct rbox *r, struct kj_err *err)
+{
+    int rc;
+    if (!(r->skip & RBOX_FS) && (r->applied & RBOX_NS)) {
+        if ((rc = rbox_fs(err)) != KJ_OK)
+            return rc;
+        r->applied |= RBOX_FS;
+    }
+    if (!(r->skip & RBOX_CREDS)) {
+        if ((rc = rbox_creds(err)) != KJ_OK)
+            return rc;
+        r->applied |= RBOX_CREDS;
+    }
+    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
+        return KJ_FAIL(err, KJ_EINTERNAL, "sandbox: no_new_privs: %s", strerror(errno));
+    if (!(r->skip & RBOX_SECCOMP)) {
+        if ((rc = rbox_filter(err)) != KJ_OK)
+            return rc;
+        r->applied |= RBOX_SECCOMP;
+    }
+    return KJ_OK;
+}
+
+void rbox_cleanup(int pid)
+{
+    char path[160];
+    snprintf(path, sizeof path, RBOX_CG_DIR "/box-%d", pid);
+    rmdir(path); /* fails harmlessly when the box made none */
+}

@@ -1,0 +1,227 @@
+/*
+ * api_detail.c - GET /api/v1/submissions/{id}/detail: one submission as an
+ * entry of a kernel index.
+ *
+ * Reads the submission (db_sub_get), its place in its board's rankings
+ * (the cached rankings of api_leaderboards.c), the compiled kernels and
+ * per-shape launches and medians from the runner's stored result, and the
+ * same user's previous submission to that board, which diff.c compares
+ * with it. Public like GET /submissions/{id}; the source and the diff only
+ * for those api_source_visible() allows. Secret seeds never appear: only
+ * named keys are copied out of the result.
+ */
+#include "api.h"
+#include "diff.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Copy the listed keys of src, when present, into a new object. */
+static cJSON *pick(const cJSON *src, const char *const *keys)
+{
+    cJSON *o = cJSON_CreateObject();
+    for (int i = 0; o != NULL && keys[i] != NULL; i++) {
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(src, keys[i]);
+        if (v != NULL)
+            cJSON_AddItemToObject(o, keys[i], cJSON_Duplicate(v, 1));
+    }
+    return o;
+}
+
+static void add_time(cJSON *o, const char *key, int64_t t)
+{
+    char buf[32];
+    if (t == 0) {
+        cJSON_AddNullToObject(o, key);
+        return;
+    }
+    srv_iso_time(t, buf, sizeof buf);
+    cJSON_AddStringToObject(o, key, buf);
+}
+
+static void add_score(cJSON *o, const struct db_sub *s)
+{
+    if (s->has_score)
+        cJSON_AddNumberToObject(o, "score_ns", s->score_ns);
+    else
+        cJSON_AddNullToObject(o, "score_ns");
+}
+
+/* {"rank": k, "of": N, "text": "#k of N"} when s is its user's ranked
+ * entry on its board and GPU type, else null. */
+static int rank_json(struct http_req *r, const struct db_sub *s, cJSON **out, struct kj_err *err)
+{
+    struct srv_board *b = srv_board(r->boards, s->leaderboard);
+    struct srv_rank_blob *blob = NULL;
+    int g, rc;
+    *out = cJSON_CreateNull();
+    if (b == NULL || strcmp(s->mode, "leaderboard") != 0 || strcmp(s->verdict, "accepted") != 0 ||
+        s->disqualified || (g = api_board_gpu(b, s->gpu)) < 0)
+        return 0;
+    if ((rc = api_rankings(r->srv, b, g, &blob, err)) != 0)
+        return rc;
+    for (int i = 0; i < blob->n; i++) {
+        if (blob->ids[i] != s->id)
+            continue;
+        char text[48];
+        cJSON_Delete(*out);
+        *out = cJSON_CreateObject();
+        snprintf(text, sizeof text, "#%d of %d", blob->ranks[i], blob->n);
+        cJSON_AddNumberToObject(*out, "rank", blob->ranks[i]);
+        cJSON_AddNumberToObject(*out, "of", blob->n);
+        cJSON_AddStringToObject(*out, "text", text);
+        break;
+    }
+    srv_rank_blob_release(blob);
+    return 0;
+}
+
+/* "kernels" and "shapes" out of the stored result (absent keys are left out). */
+static void add_result_parts(cJSON *o, const char *result)
+{
+    static const char *const kkeys[] = {"name", "lowered", "registers", "smem_static",
+                                        "stack_frame", "spill_stores", "spill_loads",
+                                        "max_threads_per_block", "barriers", "tensor_cores",
+                                        "tma", "bulk_copy", "cp_async", NULL};
+    static const char *const skeys[] = {"index", "shape", "status", "median_ns", "ci_lo_ns",
+                                        "ci_hi_ns", "n", "floor_ns", "below_floor", "launches",
+                                        NULL};
+    cJSON *res = result != NULL ? cJSON_Parse(result) : NULL, *it;
+    cJSON *kernels = cJSON_AddArrayToObject(o, "kernels"), *shapes = cJSON_AddArrayToObject(o, "shapes");
+    const cJSON *compile = cJSON_GetObjectItemCaseSensitive(res, "compile");
+    cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(compile, "kernels"))
+        if (cJSON_IsObject(it))
+            cJSON_AddItemToArray(kernels, pick(it, kkeys));
+    cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(res, "benchmarks"))
+        if (cJSON_IsObject(it))
+            cJSON_AddItemToArray(shapes, pick(it, skeys));
+    cJSON_Delete(res);
+}
+
+/* "a/quant.cu (#12)": a diff label from a stored (already checked) file name. */
+static void label(char *buf, size_t sz, char side, const struct db_sub *s)
+{
+    char name[DB_MAX_FILE_NAME];
+    kj_printable(name, sizeof name, s->file_name, sizeof name - 1);
+    snprintf(buf, sz, "%c/%s (#%lld)", side, name, (long long)s->id);
+}
+
+/* "previous", and for those allowed the "source" and "diff" keys. */
+static int add_previous(struct http_req *r, cJSON *o, const struct db_sub *s, int source,
+                        struct kj_err *err)
+{
+    static const struct diff_limits lim = {3, KJ_DIFF_MAX_LINES, KJ_DIFF_MAX_EDITS,
+                                           KJ_DIFF_MAX_BYTES};
+    struct db_sub prev;
+    char la[DB_MAX_FILE_NAME + 32], lb[DB_MAX_FILE_NAME + 32], *text = NULL;
+    int rc = db_sub_prev(r->srv->db, s, &prev, err), nadd = 0, ndel = 0;
+    if (rc == KJ_ENOTFOUND) {
+        cJSON_AddNullToObject(o, "previous");
+        if (source)
+            cJSON_AddNullToObject(o, "diff");
+        return 0;
+    }
+    if (rc != 0)
+        return rc;
+    cJSON *p = cJSON_AddObjectToObject(o, "previous");
+    cJSON_AddNumberToObject(p, "id", (double)prev.id);
+    cJSON_AddStringToObject(p, "mode", prev.mode);
+    if (prev.verdict[0] != '\0')
+        cJSON_AddStringToObject(p, "verdict", prev.verdict);
+    else
+        cJSON_AddNullToObject(p, "verdict");
+    add_score(p, &prev);
+    add_time(p, "created_at", prev.created_at);
+    cJSON_AddStringToObject(p, "source_sha256", prev.source_sha256);
+    if (source) {
+        label(la, sizeof la, 'a', &prev);
+        label(lb, sizeof lb, 'b', s);
+        rc = diff_unified(prev.source != NULL ? prev.source : "", prev.source_len,
+                          s->source != NULL ? s->source : "", s->source_len, la, lb, &lim, &text,
+                          &nadd, &ndel, err);
+        if (rc == KJ_ELIMIT) { /* too large to show: say so, not an error */
+            cJSON_AddNullToObject(o, "diff");
+            cJSON_AddStringToObject(o, "diff_note", err->msg);
+            rc = 0;
+        } else if (rc == 0) {
+            cJSON *d = cJSON_AddObjectToObject(o, "diff");
+            cJSON_AddStringToObject(d, "unified", text);
+            cJSON_AddNumberToObject(d, "added", nadd);
+            cJSON_AddNumberToObject(d, "removed", ndel);
+        }
+        free(text);
+    }
+    db_sub_clear(&prev);
+    return rc;
+}
+
+static int count_lines(const char *t, size_t n)
+{
+    int lines = 0;
+    for (size_t i = 0; i < n; i++)
+        lines += t[i] == '\n';
+    return lines + (n > 0 && t[n - 1] != '\n');
+}
+
+/* The detail of s as JSON into *out. */
+static int detail_json(struct http_req *r, const struct db_sub *s, int source, cJSON **out,
+                       struct kj_err *err)
+{
+    cJSON *o = cJSON_CreateObject(), *rank = NULL;
+    int rc;
+    *out = NULL;
+    cJSON_AddNumberToObject(o, "id", (double)s->id);
+    cJSON_AddStringToObject(o, "user", s->user);
+    cJSON_AddStringToObject(o, "leaderboard", s->leaderboard);
+    cJSON_AddStringToObject(o, "gpu", s->gpu);
+    cJSON_AddStringToObject(o, "mode", s->mode);
+    cJSON_AddStringToObject(o, "status", s->status);
+    if (s->verdict[0] != '\0')
+        cJSON_AddStringToObject(o, "verdict", s->verdict);
+    else
+        cJSON_AddNullToObject(o, "verdict");
+    add_score(o, s);
+    add_time(o, "created_at", s->created_at);
+    cJSON_AddBoolToObject(o, "disqualified", s->disqualified);
+    cJSON_AddStringToObject(o, "file_name", s->file_name);
+    cJSON_AddStringToObject(o, "source_sha256", s->source_sha256);
+    cJSON_AddNumberToObject(o, "source_bytes", (double)s->source_len);
+    cJSON_AddNumberToObject(o, "source_lines", count_lines(s->source, s->source_len));
+    if ((rc = rank_json(r, s, &rank, err)) != 0) {
+        cJSON_Delete(rank);
+        cJSON_Delete(o);
+        return rc;
+    }
+    cJSON_AddItemToObject(o, "rank", rank);
+    add_result_parts(o, s->result);
+    cJSON_AddBoolToObject(o, "source_visible", source);
+    if (source)
+        cJSON_AddStringToObject(o, "source", s->source != NULL ? s->source : "");
+    if ((rc = add_previous(r, o, s, source, err)) != 0) {
+        cJSON_Delete(o);
+        return rc;
+    }
+    *out = o;
+    return 0;
+}
+
+enum MHD_Result api_sub_detail(struct http_req *r)
+{
+    int64_t id = http_param_id(r, 0);
+    struct db_sub s;
+    struct kj_err err;
+    cJSON *o = NULL;
+    int rc, source = 0;
+    if (id == 0)
+        return http_error(r, MHD_HTTP_NOT_FOUND, "not_found", "no submission '%.32s'", r->params[0]);
+    kj_err_clear(&err);
+    if ((rc = db_sub_get(r->srv->db, id, 1, &s, &err)) == KJ_ENOTFOUND)
+        return http_error(r, MHD_HTTP_NOT_FOUND, "not_found", "no submission %lld", (long long)id);
+    if (rc == 0 && (rc = api_source_visible(r, &s, &source, &err)) == 0)
+        rc = detail_json(r, &s, source, &o, &err);
+    db_sub_clear(&s);
+    if (rc != 0)
+        return http_internal(r, &err);
+    return http_json(r, MHD_HTTP_OK, o);
+}
