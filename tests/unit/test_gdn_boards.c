@@ -1,0 +1,130 @@
+/*
+ * test_gdn_boards.c - checks of the two gated_deltanet_recompute_w_u boards
+ * (no GPU needed). Both specs load; every kernel file of both folders
+ * compiles with NVRTC into the kernels its launch lines name; and the
+ * _large board's kernel files are byte copies of the base board's, except
+ * for their `//!kjudge leaderboard` line, so that a fix to one reaches the
+ * other (the loader needs the files inside each folder). Runs from the
+ * repository root.
+ */
+#define KT_MAIN
+#include "kt.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "compile.h"
+#include "directive.h"
+#include "spec.h"
+
+#define GDN_BASE "gated_deltanet_recompute_w_u"
+#define GDN_LARGE GDN_BASE "_large"
+#define GDN_ARCH "sm_90a"
+
+static const char *const gdn_files[] = {"reference.cu", "generate.cu", "template.cu",
+                                        "examples/fast.cu", NULL};
+
+/* Read a whole file; caller frees. NULL when it cannot be read. */
+static char *slurp(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    char *buf = NULL;
+    long n;
+
+    if (f == NULL)
+        return NULL;
+    if (fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) >= 0 && fseek(f, 0, SEEK_SET) == 0 &&
+        (buf = malloc((size_t)n + 1)) != NULL) {
+        *len = fread(buf, 1, (size_t)n, f);
+        buf[*len] = '\0';
+    }
+    fclose(f);
+    return buf;
+}
+
+static void test_specs_load(void)
+{
+    const char *names[] = {GDN_BASE, GDN_LARGE};
+    for (int i = 0; i < 2; i++) {
+        char dir[256];
+        struct spec *s = NULL;
+        struct kj_err err = {0};
+        snprintf(dir, sizeof dir, "leaderboards/%s", names[i]);
+        KT_CHECK(spec_load(dir, &s, &err) == KJ_OK, "%s: %s", dir, err.msg);
+        spec_free(s);
+    }
+}
+
+/* Every file parses, compiles, and yields one kernel per distinct launch. */
+static void test_files_compile(void)
+{
+    const char *names[] = {GDN_BASE, GDN_LARGE};
+    for (int b = 0; b < 2; b++)
+        for (int i = 0; gdn_files[i] != NULL; i++) {
+            char path[256];
+            size_t len = 0;
+            struct directives d;
+            struct compile_result r;
+            struct kj_err err = {0};
+
+            snprintf(path, sizeof path, "leaderboards/%s/%s", names[b], gdn_files[i]);
+            char *src = slurp(path, &len);
+            KT_CHECK(src != NULL, "cannot read %s", path);
+            if (src == NULL)
+                continue;
+            memset(&r, 0, sizeof r);
+            if (dir_parse(src, len, &d, &err) != KJ_OK) {
+                KT_CHECK(0, "%s: %s", path, err.msg);
+            } else {
+                KT_CHECK(strcmp(d.leaderboard, names[b]) == 0, "%s names '%s'", path,
+                         d.leaderboard);
+                KT_CHECK(compile_source(src, len, &d, GDN_ARCH, &r, &err) == 0 && r.ok == 1,
+                         "%s does not compile: %s %s", path, err.msg, r.log ? r.log : "");
+                KT_CHECK(r.nkernels >= 1, "%s: %d kernels", path, r.nkernels);
+                for (int k = 0; k < r.nkernels; k++)
+                    KT_CHECK(r.kernels[k].spill_stores == 0, "%s: %s spills", path,
+                             r.kernels[k].name);
+                compile_result_free(&r);
+            }
+            free(src);
+        }
+}
+
+/* Drop the line `//!kjudge leaderboard NAME` from a source, in place. */
+static void drop_leaderboard_line(char *s)
+{
+    char *p = strstr(s, "//!kjudge leaderboard ");
+    if (p == NULL)
+        return;
+    char *e = strchr(p, '\n');
+    memmove(p, e ? e + 1 : p + strlen(p), strlen(e ? e + 1 : p + strlen(p)) + 1);
+}
+
+static void test_large_is_a_copy(void)
+{
+    for (int i = 0; gdn_files[i] != NULL; i++) {
+        char pa[256], pb[256];
+        size_t la = 0, lb = 0;
+        snprintf(pa, sizeof pa, "leaderboards/%s/%s", GDN_BASE, gdn_files[i]);
+        snprintf(pb, sizeof pb, "leaderboards/%s/%s", GDN_LARGE, gdn_files[i]);
+        char *a = slurp(pa, &la), *b = slurp(pb, &lb);
+        KT_CHECK(a != NULL && b != NULL, "cannot read %s or %s", pa, pb);
+        if (a != NULL && b != NULL) {
+            drop_leaderboard_line(a);
+            drop_leaderboard_line(b);
+            KT_CHECK(strcmp(a, b) == 0,
+                     "%s differs from %s beyond its leaderboard line: copy it over and "
+                     "rename the board in that line", pb, pa);
+        }
+        free(a);
+        free(b);
+    }
+}
+
+int main(void)
+{
+    test_specs_load();
+    test_files_compile();
+    test_large_is_a_copy();
+    return kt_done("test_gdn_boards");
+}
