@@ -269,8 +269,15 @@ static int cbox_collect(int fd, pid_t pid, double deadline, const char *arch,
         return cbox_limit(out, arch, "compilation stopped: it took longer than 60 s");
     if (sig == SIGXCPU || sig == SIGKILL)
         return cbox_limit(out, arch, "compilation stopped: it used more than 60 s of CPU");
-    return cbox_limit(out, arch, "compilation stopped: the compiler ran out of memory or "
-                                 "crashed (a template or unrolling bomb?)");
+    char why[160];
+    if (sig)
+        snprintf(why, sizeof why, "compilation stopped: the compiler ran out of memory or crashed "
+                 "(signal %d; a template or unrolling bomb?)", sig);
+    else
+        snprintf(why, sizeof why, "compilation stopped: the compiler ran out of memory or crashed "
+                 "(exit status %d; a template or unrolling bomb?)",
+                 WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+    return cbox_limit(out, arch, why);
 }
 
 static int cbox_fork(struct cbox_proc *p, pid_t *pid, int *wfd, struct kj_err *err)

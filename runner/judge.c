@@ -909,6 +909,11 @@ static int judge_steps(struct judge *j, struct kj_err *err)
         return rc;
     if ((rc = judge_regions(j, err)) != KJ_OK || (rc = judge_start_boxes(j, err)) != KJ_OK)
         return rc;
+    /* The boxes have their regions; the compile boxes forked next must not:
+     * for big shapes the two regions alone exceed a compile box's RLIMIT_AS. */
+    if (madvise(j->run_region, j->region_size, MADV_DONTFORK) != 0 ||
+        madvise(j->ref_region, j->region_size, MADV_DONTFORK) != 0)
+        return KJ_FAIL(err, KJ_EINTERNAL, "madvise(MADV_DONTFORK): %s", strerror(errno));
     judge_system(j);
     if ((rc = judge_compile(j, err)) != KJ_OK || judge_has_verdict(j))
         return rc;
