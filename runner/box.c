@@ -839,6 +839,7 @@ static int box_copy(struct box *b, const struct box_req *req, struct box_rep *re
 #define BOX_GRAPH_MAX_LAUNCHES 100
 #define BOX_GRAPH_REPLAY_NS 5e6   /* one replay stays under 5 ms */
 #define BOX_GRAPH_REPLAYS 15
+#define BOX_GRAPH_MAX_WS (1ull << 30) /* all launches' workspaces together */
 
 /* TIMING.md item 7: N launches of the current case captured in one graph,
  * rotating through K buffer sets whose footprint is at least 2x L2, each
@@ -847,8 +848,9 @@ static int box_copy(struct box *b, const struct box_req *req, struct box_rep *re
  * median for short shapes. A capture the driver refuses gives count 0. */
 static int box_graph(struct box *b, const struct box_req *req, struct box_rep *rep)
 {
-    CUdeviceptr sets[BOX_GRAPH_MAX_SETS][SPEC_MAX_BUFFERS];
+    CUdeviceptr sets[BOX_GRAPH_MAX_SETS][SPEC_MAX_BUFFERS], ws[BOX_GRAPH_MAX_LAUNCHES];
     double t[BOX_GRAPH_REPLAYS];
+    int nws = 0;
     size_t case_bytes = 0;
     int K, N, nalloc = 1, rc = -1;
     CUgraph g = NULL;
@@ -874,6 +876,22 @@ static int box_graph(struct box *b, const struct box_req *req, struct box_rep *r
     }
 sized:
     K = nalloc;
+    /* The contract zeroes the workspace before every run: each launch of the
+     * graph gets its own, zeroed before each replay. */
+    if (b->ws != 0) {
+        if ((uint64_t)N * b->ws_size > BOX_GRAPH_MAX_WS) {
+            snprintf(rep->msg, sizeof rep->msg, "no graph: %d workspaces of %llu bytes are too many",
+                     N, (unsigned long long)b->ws_size);
+            rc = 0;
+            goto out;
+        }
+        for (; nws < N; nws++)
+            if (b->d.cuMemAlloc(&ws[nws], b->ws_size) != CUDA_SUCCESS) {
+                snprintf(rep->msg, sizeof rep->msg, "no graph: no memory for its workspaces");
+                rc = 0;
+                goto out;
+            }
+    }
     for (int k = 0; k < K; k++)
         if (box_prepare_set(b, sets[k], req->seed + (uint64_t)k, req->poison_seed, rep) != 0)
             goto out;
@@ -894,7 +912,7 @@ sized:
         for (int v = 0; v < b->spec->nvars; v++)
             args[na++] = &b->ivals[v];
         if (b->cfg->dirs->workspace[0] != '\0')
-            args[na++] = &b->ws;
+            args[na++] = b->ws != 0 ? &ws[n] : &b->ws;
         lrc = box_launch_set(b, b->cfg->dirs, b->fn, b->dims, args, BOX_OK, rep);
     }
     r = b->d.cuStreamEndCapture(b->stream, &g);
@@ -913,6 +931,8 @@ sized:
         uint32_t salt = (uint32_t)rand();
         void *fa[] = {&b->flush, &n16, &salt}, *da[] = {&b->flush, &nlines};
         float ms = 0;
+        for (int w = 0; w < nws; w++)
+            BOX_CU(b, rep, cuMemsetD8Async(ws[w], 0, b->ws_size, b->stream), "zeroing a workspace");
         BOX_CU(b, rep, cuLaunchKernel(b->f_flush, box_grid_for(b, (int64_t)n16), 1, 1, 256, 1, 1,
                                       0, b->stream, fa, NULL), "flushing L2");
         BOX_CU(b, rep, cuLaunchKernel(b->f_discard, box_grid_for(b, (int64_t)nlines), 1, 1, 256,
@@ -939,6 +959,12 @@ out:
     for (int k = 1; k < nalloc; k++)
         for (int i = 0; i < b->spec->nbuffers; i++)
             b->d.cuMemFree(sets[k][i]);
+    for (int w = 0; w < nws; w++)
+        b->d.cuMemFree(ws[w]);
+    /* The shape's own buffers and workspace go back to the state a call
+     * expects (the next SAMPLE prepares them again anyway). */
+    if (b->ws != 0)
+        b->d.cuMemsetD8Async(b->ws, 0, b->ws_size, b->stream);
     return rc;
 }
 
