@@ -6,8 +6,14 @@
 #include "gpumon.h"
 
 #include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 typedef void *gpumon_dev;
 #define NVML_CLOCK_SM 1
@@ -65,4 +71,40 @@ void gpumon_read(const char *pci, struct gpumon *out)
     }
     a.shutdown();
     dlclose(lib);
+}
+
+void gpumon_read_isolated(const char *pci, struct gpumon *out, int timeout_ms)
+{
+    int fds[2];
+    memset(out, 0, sizeof *out);
+    if (pipe2(fds, O_CLOEXEC) != 0)
+        return;
+    pid_t pid = fork();
+    if (pid < 0) {
+        close(fds[0]);
+        close(fds[1]);
+        return;
+    }
+    if (pid == 0) {
+        struct gpumon m;
+        close(fds[0]);
+        gpumon_read(pci, &m);
+        ssize_t n = write(fds[1], &m, sizeof m);
+        _exit(n == (ssize_t)sizeof m ? 0 : 1);
+    }
+    close(fds[1]);
+    struct pollfd pf = {fds[0], POLLIN, 0};
+    struct gpumon m;
+    int r;
+    while ((r = poll(&pf, 1, timeout_ms)) < 0 && errno == EINTR)
+        ;
+    if (r > 0 && read(fds[0], &m, sizeof m) == (ssize_t)sizeof m) {
+        m.driver[sizeof m.driver - 1] = '\0';
+        *out = m;
+    } else {
+        kill(pid, SIGKILL);
+    }
+    close(fds[0]);
+    while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+        ;
 }

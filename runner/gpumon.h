@@ -1,10 +1,15 @@
 /*
  * gpumon.h - a reading of the GPU's state through NVML (libnvidia-ml.so.1,
  * loaded at run time): driver version, SM and memory clocks, temperature,
- * power and the clock-event (throttle) reasons. The run box takes one before
- * and one after the benchmark shapes; the judge stores them with the result
- * so that a slow run can be explained. Missing NVML is not an error: the
+ * power and the clock-event (throttle) reasons. The judge takes one before
+ * and one after the benchmark shapes and stores them with the result so
+ * that a slow run can be explained. Missing NVML is not an error: the
  * reading says so.
+ *
+ * NVML is only ever loaded in a short-lived child (gpumon_read_isolated):
+ * once initialised in a process it leaves state behind that every later
+ * fork inherits, and the compile boxes forked from the runner then made
+ * calls their seccomp filter refuses (eventfd2, sched_getaffinity).
  */
 #ifndef KJ_GPUMON_H
 #define KJ_GPUMON_H
@@ -20,5 +25,9 @@ struct gpumon {
 
 /* Read the device at PCI bus id pci ("0000:00:06.0"). Never fails: out->ok says. */
 void gpumon_read(const char *pci, struct gpumon *out);
+
+/* gpumon_read in a child process that exits right after, so that NVML never
+ * loads into the caller; gives up (out->ok = 0) after timeout_ms. */
+void gpumon_read_isolated(const char *pci, struct gpumon *out, int timeout_ms);
 
 #endif

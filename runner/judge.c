@@ -664,7 +664,7 @@ static void judge_clock(struct judge *j, const char *key, struct kj_err *err)
     cJSON *sys = cJSON_GetObjectItem(j->res, "system");
     char nkey[64];
     cJSON_AddNumberToObject(sys, key, rep.ns);
-    gpumon_read(j->dev.pci, &rep.mon);
+    gpumon_read_isolated(j->dev.pci, &rep.mon, 10000);
     if (!rep.mon.ok)
         return;
     if (cJSON_GetObjectItem(sys, "driver") == NULL)
