@@ -2,11 +2,33 @@
 # run.sh - `make gpu-test`: the GPU tests. Uses the binaries in bin/ (built by
 # `make all` where the build dependencies are installed; on a GPU host without
 # them, build elsewhere and bring bin/ along, with the shared libraries the
-# host lacks in .gpulibs/ - see README). Prints "N passed, N failed, N skipped".
+# host lacks in .gpulibs/ - see README).
+#   1. tests/gpu/test_gpu.py: the boards, the verdict corpus, the exploit
+#      corpus, the server loop and the fault/valid cycles;
+#   2. tests/oracle/run.sh: every board's reference against an independent
+#      PyTorch implementation, and every deliberately broken reference caught.
+# KJ_GPU_ONLY=name,... runs only those parts of 1 (e.g. "boards,corpus");
+# KJ_GPU_ORACLE=0 leaves out 2. Ends with one line summing both:
+# "gpu-test: N passed, N failed, N skipped".
 set -u
 cd "$(dirname "$0")/../.."
 if [ -d .gpulibs ]; then export LD_LIBRARY_PATH="$PWD/.gpulibs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"; fi
 if [ ! -x bin/kjudge-runner ] || [ ! -x bin/kjudge-server ]; then
   make --no-print-directory all || exit 1
 fi
-exec python3 tests/gpu/test_gpu.py
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+python3 tests/gpu/test_gpu.py 2>&1 | tee -a "$log"
+if [ "${KJ_GPU_ORACLE:-1}" != 0 ]; then
+  bash tests/oracle/run.sh 2>&1 | tee -a "$log"
+fi
+python3 - "$log" <<'PY'
+import re, sys
+p = f = s = 0
+for line in open(sys.argv[1], errors="replace"):
+    m = re.match(r"(test_gpu|oracle-suite): (\d+) passed, (\d+) failed, (\d+) skipped", line)
+    if m:
+        p += int(m.group(2)); f += int(m.group(3)); s += int(m.group(4))
+print("gpu-test: %d passed, %d failed, %d skipped" % (p, f, s))
+sys.exit(1 if f or p == 0 else 0)
+PY

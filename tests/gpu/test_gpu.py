@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """GPU tests (make gpu-test): the whole loop on a real GPU.
 
+0. Every board's reference, template and examples accepted in test mode.
 1. `kjudge-runner compile` and `eval` on the fp8_quant template, examples and
    the verdict corpus in tests/gpu/cases (each file's first line says the
    verdict it must get); after every fault the template must still pass.
@@ -65,6 +66,42 @@ def template_ok(after):
     rc, res, err = evaluate(os.path.join(LB, "template.cu"))
     check(res is not None and res.get("verdict") == "accepted", "template accepted after %s" % after,
           (res or {}).get("message", err))
+
+
+def test_boards():
+    """Every board in leaderboards/: its reference, template and every example
+    that is not a deliberate failure (wrong*.cu, broken*.cu) are accepted in
+    test mode (generate.cu, tolerance expressions and all dtypes included),
+    and the sandbox and GPU verification were in force."""
+    root = os.path.join(ROOT, "leaderboards")
+    for board in sorted(os.listdir(root)):
+        d = os.path.join(root, board)
+        if not os.path.isfile(os.path.join(d, "leaderboard.json")):
+            continue
+        files = ["reference.cu", "template.cu"]
+        ex = os.path.join(d, "examples")
+        if os.path.isdir(ex):
+            files += ["examples/" + f for f in sorted(os.listdir(ex))
+                      if f.endswith(".cu") and not f.startswith(("wrong", "broken"))]
+        for f in files:
+            path = os.path.join(d, f)
+            if not os.path.isfile(path):
+                continue
+            t0 = time.time()
+            p = subprocess.run([RUNNER, "eval", path, "--leaderboard", board, "--mode", "test", "--json"],
+                               cwd=ROOT, capture_output=True, text=True, timeout=600)
+            try:
+                res = json.loads(p.stdout)
+            except ValueError:
+                res = None
+            sysinfo = (res or {}).get("system", {})
+            report["eval"]["%s/%s" % (board, f)] = {"verdict": (res or {}).get("verdict"),
+                                                    "seconds": round(time.time() - t0, 1)}
+            check(res is not None and res.get("verdict") == "accepted" and sysinfo.get("verify") == "gpu"
+                  and "seccomp" in sysinfo.get("sandbox", ""),
+                  "%s/%s accepted in test mode (sandbox %s, verify %s)" % (board, f, sysinfo.get("sandbox"),
+                                                                        sysinfo.get("verify")),
+                  (res or {}).get("message") or p.stderr[-2000:])
 
 
 def test_corpus():
@@ -189,7 +226,8 @@ def test_server():
 
 
 def main():
-    tests = [test_compile, test_examples, test_corpus, test_server] + test_exploits.tests(sys.modules[__name__])
+    tests = [test_compile, test_examples, test_boards, test_corpus, test_server] + \
+        test_exploits.tests(sys.modules[__name__])
     only = os.environ.get("KJ_GPU_ONLY")  # e.g. "corpus,examples" while developing
     if only:
         tests = [t for t in tests if t.__name__[5:] in only.split(",")]
