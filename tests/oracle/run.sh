@@ -12,13 +12,14 @@
 #
 # Environment: PYTHON (default python3); ORACLE_DUMP, the dump command, called
 # as `$ORACLE_DUMP FILE --leaderboard B --leaderboards DIR --dump OUT` (default
-# "bin/kjudge-runner eval --mode benchmark"; "python3 tests/oracle/emu/emu.py
-# --cases tests" runs the plain kernels on the CPU instead, to test this script
-# without a GPU); ORACLE_KEEP=1 keeps the dumps and logs (their folder is printed).
+# "bin/kjudge-runner eval", whose --dump runs every shape once;
+# "python3 tests/oracle/emu/emu.py --cases tests" runs the plain kernels on the
+# CPU instead, to test this script without a GPU); ORACLE_KEEP=1 keeps the
+# dumps and logs (their folder is printed).
 set -u
 cd "$(dirname "$0")/../.."
 PY=${PYTHON:-python3}
-DUMP=${ORACLE_DUMP:-bin/kjudge-runner eval --mode benchmark}
+DUMP=${ORACLE_DUMP:-bin/kjudge-runner eval}
 if [ -d .gpulibs ]; then export LD_LIBRARY_PATH="$PWD/.gpulibs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"; fi
 pass=0 fail=0 skip=0
 work=$(mktemp -d "${TMPDIR:-/tmp}/kjoracle.XXXXXX")
