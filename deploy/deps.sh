@@ -15,6 +15,31 @@ if [ ! -x "$cuda/bin/nvcc" ] || [ ! -f "$cuda/include/nvrtc.h" ]; then
   echo "deps: install it from NVIDIA's packages, or set CUDA=/path/to/cuda." >&2
   exit 1
 fi
+# nvdisasm reads the instruction classes out of compiled kernels (runner/
+# sass.c). GPU hosts have it in the toolkit; where the toolkit lacks it (a
+# CPU-only build machine), NVIDIA's redistributable wheel from PyPI puts it
+# in .tools/bin for the tests. Best effort: without it those checks skip.
+tools="$(cd "$(dirname "$0")/.." && pwd)/.tools"
+if [ ! -x "$cuda/bin/nvdisasm" ] && [ ! -x "$tools/bin/nvdisasm" ]; then
+  tmp=$(mktemp -d)
+  if python3 -m pip download -q --no-deps nvidia-cuda-nvdisasm==13.2.51 -d "$tmp" >&2 2>&1 &&
+     python3 - "$tmp" "$tools/bin" <<'PY'
+import glob, os, sys, zipfile
+whl = glob.glob(os.path.join(sys.argv[1], "*.whl"))[0]
+os.makedirs(sys.argv[2], exist_ok=True)
+with zipfile.ZipFile(whl) as z:
+    data = z.read("nvidia/cu13/bin/nvdisasm")
+dst = os.path.join(sys.argv[2], "nvdisasm")
+with open(dst + ".tmp", "wb") as f:
+    f.write(data)
+os.chmod(dst + ".tmp", 0o755)
+os.rename(dst + ".tmp", dst)
+PY
+  then echo "deps: nvdisasm from PyPI in $tools/bin" >&2
+  else echo "deps: no nvdisasm (toolkit or PyPI); instruction-class tests will skip" >&2
+  fi
+  rm -rf "$tmp"
+fi
 [ ${#missing[@]} -eq 0 ] && exit 0
 if [ "$(id -u)" -ne 0 ]; then
   echo "deps: missing packages: ${missing[*]}" >&2

@@ -1262,7 +1262,10 @@ static cJSON *kernel_json(const struct compile_kernel *k)
                              : cJSON_AddNullToObject(o, "tensor_cores")) ||
         !cJSON_AddBoolToObject(o, "tma", k->uses_tma) ||
         !cJSON_AddBoolToObject(o, "bulk_copy", k->uses_bulk_copy) ||
-        !cJSON_AddBoolToObject(o, "cp_async", k->uses_cp_async)) {
+        !cJSON_AddBoolToObject(o, "cp_async", k->uses_cp_async) ||
+        !cJSON_AddStringToObject(o, "classes_from", k->sass ? "sass" : "ptx") ||
+        !(k->sass ? cJSON_AddNumberToObject(o, "sass_instructions", k->sass_instructions)
+                  : cJSON_AddNullToObject(o, "sass_instructions"))) {
         cJSON_Delete(o);
         return NULL;
     }

@@ -33,6 +33,9 @@ struct compile_kernel {
     int uses_tma;              /* cp.async.bulk.tensor (the tensor memory accelerator) */
     int uses_bulk_copy;        /* cp.async.bulk without a tensor map */
     int uses_cp_async;         /* cp.async (asynchronous global-to-shared copies) */
+    int sass;                  /* 1: the four classes above come from the machine code
+                                * (sass.c), 0: from the PTX */
+    int sass_instructions;     /* instructions in the machine code, 0 = not scanned */
 };
 
 struct compile_result {

@@ -20,6 +20,7 @@
 #include "dump.h"
 #include "expr.h"
 #include "philox.h"
+#include "sass.h"
 #include "stats.h"
 
 #include <errno.h>
@@ -240,6 +241,11 @@ static int judge_compile(struct judge *j, struct kj_err *err)
         grc = cbox_finish(&gp, j->dev.arch, &j->genc, &gerr);
     if (rc != KJ_OK)
         return rc;
+    /* Instruction classes from the machine code; without nvdisasm the PTX's stay. */
+    struct kj_err serr;
+    kj_err_clear(&serr);
+    if (j->sub.ok && sass_scan(&j->sub, &serr) != KJ_OK && serr.code != KJ_ENOTFOUND)
+        kj_log(KJ_LOG_WARN, "judge", "instruction classes from the PTX only: %s", serr.msg);
     cJSON *cj = compile_result_json(&j->sub);
     judge_event(j, "compiled", cj);
     cJSON_AddItemToObject(j->res, "compile", cj);

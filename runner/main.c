@@ -17,6 +17,7 @@
 #include "judge.h"
 #include "report.h"
 #include "sandbox.h"
+#include "sass.h"
 #include "serve.h"
 #include "spec.h"
 
@@ -182,6 +183,10 @@ static int cmd_compile(const struct opts *o)
     } else if (cbox_compile(src, len, &d, o->arch, &r, &err) != KJ_OK) {
         fprintf(stderr, "kjudge-runner: %s\n", err.msg);
     } else {
+        struct kj_err serr;
+        kj_err_clear(&serr);
+        if (r.ok && sass_scan(&r, &serr) != KJ_OK && serr.code != KJ_ENOTFOUND)
+            fprintf(stderr, "kjudge-runner: instruction classes from the PTX only: %s\n", serr.msg);
         cJSON *j = compile_result_json(&r);
         print_json(j);
         cJSON_Delete(j);
