@@ -52,6 +52,7 @@ struct judge {
     struct box_proc run, ref;
     struct box_device dev;
     struct compile_result sub, refc, genc;
+    struct sass_proc sass;      /* nvdisasm on the submission, pid -1 when not running */
     cJSON *res;                 /* owned until returned */
     cJSON *tests, *benches;     /* borrowed from res */
     double deadline;            /* CLOCK_MONOTONIC seconds */
@@ -241,10 +242,13 @@ static int judge_compile(struct judge *j, struct kj_err *err)
         grc = cbox_finish(&gp, j->dev.arch, &j->genc, &gerr);
     if (rc != KJ_OK)
         return rc;
-    /* Instruction classes from the machine code; without nvdisasm the PTX's stay. */
+    /* Instruction classes from the machine code, while the job goes on
+     * (judge_sass collects them); in test mode the PTX's stay, because
+     * nvdisasm takes about a second and test mode is for fast answers. */
     struct kj_err serr;
     kj_err_clear(&serr);
-    if (j->sub.ok && sass_scan(&j->sub, &serr) != KJ_OK && serr.code != KJ_ENOTFOUND)
+    if (j->sub.ok && j->job->mode != JUDGE_TEST &&
+        sass_start(&j->sub, &j->sass, &serr) != KJ_OK && serr.code != KJ_ENOTFOUND)
         kj_log(KJ_LOG_WARN, "judge", "instruction classes from the PTX only: %s", serr.msg);
     cJSON *cj = compile_result_json(&j->sub);
     judge_event(j, "compiled", cj);
@@ -809,6 +813,23 @@ static void judge_system(struct judge *j)
                             2.0 * d->mem_clock_khz * 1e3 * d->mem_bus_bits / 8.0 / 1e9);
 }
 
+/* Collect nvdisasm's classes (if it was started) and put the compile report
+ * with them in the result. */
+static void judge_sass(struct judge *j)
+{
+    struct kj_err err;
+    if (j->sass.pid <= 0)
+        return;
+    kj_err_clear(&err);
+    if (sass_finish(&j->sass, &j->sub, &err) != KJ_OK) {
+        kj_log(KJ_LOG_WARN, "judge", "instruction classes from the PTX only: %s", err.msg);
+        return;
+    }
+    cJSON *cj = compile_result_json(&j->sub);
+    if (cj != NULL)
+        cJSON_ReplaceItemInObject(j->res, "compile", cj);
+}
+
 static void judge_cleanup(struct judge *j)
 {
     box_kill(&j->run);
@@ -947,6 +968,7 @@ int judge_run(const struct judge_job *job, cJSON **result, struct kj_err *err)
     struct judge j;
     memset(&j, 0, sizeof j);
     j.run.pid = j.ref.pid = -1;
+    j.sass.pid = j.sass.fd = -1;
     j.run.fd_req = j.run.fd_rep = j.run.fd_info = -1;
     j.ref.fd_req = j.ref.fd_rep = j.ref.fd_info = -1;
     j.job = job;
@@ -966,6 +988,7 @@ int judge_run(const struct judge_job *job, cJSON **result, struct kj_err *err)
     j.tests = cJSON_AddArrayToObject(j.res, "tests");
     j.benches = cJSON_AddArrayToObject(j.res, "benchmarks");
     int rc = judge_steps(&j, err);
+    judge_sass(&j);
     cJSON *sys = cJSON_GetObjectItem(j.res, "system");
     if (sys != NULL)
         cJSON_AddStringToObject(sys, "verify", j.gpu_verify ? "gpu" : "host");

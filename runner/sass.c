@@ -172,14 +172,12 @@ static void sass_child(const char *tool, int memfd, int out)
     _exit(127);
 }
 
-int sass_scan(struct compile_result *r, struct kj_err *err)
+int sass_start(const struct compile_result *r, struct sass_proc *p, struct kj_err *err)
 {
     char tool[1024];
-    int fds[2] = {-1, -1}, memfd = -1, rc = KJ_OK, status = 0;
-    char *buf = NULL;
-    size_t len = 0, cap = 0;
-    pid_t pid = -1;
+    int fds[2] = {-1, -1}, memfd = -1;
 
+    p->pid = p->fd = -1;
     if (!r->ok || r->cubin == NULL || r->cubin_size == 0)
         return KJ_FAIL(err, KJ_EINVAL, "no cubin to disassemble");
     if (sass_tool(tool, sizeof tool) != 0)
@@ -187,31 +185,45 @@ int sass_scan(struct compile_result *r, struct kj_err *err)
     memfd = memfd_create("cubin", 0); /* inherited by the child as its fd 3 */
     if (memfd < 0 || write(memfd, r->cubin, r->cubin_size) != (ssize_t)r->cubin_size ||
         pipe2(fds, O_CLOEXEC) != 0) {
-        rc = KJ_FAIL(err, KJ_EIO, "nvdisasm: cannot pass the cubin: %s", strerror(errno));
-        goto out;
+        int e = errno;
+        if (memfd >= 0)
+            close(memfd);
+        return KJ_FAIL(err, KJ_EIO, "nvdisasm: cannot pass the cubin: %s", strerror(e));
     }
-    pid = fork();
-    if (pid < 0) {
-        rc = KJ_FAIL(err, KJ_EIO, "nvdisasm: fork: %s", strerror(errno));
-        goto out;
-    }
+    pid_t pid = fork();
     if (pid == 0)
         sass_child(tool, memfd, fds[1]);
+    int e = errno;
     close(fds[1]);
-    fds[1] = -1;
-    double deadline = sass_now() + SASS_WALL_S;
+    close(memfd);
+    if (pid < 0) {
+        close(fds[0]);
+        return KJ_FAIL(err, KJ_EIO, "nvdisasm: fork: %s", strerror(e));
+    }
+    p->pid = pid;
+    p->fd = fds[0];
+    p->deadline = sass_now() + SASS_WALL_S;
+    return KJ_OK;
+}
+
+int sass_finish(struct sass_proc *p, struct compile_result *r, struct kj_err *err)
+{
+    int rc = KJ_OK, status = 0;
+    char *buf = NULL;
+    size_t len = 0, cap = 0;
+
+    if (p->pid <= 0)
+        return KJ_FAIL(err, KJ_EINVAL, "nvdisasm was not started");
     for (;;) {
-        double left = deadline - sass_now();
-        struct pollfd pf = {fds[0], POLLIN, 0};
+        double left = p->deadline - sass_now();
+        struct pollfd pf = {p->fd, POLLIN, 0};
         if (left <= 0) {
             rc = KJ_FAIL(err, KJ_ETIMEOUT, "nvdisasm took longer than %d s", SASS_WALL_S);
             break;
         }
         int pr = poll(&pf, 1, (int)(left * 1000) + 1);
-        if (pr < 0 && errno == EINTR)
-            continue;
         if (pr <= 0)
-            continue;
+            continue; /* EINTR or the deadline, checked above */
         if (len + 65536 > cap) {
             if (cap >= SASS_MAX_OUTPUT) {
                 rc = KJ_FAIL(err, KJ_ELIMIT, "nvdisasm printed more than %u bytes", SASS_MAX_OUTPUT);
@@ -225,7 +237,7 @@ int sass_scan(struct compile_result *r, struct kj_err *err)
             buf = nb;
             cap = cap ? cap * 2 : 1u << 20;
         }
-        ssize_t n = read(fds[0], buf + len, cap - len);
+        ssize_t n = read(p->fd, buf + len, cap - len);
         if (n < 0 && errno == EINTR)
             continue;
         if (n <= 0)
@@ -233,20 +245,22 @@ int sass_scan(struct compile_result *r, struct kj_err *err)
         len += (size_t)n;
     }
     if (rc != KJ_OK)
-        kill(pid, SIGKILL);
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+        kill(p->pid, SIGKILL);
+    while (waitpid(p->pid, &status, 0) < 0 && errno == EINTR)
         ;
+    close(p->fd);
+    p->pid = p->fd = -1;
     if (rc == KJ_OK && !(WIFEXITED(status) && WEXITSTATUS(status) == 0))
         rc = KJ_FAIL(err, KJ_EIO, "nvdisasm failed (status %#x)", (unsigned)status);
     if (rc == KJ_OK)
         sass_apply(buf, len, r);
-out:
-    if (fds[0] >= 0)
-        close(fds[0]);
-    if (fds[1] >= 0)
-        close(fds[1]);
-    if (memfd >= 0)
-        close(memfd);
     free(buf);
     return rc;
+}
+
+int sass_scan(struct compile_result *r, struct kj_err *err)
+{
+    struct sass_proc p;
+    int rc = sass_start(r, &p, err);
+    return rc != KJ_OK ? rc : sass_finish(&p, r, err);
 }

@@ -2,9 +2,10 @@
  * sass.h - the machine code's instruction classes per kernel, from the
  * toolkit's nvdisasm run on the cubin NVRTC produced.
  *
- * The runner calls sass_scan() after a compile box returns (the box itself
- * may not exec): `kjudge-runner compile` and the judge, for the
- * submission. It replaces the PTX-level guess of compile.c/ptxscan.c with
+ * The runner calls it after a compile box returns (the box itself may not
+ * exec): `kjudge-runner compile` (sass_scan), and the judge for the
+ * submission in benchmark and leaderboard modes (sass_start right after the
+ * compile, sass_finish at the end of the job). It replaces the PTX-level guess of compile.c/ptxscan.c with
  * what the GPU will execute: tensor-core instructions (HGMMA = wgmma, HMMA /
  * IMMA / DMMA = mma, UTC*MMA = tcgen05), TMA (UTMALDG, UTMASTG, UTMAPF,
  * UTMAREDG), bulk copies (UBLKCP, UBLKRED, UBLKPF) and cp.async (LDGSTS),
@@ -33,6 +34,17 @@ int sass_tool(char *buf, size_t bufsz);
  * bytes). Kernels the listing does not name keep their PTX classes.
  * Returns the number of kernels updated. */
 int sass_apply(const char *text, size_t len, struct compile_result *r);
+
+/* The two halves of sass_scan, so that the judge can go on while nvdisasm
+ * runs (it takes about a second even for a small cubin): sass_start forks
+ * it on a copy of r's cubin; sass_finish collects and reaps it (always) and
+ * applies the listing to r. */
+struct sass_proc {
+    int pid, fd;
+    double deadline;  /* CLOCK_MONOTONIC seconds */
+};
+int sass_start(const struct compile_result *r, struct sass_proc *p, struct kj_err *err);
+int sass_finish(struct sass_proc *p, struct compile_result *r, struct kj_err *err);
 
 /* Run nvdisasm on r->cubin and sass_apply() its listing. KJ_ENOTFOUND when
  * there is no nvdisasm (r unchanged); another error when it failed (r
