@@ -11,6 +11,7 @@
 #define KJ_KT_H
 
 #include <stdio.h>
+#include <stdlib.h>
 
 struct kt_counts { int passed, failed, skipped; };
 extern struct kt_counts kt_counts;
@@ -38,6 +39,25 @@ struct kt_counts kt_counts;
         fprintf(stderr, __VA_ARGS__);                                    \
         fputc('\n', stderr);                                             \
     } while (0)
+
+/* The whole file at path, NUL-terminated, length in *len; NULL if it cannot
+ * be read. The caller frees it. */
+static inline char *kt_slurp(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    char *buf = NULL;
+    long n;
+
+    if (f == NULL)
+        return NULL;
+    if (fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) >= 0 && fseek(f, 0, SEEK_SET) == 0 &&
+        (buf = malloc((size_t)n + 1)) != NULL) {
+        *len = fread(buf, 1, (size_t)n, f);
+        buf[*len] = '\0';
+    }
+    fclose(f);
+    return buf;
+}
 
 static inline int kt_done(const char *name)
 {

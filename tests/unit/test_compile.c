@@ -19,23 +19,6 @@
 
 #define ARCH "sm_90a"
 
-static char *slurp(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    char *buf = NULL;
-    long n;
-
-    if (f == NULL)
-        return NULL;
-    if (fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) >= 0 && fseek(f, 0, SEEK_SET) == 0 &&
-        (buf = malloc((size_t)n + 1)) != NULL) {
-        *len = fread(buf, 1, (size_t)n, f);
-        buf[*len] = '\0';
-    }
-    fclose(f);
-    return buf;
-}
-
 /* Parse the directives of src and compile it; returns compile_source's rc
  * (or -100 when the directives do not parse). */
 static int compile_text(const char *src, size_t len, struct compile_result *r)
@@ -82,7 +65,7 @@ static void check_file_ok(const char *path, const char *kernel, int extern_c)
 {
     struct compile_result r;
     size_t len = 0;
-    char *src = slurp(path, &len);
+    char *src = kt_slurp(path, &len);
     int rc, k;
 
     KT_CHECK(src != NULL, "cannot read %s", path);
@@ -122,7 +105,7 @@ static void test_broken_example(void)
 {
     struct compile_result r;
     size_t len = 0;
-    char *src = slurp("leaderboards/fp8_quant/examples/broken.cu", &len);
+    char *src = kt_slurp("leaderboards/fp8_quant/examples/broken.cu", &len);
 
     KT_CHECK(src != NULL, "cannot read broken.cu");
     if (src == NULL)
@@ -584,7 +567,7 @@ static void test_other_arch(void)
 {
     struct compile_result r;
     size_t len = 0;
-    char *src = slurp("leaderboards/fp8_quant/examples/fast.cu", &len);
+    char *src = kt_slurp("leaderboards/fp8_quant/examples/fast.cu", &len);
     struct directives d;
     struct kj_err err = {0};
 

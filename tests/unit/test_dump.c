@@ -22,22 +22,6 @@
 #include "dump.h"
 #include "spec.h"
 
-static char *slurp(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    char *buf = NULL;
-    long n;
-    if (f == NULL)
-        return NULL;
-    if (fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) >= 0 && fseek(f, 0, SEEK_SET) == 0 &&
-        (buf = malloc((size_t)n + 1)) != NULL) {
-        *len = fread(buf, 1, (size_t)n, f);
-        buf[*len] = '\0';
-    }
-    fclose(f);
-    return buf;
-}
-
 /* Fill a region so that every byte says which region and offset it is. */
 static void pattern(unsigned char *p, size_t n, unsigned char tag)
 {
@@ -75,7 +59,7 @@ int main(void)
         for (int b = 0; b < 3; b++) {
             size_t n = 0;
             snprintf(path, sizeof path, "%s/%s/%s.bin", dir, k ? "benchmark0" : "test1", names[b]);
-            char *got = slurp(path, &n);
+            char *got = kt_slurp(path, &n);
             const unsigned char *want = (b == 0 ? in : out) + off[b];
             KT_CHECK(got != NULL && n == size[b] && memcmp(got, want, n) == 0,
                      "case %d %s: %zu bytes, want %zu from the %s region", k, names[b], n,
@@ -90,7 +74,7 @@ int main(void)
     KT_CHECK(dump_close(&d, &err) == KJ_OK, "close: %s", err.msg);
 
     size_t n = 0;
-    char *text = slurp(path, &n);
+    char *text = kt_slurp(path, &n);
     cJSON *m = text ? cJSON_Parse(text) : NULL;
     KT_CHECK(m != NULL, "manifest parses");
     const cJSON *cs = cJSON_GetObjectItem(m, "cases");

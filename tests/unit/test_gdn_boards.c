@@ -26,23 +26,6 @@ static const char *const gdn_files[] = {"reference.cu", "generate.cu", "template
                                         "examples/fast.cu", NULL};
 
 /* Read a whole file; caller frees. NULL when it cannot be read. */
-static char *slurp(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    char *buf = NULL;
-    long n;
-
-    if (f == NULL)
-        return NULL;
-    if (fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) >= 0 && fseek(f, 0, SEEK_SET) == 0 &&
-        (buf = malloc((size_t)n + 1)) != NULL) {
-        *len = fread(buf, 1, (size_t)n, f);
-        buf[*len] = '\0';
-    }
-    fclose(f);
-    return buf;
-}
-
 static void test_specs_load(void)
 {
     const char *names[] = {GDN_BASE, GDN_LARGE};
@@ -69,7 +52,7 @@ static void test_files_compile(void)
             struct kj_err err = {0};
 
             snprintf(path, sizeof path, "leaderboards/%s/%s", names[b], gdn_files[i]);
-            char *src = slurp(path, &len);
+            char *src = kt_slurp(path, &len);
             KT_CHECK(src != NULL, "cannot read %s", path);
             if (src == NULL)
                 continue;
@@ -114,7 +97,7 @@ static void test_launches_fit(void)
             size_t len = 0;
             struct directives d;
             snprintf(path, sizeof path, "%s/%s", dir, gdn_files[i]);
-            char *src = slurp(path, &len);
+            char *src = kt_slurp(path, &len);
             if (src == NULL || dir_parse(src, len, &d, &err) != KJ_OK) {
                 free(src);
                 continue; /* reported by test_files_compile */
@@ -166,7 +149,7 @@ static void test_large_is_a_copy(void)
         size_t la = 0, lb = 0;
         snprintf(pa, sizeof pa, "leaderboards/%s/%s", GDN_BASE, gdn_files[i]);
         snprintf(pb, sizeof pb, "leaderboards/%s/%s", GDN_LARGE, gdn_files[i]);
-        char *a = slurp(pa, &la), *b = slurp(pb, &lb);
+        char *a = kt_slurp(pa, &la), *b = kt_slurp(pb, &lb);
         KT_CHECK(a != NULL && b != NULL, "cannot read %s or %s", pa, pb);
         if (a != NULL && b != NULL) {
             drop_leaderboard_line(a);

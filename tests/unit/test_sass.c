@@ -70,28 +70,12 @@ static void test_apply(void)
     KT_CHECK(sass_apply("", 0, &r) == 0 && sass_apply("garbage\n/*", 10, &r) == 0, "empty and garbage listings");
 }
 
-static char *slurp(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    char *buf = NULL;
-    long n;
-    if (f == NULL)
-        return NULL;
-    if (fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) >= 0 && fseek(f, 0, SEEK_SET) == 0 &&
-        (buf = malloc((size_t)n + 1)) != NULL) {
-        *len = fread(buf, 1, (size_t)n, f);
-        buf[*len] = '\0';
-    }
-    fclose(f);
-    return buf;
-}
-
 static int compile_file(const char *path, struct compile_result *r)
 {
     struct directives d;
     struct kj_err err;
     size_t len = 0;
-    char *src = slurp(path, &len);
+    char *src = kt_slurp(path, &len);
     int rc = -1;
     memset(r, 0, sizeof *r);
     if (src != NULL && dir_parse(src, len, &d, &err) == KJ_OK &&
