@@ -20,8 +20,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <grp.h>
-#include <linux/capability.h>
 #include <sched.h>
 #include <seccomp.h>
 #include <signal.h>
@@ -80,16 +78,6 @@ void rbox_describe(unsigned mask, char *buf, size_t bufsz)
     for (size_t i = 0; i < sizeof rbox_names / sizeof rbox_names[0] && p < bufsz; i++)
         if (mask & (1u << i))
             p += (size_t)snprintf(buf + p, bufsz - p, "%s%s", p ? "," : "", rbox_names[i]);
-}
-
-static int rbox_write(const char *path, const char *s)
-{
-    int fd = open(path, O_WRONLY | O_CLOEXEC);
-    if (fd < 0)
-        return -1;
-    ssize_t n = write(fd, s, strlen(s));
-    close(fd);
-    return n == (ssize_t)strlen(s) ? 0 : -1;
 }
 
 /* ------------------------------------------------------------- prepare */
@@ -151,22 +139,14 @@ static int rbox_limits(struct kj_err *err)
 
 static int rbox_unshare(struct kj_err *err)
 {
-    char map[64];
-    int root = geteuid() == 0;
+    int root = geteuid() == 0, rc;
     uid_t uid = getuid();
     gid_t gid = getgid();
     int flags = CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWNS;
     if (unshare(flags | (root ? 0 : CLONE_NEWUSER)) != 0)
         return KJ_FAIL(err, KJ_EINTERNAL, "sandbox: unshare: %s", strerror(errno));
-    if (!root) {
-        snprintf(map, sizeof map, "%d %u 1\n", SANDBOX_UID, (unsigned)uid);
-        if (rbox_write("/proc/self/setgroups", "deny") != 0 ||
-            rbox_write("/proc/self/uid_map", map) != 0)
-            return KJ_FAIL(err, KJ_EINTERNAL, "sandbox: uid_map: %s", strerror(errno));
-        snprintf(map, sizeof map, "%d %u 1\n", SANDBOX_UID, (unsigned)gid);
-        if (rbox_write("/proc/self/gid_map", map) != 0)
-            return KJ_FAIL(err, KJ_EINTERNAL, "sandbox: gid_map: %s", strerror(errno));
-    }
+    if (!root && (rc = sandbox_map_ids((unsigned)uid, (unsigned)gid, err)) != KJ_OK)
+        return rc;
     if (sethostname("kjbox", 5) != 0)
         return KJ_FAIL(err, KJ_EINTERNAL, "sandbox: sethostname: %s", strerror(errno));
     return KJ_OK;
@@ -182,19 +162,19 @@ static int rbox_cgroup(struct rbox *r)
         return 0;
     if (mkdir(RBOX_CG_DIR, 0755) != 0 && errno != EEXIST)
         return 0;
-    rbox_write(RBOX_CG_DIR "/cgroup.subtree_control", "+memory +pids");
+    sandbox_write_file(RBOX_CG_DIR "/cgroup.subtree_control", "+memory +pids");
     snprintf(r->cgroup, sizeof r->cgroup, RBOX_CG_DIR "/box-%d", (int)getpid());
     if (mkdir(r->cgroup, 0755) != 0 && errno != EEXIST)
         goto fail;
     snprintf(path, sizeof path, "%s/pids.max", r->cgroup);
-    if (rbox_write(path, RBOX_CG_PIDS) != 0)
+    if (sandbox_write_file(path, RBOX_CG_PIDS) != 0)
         goto fail;
     snprintf(path, sizeof path, "%s/memory.max", r->cgroup);
-    if (rbox_write(path, RBOX_CG_MEM) != 0)
+    if (sandbox_write_file(path, RBOX_CG_MEM) != 0)
         goto fail;
     snprintf(path, sizeof path, "%s/cgroup.procs", r->cgroup);
     snprintf(pid, sizeof pid, "%d", (int)getpid());
-    if (rbox_write(path, pid) != 0)
+    if (sandbox_write_file(path, pid) != 0)
         goto fail;
     return 1;
 fail:
@@ -242,18 +222,10 @@ static int rbox_fs(struct kj_err *err)
 
 static int rbox_creds(struct kj_err *err)
 {
-    struct __user_cap_header_struct h = {_LINUX_CAPABILITY_VERSION_3, 0};
-    struct __user_cap_data_struct d[2];
     struct rlimit nproc = {RBOX_NPROC, RBOX_NPROC};
-    for (int cap = 0; prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) == 0; cap++)
-        ;
-    if (geteuid() == 0 &&
-        (setgroups(0, NULL) != 0 || setresgid(SANDBOX_UID, SANDBOX_UID, SANDBOX_UID) != 0 ||
-         setresuid(SANDBOX_UID, SANDBOX_UID, SANDBOX_UID) != 0))
-        return KJ_FAIL(err, KJ_EINTERNAL, "sandbox: setuid: %s", strerror(errno));
-    memset(d, 0, sizeof d);
-    if (syscall(SYS_capset, &h, d) != 0)
-        return KJ_FAIL(err, KJ_EINTERNAL, "sandbox: capset: %s", strerror(errno));
+    int rc = sandbox_drop_creds(geteuid() == 0, err);
+    if (rc != KJ_OK)
+        return rc;
     if (setrlimit(RLIMIT_NPROC, &nproc) != 0)
         return KJ_FAIL(err, KJ_EINTERNAL, "sandbox: setrlimit: %s", strerror(errno));
     return KJ_OK;

@@ -45,7 +45,7 @@
 
 /* ---- small helpers ---- */
 
-static int sb_write_file(const char *path, const char *s)
+int sandbox_write_file(const char *path, const char *s)
 {
     int fd = open(path, O_WRONLY | O_CLOEXEC);
     if (fd < 0)
@@ -114,19 +114,22 @@ static int sb_fds(int keep, struct kj_err *err)
 
 static int sb_unshare(int root, struct kj_err *err)
 {
-    char map[64];
     uid_t uid = getuid();
     gid_t gid = getgid();
     if (unshare(SB_NS | (root ? 0 : CLONE_NEWUSER)) != 0)
         return KJ_FAIL(err, KJ_EINTERNAL, "sandbox: unshare: %s", strerror(errno));
-    if (root)
-        return KJ_OK;
-    snprintf(map, sizeof map, "%d %u 1\n", SANDBOX_UID, (unsigned)uid);
-    if (sb_write_file("/proc/self/setgroups", "deny") != 0 ||
-        sb_write_file("/proc/self/uid_map", map) != 0)
+    return root ? KJ_OK : sandbox_map_ids((unsigned)uid, (unsigned)gid, err);
+}
+
+int sandbox_map_ids(unsigned uid, unsigned gid, struct kj_err *err)
+{
+    char map[64];
+    snprintf(map, sizeof map, "%d %u 1\n", SANDBOX_UID, uid);
+    if (sandbox_write_file("/proc/self/setgroups", "deny") != 0 ||
+        sandbox_write_file("/proc/self/uid_map", map) != 0)
         return KJ_FAIL(err, KJ_EINTERNAL, "sandbox: uid_map: %s", strerror(errno));
-    snprintf(map, sizeof map, "%d %u 1\n", SANDBOX_UID, (unsigned)gid);
-    if (sb_write_file("/proc/self/gid_map", map) != 0)
+    snprintf(map, sizeof map, "%d %u 1\n", SANDBOX_UID, gid);
+    if (sandbox_write_file("/proc/self/gid_map", map) != 0)
         return KJ_FAIL(err, KJ_EINTERNAL, "sandbox: gid_map: %s", strerror(errno));
     return KJ_OK;
 }
@@ -229,9 +232,7 @@ static int sb_env(const struct sandbox_conf *c, struct kj_err *err)
     return KJ_OK;
 }
 
-/* SANDBOX_UID, no supplementary groups, no capabilities (bounding set too),
- * no_new_privs. */
-static int sb_creds(int root, struct kj_err *err)
+int sandbox_drop_creds(int root, struct kj_err *err)
 {
     struct __user_cap_header_struct h = {_LINUX_CAPABILITY_VERSION_3, 0};
     struct __user_cap_data_struct d[2];
@@ -270,7 +271,7 @@ int sandbox_enter(int keep, const struct sandbox_conf *c, struct kj_err *err)
         sb_relay(worker, 1);
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     if ((rc = sb_env(c, err)) != KJ_OK || (rc = sb_limits(c, err)) != KJ_OK ||
-        (rc = sb_creds(root, err)) != KJ_OK)
+        (rc = sandbox_drop_creds(root, err)) != KJ_OK)
         return rc;
     return KJ_OK;
 }

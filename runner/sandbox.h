@@ -57,6 +57,19 @@ int sandbox_enter(int keep, const struct sandbox_conf *c, struct kj_err *err);
  * process without one is killed); sockets get EPERM. */
 int sandbox_filter(struct kj_err *err);
 
+/* Pieces the run box (rbox.c) shares with the compile box. */
+
+/* Write s to an existing file (a /proc or cgroup control file); 0 or -1. */
+int sandbox_write_file(const char *path, const char *s);
+
+/* Right after unshare(CLONE_NEWUSER): map SANDBOX_UID/GID inside to the
+ * caller's uid and gid outside (setgroups denied first). */
+int sandbox_map_ids(unsigned uid, unsigned gid, struct kj_err *err);
+
+/* SANDBOX_UID (when root), no supplementary groups, no capabilities in any
+ * set (the bounding set too), no_new_privs. */
+int sandbox_drop_creds(int root, struct kj_err *err);
+
 /* The name of syscall nr on this architecture into buf ("?" if unknown). */
 void sandbox_syscall_name(int nr, char *buf, size_t bufsz);
 

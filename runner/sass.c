@@ -10,7 +10,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <grp.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -162,11 +161,8 @@ static void sass_child(const char *tool, int memfd, int out)
     if (setrlimit(RLIMIT_CPU, &cpu) != 0 || setrlimit(RLIMIT_AS, &as) != 0 ||
         setrlimit(RLIMIT_CORE, &core) != 0 || setrlimit(RLIMIT_FSIZE, &fsize) != 0)
         _exit(126);
-    if (geteuid() == 0 && (setgroups(0, NULL) != 0 ||
-                           setresgid(SANDBOX_UID, SANDBOX_UID, SANDBOX_UID) != 0 ||
-                           setresuid(SANDBOX_UID, SANDBOX_UID, SANDBOX_UID) != 0))
-        _exit(126);
-    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 || prctl(PR_SET_PDEATHSIG, SIGKILL) != 0)
+    struct kj_err err;
+    if (sandbox_drop_creds(geteuid() == 0, &err) != KJ_OK || prctl(PR_SET_PDEATHSIG, SIGKILL) != 0)
         _exit(126);
     execve(tool, argv, envp);
     _exit(127);
