@@ -162,6 +162,8 @@ static void box_describe(struct box *b)
         if (b->d.cuDeviceGetAttribute(attrs[k].v, attrs[k].a, b->dev) != CUDA_SUCCESS)
             *attrs[k].v = 0;
     b->d.cuDeviceGetAttribute(&l2, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, b->dev);
+    if (b->d.cuDeviceGetCount(&i->gpu_count) != CUDA_SUCCESS)
+        i->gpu_count = 0;
     i->l2_bytes = l2;
     b->d.cuDeviceTotalMem(&total, b->dev);
     i->total_mem = (long long)total;

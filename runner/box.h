@@ -41,6 +41,7 @@ struct box_device {
     char name[128];
     char arch[16];            /* "sm_90a" */
     int cc_major, cc_minor, sm_count;
+    int gpu_count;            /* devices the driver shows this process */
     long long l2_bytes, total_mem;
     int driver_version;       /* 13000 = 13.0 */
     int max_threads_block, max_smem_optin, max_block[3], max_grid[3];

@@ -16,6 +16,7 @@
 #include "directive.h"
 #include "judge.h"
 #include "report.h"
+#include "rbox.h"
 #include "sandbox.h"
 #include "sass.h"
 #include "serve.h"
@@ -258,6 +259,7 @@ static int cmd_probe(const struct opts *o)
         cJSON_AddStringToObject(j, "arch", d.arch);
         cJSON_AddStringToObject(j, "pci", d.pci);
         cJSON_AddNumberToObject(j, "sm_count", d.sm_count);
+        cJSON_AddNumberToObject(j, "gpu_count", d.gpu_count);
         cJSON_AddNumberToObject(j, "l2_bytes", (double)d.l2_bytes);
         cJSON_AddNumberToObject(j, "memory_bytes", (double)d.total_mem);
         cJSON_AddNumberToObject(j, "driver_api_version", d.driver_version);
@@ -279,6 +281,10 @@ static int cmd_probe(const struct opts *o)
     cJSON_AddBoolToObject(s, "no_new_privs", sp.no_new_privs);
     cJSON_AddBoolToObject(s, "seccomp", sp.seccomp);
     cJSON_AddNumberToObject(s, "landlock_abi", sp.landlock_abi);
+    cJSON_AddBoolToObject(s, "cgroup2_memory_pids", sp.cgroup2);
+    char missing[512];
+    rbox_missing(&sp, missing, sizeof missing);
+    cJSON_AddStringToObject(s, "missing", missing);
     print_json(j);
     cJSON_Delete(j);
     return rc == KJ_OK ? EXIT_OK : EXIT_USAGE;

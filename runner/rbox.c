@@ -323,3 +323,26 @@ void rbox_cleanup(int pid)
     snprintf(path, sizeof path, RBOX_CG_DIR "/box-%d", pid);
     rmdir(path); /* fails harmlessly when the box made none */
 }
+
+int rbox_missing(const struct sandbox_probe *p, char *buf, size_t bufsz)
+{
+    struct { int ok; const char *name; } need[] = {
+        {p->root || p->userns, "user namespace (needed when not root)"},
+        {p->mountns, "mount namespace"}, {p->netns, "network namespace"},
+        {p->ipcns, "IPC namespace"}, {p->utsns, "UTS namespace"},
+        {p->pidns, "PID namespace (compile box)"},
+        {p->no_new_privs, "no_new_privs"}, {p->seccomp, "seccomp"},
+    };
+    size_t at = 0;
+    int n = 0;
+    if (bufsz > 0)
+        buf[0] = '\0';
+    for (size_t i = 0; i < sizeof need / sizeof need[0]; i++) {
+        if (need[i].ok)
+            continue;
+        n++;
+        if (at < bufsz)
+            at += (size_t)snprintf(buf + at, bufsz - at, "%s%s", at ? ", " : "", need[i].name);
+    }
+    return n;
+}

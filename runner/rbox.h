@@ -65,6 +65,16 @@ int rbox_lock(struct rbox *r, struct kj_err *err);
 /* "ns,fs,creds,seccomp,cgroup" for the bits in mask. */
 void rbox_describe(unsigned mask, char *buf, size_t bufsz);
 
+struct sandbox_probe;
+
+/* What the boxes need and the host (probe) does not offer, as a list of
+ * names into buf ("" when nothing is missing); returns how many. Both boxes
+ * need mount, network, IPC and UTS namespaces (and a user namespace when not
+ * root), no_new_privs and seccomp; the compile box also a PID namespace.
+ * (KJUDGE_RBOX_SKIP does not lower this: the compile box needs them all.)
+ * A cgroup is used where offered, never required. */
+int rbox_missing(const struct sandbox_probe *p, char *buf, size_t bufsz);
+
 /* Parent side: remove the cgroup of a reaped box (pid), if it made one. */
 void rbox_cleanup(int pid);
 

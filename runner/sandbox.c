@@ -370,4 +370,12 @@ void sandbox_probe(struct sandbox_probe *out)
     out->seccomp = sb_try(sb_try_seccomp, 0);
     long abi = syscall(SYS_landlock_create_ruleset, NULL, 0, 1u /* VERSION */);
     out->landlock_abi = abi > 0 ? (int)abi : 0;
+    char ctl[256] = "";
+    int fd = open("/sys/fs/cgroup/cgroup.controllers", O_RDONLY | O_CLOEXEC);
+    if (fd >= 0) {
+        ssize_t n = read(fd, ctl, sizeof ctl - 1);
+        ctl[n > 0 ? n : 0] = '\0';
+        close(fd);
+    }
+    out->cgroup2 = out->root && strstr(ctl, "memory") != NULL && strstr(ctl, "pids") != NULL;
 }

@@ -23,6 +23,7 @@ struct sandbox_probe {
     int no_new_privs;
     int seccomp;     /* a seccomp filter can be installed */
     int landlock_abi;
+    int cgroup2;     /* root over a cgroup v2 hierarchy offering the memory and pids controllers */
 };
 
 /* Try each protection in a throw-away child; fills out, never fails. */

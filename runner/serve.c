@@ -10,6 +10,8 @@
 #include "box.h"
 #include "httpc.h"
 #include "judge.h"
+#include "rbox.h"
+#include "sandbox.h"
 #include "spec.h"
 
 #include <cjson/cJSON.h>
@@ -277,6 +279,18 @@ int serve_loop(const struct serve_cfg *cfg, struct kj_err *err)
     sv.cfg = cfg;
     pthread_mutex_init(&sv.mu, NULL);
     pthread_cond_init(&sv.cv, NULL);
+    /* Refuse to judge on a host that cannot build the boxes, saying what it lacks. */
+    struct sandbox_probe sp;
+    char missing[512];
+    sandbox_probe(&sp);
+    if (rbox_missing(&sp, missing, sizeof missing) > 0) {
+        pthread_cond_destroy(&sv.cv);
+        pthread_mutex_destroy(&sv.mu);
+        return KJ_FAIL(err, KJ_EINVAL, "this host cannot sandbox submissions (missing: %.300s); "
+                       "the runner does not judge without it", missing);
+    }
+    kj_log(KJ_LOG_INFO, "serve", "host: namespaces, seccomp and no_new_privs available; "
+           "cgroup v2 memory+pids %s; Landlock ABI %d", sp.cgroup2 ? "yes" : "no", sp.landlock_abi);
     int rc = spec_load_all(cfg->leaderboards, &sv.specs, &sv.nspecs, err);
     if (rc == KJ_OK)
         rc = box_probe(cfg->gpu, &sv.dev, err);
@@ -288,9 +302,9 @@ int serve_loop(const struct serve_cfg *cfg, struct kj_err *err)
         const char *n = strncmp(sv.dev.name, "NVIDIA ", 7) == 0 ? sv.dev.name + 7 : sv.dev.name;
         snprintf(sv.gpu_type, sizeof sv.gpu_type, "%.*s", (int)strcspn(n, " "), n);
     }
-    kj_log(KJ_LOG_INFO, "serve", "runner ready name=%s gpu=%d device=\"%s\" type=%s arch=%s "
-           "sandbox=%s", cfg->name, cfg->gpu, sv.dev.name, sv.gpu_type, sv.dev.arch,
-           sv.dev.sandbox[0] ? sv.dev.sandbox : "none");
+    kj_log(KJ_LOG_INFO, "serve", "runner ready name=%s gpu=%d of %d device=\"%s\" type=%s "
+           "arch=%s l2=%lld sandbox=%s", cfg->name, cfg->gpu, sv.dev.gpu_count, sv.dev.name,
+           sv.gpu_type, sv.dev.arch, sv.dev.l2_bytes, sv.dev.sandbox[0] ? sv.dev.sandbox : "none");
     while (!*cfg->stop && !sv.unhealthy) {
         struct kj_err cerr;
         int r = serve_claim(&sv, &cerr);

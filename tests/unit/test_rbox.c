@@ -208,6 +208,28 @@ int main(void)
              "and the host's files and processes are still invisible (empty root)");
     KT_CHECK(r[T_EXEC] == 1, "and nothing can be executed (empty root)");
 
+    /* What a host lacks is named; a cgroup is never required. */
+    struct sandbox_probe all, some;
+    char miss[512];
+    memset(&all, 0, sizeof all);
+    all.root = all.mountns = all.netns = all.ipcns = all.utsns = all.pidns = 1;
+    all.no_new_privs = all.seccomp = 1;
+    KT_CHECK(rbox_missing(&all, miss, sizeof miss) == 0 && miss[0] == '\0', "root host with all: %s", miss);
+    some = all;
+    some.root = 0;
+    some.userns = 0;
+    some.seccomp = 0;
+    some.pidns = 0;
+    KT_CHECK(rbox_missing(&some, miss, sizeof miss) == 3 && strstr(miss, "user namespace") &&
+             strstr(miss, "seccomp") && strstr(miss, "PID namespace"), "missing three: %s", miss);
+    some = all;
+    some.root = 0;
+    some.userns = 1;
+    KT_CHECK(rbox_missing(&some, miss, 8) == 0, "a non-root host with user namespaces needs nothing more");
+    some.netns = 0;
+    KT_CHECK(rbox_missing(&some, miss, 8) == 1 && strlen(miss) < 8, "a short buffer is cut, not overrun");
+    KT_CHECK(rbox_missing(&sp, miss, sizeof miss) == 0, "this host has what the boxes need: %s", miss);
+
     /* The skip list is parsed strictly. */
     kj_err_clear(&err);
     KT_CHECK(rbox_parse_skip("seccomp,fs", &skip, &err) == KJ_OK && skip == (RBOX_SECCOMP | RBOX_FS),
