@@ -27,6 +27,13 @@ enum MHD_Result api_sub_disqualify(struct http_req *r);
  * published. */
 int api_source_visible(struct http_req *r, const struct db_sub *s, int *visible,
                        struct kj_err *err);
+/* Pieces of a submission's JSON, shared with api_detail.c: t as an ISO
+ * UTC string (null for 0); score_ns or null; and the public summary (id,
+ * user, leaderboard, gpu, mode, status, verdict, score_ns, created_at,
+ * disqualified). */
+void api_add_time(cJSON *o, const char *key, int64_t t);
+void api_add_score(cJSON *o, const struct db_sub *s);
+void api_sub_summary(cJSON *o, const struct db_sub *s);
 /* Remove every "secret_seed" key of j, at any depth. */
 void api_strip_secrets(cJSON *j);
 

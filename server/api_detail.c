@@ -29,24 +29,7 @@ static cJSON *pick(const cJSON *src, const char *const *keys)
     return o;
 }
 
-static void add_time(cJSON *o, const char *key, int64_t t)
-{
-    char buf[32];
-    if (t == 0) {
-        cJSON_AddNullToObject(o, key);
-        return;
-    }
-    srv_iso_time(t, buf, sizeof buf);
-    cJSON_AddStringToObject(o, key, buf);
-}
 
-static void add_score(cJSON *o, const struct db_sub *s)
-{
-    if (s->has_score)
-        cJSON_AddNumberToObject(o, "score_ns", s->score_ns);
-    else
-        cJSON_AddNullToObject(o, "score_ns");
-}
 
 /* {"rank": k, "of": N, "text": "#k of N"} when s is its user's ranked
  * entry on its board and GPU type, else null. */
@@ -131,8 +114,8 @@ static int add_previous(struct http_req *r, cJSON *o, const struct db_sub *s, in
         cJSON_AddStringToObject(p, "verdict", prev.verdict);
     else
         cJSON_AddNullToObject(p, "verdict");
-    add_score(p, &prev);
-    add_time(p, "created_at", prev.created_at);
+    api_add_score(p, &prev);
+    api_add_time(p, "created_at", prev.created_at);
     cJSON_AddStringToObject(p, "source_sha256", prev.source_sha256);
     if (source) {
         label(la, sizeof la, 'a', &prev);
@@ -171,19 +154,7 @@ static int detail_json(struct http_req *r, const struct db_sub *s, int source, c
     cJSON *o = cJSON_CreateObject(), *rank = NULL;
     int rc;
     *out = NULL;
-    cJSON_AddNumberToObject(o, "id", (double)s->id);
-    cJSON_AddStringToObject(o, "user", s->user);
-    cJSON_AddStringToObject(o, "leaderboard", s->leaderboard);
-    cJSON_AddStringToObject(o, "gpu", s->gpu);
-    cJSON_AddStringToObject(o, "mode", s->mode);
-    cJSON_AddStringToObject(o, "status", s->status);
-    if (s->verdict[0] != '\0')
-        cJSON_AddStringToObject(o, "verdict", s->verdict);
-    else
-        cJSON_AddNullToObject(o, "verdict");
-    add_score(o, s);
-    add_time(o, "created_at", s->created_at);
-    cJSON_AddBoolToObject(o, "disqualified", s->disqualified);
+    api_sub_summary(o, s);
     cJSON_AddStringToObject(o, "file_name", s->file_name);
     cJSON_AddStringToObject(o, "source_sha256", s->source_sha256);
     cJSON_AddNumberToObject(o, "source_bytes", (double)s->source_len);

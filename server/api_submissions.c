@@ -25,7 +25,7 @@
 /* Serializing a submission                                            */
 /* ------------------------------------------------------------------ */
 
-static void add_time(cJSON *o, const char *key, int64_t t)
+void api_add_time(cJSON *o, const char *key, int64_t t)
 {
     char buf[32];
     if (t == 0) {
@@ -93,13 +93,16 @@ static cJSON *result_view(const struct db_sub *s, int full)
     return out;
 }
 
-/* A submission as JSON. full: the owner's view (source, full result);
- * source: the file name, hash and source (the owner, or anyone signed in
- * once the board's sources are published). */
-static cJSON *sub_json(const struct db_sub *s, int full, int source, int with_result)
+void api_add_score(cJSON *o, const struct db_sub *s)
 {
-    cJSON *o = cJSON_CreateObject(), *urls;
-    char url[96];
+    if (s->has_score)
+        cJSON_AddNumberToObject(o, "score_ns", s->score_ns);
+    else
+        cJSON_AddNullToObject(o, "score_ns");
+}
+
+void api_sub_summary(cJSON *o, const struct db_sub *s)
+{
     cJSON_AddNumberToObject(o, "id", (double)s->id);
     cJSON_AddStringToObject(o, "user", s->user);
     cJSON_AddStringToObject(o, "leaderboard", s->leaderboard);
@@ -110,15 +113,22 @@ static cJSON *sub_json(const struct db_sub *s, int full, int source, int with_re
         cJSON_AddStringToObject(o, "verdict", s->verdict);
     else
         cJSON_AddNullToObject(o, "verdict");
-    if (s->has_score)
-        cJSON_AddNumberToObject(o, "score_ns", s->score_ns);
-    else
-        cJSON_AddNullToObject(o, "score_ns");
-    add_time(o, "created_at", s->created_at);
-    add_time(o, "started_at", s->started_at);
-    add_time(o, "finished_at", s->finished_at);
-    cJSON_AddNumberToObject(o, "attempts", s->attempts);
+    api_add_score(o, s);
+    api_add_time(o, "created_at", s->created_at);
     cJSON_AddBoolToObject(o, "disqualified", s->disqualified);
+}
+
+/* A submission as JSON. full: the owner's view (source, full result);
+ * source: the file name, hash and source (the owner, or anyone signed in
+ * once the board's sources are published). */
+static cJSON *sub_json(const struct db_sub *s, int full, int source, int with_result)
+{
+    cJSON *o = cJSON_CreateObject(), *urls;
+    char url[96];
+    api_sub_summary(o, s);
+    api_add_time(o, "started_at", s->started_at);
+    api_add_time(o, "finished_at", s->finished_at);
+    cJSON_AddNumberToObject(o, "attempts", s->attempts);
     if (full && s->disqualified)
         cJSON_AddStringToObject(o, "disqualified_reason", s->dq_reason);
     if (full && s->reason[0] != '\0')
@@ -572,7 +582,7 @@ enum MHD_Result api_sub_events(struct http_req *r)
         if (data != NULL)
             api_strip_secrets(data);
         cJSON_AddItemToObject(e, "data", data != NULL ? data : cJSON_CreateNull());
-        add_time(e, "at", ev[i].at);
+        api_add_time(e, "at", ev[i].at);
         cJSON_AddItemToArray(arr, e);
     }
     db_events_free(ev, n);
