@@ -286,12 +286,7 @@ static int rbox_filter(struct kj_err *err)
                               SCMP_A0(SCMP_CMP_NE, self));
     if (rc == 0)
         rc = seccomp_rule_add(f, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(tkill), 0);
-    if (rc == 0)
-        rc = seccomp_load(f);
-    seccomp_release(f);
-    if (rc != 0)
-        return KJ_FAIL(err, KJ_EINTERNAL, "sandbox: seccomp filter: %s", strerror(-rc));
-    return KJ_OK;
+    return sandbox_load_filter(f, rc, err);
 }
 
 int rbox_lock(struct rbox *r, struct kj_err *err)

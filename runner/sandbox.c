@@ -311,6 +311,11 @@ int sandbox_filter(struct kj_err *err)
         rc = seccomp_rule_add(f, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(socket), 0);
     if (rc == 0)
         rc = seccomp_rule_add(f, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(socketpair), 0);
+    return sandbox_load_filter(f, rc, err);
+}
+
+int sandbox_load_filter(void *f, int rc, struct kj_err *err)
+{
     if (rc == 0)
         rc = seccomp_load(f);
     seccomp_release(f);

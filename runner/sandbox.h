@@ -71,6 +71,10 @@ int sandbox_map_ids(unsigned uid, unsigned gid, struct kj_err *err);
  * set (the bounding set too), no_new_privs. */
 int sandbox_drop_creds(int root, struct kj_err *err);
 
+/* Load filter f unless rc (the result of building it) is already an
+ * error, release it, and turn a failure into KJ_EINTERNAL. */
+int sandbox_load_filter(void *f, int rc, struct kj_err *err);
+
 /* The name of syscall nr on this architecture into buf ("?" if unknown). */
 void sandbox_syscall_name(int nr, char *buf, size_t bufsz);
 

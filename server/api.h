@@ -34,6 +34,8 @@ int api_source_visible(struct http_req *r, const struct db_sub *s, int *visible,
 void api_add_time(cJSON *o, const char *key, int64_t t);
 void api_add_score(cJSON *o, const struct db_sub *s);
 void api_sub_summary(cJSON *o, const struct db_sub *s);
+/* A new object with the listed keys (NULL-terminated) of src that it has. */
+cJSON *api_pick(const cJSON *src, const char *const *keys);
 /* Remove every "secret_seed" key of j, at any depth. */
 void api_strip_secrets(cJSON *j);
 

@@ -17,18 +17,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Copy the listed keys of src, when present, into a new object. */
-static cJSON *pick(const cJSON *src, const char *const *keys)
-{
-    cJSON *o = cJSON_CreateObject();
-    for (int i = 0; o != NULL && keys[i] != NULL; i++) {
-        const cJSON *v = cJSON_GetObjectItemCaseSensitive(src, keys[i]);
-        if (v != NULL)
-            cJSON_AddItemToObject(o, keys[i], cJSON_Duplicate(v, 1));
-    }
-    return o;
-}
-
 
 
 /* {"rank": k, "of": N, "text": "#k of N"} when s is its user's ranked
@@ -75,10 +63,10 @@ static void add_result_parts(cJSON *o, const char *result)
     const cJSON *compile = cJSON_GetObjectItemCaseSensitive(res, "compile");
     cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(compile, "kernels"))
         if (cJSON_IsObject(it))
-            cJSON_AddItemToArray(kernels, pick(it, kkeys));
+            cJSON_AddItemToArray(kernels, api_pick(it, kkeys));
     cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(res, "benchmarks"))
         if (cJSON_IsObject(it))
-            cJSON_AddItemToArray(shapes, pick(it, skeys));
+            cJSON_AddItemToArray(shapes, api_pick(it, skeys));
     cJSON_Delete(res);
 }
 

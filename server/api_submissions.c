@@ -45,8 +45,7 @@ void api_strip_secrets(cJSON *j)
         api_strip_secrets(c);
 }
 
-/* Copy the listed keys of src (if present) into a new object. */
-static cJSON *pick(const cJSON *src, const char *const *keys)
+cJSON *api_pick(const cJSON *src, const char *const *keys)
 {
     cJSON *o = cJSON_CreateObject();
     for (int i = 0; o != NULL && keys[i] != NULL; i++) {
@@ -62,7 +61,7 @@ static cJSON *pick_each(const cJSON *arr, const char *const *keys)
     cJSON *out = cJSON_CreateArray();
     const cJSON *it;
     cJSON_ArrayForEach(it, arr)
-        cJSON_AddItemToArray(out, pick(it, keys));
+        cJSON_AddItemToArray(out, api_pick(it, keys));
     return out;
 }
 
@@ -85,7 +84,7 @@ static cJSON *result_view(const struct db_sub *s, int full)
             cJSON_DeleteItemFromObjectCaseSensitive(b, "seed");
     if (full)
         return res;
-    out = pick(res, top);
+    out = api_pick(res, top);
     cJSON_AddItemToObject(out, "tests", pick_each(cJSON_GetObjectItemCaseSensitive(res, "tests"), tkeys));
     cJSON_AddItemToObject(out, "benchmarks",
                           pick_each(cJSON_GetObjectItemCaseSensitive(res, "benchmarks"), bkeys));
