@@ -1013,6 +1013,8 @@ static int box_dispatch(struct box *b, const struct box_req *req, struct box_rep
         return box_baseline(b, rep);
     if (req->op == BOX_OP_CLOCK)
         return box_clock(b, rep);
+    if (req->op == BOX_OP_HEALTH) /* the judge's own kernel: a fresh box loads nothing */
+        return box_health_op(b, rep);
     if (!b->loaded)
         return rep_fail(rep, BOX_INTERNAL, 0, "request before LOAD");
     switch (req->op) {
@@ -1021,7 +1023,6 @@ static int box_dispatch(struct box *b, const struct box_req *req, struct box_rep
     case BOX_OP_WARMUP: return box_warmup(b, req, rep);
     case BOX_OP_VERIFY: return box_verify(b, req, rep);
     case BOX_OP_COPY: return box_copy(b, req, rep);
-    case BOX_OP_HEALTH: return box_health_op(b, rep);
     case BOX_OP_GRAPH: return box_graph(b, req, rep);
     }
     return rep_fail(rep, BOX_INTERNAL, 0, "unknown request %d", req->op);

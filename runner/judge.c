@@ -206,13 +206,21 @@ static int judge_start_boxes(struct judge *j, struct kj_err *err)
     c.role_reference = 0;
     c.region = j->run_region;
     c.unmap = j->ref_region;
-    rc = box_start(&c, &j->run, err);
-    if (rc != KJ_OK)
-        return rc;
+    return box_start(&c, &j->run, err);
+}
+
+/* Wait for both boxes to have their contexts; j->dev from the submission's
+ * box. A GPU other than the one the job was compiled for (job->arch) is the
+ * judge's error. */
+static int judge_box_info(struct judge *j, struct kj_err *err)
+{
     struct box_device refdev;
-    rc = box_read_info(&j->run, &j->dev, JUDGE_START_MS, err);
+    int rc = box_read_info(&j->run, &j->dev, JUDGE_START_MS, err);
     if (rc == KJ_OK)
         rc = box_read_info(&j->ref, &refdev, JUDGE_START_MS, err);
+    if (rc == KJ_OK && j->job->arch != NULL && strcmp(j->dev.arch, j->job->arch) != 0)
+        rc = KJ_FAIL(err, KJ_EINTERNAL, "GPU %d is %s, but the job was compiled for %s",
+                     j->job->gpu, j->dev.arch, j->job->arch);
     return rc;
 }
 
@@ -227,19 +235,26 @@ static int judge_compile(struct judge *j, struct kj_err *err)
     cJSON_AddStringToObject(ev, "arch", j->dev.arch);
     judge_event(j, "compiling", ev);
     cJSON_Delete(ev);
-    int rc = cbox_start(j->refsrc, j->reflen, &j->refdirs, j->dev.arch, &rp, err);
-    if (rc != KJ_OK)
-        return rc;
+    int rc, rrc;
     kj_err_clear(&gerr);
-    if (j->gensrc != NULL)
-        grc = cbox_start(j->gensrc, j->genlen, &j->gendirs, j->dev.arch, &gp, &gerr);
-    rc = cbox_start(j->job->source, j->job->source_len, &j->dirs, j->dev.arch, &sp, err);
-    if (rc == KJ_OK)
-        rc = cbox_finish(&sp, j->dev.arch, &j->sub, err);
     kj_err_clear(&rerr);
-    int rrc = cbox_finish(&rp, j->dev.arch, &j->refc, &rerr);
-    if (j->gensrc != NULL && grc == KJ_OK)
-        grc = cbox_finish(&gp, j->dev.arch, &j->genc, &gerr);
+    if (j->job->compile_unboxed) { /* eval --compile-unboxed: local files, under a profiler */
+        rc = compile_source(j->job->source, j->job->source_len, &j->dirs, j->dev.arch, &j->sub, err);
+        rrc = compile_source(j->refsrc, j->reflen, &j->refdirs, j->dev.arch, &j->refc, &rerr);
+        if (j->gensrc != NULL)
+            grc = compile_source(j->gensrc, j->genlen, &j->gendirs, j->dev.arch, &j->genc, &gerr);
+    } else {
+        if ((rc = cbox_start(j->refsrc, j->reflen, &j->refdirs, j->dev.arch, &rp, err)) != KJ_OK)
+            return rc;
+        if (j->gensrc != NULL)
+            grc = cbox_start(j->gensrc, j->genlen, &j->gendirs, j->dev.arch, &gp, &gerr);
+        rc = cbox_start(j->job->source, j->job->source_len, &j->dirs, j->dev.arch, &sp, err);
+        if (rc == KJ_OK)
+            rc = cbox_finish(&sp, j->dev.arch, &j->sub, err);
+        rrc = cbox_finish(&rp, j->dev.arch, &j->refc, &rerr);
+        if (j->gensrc != NULL && grc == KJ_OK)
+            grc = cbox_finish(&gp, j->dev.arch, &j->genc, &gerr);
+    }
     if (rc != KJ_OK)
         return rc;
     /* Instruction classes from the machine code, while the job goes on
@@ -945,8 +960,23 @@ static int judge_steps(struct judge *j, struct kj_err *err)
     if (madvise(j->run_region, j->region_size, MADV_DONTFORK) != 0 ||
         madvise(j->ref_region, j->region_size, MADV_DONTFORK) != 0)
         return KJ_FAIL(err, KJ_EINTERNAL, "madvise(MADV_DONTFORK): %s", strerror(errno));
-    judge_system(j);
-    if ((rc = judge_compile(j, err)) != KJ_OK || judge_has_verdict(j))
+    /* With the architecture known, NVRTC runs while the boxes start CUDA
+     * (each takes a few hundred ms); otherwise the boxes say it first. */
+    if (j->job->arch != NULL) {
+        snprintf(j->dev.arch, sizeof j->dev.arch, "%s", j->job->arch);
+        rc = judge_compile(j, err);
+        if (rc == KJ_OK)
+            rc = judge_box_info(j, err);
+        if (rc != KJ_OK)
+            return rc;
+        judge_system(j);
+    } else {
+        if ((rc = judge_box_info(j, err)) != KJ_OK)
+            return rc;
+        judge_system(j);
+        rc = judge_compile(j, err);
+    }
+    if (rc != KJ_OK || judge_has_verdict(j))
         return rc;
     if ((rc = judge_load(j, 1, err)) != KJ_OK || (rc = judge_load(j, 0, err)) != KJ_OK ||
         judge_has_verdict(j))

@@ -27,9 +27,15 @@ struct judge_job {
     enum judge_mode mode;
     uint64_t secret_seed;         /* leaderboard mode only */
     int gpu;                      /* device ordinal */
+    const char *arch;             /* the GPU's "sm_XY" when known (serve probes it once), so
+                                   * compiling starts while the boxes create their contexts;
+                                   * NULL = wait for the boxes to say it. Borrowed. */
     double warmup_s;              /* per benchmark shape; 0 = default 0.2 s */
     double time_limit_s;          /* wall limit of the whole job; 0 = the leaderboard's */
     long samples;                 /* > 0: exactly this many timed calls per shape (profiling, benches) */
+    int compile_unboxed;          /* eval --compile-unboxed only: NVRTC in this process, no
+                                   * compile box (a profiler that follows forks, such as ncu,
+                                   * breaks inside it); never for others' code */
     const char *dump_dir;         /* non-NULL: run every shape once untimed and write it there (dump.h) */
     judge_progress_fn progress;   /* may be NULL */
     void *progress_ctx;

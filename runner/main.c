@@ -46,7 +46,7 @@ static void on_signal(int sig)
 struct opts {
     const char *cmd, *file, *leaderboard, *arch, *mode, *leaderboards, *server, *name,
         *gpu_type, *token_file, *dump;
-    int json, gpu, once;
+    int json, gpu, once, compile_unboxed;
     double warmup, time_limit;
     long samples;
 };
@@ -60,6 +60,9 @@ static void usage(FILE *f)
         "                     [--samples N]   (exactly N timed calls per shape, for profiling)\n"
         "                     [--dump DIR]    (every shape once, untimed: inputs and outputs\n"
         "                                      as raw files + manifest.json, see runner/dump.h)\n"
+        "                     [--compile-unboxed] (NVRTC in this process, not in the compile\n"
+        "                                      box: for your own files under ncu, whose fork\n"
+        "                                      tracking breaks inside the box)\n"
         "       kjudge-runner serve --server URL [--gpu N] [--name NAME] [--gpu-type H200]\n"
         "                     [--token-file FILE] [--once]   (token also from KJUDGE_RUNNER_TOKEN)\n"
         "       kjudge-runner probe [--gpu N]\n"
@@ -96,6 +99,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
             continue;
         if (strcmp(a, "--json") == 0) o->json = 1;
         else if (strcmp(a, "--once") == 0) o->once = 1;
+        else if (strcmp(a, "--compile-unboxed") == 0) o->compile_unboxed = 1;
         else if (strcmp(a, "--gpu") == 0 && v) { o->gpu = atoi(v); i++; }
         else if (strcmp(a, "--warmup") == 0 && v) { o->warmup = atof(v); i++; }
         else if (strcmp(a, "--time-limit") == 0 && v) { o->time_limit = atof(v); i++; }
@@ -222,6 +226,7 @@ static int cmd_eval(const struct opts *o)
     jj.time_limit_s = o->time_limit;
     jj.samples = o->samples;
     jj.dump_dir = o->dump;
+    jj.compile_unboxed = o->compile_unboxed;
     jj.progress = report_progress;
     jj.progress_ctx = stderr;
     /* A local leaderboard run has no server secret: draw one for this run. */

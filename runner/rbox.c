@@ -43,7 +43,7 @@
 #define RBOX_CG_PIDS "512"
 #define RBOX_CG_MEM "17179869184"  /* 16 GiB of host memory per box */
 
-static const char *const rbox_names[] = {"ns", "fs", "creds", "seccomp", "cgroup"};
+static const char *const rbox_names[] = {"ns", "fs", "creds", "seccomp", "cgroup", "env"};
 
 int rbox_parse_skip(const char *v, unsigned *out, struct kj_err *err)
 {
@@ -63,7 +63,7 @@ int rbox_parse_skip(const char *v, unsigned *out, struct kj_err *err)
         }
         if (!found && n > 0)
             return KJ_FAIL(err, KJ_EINVAL, "KJUDGE_RBOX_SKIP: unknown protection '%.*s' "
-                           "(known: ns, fs, creds, seccomp, cgroup)", (int)(n < 32 ? n : 32), v);
+                           "(known: ns, fs, creds, seccomp, cgroup, env)", (int)(n < 32 ? n : 32), v);
         v += n + (v[n] == ',');
     }
     return KJ_OK;
@@ -188,9 +188,13 @@ int rbox_prepare(struct rbox *r, const int fds[3], struct kj_err *err)
     int rc;
     r->applied = 0;
     r->cgroup[0] = '\0';
-    if ((rc = rbox_fds(fds, err)) != KJ_OK || (rc = rbox_env(err)) != KJ_OK ||
-        (rc = rbox_limits(err)) != KJ_OK)
+    if ((rc = rbox_fds(fds, err)) != KJ_OK || (rc = rbox_limits(err)) != KJ_OK)
         return rc;
+    if (!(r->skip & RBOX_ENV)) {
+        if ((rc = rbox_env(err)) != KJ_OK)
+            return rc;
+        r->applied |= RBOX_ENV;
+    }
     if (!(r->skip & RBOX_CGROUP) && rbox_cgroup(r))
         r->applied |= RBOX_CGROUP;
     if (!(r->skip & RBOX_NS)) {

@@ -24,8 +24,11 @@
  *
  * The order matters: CUDA opens its device files and libraries while the
  * file system is still there, and submitted code runs only after lock.
- * KJUDGE_RBOX_SKIP (comma list of ns, fs, creds, seccomp, cgroup) turns
- * protections off for diagnosis; the box reports what it applied.
+ * KJUDGE_RBOX_SKIP (comma list of ns, fs, creds, seccomp, cgroup, env)
+ * turns protections off for diagnosis; the box reports what it applied.
+ * "env" keeps the runner's environment in the box, so that a profiler that
+ * injects itself through environment variables (ncu) can follow the box;
+ * bench/timing_fidelity needs it and every other step off.
  */
 #ifndef KJ_RBOX_H
 #define KJ_RBOX_H
@@ -43,6 +46,7 @@ enum {
     RBOX_CREDS = 1u << 2,
     RBOX_SECCOMP = 1u << 3,
     RBOX_CGROUP = 1u << 4,
+    RBOX_ENV = 1u << 5,       /* the environment rebuilt (off only for a profiler's injection) */
 };
 
 struct rbox {
@@ -62,7 +66,7 @@ int rbox_prepare(struct rbox *r, const int fds[3], struct kj_err *err);
 /* Steps after CUDA's set-up (see above). */
 int rbox_lock(struct rbox *r, struct kj_err *err);
 
-/* "ns,fs,creds,seccomp,cgroup" for the bits in mask. */
+/* "ns,fs,creds,seccomp,cgroup,env" for the bits in mask. */
 void rbox_describe(unsigned mask, char *buf, size_t bufsz);
 
 struct sandbox_probe;

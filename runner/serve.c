@@ -223,6 +223,7 @@ static void serve_job(struct serve *sv, const cJSON *job)
         jj.mode = (enum judge_mode)m;
         jj.secret_seed = cJSON_IsString(secret) ? strtoull(secret->valuestring, NULL, 10) : 0;
         jj.gpu = sv->cfg->gpu;
+        jj.arch = sv->dev.arch;
         jj.progress = serve_progress;
         jj.progress_ctx = sv;
         kj_err_clear(&err);

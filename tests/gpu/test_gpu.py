@@ -141,6 +141,12 @@ def test_examples():
     rc, res, err = evaluate(os.path.join(LB, "examples", "broken.cu"))
     check(res is not None and res.get("verdict") == "compile_error" and "error" in res["compile"]["log"],
           "broken.cu -> compile_error with log", json.dumps(res)[:2000] if res else err)
+    # Compiled in the runner's own process (for profilers): the same verdicts.
+    for name, verdict in (("template.cu", "accepted"), ("examples/wrong.cu", "wrong_answer"),
+                          ("examples/broken.cu", "compile_error")):
+        rc, res, err = evaluate(os.path.join(LB, name), "test", ("--compile-unboxed",))
+        check(res is not None and res.get("verdict") == verdict, "%s with --compile-unboxed -> %s" % (name, verdict),
+              (res or {}).get("message", err[-1000:]))
     for name in ("template.cu", "examples/fast.cu"):
         rc, res, err = evaluate(os.path.join(LB, name), "benchmark")
         good = res is not None and res.get("verdict") == "accepted" and res.get("score_ns")

@@ -194,8 +194,8 @@ int main(void)
     KT_CHECK(run_box(0, r, &applied, msg, sizeof msg) == 0, "the box builds: %s", msg);
     rbox_describe(applied, desc, sizeof desc);
     printf("run box applied: %s\n", desc);
-    KT_CHECK((applied & (RBOX_NS | RBOX_FS | RBOX_CREDS | RBOX_SECCOMP)) ==
-             (RBOX_NS | RBOX_FS | RBOX_CREDS | RBOX_SECCOMP), "every protection applied: %s", desc);
+    KT_CHECK((applied & (RBOX_NS | RBOX_FS | RBOX_CREDS | RBOX_SECCOMP | RBOX_ENV)) ==
+             (RBOX_NS | RBOX_FS | RBOX_CREDS | RBOX_SECCOMP | RBOX_ENV), "every protection applied: %s", desc);
     for (int i = 0; i < T_COUNT; i++)
         KT_CHECK(r[i] == 1, "%s", t_names[i]);
 
@@ -207,6 +207,12 @@ int main(void)
     KT_CHECK(r[T_PASSWD] == 1 && r[T_PROC] == 1 && r[T_WRITE_ROOT] == 1,
              "and the host's files and processes are still invisible (empty root)");
     KT_CHECK(r[T_EXEC] == 1, "and nothing can be executed (empty root)");
+
+    /* "env" (for a profiler) keeps the environment and only that. */
+    KT_CHECK(run_box(RBOX_ENV, r, &applied, msg, sizeof msg) == 0, "box keeping the environment: %s", msg);
+    KT_CHECK(!(applied & RBOX_ENV) && (applied & RBOX_SECCOMP), "only the environment step was skipped");
+    KT_CHECK(r[T_ENV] == 0, "the runner's environment reached the box");
+    KT_CHECK(r[T_PASSWD] == 1 && r[T_TCP_CONNECT] == 1, "and the other protections still hold");
 
     /* What a host lacks is named; a cgroup is never required. */
     struct sandbox_probe all, some;
@@ -234,6 +240,8 @@ int main(void)
     kj_err_clear(&err);
     KT_CHECK(rbox_parse_skip("seccomp,fs", &skip, &err) == KJ_OK && skip == (RBOX_SECCOMP | RBOX_FS),
              "skip list parses");
+    KT_CHECK(rbox_parse_skip("env,cgroup", &skip, &err) == KJ_OK && skip == (RBOX_ENV | RBOX_CGROUP),
+             "env and cgroup parse");
     KT_CHECK(rbox_parse_skip("seccomp,nope", &skip, &err) == KJ_EINVAL && strstr(err.msg, "nope"),
              "unknown word refused: %s", err.msg);
     KT_CHECK(rbox_parse_skip(NULL, &skip, &err) == KJ_OK && skip == 0, "NULL skips nothing");
