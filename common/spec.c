@@ -147,8 +147,7 @@ static int ld_num(struct ld *c, const cJSON *obj, const char *key, const char *f
     return 0;
 }
 
-/* Names for expr.h: pointers into s->vars. */
-static void spec_expr_vars(const struct spec *s, const char **names, const int64_t *values,
+void spec_expr_vars(const struct spec *s, const char **names, const int64_t *values,
                            struct expr_vars *out)
 {
     for (int i = 0; i < s->nvars; i++)

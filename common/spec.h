@@ -112,6 +112,14 @@ int spec_buffer_dims(const struct spec *s, int b, const struct spec_case *c,
 int spec_tolerance(const struct spec *s, int b, const struct spec_case *c,
                    double *atol, double *rtol, struct kj_err *err);
 
+struct expr_vars;
+
+/* *out = s's variables for expr.h: names (the caller's SPEC_MAX_VARS array)
+ * filled with pointers into s->vars, values borrowed (NULL for a names-only
+ * check). */
+void spec_expr_vars(const struct spec *s, const char **names, const int64_t *values,
+                    struct expr_vars *out);
+
 /* Write "T=1 H=256 GS=64" for case c into buf. */
 void spec_case_label(const struct spec *s, const struct spec_case *c, char *buf, size_t bufsz);
 

@@ -405,14 +405,14 @@ static int box_eval_launches(struct box *b, const struct spec_case *c, struct bo
 {
     const struct spec *s = b->spec;
     const char *names[SPEC_MAX_VARS];
+    struct expr_vars vars;
     struct kj_err err;
+    spec_expr_vars(s, names, c->val, &vars);
     for (int v = 0; v < s->nvars; v++) {
-        names[v] = s->vars[v];
         if (c->val[v] < INT32_MIN || c->val[v] > INT32_MAX)
             return rep_fail(rep, BOX_INTERNAL, 0, "variable %s does not fit in int", s->vars[v]);
         b->ivals[v] = (int32_t)c->val[v];
     }
-    struct expr_vars vars = {s->nvars, names, c->val};
     kj_err_clear(&err);
     for (int l = 0; b->gmod != 0 && l < b->cfg->gendirs->nlaunch; l++) {
         const struct dir_launch *dl = &b->cfg->gendirs->launch[l];

@@ -542,10 +542,9 @@ static double judge_floor_ns(const struct judge *j, int b)
         return 0;
     if (s->bytes_expr[0] != '\0') {
         const char *names[SPEC_MAX_VARS];
+        struct expr_vars vars;
         int64_t v;
-        for (int i = 0; i < s->nvars; i++)
-            names[i] = s->vars[i];
-        struct expr_vars vars = {s->nvars, names, c->val};
+        spec_expr_vars(s, names, c->val, &vars);
         if (expr_eval(s->bytes_expr, &vars, &v, NULL) != KJ_OK)
             return 0;
         bytes = (double)v;
@@ -653,9 +652,8 @@ static void judge_launch_json(const struct judge *j, const struct spec_case *c, 
 {
     const struct spec *s = j->spec;
     const char *names[SPEC_MAX_VARS];
-    for (int i = 0; i < s->nvars; i++)
-        names[i] = s->vars[i];
-    struct expr_vars vars = {s->nvars, names, c->val};
+    struct expr_vars vars;
+    spec_expr_vars(s, names, c->val, &vars);
     cJSON *arr = cJSON_AddArrayToObject(e, "launches");
     for (int l = 0; l < j->dirs.nlaunch; l++) {
         struct dir_dims dd;
@@ -869,9 +867,8 @@ static int judge_directives(struct judge *j, struct kj_err *err)
     const char *names[SPEC_MAX_VARS];
     char path[SPEC_MAX_PATH + 32];
     struct kj_err uerr;
-    for (int i = 0; i < s->nvars; i++)
-        names[i] = s->vars[i];
-    struct expr_vars vars = {s->nvars, names, NULL};
+    struct expr_vars vars;
+    spec_expr_vars(s, names, NULL, &vars);
     snprintf(path, sizeof path, "%s/reference.cu", s->dir);
     int rc = read_file(path, &j->refsrc, &j->reflen, err);
     if (rc == KJ_OK && (dir_parse(j->refsrc, j->reflen, &j->refdirs, err) != KJ_OK ||

@@ -188,10 +188,9 @@ static int check_directives(struct http_req *r, const struct upload_fields *f,
                             enum MHD_Result *res)
 {
     const char *names[SPEC_MAX_VARS];
-    struct expr_vars vars = {b->spec->nvars, names, NULL};
+    struct expr_vars vars;
     struct kj_err err;
-    for (int i = 0; i < b->spec->nvars; i++)
-        names[i] = b->spec->vars[i];
+    spec_expr_vars(b->spec, names, NULL, &vars);
     if (d->leaderboard[0] != '\0' && strcmp(d->leaderboard, f->leaderboard) != 0) {
         *res = http_error(r, MHD_HTTP_UNPROCESSABLE_CONTENT, "leaderboard_mismatch",
                           "line %d: the file names leaderboard '%s' but the request says '%s'",
