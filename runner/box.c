@@ -15,11 +15,11 @@
 #include "cudrv.h"
 #include "expr.h"
 #include "fdio.h"
+#include "mono.h"
 #include "rbox.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -107,13 +107,6 @@ static int rep_cuda(struct box *b, struct box_rep *rep, int status, CUresult r, 
         if (box_r_ != CUDA_SUCCESS)                                                  \
             return rep_cuda((b), (rep), BOX_INTERNAL, box_r_, (what));               \
     } while (0)
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 int box_layout(const struct spec *s, const struct spec_case *c, size_t *off,
                size_t *size, size_t *total, struct kj_err *err)
@@ -670,11 +663,11 @@ static int box_sample(struct box *b, const struct box_req *req, struct box_rep *
  * at least 10 ran: clocks and caches settle before anything is recorded. */
 static int box_warmup(struct box *b, const struct box_req *req, struct box_rep *rep)
 {
-    double t0 = now_s(), ns;
+    double t0 = mono_now(), ns;
     if (box_setup_case(b, req->bench, req->case_index, rep) != 0)
         return -1;
     for (rep->count = 0; rep->count < 100000; rep->count++) {
-        if (rep->count >= 10 && now_s() - t0 >= req->seconds)
+        if (rep->count >= 10 && mono_now() - t0 >= req->seconds)
             break;
         if (box_prepare(b, req->seed + (uint64_t)rep->count, req->poison_seed, rep) != 0 ||
             box_timed(b, 0, &ns, rep) != 0)
@@ -1135,20 +1128,9 @@ fail:
     return KJ_FAIL(err, KJ_EIO, "cannot start a box: %s", strerror(errno));
 }
 
-static int wait_readable(int fd, int timeout_ms)
-{
-    struct pollfd p = {fd, POLLIN, 0};
-    for (;;) {
-        int r = poll(&p, 1, timeout_ms);
-        if (r < 0 && errno == EINTR)
-            continue;
-        return r;
-    }
-}
-
 int box_read_info(struct box_proc *p, struct box_device *dev, int timeout_ms, struct kj_err *err)
 {
-    int r = wait_readable(p->fd_info, timeout_ms);
+    int r = fdio_wait(p->fd_info, mono_now() + timeout_ms / 1000.0);
     if (r == 0)
         return KJ_FAIL(err, KJ_ETIMEOUT, "the GPU box did not start within %d ms", timeout_ms);
     if (r < 0 || fdio_read_full(p->fd_info, dev, sizeof *dev) != 0)
@@ -1179,7 +1161,7 @@ int box_call(struct box_proc *p, const struct box_req *req, const void *payload,
 
 int box_recv(struct box_proc *p, struct box_rep *rep, int timeout_ms, struct kj_err *err)
 {
-    int r = wait_readable(p->fd_rep, timeout_ms);
+    int r = fdio_wait(p->fd_rep, mono_now() + timeout_ms / 1000.0);
     if (r == 0)
         return KJ_FAIL(err, KJ_ETIMEOUT, "no answer within %.1f s", timeout_ms / 1000.0);
     if (r < 0 || fdio_read_full(p->fd_rep, rep, sizeof *rep) != 0)

@@ -9,13 +9,13 @@
  */
 #include "cbox.h"
 #include "fdio.h"
+#include "mono.h"
 #include "sandbox.h"
 
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <nvrtc.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -134,29 +134,14 @@ static void cbox_child(int fd, const char *src, size_t len, const struct directi
     _exit(0);
 }
 
-static double cbox_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
 /* Read exactly n bytes before the deadline (CLOCK_MONOTONIC seconds). */
 static int cbox_read(int fd, void *p, size_t n, double deadline)
 {
     char *c = p;
     while (n > 0) {
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        double left = deadline - ((double)ts.tv_sec + ts.tv_nsec * 1e-9);
-        struct pollfd pf = {fd, POLLIN, 0};
-        if (left <= 0)
-            return KJ_ETIMEOUT;
-        int r = poll(&pf, 1, (int)(left * 1000) + 1);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r == 0)
-            return KJ_ETIMEOUT;
+        int r = fdio_wait(fd, deadline);
+        if (r <= 0)
+            return r == 0 ? KJ_ETIMEOUT : KJ_EIO;
         ssize_t got = read(fd, c, n);
         if (got < 0 && errno == EINTR)
             continue;
@@ -188,7 +173,7 @@ static void cbox_reap(pid_t pid, int kill_now, double deadline, int *status)
         pid_t got = waitpid(pid, status, WNOHANG);
         if (got == pid || (got < 0 && errno != EINTR))
             return;
-        if (cbox_now() > deadline + 2.0)
+        if (mono_now() > deadline + 2.0)
             break;
         nanosleep(&nap, NULL);
     }
@@ -300,7 +285,7 @@ static int cbox_fork(struct cbox_proc *p, pid_t *pid, int *wfd, struct kj_err *e
     close(fds[1]);
     p->pid = *pid;
     p->fd = fds[0];
-    p->deadline = cbox_now() + CBOX_WALL_S;
+    p->deadline = mono_now() + CBOX_WALL_S;
     return KJ_OK;
 }
 

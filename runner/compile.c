@@ -30,6 +30,7 @@
  *   bytes, the truncation marker included.
  */
 #include "compile.h"
+#include "mono.h"
 #include "ptxscan.h"
 
 #include <limits.h>
@@ -154,13 +155,6 @@ static int is_ident(int c)
 static int starts(const char *s, const char *prefix)
 {
     return strncmp(s, prefix, strlen(prefix)) == 0;
-}
-
-static double now_seconds(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
 /* ---- the toolkit's include dirs ---- */
@@ -1048,9 +1042,9 @@ static int run_compile(struct cc_job *j, nvrtcProgram prog, const char **opts, i
         if (j->kstate[k] == K_OK &&
             (rc = NV_CHECK(err, &r, nvrtcAddNameExpression(prog, j->out->kernels[k].name))))
             return rc;
-    t0 = now_seconds();
+    t0 = mono_now();
     rc = NV_CALL(err, status, NVRTC_ERROR_COMPILATION, nvrtcCompileProgram(prog, nopts, opts));
-    j->out->seconds += now_seconds() - t0;
+    j->out->seconds += mono_now() - t0;
     /* Our own options are known good (check_arch), so a refused option is
      * one the directives added, e.g. a value NVRTC does not take. */
     if (rc != KJ_OK && *status == NVRTC_ERROR_INVALID_OPTION && user_opts) {

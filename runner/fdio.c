@@ -3,8 +3,10 @@
  * has moved, so callers never handle partial transfers.
  */
 #include "fdio.h"
+#include "mono.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <unistd.h>
 
 int fdio_write_full(int fd, const void *p, size_t n)
@@ -35,4 +37,19 @@ int fdio_read_full(int fd, void *p, size_t n)
         n -= (size_t)r;
     }
     return 0;
+}
+
+int fdio_wait(int fd, double deadline)
+{
+    struct pollfd pf = {fd, POLLIN, 0};
+    for (;;) {
+        double left = deadline - mono_now();
+        if (left <= 0)
+            return 0;
+        int r = poll(&pf, 1, (int)(left * 1000) + 1);
+        if (r > 0)
+            return 1;
+        if (r < 0 && errno != EINTR)
+            return -1;
+    }
 }

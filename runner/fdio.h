@@ -1,6 +1,6 @@
 /*
  * fdio.h - whole-buffer reads and writes on pipes, retrying short transfers
- * and EINTR. Used by the run box and the compile box to move their
+ * and EINTR, and waiting for a pipe under a deadline. Used by the run box and the compile box to move their
  * fixed-size messages, logs and cubins between processes.
  */
 #ifndef KJ_FDIO_H
@@ -11,5 +11,10 @@
 /* 0 when all n bytes went out / came in; -1 on error or end of file. */
 int fdio_write_full(int fd, const void *p, size_t n);
 int fdio_read_full(int fd, void *p, size_t n);
+
+/* Wait until fd can be read (data or end of file) or deadline (mono.h
+ * seconds) passes: 1 readable, 0 the deadline passed, -1 poll failed.
+ * Interrupted waits go on with the time that is left. */
+int fdio_wait(int fd, double deadline);
 
 #endif

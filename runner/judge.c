@@ -19,6 +19,7 @@
 #include "directive.h"
 #include "dump.h"
 #include "expr.h"
+#include "mono.h"
 #include "philox.h"
 #include "sass.h"
 #include "stats.h"
@@ -63,13 +64,6 @@ struct judge {
     double *samples;            /* owned scratch for one shape */
     size_t cap;
 };
-
-static double mono_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 const char *judge_mode_name(enum judge_mode m)
 {
@@ -119,7 +113,7 @@ static int judge_has_verdict(const struct judge *j)
 /* Milliseconds a call may take: the per-call cap or what is left of the job. */
 static int judge_call_ms(const struct judge *j)
 {
-    double left = (j->deadline - mono_s()) * 1000.0;
+    double left = (j->deadline - mono_now()) * 1000.0;
     if (left < 1)
         left = 1;
     return left < JUDGE_CALL_MS ? (int)left : JUDGE_CALL_MS;
@@ -609,7 +603,7 @@ static int judge_sample_shape(struct judge *j, int b, cJSON *e, struct kj_err *e
     struct stats_rule rule = STATS_RULE_DEFAULT;
     struct stats_stopper st;
     enum stats_stop stop = STATS_CONTINUE;
-    double t0 = mono_s(), total = 0;
+    double t0 = mono_now(), total = 0;
     size_t n = 0;
     if (j->job->samples > 0) { /* a fixed count: exactly that many, whatever the noise */
         rule.min_samples = rule.max_samples = j->job->samples;
@@ -634,15 +628,15 @@ static int judge_sample_shape(struct judge *j, int b, cJSON *e, struct kj_err *e
         cJSON_Delete(call);
         n++;
         total += ns * 1e-9;
-        stop = stats_stopper_check(&st, j->samples, n, total, mono_s() - t0);
+        stop = stats_stopper_check(&st, j->samples, n, total, mono_now() - t0);
     }
     struct stats_summary sum;
     if (stats_summarize(j->samples, n, &sum) != KJ_OK)
         return KJ_FAIL(err, KJ_EINTERNAL, "no samples for benchmark %d", b), -1;
     cJSON_AddStringToObject(e, "status", "pass");
     judge_add_stats(e, &sum, stats_stop_name(stop), judge_floor_ns(j, b));
-    cJSON_AddNumberToObject(e, "wall_s", mono_s() - t0);
-    cJSON_AddNumberToObject(e, "wall_ms_per_call", 1e3 * (mono_s() - t0) / (double)n);
+    cJSON_AddNumberToObject(e, "wall_s", mono_now() - t0);
+    cJSON_AddNumberToObject(e, "wall_ms_per_call", 1e3 * (mono_now() - t0) / (double)n);
     cJSON_AddBoolToObject(e, "verified_on_gpu", j->gpu_verify);
     return 1;
 }
@@ -1006,7 +1000,7 @@ int judge_run(const struct judge_job *job, cJSON **result, struct kj_err *err)
                    job->spec->limit_leaderboard_s;
     if (job->time_limit_s > 0)
         limit = job->time_limit_s;
-    j.deadline = mono_s() + (limit > 0 ? limit : 180);
+    j.deadline = mono_now() + (limit > 0 ? limit : 180);
     if (getrandom(&j.poison, sizeof j.poison, 0) != sizeof j.poison)
         j.poison = (uint64_t)time(NULL) ^ (uint64_t)getpid() << 32;
     j.res = cJSON_CreateObject();

@@ -10,7 +10,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,6 +22,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "fdio.h"
+#include "mono.h"
 #include "sandbox.h"
 
 #ifndef KJ_CUDA_HOME
@@ -139,13 +140,6 @@ int sass_apply(const char *text, size_t len, struct compile_result *r)
     return updated;
 }
 
-static double sass_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
 /* The child: no privileges, limits, the listing on out; never returns. */
 static void sass_child(const char *tool, int memfd, int out)
 {
@@ -198,7 +192,7 @@ int sass_start(const struct compile_result *r, struct sass_proc *p, struct kj_er
     }
     p->pid = pid;
     p->fd = fds[0];
-    p->deadline = sass_now() + SASS_WALL_S;
+    p->deadline = mono_now() + SASS_WALL_S;
     return KJ_OK;
 }
 
@@ -211,15 +205,12 @@ int sass_finish(struct sass_proc *p, struct compile_result *r, struct kj_err *er
     if (p->pid <= 0)
         return KJ_FAIL(err, KJ_EINVAL, "nvdisasm was not started");
     for (;;) {
-        double left = p->deadline - sass_now();
-        struct pollfd pf = {p->fd, POLLIN, 0};
-        if (left <= 0) {
-            rc = KJ_FAIL(err, KJ_ETIMEOUT, "nvdisasm took longer than %d s", SASS_WALL_S);
+        int pr = fdio_wait(p->fd, p->deadline);
+        if (pr <= 0) {
+            rc = pr == 0 ? KJ_FAIL(err, KJ_ETIMEOUT, "nvdisasm took longer than %d s", SASS_WALL_S)
+                         : KJ_FAIL(err, KJ_EIO, "nvdisasm: poll: %s", strerror(errno));
             break;
         }
-        int pr = poll(&pf, 1, (int)(left * 1000) + 1);
-        if (pr <= 0)
-            continue; /* EINTR or the deadline, checked above */
         if (len + 65536 > cap) {
             if (cap >= SASS_MAX_OUTPUT) {
                 rc = KJ_FAIL(err, KJ_ELIMIT, "nvdisasm printed more than %u bytes", SASS_MAX_OUTPUT);
