@@ -17,6 +17,7 @@
 #include "fdio.h"
 #include "mono.h"
 #include "rbox.h"
+#include "stats.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -483,14 +484,25 @@ static int box_launch_set(struct box *b, const struct directives *d, const CUfun
                           const struct dir_dims *dims, void **args, int status,
                           struct box_rep *rep);
 
+/* The leading kernel arguments over buffer set buf: the buffers, then the
+ * vars as int. Returns how many; the caller appends the workspace (a
+ * submission) or the seed (generate.cu). */
+static int box_args(struct box *b, CUdeviceptr *buf, void **args)
+{
+    int n = 0;
+    for (int i = 0; i < b->spec->nbuffers; i++)
+        args[n++] = &buf[i];
+    for (int v = 0; v < b->spec->nvars; v++)
+        args[n++] = &b->ivals[v];
+    return n;
+}
+
 /* Queue: fresh inputs for seed (the fill kernel, then the board's
  * generate.cu, which may rewrite any input), poisoned outputs, zeroed
  * workspace. */
 static int box_prepare_set(struct box *b, CUdeviceptr *buf, uint64_t seed, uint64_t poison,
                            struct box_rep *rep)
 {
-    void *gargs[SPEC_MAX_BUFFERS + SPEC_MAX_VARS + 1];
-    int ng = 0;
     for (int i = 0; i < b->spec->nbuffers; i++) {
         const struct spec_buffer *sb = &b->spec->buffers[i];
         int dtype = (int)sb->dtype, dist = (int)sb->dist;
@@ -500,7 +512,6 @@ static int box_prepare_set(struct box *b, CUdeviceptr *buf, uint64_t seed, uint6
         void *fill_args[] = {&buf[i], &dtype, &n, &seed, &bi, &dist, &p0, &p1};
         void *poison_args[] = {&buf[i], &dtype, &n, &ps};
         unsigned g = box_grid_for(b, b->nelem[i]);
-        gargs[ng++] = &buf[i];
         if (sb->role == SPEC_INPUT && sb->dist == SPEC_DIST_GENERATED)
             BOX_CU(b, rep, cuMemsetD8Async(buf[i], 0, b->size[i], b->stream),
                    "zeroing a generated input");
@@ -512,8 +523,8 @@ static int box_prepare_set(struct box *b, CUdeviceptr *buf, uint64_t seed, uint6
                                           poison_args, NULL), "poisoning outputs");
     }
     if (b->gmod != 0) {
-        for (int v = 0; v < b->spec->nvars; v++)
-            gargs[ng++] = &b->ivals[v];
+        void *gargs[SPEC_MAX_BUFFERS + SPEC_MAX_VARS + 1];
+        int ng = box_args(b, buf, gargs);
         gargs[ng++] = &seed;
         if (box_launch_set(b, b->cfg->gendirs, b->gfn, b->gdims, gargs, BOX_INTERNAL, rep) != 0)
             return -1;
@@ -571,11 +582,7 @@ static int box_launch_set(struct box *b, const struct directives *d, const CUfun
 static int box_launch_all(struct box *b, struct box_rep *rep)
 {
     void *args[SPEC_MAX_BUFFERS + SPEC_MAX_VARS + 1];
-    int n = 0;
-    for (int i = 0; i < b->spec->nbuffers; i++)
-        args[n++] = &b->buf[i];
-    for (int v = 0; v < b->spec->nvars; v++)
-        args[n++] = &b->ivals[v];
+    int n = box_args(b, b->buf, args);
     if (b->cfg->dirs->workspace[0] != '\0')
         args[n++] = &b->ws;
     return box_launch_set(b, b->cfg->dirs, b->fn, b->dims, args, BOX_REJECTED, rep);
@@ -603,22 +610,32 @@ static int box_copy_out(struct box *b, const struct box_req *req, struct box_rep
 
 /* ---------------------------------------------------------------- timing */
 
-/* One sample: L2 reset and flush, then [start, launches, stop] queued behind
- * the blocking kernel and released together. *ns is the event time. empty:
- * 0 the submission's launches, 1 the empty kernel, 2 nothing at all. */
-static int box_timed(struct box *b, int empty, double *ns, struct box_rep *rep)
+/* Queue a cold L2 for what follows: persisting lines reset, then the flush
+ * buffer (at least 2x L2) written with fresh values and discarded. */
+static int box_flush_l2(struct box *b, struct box_rep *rep)
 {
-    uint64_t n16 = b->flush_bytes / 16, nlines = b->flush_bytes / 128, tmo = BOX_BLOCK_TIMEOUT_NS;
+    uint64_t n16 = b->flush_bytes / 16, nlines = b->flush_bytes / 128;
     uint32_t salt = (uint32_t)rand();
     void *fa[] = {&b->flush, &n16, &salt}, *da[] = {&b->flush, &nlines};
-    CUdeviceptr tflag = b->flag_d + sizeof(int);
-    void *ba[] = {&b->flag_d, &tflag, &tmo};
-    float ms = 0;
     BOX_CU(b, rep, cuCtxResetPersistingL2Cache(), "cuCtxResetPersistingL2Cache");
     BOX_CU(b, rep, cuLaunchKernel(b->f_flush, box_grid_for(b, (int64_t)n16), 1, 1, 256, 1, 1, 0,
                                   b->stream, fa, NULL), "flushing L2");
     BOX_CU(b, rep, cuLaunchKernel(b->f_discard, box_grid_for(b, (int64_t)nlines), 1, 1, 256, 1,
                                   1, 0, b->stream, da, NULL), "discarding L2");
+    return 0;
+}
+
+/* One sample: L2 reset and flush, then [start, launches, stop] queued behind
+ * the blocking kernel and released together. *ns is the event time. empty:
+ * 0 the submission's launches, 1 the empty kernel, 2 nothing at all. */
+static int box_timed(struct box *b, int empty, double *ns, struct box_rep *rep)
+{
+    uint64_t tmo = BOX_BLOCK_TIMEOUT_NS;
+    CUdeviceptr tflag = b->flag_d + sizeof(int);
+    void *ba[] = {&b->flag_d, &tflag, &tmo};
+    float ms = 0;
+    if (box_flush_l2(b, rep) != 0)
+        return -1;
     b->flag[0] = 0;
     b->flag[1] = 0;
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
@@ -676,10 +693,11 @@ static int box_warmup(struct box *b, const struct box_req *req, struct box_rep *
     return 0;
 }
 
-static int cmp_double(const void *a, const void *b)
+/* The median of n finite samples, as stats.h computes every shape's. */
+static double box_median(const double *s, size_t n)
 {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
+    struct stats_summary st;
+    return stats_summarize(s, n, &st) == KJ_OK ? st.median : 0;
 }
 
 #define BOX_COPY_BYTES (512u << 20)
@@ -720,14 +738,12 @@ static int box_baseline(struct box *b, struct box_rep *rep)
     for (int i = 0; i < BOX_BASELINE_SAMPLES; i++)
         if (box_timed(b, 1, &s[i], rep) != 0)
             return -1;
-    qsort(s, BOX_BASELINE_SAMPLES, sizeof s[0], cmp_double);
-    rep->ns = (s[BOX_BASELINE_SAMPLES / 2 - 1] + s[BOX_BASELINE_SAMPLES / 2]) / 2;
+    rep->ns = box_median(s, BOX_BASELINE_SAMPLES);
     rep->count = BOX_BASELINE_SAMPLES;
     for (int i = 0; i < BOX_BASELINE_SAMPLES; i++)
         if (box_timed(b, 2, &s[i], rep) != 0)
             return -1;
-    qsort(s, BOX_BASELINE_SAMPLES, sizeof s[0], cmp_double);
-    rep->event_ns = (s[BOX_BASELINE_SAMPLES / 2 - 1] + s[BOX_BASELINE_SAMPLES / 2]) / 2;
+    rep->event_ns = box_median(s, BOX_BASELINE_SAMPLES);
     return box_copy_bandwidth(b, rep);
 }
 
@@ -901,11 +917,7 @@ sized:
     int lrc = 0;
     for (int n = 0; n < N && lrc == 0; n++) {
         void *args[SPEC_MAX_BUFFERS + SPEC_MAX_VARS + 1];
-        int na = 0;
-        for (int i = 0; i < b->spec->nbuffers; i++)
-            args[na++] = &sets[n % K][i];
-        for (int v = 0; v < b->spec->nvars; v++)
-            args[na++] = &b->ivals[v];
+        int na = box_args(b, sets[n % K], args);
         if (b->cfg->dirs->workspace[0] != '\0')
             args[na++] = b->ws != 0 ? &ws[n] : &b->ws;
         lrc = box_launch_set(b, b->cfg->dirs, b->fn, b->dims, args, BOX_OK, rep);
@@ -922,16 +934,11 @@ sized:
     }
     /* One untimed replay, then the timed ones. */
     for (int k = -1; k < BOX_GRAPH_REPLAYS; k++) {
-        uint64_t n16 = b->flush_bytes / 16, nlines = b->flush_bytes / 128;
-        uint32_t salt = (uint32_t)rand();
-        void *fa[] = {&b->flush, &n16, &salt}, *da[] = {&b->flush, &nlines};
         float ms = 0;
         for (int w = 0; w < nws; w++)
             BOX_CU(b, rep, cuMemsetD8Async(ws[w], 0, b->ws_size, b->stream), "zeroing a workspace");
-        BOX_CU(b, rep, cuLaunchKernel(b->f_flush, box_grid_for(b, (int64_t)n16), 1, 1, 256, 1, 1,
-                                      0, b->stream, fa, NULL), "flushing L2");
-        BOX_CU(b, rep, cuLaunchKernel(b->f_discard, box_grid_for(b, (int64_t)nlines), 1, 1, 256,
-                                      1, 1, 0, b->stream, da, NULL), "discarding L2");
+        if (box_flush_l2(b, rep) != 0)
+            goto out;
         BOX_CU(b, rep, cuEventRecord(b->ev0, b->stream), "cuEventRecord");
         BOX_CU(b, rep, cuGraphLaunch(ge, b->stream), "cuGraphLaunch");
         BOX_CU(b, rep, cuEventRecord(b->ev1, b->stream), "cuEventRecord");
@@ -941,8 +948,7 @@ sized:
         if (k >= 0)
             t[k] = (double)ms * 1e6 / N;
     }
-    qsort(t, BOX_GRAPH_REPLAYS, sizeof t[0], cmp_double);
-    rep->ns = t[BOX_GRAPH_REPLAYS / 2];
+    rep->ns = box_median(t, BOX_GRAPH_REPLAYS);
     rep->count = N;
     snprintf(rep->msg, sizeof rep->msg, "%d launches per replay over %d buffer sets", N, K);
     rc = 0;
