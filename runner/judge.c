@@ -953,21 +953,15 @@ static int judge_steps(struct judge *j, struct kj_err *err)
         return KJ_FAIL(err, KJ_EINTERNAL, "madvise(MADV_DONTFORK): %s", strerror(errno));
     /* With the architecture known, NVRTC runs while the boxes start CUDA
      * (each takes a few hundred ms); otherwise the boxes say it first. */
-    if (j->job->arch != NULL) {
+    int early = j->job->arch != NULL;
+    if (early) {
         snprintf(j->dev.arch, sizeof j->dev.arch, "%s", j->job->arch);
         rc = judge_compile(j, err);
-        if (rc == KJ_OK)
-            rc = judge_box_info(j, err);
-        if (rc != KJ_OK)
-            return rc;
-        judge_system(j);
-    } else {
-        if ((rc = judge_box_info(j, err)) != KJ_OK)
-            return rc;
-        judge_system(j);
-        rc = judge_compile(j, err);
     }
-    if (rc != KJ_OK || judge_has_verdict(j))
+    if (rc != KJ_OK || (rc = judge_box_info(j, err)) != KJ_OK)
+        return rc;
+    judge_system(j);
+    if ((!early && (rc = judge_compile(j, err)) != KJ_OK) || judge_has_verdict(j))
         return rc;
     if ((rc = judge_load(j, 1, err)) != KJ_OK || (rc = judge_load(j, 0, err)) != KJ_OK ||
         judge_has_verdict(j))

@@ -61,9 +61,13 @@ int rbox_parse_skip(const char *v, unsigned *out, struct kj_err *err)
                     found = 1;
                 }
         }
-        if (!found && n > 0)
+        if (!found && n > 0) {
+            char known[64];
+            rbox_describe((1u << (sizeof rbox_names / sizeof rbox_names[0])) - 1, known,
+                          sizeof known);
             return KJ_FAIL(err, KJ_EINVAL, "KJUDGE_RBOX_SKIP: unknown protection '%.*s' "
-                           "(known: ns, fs, creds, seccomp, cgroup, env)", (int)(n < 32 ? n : 32), v);
+                           "(known: %s)", (int)(n < 32 ? n : 32), v, known);
+        }
         v += n + (v[n] == ',');
     }
     return KJ_OK;
@@ -139,13 +143,8 @@ static int rbox_limits(struct kj_err *err)
 
 static int rbox_unshare(struct kj_err *err)
 {
-    int root = geteuid() == 0, rc;
-    uid_t uid = getuid();
-    gid_t gid = getgid();
-    int flags = CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWNS;
-    if (unshare(flags | (root ? 0 : CLONE_NEWUSER)) != 0)
-        return KJ_FAIL(err, KJ_EINTERNAL, "sandbox: unshare: %s", strerror(errno));
-    if (!root && (rc = sandbox_map_ids((unsigned)uid, (unsigned)gid, err)) != KJ_OK)
+    int rc = sandbox_unshare(CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWNS, err);
+    if (rc != KJ_OK)
         return rc;
     if (sethostname("kjbox", 5) != 0)
         return KJ_FAIL(err, KJ_EINTERNAL, "sandbox: sethostname: %s", strerror(errno));
@@ -276,18 +275,10 @@ static int rbox_filter(struct kj_err *err)
      * is not root) under the runner's own uid, the box could otherwise
      * signal the runner, directly or through its process group (kill(0)). */
     scmp_datum_t self = (scmp_datum_t)getpid();
-    if (rc == 0)
-        rc = seccomp_rule_add(f, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(kill), 1,
-                              SCMP_A0(SCMP_CMP_NE, self));
-    if (rc == 0)
-        rc = seccomp_rule_add(f, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(tgkill), 1,
-                              SCMP_A0(SCMP_CMP_NE, self));
-    if (rc == 0)
-        rc = seccomp_rule_add(f, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(rt_sigqueueinfo), 1,
-                              SCMP_A0(SCMP_CMP_NE, self));
-    if (rc == 0)
-        rc = seccomp_rule_add(f, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(rt_tgsigqueueinfo), 1,
-                              SCMP_A0(SCMP_CMP_NE, self));
+    const int to_self[] = {SCMP_SYS(kill), SCMP_SYS(tgkill), SCMP_SYS(rt_sigqueueinfo),
+                           SCMP_SYS(rt_tgsigqueueinfo)};
+    for (size_t i = 0; rc == 0 && i < sizeof to_self / sizeof to_self[0]; i++)
+        rc = seccomp_rule_add(f, SCMP_ACT_ERRNO(EPERM), to_self[i], 1, SCMP_A0(SCMP_CMP_NE, self));
     if (rc == 0)
         rc = seccomp_rule_add(f, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(tkill), 0);
     return sandbox_load_filter(f, rc, err);

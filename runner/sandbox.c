@@ -112,16 +112,9 @@ static int sb_fds(int keep, struct kj_err *err)
     return KJ_OK;
 }
 
-static int sb_unshare(int root, struct kj_err *err)
-{
-    uid_t uid = getuid();
-    gid_t gid = getgid();
-    if (unshare(SB_NS | (root ? 0 : CLONE_NEWUSER)) != 0)
-        return KJ_FAIL(err, KJ_EINTERNAL, "sandbox: unshare: %s", strerror(errno));
-    return root ? KJ_OK : sandbox_map_ids((unsigned)uid, (unsigned)gid, err);
-}
-
-int sandbox_map_ids(unsigned uid, unsigned gid, struct kj_err *err)
+/* Right after unshare(CLONE_NEWUSER): SANDBOX_UID/GID inside are uid and
+ * gid outside. */
+static int sb_map_ids(unsigned uid, unsigned gid, struct kj_err *err)
 {
     char map[64];
     snprintf(map, sizeof map, "%d %u 1\n", SANDBOX_UID, uid);
@@ -132,6 +125,16 @@ int sandbox_map_ids(unsigned uid, unsigned gid, struct kj_err *err)
     if (sandbox_write_file("/proc/self/gid_map", map) != 0)
         return KJ_FAIL(err, KJ_EINTERNAL, "sandbox: gid_map: %s", strerror(errno));
     return KJ_OK;
+}
+
+int sandbox_unshare(int flags, struct kj_err *err)
+{
+    int root = geteuid() == 0;
+    uid_t uid = getuid();
+    gid_t gid = getgid();
+    if (unshare(flags | (root ? 0 : CLONE_NEWUSER)) != 0)
+        return KJ_FAIL(err, KJ_EINTERNAL, "sandbox: unshare: %s", strerror(errno));
+    return root ? KJ_OK : sb_map_ids((unsigned)uid, (unsigned)gid, err);
 }
 
 /* Bind the real path of path read-only into the stage; a symlink at path. */
@@ -254,7 +257,7 @@ int sandbox_enter(int keep, const struct sandbox_conf *c, struct kj_err *err)
     struct rlimit core = {0, 0};
     int root = geteuid() == 0, rc;
     setrlimit(RLIMIT_CORE, &core);
-    if ((rc = sb_fds(keep, err)) != KJ_OK || (rc = sb_unshare(root, err)) != KJ_OK)
+    if ((rc = sb_fds(keep, err)) != KJ_OK || (rc = sandbox_unshare(SB_NS, err)) != KJ_OK)
         return rc;
     pid_t init = fork();
     if (init < 0)

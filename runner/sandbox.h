@@ -63,9 +63,9 @@ int sandbox_filter(struct kj_err *err);
 /* Write s to an existing file (a /proc or cgroup control file); 0 or -1. */
 int sandbox_write_file(const char *path, const char *s);
 
-/* Right after unshare(CLONE_NEWUSER): map SANDBOX_UID/GID inside to the
- * caller's uid and gid outside (setgroups denied first). */
-int sandbox_map_ids(unsigned uid, unsigned gid, struct kj_err *err);
+/* unshare(flags), plus a user namespace when not root whose SANDBOX_UID/GID
+ * map to the caller's uid and gid outside (setgroups denied first). */
+int sandbox_unshare(int flags, struct kj_err *err);
 
 /* SANDBOX_UID (when root), no supplementary groups, no capabilities in any
  * set (the bounding set too), no_new_privs. */
