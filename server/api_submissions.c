@@ -468,14 +468,12 @@ static enum MHD_Result rewait(struct http_req *r, int64_t id)
 {
     struct db_sub s;
     struct kj_err err;
-    struct timespec ts;
     kj_err_clear(&err);
     if (r->wait.timed_out || db_sub_get(r->srv->db, id, 0, &s, &err) != 0)
         return answer_sub(r, id);
     int done = strcmp(s.status, "done") == 0;
     db_sub_clear(&s);
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    int64_t left_ms = r->wait.deadline_ms - ((int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000);
+    int64_t left_ms = r->wait.deadline_ms - wait_now_ms();
     if (done || left_ms <= 0)
         return answer_sub(r, id);
     return park(r, id, (long)((left_ms + 999) / 1000));

@@ -20,7 +20,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 /* What sse_next() left for the reader. */
 enum sse_step { SSE_DATA, SSE_PARKED, SSE_END, SSE_ERROR };
@@ -38,13 +37,6 @@ struct sse_stream {
     int finished;                /* buf holds the last bytes; end after them */
     struct wait_entry wait;      /* linkage in srv->wait while parked */
 };
-
-static int64_t mono_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static int sse_append(struct sse_stream *st, struct kj_err *err, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -191,7 +183,7 @@ static enum sse_step sse_next(struct sse_stream *st, struct kj_err *err)
         return SSE_DATA;
     if (st->finished)
         return SSE_END;
-    now = mono_ms();
+    now = wait_now_ms();
     if (now >= st->deadline_ms) {
         st->finished = 1;
         return sse_append(st, err, "event: timeout\ndata: {\"reconnect\":true}\n\n") == 0
@@ -246,7 +238,7 @@ enum MHD_Result sse_start(struct http_req *r, int64_t id, int64_t last_id, int t
     struct sse_stream *st = calloc(1, sizeof *st);
     struct MHD_Response *resp;
     struct kj_err err;
-    int64_t now = mono_ms();
+    int64_t now = wait_now_ms();
     kj_err_clear(&err);
     if (st == NULL) {
         KJ_FAIL(&err, KJ_ENOMEM, "out of memory opening an event stream");

@@ -35,7 +35,7 @@ static int assert_wait_state(const struct wait_entry *e)
     return e->conn != NULL && e->submission_id > 0 && (!e->parked || e->linked);
 }
 
-static int64_t now_ms(void)
+int64_t wait_now_ms(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -61,7 +61,7 @@ static void unlink_entry(struct wait_list *w, struct wait_entry *e)
 /* Under the mutex: unlink up to max due entries, copying their connections. */
 static int collect_due(struct wait_list *w, struct MHD_Connection **out, int max)
 {
-    int64_t now = now_ms();
+    int64_t now = wait_now_ms();
     int n = 0;
     struct wait_entry *e = w->head, *next;
     for (; e != NULL && n < max; e = next) {
@@ -152,7 +152,7 @@ int wait_add(struct wait_list *w, struct wait_entry *e, struct MHD_Connection *c
         memset(e, 0, sizeof *e);
         e->conn = conn;
         e->submission_id = submission_id;
-        e->deadline_ms = now_ms() + (int64_t)timeout_s * 1000;
+        e->deadline_ms = wait_now_ms() + (int64_t)timeout_s * 1000;
         e->linked = 1;
         e->next = w->head;
         if (w->head != NULL)
@@ -198,11 +198,11 @@ void wait_notify(struct wait_list *w, int64_t submission_id)
 
 void wait_release_all(struct wait_list *w, int timeout_ms)
 {
-    int64_t until = now_ms() + timeout_ms;
+    int64_t until = wait_now_ms() + timeout_ms;
     pthread_mutex_lock(&w->mu);
     w->stopping = 1;
     pthread_cond_signal(&w->cv);
-    while (w->count > 0 && now_ms() < until) {
+    while (w->count > 0 && wait_now_ms() < until) {
         pthread_mutex_unlock(&w->mu);
         struct timespec ts = {0, 20 * 1000000L};
         nanosleep(&ts, NULL);

@@ -37,6 +37,9 @@ struct wait_entry {
     int timed_out;               /* resumed because the deadline passed */
 };
 
+/* CLOCK_MONOTONIC in ms: the clock of every deadline_ms here and in sse.c. */
+int64_t wait_now_ms(void);
+
 /* Start the notifier thread. *out is owned by the caller: wait_free(). */
 int wait_start(struct wait_list **out, struct kj_err *err);
 /* Stop the thread and free (after the daemon is stopped). NULL is fine. */
