@@ -221,19 +221,14 @@ int db_sub_count(struct db *db, const char *status, int64_t *n, struct kj_err *e
  * KJ_ENOTFOUND when nothing is queued for that GPU type. */
 int db_sub_claim(struct db *db, const char *gpu, int64_t runner_id, const char *runner_name,
                  struct db_sub *out, char *secret, size_t secretsz, struct kj_err *err);
-/* db_job_finish for any attempt, reporting DB_FINISH_DUPLICATE as
- * *duplicate. Store the result of a running job held by runner_id: verdict, score
- * (has_score 0 = NULL), result text; status done. A job already done by
- * this runner sets *duplicate and changes nothing. KJ_ENOTFOUND: no such
- * submission; KJ_ECONFLICT: this runner does not hold it. */
-int db_sub_finish(struct db *db, int64_t id, int64_t runner_id, const char *verdict,
-                  int has_score, double score_ns, const char *result, int *duplicate,
-                  struct kj_err *err);
-
-/* Runner requests that name an attempt (struct db_job_ref). Errors as
- * db_sub_finish, plus KJ_ECONFLICT when the lease expired or ref->attempt
- * is not the current attempt. Each extends the lease of a running job. */
-/* Store a result. *outcome says what happened (enum db_finish). */
+/* Runner requests about a job (struct db_job_ref; attempt 0 = any).
+ * KJ_ENOTFOUND: no such submission; KJ_ECONFLICT: the runner does not hold
+ * it, its lease expired or ref->attempt is not the current attempt. Each
+ * extends the lease of a running job. */
+/* Store the result of a running job: verdict, score (has_score 0 = NULL),
+ * result text; status done (or queued again after an internal_error with
+ * attempts left). A job already done by this runner changes nothing and
+ * gives DB_FINISH_DUPLICATE. *outcome says what happened (enum db_finish). */
 int db_job_finish(struct db *db, const struct db_job_ref *ref, const char *verdict, int has_score,
                   double score_ns, const char *result, enum db_finish *outcome,
                   struct kj_err *err);
@@ -269,10 +264,6 @@ int db_gpu_runners(struct db *db, const char *gpu, struct db_runner **out, int *
                    int64_t *queued, int64_t *running, struct kj_err *err);
 
 /* events */
-/* db_job_event for any attempt: append a progress event to a job running
- * on runner_id (same errors as db_sub_finish). */
-int db_event_add(struct db *db, int64_t id, int64_t runner_id, const char *event,
-                 const char *data, struct kj_err *err);
 /* Every event of a submission in order; free with db_events_free(). */
 int db_events_list(struct db *db, int64_t id, struct db_event **out, int *n, struct kj_err *err);
 void db_events_free(struct db_event *ev, int n);

@@ -531,17 +531,6 @@ out:
     return rc;
 }
 
-int db_sub_finish(struct db *db, int64_t id, int64_t runner_id, const char *verdict,
-                  int has_score, double score_ns, const char *result, int *duplicate,
-                  struct kj_err *err)
-{
-    struct db_job_ref ref = {id, runner_id, 0};
-    enum db_finish outcome = DB_FINISH_DONE;
-    int rc = db_job_finish(db, &ref, verdict, has_score, score_ns, result, &outcome, err);
-    *duplicate = rc == 0 && outcome == DB_FINISH_DUPLICATE;
-    return rc;
-}
-
 /* ------------------------------------------------------------------ */
 /* Events and heartbeats                                               */
 /* ------------------------------------------------------------------ */
@@ -596,13 +585,6 @@ int db_job_event(struct db *db, const struct db_job_ref *ref, const char *event,
 int db_job_heartbeat(struct db *db, const struct db_job_ref *ref, struct kj_err *err)
 {
     return db_job_touch(db, ref, NULL, NULL, err);
-}
-
-int db_event_add(struct db *db, int64_t id, int64_t runner_id, const char *event,
-                 const char *data, struct kj_err *err)
-{
-    struct db_job_ref ref = {id, runner_id, 0};
-    return db_job_event(db, &ref, event, data, err);
 }
 
 int db_events_list(struct db *db, int64_t id, struct db_event **out, int *n, struct kj_err *err)

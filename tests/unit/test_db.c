@@ -50,6 +50,27 @@ static int64_t submit(struct db *db, int64_t user, const char *gpu, const char *
     return s.id;
 }
 
+/* db_job_finish for any attempt of job id held by runner_id; *dup when the
+ * job was already done. */
+static int finish(struct db *db, int64_t id, int64_t runner_id, const char *verdict,
+                  int has_score, double score_ns, const char *result, int *dup,
+                  struct kj_err *err)
+{
+    struct db_job_ref ref = {id, runner_id, 0};
+    enum db_finish outcome = DB_FINISH_DONE;
+    int rc = db_job_finish(db, &ref, verdict, has_score, score_ns, result, &outcome, err);
+    *dup = rc == 0 && outcome == DB_FINISH_DUPLICATE;
+    return rc;
+}
+
+/* db_job_event for any attempt of job id held by runner_id. */
+static int event(struct db *db, int64_t id, int64_t runner_id, const char *ev, const char *data,
+                 struct kj_err *err)
+{
+    struct db_job_ref ref = {id, runner_id, 0};
+    return db_job_event(db, &ref, ev, data, err);
+}
+
 static void test_users(struct db *db)
 {
     struct kj_err err;
@@ -96,9 +117,9 @@ static void test_lifecycle(struct db *db)
              s.source_len == 7 && strcmp(s.source, "int x;\n") == 0 && strcmp(s.user, "bob") == 0,
              "queued row with source");
     db_sub_clear(&s);
-    KT_CHECK(db_sub_finish(db, a, r1, "accepted", 0, 0, "{}", &dup, &err) == KJ_ECONFLICT,
+    KT_CHECK(finish(db, a, r1, "accepted", 0, 0, "{}", &dup, &err) == KJ_ECONFLICT,
              "a queued job cannot be finished");
-    KT_CHECK(db_event_add(db, a, r1, "compiled", NULL, &err) == KJ_ECONFLICT, "no events while queued");
+    KT_CHECK(event(db, a, r1, "compiled", NULL, &err) == KJ_ECONFLICT, "no events while queued");
     KT_CHECK(db_sub_claim(db, "H200", r1, "h0", &s, secret, sizeof secret, &err) == 0 && s.id == a &&
              strcmp(s.status, "running") == 0 && s.source != NULL && secret[0] == '\0',
              "claim takes the oldest H200 job, no secret for test mode");
@@ -108,21 +129,21 @@ static void test_lifecycle(struct db *db)
     db_sub_clear(&s);
     KT_CHECK(db_sub_claim(db, "H200", r2, "h1", &s, secret, sizeof secret, &err) == KJ_ENOTFOUND,
              "nothing left for H200");
-    KT_CHECK(db_event_add(db, a, r1, "compiled", "{\"ok\":true}", &err) == 0 &&
-             db_event_add(db, a, r1, "test", NULL, &err) == 0, "events");
-    KT_CHECK(db_event_add(db, a, r2, "test", NULL, &err) == KJ_ECONFLICT, "event from another runner");
-    KT_CHECK(db_sub_finish(db, a, r2, "accepted", 1, 10.0, "{}", &dup, &err) == KJ_ECONFLICT,
+    KT_CHECK(event(db, a, r1, "compiled", "{\"ok\":true}", &err) == 0 &&
+             event(db, a, r1, "test", NULL, &err) == 0, "events");
+    KT_CHECK(event(db, a, r2, "test", NULL, &err) == KJ_ECONFLICT, "event from another runner");
+    KT_CHECK(finish(db, a, r2, "accepted", 1, 10.0, "{}", &dup, &err) == KJ_ECONFLICT,
              "finish by another runner");
-    KT_CHECK(db_sub_finish(db, a, r1, "accepted", 1, 10.0, "{\"verdict\":\"accepted\"}", &dup, &err) == 0 &&
+    KT_CHECK(finish(db, a, r1, "accepted", 1, 10.0, "{\"verdict\":\"accepted\"}", &dup, &err) == 0 &&
              !dup, "finish");
-    KT_CHECK(db_sub_finish(db, a, r1, "wrong_answer", 0, 0, "{}", &dup, &err) == 0 && dup,
+    KT_CHECK(finish(db, a, r1, "wrong_answer", 0, 0, "{}", &dup, &err) == 0 && dup,
              "a second finish is a duplicate");
     KT_CHECK(db_sub_get(db, a, 1, &s, &err) == 0 && strcmp(s.verdict, "accepted") == 0 &&
              s.has_score && s.score_ns == 10.0 && s.finished_at > 0 && s.result != NULL,
              "the duplicate changed nothing");
     db_sub_clear(&s);
-    KT_CHECK(db_sub_finish(db, 9999, r1, "accepted", 0, 0, "{}", &dup, &err) == KJ_ENOTFOUND, "unknown job");
-    KT_CHECK(db_sub_finish(db, c, r2, "bogus", 0, 0, "{}", &dup, &err) != 0, "the CHECK refuses a bad verdict");
+    KT_CHECK(finish(db, 9999, r1, "accepted", 0, 0, "{}", &dup, &err) == KJ_ENOTFOUND, "unknown job");
+    KT_CHECK(finish(db, c, r2, "bogus", 0, 0, "{}", &dup, &err) != 0, "the CHECK refuses a bad verdict");
     KT_CHECK(db_sub_get(db, c, 0, &s, &err) == 0 && strcmp(s.status, "running") == 0,
              "a refused finish leaves the job running");
 
@@ -153,12 +174,12 @@ static void test_rank_rows(struct db *db)
     for (int i = 0; i < 3; i++) {
         submit(db, owners[i], "X1", "leaderboard");
         KT_CHECK(db_sub_claim(db, "X1", r, "rr", &s, secret, sizeof secret, &err) == 0, "claim");
-        db_sub_finish(db, s.id, r, "accepted", 1, scores[i][0], "{}", &dup, &err);
+        finish(db, s.id, r, "accepted", 1, scores[i][0], "{}", &dup, &err);
         db_sub_clear(&s);
     }
     submit(db, u2, "X1", "leaderboard");
     KT_CHECK(db_sub_claim(db, "X1", r, "rr", &s, secret, sizeof secret, &err) == 0, "claim");
-    db_sub_finish(db, s.id, r, "wrong_answer", 1, 1.0, "{}", &dup, &err);
+    finish(db, s.id, r, "wrong_answer", 1, 1.0, "{}", &dup, &err);
     db_sub_clear(&s);
     struct db_rank_row *rows = NULL;
     KT_CHECK(db_rank_rows(db, "fp8_quant", "X1", &rows, &n, &err) == 0 && n == 2, "two users ranked: %d", n);
