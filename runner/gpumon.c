@@ -4,11 +4,12 @@
  * nvml.h; the library comes with the driver.
  */
 #include "gpumon.h"
+#include "fdio.h"
+#include "mono.h"
 
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -93,12 +94,9 @@ void gpumon_read_isolated(const char *pci, struct gpumon *out, int timeout_ms)
         _exit(n == (ssize_t)sizeof m ? 0 : 1);
     }
     close(fds[1]);
-    struct pollfd pf = {fds[0], POLLIN, 0};
     struct gpumon m;
-    int r;
-    while ((r = poll(&pf, 1, timeout_ms)) < 0 && errno == EINTR)
-        ;
-    if (r > 0 && read(fds[0], &m, sizeof m) == (ssize_t)sizeof m) {
+    if (fdio_wait(fds[0], mono_now() + timeout_ms / 1000.0) > 0 &&
+        fdio_read_full(fds[0], &m, sizeof m) == 0) {
         m.driver[sizeof m.driver - 1] = '\0';
         *out = m;
     } else {
