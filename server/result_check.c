@@ -733,7 +733,7 @@ static int rc_job(struct rc *c, const struct rcheck_job *job, const cJSON *res, 
     if (dev != NULL && !gputype_matches(job->gpu, dev)) {
         char safe[80];
         kj_printable(safe, sizeof safe, dev, 64);
-        return rc_fail(c, "'%s' is not a %s, the job's GPU type", safe, job->gpu);
+        return rc_fail(c, "'%s' is not of the job's GPU type, %s", safe, job->gpu);
     }
     rc_pop(c, saved);
     return KJ_OK;
@@ -797,9 +797,13 @@ int rcheck_result(const struct rcheck_job *job, const char *text, size_t len,
     if ((rc = rc_scan(&c, text, len)) != KJ_OK)
         goto out;
     in = cJSON_ParseWithLengthOpts(text, len, &end, 0);
-    if (in == NULL || !cJSON_IsObject(in)) {
-        rc = rc_fail(&c, "the result is not a JSON object (offset %zu)",
+    if (in == NULL) {
+        rc = rc_fail(&c, "the result is not valid JSON (offset %zu)",
                      end != NULL && end >= text ? (size_t)(end - text) : (size_t)0);
+        goto out;
+    }
+    if (!cJSON_IsObject(in)) {
+        rc = rc_fail(&c, "the result is not a JSON object");
         goto out;
     }
     for (size_t i = (size_t)(end - text); i < len; i++)

@@ -433,7 +433,7 @@ static void test_forgeries(void)
     }
     CASE("other GPU") {
         set_str(cJSON_GetObjectItem(r, "system"), "gpu", "NVIDIA B200");
-        must_refuse(r, "leaderboard", "bad_result", "system.gpu: 'NVIDIA B200' is not a H200",
+        must_refuse(r, "leaderboard", "bad_result", "system.gpu: 'NVIDIA B200' is not of the job's GPU type, H200",
                     "a B200 result for an H200 job");
     }
     CASE("no system") {
@@ -505,7 +505,7 @@ static void test_text(void)
     const struct { const char *bytes; size_t n; const char *needle; } swaps[] = {
         {"\xff\xfe", 2, "message: not valid UTF-8"}, {"\xc0\xaf", 2, "message: not valid UTF-8"},
         {"\xed\xa0\x80", 3, "message: not valid UTF-8"}, {"\xf4\x90\x80\x80", 4, "not valid UTF-8"},
-        {"a\\u0000b", 8, "\\u0000"}, {"a\0b", 3, "NUL byte"}, {"\\ud800", 6, "not a JSON object"}};
+        {"a\\u0000b", 8, "\\u0000"}, {"a\0b", 3, "NUL byte"}, {"\\ud800", 6, "not valid JSON"}};
     for (size_t i = 0; i < sizeof swaps / sizeof swaps[0]; i++) {
         size_t rest = len - (pre + strlen(msg) - 2);
         memcpy(buf, t, pre);
@@ -530,7 +530,7 @@ static void test_text(void)
         rcheck_out_clear(&out);
     }
     free(buf);
-    must_refuse_text(t, len - 1, "test", "H200", "bad_result", "not a JSON object", "cut short");
+    must_refuse_text(t, len - 1, "test", "H200", "bad_result", "not valid JSON", "cut short");
     buf = malloc(len + 8);
     memcpy(buf, t, len);
     memcpy(buf + len, " {}", 3);
