@@ -162,7 +162,7 @@ static int cmd_add(int argc, char **argv, int runner)
 
     memset(&o, 0, sizeof o);
     if (argc < 3 || (strcmp(argv[1], "add") != 0 && !bind))
-        return usage_error(runner ? "expected '%s add NAME --gpu TYPE' or 'runner bind NAME --gpu TYPE'"
+        return usage_error(runner ? "expected '%s add|bind NAME --gpu TYPE[,TYPE...]'"
                                   : "expected '%s add NAME'", argv[0]);
     if ((rc = parse_add(argc, argv, runner, bind, &o)) != 0)
         return rc;
@@ -176,7 +176,8 @@ static int cmd_add(int argc, char **argv, int runner)
         db_close(db);
         if (rc != 0)
             return fail(&err);
-        kj_log(KJ_LOG_INFO, "main", "bound runner name=%s gpus=%s db=%s", o.name, o.gpus, o.db_path);
+        kj_log(KJ_LOG_INFO, "main", "bound runner name=%s gpus=%s db=%s", o.name, o.gpus,
+               o.db_path);
         return EXIT_OK;
     }
     if ((rc = auth_new_token(token, &err)) == 0 &&

@@ -29,6 +29,8 @@ enum rc_kind { RK_STR, RK_NUM, RK_INT, RK_BOOL, RK_OBJ, RK_ARR, RK_SHAPE };
 
 #define RF_NULL 1   /* null is allowed too */
 #define RF_NANSTR 2 /* numbers: the strings "nan", "inf" and "-inf" are allowed too */
+#define RF_TEXT 4   /* free text: bytes that are not UTF-8 become U+FFFD instead of a refusal
+                       (a runner's messages quote truncated text); names must be valid */
 
 /* One key of an object, or (key NULL) the items of an array. */
 struct rc_field {
@@ -49,10 +51,10 @@ static const struct rc_field f_dim = {NULL, RK_INT, 0, 0, 4294967295.0, NULL};
 
 static const struct rc_field f_kernel_keys[] = {
     {"name", RK_STR, 0, NAME, NULL}, {"lowered", RK_STR, 0, 0, 1024, NULL},
-    {"registers", RK_NUM, 0, 0, BIG, NULL}, {"smem_static", RK_NUM, 0, 0, BIG, NULL},
-    {"stack_frame", RK_NUM, 0, 0, BIG, NULL}, {"spill_stores", RK_NUM, 0, 0, BIG, NULL},
-    {"spill_loads", RK_NUM, 0, 0, BIG, NULL}, {"barriers", RK_NUM, 0, 0, BIG, NULL},
-    {"max_threads_per_block", RK_NUM, 0, 0, BIG, NULL},
+    {"registers", RK_NUM, RF_NULL, 0, BIG, NULL}, {"smem_static", RK_NUM, RF_NULL, 0, BIG, NULL},
+    {"stack_frame", RK_NUM, RF_NULL, 0, BIG, NULL}, {"spill_stores", RK_NUM, RF_NULL, 0, BIG, NULL},
+    {"spill_loads", RK_NUM, RF_NULL, 0, BIG, NULL}, {"barriers", RK_NUM, RF_NULL, 0, BIG, NULL},
+    {"max_threads_per_block", RK_NUM, RF_NULL, 0, BIG, NULL},
     {"tensor_cores", RK_STR, RF_NULL, 0, 32, NULL}, {"tma", RK_BOOL, 0, 0, 0, NULL},
     {"bulk_copy", RK_BOOL, 0, 0, 0, NULL}, {"cp_async", RK_BOOL, 0, 0, 0, NULL},
     {"classes_from", RK_STR, 0, 0, 16, NULL},
@@ -61,7 +63,7 @@ static const struct rc_field f_kernel = {NULL, RK_OBJ, 0, 0, 0, f_kernel_keys};
 
 static const struct rc_field f_compile_keys[] = {
     {"ok", RK_BOOL, 0, 0, 0, NULL}, {"arch", RK_STR, 0, 0, 32, NULL},
-    {"log", RK_STR, 0, 0, RCHECK_MAX_LOG, NULL}, {"seconds", RK_NUM, 0, 0, 1e7, NULL},
+    {"log", RK_STR, RF_TEXT, 0, RCHECK_MAX_LOG, NULL}, {"seconds", RK_NUM, RF_NULL, 0, 1e7, NULL},
     {"kernels", RK_ARR, 0, 0, 64, &f_kernel}, {NULL, 0, 0, 0, 0, NULL}};
 
 static const struct rc_field f_first_keys[] = {
@@ -80,68 +82,72 @@ static const struct rc_field f_mismatch_keys[] = {
 static const struct rc_field f_test_keys[] = {
     {"index", RK_INT, 0, 0, SPEC_MAX_CASES - 1, NULL}, {"shape", RK_SHAPE, 0, 0, 0, NULL},
     {"seed", RK_NUM, 0, 0, 18446744073709551616.0, NULL}, {"status", RK_STR, 0, 0, 16, NULL},
-    {"message", RK_STR, 0, TEXT, NULL}, {"mismatch", RK_OBJ, 0, 0, 0, f_mismatch_keys},
+    {"message", RK_STR, RF_TEXT, TEXT, NULL}, {"mismatch", RK_OBJ, 0, 0, 0, f_mismatch_keys},
     {NULL, 0, 0, 0, 0, NULL}};
 static const struct rc_field f_test = {NULL, RK_OBJ, 0, 0, 0, f_test_keys};
 
 static const struct rc_field f_launch_keys[] = {
     {"kernel", RK_STR, 0, NAME, NULL}, {"grid", RK_ARR, 0, 3, 3, &f_dim},
-    {"block", RK_ARR, 0, 3, 3, &f_dim}, {"smem", RK_NUM, 0, 0, BIG, NULL},
+    {"block", RK_ARR, 0, 3, 3, &f_dim}, {"smem", RK_NUM, RF_NULL, 0, BIG, NULL},
     {NULL, 0, 0, 0, 0, NULL}};
 static const struct rc_field f_launch = {NULL, RK_OBJ, 0, 0, 0, f_launch_keys};
 
 static const struct rc_field f_graph_keys[] = {
-    {"ns", RK_NUM, RF_NULL, 0, RCHECK_MAX_NS, NULL}, {"launches", RK_NUM, 0, 0, BIG, NULL},
-    {"ratio_to_median", RK_NUM, 0, 0, BIG, NULL}, {"disagrees", RK_BOOL, 0, 0, 0, NULL},
-    {"message", RK_STR, 0, TEXT, NULL}, {NULL, 0, 0, 0, 0, NULL}};
+    {"ns", RK_NUM, RF_NULL, 0, RCHECK_MAX_NS, NULL}, {"launches", RK_NUM, RF_NULL, 0, BIG, NULL},
+    {"ratio_to_median", RK_NUM, RF_NULL, 0, BIG, NULL}, {"disagrees", RK_BOOL, 0, 0, 0, NULL},
+    {"message", RK_STR, RF_TEXT, TEXT, NULL}, {NULL, 0, 0, 0, 0, NULL}};
 
 static const struct rc_field f_bench_keys[] = {
     {"index", RK_INT, 0, 0, SPEC_MAX_CASES - 1, NULL}, {"shape", RK_SHAPE, 0, 0, 0, NULL},
-    {"status", RK_STR, 0, 0, 16, NULL}, {"message", RK_STR, 0, TEXT, NULL},
+    {"status", RK_STR, 0, 0, 16, NULL}, {"message", RK_STR, RF_TEXT, TEXT, NULL},
     {"failed_call", RK_INT, 0, 0, BIG, NULL}, {"mismatch", RK_OBJ, 0, 0, 0, f_mismatch_keys},
     {"median_ns", RK_NUM, 0, NS, NULL}, {"mean_ns", RK_NUM, 0, NS, NULL},
     {"stdev_ns", RK_NUM, 0, 0, RCHECK_MAX_NS, NULL}, {"min_ns", RK_NUM, 0, NS, NULL},
     {"max_ns", RK_NUM, 0, NS, NULL}, {"q1_ns", RK_NUM, 0, NS, NULL},
     {"q3_ns", RK_NUM, 0, NS, NULL}, {"ci_lo_ns", RK_NUM, 0, NS, NULL},
     {"ci_hi_ns", RK_NUM, 0, NS, NULL}, {"n", RK_INT, 0, 1, 1e12, NULL},
-    {"stop_reason", RK_STR, 0, 0, 32, NULL}, {"floor_ns", RK_NUM, 0, 0, RCHECK_MAX_NS, NULL},
+    {"stop_reason", RK_STR, 0, 0, 32, NULL},
+    {"floor_ns", RK_NUM, RF_NULL, 0, RCHECK_MAX_NS, NULL},
     {"below_floor", RK_BOOL, 0, 0, 0, NULL}, {"launches", RK_ARR, 0, 0, 64, &f_launch},
-    {"wall_s", RK_NUM, 0, 0, 1e7, NULL}, {"wall_ms_per_call", RK_NUM, 0, 0, 1e10, NULL},
+    {"wall_s", RK_NUM, RF_NULL, 0, 1e7, NULL},
+    {"wall_ms_per_call", RK_NUM, RF_NULL, 0, 1e10, NULL},
     {"verified_on_gpu", RK_BOOL, 0, 0, 0, NULL},
-    {"adjusted_median_ns", RK_NUM, 0, -RCHECK_MAX_NS, RCHECK_MAX_NS, NULL},
+    {"adjusted_median_ns", RK_NUM, RF_NULL, -RCHECK_MAX_NS, RCHECK_MAX_NS, NULL},
     {"graph", RK_OBJ, 0, 0, 0, f_graph_keys}, {NULL, 0, 0, 0, 0, NULL}};
 static const struct rc_field f_bench = {NULL, RK_OBJ, 0, 0, 0, f_bench_keys};
 
 static const struct rc_field f_nvml_keys[] = {
-    {"sm_clock_mhz", RK_NUM, 0, 0, 1e6, NULL}, {"mem_clock_mhz", RK_NUM, 0, 0, 1e6, NULL},
-    {"temperature_c", RK_NUM, 0, -300, 1e4, NULL}, {"power_w", RK_NUM, 0, 0, 1e7, NULL},
-    {"clock_event_reasons", RK_NUM, 0, 0, 18446744073709551616.0, NULL},
+    {"sm_clock_mhz", RK_NUM, RF_NULL, 0, 1e6, NULL},
+    {"mem_clock_mhz", RK_NUM, RF_NULL, 0, 1e6, NULL},
+    {"temperature_c", RK_NUM, RF_NULL, -300, 1e4, NULL}, {"power_w", RK_NUM, RF_NULL, 0, 1e7, NULL},
+    {"clock_event_reasons", RK_NUM, RF_NULL, 0, 18446744073709551616.0, NULL},
     {NULL, 0, 0, 0, 0, NULL}};
 
 static const struct rc_field f_system_keys[] = {
     {"gpu", RK_STR, 0, NAME, NULL}, {"arch", RK_STR, 0, 0, 32, NULL},
-    {"pci", RK_STR, 0, 0, 64, NULL}, {"sm_count", RK_NUM, 0, 0, 1e6, NULL},
+    {"pci", RK_STR, 0, 0, 64, NULL}, {"sm_count", RK_NUM, RF_NULL, 0, 1e6, NULL},
     {"cuda_driver_api", RK_STR, 0, 0, 32, NULL}, {"cuda", RK_STR, 0, 0, 32, NULL},
     {"nvrtc", RK_STR, 0, 0, 32, NULL}, {"driver", RK_STR, 0, 0, 64, NULL},
     {"sandbox", RK_STR, 0, NAME, NULL}, {"verify", RK_STR, 0, 0, 16, NULL},
-    {"sm_clock_max_mhz", RK_NUM, 0, 0, 1e6, NULL}, {"mem_clock_max_mhz", RK_NUM, 0, 0, 1e6, NULL},
-    {"l2_bytes", RK_NUM, 0, 0, BIG, NULL}, {"l2_flush_bytes", RK_NUM, 0, 0, BIG, NULL},
-    {"peak_bandwidth_gbs", RK_NUM, 0, 0, 1e9, NULL},
-    {"measured_copy_bandwidth_gbs", RK_NUM, 0, 0, 1e9, NULL},
-    {"sm_clock_mhz_before", RK_NUM, 0, 0, 1e6, NULL},
-    {"sm_clock_mhz_after", RK_NUM, 0, 0, 1e6, NULL},
+    {"sm_clock_max_mhz", RK_NUM, RF_NULL, 0, 1e6, NULL},
+    {"mem_clock_max_mhz", RK_NUM, RF_NULL, 0, 1e6, NULL},
+    {"l2_bytes", RK_NUM, RF_NULL, 0, BIG, NULL}, {"l2_flush_bytes", RK_NUM, RF_NULL, 0, BIG, NULL},
+    {"peak_bandwidth_gbs", RK_NUM, RF_NULL, 0, 1e9, NULL},
+    {"measured_copy_bandwidth_gbs", RK_NUM, RF_NULL, 0, 1e9, NULL},
+    {"sm_clock_mhz_before", RK_NUM, RF_NULL, 0, 1e6, NULL},
+    {"sm_clock_mhz_after", RK_NUM, RF_NULL, 0, 1e6, NULL},
     {"nvml_before", RK_OBJ, 0, 0, 0, f_nvml_keys}, {"nvml_after", RK_OBJ, 0, 0, 0, f_nvml_keys},
     {NULL, 0, 0, 0, 0, NULL}};
 
 static const struct rc_field f_top_keys[] = {
-    {"verdict", RK_STR, 0, 0, 24, NULL}, {"message", RK_STR, 0, TEXT, NULL},
+    {"verdict", RK_STR, 0, 0, 24, NULL}, {"message", RK_STR, RF_TEXT, TEXT, NULL},
     {"mode", RK_STR, 0, 0, 16, NULL}, {"leaderboard", RK_STR, 0, 0, SPEC_MAX_NAME, NULL},
     {"compile", RK_OBJ, 0, 0, 0, f_compile_keys},
     {"tests", RK_ARR, 0, 0, SPEC_MAX_CASES, &f_test},
     {"benchmarks", RK_ARR, 0, 0, SPEC_MAX_CASES, &f_bench},
     {"score_ns", RK_NUM, RF_NULL, NS, NULL},
-    {"baseline_empty_kernel_ns", RK_NUM, 0, 0, RCHECK_MAX_NS, NULL},
-    {"baseline_event_pair_ns", RK_NUM, 0, 0, RCHECK_MAX_NS, NULL},
+    {"baseline_empty_kernel_ns", RK_NUM, RF_NULL, 0, RCHECK_MAX_NS, NULL},
+    {"baseline_event_pair_ns", RK_NUM, RF_NULL, 0, RCHECK_MAX_NS, NULL},
     {"system", RK_OBJ, 0, 0, 0, f_system_keys}, {NULL, 0, 0, 0, 0, NULL}};
 static const struct rc_field f_top = {NULL, RK_OBJ, 0, 0, 0, f_top_keys};
 
@@ -353,14 +359,44 @@ static const char *kind_name(enum rc_kind k)
     return "?";
 }
 
+/* s[0..n) with every byte that does not start a valid UTF-8 sequence
+ * replaced by U+FFFD; a new string (caller frees) or NULL. */
+static char *utf8_repair(const char *s, size_t n)
+{
+    const unsigned char *u = (const unsigned char *)s;
+    char *out = malloc(3 * n + 1), *o = out;
+    if (out == NULL)
+        return NULL;
+    for (size_t i = 0; i < n;) {
+        size_t l = utf8_len(u + i, n - i);
+        if (l == 0) {
+            memcpy(o, "\xEF\xBF\xBD", 3);
+            o += 3;
+            i++;
+        } else {
+            memcpy(o, s + i, l);
+            o += l;
+            i += l;
+        }
+    }
+    *o = '\0';
+    return out;
+}
+
 static int rc_string(struct rc *c, const struct rc_field *f, const cJSON *in, cJSON **out)
 {
     size_t n = strlen(in->valuestring), bad;
     if ((double)n > f->hi)
         return rc_fail(c, "%zu bytes, more than %.0f", n, f->hi);
-    if ((bad = utf8_bad(in->valuestring, n)) != 0)
+    if ((bad = utf8_bad(in->valuestring, n)) != 0 && !(f->flags & RF_TEXT))
         return rc_fail(c, "not valid UTF-8 (byte %zu of the string)", bad - 1);
-    *out = cJSON_CreateString(in->valuestring);
+    if (bad != 0) {
+        char *fixed = utf8_repair(in->valuestring, n);
+        *out = fixed != NULL ? cJSON_CreateString(fixed) : NULL;
+        free(fixed);
+    } else {
+        *out = cJSON_CreateString(in->valuestring);
+    }
     return *out != NULL ? KJ_OK : KJ_ENOMEM;
 }
 

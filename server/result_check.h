@@ -4,10 +4,12 @@
  * A runner host runs untrusted code, and a runner token can be stolen, so
  * POST /runner/jobs/{id}/result (api_runner.c) passes the body through
  * rcheck_result() with the job's board, mode and GPU type: the text must be
- * one JSON object of bounded size and depth, every string valid UTF-8
- * without NUL, every known key of the right type and range (the result
- * format of docs/protocol.md); unknown keys are dropped (reported in
- * out->dropped so the caller can log them). Then it must agree with the
+ * one JSON object of bounded size and depth without NUL, every known key of
+ * the right type and range (the result format of docs/protocol.md), every
+ * name valid UTF-8 (in free text, messages and logs, whose runner-side
+ * truncation can split a character, bytes that are not UTF-8 become
+ * U+FFFD); unknown keys are dropped (reported in out->dropped so the caller
+ * can log them). Then it must agree with the
  * job: mode, leaderboard, the test shapes and, for an accepted benchmark or
  * leaderboard result, exactly the board's benchmark shapes with sane
  * statistics (positive, finite, min <= q1 <= median <= q3 <= max, ...),

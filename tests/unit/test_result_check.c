@@ -149,7 +149,7 @@ static void test_corpus(void)
         {"time_limit.json", "benchmark", 1}, {"rejected.json", "test", 1},
         {"internal_error.json", "leaderboard", 1}, {"bad_forged_score.json", "leaderboard", 0},
         {"bad_negative_median.json", "leaderboard", 0}, {"bad_issue_example.json", "leaderboard", 0},
-        {"bad_utf8.json", "test", 0}};
+        {"text_not_utf8.json", "test", 1}, {"bad_utf8_shape_key.json", "leaderboard", 0}};
     for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
         char path[256];
         size_t len = 0;
@@ -503,8 +503,6 @@ static void test_text(void)
     buf = malloc(cap);
     /* Replace the message's text (between its quotes) with raw bytes. */
     const struct { const char *bytes; size_t n; const char *needle; } swaps[] = {
-        {"\xff\xfe", 2, "message: not valid UTF-8"}, {"\xc0\xaf", 2, "message: not valid UTF-8"},
-        {"\xed\xa0\x80", 3, "message: not valid UTF-8"}, {"\xf4\x90\x80\x80", 4, "not valid UTF-8"},
         {"a\\u0000b", 8, "\\u0000"}, {"a\0b", 3, "NUL byte"}, {"\\ud800", 6, "not valid JSON"}};
     for (size_t i = 0; i < sizeof swaps / sizeof swaps[0]; i++) {
         size_t rest = len - (pre + strlen(msg) - 2);
@@ -513,6 +511,38 @@ static void test_text(void)
         memcpy(buf + pre + swaps[i].n, t + pre + strlen(msg) - 2, rest);
         must_refuse_text(buf, pre + swaps[i].n + rest, "test", "H200", "bad_result", swaps[i].needle,
                          swaps[i].needle);
+    }
+    /* Bytes that are not UTF-8 in free text become U+FFFD (a runner's
+     * truncated message must not cost the user a verdict). */
+    const struct { const char *bytes, *stored; } repairs[] = {
+        {"a\xff\xfe", "a\xef\xbf\xbd\xef\xbf\xbd"}, {"\xc0\xaf", "\xef\xbf\xbd\xef\xbf\xbd"},
+        {"\xed\xa0\x80z", "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbdz"},
+        {"\xf4\x90\x80\x80", "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd"},
+        {"cut \xc3", "cut \xef\xbf\xbd"}};
+    for (size_t i = 0; i < sizeof repairs / sizeof repairs[0]; i++) {
+        size_t rest = len - (pre + strlen(msg) - 2), n = strlen(repairs[i].bytes);
+        struct rcheck_out out;
+        struct kj_err err;
+        char want[64];
+        memcpy(buf, t, pre);
+        memcpy(buf + pre, repairs[i].bytes, n);
+        memcpy(buf + pre + n, t + pre + strlen(msg) - 2, rest);
+        snprintf(want, sizeof want, "\"message\":\"%s\"", repairs[i].stored);
+        KT_CHECK(check_text(buf, pre + n + rest, "test", "H200", &out, &err) == KJ_OK &&
+                 strstr(out.json, want) != NULL, "bad UTF-8 %zu in a message is repaired: %s", i,
+                 err.msg);
+        rcheck_out_clear(&out);
+    }
+    /* Names are not free text: refused. */
+    {
+        char *g = strstr(t, "\"NVIDIA H200\"");
+        KT_CHECK(g != NULL, "GPU name in the text");
+        if (g != NULL) {
+            g[8] = '\xff';
+            must_refuse_text(t, len, "test", "H200", "bad_result", "system.gpu: not valid UTF-8",
+                             "a GPU name that is not UTF-8");
+            g[8] = 'H';
+        }
     }
     /* Good UTF-8 and escapes pass and are stored as sent. */
     {
