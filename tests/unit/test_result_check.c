@@ -13,6 +13,7 @@
 #define KT_MAIN
 #include "kt.h"
 
+#include <dirent.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -178,6 +179,45 @@ static void test_corpus(void)
         rcheck_out_clear(&out);
         free(t);
     }
+}
+
+/* Results saved from real runs (kjudge-runner eval --json on a GPU host),
+ * named real_*.json: each passes for its own mode and GPU, nothing dropped. */
+static void test_real_files(void)
+{
+    DIR *d = opendir(CORPUS);
+    struct dirent *e;
+    int n = 0;
+    KT_CHECK(d != NULL, "open " CORPUS);
+    while (d != NULL && (e = readdir(d)) != NULL) {
+        char path[512], gpu[GPUTYPE_MAX] = "H200";
+        size_t len = 0;
+        struct rcheck_out out;
+        struct kj_err err;
+        if (strncmp(e->d_name, "real_", 5) != 0)
+            continue;
+        snprintf(path, sizeof path, CORPUS "%s", e->d_name);
+        char *t = kt_slurp(path, &len);
+        cJSON *j = t != NULL ? cJSON_Parse(t) : NULL;
+        const cJSON *mode = cJSON_GetObjectItem(j, "mode");
+        const cJSON *dev = cJSON_GetObjectItem(cJSON_GetObjectItem(j, "system"), "gpu");
+        if (cJSON_IsString(dev))
+            gputype_of_device(dev->valuestring, gpu, sizeof gpu);
+        int rc = t != NULL ? check_text(t, len, cJSON_IsString(mode) ? mode->valuestring
+                                                                     : "leaderboard", gpu, &out, &err)
+                           : -1;
+        KT_CHECK(rc == KJ_OK && out.ndropped == 0, "%s passes with nothing dropped: %s %s",
+                 e->d_name, rc == KJ_OK ? "" : err.msg, rc == KJ_OK ? out.dropped : "");
+        if (rc == KJ_OK)
+            rcheck_out_clear(&out);
+        cJSON_Delete(j);
+        free(t);
+        n++;
+    }
+    if (d != NULL)
+        closedir(d);
+    if (n == 0)
+        KT_SKIP("no real_*.json results from a GPU host in " CORPUS);
 }
 
 /* A rejected result as judge_run writes it (no GPU needed to get one). */
@@ -663,6 +703,7 @@ int main(void)
         return kt_done("test_result_check");
     test_gputype();
     test_corpus();
+    test_real_files();
     test_real_rejected();
     test_real_parts();
     test_forgeries();
