@@ -41,7 +41,7 @@ class Service:
                 time.sleep(0.1)
         run = lambda *a: subprocess.run([SERVER, *a, "--db", db], capture_output=True, text=True).stdout.strip()
         self.user = run("user", "add", "bench")
-        env = dict(os.environ, KJUDGE_RUNNER_TOKEN=run("runner", "add", "bench-gpu0"))
+        env = dict(os.environ, KJUDGE_RUNNER_TOKEN=run("runner", "add", "bench-gpu0", "--gpu", "H200"))
         self.procs.append(subprocess.Popen([RUNNER, "serve", "--server", self.base, "--gpu", "0", "--leaderboards",
                                             os.path.join(ROOT, "leaderboards")], cwd=ROOT, env=env,
                                            stdout=subprocess.DEVNULL, stderr=log))

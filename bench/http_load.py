@@ -38,6 +38,9 @@ import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "tests", "api"))
+from test_api import result_body  # noqa: E402  (the API tests' realistic runner result)
+
 SERVER = os.path.join(ROOT, "bin", "kjudge-server")
 BOARD = "fp8_quant"
 RANKINGS = "/api/v1/leaderboards/%s/rankings?gpu=H200" % BOARD
@@ -45,7 +48,6 @@ SOURCE = ("//!kjudge launch quant grid=(ceil_div(T*H/GS, 8)) block=(32, 8)\n"
           "extern \"C\" __global__ void quant(const float* x, float* x_q, float* x_s,\n"
           "                                  int T, int H, int GS) {}\n")
 BOUNDARY = "----kjudgebench5f1c"
-SHAPES = [{"T": 256, "H": 4096, "GS": 128}, {"T": 256, "H": 8192, "GS": 128}, {"T": 4096, "H": 7168, "GS": 128}]
 
 
 def free_port():
@@ -132,14 +134,9 @@ def start_server(tmp, port):
 
 
 def result(score):
-    return {"verdict": "accepted", "message": "bench", "mode": "leaderboard", "leaderboard": BOARD,
-            "compile": {"ok": True, "arch": "sm_90a", "log": "", "seconds": 0.1,
-                        "kernels": [{"name": "quant", "registers": 32, "smem_static": 0, "stack_frame": 0,
-                                     "spill_stores": 0, "spill_loads": 0}]},
-            "tests": [{"index": 0, "shape": {"T": 1, "H": 256, "GS": 64}, "status": "pass", "message": ""}],
-            "benchmarks": [{"index": i, "shape": s, "status": "pass", "median_ns": score * (i + 1), "n": 100}
-                           for i, s in enumerate(SHAPES)],
-            "score_ns": score, "system": {"gpu": "NVIDIA H200", "arch": "sm_90a"}}
+    """An accepted leaderboard-mode result as the runner writes it, timed score, 2x and 3x on the three
+    shapes (the server checks it against the board and recomputes the score)."""
+    return result_body("accepted", mode="leaderboard", medians=(score, 2 * score, 3 * score))
 
 
 def fill(port, admin, runner, users, per_user):
@@ -292,7 +289,7 @@ def main():
         port, nport = free_port(), free_port()
         srv, admin = start_server(tmp, port)
         procs.append(srv)
-        runner = subprocess.run([SERVER, "runner", "add", "bench", "--db", os.path.join(tmp, "k.db")],
+        runner = subprocess.run([SERVER, "runner", "add", "bench", "--gpu", "H200", "--db", os.path.join(tmp, "k.db")],
                                 capture_output=True, text=True).stdout.strip()
         t0 = time.time()
         fill(port, admin, runner, a.users, a.per_user)

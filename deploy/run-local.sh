@@ -38,8 +38,15 @@ if command -v nvidia-smi >/dev/null 2>&1; then
 fi
 for ((g = 0; g < ngpu; g++)); do
   tok=var/runner-gpu$g.token
+  # The GPU type the token may claim: the device name's first word after
+  # "NVIDIA " (NVIDIA H200 -> H200), the rule of common/gputype.h.
+  gname=$(nvidia-smi --query-gpu=name --format=csv,noheader -i "$g" 2>/dev/null || true)
+  gtype=${gname#NVIDIA }
+  gtype=${gtype%% *}
   if [ ! -s "$tok" ]; then
-    (umask 077; bin/kjudge-server runner add "$host-gpu$g" --db "$db" >"$tok")
+    (umask 077; bin/kjudge-server runner add "$host-gpu$g" --gpu "$gtype" --db "$db" >"$tok")
+  else # a token from an earlier run, perhaps made before tokens were bound
+    bin/kjudge-server runner bind "$host-gpu$g" --gpu "$gtype" --db "$db"
   fi
   bin/kjudge-runner serve --server "http://127.0.0.1:$port" --gpu "$g" \
     --name "$host-gpu$g" --token-file "$tok" --leaderboards leaderboards &

@@ -3,11 +3,15 @@
  *
  * claim (POST /api/v1/runner/claim) -> judge_run() in fresh boxes, each step
  * posted to /runner/jobs/{id}/events -> POST /runner/jobs/{id}/result, retried
- * until the server takes it. The judge's own failures are posted as
- * internal_error so the user is never charged for them.
+ * until the server takes it. Every job request names the claim's ?attempt.
+ * The judge's own failures, and a result the server refuses (422: it does
+ * not fit the job or the board), are posted as internal_error so the user
+ * is never charged for them. A claim refused with 401 or 403 (a token not
+ * bound to this GPU type) stops the runner with the server's message.
  */
 #include "serve.h"
 #include "box.h"
+#include "gputype.h"
 #include "httpc.h"
 #include "judge.h"
 #include "rbox.h"
@@ -39,6 +43,7 @@ struct serve {
     pthread_cond_t cv;
     int beat_stop;             /* 1: the heartbeat thread ends */
     int unhealthy;             /* 1: the GPU failed its health check; stop taking work */
+    int refused;               /* 1: the server refused this token's claims (401/403); stop */
     char why[256];             /* what the health check said */
 };
 
@@ -100,29 +105,56 @@ static const struct spec *serve_spec(struct serve *sv, const char *name)
     return NULL;
 }
 
-/* Post the result until the server answers 2xx (or says the job is not ours). */
+static cJSON *serve_internal(const char *msg);
+
+/* The "message" of a JSON error answer into out (printable, "" when none). */
+static void serve_error_msg(const struct httpc_response *r, char *out, size_t outsz)
+{
+    cJSON *j = r->body != NULL ? cJSON_Parse(r->body) : NULL;
+    const cJSON *m = cJSON_GetObjectItem(cJSON_GetObjectItem(j, "error"), "message");
+    out[0] = '\0';
+    if (cJSON_IsString(m))
+        kj_printable(out, outsz, m->valuestring, outsz - 1);
+    cJSON_Delete(j);
+}
+
+/* Post the result until the server answers 2xx (or says the job is not
+ * ours). A result it refuses (422) becomes an internal_error naming why,
+ * posted in its place once: the job is tried again, the user not charged. */
 static void serve_post_result(struct serve *sv, long id, const cJSON *result)
 {
-    char path[128];
+    char path[128], why[300];
     double backoff = 1;
+    cJSON *replaced = NULL;
     snprintf(path, sizeof path, "/api/v1/runner/jobs/%ld/result?attempt=%ld", id, sv->attempt);
     for (int attempt = 0; attempt < 20; attempt++) {
         struct httpc_response r;
         struct kj_err err;
         memset(&r, 0, sizeof r);
-        int st = serve_post(sv, path, result, &r, &err);
+        int st = serve_post(sv, path, replaced != NULL ? replaced : result, &r, &err);
+        if (st == 422)
+            serve_error_msg(&r, why, sizeof why);
         httpc_response_free(&r);
-        if (st >= 200 && st < 300)
-            return;
-        if (st == 409 || st == 404) {
-            kj_log(KJ_LOG_WARN, "serve", "result refused job=%ld status=%d", id, st);
-            return;
+        if ((st >= 200 && st < 300) || st == 409 || st == 404 || (st == 422 && replaced != NULL)) {
+            if (st >= 300)
+                kj_log(KJ_LOG_WARN, "serve", "result refused job=%ld status=%d", id, st);
+            break;
+        }
+        if (st == 422) {
+            char msg[400];
+            kj_log(KJ_LOG_ERROR, "serve", "the server refused the result of job=%ld: %s; "
+                   "posting internal_error instead", id, why);
+            snprintf(msg, sizeof msg, "runner %s: the server refused its result (%s)",
+                     sv->cfg->name, why);
+            replaced = serve_internal(msg);
+            continue;
         }
         kj_log(KJ_LOG_WARN, "serve", "result not delivered job=%ld status=%d: %s", id, st,
                st < 0 ? err.msg : "");
         sleep_s(backoff);
         backoff = backoff * 2 > SERVE_MAX_BACKOFF_S ? SERVE_MAX_BACKOFF_S : backoff * 2;
     }
+    cJSON_Delete(replaced);
 }
 
 /* Keeps the job's lease alive while it is judged: a heartbeat every
@@ -264,6 +296,12 @@ static int serve_claim(struct serve *sv, struct kj_err *err)
         cJSON_IsObject(cJSON_GetObjectItem(reply, "job"))) {
         serve_job(sv, cJSON_GetObjectItem(reply, "job"));
         rc = 1;
+    } else if (st == 401 || st == 403) {
+        char why[300];
+        serve_error_msg(&r, why, sizeof why);
+        rc = KJ_FAIL(err, KJ_EINVAL, "the server refused this runner's claim for %s (HTTP %d): %s",
+                     sv->gpu_type, st, why);
+        sv->refused = 1;
     } else if (st != 204) {
         rc = st < 0 ? st : KJ_FAIL(err, KJ_EIO, "claim answered HTTP %d", st);
     }
@@ -297,11 +335,19 @@ int serve_loop(const struct serve_cfg *cfg, struct kj_err *err)
         rc = box_probe(cfg->gpu, &sv.dev, err);
     if (rc != KJ_OK)
         goto out;
-    if (cfg->gpu_type != NULL) {
-        snprintf(sv.gpu_type, sizeof sv.gpu_type, "%s", cfg->gpu_type);
-    } else { /* "NVIDIA H200" -> "H200" */
-        const char *n = strncmp(sv.dev.name, "NVIDIA ", 7) == 0 ? sv.dev.name + 7 : sv.dev.name;
-        snprintf(sv.gpu_type, sizeof sv.gpu_type, "%.*s", (int)strcspn(n, " "), n);
+    /* "NVIDIA H200" -> "H200": the server takes results only from a device
+     * of the job's type, by the same rule (common/gputype.h). */
+    gputype_of_device(sv.dev.name, sv.gpu_type, sizeof sv.gpu_type);
+    if (cfg->gpu_type != NULL && strcmp(cfg->gpu_type, sv.gpu_type) != 0) {
+        rc = KJ_FAIL(err, KJ_EINVAL, "--gpu-type %.63s does not match GPU %d (\"%s\", type %s); "
+                     "the server refuses results from a device of another type", cfg->gpu_type,
+                     cfg->gpu, sv.dev.name, sv.gpu_type[0] ? sv.gpu_type : "none");
+        goto out;
+    }
+    if (!gputype_valid(sv.gpu_type)) {
+        rc = KJ_FAIL(err, KJ_EINVAL, "GPU %d (\"%s\") has no GPU type name", cfg->gpu,
+                     sv.dev.name);
+        goto out;
     }
     kj_log(KJ_LOG_INFO, "serve", "runner ready name=%s gpu=%d of %d device=\"%s\" type=%s "
            "arch=%s l2=%lld sandbox=%s", cfg->name, cfg->gpu, sv.dev.gpu_count, sv.dev.name,
@@ -311,6 +357,10 @@ int serve_loop(const struct serve_cfg *cfg, struct kj_err *err)
         int r = serve_claim(&sv, &cerr);
         if (r == 1 && cfg->once)
             break;
+        if (sv.refused) {
+            rc = KJ_FAIL(err, KJ_EINVAL, "%s", cerr.msg);
+            goto out;
+        }
         if (r < 0) {
             kj_log(KJ_LOG_WARN, "serve", "claim failed, retrying in %.0f s: %s", backoff, cerr.msg);
             sleep_s(backoff);

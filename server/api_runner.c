@@ -3,23 +3,24 @@
  * POST /api/v1/runner/claim, /runner/jobs/{id}/events, /runner/jobs/{id}/heartbeat,
  * /runner/jobs/{id}/result.
  *
- * GPU hosts (runner tokens only) pull the oldest queued job for their GPU
- * type (db_sub_claim moves it to running under a lease, in one transaction),
- * report progress events and heartbeats (each extends the lease), and post
- * the result object, which is validated and stored as sent (db_job_finish;
- * an internal_error with attempts left queues the job again). Every change
- * wakes the ?wait=1 requests and event streams of that submission
- * (wait_notify). A request naming a lost lease gets 409 and changes
- * nothing. The secret seed leaves the server only here.
+ * GPU hosts (runner tokens only) pull the oldest queued job for a GPU type
+ * their token is bound to (db_runner_gpus; db_sub_claim moves it to running
+ * under a lease, in one transaction), report progress events and heartbeats
+ * (each extends the lease), and post the result object, which
+ * result_check.c checks against the job and its board and rebuilds before
+ * db_job_finish stores it (an internal_error with attempts left queues the
+ * job again). Every change wakes the ?wait=1 requests and event streams of
+ * that submission (wait_notify). Job requests name the claim's ?attempt; one
+ * naming a lost lease or another attempt gets 409 and changes nothing. The
+ * secret seed leaves the server only here.
  */
 #include "api.h"
+#include "gputype.h"
+#include "result_check.h"
 
-#include <math.h> /* isfinite only */
 #include <stdio.h>
 #include <string.h>
 
-static const char *const verdicts[] = {"accepted", "compile_error", "rejected", "wrong_answer",
-                                       "runtime_error", "time_limit", "internal_error", NULL};
 static const char *const events[] = {"compiling", "compiled", "test", "benchmark", "verdict", NULL};
 
 static int one_of(const char *v, const char *const *set)
@@ -60,6 +61,33 @@ static cJSON *job_json(const struct db_sub *s, const char *secret, int lease_s)
     return root;
 }
 
+/* 403 unless the caller's token is bound to gpu (kjudge-server runner add/bind --gpu).
+ * Returns 1 when it answered. */
+static int gpu_allowed(struct http_req *r, const char *gpu, enum MHD_Result *res)
+{
+    char gpus[GPUTYPE_LIST_BYTES];
+    struct kj_err err;
+    kj_err_clear(&err);
+    if (db_runner_gpus(r->srv->db, r->user.id, gpus, sizeof gpus, &err) != 0) {
+        *res = http_internal(r, &err);
+        return 1;
+    }
+    if (gpus[0] == '\0') {
+        *res = http_error(r, MHD_HTTP_FORBIDDEN, "runner_unbound",
+                          "runner token '%s' is not bound to a GPU type; the operator runs "
+                          "`kjudge-server runner bind %s --gpu TYPE[,TYPE...]`", r->user.name,
+                          r->user.name);
+        return 1;
+    }
+    if (!gputype_list_has(gpus, gpu)) {
+        *res = http_error(r, MHD_HTTP_FORBIDDEN, "gpu_not_allowed",
+                          "runner token '%s' may claim jobs for %s only, not %s", r->user.name,
+                          gpus, gpu);
+        return 1;
+    }
+    return 0;
+}
+
 enum MHD_Result api_runner_claim(struct http_req *r)
 {
     enum MHD_Result res;
@@ -76,6 +104,10 @@ enum MHD_Result api_runner_claim(struct http_req *r)
         cJSON_Delete(body);
         return http_error(r, MHD_HTTP_BAD_REQUEST, "bad_claim",
                           "send {\"runner\": NAME, \"gpu\": GPU_TYPE, \"arch\": ARCH}");
+    }
+    if (gpu_allowed(r, gpu, &res)) {
+        cJSON_Delete(body);
+        return res;
     }
     kj_err_clear(&err);
     if (runner == NULL)
@@ -96,8 +128,10 @@ enum MHD_Result api_runner_claim(struct http_req *r)
     return res;
 }
 
-/* The job a runner request names: path id, the caller, ?attempt=N if given.
- * Answers 404/400 and returns 1 on a malformed request. */
+/* The job a runner request names: path id, the caller, and ?attempt=N
+ * (required: the attempt of the claim, so a stale process sharing the
+ * token cannot act on the attempt another one holds). Answers 404/400 and
+ * returns 1 on a malformed request. */
 static int job_ref(struct http_req *r, struct db_job_ref *ref, enum MHD_Result *res)
 {
     const char *a = http_query(r, "attempt");
@@ -108,11 +142,10 @@ static int job_ref(struct http_req *r, struct db_job_ref *ref, enum MHD_Result *
         *res = http_error(r, MHD_HTTP_NOT_FOUND, "not_found", "no job '%.32s'", r->params[0]);
         return 1;
     }
-    if (a == NULL)
-        return 0;
-    if (a[0] < '1' || a[0] > '9' || a[1] != '\0') {
+    if (a == NULL || a[0] < '1' || a[0] > '0' + DB_MAX_ATTEMPTS || a[1] != '\0') {
         *res = http_error(r, MHD_HTTP_BAD_REQUEST, "bad_attempt",
-                          "attempt must be the job's attempt number from the claim (1-%d)",
+                          "%s: send ?attempt=N, the job's attempt number from the claim (1-%d)",
+                          a == NULL ? "?attempt is missing" : "?attempt is not an attempt number",
                           DB_MAX_ATTEMPTS);
         return 1;
     }
@@ -186,60 +219,66 @@ enum MHD_Result api_runner_heartbeat(struct http_req *r)
     return http_no_content(r);
 }
 
-/* Validate verdict and score_ns of a result; answers 422 and returns 1 on a problem. */
-static int check_result(struct http_req *r, const cJSON *res, const char **verdict,
-                        int *has_score, double *score, enum MHD_Result *out)
+/* Check the result body of job ref against the job and its board
+ * (result_check.h): 0 with *out filled, or 1 after answering (404, 422,
+ * 500). */
+static int check_result(struct http_req *r, const struct db_job_ref *ref, struct rcheck_out *out,
+                        enum MHD_Result *res)
 {
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(res, "verdict");
-    const cJSON *sc = cJSON_GetObjectItemCaseSensitive(res, "score_ns");
-    if (!cJSON_IsString(v) || !one_of(v->valuestring, verdicts)) {
-        *out = http_error(r, MHD_HTTP_UNPROCESSABLE_CONTENT, "bad_verdict",
-                          "verdict must be one of accepted, compile_error, rejected, wrong_answer, "
-                          "runtime_error, time_limit, internal_error");
+    struct db_sub s;
+    struct kj_err err;
+    const struct srv_board *b;
+    int rc;
+    kj_err_clear(&err);
+    if ((rc = db_sub_get(r->srv->db, ref->id, 0, &s, &err)) != 0) {
+        *res = rc == KJ_ENOTFOUND ? http_error(r, MHD_HTTP_NOT_FOUND, "not_found", "no job %lld",
+                                               (long long)ref->id)
+                                  : http_internal(r, &err);
         return 1;
     }
-    *verdict = v->valuestring;
-    *has_score = 0;
-    if (sc == NULL || cJSON_IsNull(sc))
-        return 0;
-    if (!cJSON_IsNumber(sc) || !isfinite(sc->valuedouble) || sc->valuedouble <= 0) {
-        *out = http_error(r, MHD_HTTP_UNPROCESSABLE_CONTENT, "bad_score",
-                          "score_ns must be a positive number or null");
+    b = srv_board(r->boards, s.leaderboard);
+    struct rcheck_job job = {b != NULL ? b->spec : NULL, s.mode, s.gpu};
+    rc = rcheck_result(&job, r->body, r->body_len, out, &err);
+    db_sub_clear(&s);
+    if (rc == KJ_EINVAL) {
+        char safe[KJ_ERR_MSG];
+        kj_printable(safe, sizeof safe, err.msg, sizeof safe - 1);
+        kj_log(KJ_LOG_WARN, "result", "refused id=%lld runner=%s: %s", (long long)ref->id,
+               r->user.name, safe);
+        *res = http_error(r, MHD_HTTP_UNPROCESSABLE_CONTENT, out->code, "%s", safe);
         return 1;
     }
-    *has_score = 1;
-    *score = sc->valuedouble;
+    if (rc != 0) {
+        *res = http_internal(r, &err);
+        return 1;
+    }
+    if (out->ndropped > 0)
+        kj_log(KJ_LOG_WARN, "result", "dropped unknown keys id=%lld runner=%s count=%d keys=%s",
+               (long long)ref->id, r->user.name, out->ndropped, out->dropped);
     return 0;
 }
 
 enum MHD_Result api_runner_result(struct http_req *r)
 {
     struct db_job_ref ref;
+    struct rcheck_out out;
     enum MHD_Result res;
     struct kj_err err;
-    const char *verdict = NULL;
-    double score = 0;
     enum db_finish outcome = DB_FINISH_DONE;
-    int has_score = 0, rc;
-    cJSON *body;
+    int rc;
 
-    if (job_ref(r, &ref, &res))
+    if (job_ref(r, &ref, &res) || check_result(r, &ref, &out, &res))
         return res;
-    if ((body = api_body_object(r, &res)) == NULL)
-        return res;
-    if (check_result(r, body, &verdict, &has_score, &score, &res)) {
-        cJSON_Delete(body);
-        return res;
-    }
     kj_err_clear(&err);
-    rc = db_job_finish(r->srv->db, &ref, verdict, has_score, score, r->body, &outcome, &err);
+    rc = db_job_finish(r->srv->db, &ref, out.verdict, out.has_score, out.score_ns, out.json,
+                       &outcome, &err);
     if (rc == 0 && outcome == DB_FINISH_DONE)
         kj_log(KJ_LOG_INFO, "queue", "done id=%lld runner=%s verdict=%s", (long long)ref.id,
-               r->user.name, verdict);
+               r->user.name, out.verdict);
     else if (rc == 0 && outcome == DB_FINISH_REQUEUED)
         kj_log(KJ_LOG_WARN, "queue", "internal_error id=%lld runner=%s: queued again",
                (long long)ref.id, r->user.name);
-    cJSON_Delete(body);
+    rcheck_out_clear(&out);
     if (rc != 0)
         return job_error(r, rc, &err);
     if (outcome == DB_FINISH_DONE)

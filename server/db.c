@@ -102,6 +102,12 @@ static const char schema_v4[] =
     " published_by INTEGER REFERENCES users(id));"
     "CREATE INDEX submissions_user_board ON submissions(user_id, leaderboard, id);";
 
+/* Version 5: the GPU types each runner token may claim (comma-separated,
+ * "H200,B200"; kjudge-server runner add/bind --gpu). Existing runner
+ * tokens: NULL, refused by claim until the operator binds them. */
+static const char schema_v5[] =
+    "ALTER TABLE users ADD COLUMN runner_gpus TEXT;";
+
 /* ------------------------------------------------------------------ */
 /* Checked-call helpers (db_int.h)                                     */
 /* ------------------------------------------------------------------ */
@@ -304,6 +310,8 @@ static int db_migrate(struct db *db, struct kj_err *err)
     if (version < 3 && (rc = db_exec(db, err, schema_v3)) != 0)
         goto fail;
     if (version < 4 && (rc = db_exec(db, err, schema_v4)) != 0)
+        goto fail;
+    if (version < 5 && (rc = db_exec(db, err, schema_v5)) != 0)
         goto fail;
     if (version != DB_SCHEMA_VERSION) {
         snprintf(sql, sizeof sql, "PRAGMA user_version=%d", DB_SCHEMA_VERSION);

@@ -56,7 +56,7 @@
 #include <stdint.h>
 #include "kj_err.h"
 
-#define DB_SCHEMA_VERSION 4
+#define DB_SCHEMA_VERSION 5
 #define DB_MAX_ATTEMPTS 3    /* attempts of one job before it ends as internal_error */
 #define DB_LEASE_DEFAULT_MS (120 * 1000)
 #define DB_MAX_REASON 256
@@ -255,6 +255,17 @@ int db_lease_sweep(struct db *db, int64_t now_ms, struct db_expired **out, int *
 int db_queue_position(struct db *db, int64_t id, int64_t *pos, struct kj_err *err);
 
 /* runners (db_lease.c) */
+/* Create runner token owner name holding token_hash, bound to the GPU types
+ * gpus ("H200,B200", checked by gputype_list_parse). KJ_ECONFLICT when the
+ * name (or hash) exists. */
+int db_runner_add(struct db *db, const char *name, const char *token_hash, const char *gpus,
+                  struct kj_err *err);
+/* Bind the runner called name to gpus instead of what it had (a token made
+ * before binding had none). KJ_ENOTFOUND when no runner has that name. */
+int db_runner_bind(struct db *db, const char *name, const char *gpus, struct kj_err *err);
+/* The GPU types runner_id may claim into out (size outsz); "" when it is
+ * bound to none. KJ_ENOTFOUND when no such user. */
+int db_runner_gpus(struct db *db, int64_t runner_id, char *out, size_t outsz, struct kj_err *err);
 /* Record that runner (user runner_id, name) asked for work for gpu now. */
 int db_runner_seen(struct db *db, int64_t runner_id, const char *name, const char *gpu,
                    struct kj_err *err);

@@ -4,8 +4,10 @@
  * lease.c's sweeper thread calls db_lease_sweep() to return jobs whose
  * runner stopped answering to the queue (or to fail them on the last
  * attempt); main.c sets the lease length and grants a fresh lease to every
- * running job at start; api_runner.c records runners (db_runner_seen) and
- * api_gpus.c reads them back. The state machine these serve is in db.h.
+ * running job at start; main.c creates runner tokens bound to GPU types
+ * (db_runner_add, db_runner_bind), api_runner.c reads the binding
+ * (db_runner_gpus) and records runners (db_runner_seen), and api_gpus.c
+ * reads them back. The state machine these serve is in db.h.
  */
 #include "db_int.h"
 
@@ -201,6 +203,54 @@ out:
 /* ------------------------------------------------------------------ */
 /* Runners                                                             */
 /* ------------------------------------------------------------------ */
+
+int db_runner_add(struct db *db, const char *name, const char *token_hash, const char *gpus,
+                  struct kj_err *err)
+{
+    sqlite3_stmt *st = NULL;
+    int rc;
+    pthread_mutex_lock(&db->mu);
+    rc = db_prep(db, err, &st, "INSERT INTO users(name, role, token_hash, created_at, "
+                 "runner_gpus) VALUES (?, 'runner', ?, ?, ?)", "ttit", name, token_hash, db_now(),
+                 gpus);
+    if (rc == 0 && (rc = db_step(db, err, st)) == KJ_ECONFLICT)
+        KJ_FAIL(err, KJ_ECONFLICT, "the name '%s' (or the token) is already taken", name);
+    sqlite3_finalize(st);
+    pthread_mutex_unlock(&db->mu);
+    return rc;
+}
+
+int db_runner_bind(struct db *db, const char *name, const char *gpus, struct kj_err *err)
+{
+    sqlite3_stmt *st = NULL;
+    int rc;
+    pthread_mutex_lock(&db->mu);
+    rc = db_prep(db, err, &st, "UPDATE users SET runner_gpus = ? WHERE name = ? AND "
+                 "role = 'runner'", "tt", gpus, name);
+    if (rc == 0 && (rc = db_step(db, err, st)) == 0 && sqlite3_changes(db->h) == 0)
+        rc = KJ_FAIL(err, KJ_ENOTFOUND, "no runner named '%s'", name);
+    sqlite3_finalize(st);
+    pthread_mutex_unlock(&db->mu);
+    return rc;
+}
+
+int db_runner_gpus(struct db *db, int64_t runner_id, char *out, size_t outsz, struct kj_err *err)
+{
+    sqlite3_stmt *st = NULL;
+    int rc;
+    out[0] = '\0';
+    pthread_mutex_lock(&db->mu);
+    rc = db_prep(db, err, &st, "SELECT runner_gpus FROM users WHERE id = ?", "i", runner_id);
+    if (rc == 0 && (rc = db_step(db, err, st)) == 1) {
+        db_col_text(st, 0, out, outsz);
+        rc = 0;
+    } else if (rc == 0) {
+        rc = KJ_FAIL(err, KJ_ENOTFOUND, "no user %lld", (long long)runner_id);
+    }
+    sqlite3_finalize(st);
+    pthread_mutex_unlock(&db->mu);
+    return rc;
+}
 
 int db_runner_seen(struct db *db, int64_t runner_id, const char *name, const char *gpu,
                    struct kj_err *err)

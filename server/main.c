@@ -1,5 +1,5 @@
 /*
- * main.c - kjudge-server's command line: serve, user add, runner add.
+ * main.c - kjudge-server's command line: serve, user add, runner add, runner bind.
  *
  *   kjudge-server serve [--port 8080] [--bind 127.0.0.1] [--db var/kjudge.db]
  *                       [--leaderboards leaderboards] [--web web]
@@ -7,7 +7,8 @@
  *                       [--lease-seconds 120] [--rate-limit-test 30/min]
  *                       [--rate-limit-benchmark 10/min] [--rate-limit-leaderboard 5/min]
  *   kjudge-server user add NAME [--admin] [--db var/kjudge.db]
- *   kjudge-server runner add NAME [--db var/kjudge.db]
+ *   kjudge-server runner add NAME --gpu TYPE[,TYPE...] [--db var/kjudge.db]
+ *   kjudge-server runner bind NAME --gpu TYPE[,TYPE...] [--db var/kjudge.db]
  *   kjudge-server --help
  *
  * `serve` opens the database, loads every leaderboard, resolves the admin
@@ -16,7 +17,9 @@
  * notifier, the lease sweeper and the HTTP daemon, then sleeps in
  * sigwait() until SIGINT or SIGTERM and shuts down in reverse order. `user add` / `runner add` print
  * a new bearer token (only the token, one line) on stdout; they work while
- * the server runs (SQLite WAL + busy_timeout).
+ * the server runs (SQLite WAL + busy_timeout). A runner token claims only
+ * the GPU types it is bound to (`--gpu`, common/gputype.h); `runner bind`
+ * sets them for an existing runner (tokens made before binding have none).
  *
  * Exit codes: 0 success; 1 usage or configuration error (unknown option,
  * bad leaderboard or config file, bad token, name already taken, cannot
@@ -27,6 +30,7 @@
 #include "auth.h"
 #include "config.h"
 #include "db.h"
+#include "gputype.h"
 #include "http.h"
 #include "lease.h"
 #include "server.h"
@@ -49,7 +53,8 @@ static const char usage_text[] =
     "                      [--lease-seconds 120] [--rate-limit-test 30/min]\n"
     "                      [--rate-limit-benchmark 10/min] [--rate-limit-leaderboard 5/min]\n"
     "  kjudge-server user add NAME [--admin] [--db var/kjudge.db]\n"
-    "  kjudge-server runner add NAME [--db var/kjudge.db]\n"
+    "  kjudge-server runner add NAME --gpu TYPE[,TYPE...] [--db var/kjudge.db]\n"
+    "  kjudge-server runner bind NAME --gpu TYPE[,TYPE...] [--db var/kjudge.db]\n"
     "  kjudge-server --help\n"
     "\n"
     "serve: the admin token comes from $KJUDGE_ADMIN_TOKEN, else from\n"
@@ -60,6 +65,9 @@ static const char usage_text[] =
     "--rate-limit-MODE: submissions per user per minute in that mode (0 = no\n"
     "limit; admins have none); else rate_limit_MODE in the config file.\n"
     "user add / runner add: print a new bearer token on stdout.\n"
+    "runner add / bind --gpu: the GPU types (as the leaderboards name them, e.g.\n"
+    "H200 or H200,B200) whose jobs the runner token may claim; runner bind sets\n"
+    "them for an existing runner token (one made before tokens were bound).\n"
     "exit codes: 0 ok, 1 usage or configuration error, 2 internal error.\n";
 
 static int usage_error(const char *fmt, const char *arg)
@@ -101,42 +109,86 @@ static int opt_value(int argc, char **argv, int *i, char *dst, size_t dstsz)
 /* user add / runner add                                               */
 /* ------------------------------------------------------------------ */
 
-/* kjudge-server {user|runner} add NAME [--admin] [--db PATH] */
-static int cmd_add(int argc, char **argv, int runner)
-{
-    char db_path[PATH_MAX] = "var/kjudge.db", token[AUTH_TOKEN_HEX], hash[DB_HASH_HEX];
-    const char *name = NULL, *role = runner ? "runner" : "user";
-    struct db *db = NULL;
-    struct kj_err err;
-    int rc;
+/* The options of user add, runner add and runner bind. */
+struct add_opts {
+    char db_path[PATH_MAX];
+    const char *name;
+    const char *role;                /* "user", "admin" or "runner" */
+    char gpus[GPUTYPE_LIST_BYTES];   /* runner add / bind: "H200,B200" */
+};
 
-    if (argc < 3 || strcmp(argv[1], "add") != 0)
-        return usage_error("expected '%s add NAME'", argv[0]);
+/* argv = {"user"|"runner", "add"|"bind", ...} into o; 0 or a usage exit code. */
+static int parse_add(int argc, char **argv, int runner, int bind, struct add_opts *o)
+{
+    char gpus[GPUTYPE_LIST_BYTES] = "";
+    struct kj_err err;
+    snprintf(o->db_path, sizeof o->db_path, "var/kjudge.db");
+    o->role = runner ? "runner" : "user";
     for (int i = 2; i < argc; i++) {
         if (strcmp(argv[i], "--db") == 0) {
-            if (opt_value(argc, argv, &i, db_path, sizeof db_path) != 0)
+            if (opt_value(argc, argv, &i, o->db_path, sizeof o->db_path) != 0)
+                return EXIT_USAGE;
+        } else if (strcmp(argv[i], "--gpu") == 0 && runner) {
+            if (opt_value(argc, argv, &i, gpus, sizeof gpus) != 0)
                 return EXIT_USAGE;
         } else if (strcmp(argv[i], "--admin") == 0 && !runner) {
-            role = "admin";
-        } else if (argv[i][0] == '-' || name != NULL) {
+            o->role = "admin";
+        } else if (argv[i][0] == '-' || o->name != NULL) {
             return usage_error("unexpected argument '%s'", argv[i]);
         } else {
-            name = argv[i];
+            o->name = argv[i];
         }
     }
-    if (name == NULL || !srv_valid_name(name))
+    if (o->name == NULL || !srv_valid_name(o->name))
         return usage_error("NAME must be 1-32 characters of [a-z0-9_.-]%s", "");
-    if (strcmp(name, "admin") == 0)
-        return usage_error("the name '%s' is reserved for the configured admin token", name);
+    if (strcmp(o->name, "admin") == 0 && !bind)
+        return usage_error("the name '%s' is reserved for the configured admin token", o->name);
     kj_err_clear(&err);
-    if ((rc = db_open(db_path, &db, &err)) != 0 || (rc = auth_new_token(token, &err)) != 0 ||
-        (rc = auth_sha256_hex(token, strlen(token), hash, &err)) != 0 ||
-        (rc = db_user_add(db, name, role, hash, NULL, &err)) != 0) {
+    if (runner && gputype_list_parse(gpus, o->gpus, sizeof o->gpus, &err) != KJ_OK)
+        return usage_error("--gpu: %s", err.msg);
+    return 0;
+}
+
+/* kjudge-server user add NAME [--admin] [--db PATH];
+ * kjudge-server runner add NAME --gpu TYPES [--db PATH];
+ * kjudge-server runner bind NAME --gpu TYPES [--db PATH] */
+static int cmd_add(int argc, char **argv, int runner)
+{
+    char token[AUTH_TOKEN_HEX], hash[DB_HASH_HEX];
+    struct add_opts o;
+    struct db *db = NULL;
+    struct kj_err err;
+    int bind = runner && argc >= 2 && strcmp(argv[1], "bind") == 0, rc;
+
+    memset(&o, 0, sizeof o);
+    if (argc < 3 || (strcmp(argv[1], "add") != 0 && !bind))
+        return usage_error(runner ? "expected '%s add|bind NAME --gpu TYPE[,TYPE...]'"
+                                  : "expected '%s add NAME'", argv[0]);
+    if ((rc = parse_add(argc, argv, runner, bind, &o)) != 0)
+        return rc;
+    kj_err_clear(&err);
+    if ((rc = db_open(o.db_path, &db, &err)) != 0) {
         db_close(db);
         return fail(&err);
     }
+    if (bind) {
+        rc = db_runner_bind(db, o.name, o.gpus, &err);
+        db_close(db);
+        if (rc != 0)
+            return fail(&err);
+        kj_log(KJ_LOG_INFO, "main", "bound runner name=%s gpus=%s db=%s", o.name, o.gpus,
+               o.db_path);
+        return EXIT_OK;
+    }
+    if ((rc = auth_new_token(token, &err)) == 0 &&
+        (rc = auth_sha256_hex(token, strlen(token), hash, &err)) == 0)
+        rc = runner ? db_runner_add(db, o.name, hash, o.gpus, &err)
+                    : db_user_add(db, o.name, o.role, hash, NULL, &err);
     db_close(db);
-    kj_log(KJ_LOG_INFO, "main", "created %s name=%s db=%s", role, name, db_path);
+    if (rc != 0)
+        return fail(&err);
+    kj_log(KJ_LOG_INFO, "main", "created %s name=%s%s%s db=%s", o.role, o.name,
+           runner ? " gpus=" : "", runner ? o.gpus : "", o.db_path);
     printf("%s\n", token);
     memset(token, 0, sizeof token);
     return fflush(stdout) == 0 ? EXIT_OK : EXIT_INTERNAL;

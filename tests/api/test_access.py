@@ -117,6 +117,8 @@ def matrix_call(c, srv, method, pattern, role, tokens, ctx):
     """Make the request of one matrix cell; returns the status."""
     tok = tokens.get(role)
     path = pattern.replace("{id}", str(ctx["sid"])).replace("{path}", "none.css")
+    if pattern.startswith("/api/v1/runner/jobs/"):
+        path += "?attempt=1"
     path = path.replace("{name}", "victim" if pattern.startswith("/api/v1/users/") else "fp8_quant")
     if pattern.endswith("/rankings"):
         path += "?gpu=H200"
@@ -314,8 +316,8 @@ def judge(c, runner, sid, score):
         job = claim(c, runner, "B200", name="judge")
         if job is None:
             return False
-        body = result_body("accepted", score if job["id"] == sid else 9e9, mode=job["mode"])
-        c.post_json("/api/v1/runner/jobs/%d/result" % job["id"], body, runner)
+        body = result_body("accepted", score if job["id"] == sid else 9e9, mode=job["mode"], gpu="NVIDIA B200")
+        c.post_json("/api/v1/runner/jobs/%d/result?attempt=%d" % (job["id"], job["attempt"]), body, runner)
         if job["id"] == sid:
             return True
     return False
@@ -361,7 +363,7 @@ def run_all(srv):
     tokens = {"admin": admin}
     for name in ("alice", "bob", "hank", "victim", "banned1"):
         tokens[name] = api_user(c, admin, name)
-    rc, out, _ = srv.cli("runner", "add", "r1", "--db", srv.db)
+    rc, out, _ = srv.cli("runner", "add", "r1", "--gpu", "H200,B200", "--db", srv.db)
     tokens["runner"] = out.strip()
     carol = test_users(srv, c, admin)
     test_invites(srv, c, admin)

@@ -73,16 +73,18 @@ def full_result(verdict, score, mode, medians):
     return r
 
 
-def judge(c, runner, sid, verdict="accepted", score=None, mode="test", medians=(2000.0, 4000.0, 56000.0)):
+def judge(c, runner, sid, verdict="accepted", score=None, mode="test", medians=None):
     """Claim until sid comes up; every other job gets wrong_answer."""
     for _ in range(50):
         job = claim(c, runner)
         if job is None:
             return False
         if job["id"] != sid:
-            c.post_json("/api/v1/runner/jobs/%d/result" % job["id"], result_body("wrong_answer"), runner)
+            c.post_json("/api/v1/runner/jobs/%d/result?attempt=%d" % (job["id"], job["attempt"]),
+                        result_body("wrong_answer", mode=job["mode"]), runner)
             continue
-        st, _, _, _ = c.post_json("/api/v1/runner/jobs/%d/result" % sid, full_result(verdict, score, mode, medians),
+        st, _, _, _ = c.post_json("/api/v1/runner/jobs/%d/result?attempt=%d" % (sid, job["attempt"]),
+                                  full_result(verdict, score, mode, medians),
                                   runner)
         return st == 200
     return False
@@ -145,7 +147,7 @@ def test_publish(srv, c, t):
     check(st == 200 and d.get("sources_published") is True, "the rankings say the sources are published", d)
     st, _, d, _ = c.get("/api/v1/leaderboards/fp8_quant/rankings?gpu=H200")
     check(st == 200 and d.get("sources_published") is False, "and not for another board", d)
-    check(db_query(srv, "PRAGMA user_version") == [(4,)], "the schema is at version 4")
+    check(db_query(srv, "PRAGMA user_version") == [(5,)], "the schema is at version 5")
 
 
 def test_detail(srv, c, t):
@@ -326,7 +328,7 @@ def run_all(srv, boards):
     t = {"admin": srv.printed().strip()}
     for name in ("alice", "bob", "carol"):
         t[name] = srv.cli("user", "add", name, "--db", srv.db)[1].strip()
-    t["runner"] = srv.cli("runner", "add", "r1", "--db", srv.db)[1].strip()
+    t["runner"] = srv.cli("runner", "add", "r1", "--gpu", "H200", "--db", srv.db)[1].strip()
     test_publish(srv, c, t)
     test_detail(srv, c, t)
     test_rank_cache(srv, c, t)

@@ -12,6 +12,7 @@ and ends with "test_api: N passed, N failed, N skipped"; exit 1 on failure.
 """
 import http.client
 import json
+import math
 import os
 import signal
 import socket
@@ -232,6 +233,28 @@ def test_cli(srv):
     check(rc == 1, "the name 'admin' is reserved", rc)
     rc, out, err = srv.cli("user", "add", "bad name!", "--db", srv.db)
     check(rc == 1, "a malformed name exits 1", rc)
+    for args, what in [(["runner", "add", "r-nogpu"], "runner add without --gpu"),
+                       (["runner", "add", "r-bad", "--gpu", "H200;B200"], "runner add with a bad GPU type"),
+                       (["runner", "add", "r-twice", "--gpu", "H200,H200"], "runner add with a GPU type twice"),
+                       (["user", "add", "u-gpu", "--gpu", "H200"], "user add --gpu"),
+                       (["runner", "bind", "nobody", "--gpu", "H200"], "runner bind of an unknown runner"),
+                       (["runner", "bind", "alice", "--gpu", "H200"], "runner bind of a user"),
+                       (["runner", "bind", "h200-0"], "runner bind without --gpu")]:
+        rc, out, err = srv.cli(*args, "--db", srv.db)
+        check(rc == 1 and out == "", "%s exits 1 and prints nothing" % what, (rc, out, err[-200:]))
+    check(not [r for r in db_users(srv) if r[0].startswith(("r-", "u-"))], "and creates nobody", db_users(srv))
+    check(("h200-0", "runner", "H200,B200") in db_users(srv), "runner add stores the GPU types", db_users(srv))
+    rc, out, err = srv.cli("runner", "bind", "h200-1", "--gpu", "B200,H200", "--db", srv.db)
+    check(rc == 0 and out == "" and ("h200-1", "runner", "B200,H200") in db_users(srv),
+          "runner bind replaces them", (rc, err[-200:], db_users(srv)))
+
+
+def db_users(srv):
+    con = sqlite3.connect(srv.db, timeout=10)
+    try:
+        return con.execute("SELECT name, role, runner_gpus FROM users ORDER BY id").fetchall()
+    finally:
+        con.close()
 
 
 def serve_fails(srv, tag, extra_args, env_extra=None, boards=None):
@@ -376,19 +399,52 @@ def claim(c, token, gpu="H200"):
     return c.post_json("/api/v1/runner/claim", {"runner": "h200-test", "gpu": gpu, "arch": "sm_90a"}, token)
 
 
-def result_body(verdict, score=None, mode="test", medians=(2000.0, 4000.0, 56000.0)):
-    shapes = [{"T": 256, "H": 4096, "GS": 128}, {"T": 256, "H": 8192, "GS": 128},
-              {"T": 4096, "H": 7168, "GS": 128}]
-    return {
-        "verdict": verdict, "message": "test result", "mode": mode, "leaderboard": "fp8_quant",
-        "compile": {"ok": True, "arch": "sm_90a", "log": "COMPILE-LOG-MARKER", "seconds": 0.1, "kernels": []},
-        "tests": [{"index": 0, "shape": {"T": 1, "H": 256, "GS": 64}, "seed": 4242, "status": "pass",
-                   "message": ""}],
-        "benchmarks": [{"index": i, "shape": s, "status": "pass", "median_ns": m, "n": 100,
-                        "seed": 123456789 + i} for i, (s, m) in enumerate(zip(shapes, medians))],
-        "score_ns": score,
-        "system": {"gpu": "NVIDIA H200", "arch": "sm_90a"},
-    }
+BOARD = json.load(open(os.path.join(ROOT, "leaderboards", "fp8_quant", "leaderboard.json")))
+DEFAULT_MEDIANS = (2000.0, 4000.0, 56000.0)
+
+
+def geomean(xs):
+    """The score the server computes: exp(mean(log)), kept within [min, max] (equal medians give that value)."""
+    g = math.exp(sum(math.log(x) for x in xs) / len(xs))
+    return min(max(g, min(xs)), max(xs))
+
+
+def bench_entry(i, median):
+    """Benchmark shape i of fp8_quant timed as runner/judge.c reports it."""
+    c = BOARD["benchmarks"][i]
+    return {"index": i, "shape": {v: c[v] for v in BOARD["vars"]}, "status": "pass", "median_ns": median,
+            "mean_ns": median * 1.002, "stdev_ns": median * 0.004, "min_ns": median * 0.99, "max_ns": median * 1.05,
+            "q1_ns": median * 0.998, "q3_ns": median * 1.003, "ci_lo_ns": median * 0.999, "ci_hi_ns": median * 1.001,
+            "n": 312, "stop_reason": "ci_converged", "floor_ns": 1958.5, "below_floor": False, "wall_s": 0.6,
+            "wall_ms_per_call": 1.9, "verified_on_gpu": True}
+
+
+def result_body(verdict, score=None, mode="test", medians=None, gpu="NVIDIA H200"):
+    """A result for GOOD_SOURCE on fp8_quant as kjudge-runner writes it (runner/judge.c).
+
+    Every test shape passes unless the verdict is wrong_answer (test 0 fails). An accepted
+    benchmark or leaderboard result times the board's three benchmark shapes: medians given,
+    else three equal to score, else DEFAULT_MEDIANS; score_ns is their geometric mean. Test
+    mode and failing verdicts have no score. internal_error is what the runner posts when
+    the judge itself fails."""
+    if verdict == "internal_error":
+        return {"verdict": verdict, "message": "test result", "score_ns": None}
+    tests = [{"index": i, "shape": {v: c[v] for v in BOARD["vars"]}, "seed": c["seed"], "status": "pass"}
+             for i, c in enumerate(BOARD["tests"])]
+    if verdict == "wrong_answer":
+        tests = [dict(tests[0], status="fail", message="x_q: 1 of 256 elements differ",
+                      mismatch={"buffer": "x_q", "count": 1, "total": 256, "max_abs_err": 0.5, "max_rel_err": 0.5,
+                                "first": [{"index": [0, 3], "expected": 1.0, "got": 1.5}]})]
+    r = {"verdict": verdict, "message": "test result", "mode": mode, "leaderboard": "fp8_quant",
+         "compile": {"ok": verdict != "compile_error", "arch": "sm_90a", "log": "COMPILE-LOG-MARKER",
+                     "seconds": 0.1, "kernels": []},
+         "tests": tests if verdict in ("accepted", "wrong_answer") else [], "benchmarks": [], "score_ns": None,
+         "system": {"gpu": gpu, "arch": "sm_90a"}}
+    if verdict == "accepted" and mode != "test":
+        medians = tuple(medians or ((score,) * 3 if score else DEFAULT_MEDIANS))
+        r["benchmarks"] = [bench_entry(i, m) for i, m in enumerate(medians)]
+        r["score_ns"] = geomean(medians)
+    return r
 
 
 def test_runner_flow(srv, c, alice, bob, runner, runner2, sid):
@@ -414,14 +470,19 @@ def test_runner_flow(srv, c, alice, bob, runner, runner2, sid):
     st, _, data, raw = claim(c, runner)
     check(st == 204 and raw == b"", "a second claim -> 204 (nothing queued for H200)", (st, raw))
     st, _, data, _ = claim(c, runner, "MI300")
-    check(st == 204, "claim for a GPU type with no jobs -> 204", st)
+    check(st == 403 and is_error(data, "gpu_not_allowed") and "H200,B200" in data["error"]["message"],
+          "claim for a GPU type the token is not bound to -> 403 naming its types", (st, data))
+    job_url = "/api/v1/runner/jobs/%d" % sid
+    for tail in ("/events", "/events?attempt=", "/events?attempt=0", "/events?attempt=4", "/events?attempt=1x"):
+        st, _, data, _ = c.post_json(job_url + tail, {"event": "compiling", "data": {}}, runner)
+        check(st == 400 and is_error(data, "bad_attempt") and "?attempt" in data["error"]["message"],
+              "an event with %r -> 400 bad_attempt" % tail, (st, data))
 
-    st, _, data, _ = c.post_json("/api/v1/runner/jobs/%d/events" % sid, {"event": "compiled", "data": {"ok": True}},
-                                 runner)
+    st, _, data, _ = c.post_json(job_url + "/events?attempt=1", {"event": "compiled", "data": {"ok": True}}, runner)
     check(st == 204, "event -> 204", (st, data))
-    st, _, data, _ = c.post_json("/api/v1/runner/jobs/%d/events" % sid, {"event": "exploded"}, runner)
+    st, _, data, _ = c.post_json(job_url + "/events?attempt=1", {"event": "exploded"}, runner)
     check(st == 422 and is_error(data, "bad_event"), "unknown event -> 422", (st, data))
-    st, _, data, _ = c.post_json("/api/v1/runner/jobs/%d/events" % sid, {"event": "test"}, runner2)
+    st, _, data, _ = c.post_json(job_url + "/events?attempt=1", {"event": "test"}, runner2)
     check(st == 409 and is_error(data, "not_held"), "event from another runner -> 409", (st, data))
 
     # A ?wait=1 started before the result is posted returns as soon as it is.
@@ -435,16 +496,22 @@ def test_runner_flow(srv, c, alice, bob, runner, runner2, sid):
     th = threading.Thread(target=waiter)
     th.start()
     time.sleep(0.5)
-    st, _, data, _ = c.post_json("/api/v1/runner/jobs/%d/result" % sid, {"verdict": "maybe"}, runner)
+    st, _, data, _ = c.post_json(job_url + "/result?attempt=1", {"verdict": "maybe"}, runner)
     check(st == 422 and is_error(data, "bad_verdict"), "an unknown verdict -> 422", (st, data))
-    st, _, data, _ = c.post_json("/api/v1/runner/jobs/%d/result" % sid, {"verdict": "accepted", "score_ns": -1},
-                                 runner)
+    st, _, data, _ = c.post_json(job_url + "/result?attempt=1", {"verdict": "accepted", "score_ns": -1}, runner)
     check(st == 422 and is_error(data, "bad_score"), "a negative score -> 422", (st, data))
-    st, _, data, _ = c.post_json("/api/v1/runner/jobs/%d/result" % sid, result_body("accepted", 1500.0), runner2)
+    st, _, data, _ = c.post_json(job_url + "/result?attempt=1", result_body("accepted", 1500.0, mode="benchmark"),
+                                 runner)
+    check(st == 422 and is_error(data, "bad_result") and "mode" in data["error"]["message"],
+          "a benchmark-mode result for a test-mode job -> 422 naming the mode", (st, data))
+    st, _, data, _ = c.post_json(job_url + "/result", result_body("accepted"), runner)
+    check(st == 400 and is_error(data, "bad_attempt"), "a result without ?attempt -> 400", (st, data))
+    check(srv.row(sid)["status"] == "running", "refused results change nothing")
+    st, _, data, _ = c.post_json(job_url + "/result?attempt=1", result_body("accepted"), runner2)
     check(st == 409 and is_error(data, "not_held"), "result from a runner that does not hold the job -> 409",
           (st, data))
     t_post = time.time()
-    st, _, data, _ = c.post_json("/api/v1/runner/jobs/%d/result" % sid, result_body("accepted", 1500.0), runner)
+    st, _, data, _ = c.post_json(job_url + "/result?attempt=1", result_body("accepted"), runner)
     check(st == 200 and data == {"ok": True}, "result -> 200 {ok: true}", (st, data))
     th.join(40)
     w = waited.get("resp")
@@ -455,15 +522,15 @@ def test_runner_flow(srv, c, alice, bob, runner, runner2, sid):
               waited.get("secs"))
         check(w[2].get("wait_timed_out") is False, "wait_timed_out is false", w[2])
     row = srv.row(sid)
-    check(row["status"] == "done" and row["verdict"] == "accepted" and row["score_ns"] == 1500.0 and
+    check(row["status"] == "done" and row["verdict"] == "accepted" and row["score_ns"] is None and
           json.loads(row["result"])["verdict"] == "accepted" and row["finished_at"], "the row is done", dict(row))
 
-    st, _, data, _ = c.post_json("/api/v1/runner/jobs/%d/result" % sid, result_body("wrong_answer"), runner)
+    st, _, data, _ = c.post_json(job_url + "/result?attempt=1", result_body("wrong_answer"), runner)
     check(st == 200 and data == {"ok": True, "duplicate": True}, "a duplicate result is a no-op", (st, data))
     check(srv.row(sid)["verdict"] == "accepted", "the duplicate changed nothing")
-    st, _, data, _ = c.post_json("/api/v1/runner/jobs/999999/result", result_body("accepted"), runner)
+    st, _, data, _ = c.post_json("/api/v1/runner/jobs/999999/result?attempt=1", result_body("accepted"), runner)
     check(st == 404 and is_error(data, "not_found"), "result for an unknown job -> 404", (st, data))
-    st, _, data, _ = c.post_json("/api/v1/runner/jobs/%d/events" % sid, {"event": "test"}, runner)
+    st, _, data, _ = c.post_json(job_url + "/events?attempt=1", {"event": "test"}, runner)
     check(st == 409, "an event for a finished job -> 409", (st, data))
 
     t0 = time.time()
@@ -474,9 +541,9 @@ def test_runner_flow(srv, c, alice, bob, runner, runner2, sid):
           "the owner sees the source and the compile log", got)
     st, _, pub, raw = c.get("/api/v1/submissions/%d" % sid, bob)
     check(st == 200 and "source" not in pub and b"COMPILE-LOG-MARKER" not in raw and
-          pub.get("verdict") == "accepted" and pub.get("score_ns") == 1500.0 and
-          pub["result"]["benchmarks"][0].get("median_ns") == 2000.0,
-          "another user sees verdict, score and times but no source or compile log", pub)
+          pub.get("verdict") == "accepted" and pub.get("score_ns") is None and
+          [t.get("status") for t in pub["result"]["tests"]] == ["pass"] * 5,
+          "another user sees the verdict and the tests but no source or compile log", pub)
     st, _, pub2, raw2 = c.get("/api/v1/submissions/%d" % sid)
     check(st == 200 and "source" not in pub2 and b"COMPILE-LOG-MARKER" not in raw2,
           "without a token the public view is shown", pub2)
@@ -506,8 +573,9 @@ def submit_and_finish(srv, c, token, runner, verdict, score, mode="leaderboard",
     st, _, job, _ = claim(c, runner, gpu)
     check(st == 200 and job["job"]["id"] == sid, "claim the new job", (st, job))
     job = job["job"] if st == 200 else {}
-    body = result_body(verdict, score, mode, medians or (2000.0, 4000.0, 56000.0))
-    st, _, data, _ = c.post_json("/api/v1/runner/jobs/%d/result" % sid, body, runner)
+    body = result_body(verdict, score, mode, medians)
+    st, _, data, _ = c.post_json("/api/v1/runner/jobs/%d/result?attempt=%d" % (sid, job.get("attempt", 1)), body,
+                                 runner)
     check(st == 200, "post result %s" % verdict, (st, data))
     return sid, job
 
@@ -536,7 +604,7 @@ def test_rankings(srv, c, users, runner):
     check("bob" not in [r["user"] for r in rows], "a wrong_answer and a benchmark-mode run are not ranked", rows)
     r0 = rows[0]
     check(r0["submitted_at"].endswith("Z") and len(r0["submitted_at"]) == 20, "submitted_at is ISO 8601 UTC", r0)
-    check([s["median_ns"] for s in r0["shapes"]] == [2000.0, 4000.0, 56000.0] and
+    check([s["median_ns"] for s in r0["shapes"]] == [1000.0, 1000.0, 1000.0] and
           r0["shapes"][0]["shape"] == {"T": 256, "H": 4096, "GS": 128}, "per-shape medians", r0["shapes"])
     st, _, data, _ = c.get("/api/v1/leaderboards/fp8_quant/rankings?gpu=B200")
     check(st == 200 and data["rankings"] == [], "rankings are per GPU type", data)
@@ -712,7 +780,7 @@ def run_all(srv):
         tokens[name] = out.strip()
     runners = []
     for name in ["h200-0", "h200-1"]:
-        rc, out, err = srv.cli("runner", "add", name, "--db", srv.db)
+        rc, out, err = srv.cli("runner", "add", name, "--gpu", "H200,B200", "--db", srv.db)
         check(rc == 0 and len(out.strip()) == 64, "runner add %s" % name, (rc, err))
         runners.append(out.strip())
     alice, bob = tokens["alice"], tokens["bob"]

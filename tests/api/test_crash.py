@@ -23,7 +23,7 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from test_api import Client, Counts, check, multipart, BIN, GOOD_SOURCE  # noqa: E402
+from test_api import Client, Counts, check, multipart, result_body, BIN, GOOD_SOURCE  # noqa: E402
 from kjtest import Server  # noqa: E402
 
 LEASE = 3
@@ -81,7 +81,7 @@ def submitter(port, token, box):
 
 def post_result(port, runner, jid, attempt, box):
     """Post the result until the server answers; returns its status."""
-    body = json.dumps({"verdict": "accepted", "score_ns": 1000.0 + attempt, "message": "attempt %d" % attempt})
+    body = json.dumps(dict(result_body("accepted"), message="attempt %d" % attempt))
     for _ in range(200):
         st, data = call(port, "POST", "/api/v1/runner/jobs/%d/result?attempt=%d" % (jid, attempt), runner,
                         body, "application/json")
@@ -174,7 +174,7 @@ def main():
             print("test_crash: %d passed, %d failed, %d skipped" % (Counts.passed, Counts.failed, Counts.skipped))
             return 1
         user = srv.cli("user", "add", "alice", "--db", srv.db)[1].strip()
-        runner = srv.cli("runner", "add", "r0", "--db", srv.db)[1].strip()
+        runner = srv.cli("runner", "add", "r0", "--gpu", "H200", "--db", srv.db)[1].strip()
         box, stop = Box(), threading.Event()
         threads = [threading.Thread(target=submitter, args=(srv.port, user, box)),
                    threading.Thread(target=runner_loop, args=(srv.port, runner, box, stop))]

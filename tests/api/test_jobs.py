@@ -49,14 +49,16 @@ def test_sse(srv, c, alice, bob, runner):
     for ev, data in [("compiling", {}), ("compiled", {"ok": True}), ("test", {"index": 0, "status": "pass"}),
                      ("benchmark", {"index": 0, "median_ns": 2000.0})]:
         t0 = time.time()
-        st, _, _, _ = c.post_json("/api/v1/runner/jobs/%d/events" % sid, {"event": ev, "data": data}, runner)
+        st, _, _, _ = c.post_json("/api/v1/runner/jobs/%d/events?attempt=1" % sid, {"event": ev, "data": data},
+                                  runner)
         e = s.next()
         got.append(e)
         check(st == 204 and e is not None and e[1] == ev and e[2] == data and time.time() - t0 < 2,
               "live: the %s event reaches the open stream at once" % ev, (st, e))
     check([e[0] for e in got if e] == [1, 2, 3, 4], "event ids are the stored seq numbers", got)
-    c.post_json("/api/v1/runner/jobs/%d/events" % sid, {"event": "verdict", "data": {"verdict": "accepted"}}, runner)
-    st, _, data, _ = c.post_json("/api/v1/runner/jobs/%d/result" % sid, result_body("accepted", 1500.0), runner)
+    c.post_json("/api/v1/runner/jobs/%d/events?attempt=1" % sid, {"event": "verdict", "data": {"verdict": "accepted"}},
+                runner)
+    st, _, data, _ = c.post_json("/api/v1/runner/jobs/%d/result?attempt=1" % sid, result_body("accepted"), runner)
     check(st == 200, "result posted", (st, data))
     rest = s.all()
     check([e[1] for e in rest] == ["verdict"], "the stream ends after the verdict", rest)
@@ -89,8 +91,8 @@ def test_sse_no_verdict_event(srv, c, alice, runner):
         return
     s = SSE(srv.port, events_url(sid) + "?timeout=10", alice)
     s.next()
-    threading.Timer(0.3, lambda: c.post_json("/api/v1/runner/jobs/%d/result" % sid,
-                                             result_body("wrong_answer"), runner)).start()
+    threading.Timer(0.3, lambda: c.post_json("/api/v1/runner/jobs/%d/result?attempt=1" % sid,
+                                             result_body("wrong_answer", gpu="NVIDIA B200"), runner)).start()
     t0 = time.time()
     rest = s.all()
     check(len(rest) == 1 and rest[0][1] == "verdict" and rest[0][2].get("verdict") == "wrong_answer" and
@@ -103,7 +105,8 @@ def test_sse_no_verdict_event(srv, c, alice, runner):
           "a stream with nothing to say ends with a timeout event", (evs, time.time() - t0))
     job = claim(c, runner, "B200")  # leave nothing queued or running for B200
     if job is not None:
-        c.post_json("/api/v1/runner/jobs/%d/result" % job["id"], result_body("accepted"), runner)
+        c.post_json("/api/v1/runner/jobs/%d/result?attempt=%d" % (job["id"], job["attempt"]),
+                    result_body("accepted", gpu="NVIDIA B200"), runner)
 
 
 def test_lease(srv, c, alice, runner, runner2):
@@ -112,13 +115,15 @@ def test_lease(srv, c, alice, runner, runner2):
     if not check(job is not None and job["id"] == sid, "claim for the lease test", job):
         return
     url = "/api/v1/runner/jobs/%d" % sid
-    st, _, _, raw = c.request("POST", url + "/heartbeat", token=runner, runner=True)
+    st, _, data, _ = c.request("POST", url + "/heartbeat", token=runner, runner=True)
+    check(st == 400 and is_error(data, "bad_attempt"), "heartbeat without ?attempt -> 400", (st, data))
+    st, _, _, raw = c.request("POST", url + "/heartbeat?attempt=1", token=runner, runner=True)
     check(st == 204 and raw == b"", "heartbeat -> 204", (st, raw))
-    st, _, data, _ = c.post_json(url + "/heartbeat", {}, runner2)
+    st, _, data, _ = c.post_json(url + "/heartbeat?attempt=1", {}, runner2)
     check(st == 409 and is_error(data, "not_held"), "heartbeat from another runner -> 409", (st, data))
     st, _, data, _ = c.post_json(url + "/heartbeat?attempt=x", {}, runner)
     check(st == 400 and is_error(data, "bad_attempt"), "a bad attempt -> 400", (st, data))
-    st, _, data, _ = c.post_json("/api/v1/runner/jobs/999999/heartbeat", {}, runner)
+    st, _, data, _ = c.post_json("/api/v1/runner/jobs/999999/heartbeat?attempt=1", {}, runner)
     check(st == 404, "heartbeat for an unknown job -> 404", (st, data))
     for _ in range(3):  # heartbeats keep the lease past its length
         time.sleep(LEASE * 0.5)
@@ -130,16 +135,18 @@ def test_lease(srv, c, alice, runner, runner2):
           "a silent runner's job goes back to the queue with attempts 1", dict(row))
     check("expired id=%d" % sid in srv.server_log(), "the requeue is logged")
     before = dict(srv.row(sid))
-    st, _, data, _ = c.post_json(url + "/result", result_body("accepted", 1.0), runner)
+    st, _, data, _ = c.post_json(url + "/result?attempt=1", result_body("accepted"), runner)
     check(st == 409 and is_error(data, "not_held"), "a late result -> 409", (st, data))
-    st, _, data, _ = c.post_json(url + "/events", {"event": "test"}, runner)
+    st, _, data, _ = c.post_json(url + "/events?attempt=1", {"event": "test"}, runner)
     check(st == 409, "a late event -> 409", (st, data))
     check(dict(srv.row(sid)) == before, "the late result and event changed nothing")
     job = claim(c, runner2, name="other")
     check(job is not None and job["id"] == sid and job["attempt"] == 2, "the job is handed out again, attempt 2", job)
-    st, _, data, _ = c.post_json(url + "/result?attempt=1", result_body("accepted", 1.0), runner2)
+    st, _, data, _ = c.post_json(url + "/result?attempt=1", result_body("accepted"), runner2)
     check(st == 409, "a result naming the old attempt -> 409", (st, data))
-    st, _, data, _ = c.post_json(url + "/result?attempt=2", result_body("accepted", 1.0), runner2)
+    st, _, data, _ = c.post_json(url + "/result", result_body("accepted"), runner2)
+    check(st == 400 and is_error(data, "bad_attempt"), "a result naming no attempt -> 400", (st, data))
+    st, _, data, _ = c.post_json(url + "/result?attempt=2", result_body("accepted"), runner2)
     check(st == 200 and data == {"ok": True}, "the current attempt's result is accepted", (st, data))
     st, _, d, _ = c.get("/api/v1/submissions/%d" % sid, alice)
     check(d.get("verdict") == "accepted" and d.get("attempts") == 1, "judged once, on attempt 2", d)
@@ -169,7 +176,8 @@ def test_retries(srv, c, alice, bob, runner):
     sid = submit(c, alice)
     for attempt in range(1, 4):
         job = claim(c, runner)
-        st, _, data, _ = c.post_json("/api/v1/runner/jobs/%d/result" % sid, result_body("internal_error"), runner)
+        st, _, data, _ = c.post_json("/api/v1/runner/jobs/%d/result?attempt=%d" % (sid, attempt),
+                                     result_body("internal_error"), runner)
         want = {"ok": True, "requeued": True} if attempt < 3 else {"ok": True}
         check(job is not None and job["attempt"] == attempt and st == 200 and data == want,
               "a runner's internal_error on attempt %d -> %s" % (attempt, want), (job, st, data))
@@ -237,17 +245,18 @@ def test_wait_through_events(srv, c, alice, runner):
     time.sleep(0.3)
     job = claim(c, runner)
     if not check(job is not None and job["id"] == sid, "claim for the wait test", job):
-        c.post_json("/api/v1/runner/jobs/%d/result" % sid, result_body("accepted"), runner)
+        c.post_json("/api/v1/runner/jobs/%d/result?attempt=1" % sid, result_body("accepted"), runner)
         t.join(10)
         return
     time.sleep(0.3)
     posted = []
     for ev in ("compiling", "compiled", "test"):
-        posted.append(c.post_json("/api/v1/runner/jobs/%d/events" % sid, {"event": ev, "data": {}}, runner)[0])
+        posted.append(c.post_json("/api/v1/runner/jobs/%d/events?attempt=1" % sid, {"event": ev, "data": {}},
+                                  runner)[0])
         time.sleep(0.3)
     check(posted == [204, 204, 204], "progress events accepted", posted)
     check(t.is_alive(), "?wait=1 keeps waiting through the claim and progress events", got)
-    c.post_json("/api/v1/runner/jobs/%d/result" % sid, result_body("accepted"), runner)
+    c.post_json("/api/v1/runner/jobs/%d/result?attempt=1" % sid, result_body("accepted"), runner)
     t.join(10)
     data = got.get("data") or {}
     check(not t.is_alive() and got.get("status") == 200 and data.get("status") == "done" and
@@ -259,7 +268,7 @@ def run_all(srv):
     c = Client(srv.port)
     tokens = {}
     for kind, name in [("user", "alice"), ("user", "bob"), ("runner", "r1"), ("runner", "r2")]:
-        rc, out, _ = srv.cli(kind, "add", name, "--db", srv.db)
+        rc, out, _ = srv.cli(kind, "add", name, *(["--gpu", "H200,B200"] if kind == "runner" else []), "--db", srv.db)
         check(rc == 0, "%s add %s" % (kind, name))
         tokens[name] = out.strip()
     admin = srv.printed().strip()

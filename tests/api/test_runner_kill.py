@@ -62,8 +62,8 @@ def db_rows(srv, sql, args=()):
 def run_all(srv):
     c = Client(srv.port)
     alice = srv.cli("user", "add", "alice", "--db", srv.db)[1].strip()
-    ra = srv.cli("runner", "add", "ra", "--db", srv.db)[1].strip()
-    rb = srv.cli("runner", "add", "rb", "--db", srv.db)[1].strip()
+    ra = srv.cli("runner", "add", "ra", "--gpu", "H200", "--db", srv.db)[1].strip()
+    rb = srv.cli("runner", "add", "rb", "--gpu", "H200", "--db", srv.db)[1].strip()
     sid = submit(c, alice)
     if not check(sid is not None, "a submission to judge"):
         return
@@ -106,10 +106,12 @@ def run_all(srv):
                   "WHERE id = ?", (sid,))[0]
     body_a = result_body("wrong_answer")
     body_a["message"] = "late result of A"
-    for path, body in [(url + "/result?attempt=1", body_a), (url + "/result", body_a),
-                       (url + "/heartbeat?attempt=1", {}), (url + "/events?attempt=1", {"event": "test", "data": {}})]:
+    for path, body in [(url + "/result?attempt=1", body_a), (url + "/heartbeat?attempt=1", {}),
+                       (url + "/events?attempt=1", {"event": "test", "data": {}})]:
         st, _, d, _ = c.post_json(path, body, ra)
         check(st == 409 and is_error(d, "not_held"), "late %s from A -> 409" % path.rsplit("/", 1)[1], (st, d))
+    st, _, d, _ = c.post_json(url + "/result", body_a, ra)
+    check(st == 400 and is_error(d, "bad_attempt"), "a late result from A naming no attempt -> 400", (st, d))
     after = db_rows(srv, "SELECT status, verdict, runner_name, attempts, finished_at, result FROM submissions "
                     "WHERE id = ?", (sid,))[0]
     check(after == row and row[:4] == ("done", "accepted", "box-b", 1) and "judged by B" in row[5],

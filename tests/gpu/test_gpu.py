@@ -186,7 +186,7 @@ def test_server():
             except OSError:
                 time.sleep(0.1)
         user = run([SERVER, "user", "add", "alice", "--db", db])[1].strip()
-        rtok = run([SERVER, "runner", "add", "gpu0", "--db", db])[1].strip()
+        rtok = run([SERVER, "runner", "add", "gpu0", "--gpu", "H200", "--db", db])[1].strip()
         check(len(user) >= 32 and len(rtok) >= 32, "tokens created")
         env = dict(os.environ, KJUDGE_RUNNER_TOKEN=rtok)
         procs.append(subprocess.Popen([RUNNER, "serve", "--server", base, "--gpu", "0", "--name", "gpu0",

@@ -7,7 +7,8 @@
  * events, listing, ranking rows, a database newer than the code, and
  * claims racing from several connections (each job claimed exactly once),
  * group commits of submissions from many threads (every row stored once,
- * the rate limit exact within a batch), and the published-sources table.
+ * the rate limit exact within a batch), the published-sources table, and
+ * runner tokens bound to GPU types (with a version-4 database migrated).
  */
 #define KT_MAIN
 #include "kt.h"
@@ -249,6 +250,49 @@ static void test_newer_schema(void)
              "a newer schema is refused: %s", err.msg);
 }
 
+/* Runner tokens bound to GPU types (schema 5), and a version-4 runner
+ * token migrated unbound. */
+static void test_runner_gpus(struct db *db)
+{
+    char gpus[128], p2[160], hash[DB_HASH_HEX];
+    struct db_user u;
+    struct db *old = NULL;
+    sqlite3 *h = NULL;
+    struct kj_err err;
+    snprintf(hash, sizeof hash, "%064d", 42);
+    KT_CHECK(db_runner_add(db, "gpu-r", hash, "H200,B200", &err) == 0, "runner add: %s", err.msg);
+    KT_CHECK(db_runner_add(db, "gpu-r", "x", "H200", &err) == KJ_ECONFLICT, "a taken name");
+    KT_CHECK(db_user_by_name(db, "gpu-r", &u, &err) == 0 && strcmp(u.role, "runner") == 0,
+             "the runner exists");
+    KT_CHECK(db_runner_gpus(db, u.id, gpus, sizeof gpus, &err) == 0 &&
+             strcmp(gpus, "H200,B200") == 0, "its GPU types: %s", gpus);
+    KT_CHECK(db_runner_bind(db, "gpu-r", "B200", &err) == 0 &&
+             db_runner_gpus(db, u.id, gpus, sizeof gpus, &err) == 0 && strcmp(gpus, "B200") == 0,
+             "bind replaces them: %s", gpus);
+    KT_CHECK(db_runner_bind(db, "alice", "H200", &err) == KJ_ENOTFOUND, "a user is not a runner");
+    KT_CHECK(db_runner_bind(db, "nobody", "H200", &err) == KJ_ENOTFOUND, "an unknown name");
+    KT_CHECK(db_runner_gpus(db, 999999, gpus, sizeof gpus, &err) == KJ_ENOTFOUND, "an unknown id");
+    /* A version-4 database with a runner token: it opens, unbound. */
+    snprintf(p2, sizeof p2, "%s/v4.db", dir);
+    KT_CHECK(db_open(p2, &old, &err) == 0, "make a database: %s", err.msg);
+    db_close(old);
+    old = NULL;
+    KT_CHECK(sqlite3_open(p2, &h) == SQLITE_OK &&
+             sqlite3_exec(h, "ALTER TABLE users DROP COLUMN runner_gpus; PRAGMA user_version=4; "
+                          "INSERT INTO users(name, role, token_hash, created_at) VALUES "
+                          "('old', 'runner', 'h', 0)", NULL, NULL, NULL) == SQLITE_OK,
+             "turn it into version 4 with a runner: %s", sqlite3_errmsg(h));
+    sqlite3_close(h);
+    KT_CHECK(db_open(p2, &old, &err) == 0, "version 4 migrates: %s", err.msg);
+    KT_CHECK(old != NULL && db_user_by_name(old, "old", &u, &err) == 0 &&
+             db_runner_gpus(old, u.id, gpus, sizeof gpus, &err) == 0 && gpus[0] == '\0',
+             "the old runner token is bound to nothing");
+    KT_CHECK(old != NULL && db_runner_bind(old, "old", "H200", &err) == 0 &&
+             db_runner_gpus(old, u.id, gpus, sizeof gpus, &err) == 0 && strcmp(gpus, "H200") == 0,
+             "until it is bound");
+    db_close(old);
+}
+
 struct gc_arg {
     struct db *db;
     int64_t user;
@@ -356,6 +400,7 @@ int main(void)
     test_race(db);
     test_group_commit(db);
     test_published(db);
+    test_runner_gpus(db);
     db_close(db);
     test_newer_schema();
     char cmd[128];

@@ -1,0 +1,878 @@
+/*
+ * result_check.c - check a runner's result against its job and board (see
+ * result_check.h) and rebuild it from the keys the protocol knows.
+ *
+ * Three passes: scan the raw text (size, depth, value count, NUL bytes and
+ * \u0000 escapes, which cJSON would silently cut strings at); parse it and
+ * copy it through the schema tables below (type, range, length and UTF-8 of
+ * every known key; unknown keys are dropped; a known key twice is refused);
+ * then check the copy against the job (mode, board, shapes, statistics,
+ * score, GPU). api_runner.c stores the copy, never the text it was sent.
+ */
+#include "result_check.h"
+#include "gputype.h"
+
+#include <cjson/cJSON.h>
+#include <float.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ------------------------------------------------------------------ */
+/* The result format (docs/protocol.md), as schema tables              */
+/* ------------------------------------------------------------------ */
+
+enum rc_kind { RK_STR, RK_NUM, RK_INT, RK_BOOL, RK_OBJ, RK_ARR, RK_SHAPE };
+
+#define RF_NULL 1   /* null is allowed too */
+#define RF_NANSTR 2 /* numbers: the strings "nan", "inf" and "-inf" are allowed too */
+#define RF_TEXT 4   /* free text: bytes that are not UTF-8 become U+FFFD instead of a refusal
+                       (a runner's messages quote truncated text); names must be valid */
+
+/* One key of an object, or (key NULL) the items of an array. */
+struct rc_field {
+    const char *key;
+    enum rc_kind kind;
+    int flags;                  /* RF_* */
+    double lo, hi;              /* numbers: range; strings: hi = bytes; arrays: item count */
+    const struct rc_field *sub; /* objects: their keys (ended by a NULL key); arrays: the item */
+};
+
+#define VAR_CHARS "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_"
+#define BIG 1e18            /* counts and sizes that only need to be finite and sane */
+#define NS RCHECK_MIN_NS, RCHECK_MAX_NS
+#define TEXT 0, RCHECK_MAX_TEXT
+#define NAME 0, 256
+
+static const struct rc_field f_dim = {NULL, RK_INT, 0, 0, 4294967295.0, NULL};
+
+static const struct rc_field f_kernel_keys[] = {
+    {"name", RK_STR, 0, NAME, NULL}, {"lowered", RK_STR, 0, 0, 1024, NULL},
+    {"registers", RK_NUM, RF_NULL, 0, BIG, NULL}, {"smem_static", RK_NUM, RF_NULL, 0, BIG, NULL},
+    {"stack_frame", RK_NUM, RF_NULL, 0, BIG, NULL}, {"spill_stores", RK_NUM, RF_NULL, 0, BIG, NULL},
+    {"spill_loads", RK_NUM, RF_NULL, 0, BIG, NULL}, {"barriers", RK_NUM, RF_NULL, 0, BIG, NULL},
+    {"max_threads_per_block", RK_NUM, RF_NULL, 0, BIG, NULL},
+    {"tensor_cores", RK_STR, RF_NULL, 0, 32, NULL}, {"tma", RK_BOOL, 0, 0, 0, NULL},
+    {"bulk_copy", RK_BOOL, 0, 0, 0, NULL}, {"cp_async", RK_BOOL, 0, 0, 0, NULL},
+    {"classes_from", RK_STR, 0, 0, 16, NULL},
+    {"sass_instructions", RK_NUM, RF_NULL, 0, BIG, NULL}, {NULL, 0, 0, 0, 0, NULL}};
+static const struct rc_field f_kernel = {NULL, RK_OBJ, 0, 0, 0, f_kernel_keys};
+
+static const struct rc_field f_compile_keys[] = {
+    {"ok", RK_BOOL, 0, 0, 0, NULL}, {"arch", RK_STR, 0, 0, 32, NULL},
+    {"log", RK_STR, RF_TEXT, 0, RCHECK_MAX_LOG, NULL}, {"seconds", RK_NUM, RF_NULL, 0, 1e7, NULL},
+    {"kernels", RK_ARR, 0, 0, 64, &f_kernel}, {NULL, 0, 0, 0, 0, NULL}};
+
+static const struct rc_field f_first_keys[] = {
+    {"index", RK_ARR, 0, 0, SPEC_MAX_DIMS, &f_dim},
+    {"expected", RK_NUM, RF_NANSTR, -DBL_MAX, DBL_MAX, NULL},
+    {"got", RK_NUM, RF_NANSTR, -DBL_MAX, DBL_MAX, NULL}, {NULL, 0, 0, 0, 0, NULL}};
+static const struct rc_field f_first = {NULL, RK_OBJ, 0, 0, 0, f_first_keys};
+
+static const struct rc_field f_mismatch_keys[] = {
+    {"buffer", RK_STR, 0, 0, SPEC_MAX_NAME, NULL}, {"count", RK_NUM, 0, 0, BIG, NULL},
+    {"total", RK_NUM, 0, 0, BIG, NULL},
+    {"max_abs_err", RK_NUM, RF_NANSTR, -DBL_MAX, DBL_MAX, NULL},
+    {"max_rel_err", RK_NUM, RF_NANSTR, -DBL_MAX, DBL_MAX, NULL},
+    {"first", RK_ARR, 0, 0, 64, &f_first}, {NULL, 0, 0, 0, 0, NULL}};
+
+static const struct rc_field f_test_keys[] = {
+    {"index", RK_INT, 0, 0, SPEC_MAX_CASES - 1, NULL}, {"shape", RK_SHAPE, 0, 0, 0, NULL},
+    {"seed", RK_NUM, 0, 0, 18446744073709551616.0, NULL}, {"status", RK_STR, 0, 0, 16, NULL},
+    {"message", RK_STR, RF_TEXT, TEXT, NULL}, {"mismatch", RK_OBJ, 0, 0, 0, f_mismatch_keys},
+    {NULL, 0, 0, 0, 0, NULL}};
+static const struct rc_field f_test = {NULL, RK_OBJ, 0, 0, 0, f_test_keys};
+
+static const struct rc_field f_launch_keys[] = {
+    {"kernel", RK_STR, 0, NAME, NULL}, {"grid", RK_ARR, 0, 3, 3, &f_dim},
+    {"block", RK_ARR, 0, 3, 3, &f_dim}, {"smem", RK_NUM, RF_NULL, 0, BIG, NULL},
+    {NULL, 0, 0, 0, 0, NULL}};
+static const struct rc_field f_launch = {NULL, RK_OBJ, 0, 0, 0, f_launch_keys};
+
+static const struct rc_field f_graph_keys[] = {
+    {"ns", RK_NUM, RF_NULL, 0, RCHECK_MAX_NS, NULL}, {"launches", RK_NUM, RF_NULL, 0, BIG, NULL},
+    {"ratio_to_median", RK_NUM, RF_NULL, 0, BIG, NULL}, {"disagrees", RK_BOOL, 0, 0, 0, NULL},
+    {"message", RK_STR, RF_TEXT, TEXT, NULL}, {NULL, 0, 0, 0, 0, NULL}};
+
+static const struct rc_field f_bench_keys[] = {
+    {"index", RK_INT, 0, 0, SPEC_MAX_CASES - 1, NULL}, {"shape", RK_SHAPE, 0, 0, 0, NULL},
+    {"status", RK_STR, 0, 0, 16, NULL}, {"message", RK_STR, RF_TEXT, TEXT, NULL},
+    {"failed_call", RK_INT, 0, 0, BIG, NULL}, {"mismatch", RK_OBJ, 0, 0, 0, f_mismatch_keys},
+    {"median_ns", RK_NUM, 0, NS, NULL}, {"mean_ns", RK_NUM, 0, NS, NULL},
+    {"stdev_ns", RK_NUM, 0, 0, RCHECK_MAX_NS, NULL}, {"min_ns", RK_NUM, 0, NS, NULL},
+    {"max_ns", RK_NUM, 0, NS, NULL}, {"q1_ns", RK_NUM, 0, NS, NULL},
+    {"q3_ns", RK_NUM, 0, NS, NULL}, {"ci_lo_ns", RK_NUM, 0, NS, NULL},
+    {"ci_hi_ns", RK_NUM, 0, NS, NULL}, {"n", RK_INT, 0, 1, 1e12, NULL},
+    {"stop_reason", RK_STR, 0, 0, 32, NULL},
+    {"floor_ns", RK_NUM, RF_NULL, 0, RCHECK_MAX_NS, NULL},
+    {"below_floor", RK_BOOL, 0, 0, 0, NULL}, {"launches", RK_ARR, 0, 0, 64, &f_launch},
+    {"wall_s", RK_NUM, RF_NULL, 0, 1e7, NULL},
+    {"wall_ms_per_call", RK_NUM, RF_NULL, 0, 1e10, NULL},
+    {"verified_on_gpu", RK_BOOL, 0, 0, 0, NULL},
+    {"adjusted_median_ns", RK_NUM, RF_NULL, -RCHECK_MAX_NS, RCHECK_MAX_NS, NULL},
+    {"graph", RK_OBJ, 0, 0, 0, f_graph_keys}, {NULL, 0, 0, 0, 0, NULL}};
+static const struct rc_field f_bench = {NULL, RK_OBJ, 0, 0, 0, f_bench_keys};
+
+static const struct rc_field f_nvml_keys[] = {
+    {"sm_clock_mhz", RK_NUM, RF_NULL, 0, 1e6, NULL},
+    {"mem_clock_mhz", RK_NUM, RF_NULL, 0, 1e6, NULL},
+    {"temperature_c", RK_NUM, RF_NULL, -300, 1e4, NULL}, {"power_w", RK_NUM, RF_NULL, 0, 1e7, NULL},
+    {"clock_event_reasons", RK_NUM, RF_NULL, 0, 18446744073709551616.0, NULL},
+    {NULL, 0, 0, 0, 0, NULL}};
+
+static const struct rc_field f_system_keys[] = {
+    {"gpu", RK_STR, 0, NAME, NULL}, {"arch", RK_STR, 0, 0, 32, NULL},
+    {"pci", RK_STR, 0, 0, 64, NULL}, {"sm_count", RK_NUM, RF_NULL, 0, 1e6, NULL},
+    {"cuda_driver_api", RK_STR, 0, 0, 32, NULL}, {"cuda", RK_STR, 0, 0, 32, NULL},
+    {"nvrtc", RK_STR, 0, 0, 32, NULL}, {"driver", RK_STR, 0, 0, 64, NULL},
+    {"sandbox", RK_STR, 0, NAME, NULL}, {"verify", RK_STR, 0, 0, 16, NULL},
+    {"sm_clock_max_mhz", RK_NUM, RF_NULL, 0, 1e6, NULL},
+    {"mem_clock_max_mhz", RK_NUM, RF_NULL, 0, 1e6, NULL},
+    {"l2_bytes", RK_NUM, RF_NULL, 0, BIG, NULL}, {"l2_flush_bytes", RK_NUM, RF_NULL, 0, BIG, NULL},
+    {"peak_bandwidth_gbs", RK_NUM, RF_NULL, 0, 1e9, NULL},
+    {"measured_copy_bandwidth_gbs", RK_NUM, RF_NULL, 0, 1e9, NULL},
+    {"sm_clock_mhz_before", RK_NUM, RF_NULL, 0, 1e6, NULL},
+    {"sm_clock_mhz_after", RK_NUM, RF_NULL, 0, 1e6, NULL},
+    {"nvml_before", RK_OBJ, 0, 0, 0, f_nvml_keys}, {"nvml_after", RK_OBJ, 0, 0, 0, f_nvml_keys},
+    {NULL, 0, 0, 0, 0, NULL}};
+
+static const struct rc_field f_top_keys[] = {
+    {"verdict", RK_STR, 0, 0, 24, NULL}, {"message", RK_STR, RF_TEXT, TEXT, NULL},
+    {"mode", RK_STR, 0, 0, 16, NULL}, {"leaderboard", RK_STR, 0, 0, SPEC_MAX_NAME, NULL},
+    {"compile", RK_OBJ, 0, 0, 0, f_compile_keys},
+    {"tests", RK_ARR, 0, 0, SPEC_MAX_CASES, &f_test},
+    {"benchmarks", RK_ARR, 0, 0, SPEC_MAX_CASES, &f_bench},
+    {"score_ns", RK_NUM, RF_NULL, NS, NULL},
+    {"baseline_empty_kernel_ns", RK_NUM, RF_NULL, 0, RCHECK_MAX_NS, NULL},
+    {"baseline_event_pair_ns", RK_NUM, RF_NULL, 0, RCHECK_MAX_NS, NULL},
+    {"system", RK_OBJ, 0, 0, 0, f_system_keys}, {NULL, 0, 0, 0, 0, NULL}};
+static const struct rc_field f_top = {NULL, RK_OBJ, 0, 0, 0, f_top_keys};
+
+static const char *const verdicts[] = {"accepted", "compile_error", "rejected", "wrong_answer",
+                                       "runtime_error", "time_limit", "internal_error", NULL};
+static const char *const statuses[] = {"pass", "fail", "error", NULL};
+static const char *const stops[] = {"ci_converged", "noise_stable", "max_samples", "max_time",
+                                    "unknown", NULL};
+
+/* ------------------------------------------------------------------ */
+/* One check in progress                                               */
+/* ------------------------------------------------------------------ */
+
+struct rc {
+    char path[192];         /* where we are: "benchmarks[1].median_ns" */
+    size_t plen;
+    struct kj_err *err;
+    struct rcheck_out *out;
+    size_t dlen;            /* bytes used in out->dropped */
+};
+
+static size_t rc_push(struct rc *c, const char *key, int index);
+
+/* Refuse the result: "PATH: message" (or "message" at the top), with the
+ * code that PATH implies. Returns KJ_EINVAL. */
+static int rc_vfail(struct rc *c, const char *fmt, va_list ap)
+{
+    char msg[KJ_ERR_MSG];
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    if (strncmp(c->path, "verdict", 7) == 0 && (c->path[7] == '\0' || c->path[7] == '.'))
+        c->out->code = "bad_verdict";
+    else if (strncmp(c->path, "score_ns", 8) == 0)
+        c->out->code = "bad_score";
+    else
+        c->out->code = "bad_result";
+    if (c->plen > 0)
+        return KJ_FAIL(c->err, KJ_EINVAL, "%s: %s", c->path, msg);
+    return KJ_FAIL(c->err, KJ_EINVAL, "%s", msg);
+}
+
+static int rc_fail(struct rc *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int rc_fail(struct rc *c, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int rc = rc_vfail(c, fmt, ap);
+    va_end(ap);
+    return rc;
+}
+
+/* rc_fail at key below the current path. */
+static int rc_fail_at(struct rc *c, const char *key, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static int rc_fail_at(struct rc *c, const char *key, const char *fmt, ...)
+{
+    va_list ap;
+    rc_push(c, key, 0);
+    va_start(ap, fmt);
+    int rc = rc_vfail(c, fmt, ap);
+    va_end(ap);
+    return rc;
+}
+
+/* Descend into key (or [index] when key is NULL); returns the length to restore. */
+static size_t rc_push(struct rc *c, const char *key, int index)
+{
+    size_t saved = c->plen, room = sizeof c->path - c->plen;
+    int n;
+    if (key != NULL)
+        n = snprintf(c->path + c->plen, room, "%s%.40s", c->plen > 0 ? "." : "", key);
+    else
+        n = snprintf(c->path + c->plen, room, "[%d]", index);
+    c->plen = n < 0 || (size_t)n >= room ? sizeof c->path - 1 : c->plen + (size_t)n;
+    return saved;
+}
+
+static void rc_pop(struct rc *c, size_t saved)
+{
+    c->plen = saved;
+    c->path[saved] = '\0';
+}
+
+/* Note an unknown key (at c->path + key) that is left out. */
+static void rc_dropped(struct rc *c, const char *key)
+{
+    struct rcheck_out *o = c->out;
+    char safe[48];
+    int n;
+    o->ndropped++;
+    if (c->dlen + 1 >= sizeof o->dropped)
+        return;
+    kj_printable(safe, sizeof safe, key, 40);
+    n = snprintf(o->dropped + c->dlen, sizeof o->dropped - c->dlen, "%s%s%s%s",
+                 c->dlen > 0 ? "," : "", c->path, c->plen > 0 ? "." : "", safe);
+    c->dlen = n < 0 || (size_t)n >= sizeof o->dropped - c->dlen ? sizeof o->dropped - 1
+                                                                : c->dlen + (size_t)n;
+}
+
+static int one_of(const char *v, const char *const *set)
+{
+    for (int i = 0; set[i] != NULL; i++)
+        if (strcmp(v, set[i]) == 0)
+            return 1;
+    return 0;
+}
+
+/* Length of the UTF-8 sequence at s[0..n) (no overlong forms, surrogates or
+ * code points past U+10FFFF); 0 when it is not one. */
+static size_t utf8_len(const unsigned char *s, size_t n)
+{
+    unsigned c = s[0];
+    size_t len;
+    unsigned min, cp;
+    if (c < 0x80)
+        return 1;
+    if (c >= 0xC2 && c <= 0xDF)
+        len = 2, min = 0x80, cp = c & 0x1F;
+    else if (c >= 0xE0 && c <= 0xEF)
+        len = 3, min = 0x800, cp = c & 0x0F;
+    else if (c >= 0xF0 && c <= 0xF4)
+        len = 4, min = 0x10000, cp = c & 0x07;
+    else
+        return 0;
+    if (len > n)
+        return 0;
+    for (size_t i = 1; i < len; i++) {
+        if ((s[i] & 0xC0) != 0x80)
+            return 0;
+        cp = cp << 6 | (s[i] & 0x3F);
+    }
+    if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
+        return 0;
+    return len;
+}
+
+/* 0 when s[0..n) is valid UTF-8, else 1 + the offset of the first bad byte. */
+static size_t utf8_bad(const char *s, size_t n)
+{
+    const unsigned char *u = (const unsigned char *)s;
+    for (size_t i = 0; i < n;) {
+        size_t l = utf8_len(u + i, n - i);
+        if (l == 0)
+            return i + 1;
+        i += l;
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Pass 1: the raw text                                                */
+/* ------------------------------------------------------------------ */
+
+/* Size, nesting and value count of text, and no NUL: neither a raw byte nor
+ * a \u0000 escape (cJSON would end the string there and store the rest of
+ * nothing). Strings are skipped with their escapes; the rest is left to the
+ * parser. */
+static int rc_scan(struct rc *c, const char *text, size_t len)
+{
+    size_t nodes = 1;
+    int depth = 0, in_str = 0;
+    for (size_t i = 0; i < len; i++) {
+        char ch = text[i];
+        if (ch == '\0')
+            return rc_fail(c, "the result holds a NUL byte (offset %zu)", i);
+        if (in_str) {
+            if (ch == '"') {
+                in_str = 0;
+            } else if (ch == '\\' && i + 1 < len) {
+                if (text[i + 1] == 'u' && len - i >= 6 && memcmp(text + i + 2, "0000", 4) == 0)
+                    return rc_fail(c, "the result holds \\u0000, a NUL character (offset %zu)",
+                                   i);
+                i++;
+            }
+            continue;
+        }
+        if (ch == '"') {
+            in_str = 1;
+        } else if (ch == '{' || ch == '[') {
+            if (++depth > RCHECK_MAX_DEPTH)
+                return rc_fail(c, "the result is nested deeper than %d levels (offset %zu)",
+                               RCHECK_MAX_DEPTH, i);
+            nodes++;
+        } else if (ch == '}' || ch == ']') {
+            depth--;
+        } else if (ch == ',' && ++nodes > RCHECK_MAX_NODES) {
+            return rc_fail(c, "the result has more than %d values", RCHECK_MAX_NODES);
+        }
+    }
+    return KJ_OK;
+}
+
+/* ------------------------------------------------------------------ */
+/* Pass 2: copy through the schema                                     */
+/* ------------------------------------------------------------------ */
+
+static int rc_value(struct rc *c, const struct rc_field *f, const cJSON *in, cJSON **out);
+
+static const char *kind_name(enum rc_kind k)
+{
+    switch (k) {
+    case RK_STR: return "a string";
+    case RK_NUM: return "a number";
+    case RK_INT: return "a whole number";
+    case RK_BOOL: return "true or false";
+    case RK_OBJ: return "an object";
+    case RK_ARR: return "a list";
+    case RK_SHAPE: return "an object of shape variables";
+    }
+    return "?";
+}
+
+/* s[0..n) with every byte that does not start a valid UTF-8 sequence
+ * replaced by U+FFFD; a new string (caller frees) or NULL. */
+static char *utf8_repair(const char *s, size_t n)
+{
+    const unsigned char *u = (const unsigned char *)s;
+    char *out = malloc(3 * n + 1), *o = out;
+    if (out == NULL)
+        return NULL;
+    for (size_t i = 0; i < n;) {
+        size_t l = utf8_len(u + i, n - i);
+        if (l == 0) {
+            memcpy(o, "\xEF\xBF\xBD", 3);
+            o += 3;
+            i++;
+        } else {
+            memcpy(o, s + i, l);
+            o += l;
+            i += l;
+        }
+    }
+    *o = '\0';
+    return out;
+}
+
+static int rc_string(struct rc *c, const struct rc_field *f, const cJSON *in, cJSON **out)
+{
+    size_t n = strlen(in->valuestring), bad;
+    if ((double)n > f->hi)
+        return rc_fail(c, "%zu bytes, more than %.0f", n, f->hi);
+    if ((bad = utf8_bad(in->valuestring, n)) != 0 && !(f->flags & RF_TEXT))
+        return rc_fail(c, "not valid UTF-8 (byte %zu of the string)", bad - 1);
+    if (bad != 0) {
+        char *fixed = utf8_repair(in->valuestring, n);
+        *out = fixed != NULL ? cJSON_CreateString(fixed) : NULL;
+        free(fixed);
+    } else {
+        *out = cJSON_CreateString(in->valuestring);
+    }
+    return *out != NULL ? KJ_OK : KJ_ENOMEM;
+}
+
+static int rc_number(struct rc *c, const struct rc_field *f, const cJSON *in, cJSON **out)
+{
+    double v = in->valuedouble;
+    if ((f->flags & RF_NANSTR) && cJSON_IsString(in)) {
+        if (strcmp(in->valuestring, "nan") != 0 && strcmp(in->valuestring, "inf") != 0 &&
+            strcmp(in->valuestring, "-inf") != 0)
+            return rc_fail(c, "must be a number, \"nan\", \"inf\" or \"-inf\"");
+        *out = cJSON_CreateString(in->valuestring);
+        return *out != NULL ? KJ_OK : KJ_ENOMEM;
+    }
+    if (!cJSON_IsNumber(in))
+        return rc_fail(c, "must be %s", kind_name(f->kind));
+    if (!isfinite(v))
+        return rc_fail(c, "must be a finite number");
+    if (f->kind == RK_INT && v != floor(v))
+        return rc_fail(c, "%.17g is not a whole number", v);
+    if (v < f->lo || v > f->hi)
+        return rc_fail(c, "%.17g is outside %.17g..%.17g", v, f->lo, f->hi);
+    *out = cJSON_CreateNumber(v);
+    return *out != NULL ? KJ_OK : KJ_ENOMEM;
+}
+
+/* A shape: {VAR: whole number}; which variables is checked against the board later. */
+static int rc_shape(struct rc *c, const cJSON *in, cJSON **out)
+{
+    int n = 0;
+    if ((*out = cJSON_CreateObject()) == NULL)
+        return KJ_ENOMEM;
+    for (const cJSON *it = in->child; it != NULL; it = it->next) {
+        size_t kl = strlen(it->string);
+        if (++n > SPEC_MAX_VARS)
+            return rc_fail(c, "more than %d variables", SPEC_MAX_VARS);
+        if (kl == 0 || kl >= SPEC_MAX_NAME || strspn(it->string, VAR_CHARS) != kl)
+            return rc_fail(c, "a key is not a variable name");
+        if (cJSON_GetObjectItemCaseSensitive(*out, it->string) != NULL)
+            return rc_fail(c, "variable %s appears twice", it->string);
+        if (!cJSON_IsNumber(it) || !isfinite(it->valuedouble) ||
+            it->valuedouble != floor(it->valuedouble) || fabs(it->valuedouble) > 9007199254740992.0)
+            return rc_fail(c, "%s must be a whole number", it->string);
+        if (cJSON_AddNumberToObject(*out, it->string, it->valuedouble) == NULL)
+            return KJ_ENOMEM;
+    }
+    return KJ_OK;
+}
+
+static int rc_object(struct rc *c, const struct rc_field *keys, const cJSON *in, cJSON **out)
+{
+    uint64_t seen = 0;
+    if ((*out = cJSON_CreateObject()) == NULL)
+        return KJ_ENOMEM;
+    for (const cJSON *it = in->child; it != NULL; it = it->next) {
+        int k = 0, rc;
+        while (keys[k].key != NULL && strcmp(keys[k].key, it->string) != 0)
+            k++;
+        if (keys[k].key == NULL) {
+            rc_dropped(c, it->string);
+            continue;
+        }
+        KJ_ASSERT(k < 64);
+        size_t saved = rc_push(c, keys[k].key, 0);
+        cJSON *v = NULL;
+        if (seen & (uint64_t)1 << k)
+            return rc_fail(c, "the key appears twice");
+        seen |= (uint64_t)1 << k;
+        if ((rc = rc_value(c, &keys[k], it, &v)) != KJ_OK) {
+            cJSON_Delete(v);
+            return rc;
+        }
+        rc_pop(c, saved);
+        if (!cJSON_AddItemToObject(*out, keys[k].key, v)) {
+            cJSON_Delete(v);
+            return KJ_ENOMEM;
+        }
+    }
+    return KJ_OK;
+}
+
+static int rc_array(struct rc *c, const struct rc_field *f, const cJSON *in, cJSON **out)
+{
+    int n = cJSON_GetArraySize(in), i = 0;
+    if (n < f->lo || n > f->hi)
+        return f->lo == f->hi ? rc_fail(c, "must have %.0f items, not %d", f->lo, n)
+                              : rc_fail(c, "%d items, more than %.0f", n, f->hi);
+    if ((*out = cJSON_CreateArray()) == NULL)
+        return KJ_ENOMEM;
+    for (const cJSON *it = in->child; it != NULL; it = it->next, i++) {
+        size_t saved = rc_push(c, NULL, i);
+        cJSON *v = NULL;
+        int rc = rc_value(c, f->sub, it, &v);
+        if (rc != KJ_OK) {
+            cJSON_Delete(v);
+            return rc;
+        }
+        rc_pop(c, saved);
+        if (!cJSON_AddItemToArray(*out, v)) {
+            cJSON_Delete(v);
+            return KJ_ENOMEM;
+        }
+    }
+    return KJ_OK;
+}
+
+/* Copy in as field f describes it into *out (which the caller deletes, also on failure). */
+static int rc_value(struct rc *c, const struct rc_field *f, const cJSON *in, cJSON **out)
+{
+    *out = NULL;
+    if (cJSON_IsNull(in)) {
+        if (!(f->flags & RF_NULL))
+            return rc_fail(c, "must be %s, not null", kind_name(f->kind));
+        *out = cJSON_CreateNull();
+        return *out != NULL ? KJ_OK : KJ_ENOMEM;
+    }
+    switch (f->kind) {
+    case RK_STR:
+        return cJSON_IsString(in) ? rc_string(c, f, in, out) : rc_fail(c, "must be a string");
+    case RK_NUM:
+    case RK_INT:
+        return rc_number(c, f, in, out);
+    case RK_BOOL:
+        if (!cJSON_IsBool(in))
+            return rc_fail(c, "must be true or false");
+        *out = cJSON_CreateBool(cJSON_IsTrue(in));
+        return *out != NULL ? KJ_OK : KJ_ENOMEM;
+    case RK_OBJ:
+        return cJSON_IsObject(in) ? rc_object(c, f->sub, in, out) : rc_fail(c, "must be an object");
+    case RK_ARR:
+        return cJSON_IsArray(in) ? rc_array(c, f, in, out) : rc_fail(c, "must be a list");
+    case RK_SHAPE:
+        return cJSON_IsObject(in) ? rc_shape(c, in, out) : rc_fail(c, "must be an object");
+    }
+    return rc_fail(c, "unknown field kind");
+}
+
+/* ------------------------------------------------------------------ */
+/* Pass 3: against the job and the board                               */
+/* ------------------------------------------------------------------ */
+
+/* Borrowed string value of o's key, or NULL. */
+static const char *str_of(const cJSON *o, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+/* Is the shape object (already typed by pass 2) exactly case k's variables? */
+static int rc_shape_is(struct rc *c, const struct spec *s, const cJSON *shape,
+                       const struct spec_case *k, const char *what, int i)
+{
+    size_t saved = rc_push(c, "shape", 0);
+    if (shape == NULL)
+        return rc_fail(c, "missing");
+    if (cJSON_GetArraySize(shape) != s->nvars)
+        return rc_fail(c, "%d variables, the board has %d", cJSON_GetArraySize(shape), s->nvars);
+    for (int v = 0; v < s->nvars; v++) {
+        const cJSON *x = cJSON_GetObjectItemCaseSensitive(shape, s->vars[v]);
+        if (x == NULL)
+            return rc_fail(c, "%s is missing", s->vars[v]);
+        if (x->valuedouble != (double)k->val[v])
+            return rc_fail(c, "%s=%.0f, but %s shape %d of the board has %s=%lld",
+                           s->vars[v], x->valuedouble, what, i, s->vars[v], (long long)k->val[v]);
+    }
+    rc_pop(c, saved);
+    return KJ_OK;
+}
+
+/* Index, shape, seed and status of entry i of a tests or benchmarks list. */
+static int rc_entry(struct rc *c, const struct spec *s, const cJSON *e, int i, int bench)
+{
+    const struct spec_case *k = bench ? &s->benchmarks[i] : &s->tests[i];
+    const cJSON *idx = cJSON_GetObjectItemCaseSensitive(e, "index");
+    const cJSON *seed = cJSON_GetObjectItemCaseSensitive(e, "seed");
+    const char *status = str_of(e, "status");
+    size_t saved = c->plen;
+    int rc;
+    if (idx == NULL || idx->valuedouble != (double)i)
+        return rc_fail_at(c, "index", "must be %d (entries are in the board's order)",
+                                                i);
+    if ((rc = rc_shape_is(c, s, cJSON_GetObjectItemCaseSensitive(e, "shape"), k,
+                          bench ? "benchmark" : "test", i)) != KJ_OK)
+        return rc;
+    if (seed != NULL && seed->valuedouble != (double)k->seed)
+        return rc_fail_at(c, "seed", "not the board's seed of this shape");
+    if (status != NULL && !one_of(status, statuses))
+        return rc_fail_at(c, "status", "'%.16s' is not pass, fail or error", status);
+    rc_pop(c, saved);
+    return KJ_OK;
+}
+
+static int rc_tests(struct rc *c, const struct spec *s, const cJSON *tests, int accepted)
+{
+    int n = cJSON_GetArraySize(tests), i = 0, rc = KJ_OK;
+    if (n > s->ntests)
+        return rc_fail(c, "%d entries, the board has %d test shapes", n, s->ntests);
+    if (accepted && n != s->ntests)
+        return rc_fail(c, "%d entries; an accepted result has all %d test shapes", n,
+                       s->ntests);
+    for (const cJSON *e = tests != NULL ? tests->child : NULL; e != NULL && rc == KJ_OK;
+         e = e->next, i++) {
+        size_t saved = rc_push(c, NULL, i);
+        const char *status = str_of(e, "status");
+        rc = rc_entry(c, s, e, i, 0);
+        if (rc == KJ_OK && accepted && (status == NULL || strcmp(status, "pass") != 0))
+            rc = rc_fail_at(c, "status", "an accepted result passed every test");
+        if (rc == KJ_OK)
+            rc_pop(c, saved);
+    }
+    return rc;
+}
+
+/* The value of key in e, or NAN when absent (pass 2 made every present one finite). */
+static double num_of(const cJSON *e, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(e, key);
+    return cJSON_IsNumber(v) ? v->valuedouble : NAN;
+}
+
+/* a <= b, allowing for the rounding of the runner's arithmetic. */
+static int le(double a, double b)
+{
+    return a <= b + 1e-9 * fabs(b);
+}
+
+/* The statistics of a timed shape: present and in a possible order. */
+static int rc_stats(struct rc *c, const cJSON *e)
+{
+    static const char *const need[] = {"median_ns", "mean_ns", "min_ns", "max_ns", "n", NULL};
+    static const char *const lo_side[] = {"q1_ns", "ci_lo_ns", NULL};
+    static const char *const hi_side[] = {"q3_ns", "ci_hi_ns", NULL};
+    double med = num_of(e, "median_ns"), mn = num_of(e, "min_ns"), mx = num_of(e, "max_ns");
+    double mean = num_of(e, "mean_ns"), sd = num_of(e, "stdev_ns");
+    const char *stop = str_of(e, "stop_reason");
+    for (int i = 0; need[i] != NULL; i++)
+        if (cJSON_GetObjectItemCaseSensitive(e, need[i]) == NULL)
+            return rc_fail(c, "%s: missing; a timed shape has it", need[i]);
+    if (!le(mn, med) || !le(med, mx))
+        return rc_fail(c, "median_ns %.17g is not between min_ns %.17g and max_ns %.17g", med,
+                       mn, mx);
+    if (!le(mn, mean) || !le(mean, mx))
+        return rc_fail(c, "mean_ns %.17g is not between min_ns and max_ns", mean);
+    for (int i = 0; lo_side[i] != NULL; i++) {
+        double v = num_of(e, lo_side[i]);
+        if (!isnan(v) && (!le(mn, v) || !le(v, med)))
+            return rc_fail(c, "%s %.17g is not between min_ns and median_ns", lo_side[i], v);
+    }
+    for (int i = 0; hi_side[i] != NULL; i++) {
+        double v = num_of(e, hi_side[i]);
+        if (!isnan(v) && (!le(med, v) || !le(v, mx)))
+            return rc_fail(c, "%s %.17g is not between median_ns and max_ns", hi_side[i], v);
+    }
+    if (!isnan(sd) && !le(sd, mx - mn))
+        return rc_fail(c, "stdev_ns %.17g is larger than max_ns - min_ns", sd);
+    if (stop != NULL && !one_of(stop, stops))
+        return rc_fail(c, "stop_reason: '%.32s' is not a reason the runner gives", stop);
+    return KJ_OK;
+}
+
+/* The benchmark list; for an accepted timed result, *medians gets the
+ * board's count of medians in the board's order. */
+static int rc_benchmarks(struct rc *c, const struct spec *s, const struct rcheck_job *job,
+                         const cJSON *benches, int accepted, double *medians)
+{
+    int n = cJSON_GetArraySize(benches), i = 0, rc = KJ_OK;
+    if (strcmp(job->mode, "test") == 0) {
+        if (n != 0)
+            return rc_fail(c, "%d entries; a test-mode result times no shape", n);
+        return KJ_OK;
+    }
+    if (n != 0 && n != s->nbenchmarks)
+        return rc_fail(c, "%d entries, the board has %d benchmark shapes", n, s->nbenchmarks);
+    if (accepted && n == 0)
+        return rc_fail(c, "missing; an accepted %s result has all %d benchmark shapes", job->mode,
+                       s->nbenchmarks);
+    for (const cJSON *e = benches != NULL ? benches->child : NULL; e != NULL && rc == KJ_OK;
+         e = e->next, i++) {
+        size_t saved = rc_push(c, NULL, i);
+        const char *status = str_of(e, "status");
+        if (e->child == NULL && !accepted) { /* a shape the runner never reached */
+            rc_pop(c, saved);
+            continue;
+        }
+        rc = rc_entry(c, s, e, i, 1);
+        if (rc == KJ_OK && accepted && (status == NULL || strcmp(status, "pass") != 0))
+            rc = rc_fail_at(c, "status", "an accepted result passed every benchmark shape");
+        if (rc == KJ_OK && status != NULL && strcmp(status, "pass") == 0)
+            rc = rc_stats(c, e);
+        if (rc == KJ_OK) {
+            medians[i] = num_of(e, "median_ns");
+            rc_pop(c, saved);
+        }
+    }
+    return rc;
+}
+
+/* exp(mean(log x)), kept inside [min x, max x] where rounding would leave it. */
+static double rc_geomean(const double *x, int n)
+{
+    double sum = 0, lo = x[0], hi = x[0], g;
+    for (int i = 0; i < n; i++) {
+        sum += log(x[i]);
+        lo = x[i] < lo ? x[i] : lo;
+        hi = x[i] > hi ? x[i] : hi;
+    }
+    g = exp(sum / n);
+    return g < lo ? lo : g > hi ? hi : g;
+}
+
+/* score_ns: the server's own for an accepted timed result (a runner's that
+ * disagrees is refused), null otherwise; written back into res. */
+static int rc_score(struct rc *c, const struct rcheck_job *job, cJSON *res, int timed,
+                    const double *medians)
+{
+    const cJSON *sc = cJSON_GetObjectItemCaseSensitive(res, "score_ns");
+    struct rcheck_out *o = c->out;
+    size_t saved = rc_push(c, "score_ns", 0);
+    cJSON *v;
+    if (timed) {
+        o->score_ns = rc_geomean(medians, job->spec->nbenchmarks);
+        o->has_score = 1;
+        if (!cJSON_IsNumber(sc))
+            return rc_fail(c, "missing; an accepted %s result has a score", job->mode);
+        if (fabs(sc->valuedouble - o->score_ns) > RCHECK_SCORE_REL * o->score_ns)
+            return rc_fail(c, "%.17g is not the geometric mean of the medians (%.17g)",
+                           sc->valuedouble, o->score_ns);
+    } else if (cJSON_IsNumber(sc) && strcmp(job->mode, "test") == 0 && strcmp(o->verdict,
+                                                                              "accepted") == 0) {
+        return rc_fail(c, "a test-mode result has no score");
+    }
+    rc_pop(c, saved);
+    v = o->has_score ? cJSON_CreateNumber(o->score_ns) : cJSON_CreateNull();
+    if (v == NULL)
+        return KJ_ENOMEM;
+    if (sc != NULL)
+        cJSON_DeleteItemFromObjectCaseSensitive(res, "score_ns");
+    if (!cJSON_AddItemToObject(res, "score_ns", v)) {
+        cJSON_Delete(v);
+        return KJ_ENOMEM;
+    }
+    return KJ_OK;
+}
+
+/* Mode, board and GPU of the result against the job's. */
+static int rc_job(struct rc *c, const struct rcheck_job *job, const cJSON *res, int internal)
+{
+    const char *mode = str_of(res, "mode"), *board = str_of(res, "leaderboard");
+    const cJSON *sys = cJSON_GetObjectItemCaseSensitive(res, "system");
+    const char *dev = str_of(sys, "gpu");
+    size_t saved;
+    if (job->spec == NULL && !internal)
+        return rc_fail(c, "the job's leaderboard is no longer loaded on the server; only an "
+                       "internal_error result can be stored");
+    saved = rc_push(c, "mode", 0);
+    if (mode == NULL && !internal)
+        return rc_fail(c, "missing (the job's mode is %s)", job->mode);
+    if (mode != NULL && strcmp(mode, job->mode) != 0)
+        return rc_fail(c, "'%.16s' is not the job's mode (%s)", mode, job->mode);
+    rc_pop(c, saved);
+    saved = rc_push(c, "leaderboard", 0);
+    if (board == NULL && !internal)
+        return rc_fail(c, "missing (the job's is %s)", job->spec->name);
+    if (board != NULL && (job->spec == NULL || strcmp(board, job->spec->name) != 0))
+        return rc_fail(c, "'%.64s' is not the job's leaderboard", board);
+    rc_pop(c, saved);
+    saved = rc_push(c, "system", 0);
+    rc_push(c, "gpu", 0);
+    if (dev == NULL && strcmp(c->out->verdict, "accepted") == 0)
+        return rc_fail(c, "missing; an accepted result names the GPU it ran on");
+    if (dev != NULL && !gputype_matches(job->gpu, dev)) {
+        char safe[80];
+        kj_printable(safe, sizeof safe, dev, 64);
+        return rc_fail(c, "'%s' is not of the job's GPU type, %s", safe, job->gpu);
+    }
+    rc_pop(c, saved);
+    return KJ_OK;
+}
+
+/* Everything pass 3 checks, on the copy res. */
+static int rc_semantics(struct rc *c, const struct rcheck_job *job, cJSON *res)
+{
+    const char *verdict = str_of(res, "verdict");
+    const cJSON *compile = cJSON_GetObjectItemCaseSensitive(res, "compile");
+    double medians[SPEC_MAX_CASES];
+    size_t saved = rc_push(c, "verdict", 0);
+    int accepted, internal, timed, rc;
+    if (verdict == NULL || !one_of(verdict, verdicts))
+        return rc_fail(c, "must be one of accepted, compile_error, rejected, wrong_answer, "
+                       "runtime_error, time_limit, internal_error");
+    rc_pop(c, saved);
+    snprintf(c->out->verdict, sizeof c->out->verdict, "%s", verdict);
+    accepted = strcmp(verdict, "accepted") == 0;
+    internal = strcmp(verdict, "internal_error") == 0;
+    timed = accepted && strcmp(job->mode, "test") != 0;
+    if ((rc = rc_job(c, job, res, internal)) != KJ_OK)
+        return rc;
+    if (accepted && !cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(compile, "ok")))
+        return rc_fail_at(c, "compile.ok", "an accepted result compiled");
+    if (job->spec != NULL) {
+        saved = rc_push(c, "tests", 0);
+        if ((rc = rc_tests(c, job->spec, cJSON_GetObjectItemCaseSensitive(res, "tests"),
+                           accepted)) != KJ_OK)
+            return rc;
+        rc_pop(c, saved);
+        saved = rc_push(c, "benchmarks", 0);
+        if ((rc = rc_benchmarks(c, job->spec, job, cJSON_GetObjectItemCaseSensitive(res,
+                                "benchmarks"), accepted, medians)) != KJ_OK)
+            return rc;
+        rc_pop(c, saved);
+    }
+    return rc_score(c, job, res, timed, medians);
+}
+
+/* ------------------------------------------------------------------ */
+/* API                                                                 */
+/* ------------------------------------------------------------------ */
+
+int rcheck_result(const struct rcheck_job *job, const char *text, size_t len,
+                  struct rcheck_out *out, struct kj_err *err)
+{
+    struct rc c;
+    const char *end = NULL;
+    cJSON *in = NULL, *res = NULL;
+    int rc;
+    KJ_ASSERT(job != NULL && job->mode != NULL && job->gpu != NULL && out != NULL);
+    memset(out, 0, sizeof *out);
+    memset(&c, 0, sizeof c);
+    c.err = err;
+    c.out = out;
+    if (len == 0 || text == NULL) {
+        rc = rc_fail(&c, "the result is empty; it is one JSON object");
+        goto out;
+    }
+    if ((rc = rc_scan(&c, text, len)) != KJ_OK)
+        goto out;
+    in = cJSON_ParseWithLengthOpts(text, len, &end, 0);
+    if (in == NULL) {
+        rc = rc_fail(&c, "the result is not valid JSON (offset %zu)",
+                     end != NULL && end >= text ? (size_t)(end - text) : (size_t)0);
+        goto out;
+    }
+    if (!cJSON_IsObject(in)) {
+        rc = rc_fail(&c, "the result is not a JSON object");
+        goto out;
+    }
+    for (size_t i = (size_t)(end - text); i < len; i++)
+        if (strchr(" \t\r\n", text[i]) == NULL) {
+            rc = rc_fail(&c, "text after the JSON object (offset %zu)", i);
+            goto out;
+        }
+    if ((rc = rc_value(&c, &f_top, in, &res)) != KJ_OK ||
+        (rc = rc_semantics(&c, job, res)) != KJ_OK)
+        goto out;
+    if ((out->json = cJSON_PrintUnformatted(res)) == NULL) {
+        rc = KJ_ENOMEM;
+        goto out;
+    }
+    out->json_len = strlen(out->json);
+out:
+    if (rc == KJ_ENOMEM)
+        KJ_FAIL(err, KJ_ENOMEM, "out of memory checking a result");
+    cJSON_Delete(in);
+    cJSON_Delete(res);
+    if (rc != KJ_OK) {
+        const char *code = out->code;
+        cJSON_free(out->json);
+        memset(out, 0, sizeof *out);
+        out->code = rc == KJ_EINVAL ? code : NULL;
+    }
+    return rc;
+}
+
+void rcheck_out_clear(struct rcheck_out *out)
+{
+    if (out == NULL)
+        return;
+    cJSON_free(out->json);
+    memset(out, 0, sizeof *out);
+}

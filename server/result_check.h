@@ -1,0 +1,69 @@
+/*
+ * result_check.h - the server's check of a runner's result before it is stored.
+ *
+ * A runner host runs untrusted code, and a runner token can be stolen, so
+ * POST /runner/jobs/{id}/result (api_runner.c) passes the body through
+ * rcheck_result() with the job's board, mode and GPU type: the text must be
+ * one JSON object of bounded size and depth without NUL, every known key of
+ * the right type and range (the result format of docs/protocol.md), every
+ * name valid UTF-8 (in free text, messages and logs, whose runner-side
+ * truncation can split a character, bytes that are not UTF-8 become
+ * U+FFFD); unknown keys are dropped (reported in out->dropped so the caller
+ * can log them). Then it must agree with the
+ * job: mode, leaderboard, the test shapes and, for an accepted benchmark or
+ * leaderboard result, exactly the board's benchmark shapes with sane
+ * statistics (positive, finite, min <= q1 <= median <= q3 <= max, ...),
+ * the score the server recomputes as the geometric mean of the medians
+ * (a runner's score that disagrees beyond rounding is refused), and a
+ * device (system.gpu) of the job's GPU type (gputype.h).
+ *
+ * A pure function of its arguments: no database, no HTTP, no globals, so it
+ * is unit-tested (tests/unit/test_result_check.c) and fuzzed
+ * (tests/fuzz/fuzz_result_check.c).
+ */
+#ifndef KJ_RESULT_CHECK_H
+#define KJ_RESULT_CHECK_H
+
+#include <stddef.h>
+#include "kj_err.h"
+#include "spec.h"
+
+#define RCHECK_MAX_DEPTH 16        /* nesting of arrays and objects (a real result: 6) */
+#define RCHECK_MAX_NODES 100000    /* JSON values in one result (a real one: a few thousand) */
+#define RCHECK_MAX_TEXT 4096       /* bytes of a message or any other free text */
+#define RCHECK_MAX_LOG (64 * 1024) /* bytes of compile.log (COMPILE_MAX_LOG) */
+#define RCHECK_MIN_NS 1.0          /* a timing below a nanosecond is not a measurement */
+#define RCHECK_MAX_NS 8.64e13      /* nor one above a day (the longest job limit) */
+#define RCHECK_SCORE_REL 1e-9      /* how far a runner's score may be from the server's */
+
+/* The job a result is for. */
+struct rcheck_job {
+    const struct spec *spec;  /* borrowed: the job's leaderboard; NULL when no longer loaded
+                                 (then only an internal_error is taken) */
+    const char *mode;         /* borrowed: "test", "benchmark" or "leaderboard" */
+    const char *gpu;          /* borrowed: the job's GPU type, e.g. "H200" */
+};
+
+/* What a checked result becomes. */
+struct rcheck_out {
+    char *json;               /* owned: the cleaned result, NUL-terminated; rcheck_out_clear() */
+    size_t json_len;
+    char verdict[24];
+    int has_score;            /* 1: score_ns holds the server's score */
+    double score_ns;          /* geometric mean of the benchmark medians */
+    int ndropped;             /* unknown keys left out */
+    char dropped[160];        /* the first of their paths, comma separated, printable */
+    const char *code;         /* on refusal (static): "bad_verdict", "bad_score" or "bad_result" */
+};
+
+/* Check the result text[0..len) (need not be NUL-terminated) for job.
+ * 0: *out is filled (the caller frees with rcheck_out_clear). KJ_EINVAL:
+ * refused; err's message names the field ("benchmarks[1].median_ns: ...")
+ * and out->code the error code; out holds nothing to free. KJ_ENOMEM. */
+int rcheck_result(const struct rcheck_job *job, const char *text, size_t len,
+                  struct rcheck_out *out, struct kj_err *err);
+
+/* Free what out owns and zero it; safe on a zeroed or cleared out. */
+void rcheck_out_clear(struct rcheck_out *out);
+
+#endif
