@@ -102,6 +102,11 @@ static const char schema_v4[] =
     " published_by INTEGER REFERENCES users(id));"
     "CREATE INDEX submissions_user_board ON submissions(user_id, leaderboard, id);";
 
+/* Version 8: a submission its owner withdrew from the rankings (kept for
+ * the record). Existing rows: not withdrawn. */
+static const char schema_v8[] =
+    "ALTER TABLE submissions ADD COLUMN withdrawn_at INTEGER;";
+
 /* ------------------------------------------------------------------ */
 /* Checked-call helpers (db_int.h)                                     */
 /* ------------------------------------------------------------------ */
@@ -304,6 +309,8 @@ static int db_migrate(struct db *db, struct kj_err *err)
     if (version < 3 && (rc = db_exec(db, err, schema_v3)) != 0)
         goto fail;
     if (version < 4 && (rc = db_exec(db, err, schema_v4)) != 0)
+        goto fail;
+    if (version < 8 && (rc = db_exec(db, err, schema_v8)) != 0)
         goto fail;
     if (version != DB_SCHEMA_VERSION) {
         snprintf(sql, sizeof sql, "PRAGMA user_version=%d", DB_SCHEMA_VERSION);
