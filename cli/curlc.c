@@ -98,8 +98,10 @@ int curlc_new(const struct curlc_opts *o, struct curlc **out, struct kj_err *err
     size_t n;
     int rc;
     *out = NULL;
-    if (o->base_url == NULL || (rc = check_base(o->base_url, err)) != 0)
-        return o->base_url == NULL ? KJ_FAIL(err, KJ_EINVAL, "no server URL") : rc;
+    if (o->base_url == NULL)
+        return KJ_FAIL(err, KJ_EINVAL, "no server URL");
+    if ((rc = check_base(o->base_url, err)) != 0)
+        return rc;
     if (o->bearer != NULL && !is_token_text(o->bearer, CURLC_MAX_TOKEN))
         return KJ_FAIL(err, KJ_EINVAL, "the token must be printable text without blanks");
     if ((c = calloc(1, sizeof *c)) == NULL)
