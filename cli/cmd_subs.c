@@ -94,7 +94,11 @@ static int list_args(struct kjc *k, int argc, char **argv, struct list_opts *o)
         } else if (strcmp(name, "cursor") == 0) {
             o->cursor = val;
         } else if (o->nfilters < 5) {
-            o->filters[o->nfilters][0] = strcmp(name, "l") == 0 ? "leaderboard" : name;
+            /* name is kjc_opt's buffer: keep the table's own string */
+            for (int i = 0; with_value[i] != NULL; i++)
+                if (strcmp(name, with_value[i]) == 0)
+                    o->filters[o->nfilters][0] = strcmp(name, "l") == 0 ? "leaderboard"
+                                                                         : with_value[i];
             o->filters[o->nfilters++][1] = val;
         }
     }

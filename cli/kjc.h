@@ -71,8 +71,9 @@ int kjc_is_id(const char *s);
 const char *kjc_str(const cJSON *o, const char *key, char *buf, size_t bufsz);
 
 /* Option parsing for the commands: walks argv after the command name.
- * kjc_opt() returns the next option's letter-free name ("gpu" for --gpu)
- * with its value in *val when the option takes one, the next positional
+ * kjc_opt() returns the next option's name without dashes ("gpu" for
+ * --gpu; a buffer overwritten by the next call) with its value in *val
+ * when the option takes one, the next positional
  * argument as "" with *val set, or NULL at the end. Unknown options and
  * missing values are reported (usage) and *bad set. */
 struct kjc_args {
