@@ -39,6 +39,7 @@ class FakeRunner:
         self.name = name
         self.pause = pause
         self.stop_flag = threading.Event()
+        self.hold = threading.Event()   # set: claim nothing (a test wants a job to stay queued)
         self.judged = []
         self.th = threading.Thread(target=self.loop, daemon=True)
 
@@ -52,6 +53,9 @@ class FakeRunner:
 
     def loop(self):
         while not self.stop_flag.is_set():
+            if self.hold.is_set():
+                time.sleep(0.02)
+                continue
             took = False
             for gpu in self.gpus:
                 try:

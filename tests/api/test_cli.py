@@ -76,8 +76,21 @@ class Cli:
             OUTPUTS.append((" ".join(args), p.stdout + p.stderr))
         return p.returncode, p.stdout, p.stderr
 
-    def run_pty(self, *args, cols=100, timeout=60):
-        """Run with stdout and stderr on a pseudo-terminal; returns (rc, everything written)."""
+    def run_held(self, args, hold, lines=2, timeout=60):
+        """Run while hold (the fake runner's) is set, until the first `lines`
+        lines are out, then clear it; returns (rc, stdout, stderr). So the
+        job is still queued when the client opens its event stream."""
+        p = subprocess.Popen([KJ] + list(args), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             env=self.env, cwd=self.home)
+        head = "".join(p.stdout.readline() for _ in range(lines))
+        hold.clear()
+        rest, err = p.communicate(timeout=timeout)
+        OUTPUTS.append((" ".join(args), head + rest + err))
+        return p.returncode, head + rest, err
+
+    def run_pty(self, *args, cols=100, timeout=60, hold=None, until=None):
+        """Run with stdout and stderr on a pseudo-terminal; returns (rc, everything written).
+        hold: an Event cleared once the output contains until."""
         master, slave = pty.openpty()
         fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 30, cols, 0, 0))
         p = subprocess.Popen([KJ] + list(args), stdin=slave, stdout=slave, stderr=slave,
@@ -92,8 +105,14 @@ class Cli:
             if not chunk:
                 break
             out += chunk
+            if hold is not None and until.encode() in out:
+                hold.clear()
         os.close(master)
-        p.wait(10)
+        try:
+            p.wait(10)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait()
         text = out.decode(errors="replace")
         OUTPUTS.append((" ".join(args), text))
         return p.returncode, text
@@ -240,7 +259,8 @@ def check_order(out, parts, what):
 def test_submit_pipe(t):
     alice = t["alice"]
     f = write(alice.home, "quant.cu", "// FAKE:accept\n" + TEMPLATE)
-    rc, out, err = alice.run("submit", f, "--gpu", "H200", "--mode", "leaderboard")
+    t["runner"].hold.set()
+    rc, out, err = alice.run_held(["submit", f, "--gpu", "H200", "--mode", "leaderboard"], t["runner"].hold)
     sid = sub_id(out)
     check(rc == 0 and sid, "submit: accepted -> exit 0", (rc, out, err))
     check_order(out, ["submitted #%d: fp8_quant on H200 (leaderboard mode)\n" % sid,
@@ -266,7 +286,9 @@ def test_submit_pipe(t):
 def test_submit_pty(t):
     alice = t["alice"]
     f = write(alice.home, "slow.cu", "// FAKE:slow\n" + TEMPLATE)
-    rc, out = alice.run_pty("submit", f, "--gpu", "H200", "--mode", "leaderboard")
+    t["runner"].hold.set()
+    rc, out = alice.run_pty("submit", f, "--gpu", "H200", "--mode", "leaderboard", hold=t["runner"].hold,
+                            until="queued, position")
     sid = sub_id(out)
     check(rc == 0 and sid, "submit on a terminal: exit 0", (rc, out))
     head = "#%d fp8_quant on H200 (leaderboard mode): " % sid
@@ -646,6 +668,9 @@ def test_errors(t):
 def test_no_secret_printed():
     leaked = [what for what, text in OUTPUTS if any(s in text for s in SECRETS)]
     check(not leaked, "no token appears in any output (%d runs)" % len(OUTPUTS), leaked)
+    # With KJUDGE_CLI_BIN pointing at a sanitizer build, its reports land here.
+    bad = [what for what, text in OUTPUTS if "Sanitizer" in text or "runtime error:" in text]
+    check(not bad, "no sanitizer report in any output", bad)
 
 
 def run_all(t):
@@ -695,6 +720,7 @@ def main():
                 t[name] = Cli(tmp, name)
             t["rl"] = Cli(tmp, "rl", env={"KJUDGE_URL": t["url"], "KJUDGE_TOKEN": t["tok_rl"]})
             runner = FakeRunner(srv.port, tok_runner, name="fake-0").start()
+            t["runner"] = runner
             run_all(t)
         finally:
             if runner is not None:
