@@ -1,4 +1,5 @@
-# kjudge build. `make` builds bin/kjudge-server and bin/kjudge-runner;
+# kjudge build. `make` builds bin/kjudge-server, bin/kjudge-runner and the
+# command-line client bin/kjudge;
 # `make test` runs the CPU tests (unit tests under ASan+UBSan, then the API
 # tests against a real server); `make gpu-test` runs the GPU tests (needs a
 # GPU); `make run` installs what is missing, builds and starts the service;
@@ -14,6 +15,7 @@ SAN := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recove
 CUDA_LIB := -L$(CUDA)/lib64 -Wl,-rpath,$(CUDA)/lib64 -lnvrtc -ldl
 SERVER_LIBS := -lmicrohttpd -lcjson -lsqlite3 -lcrypto -lpthread -lm
 RUNNER_LIBS := -lcjson $(CUDA_LIB) -lseccomp -lpthread -lm
+CLI_LIBS := -lcurl -lcjson -lm
 # Architectures the trusted kernels are built for (SASS), plus PTX for newer GPUs.
 KERNEL_ARCHS := -gencode arch=compute_90,code=sm_90 -gencode arch=compute_100,code=sm_100 \
                 -gencode arch=compute_120,code=sm_120 -gencode arch=compute_90,code=compute_90
@@ -21,6 +23,7 @@ KERNEL_ARCHS := -gencode arch=compute_90,code=sm_90 -gencode arch=compute_100,co
 COMMON_SRC := $(wildcard common/*.c)
 SERVER_SRC := $(filter-out server/main.c,$(wildcard server/*.c))
 RUNNER_SRC := $(filter-out runner/main.c,$(wildcard runner/*.c))
+CLI_SRC := $(filter-out cli/main.c,$(wildcard cli/*.c))
 KERNEL_SRC := $(wildcard kernels/*.cu)
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
 
@@ -29,10 +32,13 @@ SOBJ := build/asan
 COMMON_OBJ := $(COMMON_SRC:%.c=$(OBJ)/%.o)
 SERVER_OBJ := $(SERVER_SRC:%.c=$(OBJ)/%.o)
 RUNNER_OBJ := $(RUNNER_SRC:%.c=$(OBJ)/%.o) $(OBJ)/kernels/fatbin.o
+# The client uses the directive parser and the server's line diff (pure code).
+CLI_OBJ := $(CLI_SRC:%.c=$(OBJ)/%.o) $(OBJ)/common/directive.o $(OBJ)/common/expr.o \
+           $(OBJ)/common/kj_err.o $(OBJ)/server/diff.o
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=build/tests/%)
 
 .PHONY: all test gpu-test run deps bench bench-http clean
-all: bin/kjudge-server bin/kjudge-runner
+all: bin/kjudge-server bin/kjudge-runner bin/kjudge
 
 # -MMD: each object also depends on exactly the headers it includes.
 $(OBJ)/%.o: %.c
@@ -44,6 +50,9 @@ $(SOBJ)/%.o: %.c
 	$(CC) $(CFLAGS_BASE) -O1 $(SAN) -MMD -MP -c $< -o $@
 
 -include $(shell find build -name '*.d' 2>/dev/null)
+
+# cli/cmd_subs.c uses server/diff.h.
+$(OBJ)/cli/%.o $(SOBJ)/cli/%.o: CFLAGS_BASE += -Iserver
 
 # Trusted device code: one fatbin, embedded in the runner with .incbin.
 build/kernels.fatbin: $(KERNEL_SRC) $(wildcard kernels/*.h common/philox.h)
@@ -62,17 +71,21 @@ bin/kjudge-runner: $(OBJ)/runner/main.o $(RUNNER_OBJ) $(COMMON_OBJ)
 	@mkdir -p bin
 	$(CC) $(CFLAGS) $^ -o $@ $(RUNNER_LIBS)
 
+bin/kjudge: $(OBJ)/cli/main.o $(CLI_OBJ)
+	@mkdir -p bin
+	$(CC) $(CFLAGS) $^ -o $@ $(CLI_LIBS)
+
 # Unit tests: every tests/unit/test_X.c is one binary linked with every
-# module of both programs (less their main), built with ASan and UBSan.
+# module of the three programs (less their main), built with ASan and UBSan.
 build/libkj_asan.a: $(COMMON_SRC:%.c=$(SOBJ)/%.o) $(SERVER_SRC:%.c=$(SOBJ)/%.o) \
-                    $(RUNNER_SRC:%.c=$(SOBJ)/%.o) $(SOBJ)/kernels/fatbin.o
+                    $(RUNNER_SRC:%.c=$(SOBJ)/%.o) $(CLI_SRC:%.c=$(SOBJ)/%.o) $(SOBJ)/kernels/fatbin.o
 	@rm -f $@
 	ar rcs $@ $^
 
 build/tests/%: tests/unit/%.c tests/unit/kt.h build/libkj_asan.a
 	@mkdir -p build/tests
-	$(CC) $(CFLAGS_BASE) -O1 $(SAN) -Iserver -Irunner -Itests/unit $< build/libkj_asan.a -o $@ \
-	    $(SERVER_LIBS) $(RUNNER_LIBS)
+	$(CC) $(CFLAGS_BASE) -O1 $(SAN) -Iserver -Irunner -Icli -Itests/unit $< build/libkj_asan.a -o $@ \
+	    $(SERVER_LIBS) $(RUNNER_LIBS) -lcurl
 
 # `make test`: install what is missing (when root), build, run the unit
 # tests and the API tests, and print one "N passed, N failed, N skipped" line.

@@ -336,6 +336,66 @@ static int parse_leaderboard(struct directives *d, int line, const char *p,
     return 0;
 }
 
+/* The single word after a verb: blanks around it skipped, nothing after it.
+ * *n gets its length; 0 when missing (the caller names what is missing). */
+static int one_word(int line, const char *verb, const char **pp, size_t *n, struct kj_err *err)
+{
+    const char *p = skip_blanks(*pp), *rest;
+    *n = word_len(p);
+    rest = skip_blanks(p + *n);
+    if (*n > 0 && *rest != '\0')
+        return DFAIL(err, line, "%s: unexpected '%s' after the name", verb,
+                     show(rest, word_len(rest)).s);
+    *pp = p;
+    return 0;
+}
+
+static int parse_gpu(struct directives *d, int line, const char *p, struct kj_err *err)
+{
+    size_t n, i;
+    int rc;
+
+    if (d->gpu_line != 0)
+        return DFAIL(err, line, "gpu given twice (first on line %d)", d->gpu_line);
+    if ((rc = one_word(line, "gpu", &p, &n, err)) != 0)
+        return rc;
+    if (n == 0)
+        return DFAIL(err, line, "gpu: missing name (a GPU type of the leaderboard, e.g. H200)");
+    for (i = 0; i < n; i++)
+        if (!(is_alnum(p[i]) || p[i] == '-'))
+            return DFAIL(err, line, "gpu: bad name '%s' (use A-Z, a-z, 0-9, _ and -)",
+                         show(p, n).s);
+    if (n >= sizeof d->gpu)
+        return DFAIL(err, line, "gpu: name too long (max %zu characters)", sizeof d->gpu - 1);
+    memcpy(d->gpu, p, n);
+    d->gpu[n] = '\0';
+    d->gpu_line = line;
+    return 0;
+}
+
+static int parse_mode(struct directives *d, int line, const char *p, struct kj_err *err)
+{
+    static const char *const modes[] = {"test", "benchmark", "leaderboard"};
+    size_t n;
+    int rc;
+
+    if (d->mode_line != 0)
+        return DFAIL(err, line, "mode given twice (first on line %d)", d->mode_line);
+    if ((rc = one_word(line, "mode", &p, &n, err)) != 0)
+        return rc;
+    if (n == 0)
+        return DFAIL(err, line, "mode: missing (test, benchmark or leaderboard)");
+    for (size_t i = 0; i < sizeof modes / sizeof modes[0]; i++) {
+        if (strlen(modes[i]) == n && memcmp(modes[i], p, n) == 0) {
+            memcpy(d->mode, p, n);
+            d->mode[n] = '\0';
+            d->mode_line = line;
+            return 0;
+        }
+    }
+    return DFAIL(err, line, "mode: '%s' is not test, benchmark or leaderboard", show(p, n).s);
+}
+
 static int parse_workspace(struct directives *d, int line, const char *p,
                            struct kj_err *err)
 {
@@ -393,16 +453,20 @@ static int parse_directive(struct directives *d, int line, const char *text,
 
     if (n == 0)
         return DFAIL(err, line, "'//!kjudge' without a directive (expected leaderboard, "
-                     "launch, workspace or nvrtc)");
+                     "gpu, mode, launch, workspace or nvrtc)");
     if (n == 6 && memcmp(verb, "launch", 6) == 0)
         return parse_launch(d, line, verb + n, err);
     if (n == 11 && memcmp(verb, "leaderboard", 11) == 0)
         return parse_leaderboard(d, line, verb + n, err);
+    if (n == 3 && memcmp(verb, "gpu", 3) == 0)
+        return parse_gpu(d, line, verb + n, err);
+    if (n == 4 && memcmp(verb, "mode", 4) == 0)
+        return parse_mode(d, line, verb + n, err);
     if (n == 9 && memcmp(verb, "workspace", 9) == 0)
         return parse_workspace(d, line, verb + n, err);
     if (n == 5 && memcmp(verb, "nvrtc", 5) == 0)
         return parse_nvrtc(d, line, verb + n, err);
-    return DFAIL(err, line, "unknown directive '%s' (expected leaderboard, launch, "
+    return DFAIL(err, line, "unknown directive '%s' (expected leaderboard, gpu, mode, launch, "
                  "workspace or nvrtc)", show(verb, n).s);
 }
 

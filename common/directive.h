@@ -1,11 +1,13 @@
 /*
  * directive.h - the "//!kjudge" lines of a submission (DESIGN.md, "The submission contract").
  *
- * The server parses them to learn the leaderboard when the request does not
- * name it and to reject a malformed submission early; the runner parses them
+ * The server parses them to learn the leaderboard, GPU type and mode when
+ * the request does not name them and to reject a malformed submission early; the runner parses them
  * to know which kernels to launch, how, and with which NVRTC options.
  * Lines:
  *   //!kjudge leaderboard NAME
+ *   //!kjudge gpu GPU_TYPE
+ *   //!kjudge mode test|benchmark|leaderboard
  *   //!kjudge launch KERNEL grid=(E[,E[,E]]) block=(E[,E[,E]]) [smem=E] [cluster=(E[,E[,E]])]
  *   //!kjudge workspace E
  *   //!kjudge nvrtc OPTION...
@@ -38,6 +40,10 @@ struct dir_launch {
 struct directives {
     char leaderboard[64];             /* "" when absent */
     int leaderboard_line;
+    char gpu[64];                     /* "" when absent; [A-Za-z0-9_-]+ like a spec's GPU names */
+    int gpu_line;
+    char mode[16];                    /* "" when absent; "test", "benchmark" or "leaderboard" */
+    int mode_line;
     int nlaunch;
     struct dir_launch launch[DIR_MAX_LAUNCHES];
     char workspace[EXPR_MAX_LEN];     /* "" when absent */

@@ -743,7 +743,8 @@ static int ld_all(struct ld *c, const cJSON *root, const char *dir)
 {
     static const char *const keys[] = {
         "name", "title", "description", "deadline", "gpus", "vars", "constraints", "buffers",
-        "tests", "benchmarks", "bytes", "flops", "ranking", "time_limits_s", NULL
+        "tests", "benchmarks", "bytes", "flops", "ranking", "time_limits_s", "public_reference",
+        NULL
     };
     struct spec *s = c->s;
     int rc;
@@ -754,6 +755,10 @@ static int ld_all(struct ld *c, const cJSON *root, const char *dir)
         (rc = ld_constraints(c, root)) != 0 || (rc = ld_buffers(c, root)) != 0 ||
         (rc = ld_sizes(c, root)) != 0 || (rc = ld_limits(c, root)) != 0)
         return rc;
+    const cJSON *pub = cJSON_GetObjectItemCaseSensitive(root, "public_reference");
+    if (pub != NULL && !cJSON_IsBool(pub))
+        return LD_FAIL(c, "public_reference", "must be true or false");
+    s->public_reference = cJSON_IsTrue(pub);
     if ((rc = ld_cases(c, root, "tests", s->tests, &s->ntests)) != 0)
         return rc;
     return ld_cases(c, root, "benchmarks", s->benchmarks, &s->nbenchmarks);

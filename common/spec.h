@@ -78,6 +78,7 @@ struct spec {
     int nconstraints;
     char constraints[8][SPEC_MAX_EXPR];   /* "constraints": expressions every case must satisfy (non-zero) */
     int has_generate;                     /* generate.cu exists in dir */
+    int public_reference;                 /* "public_reference": true: anyone may download reference.cu */
 };
 
 /* Load dir/leaderboard.json. On success *out is a new spec the caller frees

@@ -4,7 +4,7 @@
 # command to run and fails. The CUDA 13 toolkit (nvcc, NVRTC, headers) is
 # expected under ${CUDA:-/usr/local/cuda}; it is not a Debian package.
 set -euo pipefail
-pkgs=(build-essential libmicrohttpd-dev libcjson-dev libsqlite3-dev libssl-dev libseccomp-dev python3 curl)
+pkgs=(build-essential libmicrohttpd-dev libcjson-dev libsqlite3-dev libssl-dev libseccomp-dev libcurl4-openssl-dev python3 curl openssl)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

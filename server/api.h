@@ -2,7 +2,9 @@
  * api.h - the request handlers the route table in http.c points at.
  *
  * One file per resource: api_submissions.c (users submit and read
- * submissions), api_detail.c (a submission's index entry: kernels,
+ * submissions), api_sublist.c (listing with filters, withdrawal),
+ * api_files.c (a board's public files), api_stats.c (the admin's user list
+ * and statistics), api_detail.c (a submission's index entry: kernels,
  * launches, rank, diff), api_admin.c (reload, publishing sources), api_users.c (accounts, tokens, invites, bans),
  * api_leaderboards.c (boards and rankings), api_runner.c (GPU hosts claim
  * jobs and post results), api_gpus.c (GPU types, their
@@ -17,7 +19,6 @@
 
 /* api_submissions.c */
 enum MHD_Result api_sub_create(struct http_req *r);
-enum MHD_Result api_sub_list(struct http_req *r);
 enum MHD_Result api_sub_get(struct http_req *r);
 enum MHD_Result api_sub_events(struct http_req *r);
 /* POST /submissions/{id}/disqualify (admin) */
@@ -34,10 +35,26 @@ int api_source_visible(struct http_req *r, const struct db_sub *s, int *visible,
 void api_add_time(cJSON *o, const char *key, int64_t t);
 void api_add_score(cJSON *o, const struct db_sub *s);
 void api_sub_summary(cJSON *o, const struct db_sub *s);
+/* A submission as JSON (a new object). full: the owner's view (reason, full
+ * result); source: the file name, hash and source (the owner, or anyone
+ * signed in once the board's sources are published); with_result: the
+ * result as full allows. */
+cJSON *api_sub_json(const struct db_sub *s, int full, int source, int with_result);
 /* A new object with the listed keys (NULL-terminated) of src that it has. */
 cJSON *api_pick(const cJSON *src, const char *const *keys);
 /* Remove every "secret_seed" key of j, at any depth. */
 void api_strip_secrets(cJSON *j);
+
+/* api_sublist.c: GET /submissions (filters, cursor), POST /submissions/{id}/withdraw */
+enum MHD_Result api_sub_list(struct http_req *r);
+enum MHD_Result api_sub_withdraw(struct http_req *r);
+
+/* api_files.c: GET /leaderboards/{name}/files/{file} */
+enum MHD_Result api_board_file(struct http_req *r);
+
+/* api_stats.c (admin): GET /users, GET /stats */
+enum MHD_Result api_user_list(struct http_req *r);
+enum MHD_Result api_stats(struct http_req *r);
 
 /* api_detail.c: GET /submissions/{id}/detail */
 enum MHD_Result api_sub_detail(struct http_req *r);

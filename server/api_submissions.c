@@ -1,9 +1,11 @@
 /*
- * api_submissions.c - POST /api/v1/submissions, GET /submissions,
- * GET /submissions/{id} (?wait=1) and GET /submissions/{id}/events.
+ * api_submissions.c - POST /api/v1/submissions, GET /submissions/{id}
+ * (?wait=1) and GET /submissions/{id}/events (GET /submissions, its
+ * filters and cursor, and the owner's withdrawal are in api_sublist.c).
  *
  * A user's upload (collected by upload.c) is checked here - board, GPU,
- * mode, size, encoding, directives against the board's variables - and
+ * mode (each from its field, or else from its "//!kjudge" line), size,
+ * encoding, directives against the board's variables - and
  * committed as a queued row (db_sub_insert_limited, which enforces the
  * caller's per-mode rate limit) before the 202 goes out; the
  * runner picks it up through api_runner.c. Reads show the owner (or an
@@ -115,12 +117,11 @@ void api_sub_summary(cJSON *o, const struct db_sub *s)
     api_add_score(o, s);
     api_add_time(o, "created_at", s->created_at);
     cJSON_AddBoolToObject(o, "disqualified", s->disqualified);
+    cJSON_AddBoolToObject(o, "withdrawn", s->withdrawn_at != 0);
+    api_add_time(o, "withdrawn_at", s->withdrawn_at);
 }
 
-/* A submission as JSON. full: the owner's view (source, full result);
- * source: the file name, hash and source (the owner, or anyone signed in
- * once the board's sources are published). */
-static cJSON *sub_json(const struct db_sub *s, int full, int source, int with_result)
+cJSON *api_sub_json(const struct db_sub *s, int full, int source, int with_result)
 {
     cJSON *o = cJSON_CreateObject(), *urls;
     char url[96];
@@ -197,6 +198,18 @@ static int check_directives(struct http_req *r, const struct upload_fields *f,
                           d->leaderboard_line, d->leaderboard, f->leaderboard);
         return 1;
     }
+    if (d->gpu[0] != '\0' && strcmp(d->gpu, f->gpu) != 0) {
+        *res = http_error(r, MHD_HTTP_UNPROCESSABLE_CONTENT, "gpu_mismatch",
+                          "line %d: the file names gpu '%s' but the request says '%s'",
+                          d->gpu_line, d->gpu, f->gpu);
+        return 1;
+    }
+    if (d->mode[0] != '\0' && strcmp(d->mode, f->mode) != 0) {
+        *res = http_error(r, MHD_HTTP_UNPROCESSABLE_CONTENT, "mode_mismatch",
+                          "line %d: the file names mode '%s' but the request says '%s'",
+                          d->mode_line, d->mode, f->mode);
+        return 1;
+    }
     kj_err_clear(&err);
     if (dir_check_names(d, &vars, &err) != 0) {
         *res = directive_error(r, &err);
@@ -252,7 +265,8 @@ static const struct srv_board *check_board(struct http_req *r, const struct uplo
     }
     if (!f->has_gpu || f->gpu[0] == '\0') {
         *res = http_error(r, MHD_HTTP_BAD_REQUEST, "missing_gpu",
-                          "the 'gpu' field is missing (one of this leaderboard's gpus)");
+                          "the 'gpu' field is missing (one of this leaderboard's gpus: -F gpu=NAME "
+                          "or a line \"//!kjudge gpu NAME\" in the file)");
         return NULL;
     }
     for (int i = 0; i < b->spec->ngpus; i++)
@@ -371,6 +385,14 @@ enum MHD_Result api_sub_create(struct http_req *r)
         }
         snprintf(f.leaderboard, sizeof f.leaderboard, "%s", d->leaderboard);
     }
+    /* GPU type and mode from "//!kjudge gpu" / "mode" lines when the request
+     * has no such field; a field that disagrees with its line is a 422 below. */
+    if ((!f.has_gpu || f.gpu[0] == '\0') && d->gpu[0] != '\0') {
+        snprintf(f.gpu, sizeof f.gpu, "%s", d->gpu);
+        f.has_gpu = 1;
+    }
+    if (!f.has_mode && d->mode[0] != '\0')
+        snprintf(f.mode, sizeof f.mode, "%s", d->mode);
     if ((b = check_board(r, &f, &res)) == NULL || check_directives(r, &f, d, b, &res))
         goto out;
     res = store(r, &f);
@@ -380,7 +402,7 @@ out:
 }
 
 /* ------------------------------------------------------------------ */
-/* GET /submissions, /submissions/{id}, /submissions/{id}/events       */
+/* GET /submissions/{id}, /submissions/{id}/events                     */
 /* ------------------------------------------------------------------ */
 
 /* Parse a non-negative integer query argument; -1 when malformed. */
@@ -397,26 +419,6 @@ static long query_uint(struct http_req *r, const char *key, long dflt)
     return *end == '\0' ? x : -1;
 }
 
-enum MHD_Result api_sub_list(struct http_req *r)
-{
-    struct db_sub *rows = NULL;
-    struct kj_err err;
-    long limit = query_uint(r, "limit", KJ_LIST_DEFAULT);
-    int n = 0;
-    if (limit < 1)
-        return http_error(r, MHD_HTTP_BAD_REQUEST, "bad_limit", "limit must be a positive integer");
-    if (limit > KJ_LIST_MAX)
-        limit = KJ_LIST_MAX;
-    kj_err_clear(&err);
-    if (db_sub_list(r->srv->db, r->user.id, (int)limit, &rows, &n, &err) != 0)
-        return http_internal(r, &err);
-    cJSON *root = cJSON_CreateObject(), *arr = cJSON_AddArrayToObject(root, "submissions");
-    for (int i = 0; i < n; i++)
-        cJSON_AddItemToArray(arr, sub_json(&rows[i], 1, 1, 0));
-    db_sub_list_free(rows, n);
-    return http_json(r, MHD_HTTP_OK, root);
-}
-
 /* Answer with the submission as it is now. */
 static enum MHD_Result answer_sub(struct http_req *r, int64_t id)
 {
@@ -430,7 +432,7 @@ static enum MHD_Result answer_sub(struct http_req *r, int64_t id)
         db_sub_clear(&s);
         return http_internal(r, &err);
     }
-    cJSON *o = sub_json(&s, owner_view(r, &s), source, 1);
+    cJSON *o = api_sub_json(&s, owner_view(r, &s), source, 1);
     if (r->phase == HTTP_PHASE_WAITING)
         cJSON_AddBoolToObject(o, "wait_timed_out", r->wait.timed_out);
     db_sub_clear(&s);

@@ -108,6 +108,11 @@ static const char schema_v4[] =
 static const char schema_v5[] =
     "ALTER TABLE users ADD COLUMN runner_gpus TEXT;";
 
+/* Version 6: a submission its owner withdrew from the rankings (kept for
+ * the record). Existing rows: not withdrawn. */
+static const char schema_v6[] =
+    "ALTER TABLE submissions ADD COLUMN withdrawn_at INTEGER;";
+
 /* ------------------------------------------------------------------ */
 /* Checked-call helpers (db_int.h)                                     */
 /* ------------------------------------------------------------------ */
@@ -312,6 +317,8 @@ static int db_migrate(struct db *db, struct kj_err *err)
     if (version < 4 && (rc = db_exec(db, err, schema_v4)) != 0)
         goto fail;
     if (version < 5 && (rc = db_exec(db, err, schema_v5)) != 0)
+        goto fail;
+    if (version < 6 && (rc = db_exec(db, err, schema_v6)) != 0)
         goto fail;
     if (version != DB_SCHEMA_VERSION) {
         snprintf(sql, sizeof sql, "PRAGMA user_version=%d", DB_SCHEMA_VERSION);

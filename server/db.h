@@ -40,6 +40,8 @@
  * running: runner_id, started_at and lease_until set, verdict NULL.
  * done: finished_at, verdict and result set, lease_until NULL; score_ns set
  *       only when the runner reported one. Nothing leaves done.
+ * withdrawn (withdrawn_at set, db_sub_withdraw): only a done submission; a
+ *       mark like disqualified, never cleared; never ranked.
  * always: 0 <= attempts < DB_MAX_ATTEMPTS; the attempt in progress (or the
  *       one that finished the job) is number attempts + 1.
  *
@@ -56,7 +58,7 @@
 #include <stdint.h>
 #include "kj_err.h"
 
-#define DB_SCHEMA_VERSION 5
+#define DB_SCHEMA_VERSION 6
 #define DB_MAX_ATTEMPTS 3    /* attempts of one job before it ends as internal_error */
 #define DB_LEASE_DEFAULT_MS (120 * 1000)
 #define DB_MAX_REASON 256
@@ -100,6 +102,7 @@ struct db_sub {
     char reason[DB_MAX_REASON];    /* why the judge gave up ("" when it did not) */
     int disqualified;              /* 1: marked by an admin; never ranked */
     char dq_reason[DB_MAX_REASON]; /* the admin's reason ("" when not disqualified) */
+    int64_t withdrawn_at;          /* unix seconds its owner withdrew it from the rankings; 0 = not */
 };
 
 /* Which job a runner request is about: the job, the runner's user id and,

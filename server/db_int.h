@@ -27,6 +27,20 @@ struct db {
     struct db_pending *pending; /* submissions waiting for the next group commit (db_sub.c) */
 };
 
+/* Columns read by every submission query, in db_sub_row()'s order
+ * ("SELECT " DB_SUB_COLS "WHERE ..."). */
+#define DB_SUB_COLS                                                                        \
+    "s.id, s.user_id, u.name, s.leaderboard, s.gpu, s.mode, s.file_name, s.source_sha256, " \
+    "s.status, s.verdict, s.score_ns, s.runner_id, s.runner_name, s.created_at, "          \
+    "s.started_at, s.finished_at, s.attempts, s.lease_until, s.reason, s.source, s.result, " \
+    "s.disqualified, s.dq_reason, s.withdrawn_at "                                        \
+    "FROM submissions s JOIN users u ON u.id = s.user_id "
+
+/* Fill out from the current row of a DB_SUB_COLS query (db_sub.c); with_blobs
+ * also copies source and result (freed with db_sub_clear). */
+int db_sub_row(struct db *db, struct kj_err *err, sqlite3_stmt *st, int with_blobs,
+               struct db_sub *out);
+
 /* Inside a transaction: append an event to submission id (seq = last + 1). */
 int db_event_insert_locked(struct db *db, int64_t id, const char *event, const char *data,
                            struct kj_err *err);

@@ -14,18 +14,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Columns read by every submission query, in db_sub_row()'s order. */
-#define SUB_COLS                                                                        \
-    "s.id, s.user_id, u.name, s.leaderboard, s.gpu, s.mode, s.file_name, s.source_sha256, " \
-    "s.status, s.verdict, s.score_ns, s.runner_id, s.runner_name, s.created_at, "          \
-    "s.started_at, s.finished_at, s.attempts, s.lease_until, s.reason, s.source, s.result, " \
-    "s.disqualified, s.dq_reason " \
-    "FROM submissions s JOIN users u ON u.id = s.user_id "
-
 /* The invariants of each state (db.h); returns 1 so it can sit in KJ_ASSERT. */
 static int assert_sub_state(const struct db_sub *s)
 {
     if (s->attempts < 0 || s->attempts >= DB_MAX_ATTEMPTS)
+        return 0;
+    if (s->withdrawn_at != 0 && strcmp(s->status, "done") != 0)
         return 0;
     if (strcmp(s->status, "queued") == 0)
         return s->runner_id == 0 && s->started_at == 0 && s->verdict[0] == '\0' &&
@@ -47,8 +41,7 @@ void db_sub_clear(struct db_sub *s)
     s->result = NULL;
 }
 
-/* Fill out from the current row of a SUB_COLS query. */
-static int db_sub_row(struct db *db, struct kj_err *err, sqlite3_stmt *st, int with_blobs,
+int db_sub_row(struct db *db, struct kj_err *err, sqlite3_stmt *st, int with_blobs,
                       struct db_sub *out)
 {
     int rc;
@@ -75,6 +68,7 @@ static int db_sub_row(struct db *db, struct kj_err *err, sqlite3_stmt *st, int w
     db_col_text(st, 18, out->reason, sizeof out->reason);
     out->disqualified = sqlite3_column_int(st, 21) != 0;
     db_col_text(st, 22, out->dq_reason, sizeof out->dq_reason);
+    out->withdrawn_at = sqlite3_column_int64(st, 23);
     KJ_ASSERT(assert_sub_state(out));
     if (!with_blobs)
         return 0;
@@ -250,7 +244,7 @@ static int db_sub_get_locked(struct db *db, int64_t id, int with_blobs, struct d
 {
     sqlite3_stmt *st = NULL;
     memset(out, 0, sizeof *out);
-    int rc = db_prep(db, err, &st, "SELECT " SUB_COLS "WHERE s.id = ?", "i", id);
+    int rc = db_prep(db, err, &st, "SELECT " DB_SUB_COLS "WHERE s.id = ?", "i", id);
     if (rc == 0 && (rc = db_step(db, err, st)) == 1)
         rc = db_sub_row(db, err, st, with_blobs, out);
     else if (rc == 0)
@@ -274,7 +268,7 @@ int db_sub_prev(struct db *db, const struct db_sub *s, struct db_sub *out, struc
     int rc;
     memset(out, 0, sizeof *out);
     pthread_mutex_lock(&db->mu);
-    rc = db_prep(db, err, &st, "SELECT " SUB_COLS "WHERE s.user_id = ? AND s.leaderboard = ? "
+    rc = db_prep(db, err, &st, "SELECT " DB_SUB_COLS "WHERE s.user_id = ? AND s.leaderboard = ? "
                  "AND s.id < ? ORDER BY s.id DESC LIMIT 1", "iti", s->user_id, s->leaderboard,
                  s->id);
     if (rc == 0 && (rc = db_step(db, err, st)) == 1)
@@ -299,7 +293,7 @@ int db_sub_list(struct db *db, int64_t user_id, int limit, struct db_sub **out, 
     if ((rows = calloc((size_t)limit, sizeof *rows)) == NULL)
         return KJ_FAIL(err, KJ_ENOMEM, "out of memory listing submissions");
     pthread_mutex_lock(&db->mu);
-    rc = db_prep(db, err, &st, "SELECT " SUB_COLS "WHERE s.user_id = ? ORDER BY s.id DESC LIMIT ?",
+    rc = db_prep(db, err, &st, "SELECT " DB_SUB_COLS "WHERE s.user_id = ? ORDER BY s.id DESC LIMIT ?",
                  "ii", user_id, (int64_t)limit);
     while (rc == 0 && count < limit && (rc = db_step(db, err, st)) == 1)
         rc = db_sub_row(db, err, st, 0, &rows[count++]);
@@ -647,7 +641,7 @@ int db_rank_rows(struct db *db, const char *board, const char *gpu, struct db_ra
                  " FROM submissions s JOIN users u ON u.id = s.user_id"
                  " WHERE s.leaderboard = ? AND s.gpu = ? AND s.mode = 'leaderboard'"
                  "  AND s.status = 'done' AND s.verdict = 'accepted' AND s.score_ns IS NOT NULL"
-                 "  AND s.score_ns > 0 AND s.disqualified = 0)"
+                 "  AND s.score_ns > 0 AND s.disqualified = 0 AND s.withdrawn_at IS NULL)"
                  " WHERE k = 1 ORDER BY score_ns, created_at, id", "tt", board, gpu);
     while (rc == 0 && (rc = db_step(db, err, st)) == 1) {
         if ((rc = db_grow((void **)&rows, &cap, count, sizeof *rows, "rankings", err)) != 0)

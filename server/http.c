@@ -69,6 +69,12 @@ static const struct http_route routes[] = {
     {"POST", "/api/v1/register", api_register, HTTP_AUTH_NONE, HTTP_BODY_JSON, KJ_MAX_ADMIN_BYTES},
     {"POST", "/api/v1/submissions/{id}/disqualify", api_sub_disqualify, HTTP_AUTH_ADMIN,
      HTTP_BODY_JSON, KJ_MAX_ADMIN_BYTES},
+    {"POST", "/api/v1/submissions/{id}/withdraw", api_sub_withdraw, HTTP_AUTH_USER,
+     HTTP_BODY_JSON, KJ_MAX_ADMIN_BYTES},
+    {"GET", "/api/v1/leaderboards/{name}/files/{file}", api_board_file, HTTP_AUTH_OPTIONAL,
+     HTTP_BODY_NONE, 0},
+    {"GET", "/api/v1/users", api_user_list, HTTP_AUTH_ADMIN, HTTP_BODY_NONE, 0},
+    {"GET", "/api/v1/stats", api_stats, HTTP_AUTH_ADMIN, HTTP_BODY_NONE, 0},
     {NULL, NULL, NULL, HTTP_AUTH_NONE, HTTP_BODY_NONE, 0},
 };
 

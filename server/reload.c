@@ -143,6 +143,8 @@ static void cmp_other(const struct spec *o, const struct spec *n, struct notes *
         note(w, "bytes or flops");
     if (o->has_generate != n->has_generate)
         note(w, "generate.cu");
+    if (o->public_reference != n->public_reference)
+        note(w, "public_reference");
 }
 
 enum reload_kind reload_spec(const struct spec *old, const struct spec *new, char *what,

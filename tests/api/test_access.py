@@ -46,7 +46,8 @@ ROLES = ("none", "user", "other", "admin", "runner", "banned")
 # gets a fresh invite for each caller. The runner job routes answer 409
 # to a runner: the job {id} is queued, not held by it. Publishing fp8_quant's
 # sources answers the admin 409: its deadline has not passed. A reload with
-# nothing changed on disk answers 200.
+# nothing changed on disk answers 200. Only the owner withdraws {id}, which
+# is still queued (409). {file} is template.cu.
 #                                                     none user other admin runner banned
 MATRIX = {
     ("GET", "/"):                                     (200, 200, 200, 200, 200, 403),
@@ -77,6 +78,10 @@ MATRIX = {
     ("POST", "/api/v1/users/{name}/unban"):           (401, 403, 403, 200, 403, 403),
     ("POST", "/api/v1/invites"):                      (401, 403, 403, 201, 403, 403),
     ("POST", "/api/v1/register"):                     (201, 201, 201, 201, 201, 403),
+    ("POST", "/api/v1/submissions/{id}/withdraw"):    (401, 409, 403, 403, 403, 403),
+    ("GET", "/api/v1/leaderboards/{name}/files/{file}"): (200, 200, 200, 200, 200, 403),
+    ("GET", "/api/v1/users"):                         (401, 403, 403, 200, 403, 403),
+    ("GET", "/api/v1/stats"):                         (401, 403, 403, 200, 403, 403),
 }
 
 # Limits written to the test server's config file (no serve flags).
@@ -119,6 +124,7 @@ def matrix_call(c, srv, method, pattern, role, tokens, ctx):
     path = pattern.replace("{id}", str(ctx["sid"])).replace("{path}", "none.css")
     if pattern.startswith("/api/v1/runner/jobs/"):
         path += "?attempt=1"
+    path = path.replace("{file}", "template.cu")
     path = path.replace("{name}", "victim" if pattern.startswith("/api/v1/users/") else "fp8_quant")
     if pattern.endswith("/rankings"):
         path += "?gpu=H200"

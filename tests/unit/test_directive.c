@@ -283,7 +283,7 @@ static void test_other_verbs(void)
     char src[512];
 
     PARSE_ERR(LAUNCH1 "//!kjudge lunch k grid=(1) block=(1)\n", 2, "unknown directive 'lunch'",
-              "leaderboard, launch, workspace or nvrtc");
+              "leaderboard, gpu, mode, launch, workspace or nvrtc");
     PARSE_ERR(LAUNCH1 "//!kjudge Launch k grid=(1) block=(1)\n", 2, "unknown directive", "");
     PARSE_ERR(LAUNCH1 "\n//!kjudge\n", 3, "without a directive", "");
     PARSE_ERR(LAUNCH1 "//!kjudge   \t\n", 2, "without a directive", "");
@@ -315,6 +315,43 @@ static void test_other_verbs(void)
     PARSE_ERR(LAUNCH1 "//!kjudge workspace T H\n", 2, "workspace", "unexpected 'H'");
     PARSE_OK(LAUNCH1 "//!kjudge workspace   (T + 1) * 8   \n");
     KT_CHECK(strcmp(D.workspace, "(T + 1) * 8") == 0, "'%s'", D.workspace);
+}
+
+/* gpu and mode: where a submission may name its GPU type and mode itself. */
+static void test_gpu_mode_verbs(void)
+{
+    char src[512];
+
+    PARSE_OK("//!kjudge gpu H200\n//!kjudge mode leaderboard\n" LAUNCH1);
+    KT_CHECK(strcmp(D.gpu, "H200") == 0 && D.gpu_line == 1, "gpu '%s' %d", D.gpu, D.gpu_line);
+    KT_CHECK(strcmp(D.mode, "leaderboard") == 0 && D.mode_line == 2, "mode '%s' %d", D.mode,
+             D.mode_line);
+    PARSE_OK(LAUNCH1 "  //!kjudge gpu\tB200-sxm_2  \r\n//!kjudge mode test\n");
+    KT_CHECK(strcmp(D.gpu, "B200-sxm_2") == 0 && D.gpu_line == 2, "gpu '%s'", D.gpu);
+    KT_CHECK(strcmp(D.mode, "test") == 0, "mode '%s'", D.mode);
+    PARSE_OK(LAUNCH1);
+    KT_CHECK(D.gpu[0] == '\0' && D.gpu_line == 0 && D.mode[0] == '\0' && D.mode_line == 0,
+             "absent: gpu '%s' mode '%s'", D.gpu, D.mode);
+    PARSE_OK("//!kjudge mode benchmark\n" LAUNCH1);
+    KT_CHECK(strcmp(D.mode, "benchmark") == 0, "mode '%s'", D.mode);
+
+    PARSE_ERR(LAUNCH1 "//!kjudge gpu\n", 2, "gpu: missing name", "");
+    PARSE_ERR("//!kjudge gpu H 200\n" LAUNCH1, 1, "gpu: unexpected '200'", "");
+    PARSE_ERR("//!kjudge gpu H200!\n" LAUNCH1, 1, "gpu: bad name 'H200!'", "A-Z");
+    PARSE_ERR("//!kjudge gpu H200\n" LAUNCH1 "//!kjudge gpu B200\n", 3, "gpu given twice",
+              "first on line 1");
+    strcpy(src, "//!kjudge gpu ");
+    memset(src + strlen(src), 'G', 64);
+    strcpy(src + 14 + 64, "\n" LAUNCH1);
+    PARSE_ERR(src, 1, "gpu: name too long", "63");
+
+    PARSE_ERR(LAUNCH1 "//!kjudge mode\n", 2, "mode: missing", "test, benchmark or leaderboard");
+    PARSE_ERR("//!kjudge mode fast\n" LAUNCH1, 1, "mode: 'fast' is not", "test, benchmark or "
+              "leaderboard");
+    PARSE_ERR("//!kjudge mode Test\n" LAUNCH1, 1, "mode: 'Test' is not", "");
+    PARSE_ERR("//!kjudge mode test now\n" LAUNCH1, 1, "mode: unexpected 'now'", "");
+    PARSE_ERR("//!kjudge mode test\n//!kjudge mode test\n" LAUNCH1, 2, "mode given twice",
+              "first on line 1");
 }
 
 static void test_nvrtc_lines(void)
@@ -601,6 +638,7 @@ int main(void)
     test_launch_errors();
     test_launch_count();
     test_other_verbs();
+    test_gpu_mode_verbs();
     test_nvrtc_lines();
     test_source_shapes();
     test_no_launch_and_long_line();

@@ -186,7 +186,18 @@ static void test_valid_variant(void)
         KT_CHECK(s->buffers[3].ndim == 0 && s->buffers[3].atol == 0, "scalar int output");
         int64_t n = 0;
         KT_CHECK(spec_buffer_elems(s, 3, &s->tests[0], &n, &err) == 0 && n == 1, "scalar elems");
+        KT_CHECK(s->public_reference == 0, "the reference is not public by default");
     }
+    spec_free(s);
+
+    /* "public_reference": true lets anyone download reference.cu. */
+    text = variant("pubref", "\"ranking\"", "\"public_reference\": true, \"ranking\"");
+    make_board("pubref", text, 1);
+    free(text);
+    snprintf(dir, sizeof dir, "%s/pubref", tmp_root);
+    s = NULL;
+    KT_CHECK(spec_load(dir, &s, &err) == 0 && s != NULL && s->public_reference == 1,
+             "public_reference true loads: %s", err.msg);
     spec_free(s);
 
     /* Tolerances may be real expressions over the vars, evaluated per case. */
@@ -279,6 +290,8 @@ static void test_broken(void)
     expect_fail("limits", "\"leaderboard\": 120", "\"leaderboard\": 0", "time_limits_s.leaderboard", "positive");
     expect_fail("limitkey", "\"leaderboard\": 120", "\"leaderboard\": 120, \"compile\": 5",
                 "time_limits_s", "compile");
+    expect_fail("pubrefnum", "\"ranking\"", "\"public_reference\": 1, \"ranking\"",
+                "public_reference", "true or false");
     expect_fail("bytes", "\"N*4 + N/K*4 + N*4 + 8\"", "\"N*4 + Z\"", "bytes", "Z");
 }
 

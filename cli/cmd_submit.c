@@ -1,0 +1,333 @@
+/*
+ * cmd_submit.c - `kjudge submit FILE`: upload a kernel, follow its judging
+ * live, print the verdict with its evidence or its timing table.
+ *
+ * main.c calls cmd_submit(). The board, GPU type and mode come from the
+ * options, else from the file's "//!kjudge" lines (common/directive.c),
+ * else the mode is test and the GPU the board's only one. Only what the
+ * options name is sent; the server applies the file's lines itself and
+ * refuses a disagreement (422). After the 202 the event stream
+ * (GET /submissions/{id}/events?stream=1) feeds prog.c until the job is
+ * done (cmd_follow, also used by `kjudge events`); the final answer is
+ * GET /submissions/{id}. Exit 0 when accepted, 1 for another verdict.
+ */
+#include "kjc.h"
+#include "directive.h"
+#include "prog.h"
+#include "rend.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define SUBMIT_MAX_FILE (1024 * 1024) /* the server's KJ_MAX_SOURCE_BYTES */
+#define FOLLOW_MAX_QUICK 20           /* streams in a row that end early without news */
+#define FOLLOW_MAX_NET 4              /* connection failures in a row */
+
+struct submit_opts {
+    const char *file, *board, *gpu, *mode;
+    int no_wait;
+};
+
+/* ------------------------------------------------------------------ */
+/* Following a submission                                              */
+/* ------------------------------------------------------------------ */
+
+struct follow_ctx {
+    struct prog *p;      /* borrowed, may be NULL */
+    char last_id[32];    /* the last event id seen, "" = none */
+    int news;            /* events seen in this stream */
+    int timeout, busy;   /* the stream ended with a timeout / error frame */
+};
+
+static int on_event(void *ctx, const char *id, const char *event, const char *data)
+{
+    struct follow_ctx *fc = ctx;
+    if (id[0] != '\0' && strlen(id) < sizeof fc->last_id)
+        snprintf(fc->last_id, sizeof fc->last_id, "%s", id);
+    if (strcmp(event, "timeout") == 0) {
+        fc->timeout = 1;
+        return 0;
+    }
+    if (strcmp(event, "error") == 0) {
+        fc->busy = 1;
+        return 0;
+    }
+    fc->news++;
+    if (fc->p != NULL) {
+        cJSON *d = cJSON_Parse(data);
+        prog_event(fc->p, event, d);
+        cJSON_Delete(d);
+    }
+    return 0;
+}
+
+/* After a stream ended: GET the submission; *done when it has its verdict. */
+static int check_done(struct kjc *k, const char *id, struct curlc_resp *final, int *done)
+{
+    char path[96], status[16];
+    cJSON *j;
+    snprintf(path, sizeof path, "/api/v1/submissions/%s", id);
+    if (kjc_get(k, path, final) != KJC_OK)
+        return KJC_ERROR;
+    if ((j = kjc_json(k, final)) == NULL) {
+        curlc_resp_free(final);
+        return KJC_ERROR;
+    }
+    *done = strcmp(kjc_str(j, "status", status, sizeof status), "done") == 0;
+    cJSON_Delete(j);
+    if (!*done)
+        curlc_resp_free(final);
+    return KJC_OK;
+}
+
+int cmd_follow(struct kjc *k, const char *id, struct prog *p, struct curlc_resp *final)
+{
+    struct follow_ctx fc;
+    char path[96];
+    int quick = 0, net = 0, done = 0;
+    memset(&fc, 0, sizeof fc);
+    fc.p = p;
+    snprintf(path, sizeof path, "/api/v1/submissions/%s/events?stream=1", id);
+    for (;;) {
+        struct curlc_resp r;
+        struct kj_err err;
+        kj_err_clear(&err);
+        fc.news = fc.timeout = fc.busy = 0;
+        int rc = curlc_sse(k->http, path, fc.last_id[0] ? fc.last_id : NULL, KJC_STREAM_IDLE_MS,
+                           on_event, &fc, &r, &err);
+        if (rc != 0 && ++net < FOLLOW_MAX_NET) {
+            sleep((unsigned)net);
+            continue;
+        }
+        if (rc != 0 || r.status != 200) {
+            if (p != NULL)
+                prog_done(p);
+            kjc_report(k, rc, &err, &r);
+            curlc_resp_free(&r);
+            if (rc != 0)
+                kjc_fail(k, "lost the event stream; the submission goes on: kjudge show %s", id);
+            return KJC_ERROR;
+        }
+        curlc_resp_free(&r);
+        net = 0;
+        if (check_done(k, id, final, &done) != KJC_OK)
+            return KJC_ERROR;
+        if (done)
+            return KJC_OK;
+        quick = fc.news > 0 || fc.timeout ? 0 : quick + 1;
+        if (quick > FOLLOW_MAX_QUICK)
+            return kjc_fail(k, "the event stream keeps ending without news; see kjudge show %s",
+                            id);
+        if (quick > 0 || fc.busy)
+            sleep(1);
+    }
+}
+
+/* ------------------------------------------------------------------ */
+/* Submitting                                                          */
+/* ------------------------------------------------------------------ */
+
+static int parse_args(struct kjc *k, int argc, char **argv, struct submit_opts *o)
+{
+    static const char *const with_value[] = {"leaderboard", "gpu", "mode", "l", NULL};
+    static const char *const flags[] = {"no-wait", NULL};
+    struct kjc_args a = {argc, 1, argv, "submit", with_value, flags, 0};
+    const char *name, *val;
+    memset(o, 0, sizeof *o);
+    while ((name = kjc_opt(k, &a, &val)) != NULL) {
+        if (name[0] == '\0' && o->file == NULL)
+            o->file = val;
+        else if (name[0] == '\0')
+            return kjc_usage(k, "submit", "one file at a time ('%.64s' is extra)", val);
+        else if (strcmp(name, "leaderboard") == 0 || strcmp(name, "l") == 0)
+            o->board = val;
+        else if (strcmp(name, "gpu") == 0)
+            o->gpu = val;
+        else if (strcmp(name, "mode") == 0)
+            o->mode = val;
+        else
+            o->no_wait = 1;
+    }
+    if (a.bad)
+        return KJC_ERROR;
+    if (o->file == NULL)
+        return kjc_usage(k, "submit", "name the file to submit");
+    if (o->mode != NULL && strcmp(o->mode, "test") != 0 && strcmp(o->mode, "benchmark") != 0 &&
+        strcmp(o->mode, "leaderboard") != 0)
+        return kjc_usage(k, "submit", "--mode must be test, benchmark or leaderboard");
+    return KJC_OK;
+}
+
+/* Read the file (at most SUBMIT_MAX_FILE bytes) into *src (caller frees). */
+static int read_source(struct kjc *k, const char *path, char **src, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    char *buf;
+    size_t n;
+    if (f == NULL)
+        return kjc_fail(k, "cannot read %s: %s", path, strerror(errno));
+    if ((buf = malloc(SUBMIT_MAX_FILE + 1)) == NULL) {
+        fclose(f);
+        return kjc_fail(k, "out of memory");
+    }
+    n = fread(buf, 1, SUBMIT_MAX_FILE + 1, f);
+    int bad = ferror(f);
+    fclose(f);
+    if (bad || n > SUBMIT_MAX_FILE || n == 0) {
+        free(buf);
+        return kjc_fail(k, "%s: %s", path, bad ? "read error" : n == 0 ? "the file is empty"
+                        : "larger than 1 MiB, the server's limit");
+    }
+    buf[n] = '\0';
+    *src = buf;
+    *len = n;
+    return KJC_OK;
+}
+
+/* What the board says: the GPU to use when none was named, and the
+ * number of tests and timed shapes (for "k/N"). */
+static int board_facts(struct kjc *k, const char *board, const char **gpu, char *gpubuf,
+                       size_t gpusz, int *ntests, int *nbench)
+{
+    char path[160], enc[96];
+    struct curlc_resp r;
+    const cJSON *g;
+    cJSON *j;
+    kjc_urlenc(board, enc, sizeof enc);
+    snprintf(path, sizeof path, "/api/v1/leaderboards/%s", enc);
+    if (kjc_get(k, path, &r) != KJC_OK)
+        return KJC_ERROR;
+    j = kjc_json(k, &r);
+    curlc_resp_free(&r);
+    if (j == NULL)
+        return KJC_ERROR;
+    *ntests = cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(j, "tests"));
+    *nbench = cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(j, "benchmarks"));
+    g = cJSON_GetObjectItemCaseSensitive(j, "gpus");
+    if (*gpu == NULL && cJSON_GetArraySize(g) == 1 && cJSON_IsString(g->child)) {
+        snprintf(gpubuf, gpusz, "%s", g->child->valuestring);
+        *gpu = gpubuf;
+    } else if (*gpu == NULL) {
+        char list[256] = "";
+        const cJSON *it;
+        cJSON_ArrayForEach(it, g)
+            if (cJSON_IsString(it) && strlen(list) + strlen(it->valuestring) + 3 < sizeof list)
+                strcat(strcat(list, list[0] ? ", " : ""), it->valuestring);
+        cJSON_Delete(j);
+        return kjc_usage(k, "submit", "leaderboard %s runs on %s: choose one with --gpu or a "
+                         "line \"//!kjudge gpu NAME\"", board, list);
+    }
+    cJSON_Delete(j);
+    return KJC_OK;
+}
+
+/* POST the file; *id gets the new submission's id. */
+static int upload(struct kjc *k, const struct submit_opts *o, const char *gpu, const char *src,
+                  size_t len, char *id, size_t idsz)
+{
+    struct curlc_part parts[4];
+    struct curlc_resp r;
+    const char *base = strrchr(o->file, '/');
+    int n = 0;
+    cJSON *j;
+    if (o->board != NULL)
+        parts[n++] = (struct curlc_part){"leaderboard", o->board, strlen(o->board), NULL};
+    if (gpu != NULL)
+        parts[n++] = (struct curlc_part){"gpu", gpu, strlen(gpu), NULL};
+    if (o->mode != NULL)
+        parts[n++] = (struct curlc_part){"mode", o->mode, strlen(o->mode), NULL};
+    parts[n++] = (struct curlc_part){"file", src, len, base != NULL ? base + 1 : o->file};
+    if (kjc_post_form(k, "/api/v1/submissions", parts, n, &r) != KJC_OK)
+        return KJC_ERROR;
+    if ((j = kjc_json(k, &r)) == NULL || !cJSON_IsNumber(cJSON_GetObjectItem(j, "id"))) {
+        cJSON_Delete(j);
+        curlc_resp_free(&r);
+        return kjc_fail(k, "the server's answer to the upload has no id");
+    }
+    snprintf(id, idsz, "%.0f", cJSON_GetObjectItem(j, "id")->valuedouble);
+    if (o->no_wait && k->json)
+        kjc_print_body(k, &r);
+    cJSON_Delete(j);
+    curlc_resp_free(&r);
+    return KJC_OK;
+}
+
+/* The final answer: print it (or its JSON) and choose the exit code. */
+static int finish(struct kjc *k, const char *id, struct curlc_resp *final)
+{
+    char verdict[32], mode[16], path[96];
+    struct curlc_resp d;
+    cJSON *j = kjc_json(k, final), *detail = NULL;
+    if (j == NULL)
+        return KJC_ERROR;
+    kjc_str(j, "verdict", verdict, sizeof verdict);
+    kjc_str(j, "mode", mode, sizeof mode);
+    if (k->json) {
+        kjc_print_body(k, final);
+    } else {
+        memset(&d, 0, sizeof d);
+        snprintf(path, sizeof path, "/api/v1/submissions/%s/detail", id);
+        if (strcmp(verdict, "accepted") == 0 && strcmp(mode, "leaderboard") == 0 &&
+            curlc_get(k->http, path, &d, NULL) == 0 && d.status == 200)
+            detail = cJSON_Parse(d.body);
+        curlc_resp_free(&d);
+        cmd_print_sub(k, j, cJSON_GetObjectItemCaseSensitive(detail, "rank"));
+    }
+    cJSON_Delete(detail);
+    cJSON_Delete(j);
+    return strcmp(verdict, "accepted") == 0 ? KJC_OK : KJC_FAILED;
+}
+
+int cmd_submit(struct kjc *k, int argc, char **argv)
+{
+    struct submit_opts o;
+    struct directives *d = NULL;
+    struct curlc_resp final;
+    struct prog p;
+    char *src = NULL, id[32], gpubuf[64], head[256];
+    const char *gpu;
+    size_t len = 0;
+    int ntests = 0, nbench = 0, rc;
+    if ((rc = parse_args(k, argc, argv, &o)) != KJC_OK || (rc = kjc_ready(k, 1)) != KJC_OK ||
+        (rc = read_source(k, o.file, &src, &len)) != KJC_OK)
+        return rc;
+    /* What the file says, where the options are silent (a file that does not
+     * parse is sent anyway: the server names the line). */
+    if ((d = calloc(1, sizeof *d)) != NULL && dir_parse(src, len, d, NULL) != 0)
+        memset(d, 0, sizeof *d);
+    const char *board = o.board != NULL ? o.board : d != NULL && d->leaderboard[0] ? d->leaderboard : NULL;
+    const char *mode = o.mode != NULL ? o.mode : d != NULL && d->mode[0] ? d->mode : "test";
+    gpu = o.gpu != NULL ? o.gpu : d != NULL && d->gpu[0] ? d->gpu : NULL;
+    if (board == NULL)
+        rc = kjc_usage(k, "submit", "name the leaderboard: --leaderboard NAME or a line "
+                       "\"//!kjudge leaderboard NAME\" in %s", o.file);
+    else
+        rc = board_facts(k, board, &gpu, gpubuf, sizeof gpubuf, &ntests, &nbench);
+    if (rc == KJC_OK)
+        snprintf(head, sizeof head, "%s on %s (%s mode)", board, gpu, mode);
+    if (rc == KJC_OK)
+        rc = upload(k, &o, o.gpu != NULL ? o.gpu : d != NULL && d->gpu[0] ? NULL : gpu, src,
+                    len, id, sizeof id);
+    free(src);
+    free(d);
+    if (rc != KJC_OK || o.no_wait) {
+        if (rc == KJC_OK && !k->json)
+            fprintf(k->out, "submitted #%s: %s; follow it with: kjudge events %s\n", id, head, id);
+        return rc;
+    }
+    if (!k->json) {
+        char h2[300];
+        snprintf(h2, sizeof h2, "#%s %s", id, head);
+        fprintf(k->out, "submitted #%s: %s\n", id, head);
+        prog_init(&p, k->out, k->tty, k->width, h2, ntests, strcmp(mode, "test") ? nbench : 0);
+    }
+    if ((rc = cmd_follow(k, id, k->json ? NULL : &p, &final)) != KJC_OK)
+        return rc;
+    if (!k->json)
+        prog_done(&p);
+    rc = finish(k, id, &final);
+    curlc_resp_free(&final);
+    return rc;
+}

@@ -1,0 +1,150 @@
+/*
+ * api_files.c - GET /api/v1/leaderboards/{name}/files/{file}: a board's
+ * public files, for `kjudge template` and anyone starting on a problem.
+ *
+ * template.cu and description.md are public. reference.cu is shown to
+ * anyone when the board's leaderboard.json says "public_reference": true,
+ * to every signed-in user (not a runner) once the admin published the
+ * board's sources (api_admin.c, after the deadline), and to admins always;
+ * otherwise 403. Files are read from the board's folder when asked for
+ * (at most KJ_MAX_SOURCE_BYTES) and sent with their Content-Type, a
+ * Content-Disposition naming the file, and an ETag.
+ */
+#include "api.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The files a board serves. */
+enum board_file { FILE_TEMPLATE, FILE_DESCRIPTION, FILE_REFERENCE, FILE_NONE };
+
+static const char *const file_names[] = {"template.cu", "description.md", "reference.cu"};
+
+static enum board_file file_kind(const char *name)
+{
+    if (strcmp(name, "template.cu") == 0)
+        return FILE_TEMPLATE;
+    if (strcmp(name, "description.md") == 0)
+        return FILE_DESCRIPTION;
+    if (strcmp(name, "reference.cu") == 0)
+        return FILE_REFERENCE;
+    return FILE_NONE;
+}
+
+/* May r's caller read b's reference? Returns 1 when it answered (refused or failed). */
+static int reference_refused(struct http_req *r, const struct srv_board *b, enum MHD_Result *res)
+{
+    struct kj_err err;
+    int64_t at = 0;
+    if (b->spec->public_reference || (r->authed && strcmp(r->user.role, "admin") == 0))
+        return 0;
+    kj_err_clear(&err);
+    if (db_published(r->srv->db, b->spec->name, &at, &err) != 0) {
+        *res = http_internal(r, &err);
+        return 1;
+    }
+    if (at != 0 && r->authed && strcmp(r->user.role, "runner") != 0)
+        return 0;
+    if (at != 0)
+        *res = http_error(r, MHD_HTTP_UNAUTHORIZED, "missing_token",
+                          "the reference of %s is shown to signed-in users: send "
+                          "\"Authorization: Bearer TOKEN\"", b->spec->name);
+    else
+        *res = http_error(r, MHD_HTTP_FORBIDDEN, "not_published",
+                          "the reference of %s is not public; it is shown once the admin "
+                          "publishes the board's sources after its deadline", b->spec->name);
+    return 1;
+}
+
+/* Read path (at most KJ_MAX_SOURCE_BYTES) into a new buffer (caller frees).
+ * KJ_ENOTFOUND when it does not exist. */
+static int read_file(const char *path, char **out, size_t *len, struct kj_err *err)
+{
+    FILE *f = fopen(path, "rb");
+    char *buf = NULL;
+    size_t n;
+    *out = NULL;
+    *len = 0;
+    if (f == NULL)
+        return KJ_FAIL(err, errno == ENOENT ? KJ_ENOTFOUND : KJ_EIO, "cannot open %s: %s", path,
+                       strerror(errno));
+    if ((buf = malloc(KJ_MAX_SOURCE_BYTES + 1)) == NULL) {
+        fclose(f);
+        return KJ_FAIL(err, KJ_ENOMEM, "out of memory reading %s", path);
+    }
+    n = fread(buf, 1, KJ_MAX_SOURCE_BYTES + 1, f);
+    int bad = ferror(f);
+    fclose(f);
+    if (bad || n > KJ_MAX_SOURCE_BYTES) {
+        free(buf);
+        return KJ_FAIL(err, bad ? KJ_EIO : KJ_ELIMIT, "%s: %s", path,
+                       bad ? "read error" : "larger than the limit");
+    }
+    *out = buf;
+    *len = n;
+    return 0;
+}
+
+/* Answer with the bytes of body (ownership passes here). */
+static enum MHD_Result send_file(struct http_req *r, enum board_file kind, char *body, size_t len)
+{
+    const char *inm = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, "If-None-Match");
+    const char *type = kind == FILE_DESCRIPTION ? "text/markdown; charset=utf-8"
+                                                : "text/plain; charset=utf-8";
+    struct MHD_Response *resp;
+    struct kj_err err;
+    char etag[24], disp[96];
+    kj_err_clear(&err);
+    if (srv_etag(body, len, etag, sizeof etag, &err) != 0) {
+        free(body);
+        return http_internal(r, &err);
+    }
+    if (inm != NULL && strcmp(inm, etag) == 0) {
+        free(body);
+        resp = MHD_create_response_from_buffer(0, NULL, MHD_RESPMEM_PERSISTENT);
+        if (resp != NULL)
+            MHD_add_response_header(resp, "ETag", etag);
+        return http_queue(r, MHD_HTTP_NOT_MODIFIED, resp);
+    }
+    if ((resp = MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE)) == NULL) {
+        free(body);
+        return http_queue(r, MHD_HTTP_OK, NULL);
+    }
+    snprintf(disp, sizeof disp, "attachment; filename=\"%s\"", file_names[kind]);
+    MHD_add_response_header(resp, "Content-Type", type);
+    MHD_add_response_header(resp, "Content-Disposition", disp);
+    MHD_add_response_header(resp, "Cache-Control", "no-cache");
+    MHD_add_response_header(resp, "ETag", etag);
+    return http_queue(r, MHD_HTTP_OK, resp);
+}
+
+enum MHD_Result api_board_file(struct http_req *r)
+{
+    const struct srv_board *b = srv_board(r->boards, r->params[0]);
+    enum board_file kind = file_kind(r->params[1]);
+    char path[SPEC_MAX_PATH + SPEC_MAX_NAME + 2], *body = NULL;
+    enum MHD_Result res;
+    struct kj_err err;
+    size_t len = 0;
+    int rc;
+
+    if (b == NULL)
+        return http_error(r, MHD_HTTP_NOT_FOUND, "unknown_leaderboard",
+                          "no leaderboard named '%.64s'", r->params[0]);
+    if (kind == FILE_NONE)
+        return http_error(r, MHD_HTTP_NOT_FOUND, "unknown_file",
+                          "a leaderboard's files are template.cu, description.md and reference.cu");
+    if (kind == FILE_REFERENCE && reference_refused(r, b, &res))
+        return res;
+    snprintf(path, sizeof path, "%s/%s", b->spec->dir,
+             kind == FILE_DESCRIPTION ? b->spec->description_file : file_names[kind]);
+    kj_err_clear(&err);
+    if ((rc = read_file(path, &body, &len, &err)) == KJ_ENOTFOUND)
+        return http_error(r, MHD_HTTP_NOT_FOUND, "no_file", "leaderboard %s has no %s",
+                          b->spec->name, file_names[kind]);
+    if (rc != 0)
+        return http_internal(r, &err);
+    return send_file(r, kind, body, len);
+}

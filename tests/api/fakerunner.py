@@ -1,0 +1,153 @@
+"""fakerunner.py - a runner for the API tests that judges nothing.
+
+A thread that claims jobs over the runner protocol (docs/protocol.md) and,
+for each, posts the progress events and the result a real runner would,
+with short pauses so a client sees them arrive live. What it reports is
+chosen by a marker in the submitted source:
+
+    FAKE:accept      (default) every test passes, every shape is timed
+    FAKE:wrong       test 2 fails with a mismatch (indices, values)
+    FAKE:compile     the compile fails with a log
+    FAKE:crash       test 1 fails with a CUDA error
+    FAKE:slow        like accept, with longer pauses
+
+The shapes, seeds and counts come from the leaderboard's own JSON.
+Python 3 standard library only.
+"""
+import json
+import threading
+import sys
+import time
+
+from test_api import Client
+
+
+def board_facts(c, board):
+    st, _, d, _ = c.get("/api/v1/leaderboards/%s" % board)
+    if st != 200:
+        return [], []
+    names = d["vars"]
+    tests = [({k: t[k] for k in names}, t.get("seed")) for t in d["tests"]]
+    shapes = [{k: b[k] for k in names} for b in d["benchmarks"]]
+    return tests, shapes
+
+
+class FakeRunner:
+    def __init__(self, port, token, gpus=("H200", "B200"), name="fake-0", pause=0.03):
+        self.c = Client(port)
+        self.token = token
+        self.gpus = gpus
+        self.name = name
+        self.pause = pause
+        self.stop_flag = threading.Event()
+        self.hold = threading.Event()   # set: claim nothing (a test wants a job to stay queued)
+        self.judged = []
+        self.th = threading.Thread(target=self.loop, daemon=True)
+
+    def start(self):
+        self.th.start()
+        return self
+
+    def stop(self):
+        self.stop_flag.set()
+        self.th.join(10)
+
+    def loop(self):
+        while not self.stop_flag.is_set():
+            if self.hold.is_set():
+                time.sleep(0.02)
+                continue
+            took = False
+            for gpu in self.gpus:
+                try:
+                    st, _, d, _ = self.c.post_json("/api/v1/runner/claim",
+                                                   {"runner": self.name, "gpu": gpu, "arch": "sm_90a"},
+                                                   self.token)
+                except OSError:
+                    st = 0
+                if st == 200:
+                    took = True
+                    try:
+                        self.judge(d["job"])
+                    except OSError:
+                        pass
+            if not took:
+                time.sleep(0.05)
+
+    def event(self, job, name, data, pause):
+        time.sleep(pause)
+        self.c.post_json("/api/v1/runner/jobs/%d/events?attempt=%d" % (job["id"], job["attempt"]),
+                         {"event": name, "data": data}, self.token)
+
+    def judge(self, job):
+        src = job["source"]
+        kind = "accept"
+        for k in ("wrong", "compile", "crash", "slow"):
+            if "FAKE:" + k in src:
+                kind = k
+        pause = self.pause * (6 if kind == "slow" else 1)
+        tests, shapes = board_facts(self.c, job["leaderboard"])
+        res = {"mode": job["mode"], "leaderboard": job["leaderboard"], "tests": [], "benchmarks": [],
+               "score_ns": None, "system": {"gpu": "NVIDIA %s (fake)" % job["gpu"], "arch": "sm_90a"}}
+        self.event(job, "compiling", {"arch": "sm_90a"}, pause)
+        if kind == "compile":
+            log = "k.cu(3): error: identifier \"oops\" is undefined\n1 error detected in the compilation of \"k.cu\"."
+            comp = {"ok": False, "arch": "sm_90a", "log": log, "seconds": 0.2, "kernels": []}
+            self.event(job, "compiled", comp, pause)
+            res.update(compile=comp, verdict="compile_error", message=log.split("\n")[0])
+            return self.finish(job, res, pause)
+        comp = {"ok": True, "arch": "sm_90a", "log": "", "seconds": 0.41,
+                "kernels": [{"name": "quant", "lowered": "quant", "registers": 16, "smem_static": 0,
+                             "stack_frame": 0, "spill_stores": 0, "spill_loads": 0, "barriers": 0}]}
+        self.event(job, "compiled", comp, pause)
+        res["compile"] = comp
+        for i, (shape, seed) in enumerate(tests):
+            e = {"index": i, "shape": shape, "seed": seed, "status": "pass", "message": ""}
+            if kind == "wrong" and i == 2:
+                e.update(status="fail", message="x_q: 12 of 1024 elements differ",
+                         mismatch={"buffer": "x_q", "count": 12, "total": 1024, "max_abs_err": 0.5,
+                                   "max_rel_err": 0.1,
+                                   "first": [{"index": [0, 17], "expected": 1.5, "got": 2.0},
+                                             {"index": [3, 4], "expected": -448.0, "got": "nan"}]})
+            if kind == "crash" and i == 1:
+                e.update(status="error", message="CUDA_ERROR_ILLEGAL_ADDRESS: an illegal memory access "
+                                                 "was encountered")
+            res["tests"].append(e)
+            self.event(job, "test", e, pause)
+            if e["status"] != "pass":
+                verdict = "wrong_answer" if kind == "wrong" else "runtime_error"
+                msg = "test %d: %s" % (i, e["message"])
+                self.event(job, "verdict", {"verdict": verdict, "message": msg}, pause)
+                res.update(verdict=verdict, message=msg)
+                return self.finish(job, res, pause)
+        medians = []
+        if job["mode"] != "test":
+            for i, shape in enumerate(shapes):
+                m = 1000.0 * (i + 1) + 234.5
+                b = {"index": i, "shape": shape, "status": "pass", "median_ns": m, "mean_ns": m + 2,
+                     "stdev_ns": 4.0, "min_ns": m - 20, "max_ns": m + 40, "q1_ns": m - 3, "q3_ns": m + 3,
+                     "ci_lo_ns": m - 10, "ci_hi_ns": m + 12, "n": 300 + i, "stop_reason": "ci_converged",
+                     "floor_ns": m / 3, "below_floor": False,
+                     "launches": [{"kernel": "quant", "grid": [128 * (i + 1), 1, 1], "block": [32, 8, 1],
+                                   "smem": 0}]}
+                res["benchmarks"].append(b)
+                medians.append(m)
+                self.event(job, "benchmark", b, pause)
+        if medians:
+            g = 1.0
+            for m in medians:
+                g *= m
+            res["score_ns"] = g ** (1.0 / len(medians))
+        msg = "all %d tests passed" % len(tests) + ("; %d benchmark shapes timed" % len(medians) if medians else "")
+        self.event(job, "verdict", {"verdict": "accepted", "message": msg}, pause)
+        res.update(verdict="accepted", message=msg)
+        return self.finish(job, res, pause)
+
+    def finish(self, job, res, pause):
+        time.sleep(pause)
+        st, _, body, _ = self.c.post_json("/api/v1/runner/jobs/%d/result?attempt=%d" % (job["id"], job["attempt"]),
+                                          res, self.token)
+        if st != 200:
+            print("fakerunner: result of job %d refused: %s %s" % (job["id"], st, body), file=sys.stderr)
+        self.judged.append((job["id"], res["verdict"], st))
+        return st

@@ -1,0 +1,734 @@
+#!/usr/bin/env python3
+"""test_cli.py - bin/kjudge, the command-line client, against a real server.
+
+Starts bin/kjudge-server on a loopback port (copies of fp8_quant: one open,
+one past its deadline, one with a single GPU type) and a fake runner
+(fakerunner.py) that posts events and results through the runner protocol,
+then runs every command of the client as a separate process, each user with
+its own config folder: login (token, standard input, invite, a refused
+token), whoami, boards, board, template, submit (progress in a pipe and in
+a pseudo-terminal, --json, --no-wait, the verdicts' evidence, directives,
+exit codes), submissions (filters, pages), show (source, diffs), events,
+withdraw, rankings and the admin commands; then each error a user can meet:
+no config, an unreachable server, TLS failures (https:// against a plain
+listener, a self-signed certificate; the same certificate trusted through
+KJUDGE_CA_FILE works), 401, 403, 404, 409, 422, 429 with Retry-After, an
+answer that is not from kjudge, usage errors. The token is never printed
+except by `login --invite`. Python 3 standard library and openssl only;
+ends with "test_cli: N passed, N failed, N skipped" and exits 1 on failure.
+"""
+import fcntl
+import http.client
+import http.server
+import json
+import os
+import pty
+import re
+import shutil
+import socket
+import ssl
+import struct
+import subprocess
+import sys
+import tempfile
+import termios
+import threading
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from test_api import Client, Counts, check, skip, ROOT, BIN, free_port  # noqa: E402
+from kjtest import Server  # noqa: E402
+from fakerunner import FakeRunner  # noqa: E402
+
+KJ = os.environ.get("KJUDGE_CLI_BIN", os.path.join(ROOT, "bin", "kjudge"))
+BOARD_DIR = os.path.join(ROOT, "leaderboards", "fp8_quant")
+TEMPLATE = open(os.path.join(BOARD_DIR, "template.cu")).read()
+REFERENCE = open(os.path.join(BOARD_DIR, "reference.cu"), "rb").read()
+SECRETS = []          # tokens that must never be printed
+OUTPUTS = []          # (what, stdout + stderr) of every run, checked at the end
+
+
+def copy_board(boards, dst, **fields):
+    shutil.copytree(BOARD_DIR, os.path.join(boards, dst))
+    p = os.path.join(boards, dst, "leaderboard.json")
+    spec = json.load(open(p))
+    spec.update(dict(name=dst, **fields))
+    json.dump(spec, open(p, "w"), indent=2)
+
+
+class Cli:
+    """One user of the client: a config folder of its own and a clean environment."""
+
+    def __init__(self, tmp, name, env=None):
+        self.home = os.path.join(tmp, "home-" + name)
+        os.makedirs(self.home, exist_ok=True)
+        self.env = {k: v for k, v in os.environ.items() if not k.startswith("KJUDGE_")}
+        self.env.update({"HOME": self.home, "XDG_CONFIG_HOME": os.path.join(self.home, "cfg")})
+        self.env.update(env or {})
+        self.config = os.path.join(self.home, "cfg", "kjudge", "config")
+
+    def run(self, *args, env=None, stdin=None, timeout=60, record=True):
+        e = dict(self.env)
+        e.update(env or {})
+        p = subprocess.run([KJ] + list(args), input=stdin, capture_output=True, text=True,
+                           timeout=timeout, env=e, cwd=self.home)
+        if record:
+            OUTPUTS.append((" ".join(args), p.stdout + p.stderr))
+        return p.returncode, p.stdout, p.stderr
+
+    def run_held(self, args, hold, lines=2, timeout=60):
+        """Run while hold (the fake runner's) is set, until the first `lines`
+        lines are out, then clear it; returns (rc, stdout, stderr). So the
+        job is still queued when the client opens its event stream."""
+        p = subprocess.Popen([KJ] + list(args), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             env=self.env, cwd=self.home)
+        head = "".join(p.stdout.readline() for _ in range(lines))
+        hold.clear()
+        rest, err = p.communicate(timeout=timeout)
+        OUTPUTS.append((" ".join(args), head + rest + err))
+        return p.returncode, head + rest, err
+
+    def run_pty(self, *args, cols=100, timeout=60, hold=None, until=None):
+        """Run with stdout and stderr on a pseudo-terminal; returns (rc, everything written).
+        hold: an Event cleared once the output contains until."""
+        master, slave = pty.openpty()
+        fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 30, cols, 0, 0))
+        p = subprocess.Popen([KJ] + list(args), stdin=slave, stdout=slave, stderr=slave,
+                             env=self.env, cwd=self.home, close_fds=True)
+        os.close(slave)
+        out, deadline = b"", time.time() + timeout
+        while time.time() < deadline:
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:
+                break
+            if not chunk:
+                break
+            out += chunk
+            if hold is not None and until.encode() in out:
+                hold.clear()
+        os.close(master)
+        try:
+            p.wait(10)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait()
+        text = out.decode(errors="replace")
+        OUTPUTS.append((" ".join(args), text))
+        return p.returncode, text
+
+
+def api(port):
+    return Client(port)
+
+
+def write(tmp, name, text):
+    p = os.path.join(tmp, name)
+    with open(p, "w") as f:
+        f.write(text)
+    return p
+
+
+def sub_id(out):
+    m = re.search(r"submitted #(\d+)", out)
+    return int(m.group(1)) if m else None
+
+
+# ---------------------------------------------------------------------------
+# login, whoami, the config file
+# ---------------------------------------------------------------------------
+
+def test_login(t):
+    url, alice = t["url"], t["alice"]
+    rc, out, err = alice.run("login", url, "--token", "f" * 64)
+    check(rc == 2 and "HTTP 401 invalid_token" in err and not os.path.exists(alice.config),
+          "login with a refused token: exit 2, 401 named, nothing saved", (rc, out, err))
+    rc, out, err = alice.run("login", url + "/", "--token", t["tok_alice"])
+    check(rc == 0 and out.startswith("logged in to %s as alice (user); saved in %s" % (url, alice.config)),
+          "login --token: exit 0, who and where", (rc, out, err))
+    st = os.stat(alice.config)
+    check(st.st_mode & 0o777 == 0o600 and os.stat(os.path.dirname(alice.config)).st_mode & 0o777 == 0o700,
+          "the config file is 0600 in a 0700 folder", oct(st.st_mode))
+    text = open(alice.config).read()
+    check("url = %s\n" % url in text and "token = %s\n" % t["tok_alice"] in text,
+          "the config holds the URL (no trailing /) and the token", text.replace(t["tok_alice"], "T"))
+    rc, out, err = alice.run("whoami")
+    check(rc == 0 and out == "alice (user) at %s\n" % url, "whoami", (rc, out, err))
+    rc, out, err = alice.run("--json", "whoami")
+    check(rc == 0 and json.loads(out).get("name") == "alice" and json.loads(out).get("role") == "user",
+          "--json whoami prints the server's /me", out)
+
+    bob = t["bob"]
+    rc, out, err = bob.run("login", url, stdin=t["tok_bob"] + "\n")
+    check(rc == 0 and "as bob (user)" in out, "login reads the token from standard input", (rc, out, err))
+    rc, out, err = bob.run("login", url, stdin="")
+    check(rc == 2 and "no token given" in err, "login with nothing on standard input: usage, exit 2",
+          (rc, err))
+
+    st, _, d, _ = api(t["port"]).post_json("/api/v1/invites", {}, t["tok_admin"], runner=False)
+    carol = t["carol"]
+    rc, out, err = carol.run("login", url, "--invite", d["code"], "--name", "carol", record=False)
+    tok = re.search(r"shown this once \(keep it to log in elsewhere\): ([0-9a-f]{64})\n", out)
+    check(rc == 0 and "logged in to %s as carol (user)" % url in out and tok and out.count(tok.group(1)) == 1,
+          "login --invite creates the account and shows its token once", (rc, out, err))
+    if tok:
+        SECRETS.append(tok.group(1))
+        check("token = %s" % tok.group(1) in open(carol.config).read(), "and saves it")
+    rc, out, err = carol.run("whoami")
+    check(rc == 0 and out.startswith("carol (user)"), "the invited account works", (rc, out, err))
+    rc, out, err = t["fresh"].run("login", url, "--invite", "0" * 32, "--name", "dave")
+    check(rc == 2 and "HTTP 403 bad_invite" in err, "a bad invite: 403 named, exit 2", (rc, err))
+
+    admin = t["admin"]
+    rc, out, err = admin.run("login", url, "--token", t["tok_admin"])
+    check(rc == 0 and "as admin (admin)" in out, "the admin logs in", (rc, out, err))
+
+    env = {"KJUDGE_URL": url, "KJUDGE_TOKEN": t["tok_bob"]}
+    rc, out, err = t["fresh"].run("whoami", env=env)
+    check(rc == 0 and out.startswith("bob (user)"), "KJUDGE_URL and KJUDGE_TOKEN without a config", (rc, out, err))
+    rc, out, err = alice.run("whoami", env={"KJUDGE_TOKEN": t["tok_bob"]})
+    check(rc == 0 and out.startswith("bob (user)"), "KJUDGE_TOKEN overrides the config", (rc, out, err))
+    loose = Cli(t["tmp"], "loose")
+    os.makedirs(os.path.dirname(loose.config))
+    shutil.copy(alice.config, loose.config)
+    os.chmod(loose.config, 0o644)
+    rc, out, err = loose.run("whoami")
+    check(rc == 0 and "readable by other users; run: chmod 600" in err, "a loose config file is warned about",
+          (rc, err))
+
+
+# ---------------------------------------------------------------------------
+# Boards, template, rankings
+# ---------------------------------------------------------------------------
+
+def test_boards(t):
+    alice, c = t["alice"], api(t["port"])
+    rc, out, err = alice.run("boards")
+    lines = out.splitlines()
+    check(rc == 0 and lines[0].split() == ["name", "title", "gpus", "deadline", "tests", "shapes"] and
+          any(l.startswith("fp8_quant ") and "H200, B200" in l and "2027-03-15T00:00:00Z" in l and
+              l.split()[-2:] == ["5", "3"] for l in lines), "boards: a table", out)
+    rc, out, err = alice.run("--json", "boards")
+    check(rc == 0 and out == c.get("/api/v1/leaderboards")[3].decode() + "\n", "--json boards is the server's JSON",
+          out[:200])
+    rc, out, err = t["fresh"].run("boards", env={"KJUDGE_URL": t["url"]})
+    check(rc == 0 and "fp8_quant" in out, "boards needs no token", (rc, err))
+    rc, out, err = alice.run("board", "fp8_quant")
+    check(rc == 0 and out.startswith("fp8_quant: FP8 per-group activation quantization\n") and
+          "kernel arguments: (const float* x, float* x_q, float* x_s, int T, int H, int GS)" in out and
+          "time limits: test " in out and "4242" in out and "54352" in out and
+          "kjudge template fp8_quant" in out, "board: statement, signature, shapes, seeds", out[:600])
+    rc, out, err = alice.run("board", "nope")
+    check(rc == 2 and "not found (HTTP 404 unknown_leaderboard): no leaderboard named 'nope'" in err,
+          "an unknown board: 404 named, exit 2", (rc, err))
+    rc, out, err = alice.run("board", "Bad!")
+    check(rc == 2 and "is not a leaderboard name" in err, "a malformed name is a usage error", (rc, err))
+
+    rc, out, err = alice.run("template", "fp8_quant")
+    check(rc == 0 and out == TEMPLATE, "template prints the starter byte for byte", (rc, len(out)))
+    dst = os.path.join(alice.home, "mine.cu")
+    rc, out, err = alice.run("template", "fp8_quant", "-o", dst)
+    check(rc == 0 and open(dst).read() == TEMPLATE and "wrote template.cu of fp8_quant to" in err,
+          "template -o FILE", (rc, err))
+    open(dst, "w").write("my work")
+    rc, out, err = alice.run("template", "fp8_quant", "-o", dst)
+    check(rc == 2 and "exists; add --force" in err and open(dst).read() == "my work",
+          "template -o refuses to replace a file", (rc, err))
+    rc, out, err = alice.run("template", "fp8_quant", "--output=" + dst, "--force")
+    check(rc == 0 and open(dst).read() == TEMPLATE, "--force replaces it", (rc, err))
+    rc, out, err = alice.run("template", "fp8_quant", "--reference")
+    check(rc == 2 and "HTTP 403 not_published" in err, "the reference is not public", (rc, err))
+    rc, out, err = t["admin"].run("template", "fp8_quant", "--reference")
+    check(rc == 0 and out.encode() == REFERENCE, "an admin downloads the reference", rc)
+
+
+# ---------------------------------------------------------------------------
+# submit
+# ---------------------------------------------------------------------------
+
+def check_order(out, parts, what):
+    at = 0
+    for p in parts:
+        i = out.find(p, at)
+        if i < 0:
+            return check(False, what, "missing %r after offset %d in:\n%s" % (p, at, out))
+        at = i + len(p)
+    return check(True, what)
+
+
+def test_submit_pipe(t):
+    alice = t["alice"]
+    f = write(alice.home, "quant.cu", "// FAKE:accept\n" + TEMPLATE)
+    t["runner"].hold.set()
+    rc, out, err = alice.run_held(["submit", f, "--gpu", "H200", "--mode", "leaderboard"], t["runner"].hold)
+    sid = sub_id(out)
+    check(rc == 0 and sid, "submit: accepted -> exit 0", (rc, out, err))
+    check_order(out, ["submitted #%d: fp8_quant on H200 (leaderboard mode)\n" % sid,
+                      "queued: position 1 on H200\n", "compiling for sm_90a\n",
+                      "compiled in 0.41 s: quant (16 registers)\n", "test 1/5 T=1 H=256 GS=64: pass\n",
+                      "test 5/5 ", "shape 1/3 T=", ": median 1.234 us (95% CI 1.224 us - 1.246 us, n=3",
+                      "shape 3/3 ", "verdict: accepted: all 5 tests passed; 3 benchmark shapes timed\n",
+                      "#%d fp8_quant on H200, leaderboard mode, by alice: accepted\n" % sid,
+                      "score 2.074 us (geometric mean of the shape medians), rank #1 of 1\n",
+                      "shape  ", "median", "95% CI of the median", "floor", "n  launch\n",
+                      "T=256 H=4096 GS=128", "1.234 us", "1.224 us - 1.246 us", "412 ns",
+                      "quant grid(128,1,1) block(32,8,1) smem 0\n"],
+                "in a pipe: one line per event in order, then the timing table")
+    check(sum(l.startswith("test ") for l in out.splitlines()) == 5 and
+          sum(re.match(r"shape \d/3 ", l) is not None for l in out.splitlines()) == 3,
+          "exactly one line per test and per shape", out)
+    check("\r" not in out and "\x1b" not in out and err == "", "no terminal control codes in a pipe, nothing on stderr",
+          (out, err))
+    t["accepted"] = sid
+    return sid
+
+
+def test_submit_pty(t):
+    alice = t["alice"]
+    f = write(alice.home, "slow.cu", "// FAKE:slow\n" + TEMPLATE)
+    t["runner"].hold.set()
+    rc, out = alice.run_pty("submit", f, "--gpu", "H200", "--mode", "leaderboard", hold=t["runner"].hold,
+                            until="queued, position")
+    sid = sub_id(out)
+    check(rc == 0 and sid, "submit on a terminal: exit 0", (rc, out))
+    head = "#%d fp8_quant on H200 (leaderboard mode): " % sid
+    check_order(out, ["\r\x1b[K" + head + "queued, position 1 on H200",
+                      "\r\x1b[K" + head + "compiling for sm_90a",
+                      "\r\x1b[K  compiled in 0.41 s: quant (16 registers)\r\n",
+                      "\r\x1b[K" + head + "tests 1/5", "\r\x1b[K" + head + "tests 3/5",
+                      "\r\x1b[K" + head + "tests 5/5",
+                      "\r\x1b[K  shape 1/3 T=", "median 1.234 us", "\r\x1b[K" + head + "tests 5/5, shapes 1/3",
+                      "\r\x1b[K  shape 3/3 ", "\r\x1b[K" + head + "tests 5/5, shapes 3/3", "\r\x1b[K",
+                      "#%d fp8_quant on H200, leaderboard mode, by alice: accepted\r\n" % sid,
+                      "score ", "95% CI of the median"],
+                "on a terminal: one status line rewritten in place, shapes with medians kept")
+    check("test 1/5 T=1 H=256 GS=64: pass" not in out and "verdict: accepted" not in out,
+          "passing tests and the verdict event are not kept as lines on a terminal", out)
+    status = [seg for seg in re.split(r"\r|\n", out) if seg.startswith("\x1b[K#")]
+    check(status and all(len(seg) - 3 < 100 for seg in status), "status lines fit the terminal's width", status)
+    t["pty_sub"] = sid
+
+
+def test_submit_failures(t):
+    alice = t["alice"]
+    cases = [
+        ("wrong", 1, ["verdict: wrong_answer", "by alice: wrong_answer\n", "test 2 (T=16 H=1024 GS=64): fail:",
+                      "x_q: 12 of 1024 elements differ (max abs err 0.5, max rel err 0.1)",
+                      "at [0, 17] expected 1.5 got 2\n", "at [3, 4] expected -448 got nan\n"]),
+        ("compile", 1, ["compile failed: k.cu(3): error: identifier \"oops\" is undefined\n", ": compile_error\n",
+                        "compile log:\n  k.cu(3): error: identifier \"oops\" is undefined\n"
+                        "  1 error detected in the compilation of \"k.cu\".\n"]),
+        ("crash", 1, ["test 2/5 T=4 H=512 GS=128: error: CUDA_ERROR_ILLEGAL_ADDRESS", ": runtime_error\n",
+                      "test 1 (T=4 H=512 GS=128): error: CUDA_ERROR_ILLEGAL_ADDRESS: an illegal memory access"]),
+    ]
+    for kind, want_rc, parts in cases:
+        f = write(alice.home, kind + ".cu", "// FAKE:%s\n" % kind + TEMPLATE)
+        rc, out, err = alice.run("submit", f, "--gpu", "H200")
+        check(rc == want_rc, "%s: exit %d (the submission failed)" % (kind, want_rc), (rc, out, err))
+        check_order(out, parts, "%s: the evidence is shown" % kind)
+        t[kind] = sub_id(out)
+
+
+def test_submit_json(t):
+    alice, c = t["alice"], api(t["port"])
+    f = write(alice.home, "j.cu", TEMPLATE)
+    rc, out, err = alice.run("--json", "submit", f, "--gpu", "B200", "--mode", "leaderboard")
+    try:
+        d = json.loads(out)
+    except ValueError:
+        d = {}
+    got = c.get("/api/v1/submissions/%d" % d.get("id", 0), t["tok_alice"])[2]
+    check(rc == 0 and d.get("status") == "done" and d == got and out.count("\n") == 1,
+          "--json submit prints only the final submission, as the server sends it", (rc, out[:300], err))
+    rc, out, err = alice.run("submit", f, "--gpu", "B200", "--no-wait", "--json")
+    d = json.loads(out) if out.startswith("{") else {}
+    check(rc == 0 and d.get("status") == "queued" and d.get("urls", {}).get("self"),
+          "--no-wait --json prints the 202 answer", (rc, out, err))
+    rc, out, err = alice.run("submit", f, "--gpu", "B200", "--no-wait")
+    check(rc == 0 and re.match(r"submitted #\d+: fp8_quant on B200 \(test mode\); follow it with: kjudge events \d+\n$", out),
+          "--no-wait returns at once with the id", (rc, out, err))
+
+
+def test_submit_directives(t):
+    alice, srv = t["alice"], t["srv"]
+    f = write(alice.home, "d.cu", "//!kjudge gpu B200\n//!kjudge mode benchmark\n" + TEMPLATE)
+    rc, out, err = t["rl"].run("submit", f, "--no-wait")
+    sid = sub_id(out)
+    check(rc == 0 and "fp8_quant on B200 (benchmark mode)" in out, "board, gpu and mode from the file's lines",
+          (rc, out, err))
+    if sid:
+        row = srv.row(sid)
+        check(row["gpu"] == "B200" and row["mode"] == "benchmark", "the server stored them", dict(row))
+    rc, out, err = t["rl"].run("submit", f, "--no-wait")
+    check(rc == 2 and "rate limited (HTTP 429 rate_limited)" in err and
+          re.search(r"retry after \d+ s \(Retry-After\)", err), "429: rate limited, with Retry-After", (rc, err))
+    rc, out, err = alice.run("submit", f, "--gpu", "H200")
+    check(rc == 2 and "refused (HTTP 422 gpu_mismatch): line 1: the file names gpu 'B200' but the request says "
+          "'H200'" in err, "422: a flag against the file's line", (rc, err))
+    f2 = write(alice.home, "nog.cu", TEMPLATE)
+    rc, out, err = alice.run("submit", f2)
+    check(rc == 2 and "leaderboard fp8_quant runs on H200, B200: choose one with --gpu" in err,
+          "no GPU type named on a board with two: usage error", (rc, err))
+    rc, out, err = alice.run("submit", f2, "--leaderboard", "solo_quant")
+    check(rc == 2 and "HTTP 422 leaderboard_mismatch" in err, "a board flag against the file's line", (rc, err))
+    f3 = write(alice.home, "solo.cu", TEMPLATE.replace("//!kjudge leaderboard fp8_quant", "//!kjudge leaderboard solo_quant"))
+    rc, out, err = alice.run("submit", f3)
+    check(rc == 0 and "solo_quant on H200 (test mode)" in out and ": accepted\n" in out,
+          "a board with one GPU type needs no --gpu", (rc, out, err))
+    f4 = write(alice.home, "noboard.cu", TEMPLATE.replace("//!kjudge leaderboard fp8_quant\n", ""))
+    rc, out, err = alice.run("submit", f4, "--gpu", "H200")
+    check(rc == 2 and "name the leaderboard: --leaderboard NAME" in err, "no board anywhere: usage error", (rc, err))
+    rc, out, err = alice.run("submit", os.path.join(alice.home, "missing.cu"))
+    check(rc == 2 and "cannot read" in err and "missing.cu" in err, "a missing file", (rc, err))
+    rc, out, err = alice.run("submit", f2, "--gpu", "H200", "--mode", "fast")
+    check(rc == 2 and "--mode must be test, benchmark or leaderboard" in err, "a bad --mode", (rc, err))
+
+
+# ---------------------------------------------------------------------------
+# submissions, show, events, withdraw, rankings
+# ---------------------------------------------------------------------------
+
+def test_lists(t):
+    alice, admin, c = t["alice"], t["admin"], api(t["port"])
+    mine = [s["id"] for s in c.get("/api/v1/submissions?limit=500", t["tok_alice"])[2]["submissions"]]
+    rc, out, err = alice.run("submissions")
+    rows = [l for l in out.splitlines()[2:] if l.strip()]
+    check(rc == 0 and [int(r.split()[0]) for r in rows] == mine[:20], "submissions: newest first", (out, mine))
+    rc, out, err = alice.run("submissions", "--mode", "leaderboard", "--gpu", "H200", "--verdict", "accepted")
+    rows = [l for l in out.splitlines()[2:] if l.strip()]
+    check(rc == 0 and rows and all(" H200 " in r and " leaderboard " in r and " accepted " in r for r in rows),
+          "filters", out)
+    rc, out, err = alice.run("submissions", "--limit", "2")
+    m = re.search(r"\(more: add --cursor (\S+)\)", out)
+    check(rc == 0 and len(out.splitlines()) == 5 and m, "--limit 2 shows two and how to go on", out)
+    if m:
+        rc, out, err = alice.run("submissions", "--limit", "2", "--cursor", m.group(1))
+        check(rc == 0 and [int(l.split()[0]) for l in out.splitlines()[2:4]] == mine[2:4], "--cursor goes on", out)
+    rc, out, err = alice.run("--json", "submissions", "--limit", "3")
+    d = json.loads(out) if rc == 0 else {}
+    check([s["id"] for s in d.get("submissions", [])] == mine[:3] and d.get("next_cursor"),
+          "--json submissions: one page as the server sends it", out[:200])
+    rc, out, err = alice.run("submissions", "--user", "bob")
+    check(rc == 2 and "HTTP 403 forbidden" in err, "a user cannot list another's", (rc, err))
+    rc, out, err = admin.run("submissions", "--user", "alice", "--limit", "500")
+    check(rc == 0 and len([l for l in out.splitlines()[2:] if l.strip()]) == len(mine) and " alice " in out,
+          "an admin lists alice's", out[:300])
+
+
+def test_show(t):
+    alice, bob, c = t["alice"], t["bob"], api(t["port"])
+    sid, wrong = t["accepted"], t["wrong"]
+    rc, out, err = alice.run("show", str(sid))
+    check(rc == 0 and out.startswith("#%d fp8_quant on H200, leaderboard mode, by alice: accepted\n" % sid) and
+          "rank #1 of" in out and "95% CI of the median" in out, "show: summary, rank and timings", out)
+    rc, out, err = alice.run("show", str(wrong))
+    check(rc == 0 and "at [0, 17] expected 1.5 got 2" in out, "show of a failure: its evidence (exit 0)", (rc, out))
+    rc, out, err = alice.run("show", str(sid), "--source")
+    check(rc == 0 and out == "// FAKE:accept\n" + TEMPLATE, "show --source, byte for byte", rc)
+    rc, out, err = alice.run("--json", "show", str(sid))
+    check(rc == 0 and json.loads(out) == c.get("/api/v1/submissions/%d" % sid, t["tok_alice"])[2],
+          "--json show is the server's JSON", out[:200])
+    rc, out, err = alice.run("show", str(t["pty_sub"]), "--diff")
+    check(rc == 0 and "--- a/quant.cu (#%d)\n+++ b/slow.cu (#%d)\n" % (sid, t["pty_sub"]) in out and
+          "-// FAKE:accept\n+// FAKE:slow\n" in out, "show --diff: against the previous submission", out)
+    rc, out, err = alice.run("show", str(wrong), "--diff", str(sid))
+    check(rc == 0 and "--- a/quant.cu (#%d)\n+++ b/wrong.cu (#%d)\n" % (sid, wrong) in out and
+          "-// FAKE:accept\n+// FAKE:wrong\n" in out, "show ID --diff ID2: any two of one's own", out)
+    rc, out, err = alice.run("show", str(sid), "--diff", str(sid))
+    check(rc == 0 and "have the same source" in out, "the same source twice", out)
+    rc, out, err = bob.run("show", str(sid))
+    check(rc == 0 and "by alice: accepted" in out, "anyone may read the public view", (rc, err))
+    rc, out, err = bob.run("show", str(sid), "--source")
+    check(rc == 2 and "is not shown to you" in err, "but not another's source", (rc, err))
+    rc, out, err = alice.run("show", "999999")
+    check(rc == 2 and "not found (HTTP 404 not_found): no submission 999999" in err, "404: no such submission",
+          (rc, err))
+    rc, out, err = alice.run("show", "abc")
+    check(rc == 2 and "name a submission by its number" in err, "show abc: usage error", (rc, err))
+    rc, out, err = alice.run("--json", "show", "1", "--diff", "2")
+    check(rc == 2 and "drop --json" in err, "--json with a pairwise diff is refused", (rc, err))
+
+
+def test_events(t):
+    alice, bob, c = t["alice"], t["bob"], api(t["port"])
+    sid = t["wrong"]
+    rc, out, err = alice.run("events", str(sid))
+    want = ["queued: no longer waiting on H200", "compiling for sm_90a", "compiled in 0.41 s: quant (16 registers)",
+            "test 1/5 T=1 H=256 GS=64: pass", "test 2/5 T=4 H=512 GS=128: pass",
+            "test 3/5 T=16 H=1024 GS=64: fail: x_q: 12 of 1024 elements differ",
+            "verdict: wrong_answer: test 2: x_q: 12 of 1024 elements differ"]
+    check(rc == 0 and out.splitlines() == want, "events: the recorded events, one line each", out)
+    rc, out, err = alice.run("--json", "events", str(sid))
+    check(rc == 0 and json.loads(out) == c.get("/api/v1/submissions/%d/events" % sid, t["tok_alice"])[2],
+          "--json events is the server's JSON", out[:200])
+    rc, out, err = bob.run("events", str(sid))
+    check(rc == 2 and "not allowed (HTTP 403 forbidden)" in err, "403: another user's events", (rc, err))
+
+
+def test_withdraw_rankings(t):
+    alice, c = t["alice"], api(t["port"])
+    rc, out, err = alice.run("rankings", "fp8_quant")
+    check(rc == 0 and out.startswith("fp8_quant on H200 (also: B200, with --gpu)\n") and
+          re.search(r"\n\s+1  alice\s+2\.074 us\s+%d\s" % t["accepted"], out) and
+          "shape 1: T=256 H=4096 GS=128" in out, "rankings: the first GPU type, a table, the shapes", out)
+    rc, out, err = alice.run("--json", "rankings", "fp8_quant", "--gpu", "B200")
+    check(rc == 0 and json.loads(out) == c.get("/api/v1/leaderboards/fp8_quant/rankings?gpu=B200")[2],
+          "--json rankings", out[:200])
+    rc, out, err = alice.run("rankings", "fp8_quant", "--gpu", "A100")
+    check(rc == 2 and "bad request (HTTP 400 unknown_gpu)" in err, "a GPU type the board lacks", (rc, err))
+    rc, out, err = alice.run("withdraw", str(t["wrong"]))
+    check(rc == 2 and "refused in the current state (HTTP 409 not_ranked)" in err, "409: not ranked", (rc, err))
+    for sid in (t["accepted"], t["pty_sub"]):
+        rc, out, err = alice.run("withdraw", str(sid))
+        check(rc == 0 and out.startswith("withdrew #%d from the rankings at " % sid), "withdraw", (rc, out, err))
+    rc, out, err = alice.run("withdraw", str(t["accepted"]))
+    check(rc == 0 and "was already withdrawn" in out, "withdrawing again", (rc, out))
+    rc, out, err = alice.run("rankings", "fp8_quant")
+    check(rc == 0 and "(none)" in out, "withdrawn submissions leave the rankings", out)
+    rc, out, err = alice.run("submissions", "--mode", "leaderboard", "--gpu", "H200")
+    check("accepted (withdrawn)" in out, "the list marks them", out)
+    rc, out, err = alice.run("show", str(t["accepted"]))
+    check("withdrawn from the rankings by its owner at" in out and "rank #" not in out, "show marks it", out)
+
+
+# ---------------------------------------------------------------------------
+# admin
+# ---------------------------------------------------------------------------
+
+def test_admin(t):
+    admin, alice, bob = t["admin"], t["alice"], t["bob"]
+    rc, out, err = admin.run("admin", "users")
+    line = [l for l in out.splitlines() if l.startswith("alice ")]
+    n = len(api(t["port"]).get("/api/v1/submissions?limit=500", t["tok_alice"])[2]["submissions"])
+    check(rc == 0 and line and line[0].split()[1:3] == ["user", "no"] and line[0].split()[4] == str(n),
+          "admin users: alice with her submission count", out)
+    rc, out, err = alice.run("admin", "users")
+    check(rc == 2 and "not allowed (HTTP 403 forbidden): only an admin may do this" in err,
+          "403: a user cannot", (rc, err))
+    rc, out, err = admin.run("admin", "stats")
+    check(rc == 0 and out.startswith("users: ") and "fp8_quant    leaderboard  accepted" in out and
+          "\nqueues:\n" in out and re.search(r"\nH200\s+\d+\s+\d+\s+(-|\d+ s)\n", out) and
+          re.search(r"\nfake-0\s+H200\s+(idle|active)\s+\d{4}-", out), "admin stats", out)
+    rc, out, err = admin.run("--json", "admin", "stats")
+    check(rc == 0 and "by_leaderboard" in json.loads(out).get("submissions", {}), "--json admin stats", out[:200])
+    rc, out, err = admin.run("admin", "invite", "--days", "2")
+    m = re.search(r"invite code \(single use, valid until \S+\): (\S+)\nthe newcomer runs: kjudge login %s "
+                  r"--invite \S+ --name NAME\n" % re.escape(t["url"]), out)
+    check(rc == 0 and m, "admin invite prints the code and the command", out)
+    rc, out, err = admin.run("admin", "invite", "--days", "0")
+    check(rc == 2 and "--days must be 1 to 365" in err, "a bad --days", (rc, err))
+    rc, out, err = admin.run("admin", "ban", "bob")
+    check(rc == 0 and out == "banned bob\n", "admin ban", (rc, out, err))
+    rc, out, err = bob.run("whoami")
+    check(rc == 2 and "not allowed (HTTP 403 banned): this account is banned" in err, "a banned user is told", (rc, err))
+    rc, out, err = admin.run("admin", "unban", "bob")
+    check(rc == 0 and bob.run("whoami")[0] == 0, "admin unban", (rc, out, err))
+    rc, out, err = admin.run("admin", "disqualify", str(t["crash"]), "--reason", "copied")
+    check(rc == 0 and out.startswith("disqualified #%d" % t["crash"]), "admin disqualify", (rc, out, err))
+    rc, out, err = alice.run("show", str(t["crash"]))
+    check("disqualified: copied" in out, "the owner sees the reason", out)
+    rc, out, err = admin.run("admin", "disqualify", str(t["crash"]))
+    check(rc == 2 and "--reason TEXT" in err, "disqualify needs a reason", (rc, err))
+    rc, out, err = admin.run("admin", "publish", "fp8_quant")
+    check(rc == 2 and "refused in the current state (HTTP 409 deadline_not_passed)" in err,
+          "409: publishing before the deadline", (rc, err))
+    rc, out, err = admin.run("admin", "publish", "closed_quant")
+    check(rc == 0 and out.startswith("the sources of closed_quant are published"), "admin publish", (rc, out, err))
+    rc, out, err = alice.run("template", "closed_quant", "--reference")
+    check(rc == 0 and out.encode() == REFERENCE, "then a user downloads its reference", rc)
+    rc, out, err = admin.run("admin", "reload")
+    check(rc == 0 and out.startswith("reloaded 3 leaderboards\nunchanged: closed_quant fp8_quant solo_quant"),
+          "admin reload", (rc, out, err))
+    rc, out, err = admin.run("admin", "frobnicate")
+    check(rc == 2 and "unknown subcommand" in err, "an unknown admin subcommand", (rc, err))
+
+
+# ---------------------------------------------------------------------------
+# Errors
+# ---------------------------------------------------------------------------
+
+def closed_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+class Proxy(http.server.BaseHTTPRequestHandler):
+    """A TLS front for the test server (GET only), or a stranger that answers 502 in HTML."""
+    target = None
+
+    def do_GET(self):
+        if self.target is None:
+            body = b"<html><body>Bad gateway</body></html>"
+            self.send_response(502)
+            self.send_header("Content-Type", "text/html")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+            return
+        conn = http.client.HTTPConnection("127.0.0.1", self.target, timeout=30)
+        h = {k: v for k, v in self.headers.items() if k.lower() in ("authorization", "accept")}
+        conn.request("GET", self.path, headers=h)
+        r = conn.getresponse()
+        body = r.read()
+        self.send_response(r.status)
+        self.send_header("Content-Type", r.getheader("Content-Type", "application/json"))
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+        conn.close()
+
+    def log_message(self, *a):
+        pass
+
+
+def serve_in_thread(handler, tls=None):
+    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    if tls is not None:
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        ctx.load_cert_chain(*tls)
+        srv.socket = ctx.wrap_socket(srv.socket, server_side=True)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    return srv
+
+
+def self_signed(tmp):
+    cert, key = os.path.join(tmp, "cert.pem"), os.path.join(tmp, "key.pem")
+    p = subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", cert,
+                        "-days", "1", "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"],
+                       capture_output=True, text=True)
+    return (cert, key) if p.returncode == 0 else None
+
+
+def test_errors(t):
+    fresh, alice = t["fresh"], t["alice"]
+    for args in (["boards"], ["submit", "x.cu"], ["rankings", "fp8_quant"]):
+        rc, out, err = fresh.run(*args)
+        check(rc == 2 and "no server configured: %s does not exist and KJUDGE_URL is not set; run: kjudge login"
+              % fresh.config in err, "no config: %s" % args[0], (rc, err))
+    rc, out, err = fresh.run("submissions", env={"KJUDGE_URL": t["url"]})
+    check(rc == 2 and "not logged in:" in err and "KJUDGE_TOKEN is not set" in err, "a URL but no token", (rc, err))
+    url = "http://127.0.0.1:%d" % closed_port()
+    rc, out, err = alice.run("boards", env={"KJUDGE_URL": url})
+    check(rc == 2 and "cannot reach the server at %s: nothing answers there" % url in err,
+          "unreachable: a closed port", (rc, err))
+    rc, out, err = alice.run("boards", env={"KJUDGE_URL": "http://no-such-host.invalid"})
+    check(rc == 2 and "cannot resolve the server's host name" in err, "a host that does not resolve", (rc, err))
+    tls_url = "https://127.0.0.1:%d" % t["port"]
+    rc, out, err = alice.run("boards", env={"KJUDGE_URL": tls_url})
+    check(rc == 2 and "TLS failure talking to %s" % tls_url in err, "TLS failure: https:// against a plain listener",
+          (rc, err))
+    pair = self_signed(t["tmp"])
+    if pair is None:
+        skip("openssl could not make a certificate")
+    else:
+        Proxy.target = t["port"]
+        front = serve_in_thread(Proxy, pair)
+        furl = "https://127.0.0.1:%d" % front.server_address[1]
+        rc, out, err = alice.run("boards", env={"KJUDGE_URL": furl})
+        check(rc == 2 and "TLS failure talking to %s" % furl in err and "certificate" in err,
+              "TLS failure: a self-signed certificate", (rc, err))
+        rc, out, err = alice.run("whoami", env={"KJUDGE_URL": furl, "KJUDGE_CA_FILE": pair[0]})
+        check(rc == 0 and out.startswith("alice (user) at https://"), "KJUDGE_CA_FILE trusts it", (rc, out, err))
+        front.shutdown()
+        Proxy.target = None
+    stranger = serve_in_thread(Proxy)
+    surl = "http://127.0.0.1:%d" % stranger.server_address[1]
+    rc, out, err = alice.run("boards", env={"KJUDGE_URL": surl})
+    check(rc == 2 and "unexpected answer from %s: HTTP 502 (text/html)" % surl in err,
+          "an answer that is not kjudge's", (rc, err))
+    stranger.shutdown()
+    rc, out, err = alice.run("whoami", env={"KJUDGE_TOKEN": "0" * 64})
+    check(rc == 2 and "the server did not accept the token (HTTP 401 invalid_token)" in err and
+          "the token came from the KJUDGE_TOKEN variable; log in again: kjudge login" in err,
+          "401: says where the token came from", (rc, err))
+    rc, out, err = alice.run("--json", "whoami", env={"KJUDGE_TOKEN": "0" * 64})
+    check(rc == 2 and json.loads(out)["error"]["code"] == "invalid_token", "--json prints the error JSON too", out)
+    rc, out, err = alice.run("boards", env={"KJUDGE_URL": "ftp://x"})
+    check(rc == 2 and "must start with http:// or https://" in err, "a URL that is not http(s)", (rc, err))
+    os.makedirs(os.path.dirname(fresh.config), exist_ok=True)
+    open(fresh.config, "w").write("url http://x\n")
+    rc, out, err = fresh.run("boards")
+    check(rc == 2 and "line 1: expected \"key = value\"" in err, "a broken config file is named", (rc, err))
+    os.unlink(fresh.config)
+    for args, needle in [(["frobnicate"], "unknown command 'frobnicate'"), (["submit"], "name the file"),
+                         (["submit", "a.cu", "--gpu"], "--gpu needs a value"),
+                         (["submit", "a.cu", "--colour", "red"], "unknown option '--colour'"),
+                         (["events"], "name a submission"), ([], "usage: kjudge")]:
+        rc, out, err = alice.run(*args)
+        check(rc == 2 and needle in err, "usage error: %s" % args, (rc, err))
+    rc, out, err = alice.run("--help")
+    check(rc == 0 and "kjudge submit FILE" in out and "exit codes: 0" in out, "--help", (rc, out))
+    rc, out, err = alice.run("submit", "--help")
+    check(rc == 0 and out.startswith("usage: kjudge submit FILE"), "submit --help", (rc, out))
+
+
+def test_no_secret_printed():
+    leaked = [what for what, text in OUTPUTS if any(s in text for s in SECRETS)]
+    check(not leaked, "no token appears in any output (%d runs)" % len(OUTPUTS), leaked)
+    # With KJUDGE_CLI_BIN pointing at a sanitizer build, its reports land here.
+    bad = [what for what, text in OUTPUTS if "Sanitizer" in text or "runtime error:" in text]
+    check(not bad, "no sanitizer report in any output", bad)
+
+
+def run_all(t):
+    test_login(t)
+    test_boards(t)
+    test_submit_pipe(t)
+    test_submit_pty(t)
+    test_submit_failures(t)
+    test_submit_json(t)
+    test_submit_directives(t)
+    test_lists(t)
+    test_show(t)
+    test_events(t)
+    test_withdraw_rankings(t)
+    test_admin(t)
+    test_errors(t)
+    test_no_secret_printed()
+
+
+def main():
+    for b in (BIN, KJ):
+        if not os.access(b, os.X_OK):
+            print("FAIL %s is not built" % b)
+            print("test_cli: 0 passed, 1 failed, 0 skipped")
+            return 1
+    with tempfile.TemporaryDirectory(prefix="kjudge-cli-") as tmp:
+        boards = os.path.join(tmp, "boards")
+        os.makedirs(boards)
+        shutil.copytree(BOARD_DIR, os.path.join(boards, "fp8_quant"))
+        copy_board(boards, "closed_quant", deadline="2020-01-01T00:00:00Z")
+        copy_board(boards, "solo_quant", gpus=["H200"])
+        srv = Server(tmp, extra=["--leaderboards", boards],
+                     rate_flags=["--rate-limit-test", "0", "--rate-limit-benchmark", "1",
+                                 "--rate-limit-leaderboard", "0"])
+        if not check(srv.start(), "the server starts"):
+            print("test_cli: %d passed, %d failed, %d skipped" % (Counts.passed, Counts.failed, Counts.skipped))
+            return 1
+        runner = None
+        try:
+            t = {"tmp": tmp, "srv": srv, "port": srv.port, "url": "http://127.0.0.1:%d" % srv.port,
+                 "tok_admin": srv.printed().strip()}
+            for name in ["alice", "bob", "rl"]:
+                t["tok_" + name] = srv.cli("user", "add", name, "--db", srv.db)[1].strip()
+            tok_runner = srv.cli("runner", "add", "fake-0", "--gpu", "H200,B200", "--db", srv.db)[1].strip()
+            SECRETS.extend([t["tok_admin"], t["tok_alice"], t["tok_bob"], t["tok_rl"], tok_runner])
+            for name in ["alice", "bob", "carol", "admin", "fresh"]:
+                t[name] = Cli(tmp, name)
+            t["rl"] = Cli(tmp, "rl", env={"KJUDGE_URL": t["url"], "KJUDGE_TOKEN": t["tok_rl"]})
+            runner = FakeRunner(srv.port, tok_runner, name="fake-0").start()
+            t["runner"] = runner
+            run_all(t)
+        finally:
+            if runner is not None:
+                runner.stop()
+            srv.stop()
+    print("test_cli: %d passed, %d failed, %d skipped" % (Counts.passed, Counts.failed, Counts.skipped))
+    return 1 if Counts.failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,91 @@
+/*
+ * test_prog.c - unit tests for cli/prog.c, the live progress of a
+ * submission: in plain mode exactly one line per event (queue position,
+ * compile, tests k/N, shapes k/N with their medians, the verdict); in
+ * terminal mode one status line rewritten with "\r ESC[K", permanent lines
+ * for compiled kernels, shapes and failures, and nothing left on the
+ * status line at the end. Counts follow the events, not their indexes.
+ * Prints "test_prog: N passed, N failed, N skipped".
+ */
+#define KT_MAIN
+#include "kt.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "prog.h"
+
+static const char *const events[][2] = {
+    {"queued", "{\"position\": 3, \"status\": \"queued\", \"gpu\": \"H200\"}"},
+    {"compiling", "{\"arch\": \"sm_90a\"}"},
+    {"compiled", "{\"ok\": true, \"seconds\": 0.41, \"kernels\": [{\"name\": \"quant\", \"registers\": 16},"
+                 " {\"name\": \"b\\u001b[2J\"}]}"},
+    {"test", "{\"index\": 0, \"shape\": {\"T\": 1}, \"status\": \"pass\"}"},
+    {"test", "{\"index\": 1, \"shape\": {\"T\": 4}, \"status\": \"fail\", \"message\": \"x_q differs\"}"},
+    {"benchmark", "{\"index\": 2, \"shape\": {\"T\": 256}, \"status\": \"pass\", \"median_ns\": 9888,"
+                  " \"ci_lo_ns\": 9850, \"ci_hi_ns\": 9920, \"n\": 312}"},
+    {"benchmark", "{\"index\": 0, \"shape\": {\"T\": 4096}, \"status\": \"pass\", \"median_ns\": 164576, \"n\": 100}"},
+    {"mystery", "null"},
+    {"verdict", "{\"verdict\": \"wrong_answer\", \"message\": \"test 1: x_q differs\"}"},
+};
+
+static char *run(int tty, int width)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    struct prog p;
+    prog_init(&p, f, tty, width, "#7 fp8_quant on H200", 2, 3);
+    for (size_t i = 0; i < sizeof events / sizeof events[0]; i++) {
+        cJSON *d = cJSON_Parse(events[i][1]);
+        prog_event(&p, events[i][0], d);
+        cJSON_Delete(d);
+    }
+    prog_done(&p);
+    fclose(f);
+    return buf;
+}
+
+static void test_plain(void)
+{
+    char *s = run(0, 80);
+    const char *want =
+        "queued: position 3 on H200\n"
+        "compiling for sm_90a\n"
+        "compiled in 0.41 s: quant (16 registers), b?[2J\n"
+        "test 1/2 T=1: pass\n"
+        "test 2/2 T=4: fail: x_q differs\n"
+        "shape 1/3 T=256: median 9.888 us (95% CI 9.850 us - 9.920 us, n=312)\n"
+        "shape 2/3 T=4096: median 164.576 us (n=100)\n"
+        "mystery\n"
+        "verdict: wrong_answer: test 1: x_q differs\n";
+    KT_CHECK(strcmp(s, want) == 0, "plain:\n%s", s);
+    KT_CHECK(strchr(s, '\r') == NULL && strchr(s, '\x1b') == NULL, "no terminal control in a pipe");
+    free(s);
+}
+
+static void test_tty(void)
+{
+    char *s = run(1, 40);
+    KT_CHECK(strstr(s, "\r\033[K#7 fp8_quant on H200: queued, positi...") != NULL,
+             "a status line cut to the width:\n%s", s);
+    KT_CHECK(strstr(s, "\r\033[K  compiled in 0.41 s: quant (16 registers), b?[2J\n") != NULL,
+             "compiled is a permanent line:\n%s", s);
+    KT_CHECK(strstr(s, "\r\033[K#7 fp8_quant on H200: tests 1/2") != NULL, "tests k/N:\n%s", s);
+    KT_CHECK(strstr(s, "\r\033[K  test 2/2 T=4: fail: x_q differs\n") != NULL, "a failure stays:\n%s", s);
+    KT_CHECK(strstr(s, "\r\033[K  shape 1/3 T=256: median 9.888 us (95% CI 9.850 us - 9.920 us, n=312)\n") != NULL,
+             "each shape stays with its median:\n%s", s);
+    KT_CHECK(strstr(s, "\r\033[K#7 fp8_quant on H200: tests 2/2, sha") != NULL, "tests and shapes:\n%s", s);
+    KT_CHECK(strstr(s, "test 1/2 T=1: pass\n") == NULL, "a passing test is not a permanent line");
+    size_t n = strlen(s);
+    KT_CHECK(n >= 4 && strcmp(s + n - 4, "\r\033[K") == 0, "the status line is cleared at the end");
+    KT_CHECK(strstr(s, "verdict:") == NULL, "the verdict is left to the final view");
+    free(s);
+}
+
+int main(void)
+{
+    test_plain();
+    test_tty();
+    return kt_done("test_prog");
+}
