@@ -102,6 +102,18 @@ static const char schema_v4[] =
     " published_by INTEGER REFERENCES users(id));"
     "CREATE INDEX submissions_user_board ON submissions(user_id, leaderboard, id);";
 
+/* Version 6: how many progress events a job holds and their bytes (event
+ * name plus data), so the per-job cap (DB_MAX_JOB_EVENTS,
+ * DB_MAX_JOB_EVENT_BYTES) costs no scan. Existing rows are counted. */
+static const char schema_v6[] =
+    "ALTER TABLE submissions ADD COLUMN event_count INTEGER NOT NULL DEFAULT 0;"
+    "ALTER TABLE submissions ADD COLUMN event_bytes INTEGER NOT NULL DEFAULT 0;"
+    "UPDATE submissions SET"
+    " event_count = (SELECT count(*) FROM events e WHERE e.submission_id = submissions.id),"
+    " event_bytes = (SELECT coalesce(sum(length(CAST(e.event AS BLOB))"
+    "   + coalesce(length(CAST(e.data AS BLOB)), 0)), 0)"
+    "   FROM events e WHERE e.submission_id = submissions.id);";
+
 /* ------------------------------------------------------------------ */
 /* Checked-call helpers (db_int.h)                                     */
 /* ------------------------------------------------------------------ */
@@ -304,6 +316,8 @@ static int db_migrate(struct db *db, struct kj_err *err)
     if (version < 3 && (rc = db_exec(db, err, schema_v3)) != 0)
         goto fail;
     if (version < 4 && (rc = db_exec(db, err, schema_v4)) != 0)
+        goto fail;
+    if (version < 6 && (rc = db_exec(db, err, schema_v6)) != 0)
         goto fail;
     if (version != DB_SCHEMA_VERSION) {
         snprintf(sql, sizeof sql, "PRAGMA user_version=%d", DB_SCHEMA_VERSION);
