@@ -17,6 +17,7 @@ bin/kjudge-server with small wait-slot caps (--max-waiters 12,
   - a ban, a token revocation and a token rotation end the user's parked
     ?wait=1 (403 banned / 401 invalid_token) and streams (an "error" event
     naming the reason) at once, and nobody else's;
+  - bad --max-waiters values are refused at start;
   - then, on a fresh server: a runner's events past the per-job cap (1 MiB,
     1000 events) get 413 too_many_events and are not stored; 10 streams
     replaying a job filled to the cap keep the server's memory within a few
@@ -34,7 +35,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from test_api import Client, Counts, check, is_error, result_body, BIN  # noqa: E402
+from test_api import Client, Counts, check, is_error, result_body, serve_fails, BIN  # noqa: E402
 from kjtest import Server, SSE, submit, claim  # noqa: E402
 
 CAP_TOTAL, CAP_USER = 12, 3
@@ -415,6 +416,11 @@ def main():
                 held, subs = test_caps(srv, c, t)
                 test_disconnect(srv, c, t, held, subs)
                 test_kicks(srv, c, t)
+                for flag, value in (("--max-waiters", "0"), ("--max-waiters-per-user", "lots"),
+                                    ("--max-waiters", "5000")):
+                    rc, err = serve_fails(srv, "flag", [flag, value])
+                    check(rc == 1 and "--max-waiters" in err, "serve %s %s is refused" % (flag, value),
+                          (rc, err[-200:]))
             finally:
                 srv.stop()
         os.makedirs(os.path.join(tmp, "b"))
