@@ -23,11 +23,32 @@ enum MHD_Result api_sub_get(struct http_req *r);
 enum MHD_Result api_sub_events(struct http_req *r);
 /* POST /submissions/{id}/disqualify (admin) */
 enum MHD_Result api_sub_disqualify(struct http_req *r);
-/* May r's caller read s's source? *visible = 1 for its owner and admins,
- * and for any signed-in user (not a runner) once s's board's sources are
- * published. */
-int api_source_visible(struct http_req *r, const struct db_sub *s, int *visible,
-                       struct kj_err *err);
+/* What a caller may see of a submission (docs/protocol.md, "Who sees a
+ * submission"), from least to most. */
+enum api_view {
+    API_VIEW_NONE = 0,   /* nothing: answered exactly as an id that does not exist */
+    API_VIEW_RANKED,     /* a ranked submission: the fields the rankings show */
+    API_VIEW_PUBLISHED,  /* its board's sources are published, the caller is signed in
+                            (not a runner): also file name, hash, source, reduced result */
+    API_VIEW_OWNER       /* its owner or an admin: everything but secrets */
+};
+/* Read submission id (without blobs) into *s and decide what r's caller
+ * may see. KJ_ENOTFOUND when there is no such id; a hidden one gives 0
+ * and API_VIEW_NONE after the same queries. The caller clears *s. */
+int api_sub_view(struct http_req *r, int64_t id, struct db_sub *s, enum api_view *view,
+                 struct kj_err *err);
+/* The 404 of a submission that does not exist or that the caller may not see. */
+enum MHD_Result api_sub_not_found(struct http_req *r);
+/* Does the token that authenticated u still hold? *why = NULL when it
+ * does, else "banned" or "token_revoked" (revoked or rotated). */
+int api_token_recheck(struct server *srv, const struct db_user *u, const char **why,
+                      struct kj_err *err);
+/* The answer for a why of api_token_recheck: 403 banned or 401 invalid_token. */
+enum MHD_Result api_token_gone(struct http_req *r, const char *why);
+/* Take a wait slot (wait.h) for r's caller into h; answers 429 with
+ * Retry-After (the caller's cap) or 503 (every slot taken) and returns 1
+ * when refused. */
+int api_wait_hold(struct http_req *r, struct wait_hold *h, enum MHD_Result *res);
 /* Pieces of a submission's JSON, shared with api_detail.c: t as an ISO
  * UTC string (null for 0); score_ns or null; and the public summary (id,
  * user, leaderboard, gpu, mode, status, verdict, score_ns, created_at,
@@ -35,11 +56,11 @@ int api_source_visible(struct http_req *r, const struct db_sub *s, int *visible,
 void api_add_time(cJSON *o, const char *key, int64_t t);
 void api_add_score(cJSON *o, const struct db_sub *s);
 void api_sub_summary(cJSON *o, const struct db_sub *s);
-/* A submission as JSON (a new object). full: the owner's view (reason, full
- * result); source: the file name, hash and source (the owner, or anyone
- * signed in once the board's sources are published); with_result: the
- * result as full allows. */
-cJSON *api_sub_json(const struct db_sub *s, int full, int source, int with_result);
+/* A submission as JSON (a new object) for view (not API_VIEW_NONE): the
+ * owner's has the source, the full result and the reasons; a published one
+ * the file name, hash, source and a reduced result; a ranked one the
+ * rankings' fields. with_result: add the result as the view allows. */
+cJSON *api_sub_json(const struct db_sub *s, enum api_view view, int with_result);
 /* A new object with the listed keys (NULL-terminated) of src that it has. */
 cJSON *api_pick(const cJSON *src, const char *const *keys);
 /* Remove every "secret_seed" key of j, at any depth. */
@@ -100,8 +121,9 @@ enum MHD_Result api_gpus(struct http_req *r);
 /* sse.c */
 /* Answer r with the event stream of submission id (already checked to
  * exist and be visible to the caller), replaying events after last_id
- * (-1: from the start, the queued event included), live until the verdict
- * or timeout_s seconds. */
+ * (-1: from the start, the queued event included), live until the verdict,
+ * timeout_s seconds, or the caller's token stops being valid. The stream
+ * holds one of the caller's wait slots (429 or 503 when none is free). */
 enum MHD_Result sse_start(struct http_req *r, int64_t id, int64_t last_id, int timeout_s);
 
 /* api_meta.c */

@@ -9,7 +9,7 @@
  * body says {"force": true}, and only then swaps the sets (server.h says
  * why requests in flight are safe). A set that does not load changes
  * nothing. Publishing is stored by db_board.c; who then sees a source is
- * decided by api_source_visible() in api_submissions.c.
+ * decided by api_sub_view() in api_submissions.c.
  */
 #include "api.h"
 #include "reload.h"

@@ -6,9 +6,12 @@
  * (the cached rankings of api_leaderboards.c), the compiled kernels and
  * per-shape launches and medians from the runner's stored result, and the
  * same user's previous submission to that board, which diff.c compares
- * with it. Public like GET /submissions/{id}; the source and the diff only
- * for those api_source_visible() allows. Secret seeds never appear: only
- * named keys are copied out of the result.
+ * with it. Visible to whom GET /submissions/{id} is (api_sub_view): the
+ * owner, admins and, once the board's sources are published, anyone signed
+ * in get everything (source and diff included); others get a ranked
+ * submission's ranking fields only (rank, per-shape medians); anything else
+ * is 404. Secret seeds never appear: only named keys are copied out of the
+ * result.
  */
 #include "api.h"
 #include "diff.h"
@@ -16,8 +19,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-
 
 /* {"rank": k, "of": N, "text": "#k of N"} when s is its user's ranked
  * entry on its board and GPU type, else null. */
@@ -48,9 +49,11 @@ static int rank_json(struct http_req *r, const struct db_sub *s, cJSON **out, st
     return 0;
 }
 
-/* "kernels" and "shapes" out of the stored result (absent keys are left out). */
-static void add_result_parts(cJSON *o, const char *result)
+/* "kernels" and "shapes" out of the stored result (absent keys are left
+ * out); ranked_only: "shapes" with the rankings' keys, no "kernels". */
+static void add_result_parts(cJSON *o, const char *result, int ranked_only)
 {
+    static const char *const rkeys[] = {"index", "shape", "median_ns", NULL};
     static const char *const kkeys[] = {"name", "lowered", "registers", "smem_static",
                                         "stack_frame", "spill_stores", "spill_loads",
                                         "max_threads_per_block", "barriers", "tensor_cores",
@@ -59,14 +62,16 @@ static void add_result_parts(cJSON *o, const char *result)
                                         "ci_hi_ns", "n", "floor_ns", "below_floor", "launches",
                                         NULL};
     cJSON *res = result != NULL ? cJSON_Parse(result) : NULL, *it;
-    cJSON *kernels = cJSON_AddArrayToObject(o, "kernels"), *shapes = cJSON_AddArrayToObject(o, "shapes");
+    cJSON *kernels = ranked_only ? NULL : cJSON_AddArrayToObject(o, "kernels");
+    cJSON *shapes = cJSON_AddArrayToObject(o, "shapes");
     const cJSON *compile = cJSON_GetObjectItemCaseSensitive(res, "compile");
-    cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(compile, "kernels"))
-        if (cJSON_IsObject(it))
-            cJSON_AddItemToArray(kernels, api_pick(it, kkeys));
+    if (kernels != NULL)
+        cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(compile, "kernels"))
+            if (cJSON_IsObject(it))
+                cJSON_AddItemToArray(kernels, api_pick(it, kkeys));
     cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(res, "benchmarks"))
         if (cJSON_IsObject(it))
-            cJSON_AddItemToArray(shapes, api_pick(it, skeys));
+            cJSON_AddItemToArray(shapes, api_pick(it, ranked_only ? rkeys : skeys));
     cJSON_Delete(res);
 }
 
@@ -135,28 +140,35 @@ static int count_lines(const char *t, size_t n)
     return lines + (n > 0 && t[n - 1] != '\n');
 }
 
-/* The detail of s as JSON into *out. */
-static int detail_json(struct http_req *r, const struct db_sub *s, int source, cJSON **out,
-                       struct kj_err *err)
+/* The detail of s as JSON into *out, for view (not API_VIEW_NONE): the
+ * ranked view has no file facts, kernels, previous submission or source. */
+static int detail_json(struct http_req *r, const struct db_sub *s, enum api_view view,
+                       cJSON **out, struct kj_err *err)
 {
     cJSON *o = cJSON_CreateObject(), *rank = NULL;
-    int rc;
+    int source = view >= API_VIEW_PUBLISHED, rc;
     *out = NULL;
+    KJ_ASSERT(view != API_VIEW_NONE);
     api_sub_summary(o, s);
-    cJSON_AddStringToObject(o, "file_name", s->file_name);
-    cJSON_AddStringToObject(o, "source_sha256", s->source_sha256);
-    cJSON_AddNumberToObject(o, "source_bytes", (double)s->source_len);
-    cJSON_AddNumberToObject(o, "source_lines", count_lines(s->source, s->source_len));
+    if (source) {
+        cJSON_AddStringToObject(o, "file_name", s->file_name);
+        cJSON_AddStringToObject(o, "source_sha256", s->source_sha256);
+        cJSON_AddNumberToObject(o, "source_bytes", (double)s->source_len);
+        cJSON_AddNumberToObject(o, "source_lines", count_lines(s->source, s->source_len));
+    }
     if ((rc = rank_json(r, s, &rank, err)) != 0) {
         cJSON_Delete(rank);
         cJSON_Delete(o);
         return rc;
     }
     cJSON_AddItemToObject(o, "rank", rank);
-    add_result_parts(o, s->result);
+    add_result_parts(o, s->result, !source);
     cJSON_AddBoolToObject(o, "source_visible", source);
-    if (source)
-        cJSON_AddStringToObject(o, "source", s->source != NULL ? s->source : "");
+    if (!source) {
+        *out = o;
+        return 0;
+    }
+    cJSON_AddStringToObject(o, "source", s->source != NULL ? s->source : "");
     if ((rc = add_previous(r, o, s, source, err)) != 0) {
         cJSON_Delete(o);
         return rc;
@@ -168,18 +180,23 @@ static int detail_json(struct http_req *r, const struct db_sub *s, int source, c
 enum MHD_Result api_sub_detail(struct http_req *r)
 {
     int64_t id = http_param_id(r, 0);
+    enum api_view view;
     struct db_sub s;
     struct kj_err err;
     cJSON *o = NULL;
-    int rc, source = 0;
+    int rc;
     if (id == 0)
-        return http_error(r, MHD_HTTP_NOT_FOUND, "not_found", "no submission '%.32s'", r->params[0]);
+        return api_sub_not_found(r);
     kj_err_clear(&err);
-    if ((rc = db_sub_get(r->srv->db, id, 1, &s, &err)) == KJ_ENOTFOUND)
-        return http_error(r, MHD_HTTP_NOT_FOUND, "not_found", "no submission %lld", (long long)id);
-    if (rc == 0 && (rc = api_source_visible(r, &s, &source, &err)) == 0)
-        rc = detail_json(r, &s, source, &o, &err);
+    rc = api_sub_view(r, id, &s, &view, &err);
     db_sub_clear(&s);
+    if (rc == KJ_ENOTFOUND || (rc == 0 && view == API_VIEW_NONE))
+        return api_sub_not_found(r);
+    if (rc == 0 && (rc = db_sub_get(r->srv->db, id, 1, &s, &err)) == 0)
+        rc = detail_json(r, &s, view, &o, &err);
+    db_sub_clear(&s);
+    if (rc == KJ_ENOTFOUND) /* gone in between: cannot happen, nothing is deleted */
+        return api_sub_not_found(r);
     if (rc != 0)
         return http_internal(r, &err);
     return http_json(r, MHD_HTTP_OK, o);

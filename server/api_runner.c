@@ -192,6 +192,8 @@ enum MHD_Result api_runner_event(struct http_req *r)
     rc = db_job_event(r->srv->db, &ref, ev->valuestring, data, &err);
     cJSON_free(data);
     cJSON_Delete(body);
+    if (rc == KJ_ELIMIT) /* the job's event cap (db.h): refused, nothing stored */
+        return http_error(r, MHD_HTTP_CONTENT_TOO_LARGE, "too_many_events", "%s", err.msg);
     if (rc != 0)
         return job_error(r, rc, &err);
     wait_notify(r->srv->wait, ref.id);

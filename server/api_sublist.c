@@ -156,7 +156,7 @@ static enum MHD_Result list_answer(struct http_req *r, const struct db_sub_filte
     int more = n > limit;
     char cursor[40], url[LIST_URL_MAX];
     for (int i = 0; i < n && i < limit; i++)
-        cJSON_AddItemToArray(arr, api_sub_json(&rows[i], 1, 1, 0));
+        cJSON_AddItemToArray(arr, api_sub_json(&rows[i], API_VIEW_OWNER, 0));
     if (more) {
         snprintf(cursor, sizeof cursor, "%s%lld", CURSOR_PREFIX, (long long)rows[limit - 1].id);
         next_url(r, f, limit, rows[limit - 1].id, url, sizeof url);

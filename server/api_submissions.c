@@ -8,10 +8,13 @@
  * encoding, directives against the board's variables - and
  * committed as a queued row (db_sub_insert_limited, which enforces the
  * caller's per-mode rate limit) before the 202 goes out; the
- * runner picks it up through api_runner.c. Reads show the owner (or an
- * admin) everything but the secret seed; others see the public fields,
- * and the source once the admin published the board's sources.
- * ?wait=1 parks the connection in wait.h until the result arrives;
+ * runner picks it up through api_runner.c. Who sees what is decided in one
+ * place, api_sub_view() (docs/protocol.md, "Who sees a submission"): the
+ * owner and admins everything but the secret seed; others a ranked
+ * submission's ranking fields, and every submission of a board whose
+ * sources the admin published (signed in); anything else is the same 404
+ * as an id that does not exist. ?wait=1 takes one of the caller's wait
+ * slots and parks the connection in wait.h until the result arrives;
  * /events with ?stream=1 (or Accept: text/event-stream) hands over to sse.c.
  */
 #include "api.h"
@@ -67,15 +70,18 @@ static cJSON *pick_each(const cJSON *arr, const char *const *keys)
     return out;
 }
 
-/* The stored result as users may see it. full: everything but secrets;
- * otherwise verdict, score, test outcomes and benchmark timings only. */
-static cJSON *result_view(const struct db_sub *s, int full)
+/* The stored result as view may see it. Owner: everything but secrets;
+ * published: verdict, score, test outcomes and benchmark timings; ranked:
+ * what the rankings show (verdict, score, per-shape medians). */
+static cJSON *result_view(const struct db_sub *s, enum api_view view)
 {
     static const char *const top[] = {"verdict", "mode", "leaderboard", "score_ns", "system", NULL};
+    static const char *const rtop[] = {"verdict", "mode", "leaderboard", "score_ns", NULL};
     static const char *const tkeys[] = {"index", "shape", "status", NULL};
     static const char *const bkeys[] = {"index", "shape", "status", "median_ns", "mean_ns",
                                         "stdev_ns", "min_ns", "max_ns", "q1_ns", "q3_ns", "n",
                                         "stop_reason", "floor_ns", NULL};
+    static const char *const rkeys[] = {"index", "shape", "median_ns", NULL};
     cJSON *res = s->result != NULL ? cJSON_Parse(s->result) : NULL, *out, *b;
     if (res == NULL)
         return cJSON_CreateNull();
@@ -84,12 +90,15 @@ static cJSON *result_view(const struct db_sub *s, int full)
     if (strcmp(s->mode, "leaderboard") == 0)
         cJSON_ArrayForEach(b, cJSON_GetObjectItemCaseSensitive(res, "benchmarks"))
             cJSON_DeleteItemFromObjectCaseSensitive(b, "seed");
-    if (full)
+    if (view == API_VIEW_OWNER)
         return res;
-    out = api_pick(res, top);
-    cJSON_AddItemToObject(out, "tests", pick_each(cJSON_GetObjectItemCaseSensitive(res, "tests"), tkeys));
+    out = api_pick(res, view == API_VIEW_RANKED ? rtop : top);
+    if (view != API_VIEW_RANKED)
+        cJSON_AddItemToObject(out, "tests",
+                              pick_each(cJSON_GetObjectItemCaseSensitive(res, "tests"), tkeys));
     cJSON_AddItemToObject(out, "benchmarks",
-                          pick_each(cJSON_GetObjectItemCaseSensitive(res, "benchmarks"), bkeys));
+                          pick_each(cJSON_GetObjectItemCaseSensitive(res, "benchmarks"),
+                                    view == API_VIEW_RANKED ? rkeys : bkeys));
     cJSON_Delete(res);
     return out;
 }
@@ -121,26 +130,29 @@ void api_sub_summary(cJSON *o, const struct db_sub *s)
     api_add_time(o, "withdrawn_at", s->withdrawn_at);
 }
 
-cJSON *api_sub_json(const struct db_sub *s, int full, int source, int with_result)
+cJSON *api_sub_json(const struct db_sub *s, enum api_view view, int with_result)
 {
     cJSON *o = cJSON_CreateObject(), *urls;
+    int full = view == API_VIEW_OWNER;
     char url[96];
+    KJ_ASSERT(view != API_VIEW_NONE);
     api_sub_summary(o, s);
     api_add_time(o, "started_at", s->started_at);
     api_add_time(o, "finished_at", s->finished_at);
-    cJSON_AddNumberToObject(o, "attempts", s->attempts);
+    if (view != API_VIEW_RANKED)
+        cJSON_AddNumberToObject(o, "attempts", s->attempts);
     if (full && s->disqualified)
         cJSON_AddStringToObject(o, "disqualified_reason", s->dq_reason);
     if (full && s->reason[0] != '\0')
         cJSON_AddStringToObject(o, "reason", s->reason);
-    if (full || source) {
+    if (view != API_VIEW_RANKED) {
         cJSON_AddStringToObject(o, "file_name", s->file_name);
         cJSON_AddStringToObject(o, "source_sha256", s->source_sha256);
         if (s->source != NULL)
             cJSON_AddStringToObject(o, "source", s->source);
     }
     if (with_result)
-        cJSON_AddItemToObject(o, "result", result_view(s, full));
+        cJSON_AddItemToObject(o, "result", result_view(s, view));
     urls = cJSON_AddObjectToObject(o, "urls");
     snprintf(url, sizeof url, "/api/v1/submissions/%lld", (long long)s->id);
     cJSON_AddStringToObject(urls, "self", url);
@@ -156,18 +168,90 @@ static int owner_view(const struct http_req *r, const struct db_sub *s)
     return r->authed && (r->user.id == s->user_id || strcmp(r->user.role, "admin") == 0);
 }
 
-int api_source_visible(struct http_req *r, const struct db_sub *s, int *visible,
-                       struct kj_err *err)
+/* Would s be in its board's rankings (its user's best or not)? The same
+ * conditions as db_rank_rows. */
+static int sub_ranked(const struct db_sub *s)
+{
+    return strcmp(s->mode, "leaderboard") == 0 && strcmp(s->status, "done") == 0 &&
+           strcmp(s->verdict, "accepted") == 0 && s->has_score && s->score_ns > 0 &&
+           !s->disqualified && s->withdrawn_at == 0;
+}
+
+int api_sub_view(struct http_req *r, int64_t id, struct db_sub *s, enum api_view *view,
+                 struct kj_err *err)
 {
     int64_t at = 0;
-    int rc;
-    *visible = owner_view(r, s);
-    if (*visible || !r->authed || strcmp(r->user.role, "runner") == 0)
-        return 0;
-    if ((rc = db_published(r->srv->db, s->leaderboard, &at, err)) != 0)
+    int rc = db_sub_get(r->srv->db, id, 0, s, err), prc;
+    int signed_in = r->authed && strcmp(r->user.role, "runner") != 0;
+    *view = API_VIEW_NONE;
+    if (rc != 0 && rc != KJ_ENOTFOUND)
         return rc;
-    *visible = at != 0;
+    if (rc == 0 && owner_view(r, s)) {
+        *view = API_VIEW_OWNER;
+        return 0;
+    }
+    /* The same query for an id that does not exist: no timing difference. */
+    if ((prc = db_published(r->srv->db, rc == 0 ? s->leaderboard : "", &at, err)) != 0)
+        return prc;
+    if (rc != 0)
+        return rc;
+    if (signed_in && at != 0)
+        *view = API_VIEW_PUBLISHED;
+    else if (sub_ranked(s))
+        *view = API_VIEW_RANKED;
     return 0;
+}
+
+enum MHD_Result api_sub_not_found(struct http_req *r)
+{
+    char safe[40];
+    kj_printable(safe, sizeof safe, r->params[0], 32);
+    return http_error(r, MHD_HTTP_NOT_FOUND, "not_found", "no submission '%s'", safe);
+}
+
+int api_token_recheck(struct server *srv, const struct db_user *u, const char **why,
+                      struct kj_err *err)
+{
+    struct db_user now;
+    int rc = db_user_by_hash(srv->db, u->token_hash, &now, err);
+    *why = NULL;
+    if (rc == KJ_ENOTFOUND || (rc == 0 && now.id != u->id)) {
+        *why = "token_revoked";
+        return 0;
+    }
+    if (rc == 0 && now.banned)
+        *why = "banned";
+    return rc;
+}
+
+/* Take a wait slot for r's caller into r->hold (a stream's into h).
+ * Answers 429 (the caller's cap) or 503 (every slot taken) and returns 1
+ * when refused. */
+int api_wait_hold(struct http_req *r, struct wait_hold *h, enum MHD_Result *res)
+{
+    struct kj_err err;
+    kj_err_clear(&err);
+    if (wait_hold(r->srv->wait, h, r->user.id, strcmp(r->user.role, "admin") == 0, &err) == 0)
+        return 0;
+    if (h->user_full) {
+        r->retry_after = KJ_WAITERS_RETRY_S;
+        *res = http_error(r, MHD_HTTP_TOO_MANY_REQUESTS, "too_many_waits",
+                          "%s; close one, or poll instead (retry in %d s)", err.msg,
+                          KJ_WAITERS_RETRY_S);
+    } else {
+        *res = http_error(r, MHD_HTTP_SERVICE_UNAVAILABLE, "too_many_waiters", "%s; poll instead",
+                          err.msg);
+    }
+    return 1;
+}
+
+/* The answer to a ?wait=1 or stream whose token recheck failed (why from api_token_recheck). */
+enum MHD_Result api_token_gone(struct http_req *r, const char *why)
+{
+    if (strcmp(why, "banned") == 0)
+        return http_error(r, MHD_HTTP_FORBIDDEN, "banned", "this account is banned");
+    return http_error(r, MHD_HTTP_UNAUTHORIZED, "invalid_token",
+                      "the token was revoked or replaced while the request waited");
 }
 
 /* ------------------------------------------------------------------ */
@@ -419,43 +503,50 @@ static long query_uint(struct http_req *r, const char *key, long dflt)
     return *end == '\0' ? x : -1;
 }
 
-/* Answer with the submission as it is now. */
+/* Answer with the submission as it is now, as the caller may see it. */
 static enum MHD_Result answer_sub(struct http_req *r, int64_t id)
 {
     struct db_sub s;
+    enum api_view view;
     struct kj_err err;
-    int rc, source = 0;
+    int rc;
     kj_err_clear(&err);
-    if ((rc = db_sub_get(r->srv->db, id, 1, &s, &err)) == KJ_ENOTFOUND)
-        return http_error(r, MHD_HTTP_NOT_FOUND, "not_found", "no submission %lld", (long long)id);
-    if (rc != 0 || (rc = api_source_visible(r, &s, &source, &err)) != 0) {
+    rc = api_sub_view(r, id, &s, &view, &err);
+    db_sub_clear(&s);
+    if (rc == KJ_ENOTFOUND || (rc == 0 && view == API_VIEW_NONE))
+        return api_sub_not_found(r);
+    if (rc != 0 || (rc = db_sub_get(r->srv->db, id, 1, &s, &err)) != 0) {
         db_sub_clear(&s);
-        return http_internal(r, &err);
+        return rc == KJ_ENOTFOUND ? api_sub_not_found(r) : http_internal(r, &err);
     }
-    cJSON *o = api_sub_json(&s, owner_view(r, &s), source, 1);
+    cJSON *o = api_sub_json(&s, view, 1);
     if (r->phase == HTTP_PHASE_WAITING)
         cJSON_AddBoolToObject(o, "wait_timed_out", r->wait.timed_out);
     db_sub_clear(&s);
     return http_json(r, MHD_HTTP_OK, o);
 }
 
-/* ?wait=1 on a job not done: park the connection (wait.h). */
+/* ?wait=1 on a job not done, on the slot r->hold: park the connection (wait.h). */
 static enum MHD_Result park(struct http_req *r, int64_t id, long timeout)
 {
     struct db_sub s;
     struct kj_err err;
+    const char *why = NULL;
     int rc;
     kj_err_clear(&err);
-    rc = wait_add(r->srv->wait, &r->wait, r->conn, id, (int)timeout, &err);
-    if (rc == KJ_ELIMIT)
-        return http_error(r, MHD_HTTP_SERVICE_UNAVAILABLE, "too_many_waiters", "%s; poll instead",
-                          err.msg);
+    KJ_ASSERT(r->hold.held);
+    rc = wait_add(r->srv->wait, &r->wait, &r->hold, r->conn, id, (int)timeout, &err);
     if (rc != 0)
         return answer_sub(r, id); /* stopping: answer at once */
-    /* Linked first, then re-read: a result committed in between is not missed. */
+    /* Linked first, then re-read: a result committed in between is not
+     * missed, nor a ban or revocation (its wait_kick_user came too early). */
+    if ((rc = api_token_recheck(r->srv, &r->user, &why, &err)) != 0 || why != NULL) {
+        wait_remove(r->srv->wait, &r->wait);
+        return rc != 0 ? http_internal(r, &err) : api_token_gone(r, why);
+    }
     if ((rc = db_sub_get(r->srv->db, id, 0, &s, &err)) != 0 || strcmp(s.status, "done") == 0) {
         wait_remove(r->srv->wait, &r->wait);
-        return rc != 0 ? http_internal(r, &err) : answer_sub(r, id);
+        return rc != 0 && rc != KJ_ENOTFOUND ? http_internal(r, &err) : answer_sub(r, id);
     }
     MHD_suspend_connection(r->conn);
     r->phase = HTTP_PHASE_WAITING;
@@ -465,12 +556,23 @@ static enum MHD_Result park(struct http_req *r, int64_t id, long timeout)
 
 /* A parked ?wait=1 was resumed. Progress events wake it as well as the
  * verdict: answer when the job is done or the time is up, otherwise park
- * again for what is left of the original timeout. */
+ * again for what is left of the original timeout. A client that has gone
+ * is dropped; a token revoked, replaced or banned meanwhile ends it. */
 static enum MHD_Result rewait(struct http_req *r, int64_t id)
 {
     struct db_sub s;
     struct kj_err err;
+    const char *why = NULL;
+    if (r->wait.gone)
+        return MHD_NO; /* nobody to answer: MHD closes the connection */
     kj_err_clear(&err);
+    if (api_token_recheck(r->srv, &r->user, &why, &err) != 0)
+        return http_internal(r, &err);
+    if (why != NULL) {
+        kj_log(KJ_LOG_INFO, "wait", "ended id=%lld user=%s reason=%s", (long long)id,
+               r->user.name, why);
+        return api_token_gone(r, why);
+    }
     if (r->wait.timed_out || db_sub_get(r->srv->db, id, 0, &s, &err) != 0)
         return answer_sub(r, id);
     int done = strcmp(s.status, "done") == 0;
@@ -486,12 +588,14 @@ enum MHD_Result api_sub_get(struct http_req *r)
     int64_t id = http_param_id(r, 0);
     const char *w = http_query(r, "wait");
     long timeout = query_uint(r, "timeout", KJ_WAIT_DEFAULT_S);
+    enum MHD_Result res;
+    enum api_view view;
     struct db_sub s;
     struct kj_err err;
-    int rc;
+    int rc, done;
 
     if (id == 0)
-        return http_error(r, MHD_HTTP_NOT_FOUND, "not_found", "no submission '%.32s'", r->params[0]);
+        return api_sub_not_found(r);
     if (r->phase == HTTP_PHASE_WAITING)
         return rewait(r, id);
     if (w == NULL || strcmp(w, "0") == 0 || strcmp(w, "false") == 0)
@@ -504,12 +608,18 @@ enum MHD_Result api_sub_get(struct http_req *r)
     if (timeout > KJ_WAIT_MAX_S)
         timeout = KJ_WAIT_MAX_S;
     kj_err_clear(&err);
-    if ((rc = db_sub_get(r->srv->db, id, 0, &s, &err)) == KJ_ENOTFOUND)
-        return http_error(r, MHD_HTTP_NOT_FOUND, "not_found", "no submission %lld", (long long)id);
+    rc = api_sub_view(r, id, &s, &view, &err);
+    done = rc == 0 && strcmp(s.status, "done") == 0;
+    db_sub_clear(&s);
+    if (rc == KJ_ENOTFOUND || (rc == 0 && view == API_VIEW_NONE))
+        return api_sub_not_found(r);
     if (rc != 0)
         return http_internal(r, &err);
-    if (strcmp(s.status, "done") == 0 || timeout == 0)
+    /* Anonymous callers see only finished (ranked) submissions: never parked. */
+    if (done || timeout == 0 || !r->authed)
         return answer_sub(r, id);
+    if (api_wait_hold(r, &r->hold, &res))
+        return res;
     return park(r, id, timeout);
 }
 
@@ -554,18 +664,23 @@ enum MHD_Result api_sub_events(struct http_req *r)
     int64_t id = http_param_id(r, 0);
     struct db_sub s;
     struct db_event *ev = NULL;
+    enum api_view view;
     struct kj_err err;
     int n = 0, rc, stream = wants_stream(r);
     if (stream < 0)
         return http_error(r, MHD_HTTP_BAD_REQUEST, "bad_stream", "stream must be 1 or 0");
     kj_err_clear(&err);
-    if (id == 0 || (rc = db_sub_get(r->srv->db, id, 0, &s, &err)) == KJ_ENOTFOUND)
-        return http_error(r, MHD_HTTP_NOT_FOUND, "not_found", "no submission '%.32s'", r->params[0]);
+    if (id == 0)
+        return api_sub_not_found(r);
+    /* Events are the owner's (and admins'); to anyone else the submission
+     * does not exist. */
+    rc = api_sub_view(r, id, &s, &view, &err);
+    if (rc == KJ_ENOTFOUND || (rc == 0 && view != API_VIEW_OWNER)) {
+        db_sub_clear(&s);
+        return api_sub_not_found(r);
+    }
     if (rc != 0)
         return http_internal(r, &err);
-    if (!owner_view(r, &s))
-        return http_error(r, MHD_HTTP_FORBIDDEN, "forbidden",
-                          "only the submission's owner or an admin can read its events");
     if (stream)
         return start_stream(r, id);
     if (db_events_list(r->srv->db, id, &ev, &n, &err) != 0)

@@ -8,6 +8,9 @@
  * token or invite code appears once, in the answer that created it; only
  * its SHA-256 is stored and nothing here logs it. The row "admin" holds
  * the configured admin token: its token and ban are managed by the config.
+ * A ban, a revocation or a rotation wakes the user's parked ?wait=1
+ * requests and event streams (wait_kick_user), which check the token again
+ * and end at once.
  */
 #include "api.h"
 #include "auth.h"
@@ -191,7 +194,21 @@ enum MHD_Result api_me_token(struct http_req *r)
         db_user_set_token(r->srv->db, r->user.id, hash, &err) != 0)
         return http_internal(r, &err);
     kj_log(KJ_LOG_INFO, "users", "token rotated name=%s", r->user.name);
+    wait_kick_user(r->srv->wait, r->user.id);
     return token_answer(r, MHD_HTTP_OK, r->user.name, r->user.role, token);
+}
+
+/* The user {name} of the path lost its token or was banned: end its
+ * waits and streams now (they check the token again). */
+static void kick(struct http_req *r)
+{
+    struct db_user u;
+    struct kj_err err;
+    kj_err_clear(&err);
+    if (db_user_by_name(r->srv->db, r->params[0], &u, &err) == 0)
+        wait_kick_user(r->srv->wait, u.id);
+    else /* they still end at their next check (event, keep-alive or timeout) */
+        kj_log(KJ_LOG_WARN, "users", "cannot wake the waits of name=%s: %s", r->params[0], err.msg);
 }
 
 /* 404 unknown_user or 403 config_admin for the {name} of the path; 1 when it answered. */
@@ -223,6 +240,7 @@ enum MHD_Result api_user_revoke(struct http_req *r)
         check_target(r, db_user_revoke(r->srv->db, r->params[0], &err), &err, &res))
         return res;
     kj_log(KJ_LOG_INFO, "users", "tokens revoked name=%s by=%s", r->params[0], r->user.name);
+    kick(r);
     o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "name", r->params[0]);
     cJSON_AddBoolToObject(o, "revoked", 1);
@@ -240,6 +258,8 @@ static enum MHD_Result set_ban(struct http_req *r, int banned)
         return res;
     kj_log(KJ_LOG_INFO, "users", "%s name=%s by=%s", banned ? "banned" : "unbanned",
            r->params[0], r->user.name);
+    if (banned)
+        kick(r);
     o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "name", r->params[0]);
     cJSON_AddBoolToObject(o, "banned", banned);

@@ -113,6 +113,18 @@ static const char schema_v5[] =
 static const char schema_v6[] =
     "ALTER TABLE submissions ADD COLUMN withdrawn_at INTEGER;";
 
+/* Version 7: how many progress events a job holds and their bytes (event
+ * name plus data), so the per-job cap (DB_MAX_JOB_EVENTS,
+ * DB_MAX_JOB_EVENT_BYTES) costs no scan. Existing rows are counted. */
+static const char schema_v7[] =
+    "ALTER TABLE submissions ADD COLUMN event_count INTEGER NOT NULL DEFAULT 0;"
+    "ALTER TABLE submissions ADD COLUMN event_bytes INTEGER NOT NULL DEFAULT 0;"
+    "UPDATE submissions SET"
+    " event_count = (SELECT count(*) FROM events e WHERE e.submission_id = submissions.id),"
+    " event_bytes = (SELECT coalesce(sum(length(CAST(e.event AS BLOB))"
+    "   + coalesce(length(CAST(e.data AS BLOB)), 0)), 0)"
+    "   FROM events e WHERE e.submission_id = submissions.id);";
+
 /* ------------------------------------------------------------------ */
 /* Checked-call helpers (db_int.h)                                     */
 /* ------------------------------------------------------------------ */
@@ -319,6 +331,8 @@ static int db_migrate(struct db *db, struct kj_err *err)
     if (version < 5 && (rc = db_exec(db, err, schema_v5)) != 0)
         goto fail;
     if (version < 6 && (rc = db_exec(db, err, schema_v6)) != 0)
+        goto fail;
+    if (version < 7 && (rc = db_exec(db, err, schema_v7)) != 0)
         goto fail;
     if (version != DB_SCHEMA_VERSION) {
         snprintf(sql, sizeof sql, "PRAGMA user_version=%d", DB_SCHEMA_VERSION);

@@ -58,8 +58,10 @@
 #include <stdint.h>
 #include "kj_err.h"
 
-#define DB_SCHEMA_VERSION 6
+#define DB_SCHEMA_VERSION 7
 #define DB_MAX_ATTEMPTS 3    /* attempts of one job before it ends as internal_error */
+#define DB_MAX_JOB_EVENTS 1000               /* progress events a runner may store per job (all attempts) */
+#define DB_MAX_JOB_EVENT_BYTES (1024 * 1024) /*   and their bytes (event name + data) */
 #define DB_LEASE_DEFAULT_MS (120 * 1000)
 #define DB_MAX_REASON 256
 #define DB_MAX_NAME 64       /* user, runner, leaderboard and GPU names */
@@ -235,7 +237,11 @@ int db_sub_claim(struct db *db, const char *gpu, int64_t runner_id, const char *
 int db_job_finish(struct db *db, const struct db_job_ref *ref, const char *verdict, int has_score,
                   double score_ns, const char *result, enum db_finish *outcome,
                   struct kj_err *err);
-/* Append a progress event. */
+/* Append a progress event. KJ_ELIMIT when the job already holds
+ * DB_MAX_JOB_EVENTS events or this one would take it past
+ * DB_MAX_JOB_EVENT_BYTES: nothing is stored and the lease is not extended
+ * (the server's own events, a retry's "queued" and a lost job's "verdict",
+ * are stored regardless). */
 int db_job_event(struct db *db, const struct db_job_ref *ref, const char *event, const char *data,
                  struct kj_err *err);
 /* Extend the lease only. */
@@ -280,6 +286,17 @@ int db_gpu_runners(struct db *db, const char *gpu, struct db_runner **out, int *
 /* events */
 /* Every event of a submission in order; free with db_events_free(). */
 int db_events_list(struct db *db, int64_t id, struct db_event **out, int *n, struct kj_err *err);
+/* The events of submission id after seq after_seq, in order: at most
+ * max_events, and past the first no more than max_bytes of data in all.
+ * *more = 1 when later events were left for the next call. Free with
+ * db_events_free(). */
+int db_events_after(struct db *db, int64_t id, int64_t after_seq, int max_events,
+                    size_t max_bytes, struct db_event **out, int *n, int *more,
+                    struct kj_err *err);
+/* The seq and name of submission id's last event; *seq = 0 and name ""
+ * when it has none. */
+int db_event_last(struct db *db, int64_t id, int64_t *seq, char *name, size_t namesz,
+                  struct kj_err *err);
 void db_events_free(struct db_event *ev, int n);
 
 /* the previous submission (highest id below s->id) of s's user to s's

@@ -559,6 +559,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
     if (r == NULL)
         return;
     wait_remove(srv->wait, &r->wait);
+    wait_unhold(srv->wait, &r->hold);
     clock_gettime(CLOCK_MONOTONIC, &now);
     double ms = (double)(now.tv_sec - r->start.tv_sec) * 1e3 +
                 (double)(now.tv_nsec - r->start.tv_nsec) / 1e6;

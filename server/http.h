@@ -85,6 +85,7 @@ struct http_req {
     struct upload *upload;           /* owned (upload_free); multipart routes */
 
     struct wait_entry wait;          /* linkage in srv->wait while parked */
+    struct wait_hold hold;           /* the ?wait=1's slot, from its first park to the end */
     int wait_count;                  /* times the handler ran after a resume */
 };
 

@@ -6,6 +6,7 @@
  *                       [--config var/kjudge.conf] [--openapi PATH]
  *                       [--lease-seconds 120] [--rate-limit-test 30/min]
  *                       [--rate-limit-benchmark 10/min] [--rate-limit-leaderboard 5/min]
+ *                       [--max-waiters 512] [--max-waiters-per-user 8]
  *   kjudge-server user add NAME [--admin] [--db var/kjudge.db]
  *   kjudge-server runner add NAME --gpu TYPE[,TYPE...] [--db var/kjudge.db]
  *   kjudge-server runner bind NAME --gpu TYPE[,TYPE...] [--db var/kjudge.db]
@@ -52,6 +53,7 @@ static const char usage_text[] =
     "                      [--config var/kjudge.conf] [--openapi server/openapi.json]\n"
     "                      [--lease-seconds 120] [--rate-limit-test 30/min]\n"
     "                      [--rate-limit-benchmark 10/min] [--rate-limit-leaderboard 5/min]\n"
+    "                      [--max-waiters 512] [--max-waiters-per-user 8]\n"
     "  kjudge-server user add NAME [--admin] [--db var/kjudge.db]\n"
     "  kjudge-server runner add NAME --gpu TYPE[,TYPE...] [--db var/kjudge.db]\n"
     "  kjudge-server runner bind NAME --gpu TYPE[,TYPE...] [--db var/kjudge.db]\n"
@@ -64,6 +66,8 @@ static const char usage_text[] =
     "long loses it; the job is queued again (at most 3 attempts).\n"
     "--rate-limit-MODE: submissions per user per minute in that mode (0 = no\n"
     "limit; admins have none); else rate_limit_MODE in the config file.\n"
+    "--max-waiters: ?wait=1 requests and event streams open at once, in all;\n"
+    "--max-waiters-per-user: of them per user (admins: only the total).\n"
     "user add / runner add: print a new bearer token on stdout.\n"
     "runner add / bind --gpu: the GPU types (as the leaderboards name them, e.g.\n"
     "H200 or H200,B200) whose jobs the runner token may claim; runner bind sets\n"
@@ -246,7 +250,7 @@ static int opt_rate(int argc, char **argv, int *i, int *rates)
 
 static int parse_serve(int argc, char **argv, struct server *srv)
 {
-    char port[16] = "8080", lease[16] = "";
+    char port[16] = "8080", lease[16] = "", waiters[16] = "", per_user[16] = "";
     for (int i = 1; i < argc; i++) {
         const char *o = argv[i];
         int rc;
@@ -266,19 +270,30 @@ static int parse_serve(int argc, char **argv, struct server *srv)
             rc = opt_value(argc, argv, &i, srv->openapi_path, sizeof srv->openapi_path);
         else if (strcmp(o, "--lease-seconds") == 0)
             rc = opt_value(argc, argv, &i, lease, sizeof lease);
+        else if (strcmp(o, "--max-waiters") == 0)
+            rc = opt_value(argc, argv, &i, waiters, sizeof waiters);
+        else if (strcmp(o, "--max-waiters-per-user") == 0)
+            rc = opt_value(argc, argv, &i, per_user, sizeof per_user);
         else if ((rc = opt_rate(argc, argv, &i, srv->rate_limits)) == 1)
             return usage_error("unknown option '%s'", o);
         if (rc != 0)
             return rc;
     }
     long p = parse_range(port, 1, 65535), l = parse_range(lease, 1, KJ_LEASE_MAX_S);
+    long mw = parse_range(waiters, 1, KJ_HTTP_CONN_LIMIT);
+    long mu = parse_range(per_user, 1, KJ_HTTP_CONN_LIMIT);
     if (p < 0)
         return usage_error("--port '%s' is not a port number (1-65535)", port);
     if (lease[0] != '\0' && l < 0)
         return usage_error("--lease-seconds '%s' is not a whole number of seconds (1-86400)",
                            lease);
+    if ((waiters[0] != '\0' && mw < 0) || (per_user[0] != '\0' && mu < 0))
+        return usage_error("--max-waiters%s and --max-waiters-per-user take a whole number from 1 to "
+                           "the connection limit (1024)", "");
     srv->port = (int)p;
     srv->lease_s = lease[0] != '\0' ? (int)l : KJ_LEASE_DEFAULT_S;
+    srv->max_waiters = waiters[0] != '\0' ? (int)mw : KJ_MAX_WAITERS;
+    srv->max_waiters_user = per_user[0] != '\0' ? (int)mu : KJ_MAX_WAITERS_PER_USER;
     return 0;
 }
 
@@ -343,7 +358,7 @@ static int serve_start(struct server *srv, struct kj_err *err)
     if (renewed > 0)
         kj_log(KJ_LOG_INFO, "lease", "renewed the lease of %lld running jobs for %d s",
                (long long)renewed, srv->lease_s);
-    if ((rc = wait_start(&srv->wait, err)) != 0 ||
+    if ((rc = wait_start(&srv->wait, srv->max_waiters, srv->max_waiters_user, err)) != 0 ||
         (rc = lease_start(srv->db, srv->wait, &srv->lease, err)) != 0 ||
         (rc = http_start(srv, err)) != 0)
         return rc;

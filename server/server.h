@@ -29,7 +29,9 @@
 #define KJ_LEASE_MAX_S 86400
 #define KJ_SSE_DEFAULT_S 600                       /* an event stream ends after this */
 #define KJ_SSE_PING_S 15                           /* a comment line this often keeps proxies open */
-#define KJ_MAX_WAITERS 512                         /* connections parked in ?wait=1 at once */
+#define KJ_MAX_WAITERS 512                         /* ?wait=1 requests and event streams at once (serve --max-waiters) */
+#define KJ_MAX_WAITERS_PER_USER 8                  /*   of them per user, admins exempt (serve --max-waiters-per-user) */
+#define KJ_WAITERS_RETRY_S 5                       /*   Retry-After of the 429 past the per-user cap */
 #define KJ_WAIT_DEFAULT_S 300
 #define KJ_WAIT_MAX_S 600
 #define KJ_LIST_DEFAULT 50                         /* GET /submissions page size */
@@ -112,6 +114,8 @@ struct server {
     char openapi_path[PATH_MAX];
     int lease_s;             /* job lease length, seconds */
     int rate_limits[CONFIG_NMODES]; /* submissions per user per minute by mode, 0 = none */
+    int max_waiters;         /* slots for ?wait=1 and event streams (wait.h) */
+    int max_waiters_user;    /*   per user */
 
     pthread_mutex_t boards_mu; /* guards the pointer boards (not what it points to) */
     struct srv_boards *boards; /* one reference owned; replaced by srv_boards_swap */

@@ -2,17 +2,27 @@
  * sse.c - GET /api/v1/submissions/{id}/events as Server-Sent Events.
  *
  * api_submissions.c checks the submission and the caller, then calls
- * sse_start(). The stream replays the submission's events from the
+ * sse_start(), which takes one of the caller's wait slots (wait.h) for the
+ * stream's life. The stream replays the submission's events from the
  * database (a "queued" event with the queue position, id 0, then every
  * stored event by its seq), then follows live ones, and ends after the
  * verdict (the stored "verdict" event, or one made from the row when the
  * runner sent none) or the timeout. Frames: "id: N\nevent: NAME\ndata: JSON\n\n".
  *
+ * Memory stays bounded whatever a job holds: events are read from a cursor
+ * (the last id sent) in batches of at most SSE_BATCH_EVENTS events and
+ * SSE_BATCH_BYTES bytes, the next batch only once MHD has taken the last,
+ * and a drained buffer larger than SSE_BUF_KEEP is given back.
+ *
  * No MHD worker thread ever blocks: the content reader callback reads what
  * is new and, when nothing is, parks the connection in wait.h (suspend);
  * api_runner.c and lease.c call wait_notify() after every change, which
  * resumes it, and MHD calls the reader again. A comment line goes out every
- * KJ_SSE_PING_S so proxies and dead clients are noticed.
+ * KJ_SSE_PING_S so proxies and dead clients are noticed; the notifier also
+ * resumes a parked stream whose client closed its socket, and the stream
+ * then ends. Before each batch the token that opened the stream is checked
+ * again: a ban, a revocation or a rotation (wait_kick_user resumes a
+ * parked stream at once) ends it with an "error" event naming the reason.
  */
 #include "api.h"
 
@@ -21,8 +31,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define SSE_BATCH_EVENTS 64          /* events read from the database at once */
+#define SSE_BATCH_BYTES (64 * 1024)  /*   and their data bytes (past the first event) */
+#define SSE_BUF_KEEP (64 * 1024)     /* a drained buffer larger than this is freed */
+
 /* What sse_next() left for the reader. */
-enum sse_step { SSE_DATA, SSE_PARKED, SSE_END, SSE_ERROR };
+enum sse_step { SSE_DATA, SSE_PARKED, SSE_END, SSE_GONE, SSE_ERROR };
 
 /* One open stream; the MHD response owns it (sse_free). */
 struct sse_stream {
@@ -35,6 +49,8 @@ struct sse_stream {
     char *buf;                   /* owned: bytes not yet handed to MHD */
     size_t len, off, cap;
     int finished;                /* buf holds the last bytes; end after them */
+    struct db_user user;         /* who opened it; its token is checked again */
+    struct wait_hold hold;       /* the stream's slot, for its whole life */
     struct wait_entry wait;      /* linkage in srv->wait while parked */
 };
 
@@ -114,35 +130,53 @@ static int sse_verdict(struct sse_stream *st, const struct db_sub *s, int64_t id
     return sse_frame(st, id, "verdict", d, err);
 }
 
-/* Put every event after st->last_id in buf; set finished once the job is
- * done and its verdict is in buf. The row is read before the events: a
- * done job gets no more events, so "done" means the list is complete. */
+/* Put the next batch of events after st->last_id in buf; set finished
+ * once the job is done and its verdict is in buf. The row is read before
+ * the events: a done job gets no more events, so "done" and no batch left
+ * means the list is complete. */
 static int sse_fill(struct sse_stream *st, struct kj_err *err)
 {
     struct db_sub s;
     struct db_event *ev = NULL;
-    int n = 0, rc;
+    char last_name[32];
+    int64_t last_seq = 0;
+    int n = 0, more = 0, rc;
     if ((rc = db_sub_get(st->srv->db, st->id, 0, &s, err)) != 0)
         return rc;
     if (st->last_id < 0 && (rc = sse_queued(st, &s, err)) != 0)
         return rc;
-    if ((rc = db_events_list(st->srv->db, st->id, &ev, &n, err)) != 0)
+    if ((rc = db_events_after(st->srv->db, st->id, st->last_id > 0 ? st->last_id : 0,
+                              SSE_BATCH_EVENTS, SSE_BATCH_BYTES, &ev, &n, &more, err)) != 0)
         return rc;
     for (int i = 0; i < n && rc == 0; i++) {
-        if (ev[i].seq <= st->last_id)
-            continue;
         cJSON *d = ev[i].data != NULL ? cJSON_Parse(ev[i].data) : NULL;
         api_strip_secrets(d);
         rc = sse_frame(st, ev[i].seq, ev[i].event, d, err);
     }
-    if (rc == 0 && strcmp(s.status, "done") == 0) {
-        int64_t last_seq = n > 0 ? ev[n - 1].seq : 0;
-        if ((n == 0 || strcmp(ev[n - 1].event, "verdict") != 0) && st->last_id <= last_seq)
-            rc = sse_verdict(st, &s, last_seq + 1, err);
-        st->finished = 1;
-    }
     db_events_free(ev, n);
+    if (rc == 0 && !more && strcmp(s.status, "done") == 0) {
+        rc = db_event_last(st->srv->db, st->id, &last_seq, last_name, sizeof last_name, err);
+        if (rc == 0 && strcmp(last_name, "verdict") != 0 && st->last_id <= last_seq)
+            rc = sse_verdict(st, &s, last_seq + 1, err);
+        st->finished = rc == 0;
+    }
     return rc;
+}
+
+/* Check the opener's token again; when it was revoked, replaced or banned,
+ * put the error event in buf and finish. */
+static int sse_recheck(struct sse_stream *st, struct kj_err *err)
+{
+    const char *why = NULL;
+    int rc = api_token_recheck(st->srv, &st->user, &why, err);
+    if (rc != 0 || why == NULL)
+        return rc;
+    kj_log(KJ_LOG_INFO, "sse", "ended id=%lld user=%s reason=%s", (long long)st->id,
+           st->user.name, why);
+    st->finished = 1;
+    return sse_append(st, err, "event: error\ndata: {\"code\":\"%s\",\"message\":\"%s\"}\n\n", why,
+                      strcmp(why, "banned") == 0 ? "this account was banned"
+                                                 : "the token was revoked or replaced");
 }
 
 /* Nothing new: park the connection until a change, the next ping or the deadline. */
@@ -150,18 +184,16 @@ static enum sse_step sse_park(struct sse_stream *st, int64_t now, struct kj_err 
 {
     int64_t until = st->ping_ms < st->deadline_ms ? st->ping_ms : st->deadline_ms;
     int secs = (int)((until - now + 999) / 1000), rc;
-    rc = wait_add(st->srv->wait, &st->wait, st->conn, st->id, secs > 0 ? secs : 1, err);
+    rc = wait_add(st->srv->wait, &st->wait, &st->hold, st->conn, st->id, secs > 0 ? secs : 1,
+                  err);
     if (rc == KJ_ECONFLICT)
         return SSE_END; /* the server is stopping */
-    if (rc == KJ_ELIMIT) {
-        st->finished = 1;
-        return sse_append(st, err, "event: error\ndata: {\"code\":\"too_many_waiters\","
-                          "\"message\":\"reconnect later\"}\n\n") == 0 ? SSE_DATA : SSE_ERROR;
-    }
     if (rc != 0)
         return SSE_ERROR;
-    /* Linked first, then re-read: a change committed in between is not missed. */
-    if ((rc = sse_fill(st, err)) != 0 || st->len > 0 || st->finished) {
+    /* Linked first, then re-read: a change committed in between is not
+     * missed, nor a ban or revocation (its wait_kick_user came too early). */
+    if ((rc = sse_recheck(st, err)) != 0 || st->finished || (rc = sse_fill(st, err)) != 0 ||
+        st->len > 0 || st->finished) {
         wait_remove(st->srv->wait, &st->wait);
         return rc != 0 ? SSE_ERROR : st->len > 0 ? SSE_DATA : SSE_END;
     }
@@ -175,8 +207,19 @@ static enum sse_step sse_next(struct sse_stream *st, struct kj_err *err)
 {
     int64_t now;
     st->off = st->len = 0;
+    if (st->cap > SSE_BUF_KEEP) {
+        free(st->buf);
+        st->buf = NULL;
+        st->cap = 0;
+    }
+    if (st->wait.gone)
+        return SSE_GONE;
     if (st->finished)
         return SSE_END;
+    if (sse_recheck(st, err) != 0)
+        return SSE_ERROR;
+    if (st->finished)
+        return SSE_DATA;
     if (sse_fill(st, err) != 0)
         return SSE_ERROR;
     if (st->len > 0)
@@ -211,6 +254,8 @@ static ssize_t sse_read(void *cls, uint64_t pos, char *buf, size_t max)
             return 0; /* suspended: MHD calls again after the resume */
         case SSE_END:
             return MHD_CONTENT_READER_END_OF_STREAM;
+        case SSE_GONE:
+            return MHD_CONTENT_READER_END_WITH_ERROR; /* the client closed its socket */
         case SSE_ERROR:
             kj_log(KJ_LOG_ERROR, "sse", "stream of submission %lld failed: %s",
                    (long long)st->id, err.msg);
@@ -229,6 +274,7 @@ static void sse_free(void *cls)
     if (st == NULL)
         return;
     wait_remove(st->srv->wait, &st->wait);
+    wait_unhold(st->srv->wait, &st->hold);
     free(st->buf);
     free(st);
 }
@@ -237,6 +283,7 @@ enum MHD_Result sse_start(struct http_req *r, int64_t id, int64_t last_id, int t
 {
     struct sse_stream *st = calloc(1, sizeof *st);
     struct MHD_Response *resp;
+    enum MHD_Result res;
     struct kj_err err;
     int64_t now = wait_now_ms();
     kj_err_clear(&err);
@@ -244,8 +291,13 @@ enum MHD_Result sse_start(struct http_req *r, int64_t id, int64_t last_id, int t
         KJ_FAIL(&err, KJ_ENOMEM, "out of memory opening an event stream");
         return http_internal(r, &err);
     }
+    if (api_wait_hold(r, &st->hold, &res)) {
+        free(st);
+        return res;
+    }
     st->srv = r->srv;
     st->conn = r->conn;
+    st->user = r->user;
     st->id = id;
     st->last_id = last_id;
     st->deadline_ms = now + (int64_t)timeout_s * 1000;

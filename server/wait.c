@@ -3,19 +3,31 @@
  *
  * See wait.h for the protocol. The notifier collects due entries under the
  * mutex, unlinks them, and calls MHD_resume_connection() after dropping the
- * mutex, so no MHD lock is ever taken while ours is held.
+ * mutex, so no MHD lock is ever taken while ours is held. Probing a parked
+ * socket (MHD_get_connection_info only reads a field of the connection,
+ * which stays valid while it is suspended) is done under our mutex.
+ *
+ * Slots are counted per user in a small array (at most max_total users
+ * hold one at a time), searched linearly under the mutex.
  */
 #include "wait.h"
 #include "server.h"
 
 #include <errno.h>
 #include <microhttpd.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #define WAIT_BATCH 64
+
+/* Slots held by one user. */
+struct wait_user {
+    int64_t user_id;
+    int n;
+};
 
 struct wait_list {
     pthread_mutex_t mu;
@@ -25,6 +37,11 @@ struct wait_list {
     int stopping;              /* refuse new entries, resume everything */
     int quit;                  /* the thread should exit */
     pthread_t thread;
+    int max_total, max_per_user;
+    int held;                  /* slots held, all users */
+    struct wait_user *users;   /* owned: max_total entries, the first nusers in use */
+    int nusers;
+    int64_t next_probe_ms;     /* CLOCK_MONOTONIC: when parked sockets are probed next */
 };
 
 /* The entry states of wait.h hold; returns 1 so it can sit in KJ_ASSERT. */
@@ -58,6 +75,31 @@ static void unlink_entry(struct wait_list *w, struct wait_entry *e)
     w->count--;
 }
 
+/* Has the client of parked connection c closed its side (or reset it)? */
+static int client_gone(struct MHD_Connection *c)
+{
+    const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+    struct pollfd p;
+    if (ci == NULL)
+        return 0;
+    p.fd = ci->connect_fd;
+    p.events = POLLRDHUP;
+    p.revents = 0;
+    return poll(&p, 1, 0) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR | POLLNVAL)) != 0;
+}
+
+/* Under the mutex, every WAIT_PROBE_MS: mark the parked entries whose
+ * client has gone, so collect_due resumes them (MHD then closes them). */
+static void probe_parked(struct wait_list *w, int64_t now)
+{
+    if (now < w->next_probe_ms)
+        return;
+    w->next_probe_ms = now + WAIT_PROBE_MS;
+    for (struct wait_entry *e = w->head; e != NULL; e = e->next)
+        if (e->parked && !e->gone && client_gone(e->conn))
+            e->gone = 1;
+}
+
 /* Under the mutex: unlink up to max due entries, copying their connections. */
 static int collect_due(struct wait_list *w, struct MHD_Connection **out, int max)
 {
@@ -68,9 +110,9 @@ static int collect_due(struct wait_list *w, struct MHD_Connection **out, int max
         next = e->next;
         if (!e->parked)
             continue;
-        if (!e->ready && !w->stopping && now < e->deadline_ms)
+        if (!e->ready && !e->gone && !w->stopping && now < e->deadline_ms)
             continue;
-        e->timed_out = !e->ready;
+        e->timed_out = !e->ready && !e->gone;
         out[n++] = e->conn;
         unlink_entry(w, e);
     }
@@ -93,6 +135,7 @@ static void *notifier(void *arg)
         int rc = pthread_cond_timedwait(&w->cv, &w->mu, &until);
         KJ_ASSERT(rc == 0 || rc == ETIMEDOUT);
         int n;
+        probe_parked(w, wait_now_ms());
         while ((n = collect_due(w, due, WAIT_BATCH)) > 0) {
             pthread_mutex_unlock(&w->mu);
             for (int i = 0; i < n; i++)
@@ -104,18 +147,26 @@ static void *notifier(void *arg)
     return NULL;
 }
 
-int wait_start(struct wait_list **out, struct kj_err *err)
+int wait_start(struct wait_list **out, int max_total, int max_per_user, struct kj_err *err)
 {
     struct wait_list *w = calloc(1, sizeof *w);
     int rc;
     *out = NULL;
+    KJ_ASSERT(max_total >= 1 && max_per_user >= 1);
+    if (w != NULL && (w->users = calloc((size_t)max_total, sizeof *w->users)) == NULL) {
+        free(w);
+        w = NULL;
+    }
     if (w == NULL)
         return KJ_FAIL(err, KJ_ENOMEM, "out of memory starting the wait list");
+    w->max_total = max_total;
+    w->max_per_user = max_per_user;
     pthread_mutex_init(&w->mu, NULL);
     pthread_cond_init(&w->cv, NULL);
     if ((rc = pthread_create(&w->thread, NULL, notifier, w)) != 0) {
         pthread_cond_destroy(&w->cv);
         pthread_mutex_destroy(&w->mu);
+        free(w->users);
         free(w);
         return KJ_FAIL(err, KJ_EINTERNAL, "pthread_create(notifier): %s", strerror(rc));
     }
@@ -133,25 +184,94 @@ void wait_free(struct wait_list *w)
     pthread_mutex_unlock(&w->mu);
     pthread_join(w->thread, NULL);
     KJ_ASSERT(w->count == 0);
+    if (w->held != 0)
+        kj_log(KJ_LOG_WARN, "wait", "slots still held at exit held=%d", w->held);
     pthread_cond_destroy(&w->cv);
     pthread_mutex_destroy(&w->mu);
+    free(w->users);
     free(w);
 }
 
-int wait_add(struct wait_list *w, struct wait_entry *e, struct MHD_Connection *conn,
-             int64_t submission_id, int timeout_s, struct kj_err *err)
+/* Under the mutex: user_id's counter, or NULL when it holds no slot. */
+static struct wait_user *find_user(struct wait_list *w, int64_t user_id)
+{
+    for (int i = 0; i < w->nusers; i++)
+        if (w->users[i].user_id == user_id)
+            return &w->users[i];
+    return NULL;
+}
+
+int wait_hold(struct wait_list *w, struct wait_hold *h, int64_t user_id, int exempt,
+              struct kj_err *err)
+{
+    struct wait_user *u;
+    int rc = 0;
+    pthread_mutex_lock(&w->mu);
+    KJ_ASSERT(!h->held);
+    h->user_full = 0;
+    u = find_user(w, user_id);
+    if (w->held >= w->max_total) {
+        rc = KJ_FAIL(err, KJ_ELIMIT, "all %d waiting slots are taken", w->max_total);
+    } else if (!exempt && u != NULL && u->n >= w->max_per_user) {
+        h->user_full = 1;
+        rc = KJ_FAIL(err, KJ_ELIMIT, "at most %d waiting requests and event streams per user",
+                     w->max_per_user);
+    } else {
+        if (u == NULL) {
+            KJ_ASSERT(w->nusers < w->max_total); /* each user in the array holds >= 1 slot */
+            u = &w->users[w->nusers++];
+            u->user_id = user_id;
+            u->n = 0;
+        }
+        u->n++;
+        w->held++;
+        h->user_id = user_id;
+        h->held = 1;
+    }
+    pthread_mutex_unlock(&w->mu);
+    return rc;
+}
+
+void wait_unhold(struct wait_list *w, struct wait_hold *h)
+{
+    struct wait_user *u;
+    pthread_mutex_lock(&w->mu);
+    if (h->held) {
+        u = find_user(w, h->user_id);
+        KJ_ASSERT(u != NULL && u->n > 0 && w->held > 0);
+        w->held--;
+        if (--u->n == 0)
+            *u = w->users[--w->nusers];
+        h->held = 0;
+    }
+    pthread_mutex_unlock(&w->mu);
+}
+
+void wait_counts(struct wait_list *w, int64_t user_id, int *total, int *user)
+{
+    struct wait_user *u;
+    pthread_mutex_lock(&w->mu);
+    u = find_user(w, user_id);
+    *total = w->held;
+    *user = u != NULL ? u->n : 0;
+    pthread_mutex_unlock(&w->mu);
+}
+
+int wait_add(struct wait_list *w, struct wait_entry *e, const struct wait_hold *h,
+             struct MHD_Connection *conn, int64_t submission_id, int timeout_s,
+             struct kj_err *err)
 {
     int rc = 0;
     pthread_mutex_lock(&w->mu);
-    KJ_ASSERT(!e->linked);
+    KJ_ASSERT(!e->linked && h->held);
     if (w->stopping) {
         rc = KJ_FAIL(err, KJ_ECONFLICT, "the server is stopping");
-    } else if (w->count >= KJ_MAX_WAITERS) {
-        rc = KJ_FAIL(err, KJ_ELIMIT, "%d requests are already waiting", KJ_MAX_WAITERS);
     } else {
+        KJ_ASSERT(w->count < w->held); /* every linked entry sits on a held slot */
         memset(e, 0, sizeof *e);
         e->conn = conn;
         e->submission_id = submission_id;
+        e->user_id = h->user_id;
         e->deadline_ms = wait_now_ms() + (int64_t)timeout_s * 1000;
         e->linked = 1;
         e->next = w->head;
@@ -188,6 +308,21 @@ void wait_notify(struct wait_list *w, int64_t submission_id)
     for (struct wait_entry *e = w->head; e != NULL; e = e->next) {
         if (e->submission_id == submission_id) {
             e->ready = 1;
+            woke = 1;
+        }
+    }
+    if (woke)
+        pthread_cond_signal(&w->cv);
+    pthread_mutex_unlock(&w->mu);
+}
+
+void wait_kick_user(struct wait_list *w, int64_t user_id)
+{
+    int woke = 0;
+    pthread_mutex_lock(&w->mu);
+    for (struct wait_entry *e = w->head; e != NULL; e = e->next) {
+        if (e->user_id == user_id) {
+            e->ready = e->kicked = 1;
             woke = 1;
         }
     }

@@ -21,40 +21,68 @@
 #include "kj_err.h"
 
 #define WAIT_TICK_MS 100
+#define WAIT_PROBE_MS 500   /* how often parked sockets are checked for a gone client */
 
 struct MHD_Connection;
 struct wait_list;
+
+/* One slot of a ?wait=1 or an event stream; embedded in the request or
+ * stream, zeroed with it. Fields are guarded by the list's mutex. */
+struct wait_hold {
+    int64_t user_id;             /* whose slot */
+    int held;                    /* 1 between wait_hold and wait_unhold */
+    int user_full;               /* set by a refused wait_hold: the per-user cap, not the total */
+};
 
 /* Embedded in a request; owned by it. Fields are guarded by the list's mutex. */
 struct wait_entry {
     struct wait_entry *prev, *next;
     struct MHD_Connection *conn; /* borrowed from MHD */
     int64_t submission_id;
+    int64_t user_id;             /* the slot's user (wait_kick_user) */
     int64_t deadline_ms;         /* CLOCK_MONOTONIC */
     int linked;                  /* in the list */
     int parked;                  /* suspended; the notifier may resume it */
-    int ready;                   /* the submission is done */
+    int ready;                   /* the submission changed, or the entry was kicked */
     int timed_out;               /* resumed because the deadline passed */
+    int gone;                    /* resumed because the client closed its socket */
+    int kicked;                  /* resumed by wait_kick_user: check the token again */
 };
 
 /* CLOCK_MONOTONIC in ms: the clock of every deadline_ms here and in sse.c. */
 int64_t wait_now_ms(void);
 
-/* Start the notifier thread. *out is owned by the caller: wait_free(). */
-int wait_start(struct wait_list **out, struct kj_err *err);
+/* Start the notifier thread; max_total and max_per_user (>= 1) bound the
+ * slots. *out is owned by the caller: wait_free(). */
+int wait_start(struct wait_list **out, int max_total, int max_per_user, struct kj_err *err);
 /* Stop the thread and free (after the daemon is stopped). NULL is fine. */
 void wait_free(struct wait_list *w);
 
-/* Link e for submission id with a timeout. KJ_ELIMIT when KJ_MAX_WAITERS are
- * parked; KJ_ECONFLICT while the server stops (answer at once instead). */
-int wait_add(struct wait_list *w, struct wait_entry *e, struct MHD_Connection *conn,
-             int64_t submission_id, int timeout_s, struct kj_err *err);
+/* Take a slot for user_id into h (not held). KJ_ELIMIT when every slot is
+ * taken, or (h->user_full = 1) when the user holds max_per_user and is not
+ * exempt (admins). */
+int wait_hold(struct wait_list *w, struct wait_hold *h, int64_t user_id, int exempt,
+              struct kj_err *err);
+/* Give h's slot back if held; a zeroed h is fine. */
+void wait_unhold(struct wait_list *w, struct wait_hold *h);
+/* Slots held now: all, and user_id's (for tests and logs). */
+void wait_counts(struct wait_list *w, int64_t user_id, int *total, int *user);
+
+/* Link e for submission id with a timeout, on h's slot (held).
+ * KJ_ECONFLICT while the server stops (answer at once instead). */
+int wait_add(struct wait_list *w, struct wait_entry *e, const struct wait_hold *h,
+             struct MHD_Connection *conn, int64_t submission_id, int timeout_s,
+             struct kj_err *err);
 /* Mark e parked, after MHD_suspend_connection() returned. */
 void wait_parked(struct wait_list *w, struct wait_entry *e);
 /* Unlink e if linked (request answered or finished). */
 void wait_remove(struct wait_list *w, struct wait_entry *e);
 /* Wake every entry waiting for submission id. */
 void wait_notify(struct wait_list *w, int64_t submission_id);
+/* Wake every entry of user_id with kicked set, so that it checks its token
+ * again at once (a ban, a revocation, a rotation). Streams not parked now
+ * check it before they send anything more (sse.c). */
+void wait_kick_user(struct wait_list *w, int64_t user_id);
 /* Refuse new waiters, resume all parked ones and wait (at most timeout_ms)
  * until every entry is unlinked. */
 void wait_release_all(struct wait_list *w, int timeout_ms);

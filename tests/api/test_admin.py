@@ -5,7 +5,11 @@ submission detail, over real HTTP.
 Starts bin/kjudge-server on a copy of leaderboards/fp8_quant in a temporary
 folder (plus a board whose deadline has passed), then checks: publishing is
 refused before the deadline (409) and by non-admins, and afterwards any
-signed-in user reads others' sources on that board only; the submission
+signed-in user reads others' sources on that board only; who sees a
+submission, as a matrix (owner, another user, anonymous, admin) x
+(queued, failed, test-mode accepted, ranked, disqualified, published) over
+GET /submissions/{id}, ?wait=1, /detail and /events, every refusal the same
+404 as an id that does not exist; the submission
 detail (hash, file name, "#k of N", kernels, launches, medians, the diff
 against the previous submission, its size cap) and who sees its source and
 diff; the rankings cache follows new verdicts and answers 304 to a known
@@ -80,12 +84,14 @@ def judge(c, runner, sid, verdict="accepted", score=None, mode="test", medians=N
         if job is None:
             return False
         if job["id"] != sid:
-            c.post_json("/api/v1/runner/jobs/%d/result?attempt=%d" % (job["id"], job["attempt"]),
-                        result_body("wrong_answer", mode=job["mode"]), runner)
+            wrong = result_body("wrong_answer", mode=job["mode"])
+            wrong["leaderboard"] = job["leaderboard"]
+            c.post_json("/api/v1/runner/jobs/%d/result?attempt=%d" % (job["id"], job["attempt"]), wrong, runner)
             continue
+        res = full_result(verdict, score, mode, medians)
+        res["leaderboard"] = job["leaderboard"]  # the copies of fp8_quant share its shapes
         st, _, _, _ = c.post_json("/api/v1/runner/jobs/%d/result?attempt=%d" % (sid, job["attempt"]),
-                                  full_result(verdict, score, mode, medians),
-                                  runner)
+                                  res, runner)
         return st == 200
     return False
 
@@ -109,10 +115,9 @@ def test_publish(srv, c, t):
         return
     url = "/api/v1/submissions/%d" % sid
     st, _, d, _ = c.get(url, bob)
-    check(st == 200 and "source" not in d and "file_name" not in d, "before publishing another user sees no source", d)
+    check(st == 404 and is_error(d, "not_found"), "before publishing another user gets 404", (st, d))
     st, _, d, _ = c.get(url + "/detail", bob)
-    check(st == 200 and d.get("source_visible") is False and "source" not in d and "diff" not in d,
-          "nor in the detail", d)
+    check(st == 404 and is_error(d, "not_found"), "and 404 for the detail", (st, d))
 
     st, _, d, _ = c.post_json("/api/v1/leaderboards/fp8_quant/publish", {}, admin, runner=False)
     check(st == 409 and is_error(d, "deadline_not_passed") and "2027-03-15" in d["error"]["message"],
@@ -140,14 +145,14 @@ def test_publish(srv, c, t):
     check(st == 200 and d.get("source_visible") is True and d.get("source") == src, "and the detail shows it", d)
     for who, tok in [("an anonymous reader", None), ("a runner", runner)]:
         st, _, d, _ = c.get(url, tok)
-        check(st == 200 and "source" not in d, "%s still sees no source" % who, d)
+        check(st == 404 and is_error(d, "not_found"), "%s still gets 404 for an unranked one" % who, (st, d))
     st, _, d, _ = c.get("/api/v1/submissions/%d" % open_sid, bob)
-    check(st == 200 and "source" not in d, "sources of an unpublished board stay hidden", d)
+    check(st == 404 and is_error(d, "not_found"), "submissions of an unpublished board stay hidden", (st, d))
     st, _, d, _ = c.get("/api/v1/leaderboards/%s/rankings?gpu=H200" % CLOSED)
     check(st == 200 and d.get("sources_published") is True, "the rankings say the sources are published", d)
     st, _, d, _ = c.get("/api/v1/leaderboards/fp8_quant/rankings?gpu=H200")
     check(st == 200 and d.get("sources_published") is False, "and not for another board", d)
-    check(db_query(srv, "PRAGMA user_version") == [(6,)], "the schema is at version 6")
+    check(db_query(srv, "PRAGMA user_version") == [(7,)], "the schema is at version 7")
 
 
 def test_detail(srv, c, t):
@@ -189,9 +194,10 @@ def test_detail(srv, c, t):
     check(st == 200 and d.get("rank", {}).get("text") == "#2 of 2", "the other user's entry is #2 of 2", d.get("rank"))
     for who, tok in [("another user", bob), ("an anonymous reader", None)]:
         st, _, d, _ = c.get("/api/v1/submissions/%d/detail" % s2, tok)
-        check(st == 200 and d.get("source_visible") is False and "source" not in d and "diff" not in d and
-              d.get("rank", {}).get("text") == "#1 of 2" and d.get("kernels") and d.get("source_sha256"),
-              "%s sees the index entry without source or diff" % who, d)
+        check(st == 200 and d.get("source_visible") is False and d.get("rank", {}).get("text") == "#1 of 2" and
+              set(d) <= RANKED_DETAIL_KEYS and [x.get("median_ns") for x in d.get("shapes", [])] ==
+              [1000.0, 2000.0, 30000.0] and all(set(x) <= {"index", "shape", "median_ns"} for x in d["shapes"]),
+              "%s sees only the rankings' fields of a ranked entry" % who, d)
     st, _, d, _ = c.get("/api/v1/submissions/%d/detail" % sb, bob)
     check(st == 200 and d.get("previous") is None and d.get("diff") is None, "a first submission has no diff", d)
     big = v2 + "".join("// line %d\n" % i for i in range(1500))
@@ -202,6 +208,94 @@ def test_detail(srv, c, t):
     for path in ("/api/v1/submissions/999999/detail", "/api/v1/submissions/abc/detail"):
         st, _, d, _ = c.get(path, alice)
         check(st == 404 and is_error(d, "not_found"), "%s -> 404" % path, (st, d))
+
+
+# What others see of a ranked submission: the fields the rankings show.
+RANKED_KEYS = {"id", "user", "leaderboard", "gpu", "mode", "status", "verdict", "score_ns", "created_at",
+               "started_at", "finished_at", "disqualified", "withdrawn", "withdrawn_at", "result", "urls"}
+RANKED_RESULT_KEYS = {"verdict", "mode", "leaderboard", "score_ns", "benchmarks"}
+RANKED_DETAIL_KEYS = {"id", "user", "leaderboard", "gpu", "mode", "status", "verdict", "score_ns", "created_at",
+                      "disqualified", "withdrawn", "withdrawn_at", "rank", "shapes", "source_visible"}
+STATES = ("queued", "failed", "test_ok", "ranked", "dq", "published")
+# Expected view per (state, viewer): "full" (owner's), "source" (published:
+# with the source), "ranked" (the rankings' fields), 404 (hidden).
+VIEWS = {
+    #            owner   other     anonymous admin
+    "queued":    ("full", 404,      404,      "full"),
+    "failed":    ("full", 404,      404,      "full"),
+    "test_ok":   ("full", 404,      404,      "full"),
+    "ranked":    ("full", "ranked", "ranked", "full"),
+    "dq":        ("full", 404,      404,      "full"),
+    "published": ("full", "source", 404,      "full"),
+}
+
+
+def visibility_subs(c, t):
+    """dave's submissions in each state of STATES (CLOSED is published by now)."""
+    dave, runner, admin = t["dave"], t["runner"], t["admin"]
+    src = GOOD_SOURCE + "// dave's kernel\n"
+    ids = {"queued": submit(c, dave, "fp8_quant", src, gpu="B200")}  # nothing claims B200 here
+    for state, board, mode, verdict, score in [("failed", "fp8_quant", "test", "wrong_answer", None),
+                                               ("test_ok", "fp8_quant", "test", "accepted", None),
+                                               ("ranked", "fp8_quant", "leaderboard", "accepted", 9000.0),
+                                               ("dq", "fp8_quant", "leaderboard", "accepted", 8000.0),
+                                               ("published", CLOSED, "test", "accepted", None)]:
+        ids[state] = submit(c, dave, board, src, mode=mode)
+        if not judge(c, runner, ids[state], verdict, score, mode):
+            ids[state] = None
+    st, _, _, _ = c.post_json("/api/v1/submissions/%d/disqualify" % (ids["dq"] or 0), {"reason": "copied"}, admin,
+                              runner=False)
+    check(st == 200 and all(ids.values()), "dave's submissions in every state", (st, ids))
+    return ids
+
+
+def check_view(what, st, d, raw, want, sid, missing, detail):
+    if want == 404:
+        check(st == 404 and raw == missing.replace(b"999999", str(sid).encode()),
+              "%s -> the 404 of an id that does not exist" % what, (st, raw[:200]))
+    elif want == "ranked" and detail:
+        check(st == 200 and set(d) <= RANKED_DETAIL_KEYS and d.get("source_visible") is False and
+              all(set(x) <= {"index", "shape", "median_ns"} for x in d.get("shapes", [])),
+              "%s -> the rankings' fields only" % what, (st, d))
+    elif want == "ranked":
+        res = d.get("result") or {}
+        check(st == 200 and set(d) <= RANKED_KEYS and set(res) <= RANKED_RESULT_KEYS and
+              all(set(b) <= {"index", "shape", "median_ns"} for b in res.get("benchmarks", [])) and
+              res.get("benchmarks"), "%s -> the rankings' fields only" % what, (st, d))
+    else:
+        ok = st == 200 and d.get("file_name") == "k.cu" and d.get("source", "").endswith("// dave's kernel\n")
+        if detail:
+            ok = ok and d.get("source_visible") is True
+        else:
+            ok = ok and ("disqualified_reason" in d) == (want == "full" and d.get("disqualified") is True)
+        check(ok, "%s -> %s view" % (what, want), (st, d))
+
+
+def test_visibility(srv, c, t):
+    ids = visibility_subs(c, t)
+    if not all(ids.values()):
+        return
+    viewers = (("owner", t["dave"]), ("other", t["bob"]), ("anonymous", None), ("admin", t["admin"]))
+    for path, detail in (("/api/v1/submissions/%d", False), ("/api/v1/submissions/%d/detail", True),
+                         ("/api/v1/submissions/%d?wait=1&timeout=0", False)):
+        for vi, (viewer, tok) in enumerate(viewers):
+            missing = c.get(path % 999999, tok)[3]
+            for state in STATES:
+                st, _, d, raw = c.get(path % ids[state], tok)
+                check_view("%s %s as %s" % (path.split("%d")[1] or "GET", state, viewer), st, d, raw,
+                           VIEWS[state][vi], ids[state], missing, detail)
+    for vi, (viewer, tok) in enumerate(viewers):
+        missing = c.get("/api/v1/submissions/999999/events", tok)[3]
+        for state in STATES:
+            st, _, d, raw = c.get("/api/v1/submissions/%d/events" % ids[state], tok)
+            want = 200 if viewer in ("owner", "admin") else 401 if tok is None else 404
+            check(st == want and (want != 404 or raw == missing.replace(b"999999", str(ids[state]).encode())),
+                  "/events of %s as %s -> %d" % (state, viewer, want), (st, raw[:200]))
+    runner = t["runner"]
+    st, _, d, _ = c.get("/api/v1/submissions/%d" % ids["ranked"], runner)
+    check(st == 200 and set(d) <= RANKED_KEYS, "a runner sees a ranked submission as anyone does", (st, d))
+    st, _, d, _ = c.get("/api/v1/submissions/%d" % ids["published"], runner)
+    check(st == 404, "but no published source", (st, d))
 
 
 def test_rank_cache(srv, c, t):
@@ -326,12 +420,13 @@ def test_reload_under_load(srv, c, t, boards):
 def run_all(srv, boards):
     c = Client(srv.port)
     t = {"admin": srv.printed().strip()}
-    for name in ("alice", "bob", "carol"):
+    for name in ("alice", "bob", "carol", "dave"):
         t[name] = srv.cli("user", "add", name, "--db", srv.db)[1].strip()
     t["runner"] = srv.cli("runner", "add", "r1", "--gpu", "H200", "--db", srv.db)[1].strip()
     test_publish(srv, c, t)
     test_detail(srv, c, t)
     test_rank_cache(srv, c, t)
+    test_visibility(srv, c, t)
     test_reload(srv, c, t, boards)
     test_reload_under_load(srv, c, t, boards)
     secrets = [s for (s,) in db_query(srv, "SELECT secret_seed FROM leaderboard_secrets")]

@@ -441,7 +441,7 @@ def test_show(t):
     rc, out, err = bob.run("show", str(sid), "--source")
     check(rc == 2 and "is not shown to you" in err, "but not another's source", (rc, err))
     rc, out, err = alice.run("show", "999999")
-    check(rc == 2 and "not found (HTTP 404 not_found): no submission 999999" in err, "404: no such submission",
+    check(rc == 2 and "not found (HTTP 404 not_found): no submission '999999'" in err, "404: no such submission",
           (rc, err))
     rc, out, err = alice.run("show", "abc")
     check(rc == 2 and "name a submission by its number" in err, "show abc: usage error", (rc, err))
@@ -462,7 +462,8 @@ def test_events(t):
     check(rc == 0 and json.loads(out) == c.get("/api/v1/submissions/%d/events" % sid, t["tok_alice"])[2],
           "--json events is the server's JSON", out[:200])
     rc, out, err = bob.run("events", str(sid))
-    check(rc == 2 and "not allowed (HTTP 403 forbidden)" in err, "403: another user's events", (rc, err))
+    check(rc == 2 and "not found (HTTP 404 not_found)" in err,
+          "another user's events: 404, as for an id that does not exist", (rc, err))
 
 
 def test_withdraw_rankings(t):

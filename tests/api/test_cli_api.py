@@ -317,9 +317,11 @@ def test_withdraw(srv, c, t, boards):
           "the row is kept, marked withdrawn", row)
     check(rank_ids(c) is not None and ("alice", worse) in rank_ids(c) and best not in [i for _, i in rank_ids(c)],
           "the rankings now show alice's next best", rank_ids(c))
-    st, _, d, _ = c.get("/api/v1/submissions/%d" % best)
+    st, _, d, _ = c.get("/api/v1/submissions/%d" % best, alice)
     check(st == 200 and d.get("withdrawn") is True and d.get("withdrawn_at") == at and
-          d.get("verdict") == "accepted", "everyone sees it withdrawn", d)
+          d.get("verdict") == "accepted", "its owner sees it withdrawn", d)
+    st, _, d, _ = c.get("/api/v1/submissions/%d" % best)
+    check(st == 404 and is_error(d, "not_found"), "no longer ranked, it is hidden from others", (st, d))
     st, _, d, _ = c.get("/api/v1/submissions/%d/detail" % best, alice)
     check(st == 200 and d.get("rank") is None and d.get("withdrawn") is True, "its detail has no rank", d)
     st, _, d, _ = c.post_json(url, {}, alice, runner=False)
@@ -461,7 +463,8 @@ def run_all(srv, boards):
             job = claim(c, t["runner"], gpu)
             if job is None:
                 break
-            c.post_json("/api/v1/runner/jobs/%d/result" % job["id"], result_body("wrong_answer"), t["runner"])
+            c.post_json("/api/v1/runner/jobs/%d/result?attempt=%d" % (job["id"], job["attempt"]),
+                        result_body("wrong_answer", mode=job["mode"], gpu="NVIDIA " + gpu), t["runner"])
     test_list(srv, c, t)
     test_files(srv, c, t, boards)
     test_withdraw(srv, c, t, boards)

@@ -8,7 +8,10 @@
  * claims racing from several connections (each job claimed exactly once),
  * group commits of submissions from many threads (every row stored once,
  * the rate limit exact within a batch), the published-sources table, and
- * runner tokens bound to GPU types (with a version-4 database migrated).
+ * runner tokens bound to GPU types (with a version-4 database migrated),
+ * a job's events: read from a cursor in bounded batches, capped per job
+ * (count and bytes; a refused event stores nothing), counted by the
+ * version 7 migration for rows that existed before it.
  */
 #define KT_MAIN
 #include "kt.h"
@@ -278,7 +281,10 @@ static void test_runner_gpus(struct db *db)
     db_close(old);
     old = NULL;
     KT_CHECK(sqlite3_open(p2, &h) == SQLITE_OK &&
-             sqlite3_exec(h, "ALTER TABLE users DROP COLUMN runner_gpus; PRAGMA user_version=4; "
+             sqlite3_exec(h, "ALTER TABLE users DROP COLUMN runner_gpus; "
+                          "ALTER TABLE submissions DROP COLUMN withdrawn_at; "
+                          "ALTER TABLE submissions DROP COLUMN event_count; "
+                          "ALTER TABLE submissions DROP COLUMN event_bytes; PRAGMA user_version=4; "
                           "INSERT INTO users(name, role, token_hash, created_at) VALUES "
                           "('old', 'runner', 'h', 0)", NULL, NULL, NULL) == SQLITE_OK,
              "turn it into version 4 with a runner: %s", sqlite3_errmsg(h));
@@ -381,6 +387,118 @@ static void test_published(struct db *db)
     KT_CHECK(db_board_has_subs(db, "no_such_board", &has, &err) == 0 && has == 0, "an empty board");
 }
 
+/* Events of a running job held by r on a fresh H200 submission of u; returns the id. */
+static int64_t running_job(struct db *db, int64_t u, int64_t r)
+{
+    struct db_sub s;
+    struct kj_err err;
+    char secret[32];
+    int64_t id = submit(db, u, "EV1", "test");
+    KT_CHECK(db_sub_claim(db, "EV1", r, "ev", &s, secret, sizeof secret, &err) == 0 && s.id == id,
+             "claim the events job: %s", err.msg);
+    db_sub_clear(&s);
+    return id;
+}
+
+static void test_event_cursor(struct db *db)
+{
+    struct kj_err err;
+    struct db_event *ev = NULL;
+    char data[2048], name[32];
+    int64_t u = add_user(db, "evu", "user"), r = add_user(db, "evr", "runner"), seq = -1;
+    int64_t id = running_job(db, u, r);
+    int n = 0, more = 0, ok = 1;
+    for (int i = 1; i <= 10; i++) {
+        snprintf(data, sizeof data, "{\"i\":%d,\"pad\":\"%0*d\"}", i, 990, 0);
+        ok &= event(db, id, r, i == 10 ? "verdict" : "test", data, &err) == 0;
+    }
+    KT_CHECK(ok, "ten events of about 1 KB: %s", err.msg);
+    KT_CHECK(db_events_after(db, id, 0, 4, 1 << 20, &ev, &n, &more, &err) == 0 && n == 4 && more &&
+             ev[0].seq == 1 && ev[3].seq == 4, "a batch stops at max_events and says more");
+    db_events_free(ev, n);
+    KT_CHECK(db_events_after(db, id, 4, 100, 2500, &ev, &n, &more, &err) == 0 && n == 2 && more &&
+             ev[0].seq == 5 && ev[1].seq == 6, "and at max_bytes, after the cursor");
+    db_events_free(ev, n);
+    KT_CHECK(db_events_after(db, id, 6, 100, 10, &ev, &n, &more, &err) == 0 && n == 1 && more &&
+             ev[0].seq == 7, "one event always comes, however large");
+    db_events_free(ev, n);
+    KT_CHECK(db_events_after(db, id, 7, 100, 1 << 20, &ev, &n, &more, &err) == 0 && n == 3 && !more &&
+             ev[2].seq == 10, "the rest, and no more");
+    db_events_free(ev, n);
+    KT_CHECK(db_events_after(db, id, 10, 100, 1 << 20, &ev, &n, &more, &err) == 0 && n == 0 && !more &&
+             ev == NULL, "nothing after the last");
+    KT_CHECK(db_event_last(db, id, &seq, name, sizeof name, &err) == 0 && seq == 10 &&
+             strcmp(name, "verdict") == 0, "the last event");
+    KT_CHECK(db_event_last(db, 999999, &seq, name, sizeof name, &err) == 0 && seq == 0 && name[0] == '\0',
+             "no events: seq 0");
+
+    /* The count cap. */
+    int64_t c = running_job(db, u, r);
+    int stored = 0;
+    while (stored < DB_MAX_JOB_EVENTS + 5 && event(db, c, r, "test", NULL, &err) == 0)
+        stored++;
+    KT_CHECK(stored == DB_MAX_JOB_EVENTS && err.code == KJ_ELIMIT, "%d events per job, then KJ_ELIMIT: %d",
+             DB_MAX_JOB_EVENTS, stored);
+    /* The byte cap: a refused event stores nothing and later small ones still fit. */
+    int64_t b = running_job(db, u, r);
+    size_t big = 300 * 1024;
+    char *blob = malloc(big + 16);
+    int accepted = 0, rc;
+    memset(blob, 'x', big + 16);
+    blob[0] = '"';
+    blob[big - 1] = '"';
+    blob[big] = '\0';
+    while ((rc = event(db, b, r, "test", blob, &err)) == 0)
+        accepted++;
+    KT_CHECK(rc == KJ_ELIMIT && accepted == 3, "300 KiB events: 3 fit in 1 MiB, the 4th is refused (%d)",
+             accepted);
+    KT_CHECK(db_events_list(db, b, &ev, &n, &err) == 0 && n == 3, "the refused event was not stored: %d", n);
+    db_events_free(ev, n);
+    KT_CHECK(event(db, b, r, "test", "{}", &err) == 0, "a small event still fits");
+    free(blob);
+}
+
+/* A version-6 database with events: the version 7 migration counts them. */
+static void test_migrate_v6(void)
+{
+    char p2[160];
+    sqlite3 *h = NULL;
+    sqlite3_stmt *st = NULL;
+    struct db *db = NULL;
+    struct kj_err err;
+    int64_t u, r, id, cnt = -1, bytes = -1;
+    snprintf(p2, sizeof p2, "%s/v4.db", dir);
+    KT_CHECK(db_open(p2, &db, &err) == 0, "open: %s", err.msg);
+    if (db == NULL)
+        return;
+    u = add_user(db, "mu", "user");
+    r = add_user(db, "mr", "runner");
+    id = running_job(db, u, r);
+    KT_CHECK(event(db, id, r, "test", "{\"a\":1}", &err) == 0 && event(db, id, r, "compiled", NULL, &err) == 0,
+             "two events");
+    db_close(db);
+    KT_CHECK(sqlite3_open(p2, &h) == SQLITE_OK &&
+             sqlite3_exec(h, "ALTER TABLE submissions DROP COLUMN event_count;"
+                             "ALTER TABLE submissions DROP COLUMN event_bytes; PRAGMA user_version=6",
+                          NULL, NULL, NULL) == SQLITE_OK, "back to version 6: %s", sqlite3_errmsg(h));
+    sqlite3_close(h);
+    db = NULL;
+    KT_CHECK(db_open(p2, &db, &err) == 0, "migrate: %s", err.msg);
+    db_close(db);
+    KT_CHECK(sqlite3_open(p2, &h) == SQLITE_OK &&
+             sqlite3_prepare_v2(h, "SELECT event_count, event_bytes FROM submissions WHERE id = ?", -1, &st,
+                                NULL) == SQLITE_OK && sqlite3_bind_int64(st, 1, id) == SQLITE_OK &&
+             sqlite3_step(st) == SQLITE_ROW, "read the counters");
+    if (st != NULL) {
+        cnt = sqlite3_column_int64(st, 0);
+        bytes = sqlite3_column_int64(st, 1);
+    }
+    sqlite3_finalize(st);
+    sqlite3_close(h);
+    KT_CHECK(cnt == 2 && bytes == (int64_t)(strlen("test") + strlen("{\"a\":1}") + strlen("compiled")),
+             "existing events are counted: %lld events, %lld bytes", (long long)cnt, (long long)bytes);
+}
+
 int main(void)
 {
     struct db *db = NULL;
@@ -401,8 +519,10 @@ int main(void)
     test_group_commit(db);
     test_published(db);
     test_runner_gpus(db);
+    test_event_cursor(db);
     db_close(db);
     test_newer_schema();
+    test_migrate_v6();
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     if (system(cmd) != 0)
