@@ -10,6 +10,7 @@ OpenAPI document, static files, secrecy of the secret seed, and a clean
 shutdown. Python 3 standard library only. Prints "FAIL ..." per failure
 and ends with "test_api: N passed, N failed, N skipped"; exit 1 on failure.
 """
+import hashlib
 import http.client
 import json
 import os
@@ -298,6 +299,9 @@ def test_submit_ok(srv, c, alice):
     return sid
 
 
+MP_XYZ = "multipart/form-data; boundary=XyZ"
+
+
 def bad_requests(alice, runner):
     """(what, token, fields, files, raw_body_and_type, status, code, message_substring)"""
     src = GOOD_SOURCE.encode()
@@ -341,6 +345,19 @@ def bad_requests(alice, runner):
         ("runner token used to submit", runner, lb, f, None, 403, "forbidden", None),
         ("JSON instead of multipart", alice, None, None, ("{}", "application/json"), 415,
          "unsupported_media_type", None),
+        # Parts MHD hands over without a name (this crashed the server once).
+        ("a part without Content-Disposition", alice, None, None,
+         ("--XyZ\r\nContent-Type: text/plain\r\n\r\nx\r\n--XyZ--\r\n", MP_XYZ), 400, "bad_request", "name"),
+        ("a file part with a filename but no name", alice, None, None,
+         ("--XyZ\r\nContent-Disposition: form-data; filename=\"q.cu\"\r\n\r\n" + GOOD_SOURCE +
+          "\r\n--XyZ--\r\n", MP_XYZ), 400, "bad_request", "name"),
+        ("a part without headers", alice, None, None, ("--XyZ\r\n\r\nx\r\n--XyZ--\r\n", MP_XYZ), 400,
+         "bad_request", "name"),
+        ("a NUL inside a form field", alice, [("leaderboard", "fp8_quant\0evil"), ("gpu", "H200")], f, None,
+         400, "bad_request", "NUL"),
+        ("a truncated multipart body", alice, None, None,
+         ("--XyZ\r\nContent-Disposition: form-data; name=\"gpu\"\r\n\r\nH2", MP_XYZ), 400, "bad_request",
+         "malformed"),
     ]
 
 
@@ -362,6 +379,24 @@ def test_bad_submissions(srv, c, alice, runner):
             check(needle in data["error"]["message"], "%s: message mentions %r" % (what, needle),
                   data["error"]["message"])
         check(srv.rows() == before, "%s leaves the submissions table unchanged" % what)
+
+
+def test_bom(srv, c, alice):
+    """A source starting with a UTF-8 byte-order mark is stored without it."""
+    # B200: the runner flow below expects only its own job queued for H200.
+    st, _, data, _ = c.submit(alice, [("leaderboard", "fp8_quant"), ("gpu", "B200")],
+                              [("file", "bom.cu", b"\xef\xbb\xbf" + GOOD_SOURCE.encode())])
+    if not check(st == 202, "a source with a byte-order mark -> 202", (st, data)):
+        return
+    row = srv.row(data["id"])
+    check(bytes(row["source"]) == GOOD_SOURCE.encode(), "the byte-order mark is not stored",
+          bytes(row["source"])[:8])
+    check(row["source_sha256"] == hashlib.sha256(GOOD_SOURCE.encode()).hexdigest(),
+          "the hash is the hash of the source without the mark", row["source_sha256"])
+    st, _, data, _ = c.submit(alice, [("leaderboard", "fp8_quant"), ("gpu", "B200")],
+                              [("file", "bom.cu", b"\xef\xbb\xbf")])
+    check(st == 400 and is_error(data, "empty_file"), "a file that is only a byte-order mark is empty",
+          (st, data))
 
 
 def test_directive_board(srv, c, alice):
@@ -723,6 +758,7 @@ def run_all(srv):
     test_misc(c, alice)
     sid = test_submit_ok(srv, c, alice)
     test_bad_submissions(srv, c, alice, runner)
+    test_bom(srv, c, alice)
     sid_b200 = test_directive_board(srv, c, alice)
     if sid is not None:
         test_runner_flow(srv, c, alice, bob, runner, runner2, sid)
