@@ -125,7 +125,8 @@ static int cmd_add(int argc, char **argv, int runner)
         }
     }
     if (name == NULL || !srv_valid_name(name))
-        return usage_error("NAME must be 1-32 characters of [a-z0-9_.-]%s", "");
+        return usage_error("NAME must be 1-32 characters of [a-z0-9_.-], starting with a letter "
+                           "or digit%s", "");
     if (strcmp(name, "admin") == 0)
         return usage_error("the name '%s' is reserved for the configured admin token", name);
     kj_err_clear(&err);

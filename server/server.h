@@ -41,7 +41,7 @@
 #define KJ_RATE_DEFAULT_LEADERBOARD 5
 #define KJ_INVITE_DEFAULT_DAYS 7
 #define KJ_INVITE_MAX_DAYS 365
-#define KJ_NAME_MAX 32                             /* user names: [a-z0-9_.-]{1,32} */
+#define KJ_NAME_MAX 32                             /* user names: [a-z0-9][a-z0-9_.-]{0,31} */
 #define KJ_HTTP_CONN_LIMIT 1024
 #define KJ_HTTP_CONN_TIMEOUT_S 60
 #define KJ_HTTP_THREADS 8                          /* MHD worker threads; several let submissions share a group commit (db_sub.c) */
@@ -128,7 +128,8 @@ struct server {
     struct MHD_Daemon *daemon; /* owned */
 };
 
-/* 1 when name is a valid user name: [a-z0-9_.-]{1,KJ_NAME_MAX}. */
+/* 1 when name is a valid new user name: [a-z0-9][a-z0-9_.-]{0,KJ_NAME_MAX-1}.
+ * Rows made before the first character was restricted keep their names. */
 int srv_valid_name(const char *name);
 
 /* The board named name in set bs, or NULL. Borrowed from bs. */

@@ -233,6 +233,11 @@ def test_cli(srv):
     check(rc == 1, "the name 'admin' is reserved", rc)
     rc, out, err = srv.cli("user", "add", "bad name!", "--db", srv.db)
     check(rc == 1, "a malformed name exits 1", rc)
+    for name in ("..", ".", "..."):
+        rc, out, err = srv.cli("user", "add", name, "--db", srv.db)
+        check(rc == 1 and out == "", "user add %r exits 1 (names start with a letter or digit)" % name, (rc, out))
+    rc, out, err = srv.cli("runner", "add", "..", "--db", srv.db)
+    check(rc == 1 and out == "", "runner add '..' exits 1", (rc, out))
 
 
 def serve_fails(srv, tag, extra_args, env_extra=None, boards=None):
