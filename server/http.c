@@ -182,7 +182,8 @@ static enum MHD_Result error_response(struct http_req *r, unsigned status, const
         MHD_add_response_header(resp, "WWW-Authenticate", "Bearer");
     if (status == MHD_HTTP_METHOD_NOT_ALLOWED && r->allow[0] != '\0')
         MHD_add_response_header(resp, "Allow", r->allow);
-    if (status == MHD_HTTP_TOO_MANY_REQUESTS && r->retry_after > 0) {
+    if ((status == MHD_HTTP_TOO_MANY_REQUESTS || status == MHD_HTTP_SERVICE_UNAVAILABLE) &&
+        r->retry_after > 0) {
         char secs[16];
         snprintf(secs, sizeof secs, "%d", r->retry_after);
         MHD_add_response_header(resp, "Retry-After", secs);
@@ -203,6 +204,14 @@ enum MHD_Result http_error(struct http_req *r, unsigned status, const char *code
 
 enum MHD_Result http_internal(struct http_req *r, const struct kj_err *err)
 {
+    if (err->code == KJ_ESTORAGE) {
+        const char *why = db_storage_reason(r->srv->db);
+        kj_log(KJ_LOG_ERROR, "http", "storage error: %s at=%s:%d path=%s", err->msg,
+               err->file != NULL ? err->file : "?", err->src_line, r->path);
+        r->retry_after = KJ_STORAGE_RETRY_S;
+        return http_error(r, MHD_HTTP_SERVICE_UNAVAILABLE, "storage_unavailable",
+                          "the server cannot write to its database: %s; try again later", why);
+    }
     kj_log(KJ_LOG_ERROR, "http", "internal error: %s code=%s at=%s:%d path=%s", err->msg,
            kj_code_name(err->code), err->file != NULL ? err->file : "?", err->src_line, r->path);
     return error_response(r, MHD_HTTP_INTERNAL_SERVER_ERROR, "internal_error",

@@ -81,7 +81,7 @@ struct http_req {
     unsigned deferred_status;        /* an error chosen before the body arrived, sent once */
     char deferred_code[40];          /*   the body is drained (see req_reject in http.c) */
     char deferred_msg[256];
-    int retry_after;                 /* > 0: a 429 answer carries "Retry-After: N" */
+    int retry_after;                 /* > 0: a 429 or 503 answer carries "Retry-After: N" */
     struct upload *upload;           /* owned (upload_free); multipart routes */
 
     struct wait_entry wait;          /* linkage in srv->wait while parked */
@@ -107,7 +107,9 @@ enum MHD_Result http_json(struct http_req *r, unsigned status, cJSON *json);
 /* {"error": {"code": code, "message": ...}} */
 enum MHD_Result http_error(struct http_req *r, unsigned status, const char *code,
                            const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-/* 500 for our own fault: logs err in full, tells the client only a reference. */
+/* 500 for our own fault: logs err in full, tells the client only a reference.
+ * KJ_ESTORAGE (disk full or failing) is 503 storage_unavailable with
+ * Retry-After instead: the same request may work later. */
 enum MHD_Result http_internal(struct http_req *r, const struct kj_err *err);
 /* 204 No Content. */
 enum MHD_Result http_no_content(struct http_req *r);

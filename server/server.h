@@ -42,6 +42,7 @@
 #define KJ_INVITE_DEFAULT_DAYS 7
 #define KJ_INVITE_MAX_DAYS 365
 #define KJ_NAME_MAX 32                             /* user names: [a-z0-9][a-z0-9_.-]{0,31} */
+#define KJ_STORAGE_RETRY_S 30                      /* Retry-After of a 503 when the disk is full */
 #define KJ_HTTP_CONN_LIMIT 1024
 #define KJ_HTTP_CONN_TIMEOUT_S 60
 #define KJ_HTTP_THREADS 8                          /* MHD worker threads; several let submissions share a group commit (db_sub.c) */
