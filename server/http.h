@@ -17,6 +17,7 @@
 #include <stdint.h>
 #include <time.h>
 #include "db.h"
+#include "guard.h"
 #include "server.h"
 #include "upload.h"
 #include "wait.h"
@@ -50,7 +51,7 @@ struct http_route {
 };
 
 enum http_phase {
-    HTTP_PHASE_NEW = 0,       /* first callback not finished */
+    HTTP_PHASE_NEW = 0,       /* created (URI log callback); first callback not finished */
     HTTP_PHASE_RECEIVING,     /* waiting for the rest of the request (body, if any) */
     HTTP_PHASE_WAITING,       /* parked by wait.h; the handler runs again when resumed */
     HTTP_PHASE_ANSWERED       /* a response is queued */
@@ -61,8 +62,15 @@ struct http_req {
     struct srv_boards *boards;       /* one reference, taken at the first callback and
                                         dropped in the completion callback (server.h) */
     struct MHD_Connection *conn;     /* borrowed from MHD */
+    struct guard_conn *gc;           /* borrowed: the connection's guard entry (may be NULL) */
     const struct http_route *route;  /* static table entry */
     enum http_phase phase;
+    int started;                     /* the first callback ran (req_begin) */
+    int path_too_long;               /* the decoded path has HTTP_MAX_PATH bytes or more */
+    uintptr_t raw_uri;               /* address of the raw URI in MHD's buffer (only compared) */
+    size_t raw_uri_len;              /* its length up to the first NUL */
+    int uri_pct00;                   /* the raw URI holds "%00" */
+    int close_conn;                  /* the answer closes the connection (bad framing) */
     char method[8];
     char path[HTTP_MAX_PATH];        /* printable copy of the URL path (no query) */
     int nparams;

@@ -270,6 +270,17 @@ def test_serve_refuses(srv):
     rc, err = serve_fails(srv, "env", [], {"KJUDGE_ADMIN_TOKEN": "short"})
     check(rc == 1 and "KJUDGE_ADMIN_TOKEN" in err and "short" not in err.replace("KJUDGE", ""),
           "a too short admin token exits 1", (rc, err[-300:]))
+    rc, err = serve_fails(srv, "perip", ["--max-conns-per-ip", "many"])
+    check(rc == 1 and "--max-conns-per-ip" in err, "a bad --max-conns-per-ip exits 1", (rc, err[-300:]))
+    rc, err = serve_fails(srv, "htime", ["--header-timeout", "-1"])
+    check(rc == 1 and "--header-timeout" in err, "a bad --header-timeout exits 1", (rc, err[-300:]))
+    conf_dir = os.path.join(srv.tmp, "bad-htconf")
+    os.makedirs(conf_dir, exist_ok=True)
+    with open(os.path.join(conf_dir, "k.conf"), "w") as f:
+        f.write("max_conns_per_ip = 10\nheader_timeout = 1 min\n")
+    rc, err = serve_fails(srv, "htconf", [])
+    check(rc == 1 and "line 2" in err and "header_timeout" in err, "a bad header_timeout in the config exits 1",
+          (rc, err[-300:]))
     rc, err = serve_fails(srv, "noboards", [], boards=os.path.join(srv.tmp, "nowhere"))
     check(rc == 1, "a missing leaderboards folder exits 1", (rc, err[-300:]))
     boards = os.path.join(srv.tmp, "boards")
