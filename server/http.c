@@ -685,17 +685,19 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
         return;
     wait_remove(srv->wait, &r->wait);
     guard_request_done(srv->guard, r->gc);
-    if (!r->started) { /* answered by MHD itself (a malformed head), or never complete */
+    int by_mhd = 0;
+    if (r->status == 0) { /* answered by MHD itself (a malformed request), or not at all */
         const union MHD_ConnectionInfo *st = MHD_get_connection_info(conn,
                                                                      MHD_CONNECTION_INFO_HTTP_STATUS);
         r->status = st != NULL ? st->http_status : 0;
+        by_mhd = r->status != 0;
     }
     clock_gettime(CLOCK_MONOTONIC, &now);
     double ms = (double)(now.tv_sec - r->start.tv_sec) * 1e3 +
                 (double)(now.tv_nsec - r->start.tv_nsec) / 1e6;
     kj_log(KJ_LOG_INFO, "http", "%s %s status=%u ms=%.1f%s%s", r->method, r->path, r->status, ms,
            toe == MHD_REQUEST_TERMINATED_COMPLETED_OK ? "" : " aborted=1",
-           r->started ? "" : " by=mhd");
+           by_mhd ? " by=mhd" : "");
     upload_free(r->upload);
     srv_boards_release(r->boards);
     free(r->body);
