@@ -125,13 +125,18 @@ def poll_closed(socks, trickle=None, limit=CUT_WAIT):
     open_ = set(range(len(socks)))
     next_send = t0
     while open_ and time.time() - t0 < limit:
-        r, _, _ = select.select([socks[i] for i in open_], [], [], 0.1)
-        for s in r:
-            i = socks.index(s)
+        p = select.poll()
+        for i in open_:
+            p.register(socks[i], select.POLLIN)
+        for fd, _ in p.poll(100):
+            i = [k for k in open_ if socks[k].fileno() == fd][0]
+            s = socks[i]
             try:
                 if s.recv(4096) == b"":
                     open_.discard(i)
-            except (ConnectionError, BlockingIOError, socket.timeout):
+            except (BlockingIOError, socket.timeout):
+                pass
+            except ConnectionError:
                 open_.discard(i)
         if trickle is not None and time.time() >= next_send:
             next_send += 0.5
