@@ -13,7 +13,6 @@
 #include "guard.h"
 
 #include <errno.h>
-#include <microhttpd.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -153,15 +152,13 @@ void guard_free(struct guard *g)
     free(g);
 }
 
-void guard_opened(struct guard *g, struct MHD_Connection *conn, void **socket_context)
+void guard_opened(struct guard *g, int fd, void **socket_context)
 {
-    const union MHD_ConnectionInfo *info =
-        MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
     struct guard_conn *c = g != NULL ? calloc(1, sizeof *c) : NULL;
     *socket_context = NULL;
     if (c == NULL)
         return;
-    c->fd = info != NULL ? (int)info->connect_fd : -1;
+    c->fd = fd;
     c->state = GUARD_HEAD;
     c->since_ms = now_ms();
     pthread_mutex_lock(&g->mu);

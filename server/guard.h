@@ -38,7 +38,6 @@
 
 struct guard;
 struct guard_conn;
-struct MHD_Connection;
 
 /* Start the guard (its thread only when header_timeout_s > 0; 0 = no
  * deadlines). The caller frees it with guard_free() after the daemon stopped. */
@@ -46,10 +45,11 @@ int guard_start(struct guard **out, int header_timeout_s, struct kj_err *err);
 /* Stop the thread and free every entry. NULL is fine. */
 void guard_free(struct guard *g);
 
-/* A connection was accepted: a new entry in state HEAD, stored in
- * *socket_context (MHD's per-connection pointer) and owned by the guard
- * until guard_closed(). Nothing is stored when memory runs out. */
-void guard_opened(struct guard *g, struct MHD_Connection *conn, void **socket_context);
+/* Connection fd (MHD's socket; -1 if unknown: never cut) was accepted: a
+ * new entry in state HEAD, stored in *socket_context (MHD's per-connection
+ * pointer) and owned by the guard until guard_closed(). Nothing is stored
+ * when memory runs out. */
+void guard_opened(struct guard *g, int fd, void **socket_context);
 /* The connection is about to be closed by MHD: forget and free its entry. */
 void guard_closed(struct guard *g, void **socket_context);
 

@@ -714,8 +714,11 @@ static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_
                           enum MHD_ConnectionNotificationCode code)
 {
     struct server *srv = cls;
-    if (code == MHD_CONNECTION_NOTIFY_STARTED)
-        guard_opened(srv->guard, conn, socket_context);
+    const union MHD_ConnectionInfo *fd;
+    if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+        fd = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+        guard_opened(srv->guard, fd != NULL ? (int)fd->connect_fd : -1, socket_context);
+    }
     else if (code == MHD_CONNECTION_NOTIFY_CLOSED)
         guard_closed(srv->guard, socket_context);
 }
