@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """test_abuse_http.py - hostile HTTP clients against a real server on loopback.
 
-Starts bin/kjudge-server with a short head deadline (--header-timeout 2)
+Starts bin/kjudge-server with a short head deadline (--header-timeout 3)
 and a per-address limit (--max-conns-per-ip 40), then, from several
 loopback addresses (127.0.0.2, .3, ... are loopback too, so the limit can
 be shown without hurting the test's own requests from 127.0.0.1):
@@ -26,7 +26,7 @@ be shown without hurting the test's own requests from 127.0.0.1):
     whose status is checked: README "Hostile clients" lists them.
 
 Bounded: about 200 connections in all, every wait capped; the file takes
-about 20 s. Python 3 standard library only; ends with "test_abuse_http:
+about 25 s. Python 3 standard library only; ends with "test_abuse_http:
 N passed, N failed, N skipped".
 """
 import json
@@ -42,7 +42,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from test_api import Client, Counts, check, is_error, result_body  # noqa: E402
 from kjtest import Server, SSE, submit, claim  # noqa: E402
 
-HEADER_TIMEOUT = 2
+HEADER_TIMEOUT = 3
 PER_IP = 40
 CUT_WAIT = 15        # the longest we wait for the server to cut what it should cut
 
@@ -148,7 +148,7 @@ def poll_closed(socks, trickle=None, limit=CUT_WAIT):
     return time.time() - t0, len(open_)
 
 
-def count_open(socks, wait=1.0):
+def count_open(socks, wait=0.5):
     """How many of socks the server keeps open after wait seconds (the rest it
     closed: refused over the per-address limit)."""
     time.sleep(wait)

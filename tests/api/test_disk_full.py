@@ -67,7 +67,10 @@ def stored(db):
 def run(tmp):
     var = os.path.join(tmp, "var")
     os.makedirs(var)
-    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=%d" % TMPFS_SIZE, "tmpfs", var], check=True)
+    m = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=%d" % TMPFS_SIZE, "tmpfs", var], capture_output=True)
+    if m.returncode != 0:
+        skip("the disk-full test cannot mount a tmpfs here: %s" % m.stderr.decode()[-200:])
+        return
     srv = Server(tmp)
     if not check(srv.start(), "the server starts with its database on a %d MiB tmpfs" % (TMPFS_SIZE >> 20),
                  srv.server_log()[-1500:] if os.path.exists(os.path.join(tmp, "server.log")) else ""):
