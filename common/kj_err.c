@@ -47,6 +47,7 @@ const char *kj_code_name(int code)
     case KJ_EINTERNAL: return "EINTERNAL";
     case KJ_ETIMEOUT: return "ETIMEOUT";
     case KJ_ECONFLICT: return "ECONFLICT";
+    case KJ_ESTORAGE: return "ESTORAGE";
     }
     return "EUNKNOWN";
 }

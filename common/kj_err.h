@@ -25,7 +25,8 @@ enum kj_code {
     KJ_ELIMIT = -8,    /* a named limit was exceeded */
     KJ_EINTERNAL = -9, /* our own bug or an impossible state */
     KJ_ETIMEOUT = -10, /* a deadline passed */
-    KJ_ECONFLICT = -11 /* state does not allow the operation */
+    KJ_ECONFLICT = -11, /* state does not allow the operation */
+    KJ_ESTORAGE = -12  /* the disk is full or failing (SQLite FULL or IOERR) */
 };
 
 #define KJ_ERR_MSG 256

@@ -110,6 +110,9 @@ static int parse_opts(int argc, char **argv, struct opts *o)
     return 0;
 }
 
+/* The file at path (at most COMPILE_MAX_SOURCE bytes), NUL-terminated,
+ * without a leading byte-order mark; NULL after a message on stderr. The
+ * caller frees it. */
 static char *slurp(const char *path, size_t *len)
 {
     FILE *f = fopen(path, "rb");
@@ -127,6 +130,12 @@ static char *slurp(const char *path, size_t *len)
         fprintf(stderr, "kjudge-runner: %s is larger than %d bytes\n", path, COMPILE_MAX_SOURCE);
         free(buf);
         return NULL;
+    }
+    /* A leading UTF-8 byte-order mark is dropped, as the server drops it
+     * from a submission: NVRTC and the directive parser would choke on it. */
+    if (n >= 3 && memcmp(buf, "\xef\xbb\xbf", 3) == 0) {
+        memmove(buf, buf + 3, n - 3);
+        n -= 3;
     }
     buf[n] = '\0';
     *len = n;

@@ -3,7 +3,9 @@
  *
  * The OpenAPI document (server/openapi.json, hand-written) is read and
  * checked once at start by api_openapi_load() and served from memory.
- * /healthz answers 200 when the database answers, 503 otherwise.
+ * /healthz answers 200 when the database answers and can be written, 503
+ * otherwise: "storage" says why writes fail (a full disk, or a failed
+ * write that a probe write still repeats; see db_storage_check).
  */
 #include "api.h"
 
@@ -49,6 +51,7 @@ enum MHD_Result api_healthz(struct http_req *r)
 {
     struct kj_err err;
     int64_t queued = 0, running = 0;
+    char why[160];
     cJSON *o = cJSON_CreateObject();
     kj_err_clear(&err);
     if (db_ping(r->srv->db, &err) != 0 || db_sub_count(r->srv->db, "queued", &queued, &err) != 0 ||
@@ -58,8 +61,16 @@ enum MHD_Result api_healthz(struct http_req *r)
         cJSON_AddStringToObject(o, "database", "error");
         return http_json(r, MHD_HTTP_SERVICE_UNAVAILABLE, o);
     }
+    if (db_storage_check(r->srv->db, why, sizeof why, &err) != 0) {
+        kj_log(KJ_LOG_WARN, "health", "storage check failed: %s", err.msg);
+        cJSON_AddStringToObject(o, "status", "unhealthy");
+        cJSON_AddStringToObject(o, "database", "ok");
+        cJSON_AddStringToObject(o, "storage", why);
+        return http_json(r, MHD_HTTP_SERVICE_UNAVAILABLE, o);
+    }
     cJSON_AddStringToObject(o, "status", "ok");
     cJSON_AddStringToObject(o, "database", "ok");
+    cJSON_AddStringToObject(o, "storage", "ok");
     cJSON_AddNumberToObject(o, "leaderboards", r->boards->nspecs);
     cJSON_AddNumberToObject(o, "queued", (double)queued);
     cJSON_AddNumberToObject(o, "running", (double)running);

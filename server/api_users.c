@@ -18,6 +18,24 @@
 #include <stdio.h>
 #include <string.h>
 
+/* 1 when the JSON text t holds a \u0000 escape. t has parsed, so every
+ * backslash in it stands inside a string (or key) and starts an escape. */
+static int has_nul_escape(const char *t)
+{
+    for (; *t != '\0'; t++) {
+        if (*t != '\\')
+            continue;
+        if (strncmp(t + 1, "u0000", 5) == 0)
+            return 1;
+        if (t[1] != '\0')
+            t++; /* skip the escaped character: an escaped backslash starts nothing */
+    }
+    return 0;
+}
+
+/* Strict: one JSON object and nothing after it but white space, no NUL
+ * byte and no \u0000 escape (C strings would end there: "a\u0000b" would
+ * be read as "a"). */
 cJSON *api_body_object(struct http_req *r, enum MHD_Result *res)
 {
     cJSON *j;
@@ -27,9 +45,16 @@ cJSON *api_body_object(struct http_req *r, enum MHD_Result *res)
         *res = http_error(r, MHD_HTTP_BAD_REQUEST, "bad_json", "the body contains a NUL byte");
         return NULL;
     }
-    if ((j = cJSON_Parse(r->body)) == NULL || !cJSON_IsObject(j)) {
+    if ((j = cJSON_ParseWithOpts(r->body, NULL, 1)) == NULL || !cJSON_IsObject(j)) {
         cJSON_Delete(j);
-        *res = http_error(r, MHD_HTTP_BAD_REQUEST, "bad_json", "the body must be a JSON object");
+        *res = http_error(r, MHD_HTTP_BAD_REQUEST, "bad_json",
+                          "the body must be one JSON object (and nothing after it)");
+        return NULL;
+    }
+    if (has_nul_escape(r->body)) {
+        cJSON_Delete(j);
+        *res = http_error(r, MHD_HTTP_BAD_REQUEST, "bad_json",
+                          "the body contains \\u0000 (a NUL character) in a string");
         return NULL;
     }
     return j;
@@ -48,7 +73,8 @@ static int check_name(struct http_req *r, const char *name, enum MHD_Result *res
     if (name != NULL && srv_valid_name(name))
         return 0;
     *res = http_error(r, MHD_HTTP_BAD_REQUEST, "bad_name",
-                      "name must be 1 to %d characters of a-z, 0-9, '_', '.', '-'", KJ_NAME_MAX);
+                      "name must be 1 to %d characters of a-z, 0-9, '_', '.', '-', starting "
+                      "with a letter or digit", KJ_NAME_MAX);
     return 1;
 }
 

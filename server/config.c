@@ -1,7 +1,8 @@
 /*
  * config.c - read and append to the server's configuration file.
  *
- * Called once by main.c at `serve` (config_admin_token, config_rate_limits). The token is never
+ * Called once by main.c at `serve` (config_admin_token, config_rate_limits,
+ * config_http_limits). The token is never
  * logged; a generated one is written to the file before it is used, so a
  * restart finds the same token.
  */
@@ -61,10 +62,45 @@ int config_parse_rate(const char *text)
     return (int)v;
 }
 
-/* One "key = value" of the file: admin_token into tok, rate_limit_* into limits. */
-static int config_key(const char *path, int n, const char *key, const char *val, char *tok,
-                      size_t toksz, int *limits, struct kj_err *err)
+int config_parse_uint(const char *text, int max)
 {
+    long v = 0;
+    size_t n = strlen(text);
+    if (n == 0 || n > 9)
+        return -1;
+    for (size_t i = 0; i < n; i++) {
+        if (!isdigit((unsigned char)text[i]))
+            return -1;
+        v = v * 10 + (text[i] - '0');
+    }
+    return v <= max ? (int)v : -1;
+}
+
+/* max_conns_per_ip / header_timeout into h; 1 when key is neither. */
+static int config_http_key(const char *path, int n, const char *key, const char *val,
+                           struct config_http *h, struct kj_err *err)
+{
+    int *dst, max;
+    if (strcmp(key, "max_conns_per_ip") == 0)
+        dst = &h->max_conns_per_ip, max = CONFIG_MAX_CONNS_PER_IP;
+    else if (strcmp(key, "header_timeout") == 0)
+        dst = &h->header_timeout_s, max = CONFIG_MAX_HEADER_TIMEOUT;
+    else
+        return 1;
+    if ((*dst = config_parse_uint(val, max)) < 0)
+        return KJ_FAIL(err, KJ_EINVAL, "%s: line %d: %s must be a whole number from 0 to %d "
+                       "(0 = off)", path, n, key, max);
+    return 0;
+}
+
+/* One "key = value" of the file: admin_token into tok, rate_limit_* into
+ * limits, the HTTP limits into h. */
+static int config_key(const char *path, int n, const char *key, const char *val, char *tok,
+                      size_t toksz, int *limits, struct config_http *h, struct kj_err *err)
+{
+    int rc = config_http_key(path, n, key, val, h, err);
+    if (rc != 1)
+        return rc;
     for (int m = 0; m < CONFIG_NMODES; m++) {
         char name[40];
         snprintf(name, sizeof name, "rate_limit_%s", mode_names[m]);
@@ -79,8 +115,8 @@ static int config_key(const char *path, int n, const char *key, const char *val,
     }
     if (strcmp(key, "admin_token") != 0)
         return KJ_FAIL(err, KJ_EINVAL, "%s: line %d: unknown key '%.40s' (known: admin_token, "
-                       "rate_limit_test, rate_limit_benchmark, rate_limit_leaderboard)", path, n,
-                       key);
+                       "rate_limit_test, rate_limit_benchmark, rate_limit_leaderboard, "
+                       "max_conns_per_ip, header_timeout)", path, n, key);
     if (!valid_token(val) || strlen(val) >= toksz)
         return KJ_FAIL(err, KJ_EINVAL, "%s: line %d: admin_token must be %d to %d printable "
                        "characters without spaces", path, n, CONFIG_MIN_TOKEN, CONFIG_MAX_TOKEN);
@@ -89,9 +125,10 @@ static int config_key(const char *path, int n, const char *key, const char *val,
 }
 
 /* Read path: admin_token into tok ("" when absent), rate limits into
- * limits (untouched when absent). A missing file is not an error. */
+ * limits and HTTP limits into h (untouched when absent). A missing file
+ * is not an error. */
 static int config_read(const char *path, char *tok, size_t toksz, int *limits,
-                       struct kj_err *err)
+                       struct config_http *h, struct kj_err *err)
 {
     FILE *f = fopen(path, "r");
     char line[1024];
@@ -112,7 +149,7 @@ static int config_read(const char *path, char *tok, size_t toksz, int *limits,
             break;
         }
         *eq = '\0';
-        rc = config_key(path, n, trim(key), trim(eq + 1), tok, toksz, limits, err);
+        rc = config_key(path, n, trim(key), trim(eq + 1), tok, toksz, limits, h, err);
     }
     fclose(f);
     return rc;
@@ -121,7 +158,17 @@ static int config_read(const char *path, char *tok, size_t toksz, int *limits,
 int config_rate_limits(const char *path, int limits[CONFIG_NMODES], struct kj_err *err)
 {
     char tok[CONFIG_MAX_TOKEN + 1];
-    int rc = config_read(path, tok, sizeof tok, limits, err);
+    struct config_http h;
+    int rc = config_read(path, tok, sizeof tok, limits, &h, err);
+    memset(tok, 0, sizeof tok);
+    return rc;
+}
+
+int config_http_limits(const char *path, struct config_http *h, struct kj_err *err)
+{
+    char tok[CONFIG_MAX_TOKEN + 1];
+    int limits[CONFIG_NMODES];
+    int rc = config_read(path, tok, sizeof tok, limits, h, err);
     memset(tok, 0, sizeof tok);
     return rc;
 }
@@ -164,7 +211,8 @@ int config_admin_token(const char *path, char *tok, size_t toksz, enum config_so
         return 0;
     }
     int limits[CONFIG_NMODES];
-    if ((rc = config_read(path, tok, toksz, limits, err)) != 0)
+    struct config_http h;
+    if ((rc = config_read(path, tok, toksz, limits, &h, err)) != 0)
         return rc;
     if (tok[0] != '\0') {
         if (stat(path, &st) == 0 && (st.st_mode & 077) != 0)

@@ -3,8 +3,11 @@
  *
  * Lines "key = value"; '#' starts a comment. Keys: admin_token and
  * rate_limit_test, rate_limit_benchmark, rate_limit_leaderboard ("N/min"
- * or "N": submissions per user per minute; 0 = no limit).
- * main.c calls config_admin_token() and config_rate_limits() at `serve`:
+ * or "N": submissions per user per minute; 0 = no limit), and the HTTP
+ * limits max_conns_per_ip (connections from one address at once; 0 = no
+ * limit) and header_timeout (seconds to send a request's head; 0 = none).
+ * main.c calls config_admin_token(), config_rate_limits() and
+ * config_http_limits() at `serve`:
  * the token comes from the environment (KJUDGE_ADMIN_TOKEN), else from the
  * file, else a new one is generated and appended to the file (mode 0600,
  * folder created).
@@ -19,6 +22,14 @@
 #define CONFIG_MAX_TOKEN 256
 
 #define CONFIG_MAX_RATE 100000 /* submissions per minute */
+#define CONFIG_MAX_CONNS_PER_IP 100000
+#define CONFIG_MAX_HEADER_TIMEOUT 3600 /* seconds */
+
+/* The HTTP limits of the file; -1 = not in the file. */
+struct config_http {
+    int max_conns_per_ip;
+    int header_timeout_s;
+};
 
 /* Per-user limits per mode, submissions per minute (0 = none), indexed by enum config_mode. */
 enum config_mode { CONFIG_MODE_TEST = 0, CONFIG_MODE_BENCHMARK, CONFIG_MODE_LEADERBOARD,
@@ -36,6 +47,13 @@ int config_admin_token(const char *path, char *tok, size_t toksz, enum config_so
 /* Overwrite limits[mode] with the file's rate_limit_<mode> values, when
  * present (a missing file changes nothing). KJ_EINVAL names file and line. */
 int config_rate_limits(const char *path, int limits[CONFIG_NMODES], struct kj_err *err);
+
+/* Overwrite h's fields with the file's max_conns_per_ip and header_timeout,
+ * when present (a missing file changes nothing). KJ_EINVAL names file and line. */
+int config_http_limits(const char *path, struct config_http *h, struct kj_err *err);
+
+/* A whole number in [0, max] (at most 9 digits); -1 when malformed. */
+int config_parse_uint(const char *text, int max);
 
 /* Parse "N" or "N/min" (0 <= N <= CONFIG_MAX_RATE); -1 when malformed. */
 int config_parse_rate(const char *text);

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <time.h>
 
 #define DB_BUSY_TIMEOUT_MS 10000
@@ -129,12 +130,28 @@ static const char schema_v7[] =
 /* Checked-call helpers (db_int.h)                                     */
 /* ------------------------------------------------------------------ */
 
+/* The kj code for SQLite's result rc of a failed call: KJ_ESTORAGE when
+ * the disk is full or failing (remembered in db for db_storage_check),
+ * KJ_EDB otherwise. */
+static int db_code(struct db *db, int rc)
+{
+    int prim = rc & 0xff;
+    if (prim != SQLITE_FULL && prim != SQLITE_IOERR)
+        return KJ_EDB;
+    if (db != NULL) {
+        atomic_store(&db->storage_full, prim == SQLITE_FULL);
+        atomic_store(&db->storage_fail_ms, db_now_ms());
+    }
+    return KJ_ESTORAGE;
+}
+
 int db_check_at(struct db *db, struct kj_err *err, int rc, int want, const char *text,
                 const char *file, int line)
 {
     if (rc == want)
         return 0;
-    return kj_errf(err, KJ_EDB, file, line, "sqlite: %.80s at %s:%d: %s (%d)", text, file, line,
+    return kj_errf(err, db_code(db, rc), file, line, "sqlite: %.80s at %s:%d: %s (%d)", text,
+                   file, line,
                    db != NULL && db->h != NULL ? sqlite3_errmsg(db->h) : sqlite3_errstr(rc), rc);
 }
 
@@ -167,8 +184,8 @@ int db_prep_at(struct db *db, struct kj_err *err, const char *file, int line,
     int rc = sqlite3_prepare_v2(db->h, sql, -1, st, NULL);
     if (rc != SQLITE_OK) {
         *st = NULL;
-        return kj_errf(err, KJ_EDB, file, line, "sqlite: prepare '%.60s' at %s:%d: %s", sql,
-                       file, line, sqlite3_errmsg(db->h));
+        return kj_errf(err, db_code(db, rc), file, line, "sqlite: prepare '%.60s' at %s:%d: %s",
+                       sql, file, line, sqlite3_errmsg(db->h));
     }
     va_start(ap, fmt);
     for (int i = 0; fmt[i] != '\0'; i++) {
@@ -193,7 +210,7 @@ int db_step_at(struct db *db, struct kj_err *err, sqlite3_stmt *st, const char *
     if (rc == SQLITE_CONSTRAINT)
         return kj_errf(err, KJ_ECONFLICT, file, line, "sqlite: step at %s:%d: %s", file, line,
                        sqlite3_errmsg(db->h));
-    return kj_errf(err, KJ_EDB, file, line, "sqlite: step '%.60s' at %s:%d: %s (%d)",
+    return kj_errf(err, db_code(db, rc), file, line, "sqlite: step '%.60s' at %s:%d: %s (%d)",
                    sqlite3_sql(st), file, line, sqlite3_errmsg(db->h), rc);
 }
 
@@ -202,10 +219,11 @@ int db_exec_at(struct db *db, struct kj_err *err, const char *sql, const char *f
     char *msg = NULL;
     int rc = sqlite3_exec(db->h, sql, NULL, NULL, &msg);
     if (rc != SQLITE_OK) {
-        kj_errf(err, KJ_EDB, file, line, "sqlite: exec '%.60s' at %s:%d: %s", sql, file, line,
+        int code = db_code(db, rc);
+        kj_errf(err, code, file, line, "sqlite: exec '%.60s' at %s:%d: %s", sql, file, line,
                 msg != NULL ? msg : sqlite3_errstr(rc));
         sqlite3_free(msg);
-        return KJ_EDB;
+        return code;
     }
     return 0;
 }
@@ -359,6 +377,9 @@ int db_open(const char *path, struct db **out, struct kj_err *err)
     pthread_mutex_init(&db->mu, NULL);
     pthread_mutex_init(&db->q_mu, NULL);
     db->lease_ms = DB_LEASE_DEFAULT_MS;
+    snprintf(db->path, sizeof db->path, "%s", path);
+    atomic_init(&db->storage_fail_ms, 0);
+    atomic_init(&db->storage_full, 0);
     rc = DB_CHECK(db, err, sqlite3_open_v2(path, &db->h, SQLITE_OPEN_READWRITE |
                   SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX, NULL), SQLITE_OK);
     if (rc != 0)
@@ -398,6 +419,68 @@ int db_ping(struct db *db, struct kj_err *err)
     sqlite3_finalize(st);
     pthread_mutex_unlock(&db->mu);
     return rc;
+}
+
+/* One small committed write: read the header's application id and write
+ * it back, which rewrites page 1 through the WAL. */
+static int db_probe_write(struct db *db, struct kj_err *err)
+{
+    sqlite3_stmt *st = NULL;
+    char sql[64];
+    int rc, app = 0;
+    pthread_mutex_lock(&db->mu);
+    if ((rc = db_exec(db, err, "BEGIN IMMEDIATE")) != 0)
+        goto out;
+    if ((rc = db_prep(db, err, &st, "PRAGMA application_id", "")) == 0 &&
+        (rc = db_step(db, err, st)) == 1) {
+        app = sqlite3_column_int(st, 0);
+        rc = 0;
+    }
+    sqlite3_finalize(st);
+    snprintf(sql, sizeof sql, "PRAGMA application_id = %d", app);
+    if (rc == 0 && (rc = db_exec(db, err, sql)) == 0)
+        rc = db_exec(db, err, "COMMIT");
+    if (rc != 0)
+        db_exec(db, NULL, "ROLLBACK");
+out:
+    pthread_mutex_unlock(&db->mu);
+    return rc;
+}
+
+const char *db_storage_reason(struct db *db)
+{
+    return atomic_load(&db->storage_full) ? "disk full" : "I/O error";
+}
+
+int db_storage_check(struct db *db, char *why, size_t whysz, struct kj_err *err)
+{
+    char dir[sizeof db->path];
+    char *slash;
+    struct statvfs vfs;
+    struct kj_err perr;
+    snprintf(dir, sizeof dir, "%s", db->path);
+    if ((slash = strrchr(dir, '/')) == NULL)
+        snprintf(dir, sizeof dir, ".");
+    else if (slash == dir)
+        dir[1] = '\0'; /* "/k.db": the root */
+    else
+        *slash = '\0';
+    if (statvfs(dir, &vfs) == 0 && (uint64_t)vfs.f_bavail * vfs.f_frsize < DB_MIN_FREE_BYTES) {
+        snprintf(why, whysz, "disk full: %llu KiB free on %s",
+                 (unsigned long long)((uint64_t)vfs.f_bavail * vfs.f_frsize / 1024), dir);
+        return KJ_FAIL(err, KJ_ESTORAGE, "%s", why);
+    }
+    if (atomic_load(&db->storage_fail_ms) == 0)
+        return 0;
+    kj_err_clear(&perr);
+    if (db_probe_write(db, &perr) == 0) {
+        atomic_store(&db->storage_fail_ms, 0);
+        kj_log(KJ_LOG_INFO, "db", "writes work again");
+        return 0;
+    }
+    snprintf(why, whysz, "writes fail: %s", perr.code == KJ_ESTORAGE ? db_storage_reason(db)
+             : "database error");
+    return KJ_FAIL(err, KJ_ESTORAGE, "%s (%s)", why, perr.msg);
 }
 
 /* ------------------------------------------------------------------ */

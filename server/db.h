@@ -8,6 +8,10 @@
  * processes (`kjudge-server user add` while the server runs) are handled by
  * SQLite's locking and busy_timeout. Functions return 0 or a negative KJ_E*
  * and fill err; KJ_EDB errors name the SQLite call, file:line and message.
+ * KJ_ESTORAGE means the disk is full or failing (SQLITE_FULL, SQLITE_IOERR):
+ * nothing was changed, and the same call may work once there is room
+ * (the HTTP layer answers 503 with Retry-After; db_storage_check() tells
+ * /healthz).
  *
  * Submission states (docs/protocol.md), with the job lease of a running one:
  *
@@ -67,6 +71,8 @@
 #define DB_MAX_NAME 64       /* user, runner, leaderboard and GPU names */
 #define DB_MAX_FILE_NAME 128 /* submitted file name */
 #define DB_HASH_HEX 65       /* SHA-256 as hex plus NUL */
+#define DB_MIN_FREE_BYTES (4 * 1024 * 1024) /* less free space than this on the database's
+                                               filesystem counts as a full disk (/healthz) */
 
 struct db;
 
@@ -161,6 +167,15 @@ void db_close(struct db *db);
 
 /* Check that the database answers (for /healthz). */
 int db_ping(struct db *db, struct kj_err *err);
+/* Can the database be written (for /healthz)? 0, or KJ_ESTORAGE with a
+ * short reason in why ("disk full: 12 KiB free on var"): when the
+ * filesystem holding it has less than DB_MIN_FREE_BYTES free, or when a
+ * call failed with KJ_ESTORAGE since the last check and a probe write (one
+ * small committed transaction) still fails. A probe that works forgets
+ * the failure, so the answer recovers by itself. */
+int db_storage_check(struct db *db, char *why, size_t whysz, struct kj_err *err);
+/* What the last KJ_ESTORAGE was: "disk full" or "I/O error" (static). */
+const char *db_storage_reason(struct db *db);
 
 /* users */
 /* Insert a user; KJ_ECONFLICT when the name (or hash) exists. */

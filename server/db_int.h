@@ -3,7 +3,9 @@
  * checking helpers every SQLite call goes through. Not for other modules.
  *
  * DB_CHECK(db, err, call, want) runs call and, unless it returns want,
- * fills err with KJ_EDB, the call's text, file:line and sqlite3_errmsg.
+ * fills err with KJ_EDB (KJ_ESTORAGE for SQLITE_FULL and SQLITE_IOERR,
+ * which the connection also remembers for db_storage_check), the call's
+ * text, file:line and sqlite3_errmsg. db_step() and db_exec() do the same.
  * db_prep() prepares a statement and binds its parameters from a format
  * string; db_step() steps it (1 = row, 0 = done, <0 = error).
  * sqlite3_finalize() is not checked: it only repeats the error of the
@@ -15,12 +17,17 @@
 
 #include <pthread.h>
 #include <sqlite3.h>
+#include <stdatomic.h>
 #include "db.h"
 
 struct db_pending;
 
 struct db {
     sqlite3 *h;          /* owned */
+    char path[1024];     /* the database file, as opened */
+    atomic_llong storage_fail_ms; /* wall-clock ms of the last SQLITE_FULL/IOERR; 0 = none
+                                     since the last good probe (db_storage_check) */
+    atomic_int storage_full;      /* 1 when that failure was SQLITE_FULL */
     pthread_mutex_t mu;  /* serializes every use of h */
     int64_t lease_ms;    /* job lease length (db_set_lease_ms); guarded by mu */
     pthread_mutex_t q_mu;       /* guards pending (never held while waiting for mu) */

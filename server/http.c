@@ -10,6 +10,13 @@
  * frees the request and logs "method path status ms". Errors found at the
  * first call are answered at the last one, after any body was drained
  * (req_reject), so connections stay alive and clients read the answer.
+ *
+ * Defences (README "Hostile clients"): MHD's per-address connection limit;
+ * guard.c's deadlines for a request's head and body; checks of the head
+ * that MHD leaves to us (req_check_head: its size, a NUL in the URL,
+ * conflicting Content-Length or Transfer-Encoding), answered in JSON and
+ * closing the connection; MHD's memory per connection raised so that
+ * over-long heads reach those checks instead of MHD's HTML error pages.
  */
 #include "http.h"
 #include "api.h"
@@ -91,6 +98,7 @@ enum MHD_Result http_queue(struct http_req *r, unsigned status, struct MHD_Respo
         return MHD_NO;
     }
     MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
+    guard_busy(r->srv->guard, r->gc);
     ok = MHD_queue_response(r->conn, status, resp);
     MHD_destroy_response(resp);
     r->status = status;
@@ -184,11 +192,14 @@ static enum MHD_Result error_response(struct http_req *r, unsigned status, const
     }
     MHD_add_response_header(resp, "Content-Type", "application/json");
     MHD_add_response_header(resp, "Cache-Control", "no-store");
+    if (r->close_conn)
+        MHD_add_response_header(resp, "Connection", "close");
     if (status == MHD_HTTP_UNAUTHORIZED)
         MHD_add_response_header(resp, "WWW-Authenticate", "Bearer");
     if (status == MHD_HTTP_METHOD_NOT_ALLOWED && r->allow[0] != '\0')
         MHD_add_response_header(resp, "Allow", r->allow);
-    if (status == MHD_HTTP_TOO_MANY_REQUESTS && r->retry_after > 0) {
+    if ((status == MHD_HTTP_TOO_MANY_REQUESTS || status == MHD_HTTP_SERVICE_UNAVAILABLE) &&
+        r->retry_after > 0) {
         char secs[16];
         snprintf(secs, sizeof secs, "%d", r->retry_after);
         MHD_add_response_header(resp, "Retry-After", secs);
@@ -209,6 +220,14 @@ enum MHD_Result http_error(struct http_req *r, unsigned status, const char *code
 
 enum MHD_Result http_internal(struct http_req *r, const struct kj_err *err)
 {
+    if (err->code == KJ_ESTORAGE) {
+        const char *why = db_storage_reason(r->srv->db);
+        kj_log(KJ_LOG_ERROR, "http", "storage error: %s at=%s:%d path=%s", err->msg,
+               err->file != NULL ? err->file : "?", err->src_line, r->path);
+        r->retry_after = KJ_STORAGE_RETRY_S;
+        return http_error(r, MHD_HTTP_SERVICE_UNAVAILABLE, "storage_unavailable",
+                          "the server cannot write to its database: %s; try again later", why);
+    }
     kj_log(KJ_LOG_ERROR, "http", "internal error: %s code=%s at=%s:%d path=%s", err->msg,
            kj_code_name(err->code), err->file != NULL ? err->file : "?", err->src_line, r->path);
     return error_response(r, MHD_HTTP_INTERNAL_SERVER_ERROR, "internal_error",
@@ -329,6 +348,88 @@ static enum MHD_Result req_reject(struct http_req *r, unsigned status, const cha
     return error_response(r, status, code, r->deferred_msg);
 }
 
+/* Answer at once and close the connection: the request's framing cannot
+ * be trusted, so nothing after it on the connection is read. */
+static enum MHD_Result req_refuse(struct http_req *r, unsigned status, const char *code,
+                                  const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static enum MHD_Result req_refuse(struct http_req *r, unsigned status, const char *code,
+                                  const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(r->deferred_msg, sizeof r->deferred_msg, fmt, ap);
+    va_end(ap);
+    r->close_conn = 1;
+    return error_response(r, status, code, r->deferred_msg);
+}
+
+/* How often the headers that frame a body were sent. */
+struct head_framing {
+    int content_length, transfer_encoding;
+};
+
+static enum MHD_Result count_framing(void *cls, enum MHD_ValueKind kind, const char *key,
+                                     const char *value)
+{
+    struct head_framing *f = cls;
+    (void)kind, (void)value;
+    if (key != NULL && strcasecmp(key, "Content-Length") == 0)
+        f->content_length++;
+    else if (key != NULL && strcasecmp(key, "Transfer-Encoding") == 0)
+        f->transfer_encoding++;
+    return MHD_YES;
+}
+
+/* Did the request line hold a NUL byte inside the URL? MHD 0.9.75 splits
+ * "METHOD URL VERSION" in place: the URL seen by the URI log callback
+ * (on_uri) ends at the NUL written over the space before the version, and
+ * the version given to on_request starts right after it. A version further
+ * on means the URL was cut short by a NUL of its own. Only addresses are
+ * compared; a version elsewhere (another MHD) is not judged. */
+static int uri_raw_nul(const struct http_req *r, const char *version)
+{
+    uintptr_t v = (uintptr_t)version, end = r->raw_uri + r->raw_uri_len + 1;
+    return r->raw_uri != 0 && version != NULL && v > end &&
+           v - r->raw_uri <= (uintptr_t)KJ_HTTP_CONN_MEMORY;
+}
+
+/* Checks of the request's head that MHD does not make. Answers at once,
+ * closing the connection, and returns 1 on a problem. */
+static int req_check_head(struct http_req *r, const char *version, enum MHD_Result *res)
+{
+    const union MHD_ConnectionInfo *hs =
+        MHD_get_connection_info(r->conn, MHD_CONNECTION_INFO_REQUEST_HEADER_SIZE);
+    struct head_framing f = {0, 0};
+    const char *te;
+    MHD_get_connection_values(r->conn, MHD_HEADER_KIND, count_framing, &f);
+    if (r->raw_uri_len > KJ_HTTP_MAX_URI_BYTES)
+        *res = req_refuse(r, MHD_HTTP_URI_TOO_LONG, "uri_too_long",
+                          "the URL is longer than %d bytes", KJ_HTTP_MAX_URI_BYTES);
+    else if (hs != NULL && hs->header_size > KJ_HTTP_MAX_HEAD_BYTES)
+        *res = req_refuse(r, MHD_HTTP_REQUEST_HEADER_FIELDS_TOO_LARGE, "headers_too_large",
+                          "the request line and headers are longer than %d bytes",
+                          KJ_HTTP_MAX_HEAD_BYTES);
+    else if (r->uri_pct00 || uri_raw_nul(r, version))
+        *res = req_refuse(r, MHD_HTTP_BAD_REQUEST, "bad_request",
+                          "the URL contains a NUL byte (or %%00)");
+    else if (f.content_length > 1 || f.transfer_encoding > 1)
+        *res = req_refuse(r, MHD_HTTP_BAD_REQUEST, "bad_request",
+                          "%s is sent more than once",
+                          f.content_length > 1 ? "Content-Length" : "Transfer-Encoding");
+    else if (f.content_length > 0 && f.transfer_encoding > 0)
+        *res = req_refuse(r, MHD_HTTP_BAD_REQUEST, "bad_request",
+                          "send Content-Length or Transfer-Encoding, not both");
+    else if (f.transfer_encoding > 0 &&
+             ((te = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND,
+                                                "Transfer-Encoding")) == NULL ||
+              strcasecmp(te, "chunked") != 0))
+        *res = req_refuse(r, MHD_HTTP_NOT_IMPLEMENTED, "not_implemented",
+                          "the only Transfer-Encoding understood is chunked");
+    else
+        return 0;
+    return 1;
+}
+
 /* A token sent to a public route: ignored unless it belongs to a banned
  * user, who is refused everywhere. Returns 1 when it answered. */
 static int req_auth_public(struct http_req *r, const char *h, enum MHD_Result *res)
@@ -438,12 +539,22 @@ static enum MHD_Result req_body_setup(struct http_req *r)
     return MHD_YES;
 }
 
-/* The first callback: route, authenticate, set up the body. The handler
- * runs at the last callback (req_run), once the request is complete. */
-static enum MHD_Result req_begin(struct http_req *r)
+/* The first callback: check the head, route, authenticate, set up the
+ * body. The handler runs at the last callback (req_run), once the request
+ * is complete. */
+static enum MHD_Result req_begin(struct http_req *r, const char *version)
 {
     enum MHD_Result res;
-    unsigned st = route_find(r, r->allow, sizeof r->allow);
+    const char *cl = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, "Content-Length");
+    int has_body = (cl != NULL && strtoull(cl, NULL, 10) > 0) ||
+                   MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, "Transfer-Encoding") != NULL;
+    unsigned st;
+    guard_head_done(r->srv->guard, r->gc, has_body);
+    if (req_check_head(r, version, &res))
+        return res;
+    if (r->path_too_long)
+        return req_reject(r, MHD_HTTP_URI_TOO_LONG, "uri_too_long", "the path is too long");
+    st = route_find(r, r->allow, sizeof r->allow);
     if (st == MHD_HTTP_NOT_FOUND)
         return req_reject(r, st, "not_found", "no such resource: %s", r->path);
     if (st == MHD_HTTP_METHOD_NOT_ALLOWED) {
@@ -463,6 +574,7 @@ static void req_body_chunk(struct http_req *r, const char *data, size_t n)
 {
     size_t max = r->route != NULL ? r->route->max_body : 0;
     r->received += n;
+    guard_body(r->srv->guard, r->gc, n);
     if (r->deferred_status != 0 || r->too_large)
         return;
     if (r->received > max) {
@@ -497,6 +609,7 @@ static void req_body_chunk(struct http_req *r, const char *data, size_t n)
 /* The last callback (body complete) or a callback after a resume. */
 static enum MHD_Result req_run(struct http_req *r)
 {
+    guard_busy(r->srv->guard, r->gc);
     if (r->deferred_status != 0)
         return error_response(r, r->deferred_status, r->deferred_code, r->deferred_msg);
     if (r->too_large)
@@ -509,18 +622,37 @@ static enum MHD_Result req_run(struct http_req *r)
     return r->route->handler(r);
 }
 
-static struct http_req *req_new(struct server *srv, struct MHD_Connection *conn,
-                                const char *url, const char *method)
+/* A new request on conn; its method and path are filled at the first callback. */
+static struct http_req *req_new(struct server *srv, struct MHD_Connection *conn)
 {
     struct http_req *r = calloc(1, sizeof *r);
+    const union MHD_ConnectionInfo *sc =
+        MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
     if (r == NULL)
         return NULL;
     r->srv = srv;
     r->conn = conn;
+    r->gc = sc != NULL ? sc->socket_context : NULL;
     r->boards = srv_boards_acquire(srv);
     clock_gettime(CLOCK_MONOTONIC, &r->start);
-    kj_printable(r->method, sizeof r->method, method, sizeof r->method - 1);
-    kj_printable(r->path, sizeof r->path, url, sizeof r->path - 1);
+    snprintf(r->method, sizeof r->method, "-");
+    return r;
+}
+
+/* MHD's URI log callback: the request line has arrived (the headers may
+ * not have). Creates the request and notes what the raw URL looks like
+ * before MHD cuts it at '?' and decodes %XX in place. The result is the
+ * request's con_cls. */
+static void *on_uri(void *cls, const char *uri, struct MHD_Connection *conn)
+{
+    struct http_req *r = req_new(cls, conn);
+    if (r == NULL || uri == NULL)
+        return r;
+    r->raw_uri = (uintptr_t)uri;
+    r->raw_uri_len = strlen(uri);
+    r->uri_pct00 = strstr(uri, "%00") != NULL;
+    kj_printable(r->path, sizeof r->path, uri, strcspn(uri, "?") < sizeof r->path - 1
+                 ? strcspn(uri, "?") : sizeof r->path - 1);
     return r;
 }
 
@@ -530,14 +662,14 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
                                   void **con_cls)
 {
     struct http_req *r = *con_cls;
-    (void)version;
-    if (r == NULL) {
-        if ((r = req_new(cls, conn, url, method)) == NULL)
-            return MHD_NO;
-        *con_cls = r;
-        if (strlen(url) >= HTTP_MAX_PATH)
-            return req_reject(r, MHD_HTTP_URI_TOO_LONG, "uri_too_long", "the path is too long");
-        return req_begin(r);
+    if (r == NULL && (*con_cls = r = req_new(cls, conn)) == NULL)
+        return MHD_NO;
+    if (!r->started) {
+        r->started = 1;
+        r->path_too_long = strlen(url) >= HTTP_MAX_PATH;
+        kj_printable(r->method, sizeof r->method, method, sizeof r->method - 1);
+        kj_printable(r->path, sizeof r->path, url, sizeof r->path - 1);
+        return req_begin(r, version);
     }
     if (*upload_data_size > 0) {
         req_body_chunk(r, upload_data, *upload_data_size);
@@ -555,16 +687,24 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
     struct server *srv = cls;
     struct http_req *r = *con_cls;
     struct timespec now;
-    (void)conn;
     if (r == NULL)
         return;
     wait_remove(srv->wait, &r->wait);
     wait_unhold(srv->wait, &r->hold);
+    guard_request_done(srv->guard, r->gc);
+    int by_mhd = 0;
+    if (r->status == 0) { /* answered by MHD itself (a malformed request), or not at all */
+        const union MHD_ConnectionInfo *st = MHD_get_connection_info(conn,
+                                                                     MHD_CONNECTION_INFO_HTTP_STATUS);
+        r->status = st != NULL ? st->http_status : 0;
+        by_mhd = r->status != 0;
+    }
     clock_gettime(CLOCK_MONOTONIC, &now);
     double ms = (double)(now.tv_sec - r->start.tv_sec) * 1e3 +
                 (double)(now.tv_nsec - r->start.tv_nsec) / 1e6;
-    kj_log(KJ_LOG_INFO, "http", "%s %s status=%u ms=%.1f%s", r->method, r->path, r->status, ms,
-           toe == MHD_REQUEST_TERMINATED_COMPLETED_OK ? "" : " aborted=1");
+    kj_log(KJ_LOG_INFO, "http", "%s %s status=%u ms=%.1f%s%s", r->method, r->path, r->status, ms,
+           toe == MHD_REQUEST_TERMINATED_COMPLETED_OK ? "" : " aborted=1",
+           by_mhd ? " by=mhd" : "");
     upload_free(r->upload);
     srv_boards_release(r->boards);
     free(r->body);
@@ -576,16 +716,37 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 /* Daemon                                                              */
 /* ------------------------------------------------------------------ */
 
+/* MHD's connection notifications: the guard tracks every open connection. */
+static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
+                          enum MHD_ConnectionNotificationCode code)
+{
+    struct server *srv = cls;
+    const union MHD_ConnectionInfo *fd;
+    if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+        fd = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+        guard_opened(srv->guard, fd != NULL ? (int)fd->connect_fd : -1, socket_context);
+    }
+    else if (code == MHD_CONNECTION_NOTIFY_CLOSED)
+        guard_closed(srv->guard, socket_context);
+}
+
 static void mhd_logger(void *cls, const char *fmt, va_list ap)
 {
+    struct server *srv = cls;
     char line[512];
     size_t n;
-    (void)cls;
+    uint64_t dropped = 0;
+    if (!guard_log_ok(srv->guard, &dropped))
+        return;
     vsnprintf(line, sizeof line, fmt, ap);
     n = strlen(line);
     while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r'))
         line[--n] = '\0';
-    kj_log(KJ_LOG_WARN, "mhd", "%s", line);
+    if (dropped > 0)
+        kj_log(KJ_LOG_WARN, "mhd", "%s (and %llu messages dropped before it)", line,
+               (unsigned long long)dropped);
+    else
+        kj_log(KJ_LOG_WARN, "mhd", "%s", line);
 }
 
 int http_start(struct server *srv, struct kj_err *err)
@@ -611,10 +772,17 @@ int http_start(struct server *srv, struct kj_err *err)
         return KJ_FAIL(err, KJ_EINVAL, "--bind %s is not an IPv4 or IPv6 address", srv->bind);
     }
     srv->daemon = MHD_start_daemon(flags, (uint16_t)srv->port, NULL, NULL, on_request, srv,
-                                   MHD_OPTION_EXTERNAL_LOGGER, mhd_logger, NULL,
+                                   MHD_OPTION_EXTERNAL_LOGGER, mhd_logger, srv,
                                    MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv,
+                                   MHD_OPTION_NOTIFY_CONNECTION, on_connection, srv,
+                                   MHD_OPTION_URI_LOG_CALLBACK, on_uri, srv,
                                    MHD_OPTION_THREAD_POOL_SIZE, (unsigned)KJ_HTTP_THREADS,
-                                   MHD_OPTION_CONNECTION_LIMIT, (unsigned)KJ_HTTP_CONN_LIMIT,
+                                   MHD_OPTION_CONNECTION_LIMIT,
+                                   srv->conn_limit > 0 ? srv->conn_limit : (unsigned)KJ_HTTP_CONN_LIMIT,
+                                   MHD_OPTION_PER_IP_CONNECTION_LIMIT,
+                                   (unsigned)srv->max_conns_per_ip,
+                                   MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+                                   (size_t)KJ_HTTP_CONN_MEMORY,
                                    MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)KJ_HTTP_CONN_TIMEOUT_S,
                                    MHD_OPTION_SOCK_ADDR, addr,
                                    MHD_OPTION_END);

@@ -17,6 +17,7 @@
 #include <stdint.h>
 #include <time.h>
 #include "db.h"
+#include "guard.h"
 #include "server.h"
 #include "upload.h"
 #include "wait.h"
@@ -50,7 +51,7 @@ struct http_route {
 };
 
 enum http_phase {
-    HTTP_PHASE_NEW = 0,       /* first callback not finished */
+    HTTP_PHASE_NEW = 0,       /* created (URI log callback); first callback not finished */
     HTTP_PHASE_RECEIVING,     /* waiting for the rest of the request (body, if any) */
     HTTP_PHASE_WAITING,       /* parked by wait.h; the handler runs again when resumed */
     HTTP_PHASE_ANSWERED       /* a response is queued */
@@ -61,8 +62,15 @@ struct http_req {
     struct srv_boards *boards;       /* one reference, taken at the first callback and
                                         dropped in the completion callback (server.h) */
     struct MHD_Connection *conn;     /* borrowed from MHD */
+    struct guard_conn *gc;           /* borrowed: the connection's guard entry (may be NULL) */
     const struct http_route *route;  /* static table entry */
     enum http_phase phase;
+    int started;                     /* the first callback ran (req_begin) */
+    int path_too_long;               /* the decoded path has HTTP_MAX_PATH bytes or more */
+    uintptr_t raw_uri;               /* address of the raw URI in MHD's buffer (only compared) */
+    size_t raw_uri_len;              /* its length up to the first NUL */
+    int uri_pct00;                   /* the raw URI holds "%00" */
+    int close_conn;                  /* the answer closes the connection (bad framing) */
     char method[8];
     char path[HTTP_MAX_PATH];        /* printable copy of the URL path (no query) */
     int nparams;
@@ -81,7 +89,7 @@ struct http_req {
     unsigned deferred_status;        /* an error chosen before the body arrived, sent once */
     char deferred_code[40];          /*   the body is drained (see req_reject in http.c) */
     char deferred_msg[256];
-    int retry_after;                 /* > 0: a 429 answer carries "Retry-After: N" */
+    int retry_after;                 /* > 0: a 429 or 503 answer carries "Retry-After: N" */
     struct upload *upload;           /* owned (upload_free); multipart routes */
 
     struct wait_entry wait;          /* linkage in srv->wait while parked */
@@ -108,7 +116,9 @@ enum MHD_Result http_json(struct http_req *r, unsigned status, cJSON *json);
 /* {"error": {"code": code, "message": ...}} */
 enum MHD_Result http_error(struct http_req *r, unsigned status, const char *code,
                            const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-/* 500 for our own fault: logs err in full, tells the client only a reference. */
+/* 500 for our own fault: logs err in full, tells the client only a reference.
+ * KJ_ESTORAGE (disk full or failing) is 503 storage_unavailable with
+ * Retry-After instead: the same request may work later. */
 enum MHD_Result http_internal(struct http_req *r, const struct kj_err *err);
 /* 204 No Content. */
 enum MHD_Result http_no_content(struct http_req *r);

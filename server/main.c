@@ -7,15 +7,17 @@
  *                       [--lease-seconds 120] [--rate-limit-test 30/min]
  *                       [--rate-limit-benchmark 10/min] [--rate-limit-leaderboard 5/min]
  *                       [--max-waiters 512] [--max-waiters-per-user 8]
+ *                       [--max-conns-per-ip 256] [--header-timeout 20]
  *   kjudge-server user add NAME [--admin] [--db var/kjudge.db]
  *   kjudge-server runner add NAME --gpu TYPE[,TYPE...] [--db var/kjudge.db]
  *   kjudge-server runner bind NAME --gpu TYPE[,TYPE...] [--db var/kjudge.db]
  *   kjudge-server --help
  *
  * `serve` opens the database, loads every leaderboard, resolves the admin
- * token and the rate limits (config.h), builds the public leaderboard
- * bodies, renews the lease of every running job, starts the wait
- * notifier, the lease sweeper and the HTTP daemon, then sleeps in
+ * token, the rate limits and the HTTP limits (config.h), builds the public
+ * leaderboard bodies, renews the lease of every running job, starts the
+ * wait notifier, the lease sweeper, the connection guard and the HTTP
+ * daemon, then sleeps in
  * sigwait() until SIGINT or SIGTERM and shuts down in reverse order. `user add` / `runner add` print
  * a new bearer token (only the token, one line) on stdout; they work while
  * the server runs (SQLite WAL + busy_timeout). A runner token claims only
@@ -32,6 +34,7 @@
 #include "config.h"
 #include "db.h"
 #include "gputype.h"
+#include "guard.h"
 #include "http.h"
 #include "lease.h"
 #include "server.h"
@@ -42,6 +45,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 enum { EXIT_OK = 0, EXIT_USAGE = 1, EXIT_INTERNAL = 2 };
@@ -54,6 +58,7 @@ static const char usage_text[] =
     "                      [--lease-seconds 120] [--rate-limit-test 30/min]\n"
     "                      [--rate-limit-benchmark 10/min] [--rate-limit-leaderboard 5/min]\n"
     "                      [--max-waiters 512] [--max-waiters-per-user 8]\n"
+    "                      [--max-conns-per-ip 256] [--header-timeout 20]\n"
     "  kjudge-server user add NAME [--admin] [--db var/kjudge.db]\n"
     "  kjudge-server runner add NAME --gpu TYPE[,TYPE...] [--db var/kjudge.db]\n"
     "  kjudge-server runner bind NAME --gpu TYPE[,TYPE...] [--db var/kjudge.db]\n"
@@ -68,6 +73,13 @@ static const char usage_text[] =
     "limit; admins have none); else rate_limit_MODE in the config file.\n"
     "--max-waiters: ?wait=1 requests and event streams open at once, in all;\n"
     "--max-waiters-per-user: of them per user (admins: only the total).\n"
+    "--max-conns-per-ip: connections one address may hold at once; more are\n"
+    "closed at once (0 = no limit; set 0 behind a reverse proxy, where every\n"
+    "client has the proxy's address); else max_conns_per_ip in the config file.\n"
+    "--header-timeout: seconds a client has to send a request's line and\n"
+    "headers (also the longest idle time between kept-alive requests), and the\n"
+    "grace before its body must arrive at 1 KiB/s at least; 0 = no deadline;\n"
+    "else header_timeout in the config file.\n"
     "user add / runner add: print a new bearer token on stdout.\n"
     "runner add / bind --gpu: the GPU types (as the leaderboards name them, e.g.\n"
     "H200 or H200,B200) whose jobs the runner token may claim; runner bind sets\n"
@@ -144,7 +156,8 @@ static int parse_add(int argc, char **argv, int runner, int bind, struct add_opt
         }
     }
     if (o->name == NULL || !srv_valid_name(o->name))
-        return usage_error("NAME must be 1-32 characters of [a-z0-9_.-]%s", "");
+        return usage_error("NAME must be 1-32 characters of [a-z0-9_.-], starting with a letter "
+                           "or digit%s", "");
     if (strcmp(o->name, "admin") == 0 && !bind)
         return usage_error("the name '%s' is reserved for the configured admin token", o->name);
     kj_err_clear(&err);
@@ -250,7 +263,8 @@ static int opt_rate(int argc, char **argv, int *i, int *rates)
 
 static int parse_serve(int argc, char **argv, struct server *srv)
 {
-    char port[16] = "8080", lease[16] = "", waiters[16] = "", per_user[16] = "";
+    char port[16] = "8080", lease[16] = "", waiters[16] = "", per_user[16] = "", perip[16] = "",
+         htime[16] = "";
     for (int i = 1; i < argc; i++) {
         const char *o = argv[i];
         int rc;
@@ -274,6 +288,10 @@ static int parse_serve(int argc, char **argv, struct server *srv)
             rc = opt_value(argc, argv, &i, waiters, sizeof waiters);
         else if (strcmp(o, "--max-waiters-per-user") == 0)
             rc = opt_value(argc, argv, &i, per_user, sizeof per_user);
+        else if (strcmp(o, "--max-conns-per-ip") == 0)
+            rc = opt_value(argc, argv, &i, perip, sizeof perip);
+        else if (strcmp(o, "--header-timeout") == 0)
+            rc = opt_value(argc, argv, &i, htime, sizeof htime);
         else if ((rc = opt_rate(argc, argv, &i, srv->rate_limits)) == 1)
             return usage_error("unknown option '%s'", o);
         if (rc != 0)
@@ -288,12 +306,48 @@ static int parse_serve(int argc, char **argv, struct server *srv)
         return usage_error("--lease-seconds '%s' is not a whole number of seconds (1-86400)",
                            lease);
     if ((waiters[0] != '\0' && mw < 0) || (per_user[0] != '\0' && mu < 0))
-        return usage_error("--max-waiters%s and --max-waiters-per-user take a whole number from 1 to "
-                           "the connection limit (1024)", "");
+        return usage_error("--max-waiters and --max-waiters-per-user take a whole number from 1 to "
+                           "the connection limit (4096)%s", "");
     srv->port = (int)p;
     srv->lease_s = lease[0] != '\0' ? (int)l : KJ_LEASE_DEFAULT_S;
     srv->max_waiters = waiters[0] != '\0' ? (int)mw : KJ_MAX_WAITERS;
     srv->max_waiters_user = per_user[0] != '\0' ? (int)mu : KJ_MAX_WAITERS_PER_USER;
+    if (perip[0] != '\0' &&
+        (srv->max_conns_per_ip = config_parse_uint(perip, CONFIG_MAX_CONNS_PER_IP)) < 0)
+        return usage_error("--max-conns-per-ip '%s' is not a whole number (0 = no limit)", perip);
+    if (htime[0] != '\0' &&
+        (srv->header_timeout_s = config_parse_uint(htime, CONFIG_MAX_HEADER_TIMEOUT)) < 0)
+        return usage_error("--header-timeout '%s' is not a whole number of seconds (0-3600)",
+                           htime);
+    return 0;
+}
+
+/* HTTP limits: serve flags, else the config file, else the defaults. Also
+ * raises the open-file limit so that conn_limit connections fit. */
+static int setup_http_limits(struct server *srv, struct kj_err *err)
+{
+    struct config_http h = {-1, -1};
+    struct rlimit rl;
+    rlim_t want = KJ_HTTP_CONN_LIMIT + 256;
+    int rc = config_http_limits(srv->config_path, &h, err);
+    if (rc != 0)
+        return rc;
+    if (srv->max_conns_per_ip < 0)
+        srv->max_conns_per_ip = h.max_conns_per_ip >= 0 ? h.max_conns_per_ip : KJ_HTTP_PER_IP_DEFAULT;
+    if (srv->header_timeout_s < 0)
+        srv->header_timeout_s = h.header_timeout_s >= 0 ? h.header_timeout_s : KJ_HTTP_HEADER_TIMEOUT_S;
+    srv->conn_limit = KJ_HTTP_CONN_LIMIT;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0) {
+        if (rl.rlim_cur < want) {
+            rl.rlim_cur = rl.rlim_max < want ? rl.rlim_max : want;
+            setrlimit(RLIMIT_NOFILE, &rl);
+            getrlimit(RLIMIT_NOFILE, &rl);
+        }
+        if (rl.rlim_cur < want) /* sockets, the database, log files: keep 256 spare */
+            srv->conn_limit = rl.rlim_cur > 512 ? (unsigned)(rl.rlim_cur - 256) : 256;
+    }
+    kj_log(KJ_LOG_INFO, "main", "http limits connections=%u per_ip=%d header_timeout_s=%d",
+           srv->conn_limit, srv->max_conns_per_ip, srv->header_timeout_s);
     return 0;
 }
 
@@ -343,7 +397,8 @@ static int serve_start(struct server *srv, struct kj_err *err)
     db_set_lease_ms(srv->db, (int64_t)srv->lease_s * 1000);
     if ((rc = db_lease_grace(srv->db, &renewed, err)) != 0 ||
         (rc = srv_boards_load(srv->boards_dir, &srv->boards, err)) != 0 ||
-        (rc = setup_admin(srv, err)) != 0 || (rc = setup_rates(srv, err)) != 0)
+        (rc = setup_admin(srv, err)) != 0 || (rc = setup_rates(srv, err)) != 0 ||
+        (rc = setup_http_limits(srv, err)) != 0)
         return rc;
     for (int i = 0; i < srv->boards->nspecs; i++)
         if ((rc = db_secret_ensure(srv->db, srv->boards->specs[i]->name, err)) != 0)
@@ -360,6 +415,7 @@ static int serve_start(struct server *srv, struct kj_err *err)
                (long long)renewed, srv->lease_s);
     if ((rc = wait_start(&srv->wait, srv->max_waiters, srv->max_waiters_user, err)) != 0 ||
         (rc = lease_start(srv->db, srv->wait, &srv->lease, err)) != 0 ||
+        (rc = guard_start(&srv->guard, srv->header_timeout_s, err)) != 0 ||
         (rc = http_start(srv, err)) != 0)
         return rc;
     return 0;
@@ -368,6 +424,8 @@ static int serve_start(struct server *srv, struct kj_err *err)
 static void serve_stop(struct server *srv)
 {
     http_stop(srv);
+    guard_free(srv->guard);
+    srv->guard = NULL;
     lease_free(srv->lease);
     srv->lease = NULL;
     wait_free(srv->wait);
@@ -397,6 +455,8 @@ static int cmd_serve(int argc, char **argv)
     default_openapi(srv->openapi_path, sizeof srv->openapi_path);
     for (int m = 0; m < CONFIG_NMODES; m++)
         srv->rate_limits[m] = -2; /* not given on the command line */
+    srv->max_conns_per_ip = -1;   /* not given on the command line */
+    srv->header_timeout_s = -1;
     if ((rc = parse_serve(argc, argv, srv)) != 0) {
         free(srv);
         return rc;

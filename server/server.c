@@ -128,12 +128,16 @@ void srv_free_boards(struct server *srv)
     srv->openapi = NULL;
 }
 
+/* The first character is a letter or digit: no ".", "..", "..." (which
+ * clients fold away in URL paths such as /users/{name}/ban), no "-x"
+ * (an option on a command line) and no "_x". */
 int srv_valid_name(const char *name)
 {
     size_t n = strlen(name);
-    if (n == 0 || n > KJ_NAME_MAX)
+    if (n == 0 || n > KJ_NAME_MAX || !((name[0] >= 'a' && name[0] <= 'z') ||
+                                       (name[0] >= '0' && name[0] <= '9')))
         return 0;
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = 1; i < n; i++) {
         char c = name[i];
         if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '.' ||
               c == '-'))

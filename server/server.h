@@ -43,9 +43,15 @@
 #define KJ_RATE_DEFAULT_LEADERBOARD 5
 #define KJ_INVITE_DEFAULT_DAYS 7
 #define KJ_INVITE_MAX_DAYS 365
-#define KJ_NAME_MAX 32                             /* user names: [a-z0-9_.-]{1,32} */
-#define KJ_HTTP_CONN_LIMIT 1024
-#define KJ_HTTP_CONN_TIMEOUT_S 60
+#define KJ_NAME_MAX 32                             /* user names: [a-z0-9][a-z0-9_.-]{0,31} */
+#define KJ_STORAGE_RETRY_S 30                      /* Retry-After of a 503 when the disk is full */
+#define KJ_HTTP_CONN_LIMIT 4096                     /* connections at once (fewer when RLIMIT_NOFILE is lower); main.c usage says 4096 */
+#define KJ_HTTP_CONN_TIMEOUT_S 60                  /* MHD's idle timeout */
+#define KJ_HTTP_PER_IP_DEFAULT 256                 /* serve --max-conns-per-ip; 0 = no limit */
+#define KJ_HTTP_HEADER_TIMEOUT_S 20                /* serve --header-timeout: a request's head must arrive within this */
+#define KJ_HTTP_CONN_MEMORY (128 * 1024)           /* MHD's memory per connection: heads up to about this reach http.c */
+#define KJ_HTTP_MAX_HEAD_BYTES (16 * 1024)         /* request line and headers; more is 431 */
+#define KJ_HTTP_MAX_URI_BYTES 4096                 /* the request target with its query; more is 414 */
 #define KJ_HTTP_THREADS 8                          /* MHD worker threads; several let submissions share a group commit (db_sub.c) */
 #define KJ_MAX_RELOAD_BYTES 1024                   /* POST /admin/reload body */
 #define KJ_DIFF_MAX_LINES 20000                    /* submission detail: diffs of longer files are not shown */
@@ -53,6 +59,7 @@
 #define KJ_DIFF_MAX_BYTES (512 * 1024)             /*   nor diffs longer than this */
 
 struct db;
+struct guard;
 struct wait_list;
 struct lease_sweeper;
 struct MHD_Daemon;
@@ -113,6 +120,8 @@ struct server {
     char config_path[PATH_MAX];
     char openapi_path[PATH_MAX];
     int lease_s;             /* job lease length, seconds */
+    int max_conns_per_ip;    /* connections from one address at once, 0 = no limit */
+    int header_timeout_s;    /* a request's head must arrive within this, 0 = no deadline */
     int rate_limits[CONFIG_NMODES]; /* submissions per user per minute by mode, 0 = none */
     int max_waiters;         /* slots for ?wait=1 and event streams (wait.h) */
     int max_waiters_user;    /*   per user */
@@ -130,9 +139,12 @@ struct server {
     struct wait_list *wait;  /* owned */
     struct lease_sweeper *lease; /* owned */
     struct MHD_Daemon *daemon; /* owned */
+    struct guard *guard;     /* owned: deadlines of slow connections (guard.h) */
+    unsigned conn_limit;     /* connections at once, KJ_HTTP_CONN_LIMIT or less (main.c) */
 };
 
-/* 1 when name is a valid user name: [a-z0-9_.-]{1,KJ_NAME_MAX}. */
+/* 1 when name is a valid new user name: [a-z0-9][a-z0-9_.-]{0,KJ_NAME_MAX-1}.
+ * Rows made before the first character was restricted keep their names. */
 int srv_valid_name(const char *name);
 
 /* The board named name in set bs, or NULL. Borrowed from bs. */

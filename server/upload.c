@@ -51,7 +51,8 @@ static void sanitize_name(const char *in, char *out, size_t outsz)
         snprintf(out, outsz, "submission.cu");
 }
 
-/* Append a chunk of a short text field. */
+/* Append a chunk of a short text field. A NUL byte would cut the value
+ * where C strings end ("fp8_quant\0evil" read as "fp8_quant"): refused. */
 static void text_chunk(struct upload *u, const char *key, int *has, char *dst,
                        const char *data, uint64_t off, size_t size)
 {
@@ -62,6 +63,10 @@ static void text_chunk(struct upload *u, const char *key, int *has, char *dst,
     *has = 1;
     if (off + size > UPLOAD_MAX_FIELD) {
         set_problem(u, KJ_EINVAL, "field '%s' is too long", key);
+        return;
+    }
+    if (size > 0 && memchr(data, '\0', size) != NULL) {
+        set_problem(u, KJ_EINVAL, "field '%s' contains a NUL byte", key);
         return;
     }
     memcpy(dst + off, data, size);
@@ -94,6 +99,10 @@ static void file_chunk(struct upload *u, const char *filename, const char *data,
         u->f.file_len = off + size;
 }
 
+/* MHD's post processor calls this for every chunk of every part. Any of
+ * key (a part without Content-Disposition or without name=), filename
+ * (not a file part), content_type and transfer_encoding may be NULL;
+ * data is never NULL for a multipart body, but size may be 0. */
 static enum MHD_Result on_field(void *cls, enum MHD_ValueKind kind, const char *key,
                                 const char *filename, const char *content_type,
                                 const char *transfer_encoding, const char *data, uint64_t off,
@@ -103,7 +112,12 @@ static enum MHD_Result on_field(void *cls, enum MHD_ValueKind kind, const char *
     (void)kind, (void)content_type, (void)transfer_encoding;
     if (u->problem != 0)
         return MHD_YES;
-    if (strcmp(key, "file") == 0)
+    if (key == NULL)
+        set_problem(u, KJ_EINVAL, "%s", "a part has no name (each part needs "
+                    "\"Content-Disposition: form-data; name=...\")");
+    else if (data == NULL && size > 0)
+        set_problem(u, KJ_EINVAL, "%s", "the multipart body is malformed");
+    else if (strcmp(key, "file") == 0)
         file_chunk(u, filename, data, off, size);
     else if (strcmp(key, "leaderboard") == 0)
         text_chunk(u, "leaderboard", &u->f.has_leaderboard, u->f.leaderboard, data, off, size);
@@ -164,6 +178,12 @@ int upload_finish(struct upload *u, struct upload_fields *f, struct kj_err *err)
     f->file = u->file;
     if (f->has_file && f->file_name[0] == '\0')
         snprintf(f->file_name, sizeof f->file_name, "submission.cu");
+    /* A leading UTF-8 byte-order mark (editors on Windows add one) means
+     * nothing to a C++ compiler and breaks the first line: dropped. */
+    if (f->file != NULL && f->file_len >= 3 && memcmp(f->file, "\xef\xbb\xbf", 3) == 0) {
+        f->file += 3;
+        f->file_len -= 3;
+    }
     return 0;
 }
 

@@ -5,9 +5,10 @@
  * (upload_new wraps MHD's post processor) and feeds it every chunk;
  * api_submissions.c reads the collected fields and checks the file with
  * upload_check_source(). Fields: leaderboard, gpu, mode (short text) and
- * file (the source, at most KJ_MAX_SOURCE_BYTES). Anything else, a field
- * sent twice or a value over its limit is remembered as the first problem
- * and answered with 400/413 once the body is complete.
+ * file (the source, at most KJ_MAX_SOURCE_BYTES). Anything else (a part
+ * without a name, an unknown field, a field sent twice, a NUL byte in a
+ * text field, a value over its limit, a malformed body) is remembered as
+ * the first problem and answered with 400/413 once the body is complete.
  */
 #ifndef KJ_UPLOAD_H
 #define KJ_UPLOAD_H
@@ -40,7 +41,9 @@ void upload_free(struct upload *u);
 /* Feed one chunk of the body. Returns 0; parse problems are kept for upload_finish. */
 int upload_feed(struct upload *u, const char *data, size_t len);
 /* After the last chunk: 0 and *f filled, or the first problem: KJ_ELIMIT
- * (file too large: 413) or KJ_EINVAL (400) with err naming the field. */
+ * (file too large: 413) or KJ_EINVAL (400) with err naming the field.
+ * A leading UTF-8 byte-order mark is dropped from the file (f->file and
+ * f->file_len start after it). */
 int upload_finish(struct upload *u, struct upload_fields *f, struct kj_err *err);
 
 /* Check a submitted source: non-empty, at most max bytes, no NUL byte,

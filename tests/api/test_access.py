@@ -190,12 +190,38 @@ def test_users(srv, c, admin):
                                ({"name": ""}, 400, "bad_name"), ({"name": "a b"}, 400, "bad_name"),
                                ({}, 400, "bad_name"), ({"name": 7}, 400, "bad_name"),
                                ({"name": "dave", "role": "runner"}, 400, "bad_role"),
-                               ({"name": "dave", "role": "root"}, 400, "bad_role")]:
+                               ({"name": "dave", "role": "root"}, 400, "bad_role"),
+                               # Names must start with a letter or digit: no ".", "..", "-x".
+                               ({"name": "."}, 400, "bad_name"), ({"name": ".."}, 400, "bad_name"),
+                               ({"name": "..."}, 400, "bad_name"), ({"name": ".carol"}, 400, "bad_name"),
+                               ({"name": "-carol"}, 400, "bad_name"), ({"name": "_carol"}, 400, "bad_name")]:
         st, _, d, _ = c.post_json("/api/v1/users", body, admin, runner=False)
         check(st == status and is_error(d, code), "POST /users %s -> %d %s" % (body, status, code), (st, d))
     st, _, d, _ = c.post_json("/api/v1/users", None, admin, raw=b"[1]")
     check(st == 400 and is_error(d, "bad_json"), "a body that is not an object -> 400", (st, d))
+    # Lenient JSON: a NUL escape would cut the name where C strings end
+    # ("a\u0000b" created user "a"); text after the object was ignored.
+    for raw, what in [(b'{"name": "dave\\u0000evil"}', "a \\u0000 inside a string"),
+                      (b'{"name": "dave", "role": "user\\u0000admin"}', "a \\u0000 in another field"),
+                      (b'{"name\\u0000x": "dave"}', "a \\u0000 inside a key"),
+                      (b'{"name": "dave"} {"name": "eve"}', "a second object after the body"),
+                      (b'{"name": "dave"}garbage', "text after the body"),
+                      (b'{"name": "dave"}\x00', "a NUL byte after the body")]:
+        st, _, d, _ = c.post_json("/api/v1/users", None, admin, raw=raw)
+        check(st == 400 and is_error(d, "bad_json"), "%s -> 400 bad_json" % what, (st, d))
+    st, _, d, _ = c.post_json("/api/v1/users", None, admin, raw=b'{"name": "d\\\\u0000"}')
+    check(st == 400 and is_error(d, "bad_name"), "an escaped backslash before u0000 is no NUL (bad_name)",
+          (st, d))
     check(db_query(srv, "SELECT * FROM users ORDER BY id") == before, "refused requests change no user")
+    st, _, d, _ = c.post_json("/api/v1/users", None, admin, raw=b'{"name": "dave.0"} \r\n\t ')
+    check(st == 201 and d.get("name") == "dave.0", "white space after the body is fine; dots inside a name too",
+          (st, d))
+    # A name made before the rule (here: written straight into the database)
+    # keeps working and can still be managed, percent-encoded in the path.
+    db_query(srv, "INSERT INTO users(name, role, token_hash, created_at) VALUES ('..', 'user', ?, 0)",
+             (sha256("old-dots-token"),))
+    st, _, d, _ = c.post_json("/api/v1/users/%2E%2E/ban", {}, admin, runner=False)
+    check(st == 200 and d == {"name": "..", "banned": True}, "an existing user '..' can still be banned", (st, d))
     x = api_user(c, admin, "x" * 32, "admin")
     st, _, d, _ = c.post_json("/api/v1/invites", {}, x, runner=False)
     check(st == 201, "an admin made through the API can make invites", (st, d))

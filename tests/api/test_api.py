@@ -10,6 +10,7 @@ OpenAPI document, static files, secrecy of the secret seed, and a clean
 shutdown. Python 3 standard library only. Prints "FAIL ..." per failure
 and ends with "test_api: N passed, N failed, N skipped"; exit 1 on failure.
 """
+import hashlib
 import http.client
 import json
 import math
@@ -233,6 +234,11 @@ def test_cli(srv):
     check(rc == 1, "the name 'admin' is reserved", rc)
     rc, out, err = srv.cli("user", "add", "bad name!", "--db", srv.db)
     check(rc == 1, "a malformed name exits 1", rc)
+    for name in ("..", ".", "..."):
+        rc, out, err = srv.cli("user", "add", name, "--db", srv.db)
+        check(rc == 1 and out == "", "user add %r exits 1 (names start with a letter or digit)" % name, (rc, out))
+    rc, out, err = srv.cli("runner", "add", "..", "--gpu", "H200", "--db", srv.db)
+    check(rc == 1 and out == "", "runner add '..' exits 1", (rc, out))
     for args, what in [(["runner", "add", "r-nogpu"], "runner add without --gpu"),
                        (["runner", "add", "r-bad", "--gpu", "H200;B200"], "runner add with a bad GPU type"),
                        (["runner", "add", "r-twice", "--gpu", "H200,H200"], "runner add with a GPU type twice"),
@@ -287,6 +293,17 @@ def test_serve_refuses(srv):
     rc, err = serve_fails(srv, "env", [], {"KJUDGE_ADMIN_TOKEN": "short"})
     check(rc == 1 and "KJUDGE_ADMIN_TOKEN" in err and "short" not in err.replace("KJUDGE", ""),
           "a too short admin token exits 1", (rc, err[-300:]))
+    rc, err = serve_fails(srv, "perip", ["--max-conns-per-ip", "many"])
+    check(rc == 1 and "--max-conns-per-ip" in err, "a bad --max-conns-per-ip exits 1", (rc, err[-300:]))
+    rc, err = serve_fails(srv, "htime", ["--header-timeout", "-1"])
+    check(rc == 1 and "--header-timeout" in err, "a bad --header-timeout exits 1", (rc, err[-300:]))
+    conf_dir = os.path.join(srv.tmp, "bad-htconf")
+    os.makedirs(conf_dir, exist_ok=True)
+    with open(os.path.join(conf_dir, "k.conf"), "w") as f:
+        f.write("max_conns_per_ip = 10\nheader_timeout = 1 min\n")
+    rc, err = serve_fails(srv, "htconf", [])
+    check(rc == 1 and "line 2" in err and "header_timeout" in err, "a bad header_timeout in the config exits 1",
+          (rc, err[-300:]))
     rc, err = serve_fails(srv, "noboards", [], boards=os.path.join(srv.tmp, "nowhere"))
     check(rc == 1, "a missing leaderboards folder exits 1", (rc, err[-300:]))
     boards = os.path.join(srv.tmp, "boards")
@@ -319,6 +336,9 @@ def test_submit_ok(srv, c, alice):
     check(status == 200 and got.get("status") == "queued" and got.get("source") == GOOD_SOURCE and
           got.get("verdict") is None, "GET shows the queued job with its source to the owner", got)
     return sid
+
+
+MP_XYZ = "multipart/form-data; boundary=XyZ"
 
 
 def bad_requests(alice, runner):
@@ -364,6 +384,19 @@ def bad_requests(alice, runner):
         ("runner token used to submit", runner, lb, f, None, 403, "forbidden", None),
         ("JSON instead of multipart", alice, None, None, ("{}", "application/json"), 415,
          "unsupported_media_type", None),
+        # Parts MHD hands over without a name (this crashed the server once).
+        ("a part without Content-Disposition", alice, None, None,
+         ("--XyZ\r\nContent-Type: text/plain\r\n\r\nx\r\n--XyZ--\r\n", MP_XYZ), 400, "bad_request", "name"),
+        ("a file part with a filename but no name", alice, None, None,
+         ("--XyZ\r\nContent-Disposition: form-data; filename=\"q.cu\"\r\n\r\n" + GOOD_SOURCE +
+          "\r\n--XyZ--\r\n", MP_XYZ), 400, "bad_request", "name"),
+        ("a part without headers", alice, None, None, ("--XyZ\r\n\r\nx\r\n--XyZ--\r\n", MP_XYZ), 400,
+         "bad_request", "name"),
+        ("a NUL inside a form field", alice, [("leaderboard", "fp8_quant\0evil"), ("gpu", "H200")], f, None,
+         400, "bad_request", "NUL"),
+        ("a truncated multipart body", alice, None, None,
+         ("--XyZ\r\nContent-Disposition: form-data; name=\"gpu\"\r\n\r\nH2", MP_XYZ), 400, "bad_request",
+         "malformed"),
     ]
 
 
@@ -385,6 +418,24 @@ def test_bad_submissions(srv, c, alice, runner):
             check(needle in data["error"]["message"], "%s: message mentions %r" % (what, needle),
                   data["error"]["message"])
         check(srv.rows() == before, "%s leaves the submissions table unchanged" % what)
+
+
+def test_bom(srv, c, alice):
+    """A source starting with a UTF-8 byte-order mark is stored without it."""
+    # B200: the runner flow below expects only its own job queued for H200.
+    st, _, data, _ = c.submit(alice, [("leaderboard", "fp8_quant"), ("gpu", "B200")],
+                              [("file", "bom.cu", b"\xef\xbb\xbf" + GOOD_SOURCE.encode())])
+    if not check(st == 202, "a source with a byte-order mark -> 202", (st, data)):
+        return
+    row = srv.row(data["id"])
+    check(bytes(row["source"]) == GOOD_SOURCE.encode(), "the byte-order mark is not stored",
+          bytes(row["source"])[:8])
+    check(row["source_sha256"] == hashlib.sha256(GOOD_SOURCE.encode()).hexdigest(),
+          "the hash is the hash of the source without the mark", row["source_sha256"])
+    st, _, data, _ = c.submit(alice, [("leaderboard", "fp8_quant"), ("gpu", "B200")],
+                              [("file", "bom.cu", b"\xef\xbb\xbf")])
+    check(st == 400 and is_error(data, "empty_file"), "a file that is only a byte-order mark is empty",
+          (st, data))
 
 
 def test_directive_board(srv, c, alice):
@@ -789,6 +840,7 @@ def run_all(srv):
     test_misc(c, alice)
     sid = test_submit_ok(srv, c, alice)
     test_bad_submissions(srv, c, alice, runner)
+    test_bom(srv, c, alice)
     sid_b200 = test_directive_board(srv, c, alice)
     if sid is not None:
         test_runner_flow(srv, c, alice, bob, runner, runner2, sid)

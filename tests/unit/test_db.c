@@ -12,6 +12,8 @@
  * a job's events: read from a cursor in bounded batches, capped per job
  * (count and bytes; a refused event stores nothing), counted by the
  * version 7 migration for rows that existed before it.
+ * a database that cannot grow (KJ_ESTORAGE, remembered until a probe
+ * write works).
  */
 #define KT_MAIN
 #include "kt.h"
@@ -22,6 +24,7 @@
 #include <string.h>
 
 #include "db.h"
+#include "db_int.h"
 
 static char dir[] = "/tmp/kj_test_db.XXXXXX";
 static char path[128];
@@ -499,6 +502,48 @@ static void test_migrate_v6(void)
              "existing events are counted: %lld events, %lld bytes", (long long)cnt, (long long)bytes);
 }
 
+/* PRAGMA max_page_count makes SQLite answer SQLITE_FULL as on a full disk. */
+static void test_storage_full(void)
+{
+    char p3[160], why[160] = "", *big = malloc(256 * 1024);
+    struct db *db = NULL;
+    struct db_sub s;
+    struct kj_err err;
+    int64_t count = -1;
+    snprintf(p3, sizeof p3, "%s/full.db", dir);
+    if (big == NULL || db_open(p3, &db, &err) != 0) {
+        KT_CHECK(0, "open %s: %s", p3, err.msg);
+        free(big);
+        return;
+    }
+    int64_t u = add_user(db, "filler", "user");
+    KT_CHECK(db_storage_check(db, why, sizeof why, &err) == 0, "a fresh database is writable: %s", why);
+    KT_CHECK(sqlite3_exec(db->h, "PRAGMA max_page_count = 40", NULL, NULL, NULL) == SQLITE_OK,
+             "cap the database's size");
+    memset(big, 'x', 256 * 1024);
+    memset(&s, 0, sizeof s);
+    s.user_id = u;
+    snprintf(s.leaderboard, sizeof s.leaderboard, "fp8_quant");
+    snprintf(s.gpu, sizeof s.gpu, "H200");
+    snprintf(s.mode, sizeof s.mode, "test");
+    snprintf(s.file_name, sizeof s.file_name, "big.cu");
+    snprintf(s.source_sha256, sizeof s.source_sha256, "%064d", 1);
+    s.source = big;
+    s.source_len = 256 * 1024;
+    int rc = db_sub_insert(db, &s, &err);
+    KT_CHECK(rc == KJ_ESTORAGE && strcmp(db_storage_reason(db), "disk full") == 0,
+             "a row that does not fit -> KJ_ESTORAGE, disk full: %d %s", rc, err.msg);
+    KT_CHECK(atomic_load(&db->storage_fail_ms) > 0, "the failure is remembered");
+    KT_CHECK(db_sub_count(db, "queued", &count, &err) == 0 && count == 0, "nothing was stored: %lld",
+             (long long)count);
+    KT_CHECK(db_storage_check(db, why, sizeof why, &err) == 0 && atomic_load(&db->storage_fail_ms) == 0,
+             "a probe write that works forgets the failure: %s", why);
+    s.source_len = 100;
+    KT_CHECK(db_sub_insert(db, &s, &err) == 0, "a row that fits is stored: %s", err.msg);
+    db_close(db);
+    free(big);
+}
+
 int main(void)
 {
     struct db *db = NULL;
@@ -523,6 +568,7 @@ int main(void)
     db_close(db);
     test_newer_schema();
     test_migrate_v6();
+    test_storage_full();
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     if (system(cmd) != 0)
