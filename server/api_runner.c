@@ -13,6 +13,7 @@
  * nothing. The secret seed leaves the server only here.
  */
 #include "api.h"
+#include "metrics.h"
 
 #include <math.h> /* isfinite only */
 #include <stdio.h>
@@ -212,6 +213,15 @@ static int check_result(struct http_req *r, const cJSON *res, const char **verdi
     return 0;
 }
 
+/* Count a finished job's duration for GET /metrics; a failed read only loses the sample. */
+static void job_metrics(struct http_req *r, int64_t id)
+{
+    struct db_span sp;
+    struct kj_err err;
+    if (db_job_span(r->srv->db, id, &sp, &err) == 0 && sp.started_at > 0)
+        metrics_job(r->srv->metrics, sp.gpu, sp.mode, (double)(sp.finished_at - sp.started_at));
+}
+
 enum MHD_Result api_runner_result(struct http_req *r)
 {
     struct db_job_ref ref;
@@ -242,8 +252,10 @@ enum MHD_Result api_runner_result(struct http_req *r)
     cJSON_Delete(body);
     if (rc != 0)
         return job_error(r, rc, &err);
-    if (outcome == DB_FINISH_DONE)
+    if (outcome == DB_FINISH_DONE) {
         srv_rank_invalidate(r->srv); /* committed: cached rankings read before are stale */
+        job_metrics(r, ref.id);
+    }
     if (outcome != DB_FINISH_DUPLICATE)
         wait_notify(r->srv->wait, ref.id);
     cJSON *o = cJSON_CreateObject();

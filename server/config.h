@@ -3,8 +3,11 @@
  *
  * Lines "key = value"; '#' starts a comment. Keys: admin_token and
  * rate_limit_test, rate_limit_benchmark, rate_limit_leaderboard ("N/min"
- * or "N": submissions per user per minute; 0 = no limit).
- * main.c calls config_admin_token() and config_rate_limits() at `serve`:
+ * or "N": submissions per user per minute; 0 = no limit); tls_cert and
+ * tls_key (PEM files, as serve --tls-cert/--tls-key); trusted_proxies and
+ * metrics_allow (address lists, netacl.h).
+ * main.c calls config_admin_token(), config_rate_limits() and
+ * config_string() at `serve`:
  * the token comes from the environment (KJUDGE_ADMIN_TOKEN), else from the
  * file, else a new one is generated and appended to the file (mode 0600,
  * folder created).
@@ -36,6 +39,12 @@ int config_admin_token(const char *path, char *tok, size_t toksz, enum config_so
 /* Overwrite limits[mode] with the file's rate_limit_<mode> values, when
  * present (a missing file changes nothing). KJ_EINVAL names file and line. */
 int config_rate_limits(const char *path, int limits[CONFIG_NMODES], struct kj_err *err);
+
+/* The value of key (one of the string keys above) into out (size outsz):
+ * the file's last line for it, "" when absent (or no file). KJ_EINVAL for a
+ * malformed file or a value of outsz bytes or more, naming file and line. */
+int config_string(const char *path, const char *key, char *out, size_t outsz,
+                  struct kj_err *err);
 
 /* Parse "N" or "N/min" (0 <= N <= CONFIG_MAX_RATE); -1 when malformed. */
 int config_parse_rate(const char *text);

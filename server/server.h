@@ -16,7 +16,9 @@
 #include <stdint.h>
 #include "config.h"
 #include "kj_err.h"
+#include "netacl.h"
 #include "spec.h"
+#include "tls.h"
 
 #define KJ_MAX_SOURCE_BYTES (1024 * 1024)          /* a submitted file */
 #define KJ_MAX_MULTIPART_BYTES (KJ_MAX_SOURCE_BYTES + 64 * 1024) /* whole POST /submissions body */
@@ -46,6 +48,7 @@
 #define KJ_HTTP_CONN_TIMEOUT_S 60
 #define KJ_HTTP_THREADS 8                          /* MHD worker threads; several let submissions share a group commit (db_sub.c) */
 #define KJ_MAX_RELOAD_BYTES 1024                   /* POST /admin/reload body */
+#define KJ_MAX_HELLO_BYTES (4 * 1024)              /* POST /runner/hello body */
 #define KJ_DIFF_MAX_LINES 20000                    /* submission detail: diffs of longer files are not shown */
 #define KJ_DIFF_MAX_EDITS 1000                     /*   nor diffs changing more lines than this */
 #define KJ_DIFF_MAX_BYTES (512 * 1024)             /*   nor diffs longer than this */
@@ -54,6 +57,8 @@ struct db;
 struct wait_list;
 struct lease_sweeper;
 struct MHD_Daemon;
+struct metrics;
+struct hello_list;
 
 /* A rankings body for one (board, GPU type), shared by the cache and the
  * responses that send it. Reference counted: srv_rank_blob_release() frees
@@ -112,6 +117,10 @@ struct server {
     char openapi_path[PATH_MAX];
     int lease_s;             /* job lease length, seconds */
     int rate_limits[CONFIG_NMODES]; /* submissions per user per minute by mode, 0 = none */
+    char tls_cert[PATH_MAX]; /* --tls-cert or tls_cert; "" = plain HTTP */
+    char tls_key[PATH_MAX];  /* --tls-key or tls_key */
+    struct netacl trusted_proxies; /* config trusted_proxies: peers whose X-Forwarded-For counts */
+    struct netacl metrics_allow;   /* config metrics_allow: may read /metrics without a token */
 
     pthread_mutex_t boards_mu; /* guards the pointer boards (not what it points to) */
     struct srv_boards *boards; /* one reference owned; replaced by srv_boards_swap */
@@ -126,6 +135,10 @@ struct server {
     struct wait_list *wait;  /* owned */
     struct lease_sweeper *lease; /* owned */
     struct MHD_Daemon *daemon; /* owned */
+    struct tls_pem tls;      /* owned: the PEM text served while the daemon runs (tls_free) */
+    struct metrics *metrics; /* owned */
+    struct hello_list *hellos; /* owned: runners' start-up reports */
+    int db_lock_fd;          /* the serve lock of db_path (db_lock), -1 when not held */
 };
 
 /* 1 when name is a valid user name: [a-z0-9_.-]{1,KJ_NAME_MAX}. */
