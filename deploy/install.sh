@@ -57,6 +57,11 @@ put() { install -m "$1" "$2" "$3.new" && mv -f "$3.new" "$3"; }
 [ "$server" = 0 ] || put 755 bin/kjudge-server "$dest/bin/kjudge-server"
 [ "$runner" = 0 ] || put 755 bin/kjudge-runner "$dest/bin/kjudge-runner"
 put 755 deploy/systemd/kjudge-backup "$dest/bin/kjudge-backup"
+if [ "$runner" = 1 ]; then # the Slurm launcher, for clusters (deploy/slurm/)
+  mkdir -p "$dest/slurm"
+  put 755 deploy/slurm/kjudge-runner-task.sh "$dest/bin/kjudge-runner-task"
+  put 644 deploy/slurm/kjudge-runners.sbatch "$dest/slurm/kjudge-runners.sbatch"
+fi
 put 644 server/openapi.json "$dest/server/openapi.json"
 put 644 README.md "$dest/README.md"
 for d in leaderboards web; do
@@ -90,13 +95,24 @@ if [ -n "$token" ]; then
   install -m 600 "$token" "$etc/runner.token.new" && mv -f "$etc/runner.token.new" "$etc/runner.token"
 fi
 
+if [ -z "$root" ] && [ "$server" = 1 ] && ! id kjudge >/dev/null 2>&1; then
+  useradd --system --home-dir "$state" --no-create-home --shell /usr/sbin/nologin kjudge
+  echo "install: created the system user kjudge"
+fi
+# The server's state folder and config file, with a new admin token, once
+# (never printed: read it from the file as root).
+if [ "$server" = 1 ] && [ ! -e "$root$state/kjudge.conf" ]; then
+  mkdir -p "$root$state"
+  chmod 700 "$root$state"
+  (umask 077; printf '# kjudge-server settings (README: Deploying)\nadmin_token = %s\n' \
+     "$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')" >"$root$state/kjudge.conf")
+  [ -n "$root" ] || chown -R kjudge:kjudge "$state"
+  echo "install: wrote $state/kjudge.conf with a new admin token (sudo cat it)"
+fi
+
 if [ -n "$root" ]; then
   echo "install: installed under $root (no user created, systemctl not called)"
   exit 0
-fi
-if [ "$server" = 1 ] && ! id kjudge >/dev/null 2>&1; then
-  useradd --system --home-dir "$state" --no-create-home --shell /usr/sbin/nologin kjudge
-  echo "install: created the system user kjudge"
 fi
 if [ "$runner" = 1 ] && [ ! -s "$etc/runner.token" ]; then
   echo "install: no runner token yet: on the front end run" >&2

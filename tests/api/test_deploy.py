@@ -90,9 +90,15 @@ def test_install(root):
         for ref in re.findall(r"(/opt/kjudge/\S*?)(?=[\s;'\"]|$)", text):
             ref = ref.rstrip("\\")
             check(os.path.exists(root + ref), "%s names %s, which is installed" % (u, ref))
-    for f in ("bin/kjudge-server", "bin/kjudge-runner", "bin/kjudge-backup", "server/openapi.json",
+    for f in ("bin/kjudge-server", "bin/kjudge-runner", "bin/kjudge-backup", "bin/kjudge-runner-task",
+              "slurm/kjudge-runners.sbatch", "server/openapi.json",
               "leaderboards/fp8_quant/leaderboard.json", "web/index.html", "README.md"):
         check(os.path.exists(os.path.join(root, "opt/kjudge", f)), "/opt/kjudge/%s is installed" % f)
+    conf = os.path.join(root, "var/lib/kjudge/kjudge.conf")
+    text = open(conf).read() if os.path.exists(conf) else ""
+    check(re.search(r"^admin_token = [0-9a-f]{64}$", text, re.M) and oct(os.stat(conf).st_mode & 0o777) == "0o600",
+          "the state folder gets a config with a new admin token, mode 0600", text[:80])
+    check(re.search(r"[0-9a-f]{64}", p.stdout + p.stderr) is None, "the token is not printed")
     env = os.path.join(root, "etc/kjudge/runner.env")
     check("KJUDGE_TOKEN_FILE=/etc/kjudge/runner.token" in open(env).read(), "runner.env names the token file")
     with open(env, "a") as f:
