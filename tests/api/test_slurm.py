@@ -10,13 +10,15 @@ checks: the job runs one task per GPU, each bound to its own GPU
 (CUDA_VISIBLE_DEVICES, the name's GPU index) with the expected
 `kjudge-runner serve` arguments and the token only as a file; each runner
 reaches the server and, on this CPU-only machine, refuses with its "no
-usable GPU" reason, which the server logs and lists in /metrics; a runner
+usable GPU" reason (or, on a host that cannot build the boxes, that
+reason), which the server logs and lists in /metrics; a runner
 that stopped is started again; then `scancel` stops every task (each says
 so), the job ends CANCELLED and no runner process is left. Skipped, and
 counted so, only when the Slurm daemons cannot start here. Each wait is
 bounded; the whole test takes seconds. Ends with "test_slurm: N passed, N
 failed, N skipped"; exit 1 on failure.
 """
+import json
 import os
 import re
 import shutil
@@ -35,7 +37,7 @@ SBATCH = os.path.join(ROOT, "deploy", "slurm", "kjudge-runners.sbatch")
 RUNNER = os.path.join(ROOT, "bin", "kjudge-runner")
 NODE = "kjnode"
 GPUS = 2
-TOOLS = ["munged", "slurmctld", "slurmd", "sbatch", "squeue", "scancel", "scontrol"]
+TOOLS = ["munged", "slurmctld", "slurmd", "sbatch", "srun", "sinfo", "squeue", "scancel", "scontrol"]
 
 
 def wait_for(pred, seconds):
@@ -175,6 +177,19 @@ def runner_procs(marker):
     return out
 
 
+def expected_reason():
+    """The reason a runner on this host gives: no usable GPU, or, where the
+    host cannot build the boxes (checked first), that."""
+    p = subprocess.run([RUNNER, "probe"], capture_output=True, text=True, timeout=60)
+    try:
+        missing = json.loads(p.stdout)["sandbox"]["missing"]
+    except (ValueError, KeyError, TypeError):
+        missing = ""
+    if missing:
+        return r"this host cannot sandbox submissions \(missing: "
+    return r"no usable GPU 0: cannot load the CUDA driver"
+
+
 def test_job(sl, srv, tmp, token_file, token):
     out_file = os.path.join(tmp, "job.out")
     env = dict(sl.env, KJUDGE_SERVER="http://127.0.0.1:%d" % srv.port, KJUDGE_TOKEN_FILE=token_file,
@@ -185,6 +200,7 @@ def test_job(sl, srv, tmp, token_file, token):
     if not check(p.returncode == 0 and job.isdigit(), "sbatch takes the launcher", (p.returncode, p.stderr)):
         return
     names = ["%s-gpu%d" % (NODE, g) for g in range(GPUS)]
+    why = expected_reason()
 
     def refused_twice():
         log = srv.server_log()
@@ -207,12 +223,12 @@ def test_job(sl, srv, tmp, token_file, token):
             RUNNER, srv.port, names[g], token_file, os.path.join(ROOT, "leaderboards"))
         check(line.group(2).strip() == want, "task %d runs the expected command" % g, line.group(2))
         check(line.group(1) == str(g), "task %d sees only its GPU (CUDA_VISIBLE_DEVICES=%d)" % (g, g), line.group(1))
-        check(re.search(r"^%d: kjudge-runner: no usable GPU 0: cannot load the CUDA driver" % g, text, re.M),
-              "task %d's runner says why it refuses" % g, text[-600:])
+        check(re.search(r"^%d: kjudge-runner: %s" % (g, why), text, re.M),
+              "task %d's runner says why it refuses (%s)" % (g, why.replace("\\", "")), text[-600:])
     check(token not in text and token not in srv.server_log(), "the token appears in no log or command line")
     st, _, raw = request(srv, "GET", "/metrics", ADMIN)
-    hello = re.findall(r'^kjudge_runner_hello\{runner="(%s-gpu\d)",state="refused",gpu="",reason="no usable GPU 0: [^"]*"\} 1$'
-                       % NODE, raw.decode(), re.M)
+    hello = re.findall(r'^kjudge_runner_hello\{runner="(%s-gpu\d)",state="refused",gpu="",reason="%s[^"]*"\} 1$'
+                       % (NODE, why), raw.decode(), re.M)
     check(sorted(hello) == names, "GET /metrics lists both refusals with their reason", hello)
 
     p = sl.run("scancel", job)
