@@ -129,7 +129,5 @@ int main(void)
     test_parse();
     test_match();
     test_client();
-    printf("test_netacl: %d passed, %d failed, %d skipped\n", kt_counts.passed, kt_counts.failed,
-           kt_counts.skipped);
-    return kt_counts.failed ? 1 : 0;
+    return kt_done("test_netacl");
 }

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""test_metrics.py - GET /metrics, the client address behind a trusted proxy,
+"""test_metrics_api.py - GET /metrics, the client address behind a trusted proxy,
 and the runners' start-up reports.
 
 Starts bin/kjudge-server with trusted_proxies = 127.0.0.1 and
@@ -14,7 +14,7 @@ requests made (by route pattern and status, unmatched paths included) and
 the gauges follow submissions, the queue, a runner's claim and a job's
 verdict; POST /runner/hello (ready and refused, bad bodies refused and
 not recorded); and that request logs carry the forwarded address.
-Python 3 standard library only; ends with "test_metrics: N passed, N
+Python 3 standard library only; ends with "test_metrics_api: N passed, N
 failed, N skipped" and exits 1 on failure.
 """
 import os
@@ -223,7 +223,7 @@ def test_hello(srv, c, tokens):
 
 def main():
     if not os.access(BIN, os.X_OK):
-        print("FAIL %s is not built\ntest_metrics: 0 passed, 1 failed, 0 skipped" % BIN)
+        print("FAIL %s is not built\ntest_metrics_api: 0 passed, 1 failed, 0 skipped" % BIN)
         return 1
     with tempfile.TemporaryDirectory(prefix="kjudge-metrics-") as tmp:
         srv = kjdeploy.Server(tmp, extra=NO_RATE_LIMITS, conf_lines=[
@@ -246,7 +246,7 @@ def main():
                                   "--config", os.path.join(d, "k.conf"), timeout=20)
         check(rc == 1 and "trusted_proxies" in err and "nginx.local" in err,
               "serve refuses a trusted_proxies entry that is not an address, naming it", (rc, err[-300:]))
-    print("test_metrics: %d passed, %d failed, %d skipped" % (Counts.passed, Counts.failed, Counts.skipped))
+    print("test_metrics_api: %d passed, %d failed, %d skipped" % (Counts.passed, Counts.failed, Counts.skipped))
     return 1 if Counts.failed else 0
 
 
