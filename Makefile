@@ -4,12 +4,16 @@
 # tests against a real server); `make gpu-test` runs the GPU tests (needs a
 # GPU); `make run` installs what is missing, builds and starts the service;
 # `make bench` runs the benchmarks under bench/ (GPU); `make bench-http` the
-# HTTP load benchmark (no GPU).
+# HTTP load benchmark (no GPU). `make server` builds only bin/kjudge-server
+# and needs no CUDA toolkit (a front-end host: `deploy/deps.sh --server`).
 
 CUDA ?= /usr/local/cuda
 NVCC ?= $(CUDA)/bin/nvcc
 CC ?= gcc
-CFLAGS_BASE := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -g -Icommon -I$(CUDA)/include
+CFLAGS_BASE := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -g -Icommon
+# Only the runner's objects (and the unit tests, which link both programs)
+# see the CUDA headers; the server and common code build without a toolkit.
+CUDA_INC := -I$(CUDA)/include
 CFLAGS ?= -O2
 SAN := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 CUDA_LIB := -L$(CUDA)/lib64 -Wl,-rpath,$(CUDA)/lib64 -lnvrtc -ldl
@@ -37,8 +41,9 @@ CLI_OBJ := $(CLI_SRC:%.c=$(OBJ)/%.o) $(OBJ)/common/directive.o $(OBJ)/common/exp
            $(OBJ)/common/kj_err.o $(OBJ)/server/diff.o
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=build/tests/%)
 
-.PHONY: all test gpu-test run deps bench bench-http clean
+.PHONY: all server test gpu-test run deps bench bench-http clean
 all: bin/kjudge-server bin/kjudge-runner bin/kjudge
+server: bin/kjudge-server
 
 # -MMD: each object also depends on exactly the headers it includes.
 $(OBJ)/%.o: %.c
@@ -48,6 +53,8 @@ $(OBJ)/%.o: %.c
 $(SOBJ)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_BASE) -O1 $(SAN) -MMD -MP -c $< -o $@
+
+$(OBJ)/runner/%.o $(SOBJ)/runner/%.o: CFLAGS_BASE += $(CUDA_INC)
 
 -include $(shell find build -name '*.d' 2>/dev/null)
 
@@ -84,7 +91,7 @@ build/libkj_asan.a: $(COMMON_SRC:%.c=$(SOBJ)/%.o) $(SERVER_SRC:%.c=$(SOBJ)/%.o) 
 
 build/tests/%: tests/unit/%.c tests/unit/kt.h build/libkj_asan.a
 	@mkdir -p build/tests
-	$(CC) $(CFLAGS_BASE) -O1 $(SAN) -Iserver -Irunner -Icli -Itests/unit $< build/libkj_asan.a -o $@ \
+	$(CC) $(CFLAGS_BASE) $(CUDA_INC) -O1 $(SAN) -Iserver -Irunner -Icli -Itests/unit $< build/libkj_asan.a -o $@ \
 	    $(SERVER_LIBS) $(RUNNER_LIBS) -lcurl
 
 # `make test`: install what is missing (when root), build, run the unit
@@ -94,7 +101,7 @@ test: deps
 	@tests/run-cpu.sh $(UNIT_BIN)
 
 deps:
-	@deploy/deps.sh
+	@deploy/deps.sh --test
 
 gpu-test: all
 	@tests/gpu/run.sh

@@ -1,29 +1,51 @@
 #!/usr/bin/env bash
-# deps.sh - make sure the Debian packages kjudge builds against are installed.
-# Installs the missing ones when run as root (apt-get); otherwise prints the
-# command to run and fails. The CUDA 13 toolkit (nvcc, NVRTC, headers) is
-# expected under ${CUDA:-/usr/local/cuda}; it is not a Debian package.
+# deps.sh - make sure the Debian packages kjudge needs are installed.
+#
+#   deploy/deps.sh            build and run both programs (a GPU host; `make run`)
+#   deploy/deps.sh --server   only kjudge-server (a front-end host: no CUDA needed)
+#   deploy/deps.sh --test     everything `make test` uses: the above, plus openssl,
+#                             nginx-light, Slurm (slurmctld, slurmd, client) with
+#                             munge, and systemd (for systemd-analyze)
+#
+# Installs the missing packages when run as root (apt-get); otherwise prints
+# the command to run and fails. The CUDA 13 toolkit (nvcc, NVRTC, headers) is
+# expected under ${CUDA:-/usr/local/cuda}; it is not a Debian package, and
+# --server does not look for it. Installing Slurm or nginx does not start
+# their services here (policy-rc.d); the tests start their own instances.
 set -euo pipefail
-pkgs=(build-essential libmicrohttpd-dev libcjson-dev libsqlite3-dev libssl-dev libseccomp-dev libcurl4-openssl-dev python3 curl openssl)
+mode=full
+case "${1:-}" in
+  "") ;;
+  --server) mode=server ;;
+  --test) mode=test ;;
+  -h|--help) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+  *) echo "deps: unknown option '$1' (use --server or --test)" >&2; exit 2 ;;
+esac
+pkgs=(build-essential libmicrohttpd-dev libcjson-dev libsqlite3-dev libssl-dev python3 curl openssl)
+[ "$mode" = server ] || pkgs+=(libseccomp-dev libcurl4-openssl-dev)
+[ "$mode" = test ] && pkgs+=(nginx-light slurmctld slurmd slurm-client munge systemd)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
-cuda=${CUDA:-/usr/local/cuda}
-if [ ! -x "$cuda/bin/nvcc" ] || [ ! -f "$cuda/include/nvrtc.h" ]; then
-  echo "deps: the CUDA 13 toolkit is missing at $cuda (need nvcc, nvrtc.h, libnvrtc)." >&2
-  echo "deps: install it from NVIDIA's packages, or set CUDA=/path/to/cuda." >&2
-  exit 1
-fi
-# nvdisasm reads the instruction classes out of compiled kernels (runner/
-# sass.c). GPU hosts have it in the toolkit; where the toolkit lacks it (a
-# CPU-only build machine), NVIDIA's redistributable wheel from PyPI puts it
-# in .tools/bin for the tests. Best effort: without it those checks skip.
-tools="$(cd "$(dirname "$0")/.." && pwd)/.tools"
-if [ ! -x "$cuda/bin/nvdisasm" ] && [ ! -x "$tools/bin/nvdisasm" ]; then
-  tmp=$(mktemp -d)
-  if python3 -m pip download -q --no-deps nvidia-cuda-nvdisasm==13.2.51 -d "$tmp" >&2 2>&1 &&
-     python3 - "$tmp" "$tools/bin" <<'PY'
+if [ "$mode" != server ]; then
+  cuda=${CUDA:-/usr/local/cuda}
+  if [ ! -x "$cuda/bin/nvcc" ] || [ ! -f "$cuda/include/nvrtc.h" ]; then
+    echo "deps: the CUDA 13 toolkit is missing at $cuda (need nvcc, nvrtc.h, libnvrtc)." >&2
+    echo "deps: install it from NVIDIA's packages, or set CUDA=/path/to/cuda." >&2
+    echo "deps: a front-end host that runs only kjudge-server needs no CUDA:" \
+         "deploy/deps.sh --server, then make server." >&2
+    exit 1
+  fi
+  # nvdisasm reads the instruction classes out of compiled kernels (runner/
+  # sass.c). GPU hosts have it in the toolkit; where the toolkit lacks it (a
+  # CPU-only build machine), NVIDIA's redistributable wheel from PyPI puts it
+  # in .tools/bin for the tests. Best effort: without it those checks skip.
+  tools="$(cd "$(dirname "$0")/.." && pwd)/.tools"
+  if [ ! -x "$cuda/bin/nvdisasm" ] && [ ! -x "$tools/bin/nvdisasm" ]; then
+    tmp=$(mktemp -d)
+    if python3 -m pip download -q --no-deps nvidia-cuda-nvdisasm==13.2.51 -d "$tmp" >&2 2>&1 &&
+       python3 - "$tmp" "$tools/bin" <<'PY'
 import glob, os, sys, zipfile
 whl = glob.glob(os.path.join(sys.argv[1], "*.whl"))[0]
 os.makedirs(sys.argv[2], exist_ok=True)
@@ -35,10 +57,11 @@ with open(dst + ".tmp", "wb") as f:
 os.chmod(dst + ".tmp", 0o755)
 os.rename(dst + ".tmp", dst)
 PY
-  then echo "deps: nvdisasm from PyPI in $tools/bin" >&2
-  else echo "deps: no nvdisasm (toolkit or PyPI); instruction-class tests will skip" >&2
+    then echo "deps: nvdisasm from PyPI in $tools/bin" >&2
+    else echo "deps: no nvdisasm (toolkit or PyPI); instruction-class tests will skip" >&2
+    fi
+    rm -rf "$tmp"
   fi
-  rm -rf "$tmp"
 fi
 [ ${#missing[@]} -eq 0 ] && exit 0
 if [ "$(id -u)" -ne 0 ]; then
@@ -48,5 +71,12 @@ if [ "$(id -u)" -ne 0 ]; then
 fi
 echo "deps: installing ${missing[*]}" >&2
 export DEBIAN_FRONTEND=noninteractive
+# Package scripts must not start daemons (nginx, munge, slurm) on this host:
+# a policy-rc.d that says "no" for the length of the install, unless one exists.
+policy=/usr/sbin/policy-rc.d made_policy=0
+if [ "$mode" = test ] && [ ! -e "$policy" ]; then
+  printf '#!/bin/sh\nexit 101\n' >"$policy" && chmod 755 "$policy" && made_policy=1
+fi
+trap 'if [ "$made_policy" = 1 ]; then rm -f "$policy"; fi' EXIT
 apt-get update -qq >&2
 apt-get install -y -qq "${missing[@]}" >&2

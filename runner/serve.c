@@ -1,6 +1,9 @@
 /*
  * serve.c - the supervisor loop of a GPU host (see serve.h).
  *
+ * At start it probes the host (sandbox) and its GPU and reports the outcome
+ * once (POST /api/v1/runner/hello: ready, or refused with the reason, so
+ * the server's log and metrics show a runner that cannot work). Then:
  * claim (POST /api/v1/runner/claim) -> judge_run() in fresh boxes, each step
  * posted to /runner/jobs/{id}/events -> POST /runner/jobs/{id}/result, retried
  * until the server takes it. Every job request names the claim's ?attempt.
@@ -281,6 +284,40 @@ static void serve_job(struct serve *sv, const cJSON *job)
     cJSON_Delete(result);
 }
 
+/* Report to the server that this runner is ready (reason NULL) or refuses
+ * to work, and why. Best effort: a server that cannot be reached is logged. */
+static void serve_hello(struct serve *sv, const char *reason)
+{
+    struct httpc_response r;
+    struct kj_err err;
+    cJSON *body = cJSON_CreateObject();
+    char why[512];
+    cJSON_AddStringToObject(body, "runner", sv->cfg->name);
+    cJSON_AddStringToObject(body, "state", reason == NULL ? "ready" : "refused");
+    if (reason == NULL) {
+        cJSON_AddStringToObject(body, "gpu", sv->gpu_type);
+        cJSON_AddStringToObject(body, "arch", sv->dev.arch);
+    } else {
+        snprintf(why, sizeof why, "%s", reason);
+        cJSON_AddStringToObject(body, "reason", why);
+        if (sv->cfg->gpu_type != NULL)
+            cJSON_AddStringToObject(body, "gpu", sv->cfg->gpu_type);
+    }
+    memset(&r, 0, sizeof r);
+    kj_err_clear(&err);
+    int st = serve_post(sv, "/api/v1/runner/hello", body, &r, &err);
+    cJSON_Delete(body);
+    httpc_response_free(&r);
+    if (st >= 200 && st < 300)
+        kj_log(KJ_LOG_INFO, "serve", "reported to %s: %s name=%s", sv->cfg->server,
+               reason == NULL ? "ready" : "refused", sv->cfg->name);
+    else if (st < 0)
+        kj_log(KJ_LOG_WARN, "serve", "cannot report to %s: %s", sv->cfg->server, err.msg);
+    else
+        kj_log(KJ_LOG_WARN, "serve", "the server %s refused the start-up report: HTTP %d",
+               sv->cfg->server, st);
+}
+
 /* One claim. Returns 1 if a job was judged, 0 if none was queued, <0 on error. */
 static int serve_claim(struct serve *sv, struct kj_err *err)
 {
@@ -325,16 +362,23 @@ int serve_loop(const struct serve_cfg *cfg, struct kj_err *err)
     if (rbox_missing(&sp, missing, sizeof missing) > 0) {
         pthread_cond_destroy(&sv.cv);
         pthread_mutex_destroy(&sv.mu);
-        return KJ_FAIL(err, KJ_EINVAL, "this host cannot sandbox submissions (missing: %.300s); "
-                       "the runner does not judge without it", missing);
+        KJ_FAIL(err, KJ_EINVAL, "this host cannot sandbox submissions (missing: %.300s); "
+                "the runner does not judge without it", missing);
+        serve_hello(&sv, err->msg);
+        return err->code;
     }
     kj_log(KJ_LOG_INFO, "serve", "host: namespaces, seccomp and no_new_privs available; "
            "cgroup v2 memory+pids %s; Landlock ABI %d", sp.cgroup2 ? "yes" : "no", sp.landlock_abi);
     int rc = spec_load_all(cfg->leaderboards, &sv.specs, &sv.nspecs, err);
-    if (rc == KJ_OK)
-        rc = box_probe(cfg->gpu, &sv.dev, err);
-    if (rc != KJ_OK)
+    if (rc == KJ_OK && (rc = box_probe(cfg->gpu, &sv.dev, err)) != KJ_OK) {
+        char why[KJ_ERR_MSG];
+        snprintf(why, sizeof why, "%s", err->msg);
+        rc = KJ_FAIL(err, rc, "no usable GPU %d: %.200s", cfg->gpu, why);
+    }
+    if (rc != KJ_OK) {
+        serve_hello(&sv, err->msg);
         goto out;
+    }
     /* "NVIDIA H200" -> "H200": the server takes results only from a device
      * of the job's type, by the same rule (common/gputype.h). */
     gputype_of_device(sv.dev.name, sv.gpu_type, sizeof sv.gpu_type);
@@ -342,16 +386,19 @@ int serve_loop(const struct serve_cfg *cfg, struct kj_err *err)
         rc = KJ_FAIL(err, KJ_EINVAL, "--gpu-type %.63s does not match GPU %d (\"%s\", type %s); "
                      "the server refuses results from a device of another type", cfg->gpu_type,
                      cfg->gpu, sv.dev.name, sv.gpu_type[0] ? sv.gpu_type : "none");
+        serve_hello(&sv, err->msg);
         goto out;
     }
     if (!gputype_valid(sv.gpu_type)) {
         rc = KJ_FAIL(err, KJ_EINVAL, "GPU %d (\"%s\") has no GPU type name", cfg->gpu,
                      sv.dev.name);
+        serve_hello(&sv, err->msg);
         goto out;
     }
     kj_log(KJ_LOG_INFO, "serve", "runner ready name=%s gpu=%d of %d device=\"%s\" type=%s "
            "arch=%s l2=%lld sandbox=%s", cfg->name, cfg->gpu, sv.dev.gpu_count, sv.dev.name,
            sv.gpu_type, sv.dev.arch, sv.dev.l2_bytes, sv.dev.sandbox[0] ? sv.dev.sandbox : "none");
+    serve_hello(&sv, NULL);
     while (!*cfg->stop && !sv.unhealthy) {
         struct kj_err cerr;
         int r = serve_claim(&sv, &cerr);

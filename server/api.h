@@ -8,7 +8,8 @@
  * launches, rank, diff), api_admin.c (reload, publishing sources), api_users.c (accounts, tokens, invites, bans),
  * api_leaderboards.c (boards and rankings), api_runner.c (GPU hosts claim
  * jobs and post results), api_gpus.c (GPU types, their
- * runners and queues), api_meta.c (health, OpenAPI, whoami), sse.c (the
+ * runners and queues), api_hello.c (runners' start-up reports),
+ * api_metrics.c (Prometheus metrics), api_meta.c (health, OpenAPI, whoami), sse.c (the
  * event stream of a submission) and web.c (static files). Each handler answers with one http_*
  * call from http.h, or parks the request (wait.h).
  */
@@ -118,6 +119,15 @@ cJSON *api_body_object(struct http_req *r, enum MHD_Result *res);
 
 /* api_gpus.c */
 enum MHD_Result api_gpus(struct http_req *r);
+/* A runner's state at now: "active" (holds a job), "idle" (asked for work
+ * within lease_s seconds) or "silent". Shared with api_metrics.c. */
+const char *api_runner_state(const struct db_runner *rr, int64_t now, int lease_s);
+
+/* api_hello.c: POST /runner/hello, a runner's report at start (hello.h) */
+enum MHD_Result api_runner_hello(struct http_req *r);
+
+/* api_metrics.c: GET /metrics (admins, or addresses in metrics_allow) */
+enum MHD_Result api_metrics(struct http_req *r);
 
 /* sse.c */
 /* Answer r with the event stream of submission id (already checked to

@@ -25,7 +25,7 @@ static int gpu_seen(const struct srv_boards *bs, int upto, int gi, const char *g
     return 0;
 }
 
-static const char *runner_state(const struct db_runner *rr, int64_t now, int lease_s)
+const char *api_runner_state(const struct db_runner *rr, int64_t now, int lease_s)
 {
     if (rr->busy)
         return "active";
@@ -51,7 +51,7 @@ static cJSON *gpu_json(struct http_req *r, const char *gpu, int64_t now, struct 
         srv_iso_time(rows[i].last_seen, when, sizeof when);
         cJSON_AddStringToObject(x, "name", rows[i].name);
         cJSON_AddStringToObject(x, "last_seen", when);
-        cJSON_AddStringToObject(x, "state", runner_state(&rows[i], now, r->srv->lease_s));
+        cJSON_AddStringToObject(x, "state", api_runner_state(&rows[i], now, r->srv->lease_s));
         cJSON_AddItemToArray(arr, x);
     }
     free(rows);

@@ -17,6 +17,7 @@
 #include "api.h"
 #include "gputype.h"
 #include "result_check.h"
+#include "metrics.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -260,6 +261,15 @@ static int check_result(struct http_req *r, const struct db_job_ref *ref, struct
     return 0;
 }
 
+/* Count a finished job's duration for GET /metrics; a failed read only loses the sample. */
+static void job_metrics(struct http_req *r, int64_t id)
+{
+    struct db_span sp;
+    struct kj_err err;
+    if (db_job_span(r->srv->db, id, &sp, &err) == 0 && sp.started_at > 0)
+        metrics_job(r->srv->metrics, sp.gpu, sp.mode, (double)(sp.finished_at - sp.started_at));
+}
+
 enum MHD_Result api_runner_result(struct http_req *r)
 {
     struct db_job_ref ref;
@@ -283,8 +293,10 @@ enum MHD_Result api_runner_result(struct http_req *r)
     rcheck_out_clear(&out);
     if (rc != 0)
         return job_error(r, rc, &err);
-    if (outcome == DB_FINISH_DONE)
+    if (outcome == DB_FINISH_DONE) {
         srv_rank_invalidate(r->srv); /* committed: cached rankings read before are stale */
+        job_metrics(r, ref.id);
+    }
     if (outcome != DB_FINISH_DUPLICATE)
         wait_notify(r->srv->wait, ref.id);
     cJSON *o = cJSON_CreateObject();

@@ -2,7 +2,7 @@
  * config.c - read and append to the server's configuration file.
  *
  * Called once by main.c at `serve` (config_admin_token, config_rate_limits,
- * config_http_limits). The token is never
+ * config_http_limits, config_string). The token is never
  * logged; a generated one is written to the file before it is used, so a
  * restart finds the same token.
  */
@@ -41,6 +41,22 @@ static int valid_token(const char *t)
 }
 
 static const char *const mode_names[CONFIG_NMODES] = {"test", "benchmark", "leaderboard"};
+
+/* Keys whose value is kept as text for config_string(). */
+static const char *const string_keys[] = {"tls_cert", "tls_key", "trusted_proxies",
+                                          "metrics_allow", NULL};
+
+/* What one read of the file collects: the token, the rate limits, the HTTP
+ * limits and, when want is not NULL, the value of that string key. */
+struct config_vals {
+    char *tok;
+    size_t toksz;
+    int *limits;
+    struct config_http *http;
+    const char *want;
+    char *val;
+    size_t valsz;
+};
 
 const char *config_mode_name(enum config_mode m)
 {
@@ -93,12 +109,11 @@ static int config_http_key(const char *path, int n, const char *key, const char 
     return 0;
 }
 
-/* One "key = value" of the file: admin_token into tok, rate_limit_* into
- * limits, the HTTP limits into h. */
-static int config_key(const char *path, int n, const char *key, const char *val, char *tok,
-                      size_t toksz, int *limits, struct config_http *h, struct kj_err *err)
+/* One "key = value" of the file into v. */
+static int config_key(const char *path, int n, const char *key, const char *val,
+                      struct config_vals *v, struct kj_err *err)
 {
-    int rc = config_http_key(path, n, key, val, h, err);
+    int rc = config_http_key(path, n, key, val, v->http, err);
     if (rc != 1)
         return rc;
     for (int m = 0; m < CONFIG_NMODES; m++) {
@@ -106,34 +121,48 @@ static int config_key(const char *path, int n, const char *key, const char *val,
         snprintf(name, sizeof name, "rate_limit_%s", mode_names[m]);
         if (strcmp(key, name) != 0)
             continue;
-        int v = config_parse_rate(val);
-        if (v < 0)
+        int r = config_parse_rate(val);
+        if (r < 0)
             return KJ_FAIL(err, KJ_EINVAL, "%s: line %d: %s must be \"N/min\" (0 to %d; 0 = "
                            "no limit)", path, n, name, CONFIG_MAX_RATE);
-        limits[m] = v;
+        v->limits[m] = r;
+        return 0;
+    }
+    for (int k = 0; string_keys[k] != NULL; k++) {
+        if (strcmp(key, string_keys[k]) != 0)
+            continue;
+        if (v->want == NULL || strcmp(v->want, key) != 0)
+            return 0;
+        if (strlen(val) >= v->valsz)
+            return KJ_FAIL(err, KJ_EINVAL, "%s: line %d: the value of %s is too long (at most "
+                           "%zu bytes)", path, n, key, v->valsz - 1);
+        memcpy(v->val, val, strlen(val) + 1);
         return 0;
     }
     if (strcmp(key, "admin_token") != 0)
         return KJ_FAIL(err, KJ_EINVAL, "%s: line %d: unknown key '%.40s' (known: admin_token, "
                        "rate_limit_test, rate_limit_benchmark, rate_limit_leaderboard, "
-                       "max_conns_per_ip, header_timeout)", path, n, key);
-    if (!valid_token(val) || strlen(val) >= toksz)
+                       "max_conns_per_ip, header_timeout, tls_cert, tls_key, trusted_proxies, "
+                       "metrics_allow)", path, n, key);
+    if (!valid_token(val) || strlen(val) >= v->toksz)
         return KJ_FAIL(err, KJ_EINVAL, "%s: line %d: admin_token must be %d to %d printable "
                        "characters without spaces", path, n, CONFIG_MIN_TOKEN, CONFIG_MAX_TOKEN);
-    memcpy(tok, val, strlen(val) + 1);
+    memcpy(v->tok, val, strlen(val) + 1);
     return 0;
 }
 
-/* Read path: admin_token into tok ("" when absent), rate limits into
- * limits and HTTP limits into h (untouched when absent). A missing file
- * is not an error. */
-static int config_read(const char *path, char *tok, size_t toksz, int *limits,
-                       struct config_http *h, struct kj_err *err)
+/* Read path into v: admin_token into v->tok ("" when absent), rate limits
+ * into v->limits and HTTP limits into v->http (untouched when absent),
+ * v->want's value into v->val ("" when absent). A missing file is not an
+ * error. */
+static int config_read(const char *path, struct config_vals *v, struct kj_err *err)
 {
     FILE *f = fopen(path, "r");
     char line[1024];
     int n = 0, rc = 0;
-    tok[0] = '\0';
+    v->tok[0] = '\0';
+    if (v->val != NULL)
+        v->val[0] = '\0';
     if (f == NULL)
         return errno == ENOENT ? 0 : KJ_FAIL(err, KJ_EIO, "%s: %s", path, strerror(errno));
     while (rc == 0 && fgets(line, sizeof line, f) != NULL) {
@@ -149,7 +178,7 @@ static int config_read(const char *path, char *tok, size_t toksz, int *limits,
             break;
         }
         *eq = '\0';
-        rc = config_key(path, n, trim(key), trim(eq + 1), tok, toksz, limits, h, err);
+        rc = config_key(path, n, trim(key), trim(eq + 1), v, err);
     }
     fclose(f);
     return rc;
@@ -158,8 +187,9 @@ static int config_read(const char *path, char *tok, size_t toksz, int *limits,
 int config_rate_limits(const char *path, int limits[CONFIG_NMODES], struct kj_err *err)
 {
     char tok[CONFIG_MAX_TOKEN + 1];
-    struct config_http h;
-    int rc = config_read(path, tok, sizeof tok, limits, &h, err);
+    struct config_http http;
+    struct config_vals v = {tok, sizeof tok, limits, &http, NULL, NULL, 0};
+    int rc = config_read(path, &v, err);
     memset(tok, 0, sizeof tok);
     return rc;
 }
@@ -168,8 +198,25 @@ int config_http_limits(const char *path, struct config_http *h, struct kj_err *e
 {
     char tok[CONFIG_MAX_TOKEN + 1];
     int limits[CONFIG_NMODES];
-    int rc = config_read(path, tok, sizeof tok, limits, h, err);
+    struct config_vals v = {tok, sizeof tok, limits, h, NULL, NULL, 0};
+    int rc = config_read(path, &v, err);
     memset(tok, 0, sizeof tok);
+    return rc;
+}
+
+int config_string(const char *path, const char *key, char *out, size_t outsz,
+                  struct kj_err *err)
+{
+    char tok[CONFIG_MAX_TOKEN + 1];
+    int limits[CONFIG_NMODES];
+    struct config_http http;
+    struct config_vals v = {tok, sizeof tok, limits, &http, key, out, outsz};
+    int rc;
+    KJ_ASSERT(outsz > 0);
+    rc = config_read(path, &v, err);
+    memset(tok, 0, sizeof tok);
+    if (rc != 0)
+        out[0] = '\0';
     return rc;
 }
 
@@ -211,8 +258,9 @@ int config_admin_token(const char *path, char *tok, size_t toksz, enum config_so
         return 0;
     }
     int limits[CONFIG_NMODES];
-    struct config_http h;
-    if ((rc = config_read(path, tok, toksz, limits, &h, err)) != 0)
+    struct config_http http;
+    struct config_vals v = {tok, toksz, limits, &http, NULL, NULL, 0};
+    if ((rc = config_read(path, &v, err)) != 0)
         return rc;
     if (tok[0] != '\0') {
         if (stat(path, &st) == 0 && (st.st_mode & 077) != 0)

@@ -3,11 +3,13 @@
  *
  * Lines "key = value"; '#' starts a comment. Keys: admin_token and
  * rate_limit_test, rate_limit_benchmark, rate_limit_leaderboard ("N/min"
- * or "N": submissions per user per minute; 0 = no limit), and the HTTP
+ * or "N": submissions per user per minute; 0 = no limit), the HTTP
  * limits max_conns_per_ip (connections from one address at once; 0 = no
- * limit) and header_timeout (seconds to send a request's head; 0 = none).
- * main.c calls config_admin_token(), config_rate_limits() and
- * config_http_limits() at `serve`:
+ * limit) and header_timeout (seconds to send a request's head; 0 = none);
+ * tls_cert and tls_key (PEM files, as serve --tls-cert/--tls-key);
+ * trusted_proxies and metrics_allow (address lists, netacl.h).
+ * main.c calls config_admin_token(), config_rate_limits(),
+ * config_http_limits() and config_string() at `serve`:
  * the token comes from the environment (KJUDGE_ADMIN_TOKEN), else from the
  * file, else a new one is generated and appended to the file (mode 0600,
  * folder created).
@@ -54,6 +56,12 @@ int config_http_limits(const char *path, struct config_http *h, struct kj_err *e
 
 /* A whole number in [0, max] (at most 9 digits); -1 when malformed. */
 int config_parse_uint(const char *text, int max);
+
+/* The value of key (one of the string keys above) into out (size outsz):
+ * the file's last line for it, "" when absent (or no file). KJ_EINVAL for a
+ * malformed file or a value of outsz bytes or more, naming file and line. */
+int config_string(const char *path, const char *key, char *out, size_t outsz,
+                  struct kj_err *err);
 
 /* Parse "N" or "N/min" (0 <= N <= CONFIG_MAX_RATE); -1 when malformed. */
 int config_parse_rate(const char *text);

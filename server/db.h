@@ -335,4 +335,48 @@ int db_rank_rows(struct db *db, const char *board, const char *gpu, struct db_ra
                  int *n, struct kj_err *err);
 void db_rank_rows_free(struct db_rank_row *rows, int n);
 
+/* metrics (db_metrics.c) */
+/* Submissions per (leaderboard, gpu, mode, verdict); verdict "" = not done yet. */
+struct db_count {
+    char leaderboard[DB_MAX_NAME];
+    char gpu[DB_MAX_NAME];
+    char mode[16];
+    char verdict[24];
+    int64_t n;
+};
+/* Every non-empty group; *out is a new array of *n rows (caller frees with free()). */
+int db_metrics_counts(struct db *db, struct db_count **out, int *n, struct kj_err *err);
+/* created_at of the oldest queued job for gpu; 0 when none is queued. */
+int db_metrics_oldest(struct db *db, const char *gpu, int64_t *created_at, struct kj_err *err);
+/* When a finished job started and ended (unix seconds). KJ_ENOTFOUND unless done. */
+struct db_span {
+    char gpu[DB_MAX_NAME];
+    char mode[16];
+    int64_t started_at, finished_at;
+};
+int db_job_span(struct db *db, int64_t id, struct db_span *out, struct kj_err *err);
+
+/* backups (db_backup.c): whole-file operations, without a struct db. */
+/* Copy the database at db_path into dest (a new file, mode 0600, written
+ * beside dest and renamed into place) with SQLite's online backup API:
+ * one consistent snapshot while a server keeps writing. *pages gets its size
+ * in pages. KJ_EIO for files, KJ_EDB for SQLite. */
+int db_backup(const char *db_path, const char *dest, int64_t *pages, struct kj_err *err);
+/* Check that path is a kjudge database this server can open: integrity_check
+ * "ok", schema version 1..DB_SCHEMA_VERSION (*version), the tables present.
+ * KJ_EINVAL names what is wrong. */
+int db_check_file(const char *path, int *version, struct kj_err *err);
+/* Replace the database at db_path with the contents of src, checked first
+ * (db_check_file), in one transaction; the old contents are saved to
+ * db_path + ".before-restore" first. KJ_ECONFLICT when a server holds
+ * db_path (db_lock). */
+int db_restore(const char *src, const char *db_path, struct kj_err *err);
+/* Hold the serve lock of db_path (an flock on db_path + ".lock") so that
+ * a restore cannot replace a database in use, nor a second server open it.
+ * *fd gets the lock's descriptor (keep it open to hold the lock).
+ * KJ_ECONFLICT when another process holds it. */
+int db_lock(const char *db_path, int *fd, struct kj_err *err);
+/* Release a lock from db_lock (fd < 0 is ignored). */
+void db_unlock(int fd);
+
 #endif

@@ -21,6 +21,7 @@
 #include "http.h"
 #include "api.h"
 #include "auth.h"
+#include "metrics.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -38,6 +39,7 @@ static const struct http_route routes[] = {
     {"GET", "/", web_index, HTTP_AUTH_NONE, HTTP_BODY_NONE, 0},
     {"GET", "/static/*", web_static, HTTP_AUTH_NONE, HTTP_BODY_NONE, 0},
     {"GET", "/healthz", api_healthz, HTTP_AUTH_NONE, HTTP_BODY_NONE, 0},
+    {"GET", "/metrics", api_metrics, HTTP_AUTH_OPTIONAL, HTTP_BODY_NONE, 0},
     {"GET", "/api/v1/openapi.json", api_openapi, HTTP_AUTH_NONE, HTTP_BODY_NONE, 0},
     {"GET", "/api/v1/me", api_me, HTTP_AUTH_ANY, HTTP_BODY_NONE, 0},
     {"POST", "/api/v1/submissions", api_sub_create, HTTP_AUTH_USER, HTTP_BODY_MULTIPART,
@@ -55,6 +57,8 @@ static const struct http_route routes[] = {
      HTTP_BODY_JSON, KJ_MAX_ADMIN_BYTES},
     {"POST", "/api/v1/admin/reload", api_admin_reload, HTTP_AUTH_ADMIN, HTTP_BODY_JSON,
      KJ_MAX_RELOAD_BYTES},
+    {"POST", "/api/v1/runner/hello", api_runner_hello, HTTP_AUTH_RUNNER, HTTP_BODY_JSON,
+     KJ_MAX_HELLO_BYTES},
     {"POST", "/api/v1/runner/claim", api_runner_claim, HTTP_AUTH_RUNNER, HTTP_BODY_JSON,
      KJ_MAX_CLAIM_BYTES},
     {"POST", "/api/v1/runner/jobs/{id}/events", api_runner_event, HTTP_AUTH_RUNNER,
@@ -238,6 +242,16 @@ enum MHD_Result http_no_content(struct http_req *r)
 {
     return http_queue(r, MHD_HTTP_NO_CONTENT,
                       MHD_create_response_from_buffer(0, NULL, MHD_RESPMEM_PERSISTENT));
+}
+
+int http_route_names(const char **methods, const char **patterns, int max)
+{
+    int n = 0;
+    for (const struct http_route *rt = routes; rt->method != NULL && n < max; rt++, n++) {
+        methods[n] = rt->method;
+        patterns[n] = rt->pattern;
+    }
+    return n;
 }
 
 const char *http_query(struct http_req *r, const char *key)
@@ -665,6 +679,15 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     if (r == NULL && (*con_cls = r = req_new(cls, conn)) == NULL)
         return MHD_NO;
     if (!r->started) {
+        /* The headers are complete now: the client's address may come from a
+         * trusted proxy's X-Forwarded-For (netacl.h). */
+        const union MHD_ConnectionInfo *ci =
+            MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+        r->forwarded = netacl_client(&r->srv->trusted_proxies,
+                                     ci != NULL ? ci->client_addr : NULL,
+                                     MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
+                                                                 "X-Forwarded-For"),
+                                     r->client, sizeof r->client);
         r->started = 1;
         r->path_too_long = strlen(url) >= HTTP_MAX_PATH;
         kj_printable(r->method, sizeof r->method, method, sizeof r->method - 1);
@@ -702,9 +725,12 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
     clock_gettime(CLOCK_MONOTONIC, &now);
     double ms = (double)(now.tv_sec - r->start.tv_sec) * 1e3 +
                 (double)(now.tv_nsec - r->start.tv_nsec) / 1e6;
-    kj_log(KJ_LOG_INFO, "http", "%s %s status=%u ms=%.1f%s%s", r->method, r->path, r->status, ms,
+    kj_log(KJ_LOG_INFO, "http", "%s %s status=%u ms=%.1f addr=%s%s%s%s", r->method, r->path,
+           r->status, ms, r->client[0] ? r->client : "-", r->forwarded ? " forwarded=1" : "",
            toe == MHD_REQUEST_TERMINATED_COMPLETED_OK ? "" : " aborted=1",
            by_mhd ? " by=mhd" : "");
+    metrics_request(srv->metrics, r->route != NULL ? (int)(r->route - routes) : -1, r->status,
+                    ms / 1e3);
     upload_free(r->upload);
     srv_boards_release(r->boards);
     free(r->body);
@@ -756,6 +782,17 @@ int http_start(struct server *srv, struct kj_err *err)
     const struct sockaddr *addr;
     unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME |
                      MHD_USE_ERROR_LOG;
+    /* HTTPS when main.c loaded a certificate and key (tls.h); else the list is empty. */
+    struct MHD_OptionItem tls_opts[] = {
+        {MHD_OPTION_HTTPS_MEM_KEY, 0, srv->tls.key},
+        {MHD_OPTION_HTTPS_MEM_CERT, 0, srv->tls.cert},
+        {MHD_OPTION_HTTPS_PRIORITIES, 0, (void *)TLS_PRIORITIES},
+        {MHD_OPTION_END, 0, NULL},
+    };
+    if (srv->tls.cert != NULL)
+        flags |= MHD_USE_TLS;
+    else
+        tls_opts[0].option = MHD_OPTION_END;
 
     memset(&a4, 0, sizeof a4);
     memset(&a6, 0, sizeof a6);
@@ -785,6 +822,7 @@ int http_start(struct server *srv, struct kj_err *err)
                                    (size_t)KJ_HTTP_CONN_MEMORY,
                                    MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)KJ_HTTP_CONN_TIMEOUT_S,
                                    MHD_OPTION_SOCK_ADDR, addr,
+                                   MHD_OPTION_ARRAY, tls_opts,
                                    MHD_OPTION_END);
     if (srv->daemon == NULL)
         return KJ_FAIL(err, KJ_EIO, "cannot listen on %s port %d (in use, or not allowed?)",

@@ -77,6 +77,9 @@ struct http_req {
     char params[2][HTTP_MAX_PARAM];  /* the {id}/{name} segments, in order */
     char allow[64];                  /* methods of the path, for a 405's Allow header */
     struct timespec start;           /* CLOCK_MONOTONIC at the first callback */
+    char client[NETACL_ADDR_MAX];    /* the client's address: the peer's, or the one a
+                                        trusted proxy forwarded (netacl_client) */
+    int forwarded;                   /* 1 when client came from X-Forwarded-For */
     unsigned status;                 /* status queued, 0 = none (for the log line) */
 
     int authed;                      /* 1 when user holds a valid token's owner */
@@ -124,6 +127,10 @@ enum MHD_Result http_internal(struct http_req *r, const struct kj_err *err);
 enum MHD_Result http_no_content(struct http_req *r);
 /* Queue a response object created by the caller (ownership passes here). */
 enum MHD_Result http_queue(struct http_req *r, unsigned status, struct MHD_Response *resp);
+
+/* The method and pattern of each route, in table order, into methods[] and
+ * patterns[] (static strings; at most max). Returns the number of routes. */
+int http_route_names(const char **methods, const char **patterns, int max);
 
 /* A query argument, or NULL. */
 const char *http_query(struct http_req *r, const char *key);

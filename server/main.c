@@ -1,5 +1,6 @@
 /*
- * main.c - kjudge-server's command line: serve, user add, runner add, runner bind.
+ * main.c - kjudge-server's command line: serve, user add, runner add,
+ * runner bind, backup, restore.
  *
  *   kjudge-server serve [--port 8080] [--bind 127.0.0.1] [--db var/kjudge.db]
  *                       [--leaderboards leaderboards] [--web web]
@@ -8,13 +9,17 @@
  *                       [--rate-limit-benchmark 10/min] [--rate-limit-leaderboard 5/min]
  *                       [--max-waiters 512] [--max-waiters-per-user 8]
  *                       [--max-conns-per-ip 256] [--header-timeout 20]
+ *                       [--tls-cert FILE --tls-key FILE]
  *   kjudge-server user add NAME [--admin] [--db var/kjudge.db]
  *   kjudge-server runner add NAME --gpu TYPE[,TYPE...] [--db var/kjudge.db]
  *   kjudge-server runner bind NAME --gpu TYPE[,TYPE...] [--db var/kjudge.db]
+ *   kjudge-server backup FILE [--db var/kjudge.db]
+ *   kjudge-server restore FILE [--db var/kjudge.db]
  *   kjudge-server --help
  *
- * `serve` opens the database, loads every leaderboard, resolves the admin
- * token, the rate limits and the HTTP limits (config.h), builds the public
+ * `serve` takes the database's serve lock, opens it, loads every
+ * leaderboard, resolves the admin token, the rate limits, the HTTP limits,
+ * the TLS files and the address lists (config.h, netacl.h, tls.h), builds the public
  * leaderboard bodies, renews the lease of every running job, starts the
  * wait notifier, the lease sweeper, the connection guard and the HTTP
  * daemon, then sleeps in
@@ -23,11 +28,14 @@
  * the server runs (SQLite WAL + busy_timeout). A runner token claims only
  * the GPU types it is bound to (`--gpu`, common/gputype.h); `runner bind`
  * sets them for an existing runner (tokens made before binding have none).
+ * `backup` works while the server runs (db_backup.c); `restore` refuses
+ * while a server holds the database.
  *
  * Exit codes: 0 success; 1 usage or configuration error (unknown option,
  * bad leaderboard or config file, bad token, name already taken, cannot
- * create a folder or listen on the port); 2 internal error (database,
- * OpenSSL, out of memory, a bug).
+ * create a folder or listen on the port, unreadable or mismatched TLS
+ * files, a backup that fails its checks, a server holding the database);
+ * 2 internal error (database, OpenSSL, out of memory, a bug).
  */
 #include "api.h"
 #include "auth.h"
@@ -35,9 +43,13 @@
 #include "db.h"
 #include "gputype.h"
 #include "guard.h"
+#include "hello.h"
 #include "http.h"
 #include "lease.h"
+#include "metrics.h"
+#include "netacl.h"
 #include "server.h"
+#include "tls.h"
 #include "wait.h"
 
 #include <ctype.h>
@@ -59,9 +71,12 @@ static const char usage_text[] =
     "                      [--rate-limit-benchmark 10/min] [--rate-limit-leaderboard 5/min]\n"
     "                      [--max-waiters 512] [--max-waiters-per-user 8]\n"
     "                      [--max-conns-per-ip 256] [--header-timeout 20]\n"
+    "                      [--tls-cert FILE --tls-key FILE]\n"
     "  kjudge-server user add NAME [--admin] [--db var/kjudge.db]\n"
     "  kjudge-server runner add NAME --gpu TYPE[,TYPE...] [--db var/kjudge.db]\n"
     "  kjudge-server runner bind NAME --gpu TYPE[,TYPE...] [--db var/kjudge.db]\n"
+    "  kjudge-server backup FILE [--db var/kjudge.db]\n"
+    "  kjudge-server restore FILE [--db var/kjudge.db]\n"
     "  kjudge-server --help\n"
     "\n"
     "serve: the admin token comes from $KJUDGE_ADMIN_TOKEN, else from\n"
@@ -80,6 +95,14 @@ static const char usage_text[] =
     "headers (also the longest idle time between kept-alive requests), and the\n"
     "grace before its body must arrive at 1 KiB/s at least; 0 = no deadline;\n"
     "else header_timeout in the config file.\n"
+    "--tls-cert/--tls-key: serve HTTPS with this PEM certificate (chain) and\n"
+    "key; else tls_cert/tls_key in the config file; else plain HTTP.\n"
+    "config trusted_proxies = ADDR[/BITS], ...: X-Forwarded-For from these\n"
+    "peers names the client; metrics_allow = ...: may GET /metrics without\n"
+    "an admin token.\n"
+    "backup: a consistent copy of the database, also while serve runs.\n"
+    "restore: checks FILE, then replaces the database (the old one is kept as\n"
+    "DB.before-restore); refused while a server uses it.\n"
     "user add / runner add: print a new bearer token on stdout.\n"
     "runner add / bind --gpu: the GPU types (as the leaderboards name them, e.g.\n"
     "H200 or H200,B200) whose jobs the runner token may claim; runner bind sets\n"
@@ -292,6 +315,10 @@ static int parse_serve(int argc, char **argv, struct server *srv)
             rc = opt_value(argc, argv, &i, perip, sizeof perip);
         else if (strcmp(o, "--header-timeout") == 0)
             rc = opt_value(argc, argv, &i, htime, sizeof htime);
+        else if (strcmp(o, "--tls-cert") == 0)
+            rc = opt_value(argc, argv, &i, srv->tls_cert, sizeof srv->tls_cert);
+        else if (strcmp(o, "--tls-key") == 0)
+            rc = opt_value(argc, argv, &i, srv->tls_key, sizeof srv->tls_key);
         else if ((rc = opt_rate(argc, argv, &i, srv->rate_limits)) == 1)
             return usage_error("unknown option '%s'", o);
         if (rc != 0)
@@ -387,12 +414,55 @@ static int setup_admin(struct server *srv, struct kj_err *err)
     return rc;
 }
 
+/* One address list of the config file into out; errors name the key. */
+static int setup_acl(struct server *srv, const char *key, struct netacl *out, struct kj_err *err)
+{
+    char text[4096];
+    int rc = config_string(srv->config_path, key, text, sizeof text, err);
+    if (rc == 0 && (rc = netacl_parse(text, out, err)) != 0) {
+        char msg[KJ_ERR_MSG];
+        snprintf(msg, sizeof msg, "%s", err->msg);
+        return KJ_FAIL(err, KJ_EINVAL, "%s: %s: %s", srv->config_path, key, msg);
+    }
+    if (rc == 0 && out->n > 0)
+        kj_log(KJ_LOG_INFO, "main", "%s: %d networks", key, out->n);
+    return rc;
+}
+
+/* TLS files (flags, else the config file) and the address lists. */
+static int setup_net(struct server *srv, struct kj_err *err)
+{
+    int rc;
+    if (srv->tls_cert[0] == '\0' &&
+        (rc = config_string(srv->config_path, "tls_cert", srv->tls_cert, sizeof srv->tls_cert,
+                            err)) != 0)
+        return rc;
+    if (srv->tls_key[0] == '\0' &&
+        (rc = config_string(srv->config_path, "tls_key", srv->tls_key, sizeof srv->tls_key,
+                            err)) != 0)
+        return rc;
+    if ((srv->tls_cert[0] == '\0') != (srv->tls_key[0] == '\0'))
+        return KJ_FAIL(err, KJ_EINVAL, "HTTPS needs both a certificate and a key "
+                       "(--tls-cert and --tls-key, or tls_cert and tls_key in %s)",
+                       srv->config_path);
+    if (srv->tls_cert[0] != '\0' &&
+        (rc = tls_load(srv->tls_cert, srv->tls_key, &srv->tls, err)) != 0)
+        return rc;
+    if ((rc = setup_acl(srv, "trusted_proxies", &srv->trusted_proxies, err)) != 0 ||
+        (rc = setup_acl(srv, "metrics_allow", &srv->metrics_allow, err)) != 0)
+        return rc;
+    return 0;
+}
+
 /* Everything `serve` needs before it listens, in order. */
 static int serve_start(struct server *srv, struct kj_err *err)
 {
     int rc;
     int64_t renewed = 0;
-    if ((rc = db_open(srv->db_path, &srv->db, err)) != 0)
+    if ((rc = setup_net(srv, err)) != 0 || (rc = metrics_new(&srv->metrics, err)) != 0 ||
+        (rc = hello_new(&srv->hellos, err)) != 0 ||
+        (rc = db_lock(srv->db_path, &srv->db_lock_fd, err)) != 0 ||
+        (rc = db_open(srv->db_path, &srv->db, err)) != 0)
         return rc;
     db_set_lease_ms(srv->db, (int64_t)srv->lease_s * 1000);
     if ((rc = db_lease_grace(srv->db, &renewed, err)) != 0 ||
@@ -433,6 +503,13 @@ static void serve_stop(struct server *srv)
     srv_free_boards(srv);
     db_close(srv->db);
     srv->db = NULL;
+    db_unlock(srv->db_lock_fd);
+    srv->db_lock_fd = -1;
+    tls_free(&srv->tls);
+    metrics_free(srv->metrics);
+    srv->metrics = NULL;
+    hello_free(srv->hellos);
+    srv->hellos = NULL;
 }
 
 static int cmd_serve(int argc, char **argv)
@@ -447,6 +524,7 @@ static int cmd_serve(int argc, char **argv)
     pthread_mutex_init(&srv->boards_mu, NULL);
     pthread_mutex_init(&srv->reload_mu, NULL);
     atomic_init(&srv->rank_gen, 1);
+    srv->db_lock_fd = -1;
     snprintf(srv->bind, sizeof srv->bind, "127.0.0.1");
     snprintf(srv->db_path, sizeof srv->db_path, "var/kjudge.db");
     snprintf(srv->boards_dir, sizeof srv->boards_dir, "leaderboards");
@@ -474,14 +552,52 @@ static int cmd_serve(int argc, char **argv)
         free(srv);
         return rc;
     }
-    kj_log(KJ_LOG_INFO, "main", "listening on http://%s:%d leaderboards=%d db=%s", srv->bind,
-           srv->port, srv->boards->nspecs, srv->db_path);
+    kj_log(KJ_LOG_INFO, "main", "listening on %s://%s:%d leaderboards=%d db=%s",
+           srv->tls.cert != NULL ? "https" : "http", srv->bind, srv->port, srv->boards->nspecs,
+           srv->db_path);
     while (sigwait(&stop, &sig) != 0)
         ;
     kj_log(KJ_LOG_INFO, "main", "stopping signal=%d", sig);
     serve_stop(srv);
     free(srv);
     kj_log(KJ_LOG_INFO, "main", "stopped");
+    return EXIT_OK;
+}
+
+/* ------------------------------------------------------------------ */
+/* backup / restore                                                    */
+/* ------------------------------------------------------------------ */
+
+/* kjudge-server {backup|restore} FILE [--db PATH] */
+static int cmd_backup(int argc, char **argv, int restore)
+{
+    char db_path[PATH_MAX] = "var/kjudge.db";
+    const char *file = NULL;
+    struct kj_err err;
+    int64_t pages = 0;
+    int rc;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--db") == 0) {
+            if (opt_value(argc, argv, &i, db_path, sizeof db_path) != 0)
+                return EXIT_USAGE;
+        } else if (argv[i][0] == '-' || file != NULL) {
+            return usage_error("unexpected argument '%s'", argv[i]);
+        } else {
+            file = argv[i];
+        }
+    }
+    if (file == NULL)
+        return usage_error("%s needs a FILE", argv[0]);
+    kj_err_clear(&err);
+    if (restore)
+        rc = db_restore(file, db_path, &err);
+    else
+        rc = db_backup(db_path, file, &pages, &err);
+    if (rc != 0)
+        return fail(&err);
+    if (!restore)
+        kj_log(KJ_LOG_INFO, "main", "backup of %s written to %s pages=%lld", db_path, file,
+               (long long)pages);
     return EXIT_OK;
 }
 
@@ -500,5 +616,9 @@ int main(int argc, char **argv)
         return cmd_add(argc - 1, argv + 1, 0);
     if (strcmp(argv[1], "runner") == 0)
         return cmd_add(argc - 1, argv + 1, 1);
+    if (strcmp(argv[1], "backup") == 0)
+        return cmd_backup(argc - 1, argv + 1, 0);
+    if (strcmp(argv[1], "restore") == 0)
+        return cmd_backup(argc - 1, argv + 1, 1);
     return usage_error("unknown command '%s'", argv[1]);
 }

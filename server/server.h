@@ -16,7 +16,9 @@
 #include <stdint.h>
 #include "config.h"
 #include "kj_err.h"
+#include "netacl.h"
 #include "spec.h"
+#include "tls.h"
 
 #define KJ_MAX_SOURCE_BYTES (1024 * 1024)          /* a submitted file */
 #define KJ_MAX_MULTIPART_BYTES (KJ_MAX_SOURCE_BYTES + 64 * 1024) /* whole POST /submissions body */
@@ -54,6 +56,7 @@
 #define KJ_HTTP_MAX_URI_BYTES 4096                 /* the request target with its query; more is 414 */
 #define KJ_HTTP_THREADS 8                          /* MHD worker threads; several let submissions share a group commit (db_sub.c) */
 #define KJ_MAX_RELOAD_BYTES 1024                   /* POST /admin/reload body */
+#define KJ_MAX_HELLO_BYTES (4 * 1024)              /* POST /runner/hello body */
 #define KJ_DIFF_MAX_LINES 20000                    /* submission detail: diffs of longer files are not shown */
 #define KJ_DIFF_MAX_EDITS 1000                     /*   nor diffs changing more lines than this */
 #define KJ_DIFF_MAX_BYTES (512 * 1024)             /*   nor diffs longer than this */
@@ -63,6 +66,8 @@ struct guard;
 struct wait_list;
 struct lease_sweeper;
 struct MHD_Daemon;
+struct metrics;
+struct hello_list;
 
 /* A rankings body for one (board, GPU type), shared by the cache and the
  * responses that send it. Reference counted: srv_rank_blob_release() frees
@@ -125,6 +130,10 @@ struct server {
     int rate_limits[CONFIG_NMODES]; /* submissions per user per minute by mode, 0 = none */
     int max_waiters;         /* slots for ?wait=1 and event streams (wait.h) */
     int max_waiters_user;    /*   per user */
+    char tls_cert[PATH_MAX]; /* --tls-cert or tls_cert; "" = plain HTTP */
+    char tls_key[PATH_MAX];  /* --tls-key or tls_key */
+    struct netacl trusted_proxies; /* config trusted_proxies: peers whose X-Forwarded-For counts */
+    struct netacl metrics_allow;   /* config metrics_allow: may read /metrics without a token */
 
     pthread_mutex_t boards_mu; /* guards the pointer boards (not what it points to) */
     struct srv_boards *boards; /* one reference owned; replaced by srv_boards_swap */
@@ -141,6 +150,10 @@ struct server {
     struct MHD_Daemon *daemon; /* owned */
     struct guard *guard;     /* owned: deadlines of slow connections (guard.h) */
     unsigned conn_limit;     /* connections at once, KJ_HTTP_CONN_LIMIT or less (main.c) */
+    struct tls_pem tls;      /* owned: the PEM text served while the daemon runs (tls_free) */
+    struct metrics *metrics; /* owned */
+    struct hello_list *hellos; /* owned: runners' start-up reports */
+    int db_lock_fd;          /* the serve lock of db_path (db_lock), -1 when not held */
 };
 
 /* 1 when name is a valid new user name: [a-z0-9][a-z0-9_.-]{0,KJ_NAME_MAX-1}.

@@ -49,12 +49,14 @@ ROLES = ("none", "user", "other", "admin", "runner", "banned")
 # to a runner: the job {id} is queued, not held by it. Publishing fp8_quant's
 # sources answers the admin 409: its deadline has not passed. A reload with
 # nothing changed on disk answers 200. Only the owner withdraws {id}, which
-# is still queued (409). {file} is template.cu.
+# is still queued (409). {file} is template.cu. /metrics is the admin's only
+# (this server's config has no metrics_allow).
 #                                                     none user other admin runner banned
 MATRIX = {
     ("GET", "/"):                                     (200, 200, 200, 200, 200, 403),
     ("GET", "/static/{path}"):                        (404, 404, 404, 404, 404, 403),
     ("GET", "/healthz"):                              (200, 200, 200, 200, 200, 403),
+    ("GET", "/metrics"):                              (401, 403, 403, 200, 403, 403),
     ("GET", "/api/v1/openapi.json"):                  (200, 200, 200, 200, 200, 403),
     ("GET", "/api/v1/me"):                            (401, 200, 200, 200, 200, 403),
     ("POST", "/api/v1/submissions"):                  (401, 202, 202, 202, 403, 403),
@@ -68,6 +70,7 @@ MATRIX = {
     ("GET", "/api/v1/leaderboards/{name}/rankings"):  (200, 200, 200, 200, 200, 403),
     ("POST", "/api/v1/leaderboards/{name}/publish"):  (401, 403, 403, 409, 403, 403),
     ("POST", "/api/v1/admin/reload"):                 (401, 403, 403, 200, 403, 403),
+    ("POST", "/api/v1/runner/hello"):                 (401, 403, 403, 403, 204, 403),
     ("POST", "/api/v1/runner/claim"):                 (401, 403, 403, 403, 204, 403),
     ("POST", "/api/v1/runner/jobs/{id}/events"):      (401, 403, 403, 403, 409, 403),
     ("POST", "/api/v1/runner/jobs/{id}/heartbeat"):   (401, 403, 403, 403, 409, 403),
@@ -136,6 +139,8 @@ def matrix_call(c, srv, method, pattern, role, tokens, ctx):
     body = {}
     if pattern == "/api/v1/runner/claim":
         body = {"runner": "matrix", "gpu": "B200", "arch": "sm_100a"}
+    elif pattern == "/api/v1/runner/hello":
+        body = {"runner": "matrix", "state": "refused", "reason": "matrix"}
     elif pattern.endswith("/events") and method == "POST":
         body = {"event": "compiling", "data": {}}
     elif pattern.endswith("/result"):

@@ -1,0 +1,86 @@
+/*
+ * db_metrics.c - the database reads behind GET /metrics (metrics.c).
+ *
+ * Counts of submissions by leaderboard, GPU type, mode and verdict (read
+ * from the covering index submissions_rank, so a scrape never touches the
+ * rows and their sources), the age of the oldest queued job of a GPU type,
+ * and the start and end of one finished job. Each takes the connection's
+ * mutex for one short statement.
+ */
+#include "db_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+int db_metrics_counts(struct db *db, struct db_count **out, int *n, struct kj_err *err)
+{
+    sqlite3_stmt *st = NULL;
+    struct db_count *rows = NULL;
+    int count = 0, cap = 0, rc;
+    *out = NULL;
+    *n = 0;
+    pthread_mutex_lock(&db->mu);
+    rc = db_prep(db, err, &st, "SELECT leaderboard, gpu, mode, verdict, COUNT(*) FROM submissions "
+                 "INDEXED BY submissions_rank GROUP BY leaderboard, gpu, mode, verdict", "");
+    while (rc == 0 && (rc = db_step(db, err, st)) == 1) {
+        if ((rc = db_grow((void **)&rows, &cap, count, sizeof *rows, "submission counts",
+                          err)) != 0)
+            break;
+        struct db_count *c = &rows[count++];
+        db_col_text(st, 0, c->leaderboard, sizeof c->leaderboard);
+        db_col_text(st, 1, c->gpu, sizeof c->gpu);
+        db_col_text(st, 2, c->mode, sizeof c->mode);
+        db_col_text(st, 3, c->verdict, sizeof c->verdict);
+        c->n = sqlite3_column_int64(st, 4);
+        rc = 0;
+    }
+    sqlite3_finalize(st);
+    pthread_mutex_unlock(&db->mu);
+    if (rc < 0) {
+        free(rows);
+        return rc;
+    }
+    *out = rows;
+    *n = count;
+    return 0;
+}
+
+int db_metrics_oldest(struct db *db, const char *gpu, int64_t *created_at, struct kj_err *err)
+{
+    sqlite3_stmt *st = NULL;
+    int rc;
+    *created_at = 0;
+    pthread_mutex_lock(&db->mu);
+    /* The lowest queued id comes from the queue index; one row lookup for its time. */
+    rc = db_prep(db, err, &st, "SELECT created_at FROM submissions WHERE id = (SELECT MIN(id) "
+                 "FROM submissions WHERE status = 'queued' AND gpu = ?)", "t", gpu);
+    if (rc == 0 && (rc = db_step(db, err, st)) == 1) {
+        *created_at = sqlite3_column_int64(st, 0);
+        rc = 0;
+    }
+    sqlite3_finalize(st);
+    pthread_mutex_unlock(&db->mu);
+    return rc < 0 ? rc : 0;
+}
+
+int db_job_span(struct db *db, int64_t id, struct db_span *out, struct kj_err *err)
+{
+    sqlite3_stmt *st = NULL;
+    int rc;
+    memset(out, 0, sizeof *out);
+    pthread_mutex_lock(&db->mu);
+    rc = db_prep(db, err, &st, "SELECT gpu, mode, started_at, finished_at FROM submissions "
+                 "WHERE id = ? AND status = 'done'", "i", id);
+    if (rc == 0 && (rc = db_step(db, err, st)) == 1) {
+        db_col_text(st, 0, out->gpu, sizeof out->gpu);
+        db_col_text(st, 1, out->mode, sizeof out->mode);
+        out->started_at = sqlite3_column_int64(st, 2);
+        out->finished_at = sqlite3_column_int64(st, 3);
+        rc = 0;
+    } else if (rc == 0) {
+        rc = KJ_FAIL(err, KJ_ENOTFOUND, "no finished job %lld", (long long)id);
+    }
+    sqlite3_finalize(st);
+    pthread_mutex_unlock(&db->mu);
+    return rc;
+}
