@@ -58,6 +58,15 @@ def tail(path, n=1200):
         return "(no %s)" % path
 
 
+def pid_in(path):
+    """True once path holds a process id (a daemon writes its pid file after creating it)."""
+    try:
+        with open(path) as f:
+            return f.read().strip().isdigit()
+    except OSError:
+        return False
+
+
 class Slurm:
     """munged + slurmctld + slurmd, everything under one folder."""
 
@@ -110,11 +119,11 @@ class Slurm:
             return "munged: " + (p.stderr or tail(d + "/munge/log"))[-400:]
         self.pids["munged"] = int(open(d + "/munge/pid").read())
         p = self.run("slurmctld", "-f", self.conf)
-        if p.returncode != 0 or not wait_for(lambda: os.path.exists(d + "/slurmctld.pid"), 20):
+        if p.returncode != 0 or not wait_for(lambda: pid_in(d + "/slurmctld.pid"), 20):
             return "slurmctld: " + (p.stderr + tail(d + "/log/slurmctld.log"))[-600:]
         self.pids["slurmctld"] = int(open(d + "/slurmctld.pid").read())
         p = self.run("slurmd", "-f", self.conf, "-N", NODE)
-        if p.returncode != 0 or not wait_for(lambda: os.path.exists(d + "/slurmd.pid"), 20):
+        if p.returncode != 0 or not wait_for(lambda: pid_in(d + "/slurmd.pid"), 20):
             return "slurmd: " + (p.stderr + tail(d + "/log/slurmd.log"))[-600:]
         self.pids["slurmd"] = int(open(d + "/slurmd.pid").read())
         ok = wait_for(lambda: "idle" in self.run("sinfo", "-h", "-N", "-o", "%t").stdout, 30)
