@@ -84,6 +84,10 @@ build/tests/%: tests/unit/%.c tests/unit/kt.h build/libkj_asan.a
 	$(CC) $(CFLAGS_BASE) -O1 $(SAN) -Iserver -Irunner -Itests/unit $< build/libkj_asan.a -o $@ \
 	    $(SERVER_LIBS) $(RUNNER_LIBS)
 
+# The server under ASan and UBSan, for the schema run (tests/api/test_schema.py).
+build/kjudge-server-asan: $(SOBJ)/server/main.o build/libkj_asan.a
+	$(CC) $(CFLAGS_BASE) -O1 $(SAN) $< build/libkj_asan.a -o $@ $(SERVER_LIBS)
+
 # Fuzz harnesses: every tests/fuzz/fuzz_X.c is one libFuzzer binary linked
 # with every module of common/ and server/ (less main.c) from one archive, so
 # a harness pulls in exactly the objects it calls.
@@ -110,7 +114,7 @@ fuzz: deps
 # `make test`: install what is missing (when root), build, run the unit
 # tests and the API tests, and print one "N passed, N failed, N skipped" line.
 test: deps
-	@$(MAKE) --no-print-directory all $(UNIT_BIN) $(FUZZ_BIN)
+	@$(MAKE) --no-print-directory all $(UNIT_BIN) $(FUZZ_BIN) build/kjudge-server-asan
 	@FUZZ_TEST_SECONDS=$(FUZZ_TEST_SECONDS) tests/run-cpu.sh $(UNIT_BIN)
 
 deps:

@@ -3,8 +3,12 @@
 # Installs the missing ones when run as root (apt-get); otherwise prints the
 # command to run and fails. The CUDA 13 toolkit (nvcc, NVRTC, headers) is
 # expected under ${CUDA:-/usr/local/cuda}; it is not a Debian package.
+# The tests also need clang with libFuzzer (tests/fuzz/) and schemathesis
+# from PyPI (tests/api/test_schema.py), which goes into .venv/ at the
+# versions pinned in deploy/schema-requirements.txt.
 set -euo pipefail
-pkgs=(build-essential libmicrohttpd-dev libcjson-dev libsqlite3-dev libssl-dev libseccomp-dev python3 curl)
+pkgs=(build-essential libmicrohttpd-dev libcjson-dev libsqlite3-dev libssl-dev libseccomp-dev python3 curl
+      clang libclang-rt-14-dev python3-venv)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -40,13 +44,24 @@ PY
   fi
   rm -rf "$tmp"
 fi
-[ ${#missing[@]} -eq 0 ] && exit 0
-if [ "$(id -u)" -ne 0 ]; then
-  echo "deps: missing packages: ${missing[*]}" >&2
-  echo "deps: run: sudo apt-get install -y ${missing[*]}" >&2
-  exit 1
+if [ ${#missing[@]} -gt 0 ]; then
+  if [ "$(id -u)" -ne 0 ]; then
+    echo "deps: missing packages: ${missing[*]}" >&2
+    echo "deps: run: sudo apt-get install -y ${missing[*]}" >&2
+    exit 1
+  fi
+  echo "deps: installing ${missing[*]}" >&2
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq >&2
+  apt-get install -y -qq "${missing[@]}" >&2
 fi
-echo "deps: installing ${missing[*]}" >&2
-export DEBIAN_FRONTEND=noninteractive
-apt-get update -qq >&2
-apt-get install -y -qq "${missing[@]}" >&2
+# schemathesis in .venv/, (re)built when the pinned list changes.
+root="$(cd "$(dirname "$0")/.." && pwd)"
+req="$root/deploy/schema-requirements.txt"
+if [ ! -x "$root/.venv/bin/st" ] || ! cmp -s "$req" "$root/.venv/kjudge-requirements.txt"; then
+  echo "deps: installing schemathesis into $root/.venv" >&2
+  rm -rf "$root/.venv"
+  python3 -m venv "$root/.venv" >&2
+  "$root/.venv/bin/pip" install -q --disable-pip-version-check -r "$req" >&2
+  cp "$req" "$root/.venv/kjudge-requirements.txt"
+fi
