@@ -30,7 +30,8 @@ static const char *const boards[] = {
 };
 #define NBOARDS (sizeof boards / sizeof boards[0])
 
-/* The scratch folder; libFuzzer gives the harness no other place for it. */
+/* The scratch folder (under $TMPDIR, which run.sh removes even after a
+ * crash); libFuzzer gives the harness no other place for it. */
 static char scratch[64];
 
 static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
@@ -58,7 +59,9 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
     char dir[192];
     (void)argc, (void)argv;
-    snprintf(scratch, sizeof scratch, "/tmp/kjfuzz-spec-XXXXXX");
+    const char *tmp = getenv("TMPDIR");
+    snprintf(scratch, sizeof scratch, "%s/kjfuzz-spec-XXXXXX",
+             tmp != NULL && tmp[0] != '\0' && strlen(tmp) < 40 ? tmp : "/tmp");
     if (mkdtemp(scratch) == NULL)
         abort();
     atexit(scratch_remove);

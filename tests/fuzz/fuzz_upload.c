@@ -14,9 +14,12 @@
  * process; besides that, every input must get an answer within 10 s that
  * is not 5xx, whose body is valid UTF-8 JSON: {"error":{"code","message"}}
  * for 4xx, the new submission for 202.
+ * The database lives under $TMPDIR (run.sh gives a folder in /dev/shm and
+ * removes it even after a crash), else /dev/shm or /tmp.
  * Run it from the repository root (it reads leaderboards/), with
  * -close_fd_mask=2 (fuzz_upload.options) to silence the request log; its
- * own findings go to the original stderr.
+ * own findings go to the original stderr. FUZZ_UPLOAD_SHOW=1 prints every
+ * answer, to see what an input does.
  */
 #include "fuzz.h"
 #include "auth.h"
@@ -113,8 +116,10 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     if ((up.diag = dup(2)) < 0)
         up.diag = 2;
     signal(SIGPIPE, SIG_IGN);
+    const char *tmp = getenv("TMPDIR");
     snprintf(up.scratch, sizeof up.scratch, "%s/kjfuzz-upload-XXXXXX",
-             access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp");
+             tmp != NULL && tmp[0] != '\0' && strlen(tmp) < 40 ? tmp
+             : access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp");
     if (mkdtemp(up.scratch) == NULL)
         setup_fail("mkdtemp", NULL);
     atexit(scratch_remove);

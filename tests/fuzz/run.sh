@@ -46,8 +46,13 @@ for bin in "$@"; do
   if [ -f "tests/fuzz/$harness.options" ]; then
     read -r -a extra < "tests/fuzz/$harness.options"; flags+=("${extra[@]}")
   fi
+  # Scratch files of the harness (databases, folders) go to a TMPDIR of its
+  # own, removed here even when a crash kept the harness from doing it.
+  scratch=$(mktemp -d /dev/shm/kjfuzz.XXXXXX 2>/dev/null || mktemp -d)
   # The harness's own time limit plus a margin for loading the corpus.
-  timeout -k 10 $((secs + 120)) "$bin" "${flags[@]}" "$work" "$seeds" >"$log" 2>&1; rc=$?
+  TMPDIR=$scratch timeout -k 10 $((secs + 120)) "$bin" "${flags[@]}" "$work" "$seeds" >"$log" 2>&1
+  rc=$?
+  rm -rf "$scratch"
   [ $keep -eq 1 ] || rm -rf "$work"
   runs=$(grep -aoE 'stat::number_of_executed_units: *[0-9]+' "$log" | grep -oE '[0-9]+$' | tail -n 1)
   found=$(grep -aoE 'Test unit written to .*' "$log" | sed 's/^Test unit written to //' | tail -n 1)
