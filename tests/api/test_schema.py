@@ -138,10 +138,11 @@ def main():
             reqs = tally(p, report_dir)
             print("schemathesis: %d requests in at most %d s (%s)" % (reqs, SECONDS,
                   os.path.basename(test_api.BIN)), flush=True)
-            check(srv.proc.poll() is None, "the server is still running after the run",
-                  srv.server_log()[-3000:])
-            st, _, _, _ = c.get("/healthz")
-            check(st == 200, "the server still answers /healthz", st)
+            alive = check(srv.proc.poll() is None, "the server is still running after the run",
+                          srv.server_log()[-3000:])
+            if alive:
+                st, _, _, _ = c.get("/healthz")
+                check(st == 200, "the server still answers /healthz", st)
         finally:
             rc = srv.stop(signal.SIGTERM, timeout=30)
         log = srv.server_log()
