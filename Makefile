@@ -6,6 +6,8 @@
 # `make bench` runs the benchmarks under bench/ (GPU); `make bench-http` the
 # HTTP load benchmark (no GPU). `make server` builds only bin/kjudge-server
 # and needs no CUDA toolkit (a front-end host: `deploy/deps.sh --server`).
+# HTTP load benchmark (no GPU); `make fuzz` runs every libFuzzer harness of
+# tests/fuzz/ for FUZZ_SECONDS each (`make test` runs them for FUZZ_TEST_SECONDS).
 
 CUDA ?= /usr/local/cuda
 NVCC ?= $(CUDA)/bin/nvcc
@@ -30,6 +32,7 @@ RUNNER_SRC := $(filter-out runner/main.c,$(wildcard runner/*.c))
 CLI_SRC := $(filter-out cli/main.c,$(wildcard cli/*.c))
 KERNEL_SRC := $(wildcard kernels/*.cu)
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
+FUZZ_SRC := $(wildcard tests/fuzz/fuzz_*.c)
 
 OBJ := build/obj
 SOBJ := build/asan
@@ -40,8 +43,16 @@ RUNNER_OBJ := $(RUNNER_SRC:%.c=$(OBJ)/%.o) $(OBJ)/kernels/fatbin.o
 CLI_OBJ := $(CLI_SRC:%.c=$(OBJ)/%.o) $(OBJ)/common/directive.o $(OBJ)/common/expr.o \
            $(OBJ)/common/kj_err.o $(OBJ)/server/diff.o
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=build/tests/%)
+FUZZ_BIN := $(FUZZ_SRC:tests/fuzz/%.c=build/fuzz/%)
 
-.PHONY: all server test gpu-test run deps bench bench-http clean
+# libFuzzer harnesses: clang, coverage for the fuzzer, ASan and UBSan.
+FUZZ_CC ?= clang
+FOBJ := build/fuzzobj
+FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+FUZZ_SECONDS ?= 300
+FUZZ_TEST_SECONDS ?= 15
+
+.PHONY: all server test gpu-test run deps bench bench-http fuzz fuzz-build clean
 all: bin/kjudge-server bin/kjudge-runner bin/kjudge
 server: bin/kjudge-server
 
@@ -94,11 +105,38 @@ build/tests/%: tests/unit/%.c tests/unit/kt.h build/libkj_asan.a
 	$(CC) $(CFLAGS_BASE) $(CUDA_INC) -O1 $(SAN) -Iserver -Irunner -Icli -Itests/unit $< build/libkj_asan.a -o $@ \
 	    $(SERVER_LIBS) $(RUNNER_LIBS) -lcurl
 
+# The server under ASan and UBSan, for the schema run (tests/api/test_schema.py).
+build/kjudge-server-asan: $(SOBJ)/server/main.o build/libkj_asan.a
+	$(CC) $(CFLAGS_BASE) -O1 $(SAN) $< build/libkj_asan.a -o $@ $(SERVER_LIBS)
+
+# Fuzz harnesses: every tests/fuzz/fuzz_X.c is one libFuzzer binary linked
+# with every module of common/ and server/ (less main.c) from one archive, so
+# a harness pulls in exactly the objects it calls.
+$(FOBJ)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(CFLAGS_BASE) -O1 $(FUZZ_SAN) -fsanitize=fuzzer-no-link -MMD -MP -c $< -o $@
+
+build/libkj_fuzz.a: $(COMMON_SRC:%.c=$(FOBJ)/%.o) $(SERVER_SRC:%.c=$(FOBJ)/%.o)
+	@rm -f $@
+	ar rcs $@ $^
+
+build/fuzz/%: tests/fuzz/%.c tests/fuzz/fuzz.h build/libkj_fuzz.a
+	@mkdir -p build/fuzz
+	$(FUZZ_CC) $(CFLAGS_BASE) -O1 $(FUZZ_SAN) -fsanitize=fuzzer -Iserver -Itests/fuzz $< \
+	    build/libkj_fuzz.a -o $@ $(SERVER_LIBS)
+
+fuzz-build: $(FUZZ_BIN)
+
+# `make fuzz`: each harness for FUZZ_SECONDS, growing build/fuzz-corpus/.
+fuzz: deps
+	@$(MAKE) --no-print-directory all fuzz-build
+	@tests/fuzz/run.sh --keep $(FUZZ_SECONDS) $(FUZZ_BIN)
+
 # `make test`: install what is missing (when root), build, run the unit
 # tests and the API tests, and print one "N passed, N failed, N skipped" line.
 test: deps
-	@$(MAKE) --no-print-directory all $(UNIT_BIN)
-	@tests/run-cpu.sh $(UNIT_BIN)
+	@$(MAKE) --no-print-directory all $(UNIT_BIN) $(FUZZ_BIN) build/kjudge-server-asan
+	@FUZZ_TEST_SECONDS=$(FUZZ_TEST_SECONDS) tests/run-cpu.sh $(UNIT_BIN)
 
 deps:
 	@deploy/deps.sh --test

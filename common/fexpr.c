@@ -254,6 +254,6 @@ int fexpr_eval(const char *text, const struct expr_vars *vars, double *out, stru
         return rc;
     if (fpeek(&p) != '\0')
         return funexpected(&p);
-    *out = v;
+    *out = p.eval ? v : 0.0; /* a names-only check computes no value (fexpr.h) */
     return 0;
 }

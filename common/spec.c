@@ -764,10 +764,50 @@ static int ld_all(struct ld *c, const cJSON *root, const char *dir)
     return ld_cases(c, root, "benchmarks", s->benchmarks, &s->nbenchmarks);
 }
 
-int spec_load(const char *dir, struct spec **out, struct kj_err *err)
+/* Line of the first byte of text that is not valid UTF-8 (RFC 3629: no
+ * overlong forms, surrogates or code points above U+10FFFF), 0 if none.
+ * cJSON copies string bytes as they are, and the server serves the titles
+ * and names of a board as JSON text. */
+static int utf8_bad_line(const char *text)
+{
+    const unsigned char *p = (const unsigned char *)text;
+    int line = 1;
+    while (*p) {
+        unsigned c = *p, n, lo = 0x80, hi = 0xBF;
+        if (c < 0x80) {
+            line += c == '\n';
+            p++;
+            continue;
+        }
+        if (c >= 0xC2 && c <= 0xDF)
+            n = 1;
+        else if (c >= 0xE0 && c <= 0xEF)
+            n = 2;
+        else if (c >= 0xF0 && c <= 0xF4)
+            n = 3;
+        else
+            return line;
+        if (c == 0xE0)
+            lo = 0xA0;
+        else if (c == 0xED)
+            hi = 0x9F;
+        else if (c == 0xF0)
+            lo = 0x90;
+        else if (c == 0xF4)
+            hi = 0x8F;
+        if (p[1] < lo || p[1] > hi)
+            return line;
+        for (unsigned i = 2; i <= n; i++)
+            if (p[i] < 0x80 || p[i] > 0xBF)
+                return line;
+        p += n + 1;
+    }
+    return 0;
+}
+
+int spec_parse(const char *text, const char *dir, struct spec **out, struct kj_err *err)
 {
     char path[SPEC_MAX_PATH + 32], gen[SPEC_MAX_PATH + 32];
-    char *text = NULL;
     cJSON *root = NULL;
     struct spec *s = NULL;
     struct stat st;
@@ -777,8 +817,10 @@ int spec_load(const char *dir, struct spec **out, struct kj_err *err)
     if (strlen(dir) >= SPEC_MAX_PATH)
         return KJ_FAIL(err, KJ_EINVAL, "%.64s...: path too long", dir);
     snprintf(path, sizeof path, "%s/leaderboard.json", dir);
-    if ((rc = read_text(path, &text, err)) != 0)
+    if ((rc = utf8_bad_line(text)) != 0) {
+        rc = KJ_FAIL(err, KJ_EINVAL, "%s: line %d: not valid UTF-8", path, rc);
         goto out;
+    }
     if ((root = cJSON_Parse(text)) == NULL) {
         const char *at = cJSON_GetErrorPtr();
         int line = 1;
@@ -802,6 +844,21 @@ int spec_load(const char *dir, struct spec **out, struct kj_err *err)
 out:
     spec_free(s);
     cJSON_Delete(root);
+    return rc;
+}
+
+int spec_load(const char *dir, struct spec **out, struct kj_err *err)
+{
+    char path[SPEC_MAX_PATH + 32];
+    char *text = NULL;
+    int rc;
+
+    *out = NULL;
+    if (strlen(dir) >= SPEC_MAX_PATH)
+        return KJ_FAIL(err, KJ_EINVAL, "%.64s...: path too long", dir);
+    snprintf(path, sizeof path, "%s/leaderboard.json", dir);
+    if ((rc = read_text(path, &text, err)) == 0)
+        rc = spec_parse(text, dir, out, err);
     free(text);
     return rc;
 }

@@ -85,6 +85,11 @@ struct spec {
  * with spec_free(). On failure *out is NULL and err names the file and field. */
 int spec_load(const char *dir, struct spec **out, struct kj_err *err);
 
+/* spec_load's work once dir/leaderboard.json is read: text (NUL-terminated)
+ * is that file's content; dir is still consulted for the folder name, the
+ * description file and generate.cu. Same results and messages. */
+int spec_parse(const char *text, const char *dir, struct spec **out, struct kj_err *err);
+
 void spec_free(struct spec *s);
 
 /* Size of one element of dtype in bytes. */

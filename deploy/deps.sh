@@ -5,7 +5,10 @@
 #   deploy/deps.sh --server   only kjudge-server (a front-end host: no CUDA needed)
 #   deploy/deps.sh --test     everything `make test` uses: the above, plus openssl,
 #                             nginx-light, Slurm (slurmctld, slurmd, client) with
-#                             munge, and systemd (for systemd-analyze)
+#                             munge, systemd (for systemd-analyze), clang with
+#                             libFuzzer (tests/fuzz/) and python3-venv; schemathesis
+#                             from PyPI goes into .venv/ at the versions pinned in
+#                             deploy/schema-requirements.txt (tests/api/test_schema.py)
 #
 # Installs the missing packages when run as root (apt-get); otherwise prints
 # the command to run and fails. The CUDA 13 toolkit (nvcc, NVRTC, headers) is
@@ -23,7 +26,8 @@ case "${1:-}" in
 esac
 pkgs=(build-essential libmicrohttpd-dev libcjson-dev libsqlite3-dev libssl-dev python3 curl openssl)
 [ "$mode" = server ] || pkgs+=(libseccomp-dev libcurl4-openssl-dev)
-[ "$mode" = test ] && pkgs+=(nginx-light slurmctld slurmd slurm-client munge systemd)
+[ "$mode" = test ] && pkgs+=(nginx-light slurmctld slurmd slurm-client munge systemd
+                             clang libclang-rt-14-dev python3-venv)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -63,20 +67,32 @@ PY
     rm -rf "$tmp"
   fi
 fi
-[ ${#missing[@]} -eq 0 ] && exit 0
-if [ "$(id -u)" -ne 0 ]; then
-  echo "deps: missing packages: ${missing[*]}" >&2
-  echo "deps: run: sudo apt-get install -y ${missing[*]}" >&2
-  exit 1
+if [ ${#missing[@]} -gt 0 ]; then
+  if [ "$(id -u)" -ne 0 ]; then
+    echo "deps: missing packages: ${missing[*]}" >&2
+    echo "deps: run: sudo apt-get install -y ${missing[*]}" >&2
+    exit 1
+  fi
+  echo "deps: installing ${missing[*]}" >&2
+  export DEBIAN_FRONTEND=noninteractive
+  # Package scripts must not start daemons (nginx, munge, slurm) on this host:
+  # a policy-rc.d that says "no" for the length of the install, unless one exists.
+  policy=/usr/sbin/policy-rc.d made_policy=0
+  if [ "$mode" = test ] && [ ! -e "$policy" ]; then
+    printf '#!/bin/sh\nexit 101\n' >"$policy" && chmod 755 "$policy" && made_policy=1
+  fi
+  trap 'if [ "$made_policy" = 1 ]; then rm -f "$policy"; fi' EXIT
+  apt-get update -qq >&2
+  apt-get install -y -qq "${missing[@]}" >&2
 fi
-echo "deps: installing ${missing[*]}" >&2
-export DEBIAN_FRONTEND=noninteractive
-# Package scripts must not start daemons (nginx, munge, slurm) on this host:
-# a policy-rc.d that says "no" for the length of the install, unless one exists.
-policy=/usr/sbin/policy-rc.d made_policy=0
-if [ "$mode" = test ] && [ ! -e "$policy" ]; then
-  printf '#!/bin/sh\nexit 101\n' >"$policy" && chmod 755 "$policy" && made_policy=1
+[ "$mode" = test ] || exit 0
+# schemathesis in .venv/, (re)built when the pinned list changes.
+root="$(cd "$(dirname "$0")/.." && pwd)"
+req="$root/deploy/schema-requirements.txt"
+if [ ! -x "$root/.venv/bin/st" ] || ! cmp -s "$req" "$root/.venv/kjudge-requirements.txt"; then
+  echo "deps: installing schemathesis into $root/.venv" >&2
+  rm -rf "$root/.venv"
+  python3 -m venv "$root/.venv" >&2
+  "$root/.venv/bin/pip" install -q --disable-pip-version-check -r "$req" >&2
+  cp "$req" "$root/.venv/kjudge-requirements.txt"
 fi
-trap 'if [ "$made_policy" = 1 ]; then rm -f "$policy"; fi' EXIT
-apt-get update -qq >&2
-apt-get install -y -qq "${missing[@]}" >&2

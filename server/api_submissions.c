@@ -489,13 +489,14 @@ out:
 /* GET /submissions/{id}, /submissions/{id}/events                     */
 /* ------------------------------------------------------------------ */
 
-/* Parse a non-negative integer query argument; -1 when malformed. */
+/* Parse a non-negative integer query argument (dflt when absent); -1 when
+ * malformed, empty included. */
 static long query_uint(struct http_req *r, const char *key, long dflt)
 {
     const char *v = http_query(r, key);
     char *end;
     long x;
-    if (v == NULL || v[0] == '\0')
+    if (v == NULL)
         return dflt;
     if (v[0] < '0' || v[0] > '9' || strlen(v) > 9)
         return -1;
@@ -598,13 +599,14 @@ enum MHD_Result api_sub_get(struct http_req *r)
         return api_sub_not_found(r);
     if (r->phase == HTTP_PHASE_WAITING)
         return rewait(r, id);
+    /* A malformed argument is refused even where it would not be used. */
+    if (timeout < 0)
+        return http_error(r, MHD_HTTP_BAD_REQUEST, "bad_timeout",
+                          "timeout must be whole seconds (at most %d)", KJ_WAIT_MAX_S);
     if (w == NULL || strcmp(w, "0") == 0 || strcmp(w, "false") == 0)
         return answer_sub(r, id);
     if (strcmp(w, "1") != 0 && strcmp(w, "true") != 0)
         return http_error(r, MHD_HTTP_BAD_REQUEST, "bad_wait", "wait must be 1 or 0");
-    if (timeout < 0)
-        return http_error(r, MHD_HTTP_BAD_REQUEST, "bad_timeout",
-                          "timeout must be whole seconds (at most %d)", KJ_WAIT_MAX_S);
     if (timeout > KJ_WAIT_MAX_S)
         timeout = KJ_WAIT_MAX_S;
     kj_err_clear(&err);
@@ -639,24 +641,30 @@ static int wants_stream(struct http_req *r)
     return acc != NULL && strstr(acc, "text/event-stream") != NULL;
 }
 
-/* Check the stream arguments and start it. */
-static enum MHD_Result start_stream(struct http_req *r, int64_t id)
+/* Check the stream arguments (Last-Event-ID, timeout) into *last and
+ * *timeout; answers 400 and returns 1 when one is malformed. */
+static int stream_args(struct http_req *r, long *last, long *timeout, enum MHD_Result *res)
 {
     const char *h = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, "Last-Event-ID");
-    long timeout = query_uint(r, "timeout", KJ_SSE_DEFAULT_S), last = -1;
     char *end;
-    if (h != NULL && h[0] != '\0') {
-        last = h[0] >= '0' && h[0] <= '9' && strlen(h) <= 9 ? strtol(h, &end, 10) : -1;
-        if (last < 0 || *end != '\0')
-            return http_error(r, MHD_HTTP_BAD_REQUEST, "bad_last_event_id",
+    *timeout = query_uint(r, "timeout", KJ_SSE_DEFAULT_S);
+    *last = -1;
+    if (h != NULL) { /* present but empty is malformed too */
+        *last = h[0] >= '0' && h[0] <= '9' && strlen(h) <= 9 ? strtol(h, &end, 10) : -1;
+        if (*last < 0 || *end != '\0') {
+            *res = http_error(r, MHD_HTTP_BAD_REQUEST, "bad_last_event_id",
                               "Last-Event-ID must be the id of an event this stream sent");
+            return 1;
+        }
     }
-    if (timeout < 1)
-        return http_error(r, MHD_HTTP_BAD_REQUEST, "bad_timeout",
+    if (*timeout < 1) {
+        *res = http_error(r, MHD_HTTP_BAD_REQUEST, "bad_timeout",
                           "timeout must be whole seconds, 1 to %d", KJ_WAIT_MAX_S);
-    if (timeout > KJ_WAIT_MAX_S)
-        timeout = KJ_WAIT_MAX_S;
-    return sse_start(r, id, last, (int)timeout);
+        return 1;
+    }
+    if (*timeout > KJ_WAIT_MAX_S)
+        *timeout = KJ_WAIT_MAX_S;
+    return 0;
 }
 
 enum MHD_Result api_sub_events(struct http_req *r)
@@ -666,9 +674,14 @@ enum MHD_Result api_sub_events(struct http_req *r)
     struct db_event *ev = NULL;
     enum api_view view;
     struct kj_err err;
+    enum MHD_Result res;
+    long last, timeout;
     int n = 0, rc, stream = wants_stream(r);
     if (stream < 0)
         return http_error(r, MHD_HTTP_BAD_REQUEST, "bad_stream", "stream must be 1 or 0");
+    /* Checked even without a stream: a malformed argument is never ignored. */
+    if (stream_args(r, &last, &timeout, &res))
+        return res;
     kj_err_clear(&err);
     if (id == 0)
         return api_sub_not_found(r);
@@ -682,7 +695,7 @@ enum MHD_Result api_sub_events(struct http_req *r)
     if (rc != 0)
         return http_internal(r, &err);
     if (stream)
-        return start_stream(r, id);
+        return sse_start(r, id, last, (int)timeout);
     if (db_events_list(r->srv->db, id, &ev, &n, &err) != 0)
         return http_internal(r, &err);
     cJSON *root = cJSON_CreateObject(), *arr = cJSON_AddArrayToObject(root, "events");

@@ -302,6 +302,53 @@ static int route_match(const char *pattern, const char *path, struct http_req *r
     }
 }
 
+/* The query arguments seen so far, to find one given twice. */
+struct query_scan {
+    const char *keys[HTTP_MAX_QUERY_ARGS]; /* borrowed from MHD for the request */
+    int n;
+    int too_many;
+    const char *dup;                       /* the first key given twice, or NULL */
+};
+
+static enum MHD_Result query_key(void *cls, enum MHD_ValueKind kind, const char *key,
+                                 const char *value)
+{
+    struct query_scan *q = cls;
+    (void)kind, (void)value;
+    if (key == NULL)
+        return MHD_YES;
+    for (int i = 0; i < q->n; i++)
+        if (strcmp(q->keys[i], key) == 0) {
+            q->dup = key;
+            return MHD_NO;
+        }
+    if (q->n == HTTP_MAX_QUERY_ARGS) {
+        q->too_many = 1;
+        return MHD_NO;
+    }
+    q->keys[q->n++] = key;
+    return MHD_YES;
+}
+
+/* A query argument given twice (?timeout=1&timeout=600) would be read as
+ * its first value only: refuse it, and more arguments than any route reads. */
+static int query_bad(struct http_req *r, char *why, size_t whysz)
+{
+    struct query_scan q = {.n = 0};
+    char safe[40];
+    MHD_get_connection_values(r->conn, MHD_GET_ARGUMENT_KIND, query_key, &q);
+    if (q.dup != NULL) {
+        kj_printable(safe, sizeof safe, q.dup, 32);
+        snprintf(why, whysz, "the query argument '%s' is given more than once", safe);
+        return 1;
+    }
+    if (q.too_many) {
+        snprintf(why, whysz, "more than %d query arguments", HTTP_MAX_QUERY_ARGS);
+        return 1;
+    }
+    return 0;
+}
+
 /* Find r's route. Returns 0 (r->route set), 404 or 405 (allow filled). */
 static unsigned route_find(struct http_req *r, char *allow, size_t allowsz)
 {
@@ -562,6 +609,7 @@ static enum MHD_Result req_begin(struct http_req *r, const char *version)
     const char *cl = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, "Content-Length");
     int has_body = (cl != NULL && strtoull(cl, NULL, 10) > 0) ||
                    MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, "Transfer-Encoding") != NULL;
+    char why[96];
     unsigned st;
     guard_head_done(r->srv->guard, r->gc, has_body);
     if (req_check_head(r, version, &res))
@@ -578,6 +626,8 @@ static enum MHD_Result req_begin(struct http_req *r, const char *version)
     }
     if (req_auth(r, &res))
         return res;
+    if (query_bad(r, why, sizeof why))
+        return req_reject(r, MHD_HTTP_BAD_REQUEST, "bad_query", "%s", why);
     if (r->route->body != HTTP_BODY_NONE)
         return req_body_setup(r);
     r->phase = HTTP_PHASE_RECEIVING;

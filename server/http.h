@@ -24,6 +24,7 @@
 
 #define HTTP_MAX_PATH 512
 #define HTTP_MAX_PARAM 128
+#define HTTP_MAX_QUERY_ARGS 16 /* more query arguments than this are refused (400) */
 
 /* Who may call a route. */
 enum http_auth {

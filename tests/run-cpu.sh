@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# run-cpu.sh - run every CPU test (unit binaries given as arguments, then the
-# API tests under tests/api/) and print their sum as the last line:
+# run-cpu.sh - run every CPU test (unit binaries given as arguments, the
+# libFuzzer harnesses of tests/fuzz/ for FUZZ_TEST_SECONDS each, then the API
+# tests under tests/api/) and print their sum as the last line:
 # "N passed, N failed, N skipped". Exit status is 0 only when nothing failed
 # and every suite ran to its summary line.
 set -u
@@ -31,6 +32,15 @@ for t in "$@"; do
   grep -E '^(FAIL|SKIP)|ERROR: (Address|Undefined)|runtime error' "$log/$name.out" | head -20 >&2
   tally "$name" "$log/$name.out" "$rc"
 done
+fuzz=()
+for src in tests/fuzz/fuzz_*.c; do
+  [ -e "$src" ] && fuzz+=("build/fuzz/$(basename "$src" .c)")
+done
+if [ ${#fuzz[@]} -gt 0 ]; then
+  tests/fuzz/run.sh "${FUZZ_TEST_SECONDS:-15}" "${fuzz[@]}" >"$log/fuzz.out" 2>&1; rc=$?
+  grep -E '^(FAIL|SKIP)|^  ' "$log/fuzz.out" | head -30 >&2
+  tally fuzz "$log/fuzz.out" "$rc"
+fi
 for t in tests/api/test_*.py; do
   [ -e "$t" ] || continue
   name=$(basename "$t" .py)

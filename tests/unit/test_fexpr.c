@@ -99,5 +99,8 @@ int main(void)
     KT_CHECK(fexpr_eval("1 / zero + sqrt(N)", &check, &v, &e) == 0 && v == 0,
              "check-only accepts what only fails with values: %s", e.msg);
     KT_CHECK(fexpr_eval("Q", &check, &v, &e) == KJ_EINVAL, "check-only still rejects names");
+    v = 5;
+    KT_CHECK(fexpr_eval("0.001 + 2", &check, &v, &e) == 0 && v == 0,
+             "check-only gives 0 for a constant too, got %g", v);
     return kt_done("test_fexpr");
 }

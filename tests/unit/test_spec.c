@@ -242,6 +242,10 @@ static void test_broken(void)
                 "must be >= 0");
     expect_fail("tolinf", "\"rtol\": 1e-3", "\"rtol\": \"1 / (N - 64)\"", "tests[0]",
                 "division by zero");
+    /* Bytes that are not UTF-8 would reach the public JSON bodies as they are. */
+    expect_fail("badutf8", "Test board", "Test \xff board", "line 3", "not valid UTF-8");
+    expect_fail("surrogate", "Test board", "Test \xed\xa0\x80 board", "line 3", "UTF-8");
+    expect_fail("cututf8", "\"Test board\"", "\"Test board\xc3\"", "line 3", "UTF-8");
     expect_fail("badjson", "\"gpus\": [\"H200\"],", "\"gpus\": [\"H200\"", "not valid JSON", "line 7");
     expect_fail("unknownkey", "\"ranking\"", "\"rankng\": 1, \"ranking\"", "(top level)", "rankng");
     expect_fail("dupkey", "\"ranking\"", "\"title\": \"again\", \"ranking\"", "title", "twice");
