@@ -103,6 +103,7 @@ enum MHD_Result api_runner_claim(struct http_req *r);
 enum MHD_Result api_runner_event(struct http_req *r);
 enum MHD_Result api_runner_heartbeat(struct http_req *r);
 enum MHD_Result api_runner_result(struct http_req *r);
+enum MHD_Result api_runner_release(struct http_req *r);
 
 /* api_users.c */
 enum MHD_Result api_user_create(struct http_req *r);

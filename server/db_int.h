@@ -58,6 +58,11 @@ int db_event_insert_locked(struct db *db, int64_t id, const char *event, const c
  * Both reasons are our own text without '"' or '\\'. */
 int db_requeue_locked(struct db *db, int64_t id, const char *reason, const char *final_reason,
                       int *tries, struct kj_err *err);
+/* Inside a transaction: running job id (with attempts made so far) back to
+ * queued without charging an attempt, with a "queued" event naming reason
+ * (our own text without '"' or '\\'). */
+int db_release_locked(struct db *db, int64_t id, int attempts, const char *reason,
+                      struct kj_err *err);
 
 int db_check_at(struct db *db, struct kj_err *err, int rc, int want, const char *text,
                 const char *file, int line);

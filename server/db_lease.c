@@ -104,12 +104,34 @@ static int db_give_up_locked(struct db *db, int64_t id, const char *reason, stru
     return rc != 0 ? rc : db_event_insert_locked(db, id, "verdict", data, err);
 }
 
-int db_requeue_locked(struct db *db, int64_t id, const char *reason, const char *final_reason,
-                      int *tries, struct kj_err *err)
+/* Inside a transaction: running job id back to queued with attempts set
+ * to attempts, and a "queued" event (position, attempt, reason). */
+static int db_back_to_queue_locked(struct db *db, int64_t id, int attempts, const char *reason,
+                                   struct kj_err *err)
 {
     sqlite3_stmt *st = NULL;
     char data[DB_MAX_REASON + 96];
     int64_t pos = 0;
+    int rc = db_prep(db, err, &st, "UPDATE submissions SET status = 'queued', runner_id = NULL, "
+                     "runner_name = NULL, started_at = NULL, lease_until = NULL, attempts = ? "
+                     "WHERE id = ? AND status = 'running'", "ii", (int64_t)attempts, id);
+    if (rc == 0)
+        rc = db_step(db, err, st);
+    sqlite3_finalize(st);
+    if (rc == 0 && sqlite3_changes(db->h) != 1)
+        rc = KJ_FAIL(err, KJ_EINTERNAL, "requeue of submission %lld changed no row", (long long)id);
+    if (rc != 0 || (rc = db_position_locked(db, id, &pos, err)) != 0)
+        return rc;
+    KJ_ASSERT(strpbrk(reason, "\"\\") == NULL);
+    snprintf(data, sizeof data, "{\"position\":%lld,\"attempt\":%d,\"reason\":\"%s\"}",
+             (long long)pos, attempts + 1, reason);
+    return db_event_insert_locked(db, id, "queued", data, err);
+}
+
+int db_requeue_locked(struct db *db, int64_t id, const char *reason, const char *final_reason,
+                      int *tries, struct kj_err *err)
+{
+    sqlite3_stmt *st = NULL;
     int attempts = 0, rc;
     *tries = 0;
     rc = db_prep(db, err, &st, "SELECT attempts FROM submissions WHERE id = ? AND "
@@ -126,18 +148,13 @@ int db_requeue_locked(struct db *db, int64_t id, const char *reason, const char 
     *tries = attempts + 1;
     if (attempts + 1 >= DB_MAX_ATTEMPTS)
         return db_give_up_locked(db, id, final_reason, err);
-    rc = db_prep(db, err, &st, "UPDATE submissions SET status = 'queued', runner_id = NULL, "
-                 "runner_name = NULL, started_at = NULL, lease_until = NULL, attempts = ? "
-                 "WHERE id = ? AND status = 'running'", "ii", (int64_t)attempts + 1, id);
-    if (rc == 0)
-        rc = db_step(db, err, st);
-    sqlite3_finalize(st);
-    if (rc != 0 || (rc = db_position_locked(db, id, &pos, err)) != 0)
-        return rc;
-    KJ_ASSERT(strpbrk(reason, "\"\\") == NULL);
-    snprintf(data, sizeof data, "{\"position\":%lld,\"attempt\":%d,\"reason\":\"%s\"}",
-             (long long)pos, attempts + 2, reason);
-    return db_event_insert_locked(db, id, "queued", data, err);
+    return db_back_to_queue_locked(db, id, attempts + 1, reason, err);
+}
+
+int db_release_locked(struct db *db, int64_t id, int attempts, const char *reason,
+                      struct kj_err *err)
+{
+    return db_back_to_queue_locked(db, id, attempts, reason, err);
 }
 
 /* Inside a transaction: up to max running jobs whose lease ended before now_ms. */

@@ -525,6 +525,36 @@ out:
     return rc;
 }
 
+int db_job_release(struct db *db, const struct db_job_ref *ref, char *runner_name,
+                   size_t namesz, struct kj_err *err)
+{
+    struct db_sub s;
+    char reason[DB_MAX_REASON];
+    int done = 0, rc;
+    runner_name[0] = '\0';
+    pthread_mutex_lock(&db->mu);
+    if ((rc = db_exec(db, err, "BEGIN IMMEDIATE")) != 0)
+        goto out;
+    if ((rc = db_holds(db, ref, &s, &done, err)) != 0)
+        goto fail;
+    if (done) {
+        rc = KJ_FAIL(err, KJ_ECONFLICT, "job %lld is already done", (long long)ref->id);
+        goto fail;
+    }
+    /* Runner names are [A-Za-z0-9_.-] (api_runner.c): safe in the event's JSON. */
+    snprintf(reason, sizeof reason, "runner %s stopped and gave the job back", s.runner_name);
+    snprintf(runner_name, namesz, "%s", s.runner_name);
+    if ((rc = db_release_locked(db, ref->id, s.attempts, reason, err)) != 0)
+        goto fail;
+    rc = db_exec(db, err, "COMMIT");
+    goto out;
+fail:
+    db_exec(db, NULL, "ROLLBACK");
+out:
+    pthread_mutex_unlock(&db->mu);
+    return rc;
+}
+
 /* ------------------------------------------------------------------ */
 /* Events and heartbeats                                               */
 /* ------------------------------------------------------------------ */

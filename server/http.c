@@ -31,6 +31,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 /* The routes. A path that matches no pattern is 404; one that matches with
@@ -67,6 +69,8 @@ static const struct http_route routes[] = {
      HTTP_BODY_JSON, KJ_MAX_HEARTBEAT_BYTES},
     {"POST", "/api/v1/runner/jobs/{id}/result", api_runner_result, HTTP_AUTH_RUNNER,
      HTTP_BODY_JSON, KJ_MAX_RESULT_BYTES},
+    {"POST", "/api/v1/runner/jobs/{id}/release", api_runner_release, HTTP_AUTH_RUNNER,
+     HTTP_BODY_JSON, KJ_MAX_HEARTBEAT_BYTES},
     {"GET", "/api/v1/gpus", api_gpus, HTTP_AUTH_NONE, HTTP_BODY_NONE, 0},
     {"POST", "/api/v1/me/token", api_me_token, HTTP_AUTH_ANY, HTTP_BODY_JSON, KJ_MAX_ADMIN_BYTES},
     {"POST", "/api/v1/users", api_user_create, HTTP_AUTH_ADMIN, HTTP_BODY_JSON, KJ_MAX_ADMIN_BYTES},
@@ -102,6 +106,8 @@ enum MHD_Result http_queue(struct http_req *r, unsigned status, struct MHD_Respo
         return MHD_NO;
     }
     MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
+    if (atomic_load(&r->srv->draining))
+        MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION, "close");
     guard_busy(r->srv->guard, r->gc);
     ok = MHD_queue_response(r->conn, status, resp);
     MHD_destroy_response(resp);
@@ -739,6 +745,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
                                                                  "X-Forwarded-For"),
                                      r->client, sizeof r->client);
         r->started = 1;
+        atomic_fetch_add(&r->srv->inflight, 1);
         r->path_too_long = strlen(url) >= HTTP_MAX_PATH;
         kj_printable(r->method, sizeof r->method, method, sizeof r->method - 1);
         kj_printable(r->path, sizeof r->path, url, sizeof r->path - 1);
@@ -762,6 +769,8 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
     struct timespec now;
     if (r == NULL)
         return;
+    if (r->started)
+        atomic_fetch_sub(&srv->inflight, 1);
     wait_remove(srv->wait, &r->wait);
     wait_unhold(srv->wait, &r->hold);
     guard_request_done(srv->guard, r->gc);
@@ -880,13 +889,31 @@ int http_start(struct server *srv, struct kj_err *err)
     return 0;
 }
 
+/* Stop: accept nothing more (the listening socket is shut down, so new
+ * connections are refused at once), end parked waits and streams, give
+ * the requests in flight up to KJ_DRAIN_S to finish (their answers close
+ * the connection), then stop the daemon, which closes what is left. */
 void http_stop(struct server *srv)
 {
     MHD_socket s;
+    int64_t until;
     if (srv->daemon == NULL)
         return;
+    atomic_store(&srv->draining, 1);
     s = MHD_quiesce_daemon(srv->daemon);
+    /* Not closed before MHD_stop_daemon (its threads may still hold it):
+     * shutdown() ends the listening state and resets queued connections. */
+    if (s != MHD_INVALID_SOCKET)
+        shutdown(s, SHUT_RDWR);
     wait_release_all(srv->wait, 3000);
+    until = wait_now_ms() + (int64_t)KJ_DRAIN_S * 1000;
+    while (atomic_load(&srv->inflight) > 0 && wait_now_ms() < until) {
+        struct timespec ts = {0, 20 * 1000000L};
+        nanosleep(&ts, NULL);
+    }
+    if (atomic_load(&srv->inflight) > 0)
+        kj_log(KJ_LOG_WARN, "http", "stopping with requests still in flight count=%d",
+               atomic_load(&srv->inflight));
     MHD_stop_daemon(srv->daemon);
     srv->daemon = NULL;
     if (s != MHD_INVALID_SOCKET)

@@ -7,7 +7,8 @@
  * database (a "queued" event with the queue position, id 0, then every
  * stored event by its seq), then follows live ones, and ends after the
  * verdict (the stored "verdict" event, or one made from the row when the
- * runner sent none) or the timeout. Frames: "id: N\nevent: NAME\ndata: JSON\n\n".
+ * runner sent none), the timeout, or the server stopping (a "stopping"
+ * event, sent when wait.h refuses to park it). Frames: "id: N\nevent: NAME\ndata: JSON\n\n".
  *
  * Memory stays bounded whatever a job holds: events are read from a cursor
  * (the last id sent) in batches of at most SSE_BATCH_EVENTS events and
@@ -186,8 +187,12 @@ static enum sse_step sse_park(struct sse_stream *st, int64_t now, struct kj_err 
     int secs = (int)((until - now + 999) / 1000), rc;
     rc = wait_add(st->srv->wait, &st->wait, &st->hold, st->conn, st->id, secs > 0 ? secs : 1,
                   err);
-    if (rc == KJ_ECONFLICT)
-        return SSE_END; /* the server is stopping */
+    if (rc == KJ_ECONFLICT) { /* the server is stopping: say so, then end */
+        st->finished = 1;
+        return sse_append(st, err, "event: stopping\ndata: {\"reconnect\":true,\"message\":"
+                          "\"the server is stopping; reconnect with Last-Event-ID\"}\n\n") == 0
+                   ? SSE_DATA : SSE_ERROR;
+    }
     if (rc != 0)
         return SSE_ERROR;
     /* Linked first, then re-read: a change committed in between is not

@@ -1,5 +1,5 @@
 /*
- * test_curlc.c - unit tests for cli/curlc.c: the Server-Sent Events parser
+ * test_curlc.c - unit tests for common/curlc.c: the Server-Sent Events parser
  * (line endings, chunk boundaries anywhere, multi-line data, comments,
  * ids kept across events, a stop from the callback, the size limits), the
  * client's refusal of malformed URLs and tokens before anything is sent,

@@ -1,7 +1,7 @@
 /*
  * curlc.c - HTTP(S) requests and Server-Sent Events over libcurl (curlc.h).
  *
- * Callers (cli/kjc.c) make one struct curlc per server and call
+ * Callers (cli/kjc.c, runner/serve.c) make one struct curlc per server and thread and call
  * curlc_get/post/post_form/sse; each call resets the libcurl handle (the
  * connection cache survives), sets every option again, runs the transfer
  * and maps libcurl's result to a kj_err code plus a curlc_fail kind the
@@ -295,6 +295,11 @@ static void set_common(struct curlc *c, struct xfer *x, const char *url, struct 
     curl_easy_setopt(h, CURLOPT_ERRORBUFFER, errbuf);
     curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
+    /* Certificates are always checked (libcurl's defaults, said here). No
+     * CURLOPT_PROXY: libcurl takes http_proxy, https_proxy and no_proxy
+     * from the environment, which is what operators behind a proxy set. */
+    curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 1L);
+    curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 2L);
     curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);
     curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, c->connect_ms);
     curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, timeout_ms);

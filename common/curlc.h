@@ -2,11 +2,13 @@
  * curlc.h - a small HTTP(S) client on libcurl: JSON GETs and POSTs,
  * multipart uploads and Server-Sent Events streams, with caps and timeouts.
  *
- * The command-line client (cli/kjc.c) talks to kjudge-server through it;
- * it depends only on libcurl and kj_err (common/), so other programs (the
- * runner) can take it as is. One struct curlc per thread: it keeps one libcurl
- * handle, so consecutive requests reuse the connection. TLS is verified
- * against the system's CA bundle (plus an optional CA file); redirects are
+ * The command-line client (cli/kjc.c) and the runner (runner/serve.c) talk
+ * to kjudge-server through it; it depends only on libcurl and kj_err. The
+ * server never links it (the Makefile keeps it out of bin/kjudge-server).
+ * One struct curlc per thread: it keeps one libcurl handle, so consecutive
+ * requests reuse the connection. TLS is verified against the system's CA
+ * bundle (plus an optional CA file); proxies come from the environment as
+ * libcurl reads them (http_proxy, https_proxy, no_proxy); redirects are
  * not followed; only http and https URLs are accepted; the bearer token is
  * sent only as a header and never appears in an error message.
  *
