@@ -504,8 +504,9 @@ static long query_uint(struct http_req *r, const char *key, long dflt)
     return *end == '\0' ? x : -1;
 }
 
-/* Answer with the submission as it is now, as the caller may see it. */
-static enum MHD_Result answer_sub(struct http_req *r, int64_t id)
+/* Answer with the submission as it is now, as the caller may see it, with
+ * a "note" when note is not NULL. */
+static enum MHD_Result answer_sub(struct http_req *r, int64_t id, const char *note)
 {
     struct db_sub s;
     enum api_view view;
@@ -523,6 +524,8 @@ static enum MHD_Result answer_sub(struct http_req *r, int64_t id)
     cJSON *o = api_sub_json(&s, view, 1);
     if (r->phase == HTTP_PHASE_WAITING)
         cJSON_AddBoolToObject(o, "wait_timed_out", r->wait.timed_out);
+    if (note != NULL)
+        cJSON_AddStringToObject(o, "note", note);
     db_sub_clear(&s);
     return http_json(r, MHD_HTTP_OK, o);
 }
@@ -538,7 +541,7 @@ static enum MHD_Result park(struct http_req *r, int64_t id, long timeout)
     KJ_ASSERT(r->hold.held);
     rc = wait_add(r->srv->wait, &r->wait, &r->hold, r->conn, id, (int)timeout, &err);
     if (rc != 0)
-        return answer_sub(r, id); /* stopping: answer at once */
+        return answer_sub(r, id, NULL); /* stopping: answer at once */
     /* Linked first, then re-read: a result committed in between is not
      * missed, nor a ban or revocation (its wait_kick_user came too early). */
     if ((rc = api_token_recheck(r->srv, &r->user, &why, &err)) != 0 || why != NULL) {
@@ -547,7 +550,7 @@ static enum MHD_Result park(struct http_req *r, int64_t id, long timeout)
     }
     if ((rc = db_sub_get(r->srv->db, id, 0, &s, &err)) != 0 || strcmp(s.status, "done") == 0) {
         wait_remove(r->srv->wait, &r->wait);
-        return rc != 0 && rc != KJ_ENOTFOUND ? http_internal(r, &err) : answer_sub(r, id);
+        return rc != 0 && rc != KJ_ENOTFOUND ? http_internal(r, &err) : answer_sub(r, id, NULL);
     }
     MHD_suspend_connection(r->conn);
     r->phase = HTTP_PHASE_WAITING;
@@ -575,12 +578,12 @@ static enum MHD_Result rewait(struct http_req *r, int64_t id)
         return api_token_gone(r, why);
     }
     if (r->wait.timed_out || db_sub_get(r->srv->db, id, 0, &s, &err) != 0)
-        return answer_sub(r, id);
+        return answer_sub(r, id, NULL);
     int done = strcmp(s.status, "done") == 0;
     db_sub_clear(&s);
     int64_t left_ms = r->wait.deadline_ms - wait_now_ms();
     if (done || left_ms <= 0)
-        return answer_sub(r, id);
+        return answer_sub(r, id, NULL);
     return park(r, id, (long)((left_ms + 999) / 1000));
 }
 
@@ -593,7 +596,8 @@ enum MHD_Result api_sub_get(struct http_req *r)
     enum api_view view;
     struct db_sub s;
     struct kj_err err;
-    int rc, done;
+    char gpu[DB_MAX_NAME], note[API_NOTE_BYTES];
+    int rc, done, queued;
 
     if (id == 0)
         return api_sub_not_found(r);
@@ -604,7 +608,7 @@ enum MHD_Result api_sub_get(struct http_req *r)
         return http_error(r, MHD_HTTP_BAD_REQUEST, "bad_timeout",
                           "timeout must be whole seconds (at most %d)", KJ_WAIT_MAX_S);
     if (w == NULL || strcmp(w, "0") == 0 || strcmp(w, "false") == 0)
-        return answer_sub(r, id);
+        return answer_sub(r, id, NULL);
     if (strcmp(w, "1") != 0 && strcmp(w, "true") != 0)
         return http_error(r, MHD_HTTP_BAD_REQUEST, "bad_wait", "wait must be 1 or 0");
     if (timeout > KJ_WAIT_MAX_S)
@@ -612,6 +616,8 @@ enum MHD_Result api_sub_get(struct http_req *r)
     kj_err_clear(&err);
     rc = api_sub_view(r, id, &s, &view, &err);
     done = rc == 0 && strcmp(s.status, "done") == 0;
+    queued = rc == 0 && strcmp(s.status, "queued") == 0;
+    snprintf(gpu, sizeof gpu, "%s", rc == 0 ? s.gpu : "");
     db_sub_clear(&s);
     if (rc == KJ_ENOTFOUND || (rc == 0 && view == API_VIEW_NONE))
         return api_sub_not_found(r);
@@ -619,7 +625,12 @@ enum MHD_Result api_sub_get(struct http_req *r)
         return http_internal(r, &err);
     /* Anonymous callers see only finished (ranked) submissions: never parked. */
     if (done || timeout == 0 || !r->authed)
-        return answer_sub(r, id);
+        return answer_sub(r, id, NULL);
+    /* Queued for a GPU type that no runner serves: say so now, not after the wait. */
+    if (queued && api_gpu_note(r->srv, gpu, note, sizeof note, &err) != 0)
+        return http_internal(r, &err);
+    if (queued && note[0] != '\0')
+        return answer_sub(r, id, note);
     if (api_wait_hold(r, &r->hold, &res))
         return res;
     return park(r, id, timeout);

@@ -99,22 +99,26 @@ static int sse_frame(struct sse_stream *st, int64_t id, const char *name, cJSON 
     return rc;
 }
 
-/* The queued event made at replay time: the position now, or null once claimed. */
+/* The queued event made at replay time: the position now, or null once
+ * claimed, and a "note" when no runner serves the job's GPU type (api_gpu_note). */
 static int sse_queued(struct sse_stream *st, const struct db_sub *s, struct kj_err *err)
 {
     int64_t pos = 0;
+    char note[API_NOTE_BYTES] = "";
     int rc = db_queue_position(st->srv->db, st->id, &pos, err);
-    cJSON *d = cJSON_CreateObject();
-    if (rc != 0) {
-        cJSON_Delete(d);
+    if (rc == 0 && pos > 0)
+        rc = api_gpu_note(st->srv, s->gpu, note, sizeof note, err);
+    if (rc != 0)
         return rc;
-    }
+    cJSON *d = cJSON_CreateObject();
     if (pos > 0)
         cJSON_AddNumberToObject(d, "position", (double)pos);
     else
         cJSON_AddNullToObject(d, "position");
     cJSON_AddStringToObject(d, "status", s->status);
     cJSON_AddStringToObject(d, "gpu", s->gpu);
+    if (note[0] != '\0') /* no runner takes this GPU type's jobs: say so at once */
+        cJSON_AddStringToObject(d, "note", note);
     return sse_frame(st, 0, "queued", d, err);
 }
 
