@@ -151,6 +151,8 @@ void curlc_resp_free(struct curlc_resp *r)
 {
     if (r == NULL)
         return;
+    if (r->body != NULL) /* a body may hold a secret (a claim's seed): wiped first */
+        explicit_bzero(r->body, r->len);
     free(r->body);
     memset(r, 0, sizeof *r);
 }
@@ -206,9 +208,16 @@ static int body_append(struct xfer *x, const char *p, size_t n)
         size_t cap = x->cap ? x->cap : 4096;
         while (cap < r->len + n + 1)
             cap *= 2;
-        char *grown = realloc(r->body, cap);
+        /* Not realloc: the block it frees would keep what the body held so
+         * far (a claim's secret seed); copied, then wiped and freed. */
+        char *grown = malloc(cap);
         if (grown == NULL)
             return -1;
+        if (r->body != NULL) {
+            memcpy(grown, r->body, r->len + 1);
+            explicit_bzero(r->body, x->cap);
+            free(r->body);
+        }
         r->body = grown;
         x->cap = cap;
     }

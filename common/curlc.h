@@ -102,7 +102,9 @@ int curlc_post_form(struct curlc *c, const char *path, const struct curlc_part *
 int curlc_sse(struct curlc *c, const char *path, const char *last_id, long idle_ms,
               curlc_event_fn fn, void *ctx, struct curlc_resp *out, struct kj_err *err);
 
-/* Free out's body and zero it; NULL and zeroed responses are fine. */
+/* Wipe and free r's body and zero r; NULL and zeroed responses are fine.
+ * (Bodies are wiped when they grow too; libcurl's own receive buffer is
+ * not ours to wipe.) */
 void curlc_resp_free(struct curlc_resp *r);
 
 /* The Server-Sent Events parser curlc_sse() feeds (exposed for its tests).
