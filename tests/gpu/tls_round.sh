@@ -77,7 +77,7 @@ check "the server answers HTTPS ($url), verified against the CA" \
 check "plain HTTP to the HTTPS port gets no answer" \
   bash -c "! curl -sS -m 5 http://127.0.0.1:$port/healthz >/dev/null 2>&1"
 db=$tmp/k.db
-alice=$(bin/kjudge-server user add alice --db "$db")
+alice=$(bin/kjudge-server user add alice --db "$db" 2>>"$tmp/admin.log")
 
 # --- one runner per GPU ------------------------------------------------------
 ngpu=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ' || true)
@@ -90,7 +90,8 @@ runner() { # $1 GPU, $2 name, then more serve options; its pid in $rpid
   local g=$1 name=$2
   shift 2
   [ -s "$tmp/$name.token" ] ||
-    (umask 077; bin/kjudge-server runner add "$name" --gpu "$gtype" --db "$db" >"$tmp/$name.token")
+    (umask 077; bin/kjudge-server runner add "$name" --gpu "$gtype" --db "$db" >"$tmp/$name.token" \
+       2>>"$tmp/admin.log")
   bin/kjudge-runner serve --server "$url" --ca-file "$tmp/ca.pem" --gpu "$g" --name "$name" \
     --token-file "$tmp/$name.token" --leaderboards leaderboards "$@" >>"$tmp/$name.log" 2>&1 &
   rpid=$!
@@ -115,7 +116,7 @@ bin/kjudge-runner serve --server "$url" --ca-file "$tmp/wrongca.pem" --gpu 0 --n
 rc=$?
 check "a runner trusting another CA is refused (exit $rc)" \
   bash -c "[ $rc = 2 ] && grep -q 'SSL certificate problem' '$tmp/wrongca.log'"
-say "  $(grep 'kjudge-runner:' "$tmp/wrongca.log" | head -n 1 | cut -c1-200)"
+say "  $(grep 'kjudge-runner:' "$tmp/wrongca.log" | head -n 1 | cut -c1-300)"
 
 # --- submissions through the client over HTTPS, one per GPU ------------------
 export KJUDGE_URL=$url KJUDGE_TOKEN=$alice KJUDGE_CA_FILE=$tmp/ca.pem HOME=$tmp/home
