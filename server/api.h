@@ -123,9 +123,10 @@ enum MHD_Result api_gpus(struct http_req *r);
 /* A runner's state at now: "active" (holds a job), "idle" (asked for work
  * within lease_s seconds) or "silent". Shared with api_metrics.c. */
 const char *api_runner_state(const struct db_runner *rr, int64_t now, int lease_s);
-/* For a queued job of gpu: when no runner of that type is active or idle
- * (none has asked for its jobs within the lease length), a sentence saying
- * so into out (a ?wait=1 answer's and the stream's "note"); else "". */
+/* For a queued job of gpu: when no runner serves that type (none holds a
+ * job, none asked for its jobs within 5 minutes or the lease length if
+ * longer), a sentence saying so into out (a ?wait=1 answer's and the
+ * stream's "note"); else "". */
 #define API_NOTE_BYTES 256
 int api_gpu_note(struct server *srv, const char *gpu, char *out, size_t outsz,
                  struct kj_err *err);

@@ -45,12 +45,13 @@ static int is_word(const char *v, const char *chars)
     return n > 0 && n < DB_MAX_NAME && strspn(v, chars) == n;
 }
 
-/* One filter argument: NULL when absent or empty; *bad set when malformed. */
+/* One filter argument: NULL when absent; *bad set when malformed, an
+ * empty value included (as for every other argument). */
 static const char *filter_arg(struct http_req *r, const char *key, const char *chars,
                               const char *const *set, int *bad)
 {
     const char *v = http_query(r, key);
-    if (v == NULL || v[0] == '\0')
+    if (v == NULL)
         return NULL;
     if ((set != NULL && !in_set(v, set)) || (chars != NULL && !is_word(v, chars)))
         *bad = 1;

@@ -407,8 +407,9 @@ def main():
         return 1
     with tempfile.TemporaryDirectory(prefix="kjudge-abuse-") as tmp:
         os.makedirs(os.path.join(tmp, "a"))
-        # B200 jobs stay queued (no runner takes them) while a runner seen
-        # within the (long) lease keeps their waits parked.
+        # B200 jobs stay queued (no runner takes them) while a B200 runner
+        # seen within the (long) lease keeps their waits parked, however
+        # long this test takes.
         srv = Server(os.path.join(tmp, "a"), extra=["--max-waiters", str(CAP_TOTAL),
                                                     "--max-waiters-per-user", str(CAP_USER),
                                                     "--lease-seconds", "3600"])

@@ -7,8 +7,8 @@ GPU type that no runner has asked for answers at once with a "note" saying
 so (instead of parking for the whole timeout), the event stream's first
 event carries the same note, and `kjudge submit` prints it; once a runner
 asks for that type, waits park and the note is gone; when the runner has
-been silent longer than the lease, the note comes back naming when it was
-last seen. Then bin/kjudge-runner compile, started from another folder and
+been silent for more than 5 minutes (its last request moved back in the
+database), the note comes back naming when it was last seen. Then bin/kjudge-runner compile, started from another folder and
 with no KJUDGE_NVDISASM or CUDA_HOME, finds the nvdisasm that
 deploy/deps.sh put in .tools/bin when the toolkit has none (classes from
 the machine code, "classes_from": "sass"). Ends with
@@ -16,6 +16,7 @@ the machine code, "classes_from": "sass"). Ends with
 """
 import json
 import os
+import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -101,13 +102,18 @@ def test_note(tmp):
               "with a runner seen, ?wait=1 parks and has no note", (st, d))
         e = first_event(srv, alice, sid4)
         check(e is not None and "note" not in (e[2] or {}), "nor has the stream's first event", e)
-        # Silent for longer than the lease (2 s): the note is back, naming when it was seen.
-        # (Its held jobs go back to the queue meanwhile; the one checked is still queued.)
+        # The job the runner took goes back to the queue when its lease (2 s)
+        # ends; then the runner's last request is moved 10 minutes back: a
+        # runner silent for more than 5 minutes serves nothing, the note is back.
         time.sleep(3.5)
+        con = sqlite3.connect(srv.db, timeout=10)
+        con.execute("UPDATE runners SET last_seen = last_seen - 600")
+        con.commit()
+        con.close()
         st, d = wait_answer(srv, alice, sid4, 120)
         check(st == 200 and d.get("status") == "queued" and NOTE + " since " in d.get("note", "") and
-              "more than 2 s ago" in d.get("note", ""),
-              "a runner silent for longer than the lease: the note again", (st, d))
+              "5 minutes or more" in d.get("note", ""),
+              "a runner silent for more than 5 minutes: the note again, naming when", (st, d))
     finally:
         srv.stop()
 
