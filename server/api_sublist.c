@@ -57,13 +57,14 @@ static const char *filter_arg(struct http_req *r, const char *key, const char *c
     return v;
 }
 
-/* The page size: default KJ_LIST_DEFAULT, at most KJ_LIST_MAX; 0 when malformed. */
+/* The page size: default KJ_LIST_DEFAULT (no limit argument), at most
+ * KJ_LIST_MAX; 0 when malformed, an empty value included. */
 static int list_limit(struct http_req *r)
 {
     const char *v = http_query(r, "limit");
     char *end;
     long x;
-    if (v == NULL || v[0] == '\0')
+    if (v == NULL)
         return KJ_LIST_DEFAULT;
     if (v[0] < '0' || v[0] > '9' || strlen(v) > 9)
         return 0;

@@ -50,7 +50,7 @@ def setup_data(srv, c):
         rc, out, err = srv.cli("user", "add", name, "--db", srv.db)
         check(rc == 0, "user add %s" % name, err)
         tokens[name] = out.strip()
-    rc, out, err = srv.cli("runner", "add", "st-box", "--db", srv.db)
+    rc, out, err = srv.cli("runner", "add", "st-box", "--gpu", "H200", "--db", srv.db)
     check(rc == 0, "runner add st-box", err)
     tokens["runner"] = out.strip()
     ids = [kjtest.submit(c, tokens["st-alice"], mode=m) for m in ("test", "benchmark", "leaderboard")]
