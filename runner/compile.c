@@ -30,12 +30,13 @@
  *   bytes, the truncation marker included.
  */
 #include "compile.h"
+#include "kj_buf.h"
+#include "kj_utf8.h"
 #include "mono.h"
 #include "ptxscan.h"
 
 #include <limits.h>
 #include <nvrtc.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -64,13 +65,6 @@
 /* What went wrong with one launched kernel, by the source's fault. */
 enum cc_kstate { K_OK, K_MISSING, K_NOT_GLOBAL, K_BAD_NAME, K_LONG_NAME };
 
-/* A growable string; oom is sticky so callers check once at the end. */
-struct sbuf {
-    char *p; /* owned, NUL-terminated when non-NULL */
-    size_t len, cap;
-    int oom;
-};
-
 struct cc_paths {
     char inc[PATH_MAX];       /* <home>/include as configured */
     char inc_real[PATH_MAX];  /* the same, symlinks resolved */
@@ -90,7 +84,7 @@ struct cc_job {
     int kline[DIR_MAX_LAUNCHES];  /* directive line of each kernel */
     int kstate[DIR_MAX_LAUNCHES]; /* enum cc_kstate */
     int kentry[DIR_MAX_LAUNCHES]; /* 1 once ptxas compiled it as an entry */
-    struct sbuf pre;              /* our messages; go before NVRTC's log */
+    struct kj_buf pre;            /* our messages; go before NVRTC's log */
     char *text;                   /* owned: the source as NVRTC gets it */
     char *raw;                    /* NVRTC's log, owned */
     char *ptx;                    /* owned: NVRTC's PTX after a good compile, for ptxscan */
@@ -107,43 +101,6 @@ static int nv_check(nvrtcResult r, nvrtcResult tolerated, const char *call,
     if (r == NVRTC_SUCCESS || r == tolerated)
         return KJ_OK;
     return kj_errf(err, KJ_ENVRTC, file, line, "%s: %s", call, nvrtcGetErrorString(r));
-}
-
-static void sb_putn(struct sbuf *b, const char *s, size_t n)
-{
-    if (b->oom)
-        return;
-    if (b->len + n + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap : 256;
-        while (cap < b->len + n + 1)
-            cap *= 2;
-        char *p = realloc(b->p, cap);
-        if (p == NULL) {
-            b->oom = 1;
-            return;
-        }
-        b->p = p;
-        b->cap = cap;
-    }
-    memcpy(b->p + b->len, s, n);
-    b->len += n;
-    b->p[b->len] = '\0';
-}
-
-static void sb_puts(struct sbuf *b, const char *s) { sb_putn(b, s, strlen(s)); }
-
-static void sb_printf(struct sbuf *b, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-static void sb_printf(struct sbuf *b, const char *fmt, ...)
-{
-    char tmp[1024];
-    va_list ap;
-
-    va_start(ap, fmt);
-    int n = vsnprintf(tmp, sizeof tmp, fmt, ap);
-    va_end(ap);
-    if (n > 0)
-        sb_putn(b, tmp, (size_t)n < sizeof tmp ? (size_t)n : sizeof tmp - 1);
 }
 
 static int is_ident(int c)
@@ -469,7 +426,7 @@ static int check_bytes(struct cc_job *j)
     size_t line = 1;
 
     if (j->len > COMPILE_MAX_SOURCE) {
-        sb_printf(&j->pre, "the source is %zu bytes; the limit is %d bytes\n", j->len,
+        kj_buf_printf(&j->pre, "the source is %zu bytes; the limit is %d bytes\n", j->len,
                   COMPILE_MAX_SOURCE);
         return 1;
     }
@@ -478,7 +435,7 @@ static int check_bytes(struct cc_job *j)
         return 0;
     for (const char *c = j->src; c < nul; c++)
         line += *c == '\n';
-    sb_printf(&j->pre, "line %zu: the source contains a NUL byte; submit a text file\n", line);
+    kj_buf_printf(&j->pre, "line %zu: the source contains a NUL byte; submit a text file\n", line);
     return 1;
 }
 
@@ -503,7 +460,7 @@ static int check_source(struct cc_job *j)
     at = scan_includes(&sp, &j->paths, j->text, msg, sizeof msg);
     rc = at < sp.n;
     if (rc)
-        sb_printf(&j->pre, "line %d: %s\n", line_of(&sp, at), msg);
+        kj_buf_printf(&j->pre, "line %d: %s\n", line_of(&sp, at), msg);
 out:
     spliced_free(&sp);
     return rc;
@@ -575,7 +532,7 @@ static int build_options(struct cc_job *j, const char *arch, int full,
         if (strnlen(o, DIR_MAX_OPT) >= DIR_MAX_OPT || !dir_nvrtc_allowed(o)) {
             char shown[DIR_MAX_OPT];
             kj_printable(shown, sizeof shown, o, DIR_MAX_OPT - 1);
-            sb_printf(&j->pre, "line %d: nvrtc: option '%s' is not allowed\n",
+            kj_buf_printf(&j->pre, "line %d: nvrtc: option '%s' is not allowed\n",
                       j->d->nvrtc_line[i], shown);
             return 1;
         }
@@ -779,7 +736,7 @@ static void parse_ptxas(struct cc_job *j)
  * without the "__nv_name_map" error blocks (replaced by our messages). A
  * block is a line at column 0 and the indented lines under it, up to a
  * blank line. ptxas's warnings and errors stay. */
-static void filter_log(const char *raw, int drop_map, struct sbuf *dst)
+static void filter_log(const char *raw, int drop_map, struct kj_buf *dst)
 {
     const char *line = raw, *msg;
     int dropping = 0, info, keep;
@@ -800,44 +757,14 @@ static void filter_log(const char *raw, int drop_map, struct sbuf *dst)
             keep = !dropping;
         }
         if (keep) {
-            sb_putn(dst, line, n);
-            sb_puts(dst, "\n");
+            kj_buf_putn(dst, line, n);
+            kj_buf_puts(dst, "\n");
         }
         line = end ? end + 1 : NULL;
     }
 }
 
 /* ---- cleaning the log for users ---- */
-
-/* Length of the valid, printable UTF-8 sequence at s (n bytes left); 0 when
- * the byte starts none; *ctrl = 1 when it is a C1 control (U+0080..U+009F). */
-static size_t utf8_len(const unsigned char *s, size_t n, int *ctrl)
-{
-    unsigned cp;
-    size_t need, i;
-
-    *ctrl = 0;
-    if (s[0] >= 0xC2 && s[0] <= 0xDF)
-        need = 2, cp = s[0] & 0x1Fu;
-    else if (s[0] >= 0xE0 && s[0] <= 0xEF)
-        need = 3, cp = s[0] & 0x0Fu;
-    else if (s[0] >= 0xF0 && s[0] <= 0xF4)
-        need = 4, cp = s[0] & 0x07u;
-    else
-        return 0;
-    if (n < need)
-        return 0;
-    for (i = 1; i < need; i++) {
-        if ((s[i] & 0xC0) != 0x80)
-            return 0;
-        cp = (cp << 6) | (s[i] & 0x3Fu);
-    }
-    if ((need == 3 && (cp < 0x800 || (cp >= 0xD800 && cp <= 0xDFFF))) ||
-        (need == 4 && (cp < 0x10000 || cp > 0x10FFFF)))
-        return 0;
-    *ctrl = cp <= 0x9F;
-    return need;
-}
 
 static int path_char(int c)
 {
@@ -867,7 +794,7 @@ static size_t abs_path_len(const char *s, size_t n, size_t i)
 /* If one of the toolkit prefixes starts at s[i], emit its stand-in, return
  * the prefix length (the relative rest stays), else 0. */
 static size_t cuda_prefix(const char *s, size_t n, size_t i, const struct cc_paths *p,
-                          struct sbuf *dst)
+                          struct kj_buf *dst)
 {
     const char *pre[2] = {p->inc_real, p->inc};
     size_t k;
@@ -876,7 +803,7 @@ static size_t cuda_prefix(const char *s, size_t n, size_t i, const struct cc_pat
         size_t m = strlen(pre[k]);
         if (m > 1 && i + m <= n && memcmp(s + i, pre[k], m) == 0 &&
             (i + m == n || !path_char((unsigned char)s[i + m]))) {
-            sb_puts(dst, "<cuda>");
+            kj_buf_puts(dst, "<cuda>");
             return m;
         }
     }
@@ -885,53 +812,54 @@ static size_t cuda_prefix(const char *s, size_t n, size_t i, const struct cc_pat
 
 /* Copy s into dst: toolkit include dir -> "<cuda>", other absolute paths ->
  * "<path>", control characters and invalid UTF-8 -> '?', "\r\n" -> "\n". */
-static void clean_log(const char *s, size_t n, const struct cc_paths *p, struct sbuf *dst)
+static void clean_log(const char *s, size_t n, const struct cc_paths *p, struct kj_buf *dst)
 {
     size_t i = 0, m;
-    int ctrl;
+    unsigned cp;
 
     /* Past the cap the rest is cut anyway (cap_log). */
-    while (i < n && !dst->oom && dst->len <= COMPILE_MAX_LOG) {
+    while (i < n && kj_buf_status(dst) == KJ_OK && dst->len <= COMPILE_MAX_LOG) {
         unsigned char c = (unsigned char)s[i];
         if ((m = cuda_prefix(s, n, i, p, dst)) > 0) {
             i += m;
             while (i < n && (path_char((unsigned char)s[i]) || s[i] == '/'))
-                sb_putn(dst, s + i++, 1);
+                kj_buf_putn(dst, s + i++, 1);
         } else if ((m = abs_path_len(s, n, i)) > 0) {
-            sb_puts(dst, "<path>");
+            kj_buf_puts(dst, "<path>");
             i += m;
         } else if (c == '\n' || c == '\t' || (c >= 0x20 && c < 0x7f)) {
-            sb_putn(dst, s + i++, 1);
+            kj_buf_putn(dst, s + i++, 1);
         } else if (c == '\r' && i + 1 < n && s[i + 1] == '\n') {
             i++;
-        } else if (c >= 0x80 && (m = utf8_len((const unsigned char *)s + i, n - i, &ctrl)) > 0) {
-            if (ctrl)
-                sb_puts(dst, "?");
+        } else if (c >= 0x80 && (m = kj_utf8_decode((const unsigned char *)s + i, n - i, &cp)) > 0) {
+            if (cp <= 0x9F) /* a C1 control (U+0080..U+009F) */
+                kj_buf_puts(dst, "?");
             else
-                sb_putn(dst, s + i, m);
+                kj_buf_putn(dst, s + i, m);
             i += m;
         } else {
-            sb_puts(dst, "?");
+            kj_buf_puts(dst, "?");
             i++;
         }
     }
 }
 
 /* Cut b to COMPILE_MAX_LOG bytes, marker included, at a UTF-8 boundary. */
-static void cap_log(struct sbuf *b)
+static void cap_log(struct kj_buf *b)
 {
-    char mark[64];
+    char mark[64], *text;
     int mlen = snprintf(mark, sizeof mark, CC_TRUNC_FMT, COMPILE_MAX_LOG);
     size_t cut;
 
-    if (b->oom || b->len <= COMPILE_MAX_LOG)
+    if (kj_buf_status(b) != KJ_OK || b->len <= COMPILE_MAX_LOG)
         return;
     cut = COMPILE_MAX_LOG - (size_t)mlen;
     while (cut > 0 && ((unsigned char)b->p[cut] & 0xC0) == 0x80)
         cut--;
-    b->len = cut;
-    b->p[cut] = '\0';
-    sb_putn(b, mark, (size_t)mlen);
+    text = kj_buf_take(b, NULL);
+    kj_buf_putn(b, text, cut);
+    kj_buf_putn(b, mark, (size_t)mlen);
+    free(text);
 }
 
 /* ---- the compile itself ---- */
@@ -948,19 +876,19 @@ static int kernel_messages(struct cc_job *j)
         case K_OK:
             continue;
         case K_MISSING:
-            sb_printf(&j->pre, "line %d: launch: no kernel named '%s' in the source\n",
+            kj_buf_printf(&j->pre, "line %d: launch: no kernel named '%s' in the source\n",
                       j->kline[k], shown);
             break;
         case K_NOT_GLOBAL:
-            sb_printf(&j->pre, "line %d: launch: '%s' is not a __global__ kernel "
+            kj_buf_printf(&j->pre, "line %d: launch: '%s' is not a __global__ kernel "
                       "(declare it extern \"C\" __global__)\n", j->kline[k], shown);
             break;
         case K_BAD_NAME:
-            sb_printf(&j->pre, "line %d: launch: '%s' is not a valid kernel name\n",
+            kj_buf_printf(&j->pre, "line %d: launch: '%s' is not a valid kernel name\n",
                       j->kline[k], shown);
             break;
         default:
-            sb_printf(&j->pre, "line %d: launch: the mangled name of '%s' is longer "
+            kj_buf_printf(&j->pre, "line %d: launch: the mangled name of '%s' is longer "
                       "than %d bytes\n", j->kline[k], shown,
                       (int)sizeof j->out->kernels[k].lowered - 1);
         }
@@ -1049,7 +977,7 @@ static int run_compile(struct cc_job *j, nvrtcProgram prog, const char **opts, i
      * one the directives added, e.g. a value NVRTC does not take. */
     if (rc != KJ_OK && *status == NVRTC_ERROR_INVALID_OPTION && user_opts) {
         kj_err_clear(err);
-        sb_printf(&j->pre, "line %d: nvrtc: NVRTC refused the options (see below)\n",
+        kj_buf_printf(&j->pre, "line %d: nvrtc: NVRTC refused the options (see below)\n",
                   j->d->nvrtc_line[0]);
         rc = KJ_OK;
     }
@@ -1112,24 +1040,25 @@ static int judge_kernels(struct cc_job *j, int *map_hits)
 /* Build out->log from our messages and NVRTC's log; decide out->ok. */
 static int finish(struct cc_job *j, struct kj_err *err)
 {
-    struct sbuf all = {0}, clean = {0};
+    struct kj_buf all, clean;
     int map_hits, bad, rc = KJ_OK;
 
+    kj_buf_init(&all, 0);
+    kj_buf_init(&clean, 0);
     bad = judge_kernels(j, &map_hits);
     if (j->raw != NULL && j->user_fault && map_hits == 0 && strstr(j->raw, "__nv_name_map("))
-        sb_puts(&j->pre, "launch: NVRTC could not resolve a kernel of a launch line\n");
-    sb_putn(&all, j->pre.p ? j->pre.p : "", j->pre.len);
+        kj_buf_puts(&j->pre, "launch: NVRTC could not resolve a kernel of a launch line\n");
+    kj_buf_putn(&all, kj_buf_str(&j->pre), j->pre.len);
     if (j->raw != NULL)
         filter_log(j->raw, map_hits > 0, &all);
-    clean_log(all.p ? all.p : "", all.len, &j->paths, &clean);
+    clean_log(kj_buf_str(&all), all.len, &j->paths, &clean);
     cap_log(&clean);
-    sb_putn(&clean, "", 0); /* makes p non-NULL for an empty log */
-    if (all.oom || clean.oom || j->pre.oom) {
+    if (kj_buf_status(&all) != KJ_OK || kj_buf_status(&clean) != KJ_OK ||
+        kj_buf_status(&j->pre) != KJ_OK ||
+        (j->out->log = kj_buf_take(&clean, NULL)) == NULL) {
         rc = KJ_FAIL(err, KJ_ENOMEM, "out of memory for the compile log");
         goto out;
     }
-    j->out->log = clean.p;
-    clean.p = NULL;
     j->out->ok = !j->user_fault && bad == 0 && j->out->cubin != NULL;
     for (int k = 0; j->out->ok && k < j->out->nkernels; k++)
         ptxscan_kernel(j->ptx, j->ptx ? j->ptx_len : 0, &j->out->kernels[k]);
@@ -1139,8 +1068,8 @@ static int finish(struct cc_job *j, struct kj_err *err)
         j->out->cubin_size = 0;
     }
 out:
-    free(all.p);
-    free(clean.p);
+    kj_buf_free(&all);
+    kj_buf_free(&clean);
     return rc;
 }
 
@@ -1223,7 +1152,7 @@ int compile_source(const char *src, size_t len, const struct directives *d,
     if (rc == KJ_OK)
         rc = finish(&j, err);
 out:
-    free(j.pre.p);
+    kj_buf_free(&j.pre);
     free(j.text);
     free(j.raw);
     free(j.ptx);

@@ -19,6 +19,7 @@
 #include "directive.h"
 #include "dump.h"
 #include "expr.h"
+#include "kj_file.h"
 #include "mono.h"
 #include "philox.h"
 #include "sass.h"
@@ -65,29 +66,16 @@ struct judge {
     size_t cap;
 };
 
-const char *judge_mode_name(enum judge_mode m)
-{
-    return m == JUDGE_TEST ? "test" : m == JUDGE_BENCHMARK ? "benchmark" : "leaderboard";
-}
-
-int judge_mode_parse(const char *s)
-{
-    if (strcmp(s, "test") == 0) return JUDGE_TEST;
-    if (strcmp(s, "benchmark") == 0) return JUDGE_BENCHMARK;
-    if (strcmp(s, "leaderboard") == 0) return JUDGE_LEADERBOARD;
-    return -1;
-}
-
-static void judge_event(struct judge *j, const char *event, const cJSON *data)
+static void judge_event(struct judge *j, enum kj_event event, const cJSON *data)
 {
     if (j->job->progress != NULL)
         j->job->progress(j->job->progress_ctx, event, data);
 }
 
 /* Set the verdict and its one-line message (first verdict wins). */
-static void judge_verdict(struct judge *j, const char *verdict, const char *fmt, ...)
+static void judge_verdict(struct judge *j, enum kj_verdict verdict, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
-static void judge_verdict(struct judge *j, const char *verdict, const char *fmt, ...)
+static void judge_verdict(struct judge *j, enum kj_verdict verdict, const char *fmt, ...)
 {
     char msg[2048];
     va_list ap;
@@ -96,12 +84,12 @@ static void judge_verdict(struct judge *j, const char *verdict, const char *fmt,
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    cJSON_AddStringToObject(j->res, "verdict", verdict);
+    cJSON_AddStringToObject(j->res, "verdict", kj_verdict_name(verdict));
     cJSON_AddStringToObject(j->res, "message", msg);
     cJSON *ev = cJSON_CreateObject();
-    cJSON_AddStringToObject(ev, "verdict", verdict);
+    cJSON_AddStringToObject(ev, "verdict", kj_verdict_name(verdict));
     cJSON_AddStringToObject(ev, "message", msg);
-    judge_event(j, "verdict", ev);
+    judge_event(j, KJ_EV_VERDICT, ev);
     cJSON_Delete(ev);
 }
 
@@ -125,27 +113,6 @@ static cJSON *judge_shape_json(const struct spec *s, const struct spec_case *c)
     for (int v = 0; v < s->nvars; v++)
         cJSON_AddNumberToObject(o, s->vars[v], (double)c->val[v]);
     return o;
-}
-
-static int read_file(const char *path, char **out, size_t *len, struct kj_err *err)
-{
-    FILE *f = fopen(path, "rb");
-    char *buf = NULL;
-    long n;
-    if (f == NULL)
-        return KJ_FAIL(err, KJ_EIO, "cannot open %s: %s", path, strerror(errno));
-    if (fseek(f, 0, SEEK_END) != 0 || (n = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) != 0 ||
-        n > COMPILE_MAX_SOURCE || (buf = malloc((size_t)n + 1)) == NULL ||
-        fread(buf, 1, (size_t)n, f) != (size_t)n) {
-        fclose(f);
-        free(buf);
-        return KJ_FAIL(err, KJ_EIO, "cannot read %s", path);
-    }
-    fclose(f);
-    buf[n] = '\0';
-    *out = buf;
-    *len = (size_t)n;
-    return KJ_OK;
 }
 
 /* A request for case (bench, idx) with every other field zero. */
@@ -227,7 +194,7 @@ static int judge_compile(struct judge *j, struct kj_err *err)
     int grc = KJ_OK;
     cJSON *ev = cJSON_CreateObject();
     cJSON_AddStringToObject(ev, "arch", j->dev.arch);
-    judge_event(j, "compiling", ev);
+    judge_event(j, KJ_EV_COMPILING, ev);
     cJSON_Delete(ev);
     int rc, rrc;
     kj_err_clear(&gerr);
@@ -256,17 +223,17 @@ static int judge_compile(struct judge *j, struct kj_err *err)
      * nvdisasm takes about a second and test mode is for fast answers. */
     struct kj_err serr;
     kj_err_clear(&serr);
-    if (j->sub.ok && j->job->mode != JUDGE_TEST &&
+    if (j->sub.ok && j->job->mode != KJ_MODE_TEST &&
         sass_start(&j->sub, &j->sass, &serr) != KJ_OK && serr.code != KJ_ENOTFOUND)
         kj_log(KJ_LOG_WARN, "judge", "instruction classes from the PTX only: %s", serr.msg);
     cJSON *cj = compile_result_json(&j->sub);
-    judge_event(j, "compiled", cj);
+    judge_event(j, KJ_EV_COMPILED, cj);
     cJSON_AddItemToObject(j->res, "compile", cj);
     if (!j->sub.ok) {
         char first[512];
         size_t n = strcspn(j->sub.log, "\n");
         kj_printable(first, sizeof first, j->sub.log, n);
-        judge_verdict(j, "compile_error", "%s", first[0] ? first : "compilation failed");
+        judge_verdict(j, KJ_V_COMPILE_ERROR, "%s", first[0] ? first : "compilation failed");
         return KJ_OK;
     }
     if (rrc != KJ_OK)
@@ -300,11 +267,11 @@ static int judge_box_failed(struct judge *j, int is_ref, const struct box_rep *r
         return KJ_FAIL(err, KJ_EINTERNAL, "%s box, %s: %s", is_ref ? "reference" : "submission",
                        where, rep->msg);
     if (rep->status == BOX_REJECTED)
-        judge_verdict(j, "rejected", "%s", rep->msg);
+        judge_verdict(j, KJ_V_REJECTED, "%s", rep->msg);
     else if (rep->status == BOX_TIMEOUT)
-        judge_verdict(j, "time_limit", "%s: %s", where, rep->msg);
+        judge_verdict(j, KJ_V_TIME_LIMIT, "%s: %s", where, rep->msg);
     else
-        judge_verdict(j, "runtime_error", "%s: %s", where, rep->msg);
+        judge_verdict(j, KJ_V_RUNTIME_ERROR, "%s: %s", where, rep->msg);
     return KJ_OK;
 }
 
@@ -324,9 +291,9 @@ static int judge_call(struct judge *j, int is_ref, const struct box_req *req, co
         return -1;
     box_kill(p);
     if (rc == KJ_ETIMEOUT)
-        judge_verdict(j, "time_limit", "%s: %s", where, err->msg);
+        judge_verdict(j, KJ_V_TIME_LIMIT, "%s: %s", where, err->msg);
     else
-        judge_verdict(j, "runtime_error", "%s: the process running the kernel died", where);
+        judge_verdict(j, KJ_V_RUNTIME_ERROR, "%s: the process running the kernel died", where);
     kj_err_clear(err);
     return 0;
 }
@@ -496,14 +463,14 @@ static int judge_tests(struct judge *j, struct kj_err *err)
         cJSON_AddNumberToObject(e, "seed", (double)s->tests[i].seed);
         cJSON_AddItemToArray(j->tests, e);
         int r = judge_one_call(j, 0, i, s->tests[i].seed, BOX_OP_CASE, 1, e, NULL, err);
-        judge_event(j, "test", e);
+        judge_event(j, KJ_EV_TEST, e);
         if (r < 0)
             return KJ_EINTERNAL;
         if (r == 0) {
             char shape[256];
             spec_case_label(s, &s->tests[i], shape, sizeof shape);
             const cJSON *m = cJSON_GetObjectItem(e, "message");
-            judge_verdict(j, "wrong_answer", "test %d (%s): %s", i, shape,
+            judge_verdict(j, KJ_V_WRONG_ANSWER, "test %d (%s): %s", i, shape,
                           cJSON_IsString(m) ? m->valuestring : "wrong output");
             return KJ_OK;
         }
@@ -516,7 +483,7 @@ static int judge_tests(struct judge *j, struct kj_err *err)
 static uint64_t judge_bench_seed(const struct judge *j, int b, long k)
 {
     uint64_t s = j->spec->benchmarks[b].seed + (uint64_t)JUDGE_SEED_STRIDE * (uint64_t)k;
-    return j->job->mode == JUDGE_LEADERBOARD ? philox_mix_seed(s, j->job->secret_seed) : s;
+    return j->job->mode == KJ_MODE_LEADERBOARD ? philox_mix_seed(s, j->job->secret_seed) : s;
 }
 
 /* Minimum time for shape b: bytes that must move over the measured copy
@@ -758,7 +725,7 @@ static int judge_benchmarks(struct judge *j, struct kj_err *err)
     for (int i = 0; i < s->nbenchmarks; i++)
         order[i] = i;
     /* Leaderboard runs visit the shapes in a random order. */
-    for (int i = s->nbenchmarks - 1; j->job->mode == JUDGE_LEADERBOARD && i > 0; i--) {
+    for (int i = s->nbenchmarks - 1; j->job->mode == KJ_MODE_LEADERBOARD && i > 0; i--) {
         int k = (int)(j->poison++ % (uint64_t)(i + 1)), t = order[i];
         order[i] = order[k];
         order[k] = t;
@@ -775,14 +742,14 @@ static int judge_benchmarks(struct judge *j, struct kj_err *err)
         int r = judge_warmup(j, b, err);
         if (r > 0)
             r = judge_sample_shape(j, b, e, err);
-        judge_event(j, "benchmark", e);
+        judge_event(j, KJ_EV_BENCHMARK, e);
         if (r < 0)
             return judge_has_verdict(j) ? KJ_OK : KJ_EINTERNAL;
         if (r == 0) {
             char shape[256];
             spec_case_label(s, &s->benchmarks[b], shape, sizeof shape);
             const cJSON *m = cJSON_GetObjectItem(e, "message");
-            judge_verdict(j, "wrong_answer", "benchmark %d (%s), timed call %d: %s", b, shape,
+            judge_verdict(j, KJ_V_WRONG_ANSWER, "benchmark %d (%s), timed call %d: %s", b, shape,
                           cJSON_GetObjectItem(e, "failed_call") ?
                           cJSON_GetObjectItem(e, "failed_call")->valueint : 0,
                           cJSON_IsString(m) ? m->valuestring : "wrong output");
@@ -864,7 +831,7 @@ static int judge_directives(struct judge *j, struct kj_err *err)
     struct expr_vars vars;
     spec_expr_vars(s, names, NULL, &vars);
     snprintf(path, sizeof path, "%s/reference.cu", s->dir);
-    int rc = read_file(path, &j->refsrc, &j->reflen, err);
+    int rc = kj_read_file(path, COMPILE_MAX_SOURCE, &j->refsrc, &j->reflen, err);
     if (rc == KJ_OK && (dir_parse(j->refsrc, j->reflen, &j->refdirs, err) != KJ_OK ||
                         dir_check_names(&j->refdirs, &vars, err) != KJ_OK))
         rc = KJ_EINTERNAL;
@@ -874,7 +841,7 @@ static int judge_directives(struct judge *j, struct kj_err *err)
         snprintf(path, sizeof path, "%s/generate.cu", s->dir);
         struct kj_err gerr;
         kj_err_clear(&gerr);
-        rc = read_file(path, &j->gensrc, &j->genlen, err);
+        rc = kj_read_file(path, COMPILE_MAX_SOURCE, &j->gensrc, &j->genlen, err);
         if (rc == KJ_OK && (dir_parse(j->gensrc, j->genlen, &j->gendirs, &gerr) != KJ_OK ||
                             dir_check_names(&j->gendirs, &vars, &gerr) != KJ_OK))
             rc = KJ_FAIL(err, KJ_EINTERNAL, "generate.cu of %s: %s", s->name, gerr.msg);
@@ -887,9 +854,9 @@ static int judge_directives(struct judge *j, struct kj_err *err)
     kj_err_clear(&uerr);
     if (dir_parse(j->job->source, j->job->source_len, &j->dirs, &uerr) != KJ_OK ||
         dir_check_names(&j->dirs, &vars, &uerr) != KJ_OK)
-        judge_verdict(j, "rejected", "%s", uerr.msg);
+        judge_verdict(j, KJ_V_REJECTED, "%s", uerr.msg);
     else if (j->dirs.leaderboard[0] != '\0' && strcmp(j->dirs.leaderboard, s->name) != 0)
-        judge_verdict(j, "rejected", "line %d: the source names leaderboard '%s' but is judged "
+        judge_verdict(j, KJ_V_REJECTED, "line %d: the source names leaderboard '%s' but is judged "
                       "on '%s'", j->dirs.leaderboard_line, j->dirs.leaderboard, s->name);
     return KJ_OK;
 }
@@ -914,7 +881,7 @@ static int judge_dump(struct judge *j, struct kj_err *err)
         cJSON_AddItemToObject(e, "shape", judge_shape_json(s, c));
         cJSON_AddItemToArray(bench ? j->benches : j->tests, e);
         int r = judge_one_call(j, bench, idx, c->seed, BOX_OP_CASE, 1, e, NULL, err);
-        judge_event(j, bench ? "benchmark" : "test", e);
+        judge_event(j, bench ? KJ_EV_BENCHMARK : KJ_EV_TEST, e);
         if (r < 0 || judge_has_verdict(j)) {
             rc = r < 0 ? KJ_EINTERNAL : KJ_OK;
             break;
@@ -931,10 +898,10 @@ static int judge_dump(struct judge *j, struct kj_err *err)
     if ((rc = dump_close(&d, err)) != KJ_OK)
         return rc;
     if (failed > 0)
-        judge_verdict(j, "wrong_answer", "%d of %d shapes differ from the reference (dumped "
+        judge_verdict(j, KJ_V_WRONG_ANSWER, "%d of %d shapes differ from the reference (dumped "
                       "anyway)", failed, s->ntests + s->nbenchmarks);
     else
-        judge_verdict(j, "accepted", "%d shapes dumped to %s", s->ntests + s->nbenchmarks,
+        judge_verdict(j, KJ_V_ACCEPTED, "%d shapes dumped to %s", s->ntests + s->nbenchmarks,
                       j->job->dump_dir);
     return KJ_OK;
 }
@@ -970,11 +937,11 @@ static int judge_steps(struct judge *j, struct kj_err *err)
         return judge_dump(j, err);
     if ((rc = judge_tests(j, err)) != KJ_OK || judge_has_verdict(j))
         return rc;
-    if (j->job->mode != JUDGE_TEST && (rc = judge_benchmarks(j, err)) != KJ_OK)
+    if (j->job->mode != KJ_MODE_TEST && (rc = judge_benchmarks(j, err)) != KJ_OK)
         return rc;
     if (!judge_has_verdict(j))
-        judge_verdict(j, "accepted", "%d tests passed%s", j->spec->ntests,
-                      j->job->mode == JUDGE_TEST ? "" : "; benchmark shapes timed");
+        judge_verdict(j, KJ_V_ACCEPTED, "%d tests passed%s", j->spec->ntests,
+                      j->job->mode == KJ_MODE_TEST ? "" : "; benchmark shapes timed");
     return KJ_OK;
 }
 
@@ -989,8 +956,8 @@ int judge_run(const struct judge_job *job, cJSON **result, struct kj_err *err)
     j.job = job;
     j.spec = job->spec;
     j.gpu_verify = getenv("KJUDGE_HOST_VERIFY") == NULL;
-    double limit = job->mode == JUDGE_TEST ? job->spec->limit_test_s :
-                   job->mode == JUDGE_BENCHMARK ? job->spec->limit_benchmark_s :
+    double limit = job->mode == KJ_MODE_TEST ? job->spec->limit_test_s :
+                   job->mode == KJ_MODE_BENCHMARK ? job->spec->limit_benchmark_s :
                    job->spec->limit_leaderboard_s;
     if (job->time_limit_s > 0)
         limit = job->time_limit_s;
@@ -999,7 +966,7 @@ int judge_run(const struct judge_job *job, cJSON **result, struct kj_err *err)
         j.poison = (uint64_t)time(NULL) ^ (uint64_t)getpid() << 32;
     j.res = cJSON_CreateObject();
     cJSON_AddStringToObject(j.res, "leaderboard", j.spec->name);
-    cJSON_AddStringToObject(j.res, "mode", judge_mode_name(job->mode));
+    cJSON_AddStringToObject(j.res, "mode", kj_mode_name(job->mode));
     j.tests = cJSON_AddArrayToObject(j.res, "tests");
     j.benches = cJSON_AddArrayToObject(j.res, "benchmarks");
     int rc = judge_steps(&j, err);

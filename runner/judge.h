@@ -13,18 +13,18 @@
 #include <stddef.h>
 #include <cjson/cJSON.h>
 #include "kj_err.h"
+#include "protocol.h"
 #include "spec.h"
 
-enum judge_mode { JUDGE_TEST = 0, JUDGE_BENCHMARK, JUDGE_LEADERBOARD };
-
-/* Called for each step; data is borrowed for the duration of the call. */
-typedef void (*judge_progress_fn)(void *ctx, const char *event, const cJSON *data);
+/* Called for each step (KJ_EV_COMPILING ... KJ_EV_VERDICT); data is the
+ * event's JSON object, borrowed for the duration of the call. */
+typedef void (*judge_progress_fn)(void *ctx, enum kj_event event, const cJSON *data);
 
 struct judge_job {
     const struct spec *spec;      /* borrowed */
     const char *source;           /* borrowed, source_len bytes */
     size_t source_len;
-    enum judge_mode mode;
+    enum kj_mode mode;
     uint64_t secret_seed;         /* leaderboard mode only */
     int gpu;                      /* device ordinal */
     const char *arch;             /* the GPU's "sm_XY" when known (serve probes it once), so
@@ -46,9 +46,5 @@ struct judge_job {
  * A return < 0 is the judge's own fault (err says what): the caller reports
  * internal_error and may retry; the submission is not charged. */
 int judge_run(const struct judge_job *job, cJSON **result, struct kj_err *err);
-
-const char *judge_mode_name(enum judge_mode m);
-/* Parse "test" | "benchmark" | "leaderboard"; -1 if unknown. */
-int judge_mode_parse(const char *s);
 
 #endif

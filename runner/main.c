@@ -15,6 +15,8 @@
 #include "compile.h"
 #include "directive.h"
 #include "judge.h"
+#include "kj_file.h"
+#include "protocol.h"
 #include "report.h"
 #include "rbox.h"
 #include "sandbox.h"
@@ -115,20 +117,11 @@ static int parse_opts(int argc, char **argv, struct opts *o)
  * caller frees it. */
 static char *slurp(const char *path, size_t *len)
 {
-    FILE *f = fopen(path, "rb");
-    char *buf = malloc(COMPILE_MAX_SOURCE + 2);
+    struct kj_err err;
+    char *buf = NULL;
     size_t n = 0;
-    if (f == NULL || buf == NULL) {
-        fprintf(stderr, "kjudge-runner: cannot read %s: %s\n", path, strerror(errno));
-        if (f) fclose(f);
-        free(buf);
-        return NULL;
-    }
-    n = fread(buf, 1, COMPILE_MAX_SOURCE + 1, f);
-    fclose(f);
-    if (n > COMPILE_MAX_SOURCE) {
-        fprintf(stderr, "kjudge-runner: %s is larger than %d bytes\n", path, COMPILE_MAX_SOURCE);
-        free(buf);
+    if (kj_read_file(path, COMPILE_MAX_SOURCE, &buf, &n, &err) != KJ_OK) {
+        fprintf(stderr, "kjudge-runner: %s\n", err.msg);
         return NULL;
     }
     /* A leading UTF-8 byte-order mark is dropped, as the server drops it
@@ -136,8 +129,8 @@ static char *slurp(const char *path, size_t *len)
     if (n >= 3 && memcmp(buf, "\xef\xbb\xbf", 3) == 0) {
         memmove(buf, buf + 3, n - 3);
         n -= 3;
+        buf[n] = '\0';
     }
-    buf[n] = '\0';
     *len = n;
     return buf;
 }
@@ -216,11 +209,12 @@ static int cmd_eval(const struct opts *o)
     size_t len;
     char *src = slurp(o->file, &len);
     struct spec *s = src ? load_board(o, src, len) : NULL;
-    int mode = judge_mode_parse(o->mode), rc = EXIT_USAGE;
+    enum kj_mode mode = KJ_MODE_TEST;
+    int mode_ok = kj_mode_parse(o->mode, &mode) == 0, rc = EXIT_USAGE;
     cJSON *res = NULL;
     struct kj_err err;
-    if (s == NULL || mode < 0) {
-        if (mode < 0)
+    if (s == NULL || !mode_ok) {
+        if (!mode_ok)
             fprintf(stderr, "kjudge-runner: --mode must be test, benchmark or leaderboard\n");
         goto out;
     }
@@ -229,7 +223,7 @@ static int cmd_eval(const struct opts *o)
     jj.spec = s;
     jj.source = src;
     jj.source_len = len;
-    jj.mode = (enum judge_mode)mode;
+    jj.mode = mode;
     jj.gpu = o->gpu;
     jj.warmup_s = o->warmup;
     jj.time_limit_s = o->time_limit;
@@ -251,7 +245,9 @@ static int cmd_eval(const struct opts *o)
     else
         report_table(stdout, res, o->file);
     const cJSON *v = cJSON_GetObjectItem(res, "verdict");
-    rc = cJSON_IsString(v) && strcmp(v->valuestring, "accepted") == 0 ? EXIT_OK : EXIT_VERDICT;
+    enum kj_verdict verdict;
+    rc = cJSON_IsString(v) && kj_verdict_parse(v->valuestring, &verdict) == 0 &&
+         verdict == KJ_V_ACCEPTED ? EXIT_OK : EXIT_VERDICT;
 out:
     cJSON_Delete(res);
     spec_free(s);

@@ -103,26 +103,26 @@ void report_table(FILE *f, const cJSON *r, const char *file_name)
     fprintf(f, "\n  %s\n", str(r, "message"));
 }
 
-void report_progress(void *ctx, const char *event, const cJSON *d)
+void report_progress(void *ctx, enum kj_event event, const cJSON *d)
 {
     FILE *f = ctx;
     char shape[160];
-    if (strcmp(event, "test") == 0 || strcmp(event, "benchmark") == 0) {
+    if (event == KJ_EV_TEST || event == KJ_EV_BENCHMARK) {
         shape_text(cJSON_GetObjectItem(d, "shape"), shape, sizeof shape);
-        if (strcmp(event, "benchmark") == 0 && strcmp(str(d, "status"), "pass") == 0)
+        if (event == KJ_EV_BENCHMARK && strcmp(str(d, "status"), "pass") == 0)
             fprintf(f, "[kjudge] benchmark %.0f (%s): median %.3f us over %.0f samples (%s)\n",
                     num(d, "index"), shape, num(d, "median_ns") / 1e3, num(d, "n"),
                     str(d, "stop_reason"));
         else
-            fprintf(f, "[kjudge] %s %.0f (%s): %s %s\n", event, num(d, "index"), shape,
+            fprintf(f, "[kjudge] %s %.0f (%s): %s %s\n", kj_event_name(event), num(d, "index"), shape,
                     str(d, "status"), str(d, "message"));
-    } else if (strcmp(event, "compiled") == 0) {
+    } else if (event == KJ_EV_COMPILED) {
         fprintf(f, "[kjudge] compiled: %s\n", cJSON_IsTrue(cJSON_GetObjectItem(d, "ok")) ?
                 "ok" : "compile error");
-    } else if (strcmp(event, "verdict") == 0) {
+    } else if (event == KJ_EV_VERDICT) {
         fprintf(f, "[kjudge] verdict: %s\n", str(d, "verdict"));
     } else {
-        fprintf(f, "[kjudge] %s\n", event);
+        fprintf(f, "[kjudge] %s\n", kj_event_name(event));
     }
     fflush(f);
 }

@@ -8,11 +8,12 @@
 
 #include <stdio.h>
 #include <cjson/cJSON.h>
+#include "protocol.h"
 
 /* The whole result as a readable table. */
 void report_table(FILE *f, const cJSON *result, const char *file_name);
 
 /* One line for a progress event (judge_progress_fn signature, ctx = FILE*). */
-void report_progress(void *ctx, const char *event, const cJSON *data);
+void report_progress(void *ctx, enum kj_event event, const cJSON *data);
 
 #endif

@@ -17,12 +17,13 @@
 #include "gputype.h"
 #include "httpc.h"
 #include "judge.h"
+#include "kj_ticker.h"
+#include "protocol.h"
 #include "rbox.h"
 #include "sandbox.h"
 #include "spec.h"
 
 #include <cjson/cJSON.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,9 +43,6 @@ struct serve {
     char gpu_type[64];
     long job_id;               /* job being judged, for progress posts */
     long attempt;              /* the claim's attempt, sent back as ?attempt= */
-    pthread_mutex_t mu;        /* guards beat_stop and the condition */
-    pthread_cond_t cv;
-    int beat_stop;             /* 1: the heartbeat thread ends */
     int unhealthy;             /* 1: the GPU failed its health check; stop taking work */
     int refused;               /* 1: the server refused this token's claims (401/403); stop */
     char why[256];             /* what the health check said */
@@ -69,14 +67,14 @@ static int serve_post(struct serve *sv, const char *path, const cJSON *body,
     return rc == KJ_OK ? resp->status : rc;
 }
 
-static void serve_progress(void *ctx, const char *event, const cJSON *data)
+static void serve_progress(void *ctx, enum kj_event event, const cJSON *data)
 {
     struct serve *sv = ctx;
     struct httpc_response r;
     struct kj_err err;
     char path[128];
     cJSON *body = cJSON_CreateObject();
-    cJSON_AddStringToObject(body, "event", event);
+    cJSON_AddStringToObject(body, "event", kj_event_name(event));
     cJSON_AddItemToObject(body, "data", cJSON_Duplicate(data, 1));
     snprintf(path, sizeof path, "/api/v1/runner/jobs/%ld/events?attempt=%ld", sv->job_id,
              sv->attempt);
@@ -84,7 +82,7 @@ static void serve_progress(void *ctx, const char *event, const cJSON *data)
     int st = serve_post(sv, path, body, &r, &err);
     if (st < 0 || st >= 300)
         kj_log(KJ_LOG_WARN, "serve", "progress not recorded job=%ld event=%s status=%d",
-               sv->job_id, event, st);
+               sv->job_id, kj_event_name(event), st);
     httpc_response_free(&r);
     cJSON_Delete(body);
 }
@@ -160,40 +158,28 @@ static void serve_post_result(struct serve *sv, long id, const cJSON *result)
     cJSON_Delete(replaced);
 }
 
-/* Keeps the job's lease alive while it is judged: a heartbeat every
- * SERVE_HEARTBEAT_S until serve_job() sets beat_stop. */
-static void *serve_heartbeat(void *arg)
+/* Keeps the job's lease alive while it is judged: the ticker serve_job()
+ * starts calls it every SERVE_HEARTBEAT_S. */
+static void serve_heartbeat(void *arg)
 {
     struct serve *sv = arg;
+    struct httpc_response r;
+    struct kj_err err;
     char path[128];
     snprintf(path, sizeof path, "/api/v1/runner/jobs/%ld/heartbeat?attempt=%ld", sv->job_id,
              sv->attempt);
-    pthread_mutex_lock(&sv->mu);
-    while (!sv->beat_stop) {
-        struct timespec until;
-        clock_gettime(CLOCK_REALTIME, &until);
-        until.tv_sec += SERVE_HEARTBEAT_S;
-        if (pthread_cond_timedwait(&sv->cv, &sv->mu, &until) == 0 || sv->beat_stop)
-            continue;
-        pthread_mutex_unlock(&sv->mu);
-        struct httpc_response r;
-        struct kj_err err;
-        memset(&r, 0, sizeof r);
-        if (httpc_request(sv->cfg->server, "POST", path, sv->cfg->token, "application/json", "{}",
-                          2, SERVE_TIMEOUT_MS, &r, &err) != KJ_OK || r.status >= 300)
-            kj_log(KJ_LOG_WARN, "serve", "heartbeat not taken job=%ld status=%d", sv->job_id,
-                   r.status);
-        httpc_response_free(&r);
-        pthread_mutex_lock(&sv->mu);
-    }
-    pthread_mutex_unlock(&sv->mu);
-    return NULL;
+    memset(&r, 0, sizeof r);
+    if (httpc_request(sv->cfg->server, "POST", path, sv->cfg->token, "application/json", "{}",
+                      2, SERVE_TIMEOUT_MS, &r, &err) != KJ_OK || r.status >= 300)
+        kj_log(KJ_LOG_WARN, "serve", "heartbeat not taken job=%ld status=%d", sv->job_id,
+               r.status);
+    httpc_response_free(&r);
 }
 
 static cJSON *serve_internal(const char *msg)
 {
     cJSON *r = cJSON_CreateObject();
-    cJSON_AddStringToObject(r, "verdict", "internal_error");
+    cJSON_AddStringToObject(r, "verdict", kj_verdict_name(KJ_V_INTERNAL));
     cJSON_AddStringToObject(r, "message", msg);
     cJSON_AddNullToObject(r, "score_ns");
     return r;
@@ -206,10 +192,11 @@ static cJSON *serve_internal(const char *msg)
 static cJSON *serve_check_gpu(struct serve *sv, cJSON *result)
 {
     const cJSON *v = cJSON_GetObjectItem(result, "verdict");
+    enum kj_verdict verdict;
     struct kj_err err;
     char msg[400];
-    if (!cJSON_IsString(v) || (strcmp(v->valuestring, "time_limit") != 0 &&
-                               strcmp(v->valuestring, "runtime_error") != 0))
+    if (!cJSON_IsString(v) || kj_verdict_parse(v->valuestring, &verdict) != 0 ||
+        (verdict != KJ_V_TIME_LIMIT && verdict != KJ_V_RUNTIME_ERROR))
         return result;
     kj_err_clear(&err);
     if (box_health(sv->cfg->gpu, &err) == KJ_OK) {
@@ -243,10 +230,11 @@ static void serve_job(struct serve *sv, const cJSON *job)
     const cJSON *att = cJSON_GetObjectItem(job, "attempt");
     sv->attempt = cJSON_IsNumber(att) ? (long)att->valuedouble : 1;
     const struct spec *spec = serve_spec(sv, lb->valuestring);
-    int m = judge_mode_parse(mode->valuestring);
+    enum kj_mode m;
+    int mode_ok = kj_mode_parse(mode->valuestring, &m) == 0;
     kj_log(KJ_LOG_INFO, "serve", "judging job=%ld leaderboard=%s mode=%s", sv->job_id,
            lb->valuestring, mode->valuestring);
-    if (spec == NULL || m < 0) {
+    if (spec == NULL || !mode_ok) {
         result = serve_internal(spec == NULL ? "this runner does not have that leaderboard"
                                              : "unknown mode");
     } else {
@@ -255,26 +243,23 @@ static void serve_job(struct serve *sv, const cJSON *job)
         jj.spec = spec;
         jj.source = src->valuestring;
         jj.source_len = strlen(src->valuestring);
-        jj.mode = (enum judge_mode)m;
+        jj.mode = m;
         jj.secret_seed = cJSON_IsString(secret) ? strtoull(secret->valuestring, NULL, 10) : 0;
         jj.gpu = sv->cfg->gpu;
         jj.arch = sv->dev.arch;
         jj.progress = serve_progress;
         jj.progress_ctx = sv;
+        struct kj_ticker *beat = NULL;
         kj_err_clear(&err);
-        pthread_t beat;
-        sv->beat_stop = 0;
-        int beating = pthread_create(&beat, NULL, serve_heartbeat, sv) == 0;
+        if (kj_ticker_start(SERVE_HEARTBEAT_S * 1000, serve_heartbeat, sv, "heartbeat", &beat,
+                            &err) != KJ_OK)
+            kj_log(KJ_LOG_WARN, "serve", "no heartbeats for job=%ld: %s", sv->job_id, err.msg);
+        kj_err_clear(&err);
         if (judge_run(&jj, &result, &err) != KJ_OK) {
             kj_log(KJ_LOG_ERROR, "serve", "judge failed job=%ld: %s", sv->job_id, err.msg);
             result = serve_internal(err.msg);
         }
-        pthread_mutex_lock(&sv->mu);
-        sv->beat_stop = 1;
-        pthread_cond_signal(&sv->cv);
-        pthread_mutex_unlock(&sv->mu);
-        if (beating)
-            pthread_join(beat, NULL);
+        kj_ticker_stop(beat);
         result = serve_check_gpu(sv, result);
     }
     const cJSON *v = cJSON_GetObjectItem(result, "verdict");
@@ -353,15 +338,11 @@ int serve_loop(const struct serve_cfg *cfg, struct kj_err *err)
     double backoff = SERVE_IDLE_S;
     memset(&sv, 0, sizeof sv);
     sv.cfg = cfg;
-    pthread_mutex_init(&sv.mu, NULL);
-    pthread_cond_init(&sv.cv, NULL);
     /* Refuse to judge on a host that cannot build the boxes, saying what it lacks. */
     struct sandbox_probe sp;
     char missing[512];
     sandbox_probe(&sp);
     if (rbox_missing(&sp, missing, sizeof missing) > 0) {
-        pthread_cond_destroy(&sv.cv);
-        pthread_mutex_destroy(&sv.mu);
         KJ_FAIL(err, KJ_EINVAL, "this host cannot sandbox submissions (missing: %.300s); "
                 "the runner does not judge without it", missing);
         serve_hello(&sv, err->msg);
@@ -422,7 +403,5 @@ int serve_loop(const struct serve_cfg *cfg, struct kj_err *err)
         rc = KJ_FAIL(err, KJ_ECUDA, "GPU %d is unhealthy: %s", cfg->gpu, sv.why);
 out:
     spec_free_all(sv.specs, sv.nspecs);
-    pthread_cond_destroy(&sv.cv);
-    pthread_mutex_destroy(&sv.mu);
     return rc;
 }

@@ -20,7 +20,7 @@ static cJSON *judge_src(const struct spec *s, const char *src)
     jj.spec = s;
     jj.source = src;
     jj.source_len = strlen(src);
-    jj.mode = JUDGE_TEST;
+    jj.mode = KJ_MODE_TEST;
     if (judge_run(&jj, &res, &err) != KJ_OK)
         fprintf(stderr, "judge_run: %s\n", err.msg);
     return res;

@@ -231,11 +231,11 @@ static void test_real_rejected(void)
     jj.spec = spec;
     jj.source = src;
     jj.source_len = strlen(src);
-    for (int m = JUDGE_TEST; m <= JUDGE_LEADERBOARD; m++) {
-        jj.mode = (enum judge_mode)m;
+    for (int m = KJ_MODE_TEST; m <= KJ_MODE_LEADERBOARD; m++) {
+        jj.mode = (enum kj_mode)m;
         KT_CHECK(judge_run(&jj, &res, &err) == KJ_OK && res != NULL, "judge_run: %s", err.msg);
         if (res != NULL)
-            must_pass(res, judge_mode_name(jj.mode), "judge_run's rejected result");
+            must_pass(res, kj_mode_name(jj.mode), "judge_run's rejected result");
         cJSON_Delete(res);
         res = NULL;
     }

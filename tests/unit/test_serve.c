@@ -15,6 +15,7 @@
 #include "../../runner/serve.c"
 
 #include <arpa/inet.h>
+#include <pthread.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/time.h>
@@ -127,7 +128,7 @@ int main(void)
     const char *ok204[] = {"204 "};
     cJSON *d = cJSON_CreateObject();
     fake_serve(&f, 1, ok204);
-    serve_progress(&sv, "compiling", d);
+    serve_progress(&sv, KJ_EV_COMPILING, d);
     pthread_join(f.tid, NULL);
     KT_CHECK(f.got == 1 && strncmp(f.req[0], "POST /api/v1/runner/jobs/42/events?attempt=2 ", 45) == 0,
              "the event names ?attempt=2: %.60s", f.req[0]);
