@@ -1168,57 +1168,6 @@ void compile_result_free(struct compile_result *out)
     memset(out, 0, sizeof *out);
 }
 
-static cJSON *kernel_json(const struct compile_kernel *k)
-{
-    cJSON *o = cJSON_CreateObject();
-
-    if (o == NULL || !cJSON_AddStringToObject(o, "name", k->name) ||
-        !cJSON_AddStringToObject(o, "lowered", k->lowered) ||
-        !cJSON_AddNumberToObject(o, "registers", k->registers) ||
-        !cJSON_AddNumberToObject(o, "smem_static", k->smem_static) ||
-        !cJSON_AddNumberToObject(o, "stack_frame", k->stack_frame) ||
-        !cJSON_AddNumberToObject(o, "spill_stores", k->spill_stores) ||
-        !cJSON_AddNumberToObject(o, "spill_loads", k->spill_loads) ||
-        !cJSON_AddNumberToObject(o, "barriers", k->barriers) ||
-        !cJSON_AddNumberToObject(o, "max_threads_per_block", k->max_threads_per_block) ||
-        !(k->tensor_cores[0] ? cJSON_AddStringToObject(o, "tensor_cores", k->tensor_cores)
-                             : cJSON_AddNullToObject(o, "tensor_cores")) ||
-        !cJSON_AddBoolToObject(o, "tma", k->uses_tma) ||
-        !cJSON_AddBoolToObject(o, "bulk_copy", k->uses_bulk_copy) ||
-        !cJSON_AddBoolToObject(o, "cp_async", k->uses_cp_async) ||
-        !cJSON_AddStringToObject(o, "classes_from", k->sass ? "sass" : "ptx") ||
-        !(k->sass ? cJSON_AddNumberToObject(o, "sass_instructions", k->sass_instructions)
-                  : cJSON_AddNullToObject(o, "sass_instructions"))) {
-        cJSON_Delete(o);
-        return NULL;
-    }
-    return o;
-}
-
-cJSON *compile_result_json(const struct compile_result *r)
-{
-    cJSON *o = cJSON_CreateObject(), *ks;
-    int k;
-
-    if (o == NULL || !cJSON_AddBoolToObject(o, "ok", r->ok) ||
-        !cJSON_AddStringToObject(o, "arch", r->arch) ||
-        !cJSON_AddStringToObject(o, "log", r->log ? r->log : "") ||
-        !cJSON_AddNumberToObject(o, "seconds", r->seconds) ||
-        (ks = cJSON_AddArrayToObject(o, "kernels")) == NULL)
-        goto fail;
-    for (k = 0; k < r->nkernels && k < DIR_MAX_LAUNCHES; k++) {
-        cJSON *kj = kernel_json(&r->kernels[k]);
-        if (kj == NULL || !cJSON_AddItemToArray(ks, kj)) {
-            cJSON_Delete(kj);
-            goto fail;
-        }
-    }
-    return o;
-fail:
-    cJSON_Delete(o);
-    return NULL;
-}
-
 void compile_nvrtc_version(char *buf, size_t bufsz)
 {
     int major = 0, minor = 0;

@@ -22,6 +22,7 @@
 #include "kj_file.h"
 #include "mono.h"
 #include "philox.h"
+#include "result.h"
 #include "sass.h"
 #include "stats.h"
 
@@ -41,6 +42,13 @@
 #define JUDGE_INPUT_CHECK_EVERY 8
 #define JUDGE_SEED_STRIDE 13    /* timed call k of a shape uses seed + 13 k */
 
+/* What a step of the judge that talks to a box came to. */
+enum judge_step {
+    STEP_ERROR = -1,  /* the judge's own fault: err says what; the job fails */
+    STEP_VERDICT = 0, /* the submission failed: a verdict was recorded, or the entry says fail */
+    STEP_PASS = 1     /* the call succeeded (the output matched) */
+};
+
 struct judge {
     const struct judge_job *job;
     const struct spec *spec;
@@ -55,8 +63,7 @@ struct judge {
     struct box_device dev;
     struct compile_result sub, refc, genc;
     struct sass_proc sass;      /* nvdisasm on the submission, pid -1 when not running */
-    cJSON *res;                 /* owned until returned */
-    cJSON *tests, *benches;     /* borrowed from res */
+    struct judge_result *res;   /* owned until returned */
     double deadline;            /* CLOCK_MONOTONIC seconds */
     uint64_t poison;
     int gpu_verify;             /* 1: verify in the reference box through CUDA IPC */
@@ -77,25 +84,44 @@ static void judge_verdict(struct judge *j, enum kj_verdict verdict, const char *
     __attribute__((format(printf, 3, 4)));
 static void judge_verdict(struct judge *j, enum kj_verdict verdict, const char *fmt, ...)
 {
-    char msg[2048];
+    char msg[RESULT_MAX_MESSAGE];
     va_list ap;
-    if (cJSON_GetObjectItem(j->res, "verdict") != NULL)
+    if (j->res->has_verdict)
         return;
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    cJSON_AddStringToObject(j->res, "verdict", kj_verdict_name(verdict));
-    cJSON_AddStringToObject(j->res, "message", msg);
-    cJSON *ev = cJSON_CreateObject();
-    cJSON_AddStringToObject(ev, "verdict", kj_verdict_name(verdict));
-    cJSON_AddStringToObject(ev, "message", msg);
+    result_set_verdict(j->res, verdict, msg);
+    cJSON *ev = result_verdict_json(j->res);
     judge_event(j, KJ_EV_VERDICT, ev);
     cJSON_Delete(ev);
 }
 
 static int judge_has_verdict(const struct judge *j)
 {
-    return cJSON_GetObjectItem(j->res, "verdict") != NULL;
+    return j->res->has_verdict;
+}
+
+/* Report a shape entry as event ev. */
+static void judge_shape_event(struct judge *j, enum kj_event ev, const struct result_shape *e)
+{
+    cJSON *o = result_shape_json(j->res, e);
+    judge_event(j, ev, o);
+    cJSON_Delete(o);
+}
+
+/* A new entry for case idx of the board's tests (bench 0) or benchmarks. */
+static struct result_shape *judge_entry(struct judge *j, int bench, int idx)
+{
+    struct judge_result *r = j->res;
+    struct result_shape *e = bench ? &r->benches[r->nbenches++] : &r->tests[r->ntests++];
+    const struct spec_case *c = bench ? &j->spec->benchmarks[idx] : &j->spec->tests[idx];
+    memset(e, 0, sizeof *e);
+    e->reached = 1;
+    e->index = idx;
+    e->failed_call = -1;
+    memcpy(e->val, c->val, sizeof e->val);
+    return e;
 }
 
 /* Milliseconds a call may take: the per-call cap or what is left of the job. */
@@ -105,14 +131,6 @@ static int judge_call_ms(const struct judge *j)
     if (left < 1)
         left = 1;
     return left < JUDGE_CALL_MS ? (int)left : JUDGE_CALL_MS;
-}
-
-static cJSON *judge_shape_json(const struct spec *s, const struct spec_case *c)
-{
-    cJSON *o = cJSON_CreateObject();
-    for (int v = 0; v < s->nvars; v++)
-        cJSON_AddNumberToObject(o, s->vars[v], (double)c->val[v]);
-    return o;
 }
 
 /* A request for case (bench, idx) with every other field zero. */
@@ -192,8 +210,7 @@ static int judge_compile(struct judge *j, struct kj_err *err)
     struct cbox_proc sp, rp, gp;
     struct kj_err rerr, gerr;
     int grc = KJ_OK;
-    cJSON *ev = cJSON_CreateObject();
-    cJSON_AddStringToObject(ev, "arch", j->dev.arch);
+    cJSON *ev = result_compiling_json(j->dev.arch);
     judge_event(j, KJ_EV_COMPILING, ev);
     cJSON_Delete(ev);
     int rc, rrc;
@@ -226,9 +243,10 @@ static int judge_compile(struct judge *j, struct kj_err *err)
     if (j->sub.ok && j->job->mode != KJ_MODE_TEST &&
         sass_start(&j->sub, &j->sass, &serr) != KJ_OK && serr.code != KJ_ENOTFOUND)
         kj_log(KJ_LOG_WARN, "judge", "instruction classes from the PTX only: %s", serr.msg);
-    cJSON *cj = compile_result_json(&j->sub);
+    cJSON *cj = result_compile_json(&j->sub);
     judge_event(j, KJ_EV_COMPILED, cj);
-    cJSON_AddItemToObject(j->res, "compile", cj);
+    cJSON_Delete(cj);
+    j->res->has_compile = 1; /* the report is j->sub's, taken at the end (judge_run) */
     if (!j->sub.ok) {
         char first[512];
         size_t n = strcspn(j->sub.log, "\n");
@@ -275,27 +293,29 @@ static int judge_box_failed(struct judge *j, int is_ref, const struct box_rep *r
     return KJ_OK;
 }
 
-/* A call that got no answer: the submission's box ran out of time (verdict),
- * or died; anything wrong with the reference box is ours. */
-static int judge_call(struct judge *j, int is_ref, const struct box_req *req, const void *payload,
-                      struct box_rep *rep, const char *where, struct kj_err *err)
+/* One request to a box. A call that got no answer: the submission's box ran
+ * out of time (verdict), or died; anything wrong with the reference box is
+ * ours. */
+static enum judge_step judge_call(struct judge *j, int is_ref, const struct box_req *req,
+                                  const void *payload, struct box_rep *rep, const char *where,
+                                  struct kj_err *err)
 {
     struct box_proc *p = is_ref ? &j->ref : &j->run;
     memset(rep, 0, sizeof *rep);
     int rc = box_call(p, req, payload, rep, judge_call_ms(j), err);
     if (rc == KJ_OK && rep->status == BOX_OK)
-        return 1;
+        return STEP_PASS;
     if (rc == KJ_OK)
-        return judge_box_failed(j, is_ref, rep, where, err) == KJ_OK ? 0 : -1;
+        return judge_box_failed(j, is_ref, rep, where, err) == KJ_OK ? STEP_VERDICT : STEP_ERROR;
     if (is_ref)
-        return -1;
+        return STEP_ERROR;
     box_kill(p);
     if (rc == KJ_ETIMEOUT)
         judge_verdict(j, KJ_V_TIME_LIMIT, "%s: %s", where, err->msg);
     else
         judge_verdict(j, KJ_V_RUNTIME_ERROR, "%s: the process running the kernel died", where);
     kj_err_clear(err);
-    return 0;
+    return STEP_VERDICT;
 }
 
 static int judge_load(struct judge *j, int is_ref, struct kj_err *err)
@@ -323,15 +343,15 @@ static int judge_load(struct judge *j, int is_ref, struct kj_err *err)
     if (ld.gen_size > 0)
         memcpy(payload + sizeof ld + cr->cubin_size, j->genc.cubin, ld.gen_size);
     req.payload = (uint32_t)n;
-    int r = judge_call(j, is_ref, &req, payload, &rep, "loading the module", err);
+    enum judge_step r = judge_call(j, is_ref, &req, payload, &rep, "loading the module", err);
     free(payload);
-    return r < 0 ? KJ_EINTERNAL : KJ_OK;
+    return r == STEP_ERROR ? KJ_EINTERNAL : KJ_OK;
 }
 
 /* Compare what the two boxes left in their regions for one call. Fills
- * entry with "status" and, on a mismatch, "mismatch"; returns 1 if equal. */
-static int judge_compare(struct judge *j, const struct spec_case *c, int check_inputs,
-                         cJSON *entry, struct kj_err *err)
+ * chk with the status and, on a mismatch, the mismatch. */
+static enum judge_step judge_compare(struct judge *j, const struct spec_case *c, int check_inputs,
+                                     struct result_check *chk, struct kj_err *err)
 {
     const struct spec *s = j->spec;
     const unsigned char *ref = j->ref_region;
@@ -339,7 +359,7 @@ static int judge_compare(struct judge *j, const struct spec_case *c, int check_i
     int64_t dims[SPEC_MAX_DIMS];
     int ndim;
     if (box_layout(s, c, off, size, &total, err) != KJ_OK)
-        return -1;
+        return STEP_ERROR;
     for (int b = 0; b < s->nbuffers; b++) {
         const struct spec_buffer *sb = &s->buffers[b];
         size_t es = spec_dtype_size(sb->dtype);
@@ -348,50 +368,52 @@ static int judge_compare(struct judge *j, const struct spec_case *c, int check_i
             if (!check_inputs ||
                 compare_exact(ref + off[b], j->run_region + off[b], size[b], es, &at) == 0)
                 continue;
-            char msg[256];
-            snprintf(msg, sizeof msg, "input '%s' was modified by the submission (first changed "
-                     "element at flat index %lld); inputs are read-only", sb->name, (long long)at);
-            cJSON_AddStringToObject(entry, "status", "fail");
-            cJSON_AddStringToObject(entry, "message", msg);
-            return 0;
+            chk->status = RESULT_FAIL;
+            snprintf(chk->message, sizeof chk->message, "input '%s' was modified by the "
+                     "submission (first changed element at flat index %lld); inputs are "
+                     "read-only", sb->name, (long long)at);
+            return STEP_VERDICT;
         }
         struct compare_report rep;
         double atol, rtol;
         if (spec_buffer_dims(s, b, c, dims, &ndim, err) != KJ_OK ||
             spec_tolerance(s, b, c, &atol, &rtol, err) != KJ_OK)
-            return -1;
+            return STEP_ERROR;
         if (compare_buffers(sb->dtype, ref + off[b], j->run_region + off[b],
-                            (int64_t)(size[b] / es), dims, ndim, atol, rtol, &rep) != 0)
-            return KJ_FAIL(err, KJ_EINTERNAL, "comparison of %s failed", sb->name), -1;
+                            (int64_t)(size[b] / es), dims, ndim, atol, rtol, &rep) != 0) {
+            KJ_FAIL(err, KJ_EINTERNAL, "comparison of %s failed", sb->name);
+            return STEP_ERROR;
+        }
         if (rep.count == 0)
             continue;
-        char msg[1024];
-        compare_report_text(&rep, sb->name, msg, sizeof msg);
-        cJSON_AddStringToObject(entry, "status", "fail");
-        cJSON_AddStringToObject(entry, "message", msg);
-        cJSON_AddItemToObject(entry, "mismatch", compare_report_json(&rep, sb->name));
-        return 0;
+        chk->status = RESULT_FAIL;
+        compare_report_text(&rep, sb->name, chk->message, sizeof chk->message);
+        chk->has_mismatch = 1;
+        chk->mismatch = rep;
+        snprintf(chk->mismatch_buffer, sizeof chk->mismatch_buffer, "%s", sb->name);
+        return STEP_VERDICT;
     }
-    cJSON_AddStringToObject(entry, "status", "pass");
-    return 1;
+    chk->status = RESULT_PASS;
+    return STEP_PASS;
 }
 
 /* The detailed comparison on the host: both boxes copy their buffers out. */
-static int judge_host_check(struct judge *j, int bench, int idx, int check_inputs, cJSON *entry,
-                            struct kj_err *err)
+static enum judge_step judge_host_check(struct judge *j, int bench, int idx, int check_inputs,
+                                        struct result_check *chk, struct kj_err *err)
 {
     struct box_req req = judge_req(BOX_OP_COPY, bench, idx);
     struct box_rep rep;
     req.copy_inputs = check_inputs;
-    if (judge_call(j, 1, &req, NULL, &rep, "reference copy", err) <= 0 ||
-        judge_call(j, 0, &req, NULL, &rep, "copy", err) <= 0)
-        return judge_has_verdict(j) ? 0 : -1;
+    if (judge_call(j, 1, &req, NULL, &rep, "reference copy", err) != STEP_PASS ||
+        judge_call(j, 0, &req, NULL, &rep, "copy", err) != STEP_PASS)
+        return judge_has_verdict(j) ? STEP_VERDICT : STEP_ERROR;
     const struct spec_case *c = bench ? &j->spec->benchmarks[idx] : &j->spec->tests[idx];
-    return judge_compare(j, c, check_inputs, entry, err);
+    return judge_compare(j, c, check_inputs, chk, err);
 }
 
 /* Verify on the GPU, in the reference box, through the submission box's
- * buffers mapped there: 1 = equal, 0 = the host must look, -1 = error. */
+ * buffers mapped there: 1 = equal, 0 = the host must look (a difference, or
+ * no GPU path), -1 = error. */
 static int judge_gpu_check(struct judge *j, int bench, int idx, int check_inputs,
                            const struct box_rep *run, struct kj_err *err)
 {
@@ -420,58 +442,60 @@ static int judge_gpu_check(struct judge *j, int bench, int idx, int check_inputs
 }
 
 /* Run case (bench, idx) once in both boxes with seed and verify the
- * submission's call. 1 = pass, 0 = a verdict or a failed entry, -1 = error. */
-static int judge_one_call(struct judge *j, int bench, int idx, uint64_t seed, int op,
-                          int check_inputs, cJSON *entry, double *ns, struct kj_err *err)
+ * submission's call into chk. STEP_VERDICT: a verdict, or chk says fail. */
+static enum judge_step judge_one_call(struct judge *j, int bench, int idx, uint64_t seed, int op,
+                                      int check_inputs, struct result_check *chk, double *ns,
+                                      struct kj_err *err)
 {
     struct box_req req = judge_req(BOX_OP_CASE, bench, idx);
     struct box_rep rep;
     req.seed = seed;
     req.no_copy = 1;
     req.poison_seed = j->poison++;
-    int r = judge_call(j, 1, &req, NULL, &rep, "reference", err);
-    if (r <= 0)
+    enum judge_step r = judge_call(j, 1, &req, NULL, &rep, "reference", err);
+    if (r != STEP_PASS)
         return r;
     req.op = op;
     req.poison_seed = j->poison++;
     r = judge_call(j, 0, &req, NULL, &rep, bench ? "benchmark" : "test", err);
-    if (r <= 0) {
-        cJSON_AddStringToObject(entry, "status", "error");
-        cJSON_AddStringToObject(entry, "message", rep.msg[0] ? rep.msg : "the kernel did not finish");
+    if (r != STEP_PASS) {
+        chk->status = RESULT_ERROR;
+        snprintf(chk->message, sizeof chk->message, "%s",
+                 rep.msg[0] ? rep.msg : "the kernel did not finish");
         return r;
     }
     if (ns != NULL)
         *ns = rep.ns;
     if (j->gpu_verify) {
-        r = judge_gpu_check(j, bench, idx, check_inputs, &rep, err);
-        if (r != 0) {
-            if (r == 1)
-                cJSON_AddStringToObject(entry, "status", "pass");
-            return r;
+        int g = judge_gpu_check(j, bench, idx, check_inputs, &rep, err);
+        if (g < 0)
+            return STEP_ERROR;
+        if (g == 1) {
+            chk->status = RESULT_PASS;
+            return STEP_PASS;
         }
     }
-    return judge_host_check(j, bench, idx, check_inputs, entry, err);
+    return judge_host_check(j, bench, idx, check_inputs, chk, err);
 }
 
 static int judge_tests(struct judge *j, struct kj_err *err)
 {
     const struct spec *s = j->spec;
     for (int i = 0; i < s->ntests; i++) {
-        cJSON *e = cJSON_CreateObject();
-        cJSON_AddNumberToObject(e, "index", i);
-        cJSON_AddItemToObject(e, "shape", judge_shape_json(s, &s->tests[i]));
-        cJSON_AddNumberToObject(e, "seed", (double)s->tests[i].seed);
-        cJSON_AddItemToArray(j->tests, e);
-        int r = judge_one_call(j, 0, i, s->tests[i].seed, BOX_OP_CASE, 1, e, NULL, err);
-        judge_event(j, KJ_EV_TEST, e);
-        if (r < 0)
+        struct result_shape *e = judge_entry(j, 0, i);
+        e->has_seed = 1;
+        e->seed = s->tests[i].seed;
+        enum judge_step r = judge_one_call(j, 0, i, s->tests[i].seed, BOX_OP_CASE, 1, &e->check,
+                                           NULL, err);
+        judge_shape_event(j, KJ_EV_TEST, e);
+        if (r == STEP_ERROR)
             return KJ_EINTERNAL;
-        if (r == 0) {
+        if (r == STEP_VERDICT) {
             char shape[256];
             spec_case_label(s, &s->tests[i], shape, sizeof shape);
-            const cJSON *m = cJSON_GetObjectItem(e, "message");
             judge_verdict(j, KJ_V_WRONG_ANSWER, "test %d (%s): %s", i, shape,
-                          cJSON_IsString(m) ? m->valuestring : "wrong output");
+                          e->check.status == RESULT_FAIL || e->check.status == RESULT_ERROR ?
+                          e->check.message : "wrong output");
             return KJ_OK;
         }
     }
@@ -519,34 +543,17 @@ static double judge_floor_ns(const struct judge *j, int b)
     return bytes / bw * 1e9;
 }
 
-static void judge_add_stats(cJSON *e, const struct stats_summary *st, const char *stop,
-                            double floor_ns)
+/* Record why sampling of a shape ended early: a failed call (r says how). */
+static void judge_shape_failed(struct result_shape *e, const struct result_check *call,
+                               enum judge_step r, long n)
 {
-    cJSON_AddNumberToObject(e, "median_ns", st->median);
-    cJSON_AddNumberToObject(e, "mean_ns", st->mean);
-    cJSON_AddNumberToObject(e, "stdev_ns", st->stdev);
-    cJSON_AddNumberToObject(e, "min_ns", st->min);
-    cJSON_AddNumberToObject(e, "max_ns", st->max);
-    cJSON_AddNumberToObject(e, "q1_ns", st->q1);
-    cJSON_AddNumberToObject(e, "q3_ns", st->q3);
-    cJSON_AddNumberToObject(e, "ci_lo_ns", st->ci_lo);
-    cJSON_AddNumberToObject(e, "ci_hi_ns", st->ci_hi);
-    cJSON_AddNumberToObject(e, "n", (double)st->n);
-    cJSON_AddStringToObject(e, "stop_reason", stop);
-    cJSON_AddNumberToObject(e, "floor_ns", floor_ns);
-    cJSON_AddBoolToObject(e, "below_floor", stats_below_floor(st->median, floor_ns));
-}
-
-/* Record why sampling of a shape ended early: a failed call. */
-static void judge_shape_failed(cJSON *e, cJSON *call, int r, long n)
-{
-    const cJSON *m = cJSON_GetObjectItem(call, "message");
-    cJSON_AddStringToObject(e, "status", r == 0 ? "fail" : "error");
-    cJSON_AddStringToObject(e, "message", cJSON_IsString(m) ? m->valuestring : "");
-    cJSON_AddNumberToObject(e, "failed_call", (double)n);
-    cJSON *mm = cJSON_DetachItemFromObject(call, "mismatch");
-    if (mm != NULL)
-        cJSON_AddItemToObject(e, "mismatch", mm);
+    e->check.status = r == STEP_VERDICT ? RESULT_FAIL : RESULT_ERROR;
+    snprintf(e->check.message, sizeof e->check.message, "%s",
+             call->status == RESULT_FAIL || call->status == RESULT_ERROR ? call->message : "");
+    e->failed_call = n;
+    e->check.has_mismatch = call->has_mismatch;
+    e->check.mismatch = call->mismatch;
+    memcpy(e->check.mismatch_buffer, call->mismatch_buffer, sizeof e->check.mismatch_buffer);
 }
 
 static int judge_keep_sample(struct judge *j, size_t n, double ns, struct kj_err *err)
@@ -565,7 +572,8 @@ static int judge_keep_sample(struct judge *j, size_t n, double ns, struct kj_err
 
 /* Sample shape b until the stopping rule says so. Every timed call has its
  * own seed and is verified before the next one starts. */
-static int judge_sample_shape(struct judge *j, int b, cJSON *e, struct kj_err *err)
+static enum judge_step judge_sample_shape(struct judge *j, int b, struct result_shape *e,
+                                          struct kj_err *err)
 {
     struct stats_rule rule = STATS_RULE_DEFAULT;
     struct stats_stopper st;
@@ -580,90 +588,93 @@ static int judge_sample_shape(struct judge *j, int b, cJSON *e, struct kj_err *e
     }
     stats_stopper_init(&st, &rule);
     while (stop == STATS_CONTINUE) {
-        cJSON *call = cJSON_CreateObject();
+        struct result_check call;
         double ns = 0;
         int check = (n % JUDGE_INPUT_CHECK_EVERY) == 0;
-        int r = judge_one_call(j, 1, b, judge_bench_seed(j, b, (long)n), BOX_OP_SAMPLE, check,
-                               call, &ns, err);
-        if (r == 1 && judge_keep_sample(j, n, ns, err) != KJ_OK)
-            r = -1;
-        if (r != 1) {
-            judge_shape_failed(e, call, r, (long)n);
-            cJSON_Delete(call);
+        memset(&call, 0, sizeof call);
+        enum judge_step r = judge_one_call(j, 1, b, judge_bench_seed(j, b, (long)n), BOX_OP_SAMPLE,
+                                           check, &call, &ns, err);
+        if (r == STEP_PASS && judge_keep_sample(j, n, ns, err) != KJ_OK)
+            r = STEP_ERROR;
+        if (r != STEP_PASS) {
+            judge_shape_failed(e, &call, r, (long)n);
             return r;
         }
-        cJSON_Delete(call);
         n++;
         total += ns * 1e-9;
         stop = stats_stopper_check(&st, j->samples, n, total, mono_now() - t0);
     }
-    struct stats_summary sum;
-    if (stats_summarize(j->samples, n, &sum) != KJ_OK)
-        return KJ_FAIL(err, KJ_EINTERNAL, "no samples for benchmark %d", b), -1;
-    cJSON_AddStringToObject(e, "status", "pass");
-    judge_add_stats(e, &sum, stats_stop_name(stop), judge_floor_ns(j, b));
-    cJSON_AddNumberToObject(e, "wall_s", mono_now() - t0);
-    cJSON_AddNumberToObject(e, "wall_ms_per_call", 1e3 * (mono_now() - t0) / (double)n);
-    cJSON_AddBoolToObject(e, "verified_on_gpu", j->gpu_verify);
-    return 1;
+    struct shape_timing *t = &e->t;
+    if (stats_summarize(j->samples, n, &t->st) != KJ_OK) {
+        KJ_FAIL(err, KJ_EINTERNAL, "no samples for benchmark %d", b);
+        return STEP_ERROR;
+    }
+    e->check.status = RESULT_PASS;
+    e->timed = 1;
+    t->stop = stop;
+    t->floor_ns = judge_floor_ns(j, b);
+    t->wall_s = mono_now() - t0;
+    t->wall_ms_per_call = 1e3 * (mono_now() - t0) / (double)n;
+    t->verified_on_gpu = j->gpu_verify;
+    return STEP_PASS;
 }
 
 /* The launch configuration of every launch line for case c, for the report. */
-static void judge_launch_json(const struct judge *j, const struct spec_case *c, cJSON *e)
+static void judge_launches(const struct judge *j, const struct spec_case *c,
+                           struct result_shape *e)
 {
     const struct spec *s = j->spec;
     const char *names[SPEC_MAX_VARS];
     struct expr_vars vars;
     spec_expr_vars(s, names, c->val, &vars);
-    cJSON *arr = cJSON_AddArrayToObject(e, "launches");
+    e->has_launches = 1;
     for (int l = 0; l < j->dirs.nlaunch; l++) {
-        struct dir_dims dd;
-        if (dir_eval_launch(&j->dirs.launch[l], &vars, &dd, NULL) != KJ_OK)
+        struct result_launch *rl = &e->launch[e->nlaunch];
+        if (dir_eval_launch(&j->dirs.launch[l], &vars, &rl->dims, NULL) != KJ_OK)
             continue;
-        cJSON *o = cJSON_CreateObject();
-        int g[3] = {(int)dd.grid[0], (int)dd.grid[1], (int)dd.grid[2]};
-        int bl[3] = {(int)dd.block[0], (int)dd.block[1], (int)dd.block[2]};
-        cJSON_AddStringToObject(o, "kernel", j->dirs.launch[l].kernel);
-        cJSON_AddItemToObject(o, "grid", cJSON_CreateIntArray(g, 3));
-        cJSON_AddItemToObject(o, "block", cJSON_CreateIntArray(bl, 3));
-        cJSON_AddNumberToObject(o, "smem", dd.smem);
-        cJSON_AddItemToArray(arr, o);
+        snprintf(rl->kernel, sizeof rl->kernel, "%s", j->dirs.launch[l].kernel);
+        e->nlaunch++;
     }
 }
 
-static int judge_warmup(struct judge *j, int b, struct kj_err *err)
+static enum judge_step judge_warmup(struct judge *j, int b, struct kj_err *err)
 {
     struct box_req req = judge_req(BOX_OP_WARMUP, 1, b);
     struct box_rep rep;
     req.seed = judge_bench_seed(j, b, 1000000);
     req.poison_seed = j->poison++;
     req.seconds = j->job->warmup_s > 0 ? j->job->warmup_s : 0.2;
-    int r = judge_call(j, 0, &req, NULL, &rep, "warm-up", err);
-    return r < 0 ? -1 : r;
+    return judge_call(j, 0, &req, NULL, &rep, "warm-up", err);
 }
 
-/* The SM clock now (MHz), under key in the result's system object. */
-static void judge_clock(struct judge *j, const char *key, struct kj_err *err)
+/* The SM clock now (MHz), before (after = 0) or after the benchmark shapes,
+ * and NVML's reading, into the result's system. */
+static void judge_clock(struct judge *j, int after, struct kj_err *err)
 {
+    struct result_system *y = &j->res->sys;
     struct box_req req = judge_req(BOX_OP_CLOCK, 0, 0);
     struct box_rep rep;
-    if (judge_call(j, 0, &req, NULL, &rep, "clock probe", err) != 1)
+    if (judge_call(j, 0, &req, NULL, &rep, "clock probe", err) != STEP_PASS)
         return;
-    cJSON *sys = cJSON_GetObjectItem(j->res, "system");
-    char nkey[64];
-    cJSON_AddNumberToObject(sys, key, rep.ns);
+    if (after) {
+        y->has_clock_after = 1;
+        y->sm_clock_mhz_after = rep.ns;
+    } else {
+        y->has_clock_before = 1;
+        y->sm_clock_mhz_before = rep.ns;
+    }
     gpumon_read_isolated(j->dev.pci, &rep.mon, 10000);
     if (!rep.mon.ok)
         return;
-    if (cJSON_GetObjectItem(sys, "driver") == NULL)
-        cJSON_AddStringToObject(sys, "driver", rep.mon.driver);
-    snprintf(nkey, sizeof nkey, "nvml_%s", strstr(key, "after") ? "after" : "before");
-    cJSON *o = cJSON_AddObjectToObject(sys, nkey);
-    cJSON_AddNumberToObject(o, "sm_clock_mhz", rep.mon.sm_mhz);
-    cJSON_AddNumberToObject(o, "mem_clock_mhz", rep.mon.mem_mhz);
-    cJSON_AddNumberToObject(o, "temperature_c", rep.mon.temp_c);
-    cJSON_AddNumberToObject(o, "power_w", rep.mon.power_w);
-    cJSON_AddNumberToObject(o, "clock_event_reasons", (double)rep.mon.reasons);
+    if (y->driver[0] == '\0')
+        snprintf(y->driver, sizeof y->driver, "%s", rep.mon.driver);
+    if (after) {
+        y->has_nvml_after = 1;
+        y->nvml_after = rep.mon;
+    } else {
+        y->has_nvml_before = 1;
+        y->nvml_before = rep.mon;
+    }
 }
 
 #define JUDGE_GRAPH_BELOW_NS 20000.0 /* cross-check shapes shorter than this (TIMING.md 7) */
@@ -674,10 +685,14 @@ static void judge_clock(struct judge *j, const char *key, struct kj_err *err)
  * measurement (many launches, rotating buffers) with a flag when it
  * disagrees with the median by more than 5 %. 0 = done, <0 = a verdict or
  * an error. */
-static int judge_graph_check(struct judge *j, int b, double median, cJSON *e, struct kj_err *err)
+static int judge_graph_check(struct judge *j, int b, double median, struct result_shape *e,
+                             struct kj_err *err)
 {
-    if (j->event_ns > 0)
-        cJSON_AddNumberToObject(e, "adjusted_median_ns", median - j->event_ns);
+    struct result_graph *g = &e->graph;
+    if (j->event_ns > 0) {
+        e->has_adjusted = 1;
+        e->adjusted_median_ns = median - j->event_ns;
+    }
     if (median >= JUDGE_GRAPH_BELOW_NS || j->job->samples > 0)
         return 0;
     struct box_req req = judge_req(BOX_OP_GRAPH, 1, b);
@@ -685,41 +700,42 @@ static int judge_graph_check(struct judge *j, int b, double median, cJSON *e, st
     req.seed = judge_bench_seed(j, b, 1000003);
     req.poison_seed = j->poison++;
     req.seconds = median * 1e-9;
-    int r = judge_call(j, 0, &req, NULL, &rep, "graph cross-check", err);
-    if (r <= 0)
-        return r < 0 ? -1 : (judge_has_verdict(j) ? -1 : 0);
-    cJSON *g = cJSON_AddObjectToObject(e, "graph");
+    enum judge_step r = judge_call(j, 0, &req, NULL, &rep, "graph cross-check", err);
+    if (r != STEP_PASS)
+        return r == STEP_ERROR ? -1 : (judge_has_verdict(j) ? -1 : 0);
+    snprintf(g->message, sizeof g->message, "%s", rep.msg);
     if (rep.count <= 0) {
-        cJSON_AddNullToObject(g, "ns");
-        cJSON_AddStringToObject(g, "message", rep.msg);
+        g->state = RESULT_GRAPH_REFUSED;
         return 0;
     }
-    double ratio = rep.ns / median;
-    cJSON_AddNumberToObject(g, "ns", rep.ns);
-    cJSON_AddNumberToObject(g, "launches", (double)rep.count);
-    cJSON_AddNumberToObject(g, "ratio_to_median", ratio);
-    cJSON_AddBoolToObject(g, "disagrees", fabs(ratio - 1.0) > JUDGE_GRAPH_FLAG);
-    cJSON_AddStringToObject(g, "message", rep.msg);
+    g->state = RESULT_GRAPH_MEASURED;
+    g->ns = rep.ns;
+    g->launches = rep.count;
+    g->ratio_to_median = rep.ns / median;
+    g->disagrees = fabs(g->ratio_to_median - 1.0) > JUDGE_GRAPH_FLAG;
     return 0;
 }
 
 static int judge_benchmarks(struct judge *j, struct kj_err *err)
 {
     const struct spec *s = j->spec;
+    struct judge_result *res = j->res;
     int order[SPEC_MAX_CASES];
     double medians[SPEC_MAX_CASES];
     struct box_req req = judge_req(BOX_OP_BASELINE, 0, 0);
     struct box_rep rep;
-    if (judge_call(j, 0, &req, NULL, &rep, "baseline", err) <= 0)
+    if (judge_call(j, 0, &req, NULL, &rep, "baseline", err) != STEP_PASS)
         return judge_has_verdict(j) ? KJ_OK : KJ_EINTERNAL;
-    cJSON_AddNumberToObject(j->res, "baseline_empty_kernel_ns", rep.ns);
-    cJSON_AddNumberToObject(j->res, "baseline_event_pair_ns", rep.event_ns);
+    res->has_baseline = 1;
+    res->baseline_empty_kernel_ns = rep.ns;
+    res->baseline_event_pair_ns = rep.event_ns;
     j->event_ns = rep.event_ns;
     j->copy_gbs = rep.copy_gbs;
-    if (rep.copy_gbs > 0)
-        cJSON_AddNumberToObject(cJSON_GetObjectItem(j->res, "system"), "measured_copy_bandwidth_gbs",
-                                rep.copy_gbs);
-    judge_clock(j, "sm_clock_mhz_before", err);
+    if (rep.copy_gbs > 0) {
+        res->sys.has_copy_bw = 1;
+        res->sys.measured_copy_bandwidth_gbs = rep.copy_gbs;
+    }
+    judge_clock(j, 0, err);
     if (judge_has_verdict(j))
         return KJ_OK;
     for (int i = 0; i < s->nbenchmarks; i++)
@@ -730,78 +746,72 @@ static int judge_benchmarks(struct judge *j, struct kj_err *err)
         order[i] = order[k];
         order[k] = t;
     }
-    for (int i = 0; i < s->nbenchmarks; i++) {
-        cJSON_AddItemToArray(j->benches, cJSON_CreateObject());
-    }
+    /* Every shape has its entry, {} until it is reached. */
+    memset(res->benches, 0, sizeof res->benches[0] * (size_t)s->nbenchmarks);
+    res->nbenches = s->nbenchmarks;
     for (int i = 0; i < s->nbenchmarks; i++) {
         int b = order[i];
-        cJSON *e = cJSON_GetArrayItem(j->benches, b);
-        cJSON_AddNumberToObject(e, "index", b);
-        cJSON_AddItemToObject(e, "shape", judge_shape_json(s, &s->benchmarks[b]));
-        judge_launch_json(j, &s->benchmarks[b], e);
-        int r = judge_warmup(j, b, err);
-        if (r > 0)
+        struct result_shape *e = &res->benches[b];
+        e->reached = 1;
+        e->index = b;
+        e->failed_call = -1;
+        memcpy(e->val, s->benchmarks[b].val, sizeof e->val);
+        judge_launches(j, &s->benchmarks[b], e);
+        enum judge_step r = judge_warmup(j, b, err);
+        if (r == STEP_PASS)
             r = judge_sample_shape(j, b, e, err);
-        judge_event(j, KJ_EV_BENCHMARK, e);
-        if (r < 0)
+        judge_shape_event(j, KJ_EV_BENCHMARK, e);
+        if (r == STEP_ERROR)
             return judge_has_verdict(j) ? KJ_OK : KJ_EINTERNAL;
-        if (r == 0) {
+        if (r == STEP_VERDICT) {
             char shape[256];
             spec_case_label(s, &s->benchmarks[b], shape, sizeof shape);
-            const cJSON *m = cJSON_GetObjectItem(e, "message");
             judge_verdict(j, KJ_V_WRONG_ANSWER, "benchmark %d (%s), timed call %d: %s", b, shape,
-                          cJSON_GetObjectItem(e, "failed_call") ?
-                          cJSON_GetObjectItem(e, "failed_call")->valueint : 0,
-                          cJSON_IsString(m) ? m->valuestring : "wrong output");
+                          e->failed_call >= 0 ? (int)e->failed_call : 0,
+                          e->check.status == RESULT_FAIL || e->check.status == RESULT_ERROR ?
+                          e->check.message : "wrong output");
             return KJ_OK;
         }
-        medians[b] = cJSON_GetObjectItem(e, "median_ns")->valuedouble;
+        medians[b] = e->t.st.median;
         if (judge_graph_check(j, b, medians[b], e, err) < 0)
             return judge_has_verdict(j) ? KJ_OK : KJ_EINTERNAL;
     }
-    judge_clock(j, "sm_clock_mhz_after", err);
-    cJSON_AddNumberToObject(j->res, "score_ns", stats_geomean(medians, (size_t)s->nbenchmarks));
+    judge_clock(j, 1, err);
+    res->has_score = 1;
+    res->score_ns = stats_geomean(medians, (size_t)s->nbenchmarks);
     return KJ_OK;
 }
 
 static void judge_system(struct judge *j)
 {
-    char nvrtc[32];
     const struct box_device *d = &j->dev;
-    cJSON *o = cJSON_AddObjectToObject(j->res, "system");
-    compile_nvrtc_version(nvrtc, sizeof nvrtc);
-    cJSON_AddStringToObject(o, "gpu", d->name);
-    cJSON_AddStringToObject(o, "arch", d->arch);
-    cJSON_AddStringToObject(o, "pci", d->pci);
-    cJSON_AddNumberToObject(o, "sm_count", d->sm_count);
-    char drv[32];
-    snprintf(drv, sizeof drv, "%d.%d", d->driver_version / 1000, d->driver_version % 1000 / 10);
-    cJSON_AddStringToObject(o, "cuda_driver_api", drv);
-    cJSON_AddStringToObject(o, "nvrtc", nvrtc);
-    cJSON_AddStringToObject(o, "sandbox", d->sandbox);
-    cJSON_AddNumberToObject(o, "sm_clock_max_mhz", d->clock_khz / 1000.0);
-    cJSON_AddNumberToObject(o, "mem_clock_max_mhz", d->mem_clock_khz / 1000.0);
-    cJSON_AddNumberToObject(o, "l2_bytes", (double)d->l2_bytes);
-    cJSON_AddNumberToObject(o, "l2_flush_bytes", (double)d->l2_bytes * 2);
-    cJSON_AddNumberToObject(o, "peak_bandwidth_gbs",
-                            2.0 * d->mem_clock_khz * 1e3 * d->mem_bus_bits / 8.0 / 1e9);
+    struct result_system *y = &j->res->sys;
+    j->res->has_system = 1;
+    snprintf(y->gpu, sizeof y->gpu, "%s", d->name);
+    snprintf(y->arch, sizeof y->arch, "%s", d->arch);
+    snprintf(y->pci, sizeof y->pci, "%s", d->pci);
+    y->sm_count = d->sm_count;
+    snprintf(y->cuda_driver_api, sizeof y->cuda_driver_api, "%d.%d", d->driver_version / 1000,
+             d->driver_version % 1000 / 10);
+    compile_nvrtc_version(y->nvrtc, sizeof y->nvrtc);
+    snprintf(y->sandbox, sizeof y->sandbox, "%s", d->sandbox);
+    y->sm_clock_max_mhz = d->clock_khz / 1000.0;
+    y->mem_clock_max_mhz = d->mem_clock_khz / 1000.0;
+    y->l2_bytes = (double)d->l2_bytes;
+    y->l2_flush_bytes = (double)d->l2_bytes * 2;
+    y->peak_bandwidth_gbs = 2.0 * d->mem_clock_khz * 1e3 * d->mem_bus_bits / 8.0 / 1e9;
 }
 
-/* Collect nvdisasm's classes (if it was started) and put the compile report
- * with them in the result. */
+/* Collect nvdisasm's classes (if it was started) into the submission's
+ * compile report. */
 static void judge_sass(struct judge *j)
 {
     struct kj_err err;
     if (j->sass.pid <= 0)
         return;
     kj_err_clear(&err);
-    if (sass_finish(&j->sass, &j->sub, &err) != KJ_OK) {
+    if (sass_finish(&j->sass, &j->sub, &err) != KJ_OK)
         kj_log(KJ_LOG_WARN, "judge", "instruction classes from the PTX only: %s", err.msg);
-        return;
-    }
-    cJSON *cj = compile_result_json(&j->sub);
-    if (cj != NULL)
-        cJSON_ReplaceItemInObject(j->res, "compile", cj);
 }
 
 static void judge_cleanup(struct judge *j)
@@ -856,8 +866,8 @@ static int judge_directives(struct judge *j, struct kj_err *err)
         dir_check_names(&j->dirs, &vars, &uerr) != KJ_OK)
         judge_verdict(j, KJ_V_REJECTED, "%s", uerr.msg);
     else if (j->dirs.leaderboard[0] != '\0' && strcmp(j->dirs.leaderboard, s->name) != 0)
-        judge_verdict(j, KJ_V_REJECTED, "line %d: the source names leaderboard '%s' but is judged "
-                      "on '%s'", j->dirs.leaderboard_line, j->dirs.leaderboard, s->name);
+        judge_verdict(j, KJ_V_REJECTED, "line %d: the source names leaderboard '%s' but is "
+                      "judged on '%s'", j->dirs.leaderboard_line, j->dirs.leaderboard, s->name);
     return KJ_OK;
 }
 
@@ -876,20 +886,18 @@ static int judge_dump(struct judge *j, struct kj_err *err)
     for (int k = 0; k < s->ntests + s->nbenchmarks && rc == KJ_OK; k++) {
         int bench = k >= s->ntests, idx = bench ? k - s->ntests : k;
         const struct spec_case *c = bench ? &s->benchmarks[idx] : &s->tests[idx];
-        cJSON *e = cJSON_CreateObject();
-        cJSON_AddNumberToObject(e, "index", idx);
-        cJSON_AddItemToObject(e, "shape", judge_shape_json(s, c));
-        cJSON_AddItemToArray(bench ? j->benches : j->tests, e);
-        int r = judge_one_call(j, bench, idx, c->seed, BOX_OP_CASE, 1, e, NULL, err);
-        judge_event(j, bench ? KJ_EV_BENCHMARK : KJ_EV_TEST, e);
-        if (r < 0 || judge_has_verdict(j)) {
-            rc = r < 0 ? KJ_EINTERNAL : KJ_OK;
+        struct result_shape *e = judge_entry(j, bench, idx);
+        enum judge_step r = judge_one_call(j, bench, idx, c->seed, BOX_OP_CASE, 1, &e->check,
+                                           NULL, err);
+        judge_shape_event(j, bench ? KJ_EV_BENCHMARK : KJ_EV_TEST, e);
+        if (r == STEP_ERROR || judge_has_verdict(j)) {
+            rc = r == STEP_ERROR ? KJ_EINTERNAL : KJ_OK;
             break;
         }
-        failed += r == 0;
+        failed += r == STEP_VERDICT;
         if ((rc = box_layout(s, c, off, size, &total, err)) == KJ_OK)
             rc = dump_case(&d, s, bench, idx, c->seed, j->ref_region, j->run_region, off, size,
-                           r == 1 ? "pass" : "fail", err);
+                           r == STEP_PASS ? "pass" : "fail", err);
     }
     if (rc != KJ_OK || judge_has_verdict(j)) {
         dump_abort(&d);
@@ -945,10 +953,11 @@ static int judge_steps(struct judge *j, struct kj_err *err)
     return KJ_OK;
 }
 
-int judge_run(const struct judge_job *job, cJSON **result, struct kj_err *err)
+int judge_run(const struct judge_job *job, struct judge_result **result, struct kj_err *err)
 {
     struct judge j;
     memset(&j, 0, sizeof j);
+    *result = NULL;
     j.run.pid = j.ref.pid = -1;
     j.sass.pid = j.sass.fd = -1;
     j.run.fd_req = j.run.fd_rep = j.run.fd_info = -1;
@@ -964,23 +973,26 @@ int judge_run(const struct judge_job *job, cJSON **result, struct kj_err *err)
     j.deadline = mono_now() + (limit > 0 ? limit : 180);
     if (getrandom(&j.poison, sizeof j.poison, 0) != sizeof j.poison)
         j.poison = (uint64_t)time(NULL) ^ (uint64_t)getpid() << 32;
-    j.res = cJSON_CreateObject();
-    cJSON_AddStringToObject(j.res, "leaderboard", j.spec->name);
-    cJSON_AddStringToObject(j.res, "mode", kj_mode_name(job->mode));
-    j.tests = cJSON_AddArrayToObject(j.res, "tests");
-    j.benches = cJSON_AddArrayToObject(j.res, "benchmarks");
+    if ((j.res = result_new(j.spec, job->mode)) == NULL)
+        return KJ_FAIL(err, KJ_ENOMEM, "out of memory for the result");
     int rc = judge_steps(&j, err);
     judge_sass(&j);
-    cJSON *sys = cJSON_GetObjectItem(j.res, "system");
-    if (sys != NULL)
-        cJSON_AddStringToObject(sys, "verify", j.gpu_verify ? "gpu" : "host");
+    if (j.res->has_system) {
+        j.res->sys.has_verify = 1;
+        j.res->sys.verify_gpu = j.gpu_verify;
+    }
+    if (j.res->has_compile) { /* the submission's report, with nvdisasm's classes */
+        j.res->compile = j.sub;
+        free(j.res->compile.cubin);
+        j.res->compile.cubin = NULL;
+        j.res->compile.cubin_size = 0;
+        memset(&j.sub, 0, sizeof j.sub);
+    }
     judge_cleanup(&j);
     if (rc != KJ_OK) {
-        cJSON_Delete(j.res);
+        result_free(j.res);
         return rc < 0 ? rc : KJ_EINTERNAL;
     }
-    if (cJSON_GetObjectItem(j.res, "score_ns") == NULL)
-        cJSON_AddNullToObject(j.res, "score_ns");
     *result = j.res;
     return KJ_OK;
 }

@@ -41,10 +41,13 @@ struct judge_job {
     void *progress_ctx;
 };
 
-/* Judge the job. On success (return 0) *result is a new object the caller
- * frees with cJSON_Delete; its verdict may be any verdict but internal_error.
- * A return < 0 is the judge's own fault (err says what): the caller reports
- * internal_error and may retry; the submission is not charged. */
-int judge_run(const struct judge_job *job, cJSON **result, struct kj_err *err);
+struct judge_result;
+
+/* Judge the job. On success (return 0) *result is a new result (result.h)
+ * the caller frees with result_free(); it has a verdict, any but
+ * internal_error. A return < 0 is the judge's own fault (err says what;
+ * *result is NULL): the caller reports internal_error and may retry; the
+ * submission is not charged. */
+int judge_run(const struct judge_job *job, struct judge_result **result, struct kj_err *err);
 
 #endif

@@ -19,6 +19,7 @@
 #include "protocol.h"
 #include "report.h"
 #include "rbox.h"
+#include "result.h"
 #include "sandbox.h"
 #include "sass.h"
 #include "serve.h"
@@ -194,7 +195,7 @@ static int cmd_compile(const struct opts *o)
         kj_err_clear(&serr);
         if (r.ok && sass_scan(&r, &serr) != KJ_OK && serr.code != KJ_ENOTFOUND)
             fprintf(stderr, "kjudge-runner: instruction classes from the PTX only: %s\n", serr.msg);
-        cJSON *j = compile_result_json(&r);
+        cJSON *j = result_compile_json(&r);
         print_json(j);
         cJSON_Delete(j);
         rc = r.ok ? EXIT_OK : EXIT_VERDICT;
@@ -211,7 +212,7 @@ static int cmd_eval(const struct opts *o)
     struct spec *s = src ? load_board(o, src, len) : NULL;
     enum kj_mode mode = KJ_MODE_TEST;
     int mode_ok = kj_mode_parse(o->mode, &mode) == 0, rc = EXIT_USAGE;
-    cJSON *res = NULL;
+    struct judge_result *res = NULL;
     struct kj_err err;
     if (s == NULL || !mode_ok) {
         if (!mode_ok)
@@ -240,16 +241,16 @@ static int cmd_eval(const struct opts *o)
         fprintf(stderr, "kjudge-runner: judge error (not the submission's fault): %s\n", err.msg);
         goto out;
     }
-    if (o->json)
-        print_json(res);
-    else
+    if (o->json) {
+        cJSON *j = result_json(res);
+        print_json(j);
+        cJSON_Delete(j);
+    } else {
         report_table(stdout, res, o->file);
-    const cJSON *v = cJSON_GetObjectItem(res, "verdict");
-    enum kj_verdict verdict;
-    rc = cJSON_IsString(v) && kj_verdict_parse(v->valuestring, &verdict) == 0 &&
-         verdict == KJ_V_ACCEPTED ? EXIT_OK : EXIT_VERDICT;
+    }
+    rc = res->has_verdict && res->verdict == KJ_V_ACCEPTED ? EXIT_OK : EXIT_VERDICT;
 out:
-    cJSON_Delete(res);
+    result_free(res);
     spec_free(s);
     free(src);
     return rc;

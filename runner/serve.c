@@ -20,6 +20,7 @@
 #include "kj_ticker.h"
 #include "protocol.h"
 #include "rbox.h"
+#include "result.h"
 #include "sandbox.h"
 #include "spec.h"
 
@@ -106,8 +107,6 @@ static const struct spec *serve_spec(struct serve *sv, const char *name)
     return NULL;
 }
 
-static cJSON *serve_internal(const char *msg);
-
 /* The "message" of a JSON error answer into out (printable, "" when none). */
 static void serve_error_msg(const struct httpc_response *r, char *out, size_t outsz)
 {
@@ -122,17 +121,17 @@ static void serve_error_msg(const struct httpc_response *r, char *out, size_t ou
 /* Post the result until the server answers 2xx (or says the job is not
  * ours). A result it refuses (422) becomes an internal_error naming why,
  * posted in its place once: the job is tried again, the user not charged. */
-static void serve_post_result(struct serve *sv, long id, const cJSON *result)
+static void serve_post_result(struct serve *sv, long id, const struct judge_result *result)
 {
     char path[128], why[300];
     double backoff = 1;
-    cJSON *replaced = NULL;
+    cJSON *body = result_json(result), *replaced = NULL;
     snprintf(path, sizeof path, "/api/v1/runner/jobs/%ld/result?attempt=%ld", id, sv->attempt);
     for (int attempt = 0; attempt < 20; attempt++) {
         struct httpc_response r;
         struct kj_err err;
         memset(&r, 0, sizeof r);
-        int st = serve_post(sv, path, replaced != NULL ? replaced : result, &r, &err);
+        int st = serve_post(sv, path, replaced != NULL ? replaced : body, &r, &err);
         if (st == 422)
             serve_error_msg(&r, why, sizeof why);
         httpc_response_free(&r);
@@ -147,7 +146,9 @@ static void serve_post_result(struct serve *sv, long id, const cJSON *result)
                    "posting internal_error instead", id, why);
             snprintf(msg, sizeof msg, "runner %s: the server refused its result (%s)",
                      sv->cfg->name, why);
-            replaced = serve_internal(msg);
+            struct judge_result *ir = result_internal(msg);
+            replaced = ir != NULL ? result_json(ir) : NULL;
+            result_free(ir);
             continue;
         }
         kj_log(KJ_LOG_WARN, "serve", "result not delivered job=%ld status=%d: %s", id, st,
@@ -156,6 +157,7 @@ static void serve_post_result(struct serve *sv, long id, const cJSON *result)
         backoff = backoff * 2 > SERVE_MAX_BACKOFF_S ? SERVE_MAX_BACKOFF_S : backoff * 2;
     }
     cJSON_Delete(replaced);
+    cJSON_Delete(body);
 }
 
 /* Keeps the job's lease alive while it is judged: the ticker serve_job()
@@ -176,32 +178,21 @@ static void serve_heartbeat(void *arg)
     httpc_response_free(&r);
 }
 
-static cJSON *serve_internal(const char *msg)
-{
-    cJSON *r = cJSON_CreateObject();
-    cJSON_AddStringToObject(r, "verdict", kj_verdict_name(KJ_V_INTERNAL));
-    cJSON_AddStringToObject(r, "message", msg);
-    cJSON_AddNullToObject(r, "score_ns");
-    return r;
-}
-
 /* After a time_limit or runtime_error the GPU may be wedged: a known-answer
  * kernel in a fresh box decides. When it fails, the verdict cannot be
  * trusted either: the job goes back to the queue as an internal error (a
  * retry elsewhere) and this runner stops. */
-static cJSON *serve_check_gpu(struct serve *sv, cJSON *result)
+static struct judge_result *serve_check_gpu(struct serve *sv, struct judge_result *result)
 {
-    const cJSON *v = cJSON_GetObjectItem(result, "verdict");
-    enum kj_verdict verdict;
     struct kj_err err;
     char msg[400];
-    if (!cJSON_IsString(v) || kj_verdict_parse(v->valuestring, &verdict) != 0 ||
-        (verdict != KJ_V_TIME_LIMIT && verdict != KJ_V_RUNTIME_ERROR))
+    if (!result->has_verdict ||
+        (result->verdict != KJ_V_TIME_LIMIT && result->verdict != KJ_V_RUNTIME_ERROR))
         return result;
     kj_err_clear(&err);
     if (box_health(sv->cfg->gpu, &err) == KJ_OK) {
         kj_log(KJ_LOG_INFO, "serve", "GPU health check passed after job=%ld (%s)", sv->job_id,
-               v->valuestring);
+               kj_verdict_name(result->verdict));
         return result;
     }
     sv->unhealthy = 1;
@@ -210,8 +201,8 @@ static cJSON *serve_check_gpu(struct serve *sv, cJSON *result)
            "runner stops taking work", sv->cfg->gpu, sv->job_id, err.msg);
     snprintf(msg, sizeof msg, "runner %s: its GPU failed a health check after this job (%s); "
              "the job is judged again on another runner", sv->cfg->name, err.msg);
-    cJSON_Delete(result);
-    return serve_internal(msg);
+    result_free(result);
+    return result_internal(msg);
 }
 
 /* Judge one claimed job object and post its result. */
@@ -220,7 +211,7 @@ static void serve_job(struct serve *sv, const cJSON *job)
     const cJSON *id = cJSON_GetObjectItem(job, "id"), *lb = cJSON_GetObjectItem(job, "leaderboard"),
                 *mode = cJSON_GetObjectItem(job, "mode"), *src = cJSON_GetObjectItem(job, "source"),
                 *secret = cJSON_GetObjectItem(job, "secret_seed");
-    cJSON *result = NULL;
+    struct judge_result *result = NULL;
     struct kj_err err;
     if (!cJSON_IsNumber(id) || !cJSON_IsString(lb) || !cJSON_IsString(mode) || !cJSON_IsString(src)) {
         kj_log(KJ_LOG_ERROR, "serve", "malformed job from the server");
@@ -235,8 +226,8 @@ static void serve_job(struct serve *sv, const cJSON *job)
     kj_log(KJ_LOG_INFO, "serve", "judging job=%ld leaderboard=%s mode=%s", sv->job_id,
            lb->valuestring, mode->valuestring);
     if (spec == NULL || !mode_ok) {
-        result = serve_internal(spec == NULL ? "this runner does not have that leaderboard"
-                                             : "unknown mode");
+        result = result_internal(spec == NULL ? "this runner does not have that leaderboard"
+                                              : "unknown mode");
     } else {
         struct judge_job jj;
         memset(&jj, 0, sizeof jj);
@@ -257,16 +248,20 @@ static void serve_job(struct serve *sv, const cJSON *job)
         kj_err_clear(&err);
         if (judge_run(&jj, &result, &err) != KJ_OK) {
             kj_log(KJ_LOG_ERROR, "serve", "judge failed job=%ld: %s", sv->job_id, err.msg);
-            result = serve_internal(err.msg);
+            result = result_internal(err.msg);
         }
         kj_ticker_stop(beat);
-        result = serve_check_gpu(sv, result);
+        if (result != NULL)
+            result = serve_check_gpu(sv, result);
     }
-    const cJSON *v = cJSON_GetObjectItem(result, "verdict");
+    if (result == NULL) { /* out of memory: the lease runs out and the job is tried again */
+        kj_log(KJ_LOG_ERROR, "serve", "no memory for the result of job=%ld", sv->job_id);
+        return;
+    }
     kj_log(KJ_LOG_INFO, "serve", "judged job=%ld verdict=%s", sv->job_id,
-           cJSON_IsString(v) ? v->valuestring : "?");
+           result->has_verdict ? kj_verdict_name(result->verdict) : "?");
     serve_post_result(sv, sv->job_id, result);
-    cJSON_Delete(result);
+    result_free(result);
 }
 
 /* Report to the server that this runner is ready (reason NULL) or refuses

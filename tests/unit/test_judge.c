@@ -8,14 +8,15 @@
 #include "kt.h"
 #include "box.h"
 #include "judge.h"
+#include "result.h"
 
 #include <string.h>
 
-static cJSON *judge_src(const struct spec *s, const char *src)
+static struct judge_result *judge_src(const struct spec *s, const char *src)
 {
     struct judge_job jj;
     struct kj_err err;
-    cJSON *res = NULL;
+    struct judge_result *res = NULL;
     memset(&jj, 0, sizeof jj);
     jj.spec = s;
     jj.source = src;
@@ -26,12 +27,6 @@ static cJSON *judge_src(const struct spec *s, const char *src)
     return res;
 }
 
-static const char *str(const cJSON *o, const char *k)
-{
-    const cJSON *v = cJSON_GetObjectItem(o, k);
-    return cJSON_IsString(v) ? v->valuestring : "";
-}
-
 int main(void)
 {
     struct spec *s = NULL;
@@ -40,28 +35,31 @@ int main(void)
     if (s == NULL)
         return kt_done("test_judge");
 
-    cJSON *r = judge_src(s, "// x\n//!kjudge launch quant grid=(T/(GS-GS)) block=(32) bogus=1\n");
-    KT_CHECK(r && strcmp(str(r, "verdict"), "rejected") == 0, "bad key -> rejected");
-    KT_CHECK(r && strstr(str(r, "message"), "line 2") != NULL, "names line 2: %s", str(r, "message"));
-    KT_CHECK(r && cJSON_IsNull(cJSON_GetObjectItem(r, "score_ns")), "score_ns is null");
-    KT_CHECK(r && strcmp(str(r, "mode"), "test") == 0 && strcmp(str(r, "leaderboard"), "fp8_quant") == 0,
+    struct judge_result *r =
+        judge_src(s, "// x\n//!kjudge launch quant grid=(T/(GS-GS)) block=(32) bogus=1\n");
+    KT_CHECK(r && r->has_verdict && r->verdict == KJ_V_REJECTED, "bad key -> rejected");
+    KT_CHECK(r && strstr(r->message, "line 2") != NULL, "names line 2: %s", r ? r->message : "");
+    KT_CHECK(r && !r->has_score, "score_ns is null");
+    KT_CHECK(r && r->has_job && r->mode == KJ_MODE_TEST && strcmp(r->leaderboard, "fp8_quant") == 0,
              "mode and leaderboard recorded");
-    cJSON_Delete(r);
+    KT_CHECK(r && r->ntests == 0 && r->nbenches == 0 && !r->has_compile && !r->has_system,
+             "nothing ran");
+    result_free(r);
 
     r = judge_src(s, "//!kjudge launch quant grid=(Q) block=(32)\n");
-    KT_CHECK(r && strcmp(str(r, "verdict"), "rejected") == 0 && strstr(str(r, "message"), "'Q'"),
-             "unknown variable -> rejected: %s", r ? str(r, "message") : "");
-    cJSON_Delete(r);
+    KT_CHECK(r && r->verdict == KJ_V_REJECTED && strstr(r->message, "'Q'"),
+             "unknown variable -> rejected: %s", r ? r->message : "");
+    result_free(r);
 
     r = judge_src(s, "//!kjudge leaderboard other_board\n//!kjudge launch quant grid=(1) block=(32)\n");
-    KT_CHECK(r && strcmp(str(r, "verdict"), "rejected") == 0 && strstr(str(r, "message"), "other_board"),
-             "another leaderboard -> rejected: %s", r ? str(r, "message") : "");
-    cJSON_Delete(r);
+    KT_CHECK(r && r->verdict == KJ_V_REJECTED && strstr(r->message, "other_board"),
+             "another leaderboard -> rejected: %s", r ? r->message : "");
+    result_free(r);
 
     r = judge_src(s, "extern \"C\" __global__ void quant() {}\n");
-    KT_CHECK(r && strcmp(str(r, "verdict"), "rejected") == 0 && strstr(str(r, "message"), "launch"),
-             "no launch line -> rejected: %s", r ? str(r, "message") : "");
-    cJSON_Delete(r);
+    KT_CHECK(r && r->verdict == KJ_V_REJECTED && strstr(r->message, "launch"),
+             "no launch line -> rejected: %s", r ? r->message : "");
+    result_free(r);
 
     /* Layout: T=4096 H=7168 GS=128, buffers 256-byte aligned in spec order. */
     size_t off[SPEC_MAX_BUFFERS], size[SPEC_MAX_BUFFERS], total;
