@@ -13,7 +13,6 @@
  */
 #include "box.h"
 #include "cudrv.h"
-#include "expr.h"
 #include "fdio.h"
 #include "mono.h"
 #include "rbox.h"
@@ -35,7 +34,6 @@
 extern const unsigned char kj_kernels_fatbin[];
 
 #define BOX_BLOCK_TIMEOUT_NS 5000000000ull /* the blocking kernel gives up after 5 s */
-#define BOX_ALIGN 256
 #define BOX_BASELINE_SAMPLES 200
 
 struct box {
@@ -56,8 +54,9 @@ struct box {
     int blocker;                /* hold the stream while a sample is queued (off under profilers) */
     struct box_device info;
     int cur_bench, cur_case;    /* case the buffers are sized for, -1 = none */
+    const struct case_plan *cp; /* its plan (cfg->plan), NULL = none */
     CUdeviceptr buf[SPEC_MAX_BUFFERS];
-    int64_t nelem[SPEC_MAX_BUFFERS];
+    int64_t nelem[SPEC_MAX_BUFFERS];             /* the following are copied from cp */
     size_t off[SPEC_MAX_BUFFERS], size[SPEC_MAX_BUFFERS];
     CUdeviceptr ws;
     uint64_t ws_size;
@@ -108,26 +107,6 @@ static int rep_cuda(struct box *b, struct box_rep *rep, int status, CUresult r, 
         if (box_r_ != CUDA_SUCCESS)                                                  \
             return rep_cuda((b), (rep), BOX_INTERNAL, box_r_, (what));               \
     } while (0)
-
-int box_layout(const struct spec *s, const struct spec_case *c, size_t *off,
-               size_t *size, size_t *total, struct kj_err *err)
-{
-    size_t pos = 0;
-    for (int i = 0; i < s->nbuffers; i++) {
-        int64_t n;
-        int rc = spec_buffer_elems(s, i, c, &n, err);
-        if (rc != KJ_OK)
-            return rc;
-        size_t bytes = (size_t)n * spec_dtype_size(s->buffers[i].dtype);
-        if (n <= 0 || bytes / spec_dtype_size(s->buffers[i].dtype) != (size_t)n)
-            return KJ_FAIL(err, KJ_EINVAL, "buffer %s: bad size", s->buffers[i].name);
-        off[i] = pos;
-        size[i] = bytes;
-        pos += (bytes + BOX_ALIGN - 1) / BOX_ALIGN * BOX_ALIGN;
-    }
-    *total = pos;
-    return KJ_OK;
-}
 
 /* ------------------------------------------------------------ device setup */
 
@@ -332,14 +311,6 @@ out:
 
 /* ------------------------------------------------------------------ cases */
 
-static const struct spec_case *box_case(const struct box *b, int bench, int idx)
-{
-    const struct spec *s = b->spec;
-    if (bench)
-        return (idx >= 0 && idx < s->nbenchmarks) ? &s->benchmarks[idx] : NULL;
-    return (idx >= 0 && idx < s->ntests) ? &s->tests[idx] : NULL;
-}
-
 static void box_free_buffers(struct box *b)
 {
     for (int i = 0; i < SPEC_MAX_BUFFERS; i++) {
@@ -351,6 +322,7 @@ static void box_free_buffers(struct box *b)
         b->d.cuMemFree(b->ws);
     b->ws = 0;
     b->cur_bench = b->cur_case = -1;
+    b->cp = NULL;
 }
 
 /* Check one launch's evaluated dimensions against the device and the kernel
@@ -394,59 +366,59 @@ static int box_check_dims(struct box *b, const struct dir_launch *dl, CUfunction
     return 0;
 }
 
-/* Evaluate the launch lines and workspace for a case's variables. */
-static int box_eval_launches(struct box *b, const struct spec_case *c, struct box_rep *rep)
+/* The launch lines and workspace of the case's plan, checked against the
+ * device and the kernels in the order they were evaluated: generate.cu's,
+ * then this box's directives (the submission's or the reference's), then
+ * the workspace. A line the plan could not evaluate fails here. */
+static int box_case_launches(struct box *b, const struct case_plan *cp, struct box_rep *rep)
 {
     const struct spec *s = b->spec;
-    const char *names[SPEC_MAX_VARS];
-    struct expr_vars vars;
-    struct kj_err err;
-    spec_expr_vars(s, names, c->val, &vars);
-    for (int v = 0; v < s->nvars; v++) {
-        if (c->val[v] < INT32_MIN || c->val[v] > INT32_MAX)
-            return rep_fail(rep, BOX_INTERNAL, 0, "variable %s does not fit in int", s->vars[v]);
-        b->ivals[v] = (int32_t)c->val[v];
-    }
-    kj_err_clear(&err);
+    const struct plan_launches *g = &cp->set[PLAN_GEN];
+    const struct plan_launches *u = &cp->set[b->cfg->role_reference ? PLAN_REF : PLAN_SUB];
+    if (cp->bad_var >= 0)
+        return rep_fail(rep, BOX_INTERNAL, 0, "variable %s does not fit in int",
+                        s->vars[cp->bad_var]);
+    memcpy(b->ivals, cp->ivals, sizeof b->ivals);
     for (int l = 0; b->gmod != 0 && l < b->cfg->gendirs->nlaunch; l++) {
         const struct dir_launch *dl = &b->cfg->gendirs->launch[l];
-        if (dir_eval_launch(dl, &vars, &b->gdims[l], &err) != KJ_OK)
-            return rep_fail(rep, BOX_INTERNAL, err.line, "generate.cu: %s", err.msg);
+        if (l == g->bad || l >= g->nlaunch)
+            return rep_fail(rep, BOX_INTERNAL, g->err.line, "generate.cu: %s", g->err.msg);
+        b->gdims[l] = g->dims[l];
         if (box_check_dims(b, dl, b->gfn[l], &b->gdims[l], BOX_INTERNAL, rep) != 0)
             return -1;
     }
     for (int l = 0; l < b->cfg->dirs->nlaunch; l++) {
         const struct dir_launch *dl = &b->cfg->dirs->launch[l];
-        if (dir_eval_launch(dl, &vars, &b->dims[l], &err) != KJ_OK)
-            return rep_fail(rep, BOX_REJECTED, err.line, "%s", err.msg);
+        if (l == u->bad || l >= u->nlaunch)
+            return rep_fail(rep, BOX_REJECTED, u->err.line, "%s", u->err.msg);
+        b->dims[l] = u->dims[l];
         if (box_check_dims(b, dl, b->fn[l], &b->dims[l], BOX_REJECTED, rep) != 0)
             return -1;
     }
-    if (dir_eval_workspace(b->cfg->dirs, &vars, &b->ws_size, &err) != KJ_OK)
-        return rep_fail(rep, BOX_REJECTED, err.line, "%s", err.msg);
+    if (u->bad >= 0)
+        return rep_fail(rep, BOX_REJECTED, u->err.line, "%s", u->err.msg);
+    b->ws_size = u->ws_bytes;
     return 0;
 }
 
 /* Size the buffers for case (bench, idx), reusing them when it is unchanged. */
 static int box_setup_case(struct box *b, int bench, int idx, struct box_rep *rep)
 {
-    const struct spec_case *c = box_case(b, bench, idx);
-    struct kj_err err;
-    size_t total;
-    if (c == NULL)
+    const struct case_plan *cp = plan_case(b->cfg->plan, bench, idx);
+    if (cp == NULL)
         return rep_fail(rep, BOX_INTERNAL, 0, "no case %d", idx);
     if (b->cur_bench == bench && b->cur_case == idx)
         return 0;
     box_free_buffers(b);
-    if (box_layout(b->spec, c, b->off, b->size, &total, &err) != KJ_OK)
-        return rep_fail(rep, BOX_INTERNAL, 0, "%s", err.msg);
-    if (total > b->cfg->region_size)
+    if (cp->total > b->cfg->region_size)
         return rep_fail(rep, BOX_INTERNAL, 0, "region too small for the case");
-    for (int i = 0; i < b->spec->nbuffers; i++) {
-        b->nelem[i] = (int64_t)(b->size[i] / spec_dtype_size(b->spec->buffers[i].dtype));
+    b->cp = cp;
+    memcpy(b->off, cp->off, sizeof b->off);
+    memcpy(b->size, cp->size, sizeof b->size);
+    memcpy(b->nelem, cp->nelem, sizeof b->nelem);
+    for (int i = 0; i < b->spec->nbuffers; i++)
         BOX_CU(b, rep, cuMemAlloc(&b->buf[i], b->size[i]), "allocating a buffer");
-    }
-    if (box_eval_launches(b, c, rep) != 0)
+    if (box_case_launches(b, cp, rep) != 0)
         return -1;
     if (b->ws_size > 0)
         BOX_CU(b, rep, cuMemAlloc(&b->ws, b->ws_size), "allocating the workspace");
@@ -803,11 +775,7 @@ static int box_verify(struct box *b, const struct box_req *req, struct box_rep *
         const struct spec_buffer *sb = &b->spec->buffers[i];
         int dtype = (int)sb->dtype;
         uint64_t n = (uint64_t)b->nelem[i], nbytes = b->size[i];
-        double atol = 0.0, rtol = 0.0;
-        struct kj_err e;
-        if (sb->role == SPEC_OUTPUT &&
-            spec_tolerance(b->spec, i, box_case(b, b->cur_bench, b->cur_case), &atol, &rtol, &e) != 0)
-            return rep_fail(rep, BOX_INTERNAL, 0, "%s", e.msg);
+        double atol = b->cp->atol[i], rtol = b->cp->rtol[i]; /* 0 for inputs */
         void *ca[] = {&b->buf[i], &b->peer[i], &dtype, &n, &atol, &rtol, &b->bad};
         void *sa[] = {&b->buf[i], &b->peer[i], &nbytes, &b->bad};
         unsigned g = box_grid_for(b, b->nelem[i]);

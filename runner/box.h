@@ -18,6 +18,7 @@
 #include "spec.h"
 #include "directive.h"
 #include "gpumon.h"
+#include "plan.h"
 
 enum box_op {
     BOX_OP_LOAD = 1,  /* payload: struct box_load then the cubin */
@@ -95,26 +96,24 @@ struct box_load {
     char gen_lowered[DIR_MAX_LAUNCHES][256];
 };
 
-/* What a box is given at fork time (copied into the child by fork). */
+/* What a box is given at fork time. Every pointer is borrowed from the
+ * judge for the life of the box: the child reads its own copy of what they
+ * point to, made by fork(), and nothing it does reaches the judge's. */
 struct box_cfg {
     const struct spec *spec;
-    const struct directives *dirs;
+    const struct plan *plan;  /* every case resolved (plan.h); NULL for probe and health boxes */
+    const struct directives *dirs;    /* this box's: the submission's or reference.cu's */
     const struct directives *gendirs; /* the board's generate.cu, NULL if none */
     int gpu;                  /* device ordinal */
     int role_reference;       /* 1 = reference box (untimed) */
     int fd_in, fd_out;        /* requests in, replies out */
     int fd_info;              /* struct box_device written once after init */
-    unsigned char *region;    /* shared with the judge */
+    unsigned char *region;    /* shared with the judge (MAP_SHARED: the one pointer not copied) */
     size_t region_size;
     void *unmap;              /* the other box's region, unmapped in the child */
     size_t unmap_size;
     unsigned rbox_skip;       /* protections not to apply (KJUDGE_RBOX_SKIP; box_start fills it) */
 };
-
-/* Byte offset and size of every buffer of case c in the region (256-byte
- * aligned, spec order). Returns the total size in *total. */
-int box_layout(const struct spec *s, const struct spec_case *c, size_t *off,
-               size_t *size, size_t *total, struct kj_err *err);
 
 /* The child's main loop; never returns (exits 0 on QUIT, 3 on a fatal error). */
 void box_main(const struct box_cfg *cfg) __attribute__((noreturn));

@@ -22,6 +22,7 @@
 #include "kj_file.h"
 #include "mono.h"
 #include "philox.h"
+#include "plan.h"
 #include "result.h"
 #include "sass.h"
 #include "stats.h"
@@ -57,6 +58,7 @@ struct judge {
     size_t reflen;
     char *gensrc;               /* owned: generate.cu, NULL when the board has none */
     size_t genlen;
+    struct plan *plan;          /* owned: every case resolved, before any box starts */
     unsigned char *run_region, *ref_region; /* owned mappings of region_size */
     size_t region_size;
     struct box_proc run, ref;
@@ -144,19 +146,15 @@ static struct box_req judge_req(int op, int bench, int idx)
     return req;
 }
 
-/* One shared mapping big enough for the inputs and outputs of any case. */
+/* Every case resolved (plan.h), and one shared mapping per box big enough
+ * for the inputs and outputs of any case. */
 static int judge_regions(struct judge *j, struct kj_err *err)
 {
-    const struct spec *s = j->spec;
-    size_t off[SPEC_MAX_BUFFERS], size[SPEC_MAX_BUFFERS], total, max = 0;
-    for (int k = 0; k < s->ntests + s->nbenchmarks; k++) {
-        const struct spec_case *c = k < s->ntests ? &s->tests[k] : &s->benchmarks[k - s->ntests];
-        int rc = box_layout(s, c, off, size, &total, err);
-        if (rc != KJ_OK)
-            return rc;
-        if (total > max)
-            max = total;
-    }
+    int rc = plan_build(j->spec, &j->dirs, &j->refdirs, j->gensrc != NULL ? &j->gendirs : NULL,
+                        &j->plan, err);
+    if (rc != KJ_OK)
+        return rc;
+    size_t max = j->plan->max_total;
     j->region_size = max;
     j->run_region = mmap(NULL, max, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     j->ref_region = mmap(NULL, max, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
@@ -170,6 +168,7 @@ static int judge_start_boxes(struct judge *j, struct kj_err *err)
     struct box_cfg c;
     memset(&c, 0, sizeof c);
     c.spec = j->spec;
+    c.plan = j->plan;
     c.gpu = j->job->gpu;
     c.region_size = j->region_size;
     c.dirs = &j->refdirs;
@@ -348,18 +347,15 @@ static int judge_load(struct judge *j, int is_ref, struct kj_err *err)
     return r == STEP_ERROR ? KJ_EINTERNAL : KJ_OK;
 }
 
-/* Compare what the two boxes left in their regions for one call. Fills
- * chk with the status and, on a mismatch, the mismatch. */
-static enum judge_step judge_compare(struct judge *j, const struct spec_case *c, int check_inputs,
-                                     struct result_check *chk, struct kj_err *err)
+/* Compare what the two boxes left in their regions for one call of case
+ * cp. Fills chk with the status and, on a mismatch, the mismatch. */
+static enum judge_step judge_compare(struct judge *j, const struct case_plan *cp,
+                                     int check_inputs, struct result_check *chk,
+                                     struct kj_err *err)
 {
     const struct spec *s = j->spec;
     const unsigned char *ref = j->ref_region;
-    size_t off[SPEC_MAX_BUFFERS], size[SPEC_MAX_BUFFERS], total;
-    int64_t dims[SPEC_MAX_DIMS];
-    int ndim;
-    if (box_layout(s, c, off, size, &total, err) != KJ_OK)
-        return STEP_ERROR;
+    const size_t *off = cp->off, *size = cp->size;
     for (int b = 0; b < s->nbuffers; b++) {
         const struct spec_buffer *sb = &s->buffers[b];
         size_t es = spec_dtype_size(sb->dtype);
@@ -375,12 +371,9 @@ static enum judge_step judge_compare(struct judge *j, const struct spec_case *c,
             return STEP_VERDICT;
         }
         struct compare_report rep;
-        double atol, rtol;
-        if (spec_buffer_dims(s, b, c, dims, &ndim, err) != KJ_OK ||
-            spec_tolerance(s, b, c, &atol, &rtol, err) != KJ_OK)
-            return STEP_ERROR;
         if (compare_buffers(sb->dtype, ref + off[b], j->run_region + off[b],
-                            (int64_t)(size[b] / es), dims, ndim, atol, rtol, &rep) != 0) {
+                            (int64_t)(size[b] / es), cp->dims[b], cp->ndim[b], cp->atol[b],
+                            cp->rtol[b], &rep) != 0) {
             KJ_FAIL(err, KJ_EINTERNAL, "comparison of %s failed", sb->name);
             return STEP_ERROR;
         }
@@ -407,8 +400,7 @@ static enum judge_step judge_host_check(struct judge *j, int bench, int idx, int
     if (judge_call(j, 1, &req, NULL, &rep, "reference copy", err) != STEP_PASS ||
         judge_call(j, 0, &req, NULL, &rep, "copy", err) != STEP_PASS)
         return judge_has_verdict(j) ? STEP_VERDICT : STEP_ERROR;
-    const struct spec_case *c = bench ? &j->spec->benchmarks[idx] : &j->spec->tests[idx];
-    return judge_compare(j, c, check_inputs, chk, err);
+    return judge_compare(j, plan_case(j->plan, bench, idx), check_inputs, chk, err);
 }
 
 /* Verify on the GPU, in the reference box, through the submission box's
@@ -514,33 +506,16 @@ static uint64_t judge_bench_seed(const struct judge *j, int b, long k)
  * bandwidth (or, unmeasured, bus width x 2 x memory clock). 0 when unknown. */
 static double judge_floor_ns(const struct judge *j, int b)
 {
-    const struct spec *s = j->spec;
-    const struct spec_case *c = &s->benchmarks[b];
+    const struct case_plan *cp = plan_case(j->plan, 1, b);
     /* The larger of the measured copy bandwidth and the memory's own peak
      * (clock x bus width): a good kernel beats cuMemcpy's device-to-device
      * copy (on the H200, 4.1-4.2 TB/s measured against a 4.9 TB/s peak), so
      * the copy alone would flag honest kernels as impossible. */
     double peak = 2.0 * (double)j->dev.mem_clock_khz * 1e3 * (double)j->dev.mem_bus_bits / 8.0;
     double bw = j->copy_gbs * 1e9 > peak ? j->copy_gbs * 1e9 : peak;
-    double bytes = 0;
-    if (bw <= 0)
+    if (bw <= 0 || !cp->has_floor)
         return 0;
-    if (s->bytes_expr[0] != '\0') {
-        const char *names[SPEC_MAX_VARS];
-        struct expr_vars vars;
-        int64_t v;
-        spec_expr_vars(s, names, c->val, &vars);
-        if (expr_eval(s->bytes_expr, &vars, &v, NULL) != KJ_OK)
-            return 0;
-        bytes = (double)v;
-    } else {
-        for (int i = 0; i < s->nbuffers; i++) {
-            int64_t n;
-            if (spec_buffer_elems(s, i, c, &n, NULL) == KJ_OK)
-                bytes += (double)n * (double)spec_dtype_size(s->buffers[i].dtype);
-        }
-    }
-    return bytes / bw * 1e9;
+    return cp->floor_bytes / bw * 1e9;
 }
 
 /* Record why sampling of a shape ended early: a failed call (r says how). */
@@ -619,19 +594,18 @@ static enum judge_step judge_sample_shape(struct judge *j, int b, struct result_
     return STEP_PASS;
 }
 
-/* The launch configuration of every launch line for case c, for the report. */
-static void judge_launches(const struct judge *j, const struct spec_case *c,
+/* The launch configuration of every launch line for case cp that
+ * evaluates, for the report. */
+static void judge_launches(const struct judge *j, const struct case_plan *cp,
                            struct result_shape *e)
 {
-    const struct spec *s = j->spec;
-    const char *names[SPEC_MAX_VARS];
-    struct expr_vars vars;
-    spec_expr_vars(s, names, c->val, &vars);
+    const struct plan_launches *set = &cp->set[PLAN_SUB];
     e->has_launches = 1;
     for (int l = 0; l < j->dirs.nlaunch; l++) {
         struct result_launch *rl = &e->launch[e->nlaunch];
-        if (dir_eval_launch(&j->dirs.launch[l], &vars, &rl->dims, NULL) != KJ_OK)
+        if (!set->ok[l])
             continue;
+        rl->dims = set->dims[l];
         snprintf(rl->kernel, sizeof rl->kernel, "%s", j->dirs.launch[l].kernel);
         e->nlaunch++;
     }
@@ -756,7 +730,7 @@ static int judge_benchmarks(struct judge *j, struct kj_err *err)
         e->index = b;
         e->failed_call = -1;
         memcpy(e->val, s->benchmarks[b].val, sizeof e->val);
-        judge_launches(j, &s->benchmarks[b], e);
+        judge_launches(j, plan_case(j->plan, 1, b), e);
         enum judge_step r = judge_warmup(j, b, err);
         if (r == STEP_PASS)
             r = judge_sample_shape(j, b, e, err);
@@ -828,6 +802,7 @@ static void judge_cleanup(struct judge *j)
     free(j->refsrc);
     free(j->gensrc);
     free(j->samples);
+    plan_free(j->plan);
 }
 
 /* Directives of the submission and the reference; a bad submission line is
@@ -878,16 +853,15 @@ static int judge_dump(struct judge *j, struct kj_err *err)
 {
     const struct spec *s = j->spec;
     struct dump d;
-    size_t off[SPEC_MAX_BUFFERS], size[SPEC_MAX_BUFFERS], total;
     int failed = 0, rc = dump_open(&d, j->job->dump_dir, s, err);
     if (rc != KJ_OK)
         return rc;
     j->gpu_verify = 0; /* the host check copies both boxes' buffers, which the dump needs */
     for (int k = 0; k < s->ntests + s->nbenchmarks && rc == KJ_OK; k++) {
         int bench = k >= s->ntests, idx = bench ? k - s->ntests : k;
-        const struct spec_case *c = bench ? &s->benchmarks[idx] : &s->tests[idx];
+        const struct case_plan *cp = plan_case(j->plan, bench, idx);
         struct result_shape *e = judge_entry(j, bench, idx);
-        enum judge_step r = judge_one_call(j, bench, idx, c->seed, BOX_OP_CASE, 1, &e->check,
+        enum judge_step r = judge_one_call(j, bench, idx, cp->seed, BOX_OP_CASE, 1, &e->check,
                                            NULL, err);
         judge_shape_event(j, bench ? KJ_EV_BENCHMARK : KJ_EV_TEST, e);
         if (r == STEP_ERROR || judge_has_verdict(j)) {
@@ -895,9 +869,8 @@ static int judge_dump(struct judge *j, struct kj_err *err)
             break;
         }
         failed += r == STEP_VERDICT;
-        if ((rc = box_layout(s, c, off, size, &total, err)) == KJ_OK)
-            rc = dump_case(&d, s, bench, idx, c->seed, j->ref_region, j->run_region, off, size,
-                           r == STEP_PASS ? "pass" : "fail", err);
+        rc = dump_case(&d, s, cp, cp->seed, j->ref_region, j->run_region,
+                       r == STEP_PASS ? "pass" : "fail", err);
     }
     if (rc != KJ_OK || judge_has_verdict(j)) {
         dump_abort(&d);
