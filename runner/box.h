@@ -8,6 +8,21 @@
  * request the inputs) are copied into a shared memory region that the judge
  * reads and compares, so expected outputs never exist in a context where
  * submitted code can run (DESIGN.md, threat model item 1).
+ *
+ * Process model. A box is a fork() of the runner that never execs (the
+ * boxes share a mapped region with the judge and CUDA IPC between each
+ * other; rbox.h says why). The runner is multi-threaded when it forks (the
+ * supervisor's heartbeat ticker; compare.c's workers come and go), and a
+ * child has only the thread that forked: a lock another thread held at the
+ * fork stays held forever in the child. So code that runs in a box must not
+ * take a lock another thread may hold: no pthread mutex of the runner's
+ * objects, no stdio stream the other threads write. glibc makes malloc
+ * safe across fork itself. The one exception today is box_init's kj_log
+ * warning (stderr) when the region cannot be pinned: it could block only if
+ * the heartbeat logged at the very instant of the fork. The child also
+ * inherits the runner's memory, the runner token and the secret seed
+ * included: box_start's child wipes what cfg->wipe lists (secret.h) before
+ * anything else.
  */
 #ifndef KJ_BOX_H
 #define KJ_BOX_H
@@ -19,6 +34,7 @@
 #include "directive.h"
 #include "gpumon.h"
 #include "plan.h"
+#include "secret.h"
 
 enum box_op {
     BOX_OP_LOAD = 1,  /* payload: struct box_load then the cubin */
@@ -113,6 +129,7 @@ struct box_cfg {
     void *unmap;              /* the other box's region, unmapped in the child */
     size_t unmap_size;
     unsigned rbox_skip;       /* protections not to apply (KJUDGE_RBOX_SKIP; box_start fills it) */
+    const struct secret_list *wipe; /* what the child wipes first (secret.h); NULL = nothing */
 };
 
 /* The child's main loop; never returns (exits 0 on QUIT, 3 on a fatal error). */
@@ -144,14 +161,16 @@ void box_kill(struct box_proc *p);
 /* Fork a box running box_main() with cfg (its fd fields are filled here). */
 int box_start(const struct box_cfg *cfg, struct box_proc *out, struct kj_err *err);
 
-/* Start a box only to describe device gpu, then stop it (no spec needed). */
-int box_probe(int gpu, struct box_device *dev, struct kj_err *err);
+/* Start a box only to describe device gpu, then stop it (no spec needed).
+ * The child wipes wipe (may be NULL) first. */
+int box_probe(int gpu, const struct secret_list *wipe, struct box_device *dev,
+              struct kj_err *err);
 
 /* In a fresh box: a known-answer kernel over 16 Mi elements, checked on the
  * host. KJ_OK when the GPU is usable; otherwise err says what failed. The
  * supervisor runs it after a time_limit or runtime_error, before the next
  * job. */
-int box_health(int gpu, struct kj_err *err);
+int box_health(int gpu, const struct secret_list *wipe, struct kj_err *err);
 
 #endif
 

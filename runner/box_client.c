@@ -33,6 +33,7 @@ int box_start(const struct box_cfg *cfg, struct box_proc *out, struct kj_err *er
     if (pid < 0)
         goto fail;
     if (pid == 0) {
+        secret_wipe(cfg->wipe); /* first: the child never holds the runner's secrets */
         struct box_cfg c = *cfg;
         c.rbox_skip = skip;
         prctl(PR_SET_PDEATHSIG, SIGKILL);
@@ -120,12 +121,14 @@ void box_kill(struct box_proc *p)
     p->fd_req = p->fd_rep = p->fd_info = -1;
 }
 
-int box_probe(int gpu, struct box_device *dev, struct kj_err *err)
+int box_probe(int gpu, const struct secret_list *wipe, struct box_device *dev,
+              struct kj_err *err)
 {
     struct box_cfg c;
     struct box_proc p;
     memset(&c, 0, sizeof c);
     c.gpu = gpu;
+    c.wipe = wipe;
     int rc = box_start(&c, &p, err);
     if (rc != KJ_OK)
         return rc;
@@ -134,7 +137,7 @@ int box_probe(int gpu, struct box_device *dev, struct kj_err *err)
     return rc;
 }
 
-int box_health(int gpu, struct kj_err *err)
+int box_health(int gpu, const struct secret_list *wipe, struct kj_err *err)
 {
     struct box_cfg c;
     struct box_proc p;
@@ -144,6 +147,7 @@ int box_health(int gpu, struct kj_err *err)
     memset(&c, 0, sizeof c);
     memset(&req, 0, sizeof req);
     c.gpu = gpu;
+    c.wipe = wipe;
     req.op = BOX_OP_HEALTH;
     int rc = box_start(&c, &p, err);
     if (rc != KJ_OK)

@@ -4,6 +4,7 @@
  * nvml.h; the library comes with the driver.
  */
 #include "gpumon.h"
+#include "secret.h"
 #include "fdio.h"
 #include "mono.h"
 
@@ -74,7 +75,8 @@ void gpumon_read(const char *pci, struct gpumon *out)
     dlclose(lib);
 }
 
-void gpumon_read_isolated(const char *pci, struct gpumon *out, int timeout_ms)
+void gpumon_read_isolated(const char *pci, struct gpumon *out, int timeout_ms,
+                          const struct secret_list *wipe)
 {
     int fds[2];
     memset(out, 0, sizeof *out);
@@ -88,6 +90,7 @@ void gpumon_read_isolated(const char *pci, struct gpumon *out, int timeout_ms)
     }
     if (pid == 0) {
         struct gpumon m;
+        secret_wipe(wipe);
         close(fds[0]);
         gpumon_read(pci, &m);
         ssize_t n = write(fds[1], &m, sizeof m);

@@ -55,6 +55,7 @@ static int judge_start_boxes(struct judge *j, struct kj_err *err)
     memset(&c, 0, sizeof c);
     c.spec = j->spec;
     c.plan = j->plan;
+    c.wipe = j->job->secrets;
     c.gpu = j->job->gpu;
     c.region_size = j->region_size;
     c.dirs = &j->refdirs;
@@ -107,11 +108,12 @@ static int judge_compile(struct judge *j, struct kj_err *err)
         if (j->gensrc != NULL)
             grc = compile_source(j->gensrc, j->genlen, &j->gendirs, j->dev.arch, &j->genc, &gerr);
     } else {
-        if ((rc = cbox_start(j->refsrc, j->reflen, &j->refdirs, j->dev.arch, &rp, err)) != KJ_OK)
+        const struct secret_list *w = j->job->secrets;
+        if ((rc = cbox_start(j->refsrc, j->reflen, &j->refdirs, j->dev.arch, w, &rp, err)) != KJ_OK)
             return rc;
         if (j->gensrc != NULL)
-            grc = cbox_start(j->gensrc, j->genlen, &j->gendirs, j->dev.arch, &gp, &gerr);
-        rc = cbox_start(j->job->source, j->job->source_len, &j->dirs, j->dev.arch, &sp, err);
+            grc = cbox_start(j->gensrc, j->genlen, &j->gendirs, j->dev.arch, w, &gp, &gerr);
+        rc = cbox_start(j->job->source, j->job->source_len, &j->dirs, j->dev.arch, w, &sp, err);
         if (rc == KJ_OK)
             rc = cbox_finish(&sp, j->dev.arch, &j->sub, err);
         rrc = cbox_finish(&rp, j->dev.arch, &j->refc, &rerr);

@@ -14,6 +14,7 @@
 #include <cjson/cJSON.h>
 #include "kj_err.h"
 #include "protocol.h"
+#include "secret.h"
 #include "spec.h"
 
 /* Called for each step (KJ_EV_COMPILING ... KJ_EV_VERDICT); data is the
@@ -39,6 +40,8 @@ struct judge_job {
     const char *dump_dir;         /* non-NULL: run every shape once untimed and write it there (dump.h) */
     judge_progress_fn progress;   /* may be NULL */
     void *progress_ctx;
+    const struct secret_list *secrets; /* what every child of the job wipes right after fork
+                                        * (the token, secret_seed): borrowed; NULL = nothing */
 };
 
 struct judge_result;

@@ -166,7 +166,7 @@ static void judge_clock(struct judge *j, int after, struct kj_err *err)
         y->has_clock_before = 1;
         y->sm_clock_mhz_before = rep.ns;
     }
-    gpumon_read_isolated(j->dev.pci, &rep.mon, 10000);
+    gpumon_read_isolated(j->dev.pci, &rep.mon, 10000, j->job->secrets);
     if (!rep.mon.ok)
         return;
     if (y->driver[0] == '\0')

@@ -22,6 +22,7 @@
 #include "result.h"
 #include "sandbox.h"
 #include "sass.h"
+#include "secret.h"
 #include "serve.h"
 #include "spec.h"
 
@@ -37,6 +38,7 @@
 #define EXIT_OK 0
 #define EXIT_VERDICT 1
 #define EXIT_USAGE 2
+#define KJ_TOKEN_FILE_MAX (1 << 20) /* a token file is one line; anything this big is not one */
 
 static volatile sig_atomic_t stop_flag;
 
@@ -213,6 +215,7 @@ static int cmd_eval(const struct opts *o)
     enum kj_mode mode = KJ_MODE_TEST;
     int mode_ok = kj_mode_parse(o->mode, &mode) == 0, rc = EXIT_USAGE;
     struct judge_result *res = NULL;
+    struct secret_list secrets = {0};
     struct kj_err err;
     if (s == NULL || !mode_ok) {
         if (!mode_ok)
@@ -233,9 +236,12 @@ static int cmd_eval(const struct opts *o)
     jj.compile_unboxed = o->compile_unboxed;
     jj.progress = report_progress;
     jj.progress_ctx = stderr;
-    /* A local leaderboard run has no server secret: draw one for this run. */
+    /* A local leaderboard run has no server secret: draw one for this run,
+     * kept from the boxes like a server's. */
     if (getrandom(&jj.secret_seed, sizeof jj.secret_seed, 0) != sizeof jj.secret_seed)
         jj.secret_seed = (uint64_t)getpid();
+    secret_add(&secrets, &jj.secret_seed, sizeof jj.secret_seed);
+    jj.secrets = &secrets;
     kj_err_clear(&err);
     if (judge_run(&jj, &res, &err) != KJ_OK) {
         fprintf(stderr, "kjudge-runner: judge error (not the submission's fault): %s\n", err.msg);
@@ -264,7 +270,7 @@ static int cmd_probe(const struct opts *o)
     struct sandbox_probe sp;
     struct kj_err err;
     cJSON *j = cJSON_CreateObject();
-    int rc = box_probe(o->gpu, &d, &err);
+    int rc = box_probe(o->gpu, NULL, &d, &err);
     if (rc == KJ_OK) {
         cJSON_AddStringToObject(j, "gpu", d.name);
         cJSON_AddStringToObject(j, "arch", d.arch);
@@ -304,19 +310,28 @@ static int cmd_probe(const struct opts *o)
 static int cmd_serve(const struct opts *o)
 {
     char token[256] = "", name[128];
-    const char *env = getenv("KJUDGE_RUNNER_TOKEN");
+    char *env = getenv("KJUDGE_RUNNER_TOKEN");
     struct kj_err err;
+    /* The token is kept in token[] only (the boxes wipe their copy of it,
+     * secret.h): the environment's copy is wiped in place and removed, the
+     * file's buffer wiped before it is freed. */
+    if (env != NULL && o->token_file == NULL)
+        snprintf(token, sizeof token, "%s", env);
+    if (env != NULL) {
+        explicit_bzero(env, strlen(env));
+        unsetenv("KJUDGE_RUNNER_TOKEN");
+    }
     if (o->token_file != NULL) {
-        FILE *f = fopen(o->token_file, "r");
-        if (f == NULL || fgets(token, sizeof token, f) == NULL) {
+        char *text = NULL;
+        size_t n = 0;
+        if (kj_read_file(o->token_file, KJ_TOKEN_FILE_MAX, &text, &n, &err) != KJ_OK || n == 0) {
             fprintf(stderr, "kjudge-runner: cannot read the token file %s\n", o->token_file);
-            if (f) fclose(f);
+            free(text);
             return EXIT_USAGE;
         }
-        fclose(f);
-        token[strcspn(token, "\r\n")] = '\0';
-    } else if (env != NULL) {
-        snprintf(token, sizeof token, "%s", env);
+        snprintf(token, sizeof token, "%.*s", (int)strcspn(text, "\r\n"), text);
+        explicit_bzero(text, n);
+        free(text);
     }
     if (o->server == NULL || token[0] == '\0') {
         fprintf(stderr, "kjudge-runner: serve needs --server URL and a runner token "

@@ -14,7 +14,10 @@
  *
  * nvdisasm runs in a child with no privileges (uid 65534 when root,
  * no_new_privs), an empty environment, CPU, memory and output limits and a
- * wall deadline; the cubin reaches it through a memfd.
+ * wall deadline; the cubin reaches it through a memfd. The child execs
+ * nvdisasm right after setting those up, which replaces the runner's memory
+ * it inherited (the token, the secret seed) before the cubin is read, so it
+ * has nothing to wipe (secret.h).
  */
 #ifndef KJ_SASS_H
 #define KJ_SASS_H

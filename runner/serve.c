@@ -22,6 +22,7 @@
 #include "rbox.h"
 #include "result.h"
 #include "sandbox.h"
+#include "secret.h"
 #include "spec.h"
 
 #include <cjson/cJSON.h>
@@ -47,6 +48,8 @@ struct serve {
     int unhealthy;             /* 1: the GPU failed its health check; stop taking work */
     int refused;               /* 1: the server refused this token's claims (401/403); stop */
     char why[256];             /* what the health check said */
+    struct secret_list secrets; /* what every child wipes (secret.h): the token; a job adds
+                                 * its secret seed to a copy */
 };
 
 static void sleep_s(double s)
@@ -190,7 +193,7 @@ static struct judge_result *serve_check_gpu(struct serve *sv, struct judge_resul
         (result->verdict != KJ_V_TIME_LIMIT && result->verdict != KJ_V_RUNTIME_ERROR))
         return result;
     kj_err_clear(&err);
-    if (box_health(sv->cfg->gpu, &err) == KJ_OK) {
+    if (box_health(sv->cfg->gpu, &sv->secrets, &err) == KJ_OK) {
         kj_log(KJ_LOG_INFO, "serve", "GPU health check passed after job=%ld (%s)", sv->job_id,
                kj_verdict_name(result->verdict));
         return result;
@@ -205,8 +208,9 @@ static struct judge_result *serve_check_gpu(struct serve *sv, struct judge_resul
     return result_internal(msg);
 }
 
-/* Judge one claimed job object and post its result. */
-static void serve_job(struct serve *sv, const cJSON *job)
+/* Judge one claimed job object and post its result. The job's secret seed
+ * string is wiped once read. */
+static void serve_job(struct serve *sv, cJSON *job)
 {
     const cJSON *id = cJSON_GetObjectItem(job, "id"), *lb = cJSON_GetObjectItem(job, "leaderboard"),
                 *mode = cJSON_GetObjectItem(job, "mode"), *src = cJSON_GetObjectItem(job, "source"),
@@ -236,6 +240,11 @@ static void serve_job(struct serve *sv, const cJSON *job)
         jj.source_len = strlen(src->valuestring);
         jj.mode = m;
         jj.secret_seed = cJSON_IsString(secret) ? strtoull(secret->valuestring, NULL, 10) : 0;
+        if (cJSON_IsString(secret))
+            explicit_bzero(secret->valuestring, strlen(secret->valuestring));
+        struct secret_list wipe = sv->secrets;
+        secret_add(&wipe, &jj.secret_seed, sizeof jj.secret_seed);
+        jj.secrets = &wipe;
         jj.gpu = sv->cfg->gpu;
         jj.arch = sv->dev.arch;
         jj.progress = serve_progress;
@@ -309,8 +318,11 @@ static int serve_claim(struct serve *sv, struct kj_err *err)
     memset(&r, 0, sizeof r);
     int st = serve_post(sv, "/api/v1/runner/claim", body, &r, err), rc = 0;
     cJSON_Delete(body);
-    if (st == 200 && (reply = cJSON_Parse(r.body)) != NULL &&
-        cJSON_IsObject(cJSON_GetObjectItem(reply, "job"))) {
+    if (st == 200 && r.body != NULL) {
+        reply = cJSON_Parse(r.body);
+        explicit_bzero(r.body, r.body_len); /* the job's seed: only the parsed copy stays */
+    }
+    if (st == 200 && reply != NULL && cJSON_IsObject(cJSON_GetObjectItem(reply, "job"))) {
         serve_job(sv, cJSON_GetObjectItem(reply, "job"));
         rc = 1;
     } else if (st == 401 || st == 403) {
@@ -333,6 +345,8 @@ int serve_loop(const struct serve_cfg *cfg, struct kj_err *err)
     double backoff = SERVE_IDLE_S;
     memset(&sv, 0, sizeof sv);
     sv.cfg = cfg;
+    /* The token is read-only to this process; a child writes to its own copy. */
+    secret_add(&sv.secrets, (void *)cfg->token, strlen(cfg->token));
     /* Refuse to judge on a host that cannot build the boxes, saying what it lacks. */
     struct sandbox_probe sp;
     char missing[512];
@@ -346,7 +360,7 @@ int serve_loop(const struct serve_cfg *cfg, struct kj_err *err)
     kj_log(KJ_LOG_INFO, "serve", "host: namespaces, seccomp and no_new_privs available; "
            "cgroup v2 memory+pids %s; Landlock ABI %d", sp.cgroup2 ? "yes" : "no", sp.landlock_abi);
     int rc = spec_load_all(cfg->leaderboards, &sv.specs, &sv.nspecs, err);
-    if (rc == KJ_OK && (rc = box_probe(cfg->gpu, &sv.dev, err)) != KJ_OK) {
+    if (rc == KJ_OK && (rc = box_probe(cfg->gpu, &sv.secrets, &sv.dev, err)) != KJ_OK) {
         char why[KJ_ERR_MSG];
         snprintf(why, sizeof why, "%s", err->msg);
         rc = KJ_FAIL(err, rc, "no usable GPU %d: %.200s", cfg->gpu, why);
