@@ -23,39 +23,6 @@
 
 extern const unsigned char kj_kernels_fatbin[];
 
-/*
- * box.c - the run box (see box.h): one child process, one CUDA context, one
- * cubin. The judge forks it, reads its device description, sends it the cubin
- * and then one request per call; the box answers each with a struct box_rep
- * and leaves outputs in the shared region. Everything the submission can
- * reach lives here, so nothing here is trusted by the judge: it re-checks
- * every byte it reads from the region.
- *
- * Sample protocol (TIMING.md items 4-6): fill inputs, poison outputs, reset
- * the persisting L2 lines, write 2x L2 then discard it, launch the blocking
- * kernel, queue start event + launches + stop event, release the blocker,
- * wait, read the events.
- */
-#include "box.h"
-#include "cudrv.h"
-#include "fdio.h"
-#include "mono.h"
-#include "rbox.h"
-#include "stats.h"
-
-#include <errno.h>
-#include <fcntl.h>
-#include <signal.h>
-#include <stdarg.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/mman.h>
-#include <sys/prctl.h>
-#include <sys/wait.h>
-#include <time.h>
-#include <unistd.h>
-
 /* ------------------------------------------------------------ device setup */
 
 static void box_describe(struct box *b)
