@@ -25,7 +25,9 @@ extern const unsigned char kj_kernels_fatbin[];
 
 /* ------------------------------------------------------------ device setup */
 
-static void box_describe(struct box *b)
+/* The device's description for the judge (struct box_device). Every query
+ * is checked: a zero limit would reject every launch with a wrong reason. */
+static int box_describe(struct box *b, struct box_rep *rep)
 {
     struct box_device *i = &b->info;
     struct { CUdevice_attribute a; int *v; } attrs[] = {
@@ -47,20 +49,25 @@ static void box_describe(struct box *b)
     int l2 = 0;
     size_t total = 0;
     for (size_t k = 0; k < sizeof attrs / sizeof attrs[0]; k++)
-        if (b->d.cuDeviceGetAttribute(attrs[k].v, attrs[k].a, b->dev) != CUDA_SUCCESS)
-            *attrs[k].v = 0;
-    b->d.cuDeviceGetAttribute(&l2, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, b->dev);
+        BOX_CU(b, rep, cuDeviceGetAttribute(attrs[k].v, attrs[k].a, b->dev),
+               "describing the device: cuDeviceGetAttribute");
+    BOX_CU(b, rep, cuDeviceGetAttribute(&l2, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, b->dev),
+           "describing the device: L2 size");
     if (b->d.cuDeviceGetCount(&i->gpu_count) != CUDA_SUCCESS)
-        i->gpu_count = 0;
+        i->gpu_count = 0; /* informational only */
     i->l2_bytes = l2;
-    b->d.cuDeviceTotalMem(&total, b->dev);
+    BOX_CU(b, rep, cuDeviceTotalMem(&total, b->dev), "describing the device: cuDeviceTotalMem");
     i->total_mem = (long long)total;
-    b->d.cuDeviceGetName(i->name, sizeof i->name, b->dev);
-    b->d.cuDriverGetVersion(&i->driver_version);
-    b->d.cuDeviceGetPCIBusId(i->pci, sizeof i->pci, b->dev);
+    BOX_CU(b, rep, cuDeviceGetName(i->name, sizeof i->name, b->dev),
+           "describing the device: cuDeviceGetName");
+    BOX_CU(b, rep, cuDriverGetVersion(&i->driver_version),
+           "describing the device: cuDriverGetVersion");
+    BOX_CU(b, rep, cuDeviceGetPCIBusId(i->pci, sizeof i->pci, b->dev),
+           "describing the device: cuDeviceGetPCIBusId");
     /* Arch-specific targets (sm_90a, sm_100a) exist from compute capability 9. */
     snprintf(i->arch, sizeof i->arch, "sm_%d%d%s", i->cc_major, i->cc_minor,
              i->cc_major >= 9 ? "a" : "");
+    return 0;
 }
 
 static int box_get_kernels(struct box *b, struct box_rep *rep)
@@ -88,7 +95,8 @@ static int box_init(struct box *b, struct box_rep *rep)
     BOX_CU(b, rep, cuDeviceGet(&b->dev, b->cfg->gpu), "cuDeviceGet");
     BOX_CU(b, rep, cuDevicePrimaryCtxRetain(&b->ctx, b->dev), "cuDevicePrimaryCtxRetain");
     BOX_CU(b, rep, cuCtxSetCurrent(b->ctx), "cuCtxSetCurrent");
-    box_describe(b);
+    if (box_describe(b, rep) != 0)
+        return -1;
     /* Device-side limits owned by the judge, not the submission. */
     BOX_CU(b, rep, cuCtxSetLimit(CU_LIMIT_PERSISTING_L2_CACHE_SIZE, 0), "persisting L2 limit");
     BOX_CU(b, rep, cuCtxSetLimit(CU_LIMIT_MALLOC_HEAP_SIZE, 8u << 20), "malloc heap limit");
@@ -319,8 +327,69 @@ out:
     return rc;
 }
 
+/* ----------------------------------------------------- the protocol's states */
+
+/* The states of box.h's diagram, from the box's fields. */
+enum box_state { BOX_FRESH, BOX_LOADED, BOX_CASE };
+
+static enum box_state box_state_of(const struct box *b)
+{
+    return !b->loaded ? BOX_FRESH : b->cur_case < 0 ? BOX_LOADED : BOX_CASE;
+}
+
+/* The states in which op may come (box.h's transition list), as bits. */
+static unsigned box_op_states(int op)
+{
+    const unsigned any = 1u << BOX_FRESH | 1u << BOX_LOADED | 1u << BOX_CASE;
+    switch (op) {
+    case BOX_OP_LOAD: return 1u << BOX_FRESH;
+    case BOX_OP_BASELINE: case BOX_OP_CLOCK: case BOX_OP_HEALTH: case BOX_OP_QUIT: return any;
+    default: return 1u << BOX_LOADED | 1u << BOX_CASE; /* a case, or an unknown op */
+    }
+}
+
+/* What holds in the box's state, and whether op may come in it (SQLite's
+ * assert_pager_state idiom): 1 when all is well, else 0 with rep filled.
+ * A broken invariant is the judge's or the box's own bug, never the
+ * submission's: it answers BOX_INTERNAL (the job is tried again) instead of
+ * aborting, which the judge would take for a crash of the submission. */
+static int assert_box_state(const struct box *b, int op, struct box_rep *rep)
+{
+    enum box_state st = box_state_of(b);
+    const char *broken = NULL;
+    if (b->loaded && b->umod == 0)
+        broken = "loaded without a module";
+    else if ((b->gmod != 0) && b->cfg->gendirs == NULL)
+        broken = "generate.cu loaded for a board without one";
+    else if (b->loaded && (b->cfg->plan == NULL || b->spec == NULL))
+        broken = "loaded without a plan";
+    else if ((b->cur_case >= 0) != (b->cp != NULL) ||
+             (b->cp != NULL && b->cp != plan_case(b->cfg->plan, b->cur_bench, b->cur_case)))
+        broken = "the current case and its plan disagree";
+    else if (st == BOX_CASE && (b->ws != 0) != (b->ws_size > 0))
+        broken = "the workspace does not match the plan";
+    else if (b->peer[0] != 0 && !b->cfg->role_reference)
+        broken = "a submission box mapped another box's buffers";
+    for (int i = 0; broken == NULL && st == BOX_CASE && i < b->spec->nbuffers; i++)
+        if (b->buf[i] == 0)
+            broken = "a buffer of the current case is missing";
+    if (broken != NULL) {
+        box_rep_fail(rep, BOX_INTERNAL, 0, "box state: %s", broken);
+        return 0;
+    }
+    if (box_op_states(op) & (1u << st))
+        return 1;
+    if (st == BOX_FRESH)
+        box_rep_fail(rep, BOX_INTERNAL, 0, "request before LOAD");
+    else
+        box_rep_fail(rep, BOX_INTERNAL, 0, "request %d after LOAD", op);
+    return 0;
+}
+
 static int box_dispatch(struct box *b, const struct box_req *req, struct box_rep *rep)
 {
+    if (!assert_box_state(b, req->op, rep))
+        return -1;
     if (req->op == BOX_OP_LOAD)
         return box_load(b, req, rep);
     if (req->op == BOX_OP_BASELINE)
@@ -329,8 +398,6 @@ static int box_dispatch(struct box *b, const struct box_req *req, struct box_rep
         return box_clock(b, rep);
     if (req->op == BOX_OP_HEALTH) /* the judge's own kernel: a fresh box loads nothing */
         return box_health_op(b, rep);
-    if (!b->loaded)
-        return box_rep_fail(rep, BOX_INTERNAL, 0, "request before LOAD");
     switch (req->op) {
     case BOX_OP_CASE: return box_once(b, req, rep);
     case BOX_OP_SAMPLE: return box_sample(b, req, rep);

@@ -23,6 +23,51 @@
  * inherits the runner's memory, the runner token and the secret seed
  * included: box_start's child wipes what cfg->wipe lists (secret.h) before
  * anything else.
+ *
+ * The protocol's states (box.c checks them at every request with
+ * assert_box_state(), SQLite's assert_pager_state idiom):
+ *
+ *            fork (box_start)
+ *                 |
+ *                 v
+ *            [starting] --- sandbox or CUDA init failed: box_device.error, exit 3
+ *                 |
+ *                 | struct box_device written on fd_info
+ *                 v
+ *              FRESH --------- LOAD ---------> LOADED
+ *                                                 |
+ *                                                 | CASE, SAMPLE, WARMUP, GRAPH
+ *                                                 v
+ *                                          CASE (bench, i) <--+
+ *                                                 |           | CASE, SAMPLE, WARMUP, GRAPH
+ *                                                 +-----------+ (another case: buffers resized)
+ *
+ *   In any state: BASELINE, CLOCK, HEALTH leave the state as it was;
+ *   QUIT (or the judge closing the request pipe) ends the box: exit 0.
+ *
+ * Transitions, with the function that makes each:
+ *   starting -> FRESH      box_main: box_init, then rbox_lock
+ *   FRESH -> LOADED        LOAD: box_load (a failure leaves FRESH; the judge
+ *                          gives the box up)
+ *   LOADED, CASE -> CASE   CASE box_once, SAMPLE box_sample, WARMUP box_warmup,
+ *                          GRAPH box_graph, each through box_setup_case (a
+ *                          failed setup leaves LOADED)
+ *   CASE -> CASE           VERIFY box_verify (reference box), COPY box_copy:
+ *                          only for the case set up
+ *   any -> same            BASELINE box_baseline, CLOCK box_clock,
+ *                          HEALTH box_health_op
+ * What holds in each state:
+ *   FRESH: loaded = 0, no case (cur_case = -1, cp = NULL).
+ *   LOADED: the submission's (or reference's) module and, when the board
+ *     has one, generate.cu's are loaded and every launch line is bound to
+ *     its kernel; cfg->plan is set; no case.
+ *   CASE: cp is the plan of (cur_bench, cur_case); every buffer of the case
+ *     is allocated, the workspace too when the plan has one; launch
+ *     dimensions are checked against the device and the kernels.
+ *   Only a reference box maps another box's buffers (VERIFY).
+ * A request in a state that does not take it, or a state whose invariants
+ * do not hold, is answered BOX_INTERNAL: the judge's bug, never the
+ * submission's.
  */
 #ifndef KJ_BOX_H
 #define KJ_BOX_H

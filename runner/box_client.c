@@ -24,6 +24,7 @@ int box_start(const struct box_cfg *cfg, struct box_proc *out, struct kj_err *er
     unsigned skip = 0;
     memset(out, 0, sizeof *out);
     out->pid = -1;
+    out->fd_req = out->fd_rep = out->fd_info = -1;
     int rc = rbox_parse_skip(getenv("KJUDGE_RBOX_SKIP"), &skip, err);
     if (rc != KJ_OK)
         return rc;
@@ -115,9 +116,9 @@ void box_kill(struct box_proc *p)
         rbox_cleanup(p->pid);
         p->pid = -1;
     }
-    if (p->fd_req > 0) close(p->fd_req);
-    if (p->fd_rep > 0) close(p->fd_rep);
-    if (p->fd_info > 0) close(p->fd_info);
+    if (p->fd_req >= 0) close(p->fd_req);
+    if (p->fd_rep >= 0) close(p->fd_rep);
+    if (p->fd_info >= 0) close(p->fd_info);
     p->fd_req = p->fd_rep = p->fd_info = -1;
 }
 

@@ -33,8 +33,10 @@ static int box_check_dims(struct box *b, const struct dir_launch *dl, CUfunction
 {
     const struct box_device *i = &b->info;
     int fmax = 0, fstatic = 0;
-    b->d.cuFuncGetAttribute(&fmax, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, f);
-    b->d.cuFuncGetAttribute(&fstatic, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, f);
+    BOX_CU(b, rep, cuFuncGetAttribute(&fmax, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, f),
+           "reading the kernel's largest block");
+    BOX_CU(b, rep, cuFuncGetAttribute(&fstatic, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, f),
+           "reading the kernel's static shared memory");
     static const char axis[3] = {'x', 'y', 'z'};
     for (int k = 0; k < 3; k++) {
         if (dd->grid[k] > (uint32_t)i->max_grid[k])
@@ -112,7 +114,6 @@ int box_setup_case(struct box *b, int bench, int idx, struct box_rep *rep)
     box_free_buffers(b);
     if (cp->total > b->cfg->region_size)
         return box_rep_fail(rep, BOX_INTERNAL, 0, "region too small for the case");
-    b->cp = cp;
     memcpy(b->off, cp->off, sizeof b->off);
     memcpy(b->size, cp->size, sizeof b->size);
     memcpy(b->nelem, cp->nelem, sizeof b->nelem);
@@ -124,6 +125,7 @@ int box_setup_case(struct box *b, int bench, int idx, struct box_rep *rep)
         BOX_CU(b, rep, cuMemAlloc(&b->ws, b->ws_size), "allocating the workspace");
     b->cur_bench = bench;
     b->cur_case = idx;
+    b->cp = cp;
     b->gen++;
     b->has_ipc = 1;
     for (int i = 0; i < b->spec->nbuffers && b->has_ipc; i++) {
