@@ -191,12 +191,6 @@ struct box_proc {
 int box_call(struct box_proc *p, const struct box_req *req, const void *payload,
              struct box_rep *rep, int timeout_ms, struct kj_err *err);
 
-/* The two halves of box_call, for a request left running while the judge
- * does other work. */
-int box_send(struct box_proc *p, const struct box_req *req, const void *payload,
-             struct kj_err *err);
-int box_recv(struct box_proc *p, struct box_rep *rep, int timeout_ms, struct kj_err *err);
-
 /* Read the box_device the child writes after creating its context. */
 int box_read_info(struct box_proc *p, struct box_device *dev, int timeout_ms, struct kj_err *err);
 

@@ -80,8 +80,9 @@ int box_read_info(struct box_proc *p, struct box_device *dev, int timeout_ms, st
     return KJ_OK;
 }
 
-int box_send(struct box_proc *p, const struct box_req *req, const void *payload,
-             struct kj_err *err)
+/* Send a request and its payload. */
+static int box_send(struct box_proc *p, const struct box_req *req, const void *payload,
+                    struct kj_err *err)
 {
     if (fdio_write_full(p->fd_req, req, sizeof *req) != 0 ||
         (req->payload > 0 && fdio_write_full(p->fd_req, payload, req->payload) != 0))
@@ -89,14 +90,8 @@ int box_send(struct box_proc *p, const struct box_req *req, const void *payload,
     return KJ_OK;
 }
 
-int box_call(struct box_proc *p, const struct box_req *req, const void *payload,
-             struct box_rep *rep, int timeout_ms, struct kj_err *err)
-{
-    int rc = box_send(p, req, payload, err);
-    return rc != KJ_OK ? rc : box_recv(p, rep, timeout_ms, err);
-}
-
-int box_recv(struct box_proc *p, struct box_rep *rep, int timeout_ms, struct kj_err *err)
+/* Wait for the reply until timeout_ms. */
+static int box_recv(struct box_proc *p, struct box_rep *rep, int timeout_ms, struct kj_err *err)
 {
     int r = fdio_wait(p->fd_rep, mono_now() + timeout_ms / 1000.0);
     if (r == 0)
@@ -105,6 +100,13 @@ int box_recv(struct box_proc *p, struct box_rep *rep, int timeout_ms, struct kj_
         return KJ_FAIL(err, KJ_EIO, "the GPU box died");
     rep->msg[sizeof rep->msg - 1] = '\0';
     return KJ_OK;
+}
+
+int box_call(struct box_proc *p, const struct box_req *req, const void *payload,
+             struct box_rep *rep, int timeout_ms, struct kj_err *err)
+{
+    int rc = box_send(p, req, payload, err);
+    return rc != KJ_OK ? rc : box_recv(p, rep, timeout_ms, err);
 }
 
 void box_kill(struct box_proc *p)

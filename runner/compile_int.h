@@ -65,11 +65,18 @@ static inline int cc_is_ident(int c)
 int cc_check_source(struct cc_job *j);
 
 /* compile_log.c */
-int cc_scan_name_map(struct cc_job *j);
-void cc_parse_ptxas(struct cc_job *j);
-void cc_filter_log(const char *raw, int drop_map, struct kj_buf *dst);
-void cc_clean_log(const char *s, size_t n, const struct cc_paths *p, struct kj_buf *dst);
-void cc_cap_log(struct kj_buf *b);
+/* Decide which kernels failed, by NVRTC's log (its unresolved name
+ * expressions after a failed compile, ptxas's entries after a good one),
+ * write a message for each into j->pre; returns how many. *map_hits: how
+ * many "__nv_name_map" errors named a kernel. */
 int cc_judge_kernels(struct cc_job *j, int *map_hits);
+/* Copy the raw log into dst without ptxas's info lines and, when drop_map,
+ * without the "__nv_name_map" error blocks (replaced by our messages). */
+void cc_filter_log(const char *raw, int drop_map, struct kj_buf *dst);
+/* Copy s into dst cleaned for users: toolkit paths as "<cuda>", other
+ * absolute paths as "<path>", control bytes and invalid UTF-8 as '?'. */
+void cc_clean_log(const char *s, size_t n, const struct cc_paths *p, struct kj_buf *dst);
+/* Cut b to COMPILE_MAX_LOG bytes, the truncation marker included. */
+void cc_cap_log(struct kj_buf *b);
 
 #endif

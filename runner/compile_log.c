@@ -54,7 +54,7 @@ static int mark_name(struct cc_job *j, const char *t, size_t n, int not_global)
 
 /* Read the "__nv_name_map" errors NVRTC gives for name expressions that do
  * not resolve; mark those kernels. Returns how many errors named a kernel. */
-int cc_scan_name_map(struct cc_job *j)
+static int cc_scan_name_map(struct cc_job *j)
 {
     const char *line = j->raw, *key = "Input name expression was: \"";
     int in_map = 0, not_global = 0, hits = 0;
@@ -156,7 +156,7 @@ static int ptxas_line(const char *line, size_t n, int *is_info, const char **msg
 
 /* Read ptxas's per-kernel report. Later lines win over earlier ones, so
  * text that the source made the front end print cannot override ptxas. */
-void cc_parse_ptxas(struct cc_job *j)
+static void cc_parse_ptxas(struct cc_job *j)
 {
     const char *line = j->raw, *entry = "", *props = "", *msg;
     size_t elen = 0, plen = 0;

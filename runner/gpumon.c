@@ -49,7 +49,8 @@ static int gpumon_resolve(void *lib, struct gpumon_api *a)
            a->power && a->reasons;
 }
 
-void gpumon_read(const char *pci, struct gpumon *out)
+/* The reading itself, in the child: loads NVML. */
+static void gpumon_read(const char *pci, struct gpumon *out)
 {
     struct gpumon_api a;
     gpumon_dev dev;

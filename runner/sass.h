@@ -29,8 +29,10 @@
 #define SASS_WALL_S 20
 #define SASS_MAX_OUTPUT (64u << 20)
 
-/* Path of nvdisasm into buf: $KJUDGE_NVDISASM, else $CUDA_HOME/bin, else
- * /usr/local/cuda/bin. 0 when found (executable), -1 when not. */
+/* The two below are sass_start's parts, public for the unit test
+ * (test_sass.c). Path of nvdisasm into buf: $KJUDGE_NVDISASM, else
+ * $CUDA_HOME/bin, else /usr/local/cuda/bin. 0 when found (executable), -1
+ * when not. */
 int sass_tool(char *buf, size_t bufsz);
 
 /* Fill the classes of r's kernels from nvdisasm's listing text (len
