@@ -159,25 +159,15 @@ static void judge_clock(struct judge *j, int after, struct kj_err *err)
     struct box_rep rep;
     if (judge_call(j, 0, &req, NULL, &rep, "clock probe", err) != STEP_PASS)
         return;
-    if (after) {
-        y->has_clock_after = 1;
-        y->sm_clock_mhz_after = rep.ns;
-    } else {
-        y->has_clock_before = 1;
-        y->sm_clock_mhz_before = rep.ns;
-    }
+    *(after ? &y->has_clock_after : &y->has_clock_before) = 1;
+    *(after ? &y->sm_clock_mhz_after : &y->sm_clock_mhz_before) = rep.ns;
     gpumon_read_isolated(j->dev.pci, &rep.mon, 10000, j->job->secrets);
     if (!rep.mon.ok)
         return;
     if (y->driver[0] == '\0')
         snprintf(y->driver, sizeof y->driver, "%s", rep.mon.driver);
-    if (after) {
-        y->has_nvml_after = 1;
-        y->nvml_after = rep.mon;
-    } else {
-        y->has_nvml_before = 1;
-        y->nvml_before = rep.mon;
-    }
+    *(after ? &y->has_nvml_after : &y->has_nvml_before) = 1;
+    *(after ? &y->nvml_after : &y->nvml_before) = rep.mon;
 }
 
 /* Secondary figures for a timed shape, never ranked: the median less the
