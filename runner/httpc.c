@@ -429,9 +429,16 @@ static int buf_append(struct http_buf *b, const char *p, size_t n, const char *w
             cap *= 2;
         if (cap > (size_t)HTTPC_MAX_BODY + 1)
             cap = (size_t)HTTPC_MAX_BODY + 1;
-        char *np = realloc(b->p, cap);
+        /* Not realloc: a body may hold a secret (a claim's seed), and the
+         * block realloc frees would keep it (runner/secret.h). */
+        char *np = malloc(cap);
         if (np == NULL)
             return KJ_FAIL(err, KJ_ENOMEM, "%s: out of memory for the response body", what);
+        if (b->p != NULL) {
+            memcpy(np, b->p, b->len + 1);
+            explicit_bzero(b->p, b->cap);
+            free(b->p);
+        }
         b->p = np;
         b->cap = cap;
     }
@@ -631,8 +638,15 @@ int httpc_request(const char *base_url, const char *method, const char *path,
     out->body_len = b.len;
     b.p = NULL;
 out:
-    free(head); /* holds the token: never logged, freed here */
+    /* The head holds the token, the connection's buffer the last bytes of
+     * the answer: wiped before their memory is given back (secret.h). */
+    if (head != NULL)
+        explicit_bzero(head, head_len);
+    free(head);
+    if (b.p != NULL)
+        explicit_bzero(b.p, b.cap);
     free(b.p);
+    explicit_bzero(c.buf, sizeof c.buf);
     if (c.fd >= 0)
         close(c.fd);
     return rc;
@@ -642,6 +656,8 @@ void httpc_response_free(struct httpc_response *r)
 {
     if (r == NULL)
         return;
+    if (r->body != NULL)
+        explicit_bzero(r->body, r->body_len);
     free(r->body);
     memset(r, 0, sizeof *r);
 }

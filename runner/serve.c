@@ -17,12 +17,15 @@
 #include "gputype.h"
 #include "httpc.h"
 #include "judge.h"
+#include "kj_ticker.h"
+#include "protocol.h"
 #include "rbox.h"
+#include "result.h"
 #include "sandbox.h"
+#include "secret.h"
 #include "spec.h"
 
 #include <cjson/cJSON.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,12 +45,11 @@ struct serve {
     char gpu_type[64];
     long job_id;               /* job being judged, for progress posts */
     long attempt;              /* the claim's attempt, sent back as ?attempt= */
-    pthread_mutex_t mu;        /* guards beat_stop and the condition */
-    pthread_cond_t cv;
-    int beat_stop;             /* 1: the heartbeat thread ends */
     int unhealthy;             /* 1: the GPU failed its health check; stop taking work */
     int refused;               /* 1: the server refused this token's claims (401/403); stop */
     char why[256];             /* what the health check said */
+    struct secret_list secrets; /* what every child wipes (secret.h): the token; a job adds
+                                 * its secret seed to a copy */
 };
 
 static void sleep_s(double s)
@@ -69,14 +71,14 @@ static int serve_post(struct serve *sv, const char *path, const cJSON *body,
     return rc == KJ_OK ? resp->status : rc;
 }
 
-static void serve_progress(void *ctx, const char *event, const cJSON *data)
+static void serve_progress(void *ctx, enum kj_event event, const cJSON *data)
 {
     struct serve *sv = ctx;
     struct httpc_response r;
     struct kj_err err;
     char path[128];
     cJSON *body = cJSON_CreateObject();
-    cJSON_AddStringToObject(body, "event", event);
+    cJSON_AddStringToObject(body, "event", kj_event_name(event));
     cJSON_AddItemToObject(body, "data", cJSON_Duplicate(data, 1));
     snprintf(path, sizeof path, "/api/v1/runner/jobs/%ld/events?attempt=%ld", sv->job_id,
              sv->attempt);
@@ -84,7 +86,7 @@ static void serve_progress(void *ctx, const char *event, const cJSON *data)
     int st = serve_post(sv, path, body, &r, &err);
     if (st < 0 || st >= 300)
         kj_log(KJ_LOG_WARN, "serve", "progress not recorded job=%ld event=%s status=%d",
-               sv->job_id, event, st);
+               sv->job_id, kj_event_name(event), st);
     httpc_response_free(&r);
     cJSON_Delete(body);
 }
@@ -108,8 +110,6 @@ static const struct spec *serve_spec(struct serve *sv, const char *name)
     return NULL;
 }
 
-static cJSON *serve_internal(const char *msg);
-
 /* The "message" of a JSON error answer into out (printable, "" when none). */
 static void serve_error_msg(const struct httpc_response *r, char *out, size_t outsz)
 {
@@ -124,17 +124,17 @@ static void serve_error_msg(const struct httpc_response *r, char *out, size_t ou
 /* Post the result until the server answers 2xx (or says the job is not
  * ours). A result it refuses (422) becomes an internal_error naming why,
  * posted in its place once: the job is tried again, the user not charged. */
-static void serve_post_result(struct serve *sv, long id, const cJSON *result)
+static void serve_post_result(struct serve *sv, long id, const struct judge_result *result)
 {
     char path[128], why[300];
     double backoff = 1;
-    cJSON *replaced = NULL;
+    cJSON *body = result_json(result), *replaced = NULL;
     snprintf(path, sizeof path, "/api/v1/runner/jobs/%ld/result?attempt=%ld", id, sv->attempt);
     for (int attempt = 0; attempt < 20; attempt++) {
         struct httpc_response r;
         struct kj_err err;
         memset(&r, 0, sizeof r);
-        int st = serve_post(sv, path, replaced != NULL ? replaced : result, &r, &err);
+        int st = serve_post(sv, path, replaced != NULL ? replaced : body, &r, &err);
         if (st == 422)
             serve_error_msg(&r, why, sizeof why);
         httpc_response_free(&r);
@@ -149,7 +149,9 @@ static void serve_post_result(struct serve *sv, long id, const cJSON *result)
                    "posting internal_error instead", id, why);
             snprintf(msg, sizeof msg, "runner %s: the server refused its result (%s)",
                      sv->cfg->name, why);
-            replaced = serve_internal(msg);
+            struct judge_result *ir = result_internal(msg);
+            replaced = ir != NULL ? result_json(ir) : NULL;
+            result_free(ir);
             continue;
         }
         kj_log(KJ_LOG_WARN, "serve", "result not delivered job=%ld status=%d: %s", id, st,
@@ -158,63 +160,42 @@ static void serve_post_result(struct serve *sv, long id, const cJSON *result)
         backoff = backoff * 2 > SERVE_MAX_BACKOFF_S ? SERVE_MAX_BACKOFF_S : backoff * 2;
     }
     cJSON_Delete(replaced);
+    cJSON_Delete(body);
 }
 
-/* Keeps the job's lease alive while it is judged: a heartbeat every
- * SERVE_HEARTBEAT_S until serve_job() sets beat_stop. */
-static void *serve_heartbeat(void *arg)
+/* Keeps the job's lease alive while it is judged: the ticker serve_job()
+ * starts calls it every SERVE_HEARTBEAT_S. */
+static void serve_heartbeat(void *arg)
 {
     struct serve *sv = arg;
+    struct httpc_response r;
+    struct kj_err err;
     char path[128];
     snprintf(path, sizeof path, "/api/v1/runner/jobs/%ld/heartbeat?attempt=%ld", sv->job_id,
              sv->attempt);
-    pthread_mutex_lock(&sv->mu);
-    while (!sv->beat_stop) {
-        struct timespec until;
-        clock_gettime(CLOCK_REALTIME, &until);
-        until.tv_sec += SERVE_HEARTBEAT_S;
-        if (pthread_cond_timedwait(&sv->cv, &sv->mu, &until) == 0 || sv->beat_stop)
-            continue;
-        pthread_mutex_unlock(&sv->mu);
-        struct httpc_response r;
-        struct kj_err err;
-        memset(&r, 0, sizeof r);
-        if (httpc_request(sv->cfg->server, "POST", path, sv->cfg->token, "application/json", "{}",
-                          2, SERVE_TIMEOUT_MS, &r, &err) != KJ_OK || r.status >= 300)
-            kj_log(KJ_LOG_WARN, "serve", "heartbeat not taken job=%ld status=%d", sv->job_id,
-                   r.status);
-        httpc_response_free(&r);
-        pthread_mutex_lock(&sv->mu);
-    }
-    pthread_mutex_unlock(&sv->mu);
-    return NULL;
-}
-
-static cJSON *serve_internal(const char *msg)
-{
-    cJSON *r = cJSON_CreateObject();
-    cJSON_AddStringToObject(r, "verdict", "internal_error");
-    cJSON_AddStringToObject(r, "message", msg);
-    cJSON_AddNullToObject(r, "score_ns");
-    return r;
+    memset(&r, 0, sizeof r);
+    if (httpc_request(sv->cfg->server, "POST", path, sv->cfg->token, "application/json", "{}",
+                      2, SERVE_TIMEOUT_MS, &r, &err) != KJ_OK || r.status >= 300)
+        kj_log(KJ_LOG_WARN, "serve", "heartbeat not taken job=%ld status=%d", sv->job_id,
+               r.status);
+    httpc_response_free(&r);
 }
 
 /* After a time_limit or runtime_error the GPU may be wedged: a known-answer
  * kernel in a fresh box decides. When it fails, the verdict cannot be
  * trusted either: the job goes back to the queue as an internal error (a
  * retry elsewhere) and this runner stops. */
-static cJSON *serve_check_gpu(struct serve *sv, cJSON *result)
+static struct judge_result *serve_check_gpu(struct serve *sv, struct judge_result *result)
 {
-    const cJSON *v = cJSON_GetObjectItem(result, "verdict");
     struct kj_err err;
     char msg[400];
-    if (!cJSON_IsString(v) || (strcmp(v->valuestring, "time_limit") != 0 &&
-                               strcmp(v->valuestring, "runtime_error") != 0))
+    if (!result->has_verdict ||
+        (result->verdict != KJ_V_TIME_LIMIT && result->verdict != KJ_V_RUNTIME_ERROR))
         return result;
     kj_err_clear(&err);
-    if (box_health(sv->cfg->gpu, &err) == KJ_OK) {
+    if (box_health(sv->cfg->gpu, &sv->secrets, &err) == KJ_OK) {
         kj_log(KJ_LOG_INFO, "serve", "GPU health check passed after job=%ld (%s)", sv->job_id,
-               v->valuestring);
+               kj_verdict_name(result->verdict));
         return result;
     }
     sv->unhealthy = 1;
@@ -223,17 +204,18 @@ static cJSON *serve_check_gpu(struct serve *sv, cJSON *result)
            "runner stops taking work", sv->cfg->gpu, sv->job_id, err.msg);
     snprintf(msg, sizeof msg, "runner %s: its GPU failed a health check after this job (%s); "
              "the job is judged again on another runner", sv->cfg->name, err.msg);
-    cJSON_Delete(result);
-    return serve_internal(msg);
+    result_free(result);
+    return result_internal(msg);
 }
 
-/* Judge one claimed job object and post its result. */
-static void serve_job(struct serve *sv, const cJSON *job)
+/* Judge one claimed job object and post its result. The job's secret seed
+ * string is wiped once read. */
+static void serve_job(struct serve *sv, cJSON *job)
 {
     const cJSON *id = cJSON_GetObjectItem(job, "id"), *lb = cJSON_GetObjectItem(job, "leaderboard"),
                 *mode = cJSON_GetObjectItem(job, "mode"), *src = cJSON_GetObjectItem(job, "source"),
                 *secret = cJSON_GetObjectItem(job, "secret_seed");
-    cJSON *result = NULL;
+    struct judge_result *result = NULL;
     struct kj_err err;
     if (!cJSON_IsNumber(id) || !cJSON_IsString(lb) || !cJSON_IsString(mode) || !cJSON_IsString(src)) {
         kj_log(KJ_LOG_ERROR, "serve", "malformed job from the server");
@@ -243,45 +225,52 @@ static void serve_job(struct serve *sv, const cJSON *job)
     const cJSON *att = cJSON_GetObjectItem(job, "attempt");
     sv->attempt = cJSON_IsNumber(att) ? (long)att->valuedouble : 1;
     const struct spec *spec = serve_spec(sv, lb->valuestring);
-    int m = judge_mode_parse(mode->valuestring);
+    enum kj_mode m;
+    int mode_ok = kj_mode_parse(mode->valuestring, &m) == 0;
     kj_log(KJ_LOG_INFO, "serve", "judging job=%ld leaderboard=%s mode=%s", sv->job_id,
            lb->valuestring, mode->valuestring);
-    if (spec == NULL || m < 0) {
-        result = serve_internal(spec == NULL ? "this runner does not have that leaderboard"
-                                             : "unknown mode");
+    if (spec == NULL || !mode_ok) {
+        result = result_internal(spec == NULL ? "this runner does not have that leaderboard"
+                                              : "unknown mode");
     } else {
         struct judge_job jj;
         memset(&jj, 0, sizeof jj);
         jj.spec = spec;
         jj.source = src->valuestring;
         jj.source_len = strlen(src->valuestring);
-        jj.mode = (enum judge_mode)m;
+        jj.mode = m;
         jj.secret_seed = cJSON_IsString(secret) ? strtoull(secret->valuestring, NULL, 10) : 0;
+        if (cJSON_IsString(secret))
+            explicit_bzero(secret->valuestring, strlen(secret->valuestring));
+        struct secret_list wipe = sv->secrets;
+        secret_add(&wipe, &jj.secret_seed, sizeof jj.secret_seed);
+        jj.secrets = &wipe;
         jj.gpu = sv->cfg->gpu;
         jj.arch = sv->dev.arch;
         jj.progress = serve_progress;
         jj.progress_ctx = sv;
+        struct kj_ticker *beat = NULL;
         kj_err_clear(&err);
-        pthread_t beat;
-        sv->beat_stop = 0;
-        int beating = pthread_create(&beat, NULL, serve_heartbeat, sv) == 0;
+        if (kj_ticker_start(SERVE_HEARTBEAT_S * 1000, serve_heartbeat, sv, "heartbeat", &beat,
+                            &err) != KJ_OK)
+            kj_log(KJ_LOG_WARN, "serve", "no heartbeats for job=%ld: %s", sv->job_id, err.msg);
+        kj_err_clear(&err);
         if (judge_run(&jj, &result, &err) != KJ_OK) {
             kj_log(KJ_LOG_ERROR, "serve", "judge failed job=%ld: %s", sv->job_id, err.msg);
-            result = serve_internal(err.msg);
+            result = result_internal(err.msg);
         }
-        pthread_mutex_lock(&sv->mu);
-        sv->beat_stop = 1;
-        pthread_cond_signal(&sv->cv);
-        pthread_mutex_unlock(&sv->mu);
-        if (beating)
-            pthread_join(beat, NULL);
-        result = serve_check_gpu(sv, result);
+        kj_ticker_stop(beat);
+        if (result != NULL)
+            result = serve_check_gpu(sv, result);
     }
-    const cJSON *v = cJSON_GetObjectItem(result, "verdict");
+    if (result == NULL) { /* out of memory: the lease runs out and the job is tried again */
+        kj_log(KJ_LOG_ERROR, "serve", "no memory for the result of job=%ld", sv->job_id);
+        return;
+    }
     kj_log(KJ_LOG_INFO, "serve", "judged job=%ld verdict=%s", sv->job_id,
-           cJSON_IsString(v) ? v->valuestring : "?");
+           result->has_verdict ? kj_verdict_name(result->verdict) : "?");
     serve_post_result(sv, sv->job_id, result);
-    cJSON_Delete(result);
+    result_free(result);
 }
 
 /* Report to the server that this runner is ready (reason NULL) or refuses
@@ -329,8 +318,11 @@ static int serve_claim(struct serve *sv, struct kj_err *err)
     memset(&r, 0, sizeof r);
     int st = serve_post(sv, "/api/v1/runner/claim", body, &r, err), rc = 0;
     cJSON_Delete(body);
-    if (st == 200 && (reply = cJSON_Parse(r.body)) != NULL &&
-        cJSON_IsObject(cJSON_GetObjectItem(reply, "job"))) {
+    if (st == 200 && r.body != NULL) {
+        reply = cJSON_Parse(r.body);
+        explicit_bzero(r.body, r.body_len); /* the job's seed: only the parsed copy stays */
+    }
+    if (st == 200 && reply != NULL && cJSON_IsObject(cJSON_GetObjectItem(reply, "job"))) {
         serve_job(sv, cJSON_GetObjectItem(reply, "job"));
         rc = 1;
     } else if (st == 401 || st == 403) {
@@ -353,15 +345,13 @@ int serve_loop(const struct serve_cfg *cfg, struct kj_err *err)
     double backoff = SERVE_IDLE_S;
     memset(&sv, 0, sizeof sv);
     sv.cfg = cfg;
-    pthread_mutex_init(&sv.mu, NULL);
-    pthread_cond_init(&sv.cv, NULL);
+    /* The token is read-only to this process; a child writes to its own copy. */
+    secret_add(&sv.secrets, (void *)cfg->token, strlen(cfg->token));
     /* Refuse to judge on a host that cannot build the boxes, saying what it lacks. */
     struct sandbox_probe sp;
     char missing[512];
     sandbox_probe(&sp);
     if (rbox_missing(&sp, missing, sizeof missing) > 0) {
-        pthread_cond_destroy(&sv.cv);
-        pthread_mutex_destroy(&sv.mu);
         KJ_FAIL(err, KJ_EINVAL, "this host cannot sandbox submissions (missing: %.300s); "
                 "the runner does not judge without it", missing);
         serve_hello(&sv, err->msg);
@@ -370,7 +360,7 @@ int serve_loop(const struct serve_cfg *cfg, struct kj_err *err)
     kj_log(KJ_LOG_INFO, "serve", "host: namespaces, seccomp and no_new_privs available; "
            "cgroup v2 memory+pids %s; Landlock ABI %d", sp.cgroup2 ? "yes" : "no", sp.landlock_abi);
     int rc = spec_load_all(cfg->leaderboards, &sv.specs, &sv.nspecs, err);
-    if (rc == KJ_OK && (rc = box_probe(cfg->gpu, &sv.dev, err)) != KJ_OK) {
+    if (rc == KJ_OK && (rc = box_probe(cfg->gpu, &sv.secrets, &sv.dev, err)) != KJ_OK) {
         char why[KJ_ERR_MSG];
         snprintf(why, sizeof why, "%s", err->msg);
         rc = KJ_FAIL(err, rc, "no usable GPU %d: %.200s", cfg->gpu, why);
@@ -422,7 +412,5 @@ int serve_loop(const struct serve_cfg *cfg, struct kj_err *err)
         rc = KJ_FAIL(err, KJ_ECUDA, "GPU %d is unhealthy: %s", cfg->gpu, sv.why);
 out:
     spec_free_all(sv.specs, sv.nspecs);
-    pthread_cond_destroy(&sv.cv);
-    pthread_mutex_destroy(&sv.mu);
     return rc;
 }

@@ -3,7 +3,7 @@
  *
  * Every result in tests/fuzz/corpus/result_check/ (modelled on what
  * runner/judge.c writes) passes with its job, nothing dropped; the runner's
- * own code paths (a rejected result of judge_run, compile_result_json of a
+ * own code paths (a rejected result of judge_run, result_compile_json of a
  * real NVRTC compile, stats_summarize and stats_geomean of samples) pass;
  * then one change at a time to an accepted leaderboard result, each refused
  * with the field named: forged scores, wrong mode or board, missing, extra
@@ -22,6 +22,7 @@
 #include "directive.h"
 #include "gputype.h"
 #include "judge.h"
+#include "result.h"
 #include "result_check.h"
 #include "stats.h"
 
@@ -225,18 +226,20 @@ static void test_real_rejected(void)
 {
     struct judge_job jj;
     struct kj_err err;
-    cJSON *res = NULL;
+    struct judge_result *res = NULL;
     const char *src = "//!kjudge launch quant grid=(Q) block=(32)\n";
     memset(&jj, 0, sizeof jj);
     jj.spec = spec;
     jj.source = src;
     jj.source_len = strlen(src);
-    for (int m = JUDGE_TEST; m <= JUDGE_LEADERBOARD; m++) {
-        jj.mode = (enum judge_mode)m;
+    for (int m = KJ_MODE_TEST; m <= KJ_MODE_LEADERBOARD; m++) {
+        jj.mode = (enum kj_mode)m;
         KT_CHECK(judge_run(&jj, &res, &err) == KJ_OK && res != NULL, "judge_run: %s", err.msg);
-        if (res != NULL)
-            must_pass(res, judge_mode_name(jj.mode), "judge_run's rejected result");
-        cJSON_Delete(res);
+        cJSON *j = res != NULL ? result_json(res) : NULL;
+        if (j != NULL)
+            must_pass(j, kj_mode_name(jj.mode), "judge_run's rejected result");
+        cJSON_Delete(j);
+        result_free(res);
         res = NULL;
     }
 }
@@ -258,7 +261,7 @@ static void test_real_parts(void)
              compile_source(src, len, &d, "sm_90a", &cr, &err) == KJ_OK && cr.ok,
              "the template compiles: %s", err.msg);
     if (cr.ok && r != NULL)
-        cJSON_ReplaceItemInObject(r, "compile", compile_result_json(&cr));
+        cJSON_ReplaceItemInObject(r, "compile", result_compile_json(&cr));
     for (int b = 0; r != NULL && b < 3; b++) {
         double samples[257];
         struct stats_summary st;
