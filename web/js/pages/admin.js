@@ -80,7 +80,7 @@ function invites() {
   return card("Invite", "A single-use code a newcomer redeems on the sign-in page.",
     h("p", h("label", "valid for ", days, " days")), "Create invite", async () => {
       const r = await api("/api/v1/invites", {method: "POST", json: {days: parseInt(days.value, 10)}});
-      return h("div.once", h("p", "Code (shown once): ", h("code.token", r.code)), h("p.muted", "expires " + r.expires_at));
+      return h("div.once", h("p", "Code (shown once): ", h("code.token", r.code)), h("p.muted", "expires ", timeEl(r.expires_at)));
     });
 }
 

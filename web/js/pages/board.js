@@ -51,7 +51,10 @@ async function problem(main, b, signal) {
   const hljsP = lib("hljs");
   const [marked, katex, hljs] = await Promise.all([lib("marked"), lib("katex"), hljsP]);
   if (signal.aborted) return;
-  fill(statement, renderMarkdown(b.description || "", {marked, katex, hljs}));
+  const md = renderMarkdown(b.description || "", {marked, katex, hljs});
+  // The statement's own title repeats the page's.
+  if (md.firstElementChild && md.firstElementChild.tagName === "H1") md.firstElementChild.remove();
+  fill(statement, md);
 
   const sig = "extern \"C\" __global__ void kernel" + b.signature + ";";
   const code = h("pre.sig");
@@ -146,6 +149,8 @@ function rankingTable(r, b, u) {
 
 const COLORS = ["#2b6cb0", "#c05621", "#2f855a", "#6b46c1", "#b83280", "#2c7a7b", "#975a16", "#4a5568"];
 
+// The leader's line and the top users' lines, each a step function: a
+// score holds from its submission until the next improvement (and to now).
 function drawChart(Chart, box, hist, u) {
   const now = Date.now();
   const step = pts => {
@@ -153,20 +158,25 @@ function drawChart(Chart, box, hist, u) {
     if (d.length) d.push({x: Math.max(now, d[d.length - 1].x), y: d[d.length - 1].y, p: null});
     return d;
   };
-  const datasets = [{label: "best", data: step(hist.records), stepped: "before", borderColor: "#111",
+  const datasets = [{label: "best", data: step(hist.records), stepped: "after", borderColor: "#111",
                      backgroundColor: "#111", borderWidth: 3, pointRadius: 3}];
-  hist.users.forEach((x, i) => datasets.push({
-    label: x.user + (u && x.user === u.name ? " (you)" : ""), data: step(x.points), stepped: "before",
-    borderColor: COLORS[i % COLORS.length], backgroundColor: COLORS[i % COLORS.length],
-    borderWidth: u && x.user === u.name ? 3 : 1.5, borderDash: u && x.user === u.name ? [] : [4, 3], pointRadius: 2,
-  }));
-  const canvas = h("canvas", {"aria-label": "best score over time", role: "img"});
-  box.append(h("div.chartwrap", canvas));
+  hist.users.forEach((x, i) => {
+    const mine = u && x.user === u.name;
+    datasets.push({label: x.user + (mine ? " (you)" : ""), data: step(x.points), stepped: "after",
+                   borderColor: COLORS[i % COLORS.length], backgroundColor: COLORS[i % COLORS.length],
+                   borderWidth: mine ? 3 : 1.5, borderDash: mine ? [] : [4, 3], pointRadius: 2});
+  });
+  const xs = datasets.flatMap(d => d.data.map(p => p.x)), ys = datasets.flatMap(d => d.data.map(p => p.y));
+  const span = Math.max(...xs) - Math.min(...xs);
+  const two = n => String(n).padStart(2, "0");
   const fmtDate = v => {
     const d = new Date(v);
-    return (d.getMonth() + 1) + "/" + d.getDate() + " " + String(d.getHours()).padStart(2, "0") + ":" +
-           String(d.getMinutes()).padStart(2, "0");
+    const hm = two(d.getHours()) + ":" + two(d.getMinutes());
+    if (span < 2 * 3600e3) return hm + ":" + two(d.getSeconds());
+    return (d.getMonth() + 1) + "/" + d.getDate() + (span < 4 * 86400e3 ? " " + hm : "");
   };
+  const canvas = h("canvas", {"aria-label": "best score over time", role: "img"});
+  box.append(h("div.chartwrap", canvas));
   new Chart(canvas, {
     type: "line",
     data: {datasets},
@@ -175,12 +185,14 @@ function drawChart(Chart, box, hist, u) {
       interaction: {mode: "nearest", intersect: false},
       scales: {
         x: {type: "linear", ticks: {callback: fmtDate, maxTicksLimit: 6}},
-        y: {type: "logarithmic", title: {display: true, text: "score (\u00b5s, log scale)"}},
+        // A log scale once the scores span more than 4x, so early and late scores both stay readable.
+        y: {type: Math.max(...ys) > 4 * Math.min(...ys) ? "logarithmic" : "linear",
+            title: {display: true, text: "score"}, ticks: {callback: v => fmtNs(v * 1000), maxTicksLimit: 6}},
       },
       plugins: {
         legend: {position: "bottom", labels: {boxWidth: 12}},
         tooltip: {callbacks: {
-          title: items => fmtDate(items[0].raw.x),
+          title: items => new Date(items[0].raw.x).toLocaleString(),
           label: it => it.dataset.label + ": " + fmtNs(it.raw.y * 1000) +
                        (it.raw.p ? " (#" + it.raw.p.submission_id + ")" : " (now)"),
         }},

@@ -52,7 +52,10 @@ function render(box, s, d, b, u, live, reload, signal) {
   if (!done && owner) {
     if (!live.el) {
       live.el = h("section.live", {"aria-live": "polite"});
-      follow(live.el, s, b, reload, signal);
+      follow(live.el, s, b, reload, signal, state => {
+        const badge = box.querySelector("h1 .badge");
+        if (badge) badge.replaceWith(verdictBadge({status: state}));
+      });
     }
     box.append(live.el);
   }
@@ -99,7 +102,8 @@ function facts(s, d) {
 }
 
 // The live panel: one step per stage, filled from the event stream.
-function follow(el, s, b, reload, signal) {
+// badge(state) shows "running" once a runner has the job, then the verdict.
+function follow(el, s, b, reload, signal, badge) {
   const nt = b ? b.num_tests : null, nb = b && s.mode !== "test" ? b.num_benchmarks : 0;
   const step = (title) => {
     const li = h("li.step", h("span.title", title), h("span.state", ""), h("div.rows"));
@@ -122,6 +126,7 @@ function follow(el, s, b, reload, signal) {
       set(q, "now", x.position ? "position " + x.position + (x.gpu ? " on " + x.gpu : "") : "queued");
       if (x.reason) q.querySelector(".rows").append(h("div.muted", "retried: " + x.reason));
     } else if (ev.event === "compiling") {
+      badge("running");
       set(q, "ok", "taken by a runner");
       set(c, "now", "compiling" + (x.arch ? " for " + x.arch : "") + "...");
     } else if (ev.event === "compiled") {
@@ -145,6 +150,7 @@ function follow(el, s, b, reload, signal) {
         h("strong", fmtNs(x.median_ns)), typeof x.ci_lo_ns === "number"
           ? " (95% CI " + fmtNs(x.ci_lo_ns) + " \u2013 " + fmtNs(x.ci_hi_ns) + ", n=" + x.n + ")" : ""));
     } else if (ev.event === "verdict") {
+      badge(x.verdict);
       set(v, x.verdict === "accepted" ? "ok" : "bad", (VERDICT_TEXT[x.verdict] || x.verdict || "") +
           (x.message ? ": " + x.message : ""));
       status.textContent = "Judged.";
