@@ -140,6 +140,17 @@ class Browser:
             os.makedirs(SCREENS, exist_ok=True)
             self.d.save_screenshot(os.path.join(SCREENS, name + ".png"))
 
+    def save_full(self, path):
+        """A screenshot of the whole page, not only what fits the window."""
+        import base64
+        m = self.d.execute_cdp_cmd("Page.getLayoutMetrics", {})
+        size = m.get("cssContentSize") or m["contentSize"]
+        shot = self.d.execute_cdp_cmd("Page.captureScreenshot", {
+            "format": "png", "captureBeyondViewport": True,
+            "clip": {"x": 0, "y": 0, "width": size["width"], "height": min(size["height"], 6000), "scale": 1}})
+        with open(path, "wb") as f:
+            f.write(base64.b64decode(shot["data"]))
+
     def collect(self):
         """Take the browser's network log into self.requests."""
         for entry in self.d.get_log("performance"):
@@ -395,6 +406,21 @@ def test_submit(b, site):
     see(row and "browser_upload.cu" in row[0] and "accepted" in row[0],
         "my submissions: its row has the file name and verdict", row)
     b.shot("laptop-my-submissions")
+    b.go("#/me?limit=3")
+    b.wait(lambda x: len(x.texts("table.subs tbody tr")) == 3, "a page of 3")
+    ids = lambda: [int(re.match(r"#(\d+)", r).group(1)) for r in b.texts("table.subs tbody tr")]
+    firstn = ids()
+    b.js("[...document.querySelectorAll('.pager a')].find(a => a.textContent.startsWith('Older')).click()")
+    see(b.wait(lambda x: "cursor=" in x.d.current_url and ids() and ids()[0] != firstn[0], "the next page"),
+        "my submissions: 'Older' shows the next page (the cursor is in the URL)")
+    second = ids()
+    see(len(second) == 3 and max(second) < min(firstn), "my submissions: the pages follow each other, older ids, "
+        "no row twice", (firstn, second))
+    b.d.back()
+    see(b.wait(lambda x: "cursor=" not in x.d.current_url and ids() == firstn, "the first page"),
+        "my submissions: Back returns to the newer page")
+    b.go("#/me")
+    b.wait(lambda x: x.js("return !!document.querySelector('select[name=verdict]')"), "the filters")
     Select(b.d.find_element(By.CSS_SELECTOR, "select[name=verdict]")).select_by_value("wrong_answer")
     see(b.wait(lambda x: "verdict=wrong_answer" in x.d.current_url and x.texts("table.subs tbody tr")
                and all("wrong answer" in r for r in x.texts("table.subs tbody tr")), "the filtered list"),

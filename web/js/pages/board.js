@@ -184,7 +184,7 @@ function drawChart(Chart, box, hist, u) {
       responsive: true, maintainAspectRatio: false, animation: false, parsing: false,
       interaction: {mode: "nearest", intersect: false},
       scales: {
-        x: {type: "linear", ticks: {callback: fmtDate, maxTicksLimit: 6}},
+        x: {type: "linear", min: Math.min(...xs), max: Math.max(...xs), ticks: {callback: fmtDate, maxTicksLimit: 6}},
         // A log scale once the scores span more than 4x, so early and late scores both stay readable.
         y: {type: Math.max(...ys) > 4 * Math.min(...ys) ? "logarithmic" : "linear",
             title: {display: true, text: "score"}, ticks: {callback: v => fmtNs(v * 1000), maxTicksLimit: 6}},

@@ -68,7 +68,11 @@ function render(box, s, d, b, u, live, reload, signal) {
   if (d && d.kernels && d.kernels.length) box.append(kernels(d.kernels));
   if (res && res.system && res.system.gpu) box.append(system(res.system));
   if (done && live.el) box.append(h("details.log", h("summary", "Judging log"), live.el));
-  if (s.source !== undefined) sourceSection(box, s, d, u, src, signal);
+  if (s.source !== undefined) {
+    const holder = h("div"); // filled once highlight.js has loaded, before the actions below
+    box.append(holder);
+    sourceSection(holder, s, d, u, src, signal);
+  }
   else box.append(h("p.muted", "The source of this submission is visible to its author and admins, and to " +
                                "everyone signed in once the board's sources are published."));
   const act = actions(s, u, reload);
