@@ -3,7 +3,8 @@
  *
  * One file per resource: api_submissions.c (users submit and read
  * submissions), api_sublist.c (listing with filters, withdrawal),
- * api_files.c (a board's public files), api_stats.c (the admin's user list
+ * api_files.c (a board's public files), api_history.c (a board's best
+ * scores over time), api_stats.c (the admin's user list
  * and statistics), api_detail.c (a submission's index entry: kernels,
  * launches, rank, diff), api_admin.c (reload, publishing sources), api_users.c (accounts, tokens, invites, bans),
  * api_leaderboards.c (boards and rankings), api_runner.c (GPU hosts claim
@@ -73,6 +74,9 @@ enum MHD_Result api_sub_withdraw(struct http_req *r);
 
 /* api_files.c: GET /leaderboards/{name}/files/{file} */
 enum MHD_Result api_board_file(struct http_req *r);
+
+/* api_history.c: GET /leaderboards/{name}/history (records and the top users' progress) */
+enum MHD_Result api_board_history(struct http_req *r);
 
 /* api_stats.c (admin): GET /users, GET /stats */
 enum MHD_Result api_user_list(struct http_req *r);

@@ -53,6 +53,8 @@ static const struct http_route routes[] = {
     {"GET", "/api/v1/leaderboards/{name}", api_board_get, HTTP_AUTH_NONE, HTTP_BODY_NONE, 0},
     {"GET", "/api/v1/leaderboards/{name}/rankings", api_board_rankings, HTTP_AUTH_NONE,
      HTTP_BODY_NONE, 0},
+    {"GET", "/api/v1/leaderboards/{name}/history", api_board_history, HTTP_AUTH_NONE,
+     HTTP_BODY_NONE, 0},
     {"POST", "/api/v1/leaderboards/{name}/publish", api_board_publish, HTTP_AUTH_ADMIN,
      HTTP_BODY_JSON, KJ_MAX_ADMIN_BYTES},
     {"POST", "/api/v1/admin/reload", api_admin_reload, HTTP_AUTH_ADMIN, HTTP_BODY_JSON,

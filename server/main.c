@@ -4,6 +4,7 @@
  *
  *   kjudge-server serve [--port 8080] [--bind 127.0.0.1] [--db var/kjudge.db]
  *                       [--leaderboards leaderboards] [--web web]
+ *                       [--vendor /usr/share/javascript]
  *                       [--config var/kjudge.conf] [--openapi PATH]
  *                       [--lease-seconds 120] [--rate-limit-test 30/min]
  *                       [--rate-limit-benchmark 10/min] [--rate-limit-leaderboard 5/min]
@@ -66,6 +67,7 @@ static const char usage_text[] =
     "usage:\n"
     "  kjudge-server serve [--port 8080] [--bind 127.0.0.1] [--db var/kjudge.db]\n"
     "                      [--leaderboards leaderboards] [--web web]\n"
+    "                      [--vendor /usr/share/javascript]\n"
     "                      [--config var/kjudge.conf] [--openapi server/openapi.json]\n"
     "                      [--lease-seconds 120] [--rate-limit-test 30/min]\n"
     "                      [--rate-limit-benchmark 10/min] [--rate-limit-leaderboard 5/min]\n"
@@ -95,6 +97,9 @@ static const char usage_text[] =
     "headers (also the longest idle time between kept-alive requests), and the\n"
     "grace before its body must arrive at 1 KiB/s at least; 0 = no deadline;\n"
     "else header_timeout in the config file.\n"
+    "--vendor: the folder of Debian's JavaScript libraries (libjs-highlight.js,\n"
+    "libjs-chart.js, libjs-marked, libjs-katex, libjs-codemirror) served under\n"
+    "/static/vendor/; the pages work without them, plainer.\n"
     "--tls-cert/--tls-key: serve HTTPS with this PEM certificate (chain) and\n"
     "key; else tls_cert/tls_key in the config file; else plain HTTP.\n"
     "config trusted_proxies = ADDR[/BITS], ...: X-Forwarded-For from these\n"
@@ -301,6 +306,8 @@ static int parse_serve(int argc, char **argv, struct server *srv)
             rc = opt_value(argc, argv, &i, srv->boards_dir, sizeof srv->boards_dir);
         else if (strcmp(o, "--web") == 0)
             rc = opt_value(argc, argv, &i, srv->web_dir, sizeof srv->web_dir);
+        else if (strcmp(o, "--vendor") == 0)
+            rc = opt_value(argc, argv, &i, srv->vendor_dir, sizeof srv->vendor_dir);
         else if (strcmp(o, "--config") == 0)
             rc = opt_value(argc, argv, &i, srv->config_path, sizeof srv->config_path);
         else if (strcmp(o, "--openapi") == 0)
@@ -480,6 +487,9 @@ static int serve_start(struct server *srv, struct kj_err *err)
         kj_log(KJ_LOG_WARN, "main", "web folder %s not found; / and /static/ answer 404",
                srv->web_dir);
     }
+    if (srv->vendor_dir[0] != '\0' && access(srv->vendor_dir, R_OK | X_OK) != 0)
+        kj_log(KJ_LOG_WARN, "main", "vendor folder %s not found; pages show plain text, no "
+               "highlighting or charts (deploy/deps.sh installs the libraries)", srv->vendor_dir);
     if (renewed > 0)
         kj_log(KJ_LOG_INFO, "lease", "renewed the lease of %lld running jobs for %d s",
                (long long)renewed, srv->lease_s);
@@ -529,6 +539,7 @@ static int cmd_serve(int argc, char **argv)
     snprintf(srv->db_path, sizeof srv->db_path, "var/kjudge.db");
     snprintf(srv->boards_dir, sizeof srv->boards_dir, "leaderboards");
     snprintf(srv->web_dir, sizeof srv->web_dir, "web");
+    snprintf(srv->vendor_dir, sizeof srv->vendor_dir, "/usr/share/javascript");
     snprintf(srv->config_path, sizeof srv->config_path, "var/kjudge.conf");
     default_openapi(srv->openapi_path, sizeof srv->openapi_path);
     for (int m = 0; m < CONFIG_NMODES; m++)

@@ -122,6 +122,7 @@ struct server {
     char db_path[PATH_MAX];
     char boards_dir[PATH_MAX];
     char web_dir[PATH_MAX];
+    char vendor_dir[PATH_MAX]; /* --vendor: JavaScript libraries (web.c); "" = none */
     char config_path[PATH_MAX];
     char openapi_path[PATH_MAX];
     int lease_s;             /* job lease length, seconds */

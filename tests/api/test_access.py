@@ -68,6 +68,7 @@ MATRIX = {
     ("GET", "/api/v1/leaderboards"):                  (200, 200, 200, 200, 200, 403),
     ("GET", "/api/v1/leaderboards/{name}"):           (200, 200, 200, 200, 200, 403),
     ("GET", "/api/v1/leaderboards/{name}/rankings"):  (200, 200, 200, 200, 200, 403),
+    ("GET", "/api/v1/leaderboards/{name}/history"):   (200, 200, 200, 200, 200, 403),
     ("POST", "/api/v1/leaderboards/{name}/publish"):  (401, 403, 403, 409, 403, 403),
     ("POST", "/api/v1/admin/reload"):                 (401, 403, 403, 200, 403, 403),
     ("POST", "/api/v1/runner/hello"):                 (401, 403, 403, 403, 204, 403),
@@ -131,7 +132,7 @@ def matrix_call(c, srv, method, pattern, role, tokens, ctx):
         path += "?attempt=1"
     path = path.replace("{file}", "template.cu")
     path = path.replace("{name}", "victim" if pattern.startswith("/api/v1/users/") else "fp8_quant")
-    if pattern.endswith("/rankings"):
+    if pattern.endswith("/rankings") or pattern.endswith("/history"):
         path += "?gpu=H200"
     if pattern == "/api/v1/submissions" and method == "POST":
         return c.submit(tok, [("leaderboard", "fp8_quant"), ("gpu", "H200"), ("mode", "test")],
