@@ -28,8 +28,8 @@ static int rank_json(struct http_req *r, const struct db_sub *s, cJSON **out, st
     struct srv_rank_blob *blob = NULL;
     int g, rc;
     *out = cJSON_CreateNull();
-    if (b == NULL || strcmp(s->mode, "leaderboard") != 0 || strcmp(s->verdict, "accepted") != 0 ||
-        s->disqualified || (g = api_board_gpu(b, s->gpu)) < 0)
+    if (b == NULL || s->mode != KJ_MODE_LEADERBOARD || !s->has_verdict ||
+        s->verdict != KJ_V_ACCEPTED || s->disqualified || (g = api_board_gpu(b, s->gpu)) < 0)
         return 0;
     if ((rc = api_rankings(r->srv, b, g, &blob, err)) != 0)
         return rc;
@@ -102,9 +102,9 @@ static int add_previous(struct http_req *r, cJSON *o, const struct db_sub *s, in
         return rc;
     cJSON *p = cJSON_AddObjectToObject(o, "previous");
     cJSON_AddNumberToObject(p, "id", (double)prev.id);
-    cJSON_AddStringToObject(p, "mode", prev.mode);
-    if (prev.verdict[0] != '\0')
-        cJSON_AddStringToObject(p, "verdict", prev.verdict);
+    cJSON_AddStringToObject(p, "mode", kj_mode_name(prev.mode));
+    if (prev.has_verdict)
+        cJSON_AddStringToObject(p, "verdict", kj_verdict_name(prev.verdict));
     else
         cJSON_AddNullToObject(p, "verdict");
     api_add_score(p, &prev);

@@ -12,6 +12,7 @@
  * disqualification bumps it), so a busy board costs no query per request.
  */
 #include "api.h"
+#include "kj_file.h"
 #include "rank.h"
 
 #include <stdio.h>
@@ -168,26 +169,8 @@ static cJSON *board_detail(const struct spec *s, const char *description)
 static int read_description(const struct spec *s, char **out, struct kj_err *err)
 {
     char path[SPEC_MAX_PATH + SPEC_MAX_NAME + 2];
-    FILE *f;
-    size_t n;
-    char *buf = malloc(BOARD_MAX_DESCRIPTION + 1);
-    *out = NULL;
-    if (buf == NULL)
-        return KJ_FAIL(err, KJ_ENOMEM, "out of memory reading a description");
     snprintf(path, sizeof path, "%s/%s", s->dir, s->description_file);
-    if ((f = fopen(path, "rb")) == NULL) {
-        free(buf);
-        return KJ_FAIL(err, KJ_ENOTFOUND, "%s: cannot open", path);
-    }
-    n = fread(buf, 1, BOARD_MAX_DESCRIPTION + 1, f);
-    fclose(f);
-    if (n > BOARD_MAX_DESCRIPTION) {
-        free(buf);
-        return KJ_FAIL(err, KJ_ELIMIT, "%s: larger than %d bytes", path, BOARD_MAX_DESCRIPTION);
-    }
-    buf[n] = '\0';
-    *out = buf;
-    return 0;
+    return kj_read_file(path, BOARD_MAX_DESCRIPTION, out, NULL, err);
 }
 
 /* Serialize json (deleted here) into *text and its ETag. */

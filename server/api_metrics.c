@@ -51,8 +51,8 @@ static void render_counts(struct http_req *r, struct metrics_text *t, struct kj_
         metrics_label(t, rows[i].leaderboard, sizeof rows[i].leaderboard);
         metrics_printf(t, "\",gpu=\"");
         metrics_label(t, rows[i].gpu, sizeof rows[i].gpu);
-        metrics_printf(t, "\",mode=\"%s\",verdict=\"%s\"} %lld\n", rows[i].mode,
-                       rows[i].verdict[0] != '\0' ? rows[i].verdict : "none",
+        metrics_printf(t, "\",mode=\"%s\",verdict=\"%s\"} %lld\n", kj_mode_name(rows[i].mode),
+                       rows[i].has_verdict ? kj_verdict_name(rows[i].verdict) : "none",
                        (long long)rows[i].n);
     }
     free(rows);

@@ -22,16 +22,6 @@
 #include <stdio.h>
 #include <string.h>
 
-static const char *const events[] = {"compiling", "compiled", "test", "benchmark", "verdict", NULL};
-
-static int one_of(const char *v, const char *const *set)
-{
-    for (int i = 0; set[i] != NULL; i++)
-        if (strcmp(v, set[i]) == 0)
-            return 1;
-    return 0;
-}
-
 /* A short name field ([A-Za-z0-9_.-]{1,63}); NULL when absent, "" when malformed. */
 static const char *name_field(const cJSON *o, const char *key)
 {
@@ -51,11 +41,11 @@ static cJSON *job_json(const struct db_sub *s, const char *secret, int lease_s)
     cJSON_AddNumberToObject(job, "id", (double)s->id);
     cJSON_AddNumberToObject(job, "submission_id", (double)s->id);
     cJSON_AddStringToObject(job, "leaderboard", s->leaderboard);
-    cJSON_AddStringToObject(job, "mode", s->mode);
+    cJSON_AddStringToObject(job, "mode", kj_mode_name(s->mode));
     cJSON_AddStringToObject(job, "gpu", s->gpu);
     cJSON_AddStringToObject(job, "file_name", s->file_name);
     cJSON_AddStringToObject(job, "source", s->source != NULL ? s->source : "");
-    if (strcmp(s->mode, "leaderboard") == 0)
+    if (s->mode == KJ_MODE_LEADERBOARD)
         cJSON_AddStringToObject(job, "secret_seed", secret);
     cJSON_AddNumberToObject(job, "attempt", s->attempts + 1);
     cJSON_AddNumberToObject(job, "lease_seconds", lease_s);
@@ -122,7 +112,7 @@ enum MHD_Result api_runner_claim(struct http_req *r)
     if (rc != 0)
         return http_internal(r, &err);
     kj_log(KJ_LOG_INFO, "queue", "claimed id=%lld runner=%s gpu=%s mode=%s", (long long)s.id,
-           s.runner_name, s.gpu, s.mode);
+           s.runner_name, s.gpu, kj_mode_name(s.mode));
     res = http_json(r, MHD_HTTP_OK, job_json(&s, secret, r->srv->lease_s));
     db_sub_clear(&s);
     wait_notify(r->srv->wait, s.id);
@@ -169,6 +159,7 @@ enum MHD_Result api_runner_event(struct http_req *r)
     struct db_job_ref ref;
     enum MHD_Result res;
     struct kj_err err;
+    enum kj_event event;
     cJSON *body;
     char *data = NULL;
     int rc;
@@ -179,7 +170,9 @@ enum MHD_Result api_runner_event(struct http_req *r)
         return res;
     const cJSON *ev = cJSON_GetObjectItemCaseSensitive(body, "event");
     const cJSON *d = cJSON_GetObjectItemCaseSensitive(body, "data");
-    if (!cJSON_IsString(ev) || !one_of(ev->valuestring, events)) {
+    /* Every event name but "queued", which only the server writes. */
+    if (!cJSON_IsString(ev) || kj_event_parse(ev->valuestring, &event) != 0 ||
+        event == KJ_EV_QUEUED) {
         cJSON_Delete(body);
         return http_error(r, MHD_HTTP_UNPROCESSABLE_CONTENT, "bad_event",
                           "event must be one of compiling, compiled, test, benchmark, verdict");
@@ -190,7 +183,7 @@ enum MHD_Result api_runner_event(struct http_req *r)
         return http_internal(r, &err);
     }
     kj_err_clear(&err);
-    rc = db_job_event(r->srv->db, &ref, ev->valuestring, data, &err);
+    rc = db_job_event(r->srv->db, &ref, event, data, &err);
     cJSON_free(data);
     cJSON_Delete(body);
     if (rc == KJ_ELIMIT) /* the job's event cap (db.h): refused, nothing stored */
@@ -286,7 +279,7 @@ enum MHD_Result api_runner_result(struct http_req *r)
                        &outcome, &err);
     if (rc == 0 && outcome == DB_FINISH_DONE)
         kj_log(KJ_LOG_INFO, "queue", "done id=%lld runner=%s verdict=%s", (long long)ref.id,
-               r->user.name, out.verdict);
+               r->user.name, kj_verdict_name(out.verdict));
     else if (rc == 0 && outcome == DB_FINISH_REQUEUED)
         kj_log(KJ_LOG_WARN, "queue", "internal_error id=%lld runner=%s: queued again",
                (long long)ref.id, r->user.name);

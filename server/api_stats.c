@@ -71,7 +71,7 @@ static cJSON *subs_json(const struct db_stats *s)
     by = cJSON_AddObjectToObject(o, "by_leaderboard");
     for (int i = 0; i < s->ngroups; i++) {
         const struct db_stat_group *g = &s->groups[i];
-        cJSON_AddNumberToObject(child(child(by, g->leaderboard), g->mode), g->outcome,
+        cJSON_AddNumberToObject(child(child(by, g->leaderboard), kj_mode_name(g->mode)), g->outcome,
                                 (double)g->count);
     }
     return o;

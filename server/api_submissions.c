@@ -87,7 +87,7 @@ static cJSON *result_view(const struct db_sub *s, enum api_view view)
         return cJSON_CreateNull();
     api_strip_secrets(res);
     /* Leaderboard-mode benchmark seeds derive from the secret: never shown. */
-    if (strcmp(s->mode, "leaderboard") == 0)
+    if (s->mode == KJ_MODE_LEADERBOARD)
         cJSON_ArrayForEach(b, cJSON_GetObjectItemCaseSensitive(res, "benchmarks"))
             cJSON_DeleteItemFromObjectCaseSensitive(b, "seed");
     if (view == API_VIEW_OWNER)
@@ -117,10 +117,10 @@ void api_sub_summary(cJSON *o, const struct db_sub *s)
     cJSON_AddStringToObject(o, "user", s->user);
     cJSON_AddStringToObject(o, "leaderboard", s->leaderboard);
     cJSON_AddStringToObject(o, "gpu", s->gpu);
-    cJSON_AddStringToObject(o, "mode", s->mode);
-    cJSON_AddStringToObject(o, "status", s->status);
-    if (s->verdict[0] != '\0')
-        cJSON_AddStringToObject(o, "verdict", s->verdict);
+    cJSON_AddStringToObject(o, "mode", kj_mode_name(s->mode));
+    cJSON_AddStringToObject(o, "status", db_status_name(s->status));
+    if (s->has_verdict)
+        cJSON_AddStringToObject(o, "verdict", kj_verdict_name(s->verdict));
     else
         cJSON_AddNullToObject(o, "verdict");
     api_add_score(o, s);
@@ -172,8 +172,8 @@ static int owner_view(const struct http_req *r, const struct db_sub *s)
  * conditions as db_rank_rows. */
 static int sub_ranked(const struct db_sub *s)
 {
-    return strcmp(s->mode, "leaderboard") == 0 && strcmp(s->status, "done") == 0 &&
-           strcmp(s->verdict, "accepted") == 0 && s->has_score && s->score_ns > 0 &&
+    return s->mode == KJ_MODE_LEADERBOARD && s->status == DB_DONE && s->has_verdict &&
+           s->verdict == KJ_V_ACCEPTED && s->has_score && s->score_ns > 0 &&
            !s->disqualified && s->withdrawn_at == 0;
 }
 
@@ -302,8 +302,10 @@ static int check_directives(struct http_req *r, const struct upload_fields *f,
     return 0;
 }
 
-/* Field checks that need no parsing of the source. Answers and returns 1 on a problem. */
-static int check_fields(struct http_req *r, struct upload_fields *f, enum MHD_Result *res)
+/* Field checks that need no parsing of the source; *mode gets the mode
+ * field's (test when absent). Answers and returns 1 on a problem. */
+static int check_fields(struct http_req *r, struct upload_fields *f, enum kj_mode *mode,
+                        enum MHD_Result *res)
 {
     struct kj_err err;
     int rc;
@@ -322,9 +324,8 @@ static int check_fields(struct http_req *r, struct upload_fields *f, enum MHD_Re
         return 1;
     }
     if (!f->has_mode)
-        snprintf(f->mode, sizeof f->mode, "test");
-    if (strcmp(f->mode, "test") != 0 && strcmp(f->mode, "benchmark") != 0 &&
-        strcmp(f->mode, "leaderboard") != 0) {
+        snprintf(f->mode, sizeof f->mode, "%s", kj_mode_name(KJ_MODE_TEST));
+    if (kj_mode_parse(f->mode, mode) != 0) {
         char safe[72];
         kj_printable(safe, sizeof safe, f->mode, 64);
         *res = http_error(r, MHD_HTTP_BAD_REQUEST, "bad_mode",
@@ -336,7 +337,7 @@ static int check_fields(struct http_req *r, struct upload_fields *f, enum MHD_Re
 
 /* Board and GPU checks after the directives named the board (if the request did not). */
 static const struct srv_board *check_board(struct http_req *r, const struct upload_fields *f,
-                                           enum MHD_Result *res)
+                                           enum kj_mode mode, enum MHD_Result *res)
 {
     const struct srv_board *b = srv_board(r->boards, f->leaderboard);
     char safe[72];
@@ -361,7 +362,7 @@ static const struct srv_board *check_board(struct http_req *r, const struct uplo
                           "leaderboard %s does not run on '%s'", b->spec->name, safe);
         return NULL;
     }
-    if (strcmp(f->mode, "leaderboard") == 0 && b->spec->deadline_unix != 0 &&
+    if (mode == KJ_MODE_LEADERBOARD && b->spec->deadline_unix != 0 &&
         (int64_t)time(NULL) > b->spec->deadline_unix) {
         *res = http_error(r, MHD_HTTP_CONFLICT, "deadline_passed",
                           "leaderboard %s closed at %s; test and benchmark modes still work",
@@ -372,14 +373,11 @@ static const struct srv_board *check_board(struct http_req *r, const struct uplo
 }
 
 /* The caller's limit for mode, submissions per minute; 0 (none) for admins. */
-static int rate_limit(const struct http_req *r, const char *mode)
+static int rate_limit(const struct http_req *r, enum kj_mode mode)
 {
     if (strcmp(r->user.role, "admin") == 0)
         return 0;
-    for (int m = 0; m < CONFIG_NMODES; m++)
-        if (strcmp(config_mode_name((enum config_mode)m), mode) == 0)
-            return r->srv->rate_limits[m];
-    return 0;
+    return r->srv->rate_limits[mode];
 }
 
 /* The 202 answer for stored submission s. */
@@ -388,10 +386,10 @@ static enum MHD_Result accepted(struct http_req *r, const struct db_sub *s)
     cJSON *o = cJSON_CreateObject(), *urls;
     char url[96];
     cJSON_AddNumberToObject(o, "id", (double)s->id);
-    cJSON_AddStringToObject(o, "status", "queued");
+    cJSON_AddStringToObject(o, "status", db_status_name(DB_QUEUED));
     cJSON_AddStringToObject(o, "leaderboard", s->leaderboard);
     cJSON_AddStringToObject(o, "gpu", s->gpu);
-    cJSON_AddStringToObject(o, "mode", s->mode);
+    cJSON_AddStringToObject(o, "mode", kj_mode_name(s->mode));
     urls = cJSON_AddObjectToObject(o, "urls");
     snprintf(url, sizeof url, "/api/v1/submissions/%lld", (long long)s->id);
     cJSON_AddStringToObject(urls, "self", url);
@@ -401,7 +399,7 @@ static enum MHD_Result accepted(struct http_req *r, const struct db_sub *s)
 }
 
 /* Store the checked submission and answer 202, or 429 over the caller's rate limit. */
-static enum MHD_Result store(struct http_req *r, const struct upload_fields *f)
+static enum MHD_Result store(struct http_req *r, const struct upload_fields *f, enum kj_mode mode)
 {
     struct db_sub s;
     struct kj_err err;
@@ -412,24 +410,24 @@ static enum MHD_Result store(struct http_req *r, const struct upload_fields *f)
     snprintf(s.user, sizeof s.user, "%s", r->user.name);
     snprintf(s.leaderboard, sizeof s.leaderboard, "%.63s", f->leaderboard);
     snprintf(s.gpu, sizeof s.gpu, "%.63s", f->gpu);
-    snprintf(s.mode, sizeof s.mode, "%.15s", f->mode);
+    s.mode = mode;
     snprintf(s.file_name, sizeof s.file_name, "%s", f->file_name);
     s.source = (char *)f->file; /* borrowed for the insert; not freed through s */
     s.source_len = f->file_len;
-    limit = rate_limit(r, s.mode);
+    limit = rate_limit(r, mode);
     if ((rc = auth_sha256_hex(f->file, f->file_len, s.source_sha256, &err)) == 0)
         rc = db_sub_insert_limited(r->srv->db, &s, limit, KJ_RATE_WINDOW_S, &r->retry_after, &err);
     s.source = NULL;
     if (rc == KJ_ELIMIT) {
-        kj_log(KJ_LOG_INFO, "submit", "rate limited user=%s mode=%s", s.user, s.mode);
+        kj_log(KJ_LOG_INFO, "submit", "rate limited user=%s mode=%s", s.user, kj_mode_name(mode));
         return http_error(r, MHD_HTTP_TOO_MANY_REQUESTS, "rate_limited",
                           "rate_limit_%s: at most %d %s submissions per minute; retry in %d s",
-                          s.mode, limit, s.mode, r->retry_after);
+                          kj_mode_name(mode), limit, kj_mode_name(mode), r->retry_after);
     }
     if (rc != 0)
         return http_internal(r, &err);
     kj_log(KJ_LOG_INFO, "submit", "queued id=%lld user=%s leaderboard=%s gpu=%s mode=%s bytes=%zu",
-           (long long)s.id, s.user, s.leaderboard, s.gpu, s.mode, f->file_len);
+           (long long)s.id, s.user, s.leaderboard, s.gpu, kj_mode_name(mode), f->file_len);
     return accepted(r, &s);
 }
 
@@ -440,6 +438,7 @@ enum MHD_Result api_sub_create(struct http_req *r)
     const struct srv_board *b;
     struct kj_err err;
     enum MHD_Result res;
+    enum kj_mode mode = KJ_MODE_TEST;
     int rc;
 
     kj_err_clear(&err);
@@ -450,7 +449,7 @@ enum MHD_Result api_sub_create(struct http_req *r)
             return http_internal(r, &err);
         return http_error(r, MHD_HTTP_BAD_REQUEST, "bad_request", "%s", err.msg);
     }
-    if (check_fields(r, &f, &res))
+    if (check_fields(r, &f, &mode, &res))
         return res;
     if ((d = calloc(1, sizeof *d)) == NULL) {
         KJ_FAIL(&err, KJ_ENOMEM, "out of memory parsing directives");
@@ -475,11 +474,17 @@ enum MHD_Result api_sub_create(struct http_req *r)
         snprintf(f.gpu, sizeof f.gpu, "%s", d->gpu);
         f.has_gpu = 1;
     }
-    if (!f.has_mode && d->mode[0] != '\0')
+    if (!f.has_mode && d->mode[0] != '\0') {
         snprintf(f.mode, sizeof f.mode, "%s", d->mode);
-    if ((b = check_board(r, &f, &res)) == NULL || check_directives(r, &f, d, b, &res))
+        if (KJ_NEVER(kj_mode_parse(f.mode, &mode) != 0)) { /* dir_parse checked it */
+            KJ_FAIL(&err, KJ_EINTERNAL, "a directive's mode is not a mode");
+            res = http_internal(r, &err);
+            goto out;
+        }
+    }
+    if ((b = check_board(r, &f, mode, &res)) == NULL || check_directives(r, &f, d, b, &res))
         goto out;
-    res = store(r, &f);
+    res = store(r, &f, mode);
 out:
     free(d);
     return res;
@@ -545,7 +550,7 @@ static enum MHD_Result park(struct http_req *r, int64_t id, long timeout)
         wait_remove(r->srv->wait, &r->wait);
         return rc != 0 ? http_internal(r, &err) : api_token_gone(r, why);
     }
-    if ((rc = db_sub_get(r->srv->db, id, 0, &s, &err)) != 0 || strcmp(s.status, "done") == 0) {
+    if ((rc = db_sub_get(r->srv->db, id, 0, &s, &err)) != 0 || s.status == DB_DONE) {
         wait_remove(r->srv->wait, &r->wait);
         return rc != 0 && rc != KJ_ENOTFOUND ? http_internal(r, &err) : answer_sub(r, id);
     }
@@ -576,7 +581,7 @@ static enum MHD_Result rewait(struct http_req *r, int64_t id)
     }
     if (r->wait.timed_out || db_sub_get(r->srv->db, id, 0, &s, &err) != 0)
         return answer_sub(r, id);
-    int done = strcmp(s.status, "done") == 0;
+    int done = s.status == DB_DONE;
     db_sub_clear(&s);
     int64_t left_ms = r->wait.deadline_ms - wait_now_ms();
     if (done || left_ms <= 0)
@@ -611,7 +616,7 @@ enum MHD_Result api_sub_get(struct http_req *r)
         timeout = KJ_WAIT_MAX_S;
     kj_err_clear(&err);
     rc = api_sub_view(r, id, &s, &view, &err);
-    done = rc == 0 && strcmp(s.status, "done") == 0;
+    done = rc == 0 && s.status == DB_DONE;
     db_sub_clear(&s);
     if (rc == KJ_ENOTFOUND || (rc == 0 && view == API_VIEW_NONE))
         return api_sub_not_found(r);
@@ -700,11 +705,11 @@ enum MHD_Result api_sub_events(struct http_req *r)
         return http_internal(r, &err);
     cJSON *root = cJSON_CreateObject(), *arr = cJSON_AddArrayToObject(root, "events");
     cJSON_AddNumberToObject(root, "submission_id", (double)id);
-    cJSON_AddStringToObject(root, "status", s.status);
+    cJSON_AddStringToObject(root, "status", db_status_name(s.status));
     for (int i = 0; i < n; i++) {
         cJSON *e = cJSON_CreateObject(), *data = ev[i].data ? cJSON_Parse(ev[i].data) : NULL;
         cJSON_AddNumberToObject(e, "seq", (double)ev[i].seq);
-        cJSON_AddStringToObject(e, "event", ev[i].event);
+        cJSON_AddStringToObject(e, "event", kj_event_name(ev[i].event));
         if (data != NULL)
             api_strip_secrets(data);
         cJSON_AddItemToObject(e, "data", data != NULL ? data : cJSON_CreateNull());

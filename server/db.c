@@ -21,8 +21,10 @@
 
 #define DB_BUSY_TIMEOUT_MS 10000
 
-/* Version 1: the whole schema. Later versions append ALTERs in db_migrate. */
-static const char schema_v1[] =
+/* Version 1: the whole schema, with the CHECK lists of modes and verdicts
+ * filled from protocol.h's name tables (db_schema_v1). Later versions
+ * append ALTERs in db_migrate. */
+static const char schema_v1_fmt[] =
     "CREATE TABLE users ("
     " id INTEGER PRIMARY KEY AUTOINCREMENT,"
     " name TEXT NOT NULL UNIQUE,"
@@ -34,13 +36,12 @@ static const char schema_v1[] =
     " user_id INTEGER NOT NULL REFERENCES users(id),"
     " leaderboard TEXT NOT NULL,"
     " gpu TEXT NOT NULL,"
-    " mode TEXT NOT NULL CHECK (mode IN ('test','benchmark','leaderboard')),"
+    " mode TEXT NOT NULL CHECK (mode IN (%s)),"
     " file_name TEXT NOT NULL,"
     " source BLOB NOT NULL,"
     " source_sha256 TEXT NOT NULL,"
     " status TEXT NOT NULL DEFAULT 'queued' CHECK (status IN ('queued','running','done')),"
-    " verdict TEXT CHECK (verdict IS NULL OR verdict IN ('accepted','compile_error','rejected',"
-    "   'wrong_answer','runtime_error','time_limit','internal_error')),"
+    " verdict TEXT CHECK (verdict IS NULL OR verdict IN (%s)),"
     " score_ns REAL,"
     " result TEXT,"
     " runner_id INTEGER REFERENCES users(id),"
@@ -267,6 +268,64 @@ int db_col_dup(struct db *db, struct kj_err *err, sqlite3_stmt *st, int i, char 
     return 0;
 }
 
+static const char *const status_names[] = {"queued", "running", "done"};
+
+const char *db_status_name(enum db_status s)
+{
+    return s >= DB_QUEUED && s <= DB_DONE ? status_names[s] : "?";
+}
+
+/* The text of column i, for the parsers below ("" for NULL). */
+static const char *col_str(sqlite3_stmt *st, int i)
+{
+    const unsigned char *t = sqlite3_column_text(st, i);
+    return t != NULL ? (const char *)t : "";
+}
+
+/* The failure of a column that names nothing its enum knows. */
+static int col_unknown(struct kj_err *err, sqlite3_stmt *st, int i, const char *what)
+{
+    char safe[40];
+    kj_printable(safe, sizeof safe, col_str(st, i), 32);
+    return KJ_FAIL(err, KJ_EINTERNAL, "the database holds an unknown %s '%s' (column %s)", what,
+                   safe, sqlite3_column_name(st, i));
+}
+
+int db_col_mode(struct kj_err *err, sqlite3_stmt *st, int i, enum kj_mode *out)
+{
+    if (KJ_NEVER(kj_mode_parse(col_str(st, i), out) != 0))
+        return col_unknown(err, st, i, "mode");
+    return 0;
+}
+
+int db_col_verdict(struct kj_err *err, sqlite3_stmt *st, int i, int *has,
+                   enum kj_verdict *out)
+{
+    *has = sqlite3_column_type(st, i) != SQLITE_NULL;
+    if (*has && KJ_NEVER(kj_verdict_parse(col_str(st, i), out) != 0))
+        return col_unknown(err, st, i, "verdict");
+    return 0;
+}
+
+int db_col_event(struct kj_err *err, sqlite3_stmt *st, int i, enum kj_event *out)
+{
+    if (KJ_NEVER(kj_event_parse(col_str(st, i), out) != 0))
+        return col_unknown(err, st, i, "event");
+    return 0;
+}
+
+int db_col_status(struct kj_err *err, sqlite3_stmt *st, int i, enum db_status *out)
+{
+    const char *t = col_str(st, i);
+    int k = DB_QUEUED;
+    while (k <= DB_DONE && strcmp(t, status_names[k]) != 0)
+        k++;
+    if (KJ_NEVER(k > DB_DONE))
+        return col_unknown(err, st, i, "status");
+    *out = (enum db_status)k;
+    return 0;
+}
+
 int64_t db_now(void)
 {
     return (int64_t)time(NULL);
@@ -324,10 +383,22 @@ static int db_user_version(struct db *db, int *out, struct kj_err *err)
     return rc < 0 ? rc : 0;
 }
 
+/* schema_v1 with its CHECK lists into buf. */
+static int db_schema_v1(char *buf, size_t size, struct kj_err *err)
+{
+    char modes[128], verdicts[256];
+    int n;
+    if (kj_mode_sql_list(modes, sizeof modes) != 0 ||
+        kj_verdict_sql_list(verdicts, sizeof verdicts) != 0 ||
+        (n = snprintf(buf, size, schema_v1_fmt, modes, verdicts)) < 0 || (size_t)n >= size)
+        return KJ_FAIL(err, KJ_EINTERNAL, "the version 1 schema does not fit its buffer");
+    return 0;
+}
+
 /* Bring the schema to DB_SCHEMA_VERSION inside one write transaction. */
 static int db_migrate(struct db *db, struct kj_err *err)
 {
-    char sql[64];
+    char sql[64], v1[sizeof schema_v1_fmt + 384];
     int version = 0, rc;
     if ((rc = db_exec(db, err, "BEGIN IMMEDIATE")) != 0)
         return rc;
@@ -338,7 +409,8 @@ static int db_migrate(struct db *db, struct kj_err *err)
                      version, DB_SCHEMA_VERSION);
         goto fail;
     }
-    if (version < 1 && (rc = db_exec(db, err, schema_v1)) != 0)
+    if (version < 1 && ((rc = db_schema_v1(v1, sizeof v1, err)) != 0 ||
+                        (rc = db_exec(db, err, v1)) != 0))
         goto fail;
     if (version < 2 && (rc = db_exec(db, err, schema_v2)) != 0)
         goto fail;

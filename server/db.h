@@ -61,6 +61,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "kj_err.h"
+#include "protocol.h"
 
 #define DB_SCHEMA_VERSION 7
 #define DB_MAX_ATTEMPTS 3    /* attempts of one job before it ends as internal_error */
@@ -75,6 +76,12 @@
                                                filesystem counts as a full disk (/healthz) */
 
 struct db;
+
+/* A submission's state (the diagram above). */
+enum db_status { DB_QUEUED = 0, DB_RUNNING, DB_DONE };
+
+/* "queued", "running" or "done" (static; "?" out of range). */
+const char *db_status_name(enum db_status s);
 
 struct db_user {
     int64_t id;
@@ -92,13 +99,14 @@ struct db_sub {
     char user[DB_MAX_NAME];        /* the owner's name */
     char leaderboard[DB_MAX_NAME];
     char gpu[DB_MAX_NAME];
-    char mode[16];                 /* test | benchmark | leaderboard */
+    enum kj_mode mode;
     char file_name[DB_MAX_FILE_NAME];
     char *source;                  /* owned; NULL unless asked for */
     size_t source_len;
     char source_sha256[DB_HASH_HEX];
-    char status[16];               /* queued | running | done */
-    char verdict[24];              /* "" while not done */
+    enum db_status status;
+    int has_verdict;               /* 1 once done; 0 while queued or running */
+    enum kj_verdict verdict;       /* meaningful when has_verdict */
     int has_score;
     double score_ns;
     char *result;                  /* owned; the runner's JSON text, NULL until done or unless asked for */
@@ -145,7 +153,7 @@ struct db_runner {
 
 struct db_event {
     int64_t seq;
-    char event[32];
+    enum kj_event event;
     char *data;                    /* owned JSON text, may be NULL */
     int64_t at;
 };
@@ -232,8 +240,8 @@ int db_sub_get(struct db *db, int64_t id, int with_blobs, struct db_sub *out, st
 int db_sub_list(struct db *db, int64_t user_id, int limit, struct db_sub **out, int *n,
                 struct kj_err *err);
 void db_sub_list_free(struct db_sub *rows, int n);
-/* Count rows of the submissions table (for tests and /healthz). */
-int db_sub_count(struct db *db, const char *status, int64_t *n, struct kj_err *err);
+/* Count the submissions in state status (for tests and /healthz). */
+int db_sub_count(struct db *db, enum db_status status, int64_t *n, struct kj_err *err);
 /* Move the oldest queued submission for gpu to running for this runner, in
  * one transaction, and copy it (with source) into out; for mode leaderboard
  * also copy the board's secret seed into secret (else secret = ""), read in
@@ -249,7 +257,7 @@ int db_sub_claim(struct db *db, const char *gpu, int64_t runner_id, const char *
  * result text; status done (or queued again after an internal_error with
  * attempts left). A job already done by this runner changes nothing and
  * gives DB_FINISH_DUPLICATE. *outcome says what happened (enum db_finish). */
-int db_job_finish(struct db *db, const struct db_job_ref *ref, const char *verdict, int has_score,
+int db_job_finish(struct db *db, const struct db_job_ref *ref, enum kj_verdict verdict, int has_score,
                   double score_ns, const char *result, enum db_finish *outcome,
                   struct kj_err *err);
 /* Append a progress event. KJ_ELIMIT when the job already holds
@@ -257,8 +265,8 @@ int db_job_finish(struct db *db, const struct db_job_ref *ref, const char *verdi
  * DB_MAX_JOB_EVENT_BYTES: nothing is stored and the lease is not extended
  * (the server's own events, a retry's "queued" and a lost job's "verdict",
  * are stored regardless). */
-int db_job_event(struct db *db, const struct db_job_ref *ref, const char *event, const char *data,
-                 struct kj_err *err);
+int db_job_event(struct db *db, const struct db_job_ref *ref, enum kj_event event,
+                 const char *data, struct kj_err *err);
 /* Extend the lease only. */
 int db_job_heartbeat(struct db *db, const struct db_job_ref *ref, struct kj_err *err);
 
@@ -308,9 +316,9 @@ int db_events_list(struct db *db, int64_t id, struct db_event **out, int *n, str
 int db_events_after(struct db *db, int64_t id, int64_t after_seq, int max_events,
                     size_t max_bytes, struct db_event **out, int *n, int *more,
                     struct kj_err *err);
-/* The seq and name of submission id's last event; *seq = 0 and name ""
- * when it has none. */
-int db_event_last(struct db *db, int64_t id, int64_t *seq, char *name, size_t namesz,
+/* The seq and kind of submission id's last event; *seq = 0 (and *event
+ * untouched) when it has none. */
+int db_event_last(struct db *db, int64_t id, int64_t *seq, enum kj_event *event,
                   struct kj_err *err);
 void db_events_free(struct db_event *ev, int n);
 
@@ -336,12 +344,13 @@ int db_rank_rows(struct db *db, const char *board, const char *gpu, struct db_ra
 void db_rank_rows_free(struct db_rank_row *rows, int n);
 
 /* metrics (db_metrics.c) */
-/* Submissions per (leaderboard, gpu, mode, verdict); verdict "" = not done yet. */
+/* Submissions per (leaderboard, gpu, mode, verdict). */
 struct db_count {
     char leaderboard[DB_MAX_NAME];
     char gpu[DB_MAX_NAME];
-    char mode[16];
-    char verdict[24];
+    enum kj_mode mode;
+    int has_verdict;               /* 0: not done yet */
+    enum kj_verdict verdict;
     int64_t n;
 };
 /* Every non-empty group; *out is a new array of *n rows (caller frees with free()). */
@@ -351,7 +360,7 @@ int db_metrics_oldest(struct db *db, const char *gpu, int64_t *created_at, struc
 /* When a finished job started and ended (unix seconds). KJ_ENOTFOUND unless done. */
 struct db_span {
     char gpu[DB_MAX_NAME];
-    char mode[16];
+    enum kj_mode mode;
     int64_t started_at, finished_at;
 };
 int db_job_span(struct db *db, int64_t id, struct db_span *out, struct kj_err *err);

@@ -49,7 +49,7 @@ int db_sub_row(struct db *db, struct kj_err *err, sqlite3_stmt *st, int with_blo
                struct db_sub *out);
 
 /* Inside a transaction: append an event to submission id (seq = last + 1). */
-int db_event_insert_locked(struct db *db, int64_t id, const char *event, const char *data,
+int db_event_insert_locked(struct db *db, int64_t id, enum kj_event event, const char *data,
                            struct kj_err *err);
 /* Inside a transaction: running job id back to queued (attempts + 1) with a
  * "queued" event naming reason, or, on the last attempt, done as
@@ -83,6 +83,15 @@ int db_exec_at(struct db *db, struct kj_err *err, const char *sql, const char *f
 
 /* Copy column i as text into dst (size dstsz); NULL becomes "". */
 void db_col_text(sqlite3_stmt *st, int i, char *dst, size_t dstsz);
+/* Column i (text) as a mode, a verdict (SQL NULL: *has = 0), an event or a
+ * submission state. A name the enum does not know cannot be stored (the
+ * CHECK constraints; events only come from the server): KJ_EINTERNAL
+ * through KJ_NEVER, naming the column. */
+int db_col_mode(struct kj_err *err, sqlite3_stmt *st, int i, enum kj_mode *out);
+int db_col_verdict(struct kj_err *err, sqlite3_stmt *st, int i, int *has,
+                   enum kj_verdict *out);
+int db_col_event(struct kj_err *err, sqlite3_stmt *st, int i, enum kj_event *out);
+int db_col_status(struct kj_err *err, sqlite3_stmt *st, int i, enum db_status *out);
 /* Column i as a new heap string (caller frees), NULL for SQL NULL; *len gets the byte length. */
 int db_col_dup(struct db *db, struct kj_err *err, sqlite3_stmt *st, int i, char **out, size_t *len);
 

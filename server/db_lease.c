@@ -101,7 +101,7 @@ static int db_give_up_locked(struct db *db, int64_t id, const char *reason, stru
     sqlite3_finalize(st);
     if (rc == 0 && sqlite3_changes(db->h) != 1)
         rc = KJ_FAIL(err, KJ_EINTERNAL, "failing submission %lld changed no row", (long long)id);
-    return rc != 0 ? rc : db_event_insert_locked(db, id, "verdict", data, err);
+    return rc != 0 ? rc : db_event_insert_locked(db, id, KJ_EV_VERDICT, data, err);
 }
 
 int db_requeue_locked(struct db *db, int64_t id, const char *reason, const char *final_reason,
@@ -137,7 +137,7 @@ int db_requeue_locked(struct db *db, int64_t id, const char *reason, const char 
     KJ_ASSERT(strpbrk(reason, "\"\\") == NULL);
     snprintf(data, sizeof data, "{\"position\":%lld,\"attempt\":%d,\"reason\":\"%s\"}",
              (long long)pos, attempts + 2, reason);
-    return db_event_insert_locked(db, id, "queued", data, err);
+    return db_event_insert_locked(db, id, KJ_EV_QUEUED, data, err);
 }
 
 /* Inside a transaction: up to max running jobs whose lease ended before now_ms. */

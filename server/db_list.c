@@ -45,8 +45,9 @@ int db_sub_find(struct db *db, const struct db_sub_filter *f, int limit, struct 
     rc = db_prep(db, err, &st, f->user_id != 0
                  ? "SELECT " DB_SUB_COLS "WHERE s.user_id = ?1 " FIND_FILTERS
                  : "SELECT " DB_SUB_COLS "WHERE ?1 = 0 " FIND_FILTERS,
-                 "ittttii", f->user_id, or_any(f->leaderboard), or_any(f->gpu), or_any(f->mode),
-                 or_any(f->verdict), before, (int64_t)limit);
+                 "ittttii", f->user_id, or_any(f->leaderboard), or_any(f->gpu),
+                 f->has_mode ? kj_mode_name(f->mode) : "",
+                 f->has_verdict ? kj_verdict_name(f->verdict) : "", before, (int64_t)limit);
     while (rc == 0 && count < limit && (rc = db_step(db, err, st)) == 1)
         rc = db_sub_row(db, err, st, 0, &rows[count++]);
     sqlite3_finalize(st);
@@ -175,10 +176,9 @@ static int stats_groups(struct db *db, struct db_stats *s, struct kj_err *err)
             break;
         struct db_stat_group *g = &s->groups[s->ngroups++];
         db_col_text(st, 0, g->leaderboard, sizeof g->leaderboard);
-        db_col_text(st, 1, g->mode, sizeof g->mode);
         db_col_text(st, 2, g->outcome, sizeof g->outcome);
         g->count = sqlite3_column_int64(st, 3);
-        rc = 0;
+        rc = db_col_mode(err, st, 1, &g->mode);
     }
     sqlite3_finalize(st);
     return rc;

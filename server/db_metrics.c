@@ -29,10 +29,9 @@ int db_metrics_counts(struct db *db, struct db_count **out, int *n, struct kj_er
         struct db_count *c = &rows[count++];
         db_col_text(st, 0, c->leaderboard, sizeof c->leaderboard);
         db_col_text(st, 1, c->gpu, sizeof c->gpu);
-        db_col_text(st, 2, c->mode, sizeof c->mode);
-        db_col_text(st, 3, c->verdict, sizeof c->verdict);
         c->n = sqlite3_column_int64(st, 4);
-        rc = 0;
+        if ((rc = db_col_mode(err, st, 2, &c->mode)) == 0)
+            rc = db_col_verdict(err, st, 3, &c->has_verdict, &c->verdict);
     }
     sqlite3_finalize(st);
     pthread_mutex_unlock(&db->mu);
@@ -73,10 +72,9 @@ int db_job_span(struct db *db, int64_t id, struct db_span *out, struct kj_err *e
                  "WHERE id = ? AND status = 'done'", "i", id);
     if (rc == 0 && (rc = db_step(db, err, st)) == 1) {
         db_col_text(st, 0, out->gpu, sizeof out->gpu);
-        db_col_text(st, 1, out->mode, sizeof out->mode);
         out->started_at = sqlite3_column_int64(st, 2);
         out->finished_at = sqlite3_column_int64(st, 3);
-        rc = 0;
+        rc = db_col_mode(err, st, 1, &out->mode);
     } else if (rc == 0) {
         rc = KJ_FAIL(err, KJ_ENOTFOUND, "no finished job %lld", (long long)id);
     }

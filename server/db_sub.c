@@ -19,15 +19,17 @@ static int assert_sub_state(const struct db_sub *s)
 {
     if (s->attempts < 0 || s->attempts >= DB_MAX_ATTEMPTS)
         return 0;
-    if (s->withdrawn_at != 0 && strcmp(s->status, "done") != 0)
+    if (s->withdrawn_at != 0 && s->status != DB_DONE)
         return 0;
-    if (strcmp(s->status, "queued") == 0)
-        return s->runner_id == 0 && s->started_at == 0 && s->verdict[0] == '\0' &&
+    switch (s->status) {
+    case DB_QUEUED:
+        return s->runner_id == 0 && s->started_at == 0 && !s->has_verdict &&
                s->lease_until_ms == 0;
-    if (strcmp(s->status, "running") == 0)
-        return s->runner_id != 0 && s->started_at != 0 && s->verdict[0] == '\0';
-    if (strcmp(s->status, "done") == 0)
-        return s->finished_at != 0 && s->verdict[0] != '\0' && s->lease_until_ms == 0;
+    case DB_RUNNING:
+        return s->runner_id != 0 && s->started_at != 0 && !s->has_verdict;
+    case DB_DONE:
+        return s->finished_at != 0 && s->has_verdict && s->lease_until_ms == 0;
+    }
     return 0;
 }
 
@@ -51,11 +53,8 @@ int db_sub_row(struct db *db, struct kj_err *err, sqlite3_stmt *st, int with_blo
     db_col_text(st, 2, out->user, sizeof out->user);
     db_col_text(st, 3, out->leaderboard, sizeof out->leaderboard);
     db_col_text(st, 4, out->gpu, sizeof out->gpu);
-    db_col_text(st, 5, out->mode, sizeof out->mode);
     db_col_text(st, 6, out->file_name, sizeof out->file_name);
     db_col_text(st, 7, out->source_sha256, sizeof out->source_sha256);
-    db_col_text(st, 8, out->status, sizeof out->status);
-    db_col_text(st, 9, out->verdict, sizeof out->verdict);
     out->has_score = sqlite3_column_type(st, 10) != SQLITE_NULL;
     out->score_ns = sqlite3_column_double(st, 10);
     out->runner_id = sqlite3_column_int64(st, 11);
@@ -69,7 +68,13 @@ int db_sub_row(struct db *db, struct kj_err *err, sqlite3_stmt *st, int with_blo
     out->disqualified = sqlite3_column_int(st, 21) != 0;
     db_col_text(st, 22, out->dq_reason, sizeof out->dq_reason);
     out->withdrawn_at = sqlite3_column_int64(st, 23);
-    KJ_ASSERT(assert_sub_state(out));
+    if ((rc = db_col_mode(err, st, 5, &out->mode)) != 0 ||
+        (rc = db_col_status(err, st, 8, &out->status)) != 0 ||
+        (rc = db_col_verdict(err, st, 9, &out->has_verdict, &out->verdict)) != 0)
+        return rc;
+    if (KJ_NEVER(!assert_sub_state(out)))
+        return KJ_FAIL(err, KJ_EINTERNAL, "submission %lld breaks the invariants of state %s",
+                       (long long)out->id, db_status_name(out->status));
     if (!with_blobs)
         return 0;
     if ((rc = db_col_dup(db, err, st, 19, &out->source, &out->source_len)) != 0 ||
@@ -89,13 +94,13 @@ static int db_sub_insert_locked(struct db *db, struct db_sub *s, struct kj_err *
     rc = db_prep(db, err, &st,
                  "INSERT INTO submissions(user_id, leaderboard, gpu, mode, file_name, source, "
                  "source_sha256, status, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, 'queued', ?)",
-                 "ittttbti", s->user_id, s->leaderboard, s->gpu, s->mode, s->file_name,
+                 "ittttbti", s->user_id, s->leaderboard, s->gpu, kj_mode_name(s->mode), s->file_name,
                  (const void *)s->source, s->source_len, s->source_sha256, s->created_at);
     /* Durable (synchronous=FULL) when the step returns in autocommit (db_sub_insert),
      * or when the caller's transaction commits (db_pending_commit). */
     if (rc == 0 && (rc = db_step(db, err, st)) == 0) {
         s->id = sqlite3_last_insert_rowid(db->h);
-        snprintf(s->status, sizeof s->status, "queued");
+        s->status = DB_QUEUED;
     }
     sqlite3_finalize(st);
     return rc;
@@ -112,13 +117,13 @@ int db_sub_insert(struct db *db, struct db_sub *s, struct kj_err *err)
 
 /* With db->mu held: how many submissions of mode user_id made after since,
  * and the time of the oldest of them. */
-static int db_rate_count(struct db *db, int64_t user_id, const char *mode, int64_t since,
+static int db_rate_count(struct db *db, int64_t user_id, enum kj_mode mode, int64_t since,
                          int64_t *count, int64_t *oldest, struct kj_err *err)
 {
     sqlite3_stmt *st = NULL;
     int rc = db_prep(db, err, &st, "SELECT count(*), coalesce(min(created_at), 0) FROM "
                      "submissions WHERE user_id = ? AND mode = ? AND created_at > ?", "iti",
-                     user_id, mode, since);
+                     user_id, kj_mode_name(mode), since);
     if (rc == 0 && (rc = db_step(db, err, st)) == 1) {
         *count = sqlite3_column_int64(st, 0);
         *oldest = sqlite3_column_int64(st, 1);
@@ -154,8 +159,8 @@ static int db_pending_run(struct db *db, struct db_pending *p, int64_t now)
     if (rc == 0 && p->limit > 0 && count >= p->limit) {
         int64_t wait = oldest + p->window_s - now + 1;
         p->retry_after = wait < 1 ? 1 : (int)wait;
-        return KJ_FAIL(&p->err, KJ_ELIMIT, "%d %s submissions per %d s", p->limit, p->s->mode,
-                       p->window_s);
+        return KJ_FAIL(&p->err, KJ_ELIMIT, "%d %s submissions per %d s", p->limit,
+                       kj_mode_name(p->s->mode), p->window_s);
     }
     return rc != 0 ? rc : db_sub_insert_locked(db, p->s, &p->err);
 }
@@ -317,15 +322,13 @@ void db_sub_list_free(struct db_sub *rows, int n)
     free(rows);
 }
 
-int db_sub_count(struct db *db, const char *status, int64_t *n, struct kj_err *err)
+int db_sub_count(struct db *db, enum db_status status, int64_t *n, struct kj_err *err)
 {
     sqlite3_stmt *st = NULL;
     int rc;
     pthread_mutex_lock(&db->mu);
-    if (status == NULL)
-        rc = db_prep(db, err, &st, "SELECT count(*) FROM submissions", "");
-    else
-        rc = db_prep(db, err, &st, "SELECT count(*) FROM submissions WHERE status = ?", "t", status);
+    rc = db_prep(db, err, &st, "SELECT count(*) FROM submissions WHERE status = ?", "t",
+                 db_status_name(status));
     if (rc == 0 && (rc = db_step(db, err, st)) == 1) {
         *n = sqlite3_column_int64(st, 0);
         rc = 0;
@@ -398,7 +401,7 @@ int db_sub_claim(struct db *db, const char *gpu, int64_t runner_id, const char *
         rc = KJ_FAIL(err, KJ_EINTERNAL, "claim of submission %lld changed no row", (long long)id);
     if (rc != 0 || (rc = db_sub_get_locked(db, id, 1, out, err)) != 0)
         goto fail;
-    if (strcmp(out->mode, "leaderboard") == 0 &&
+    if (out->mode == KJ_MODE_LEADERBOARD &&
         (rc = db_secret_locked(db, out->leaderboard, secret, secretsz, err)) != 0) {
         db_sub_clear(out);
         goto fail;
@@ -430,7 +433,7 @@ static int db_holds(struct db *db, const struct db_job_ref *ref, struct db_sub *
                        s->attempts + 1, ref->attempt);
     if (s->runner_id != ref->runner_id)
         return KJ_FAIL(err, KJ_ECONFLICT, "job %lld is not held by this runner", (long long)ref->id);
-    if (strcmp(s->status, "done") == 0) {
+    if (s->status == DB_DONE) {
         *done = 1;
         return 0;
     }
@@ -461,7 +464,7 @@ static int db_extend_locked(struct db *db, const struct db_sub *s, struct kj_err
 }
 
 /* Inside a transaction: running job id -> done with the runner's result. */
-static int db_finish_locked(struct db *db, int64_t id, const char *verdict, int has_score,
+static int db_finish_locked(struct db *db, int64_t id, enum kj_verdict verdict, int has_score,
                             double score_ns, const char *result, const char *reason,
                             struct kj_err *err)
 {
@@ -470,12 +473,14 @@ static int db_finish_locked(struct db *db, int64_t id, const char *verdict, int 
     if (has_score)
         rc = db_prep(db, err, &st, "UPDATE submissions SET status = 'done', verdict = ?, "
                      "score_ns = ?, result = ?, finished_at = ?, lease_until = NULL, reason = ? "
-                     "WHERE id = ? AND status = 'running'", "tdtiti", verdict, score_ns, result,
+                     "WHERE id = ? AND status = 'running'", "tdtiti", kj_verdict_name(verdict),
+                     score_ns, result,
                      db_now(), reason, id);
     else
         rc = db_prep(db, err, &st, "UPDATE submissions SET status = 'done', verdict = ?, "
                      "score_ns = NULL, result = ?, finished_at = ?, lease_until = NULL, "
-                     "reason = ? WHERE id = ? AND status = 'running'", "ttiti", verdict, result,
+                     "reason = ? WHERE id = ? AND status = 'running'", "ttiti",
+                     kj_verdict_name(verdict), result,
                      db_now(), reason, id);
     if (rc == 0)
         rc = db_step(db, err, st);
@@ -485,7 +490,7 @@ static int db_finish_locked(struct db *db, int64_t id, const char *verdict, int 
     return rc;
 }
 
-int db_job_finish(struct db *db, const struct db_job_ref *ref, const char *verdict, int has_score,
+int db_job_finish(struct db *db, const struct db_job_ref *ref, enum kj_verdict verdict, int has_score,
                   double score_ns, const char *result, enum db_finish *outcome,
                   struct kj_err *err)
 {
@@ -502,7 +507,7 @@ int db_job_finish(struct db *db, const struct db_job_ref *ref, const char *verdi
         *outcome = DB_FINISH_DUPLICATE;
         goto fail; /* nothing to change */
     }
-    if (strcmp(verdict, "internal_error") != 0) {
+    if (verdict != KJ_V_INTERNAL) {
         rc = db_finish_locked(db, ref->id, verdict, has_score, score_ns, result, NULL, err);
     } else if (s.attempts + 1 < DB_MAX_ATTEMPTS) {
         snprintf(reason, sizeof reason, "the judge failed (attempt %d of %d)", s.attempts + 1,
@@ -529,19 +534,19 @@ out:
 /* Events and heartbeats                                               */
 /* ------------------------------------------------------------------ */
 
-/* Bytes an event counts against its job's cap. */
-static int64_t event_bytes(const char *event, const char *data)
+/* Bytes an event counts against its job's cap: its name and its data. */
+static int64_t event_bytes(enum kj_event event, const char *data)
 {
-    return (int64_t)strlen(event) + (data != NULL ? (int64_t)strlen(data) : 0);
+    return (int64_t)strlen(kj_event_name(event)) + (data != NULL ? (int64_t)strlen(data) : 0);
 }
 
-int db_event_insert_locked(struct db *db, int64_t id, const char *event, const char *data,
+int db_event_insert_locked(struct db *db, int64_t id, enum kj_event event, const char *data,
                            struct kj_err *err)
 {
     sqlite3_stmt *st = NULL;
     int rc = db_prep(db, err, &st, "INSERT INTO events(submission_id, seq, event, data, at) VALUES "
                      "(?, (SELECT coalesce(max(seq), 0) + 1 FROM events WHERE submission_id = ?), "
-                     "?, ?, ?)", "iitti", id, id, event, data, db_now());
+                     "?, ?, ?)", "iitti", id, id, kj_event_name(event), data, db_now());
     if (rc == 0)
         rc = db_step(db, err, st);
     sqlite3_finalize(st);
@@ -557,8 +562,8 @@ int db_event_insert_locked(struct db *db, int64_t id, const char *event, const c
 
 /* Inside a transaction: KJ_ELIMIT when one more event (event, data) would
  * take job id past DB_MAX_JOB_EVENTS or DB_MAX_JOB_EVENT_BYTES. */
-static int db_event_room_locked(struct db *db, int64_t id, const char *event, const char *data,
-                                struct kj_err *err)
+static int db_event_room_locked(struct db *db, int64_t id, enum kj_event event,
+                                const char *data, struct kj_err *err)
 {
     sqlite3_stmt *st = NULL;
     int64_t count = 0, bytes = 0, add = event_bytes(event, data);
@@ -580,7 +585,7 @@ static int db_event_room_locked(struct db *db, int64_t id, const char *event, co
 }
 
 /* Event (event != NULL) or heartbeat (event == NULL) of a running job. */
-static int db_job_touch(struct db *db, const struct db_job_ref *ref, const char *event,
+static int db_job_touch(struct db *db, const struct db_job_ref *ref, const enum kj_event *event,
                         const char *data, struct kj_err *err)
 {
     struct db_sub s;
@@ -594,10 +599,10 @@ static int db_job_touch(struct db *db, const struct db_job_ref *ref, const char 
         rc = KJ_FAIL(err, KJ_ECONFLICT, "job %lld is already done", (long long)ref->id);
         goto fail;
     }
-    if (event != NULL && (rc = db_event_room_locked(db, ref->id, event, data, err)) != 0)
+    if (event != NULL && (rc = db_event_room_locked(db, ref->id, *event, data, err)) != 0)
         goto fail;
     if ((rc = db_extend_locked(db, &s, err)) != 0 ||
-        (event != NULL && (rc = db_event_insert_locked(db, ref->id, event, data, err)) != 0))
+        (event != NULL && (rc = db_event_insert_locked(db, ref->id, *event, data, err)) != 0))
         goto fail;
     rc = db_exec(db, err, "COMMIT");
     goto out;
@@ -608,11 +613,10 @@ out:
     return rc;
 }
 
-int db_job_event(struct db *db, const struct db_job_ref *ref, const char *event, const char *data,
-                 struct kj_err *err)
+int db_job_event(struct db *db, const struct db_job_ref *ref, enum kj_event event,
+                 const char *data, struct kj_err *err)
 {
-    KJ_ASSERT(event != NULL);
-    return db_job_touch(db, ref, event, data, err);
+    return db_job_touch(db, ref, &event, data, err);
 }
 
 int db_job_heartbeat(struct db *db, const struct db_job_ref *ref, struct kj_err *err)
@@ -635,8 +639,10 @@ int db_events_list(struct db *db, int64_t id, struct db_event **out, int *n, str
             break;
         struct db_event *e = &ev[count++];
         e->seq = sqlite3_column_int64(st, 0);
-        db_col_text(st, 1, e->event, sizeof e->event);
         e->at = sqlite3_column_int64(st, 3);
+        e->data = NULL;
+        if ((rc = db_col_event(err, st, 1, &e->event)) != 0)
+            break;
         rc = db_col_dup(db, err, st, 2, &e->data, NULL);
     }
     sqlite3_finalize(st);
@@ -676,8 +682,10 @@ int db_events_after(struct db *db, int64_t id, int64_t after_seq, int max_events
             break;
         struct db_event *e = &ev[count++];
         e->seq = sqlite3_column_int64(st, 0);
-        db_col_text(st, 1, e->event, sizeof e->event);
         e->at = sqlite3_column_int64(st, 3);
+        e->data = NULL;
+        if ((rc = db_col_event(err, st, 1, &e->event)) != 0)
+            break;
         bytes += len;
         rc = db_col_dup(db, err, st, 2, &e->data, NULL);
     }
@@ -692,20 +700,18 @@ int db_events_after(struct db *db, int64_t id, int64_t after_seq, int max_events
     return 0;
 }
 
-int db_event_last(struct db *db, int64_t id, int64_t *seq, char *name, size_t namesz,
+int db_event_last(struct db *db, int64_t id, int64_t *seq, enum kj_event *event,
                   struct kj_err *err)
 {
     sqlite3_stmt *st = NULL;
     int rc;
     *seq = 0;
-    name[0] = '\0';
     pthread_mutex_lock(&db->mu);
     rc = db_prep(db, err, &st, "SELECT seq, event FROM events WHERE submission_id = ? "
                  "ORDER BY seq DESC LIMIT 1", "i", id);
     if (rc == 0 && (rc = db_step(db, err, st)) == 1) {
         *seq = sqlite3_column_int64(st, 0);
-        db_col_text(st, 1, name, namesz);
-        rc = 0;
+        rc = db_col_event(err, st, 1, event);
     }
     sqlite3_finalize(st);
     pthread_mutex_unlock(&db->mu);

@@ -270,9 +270,9 @@ static long parse_range(const char *text, long lo, long hi)
 static int opt_rate(int argc, char **argv, int *i, int *rates)
 {
     char val[32];
-    for (int m = 0; m < CONFIG_NMODES; m++) {
+    for (int m = 0; m < KJ_MODE_COUNT; m++) {
         char name[40];
-        snprintf(name, sizeof name, "--rate-limit-%s", config_mode_name((enum config_mode)m));
+        snprintf(name, sizeof name, "--rate-limit-%s", kj_mode_name((enum kj_mode)m));
         if (strcmp(argv[*i], name) != 0)
             continue;
         if (opt_value(argc, argv, i, val, sizeof val) != 0)
@@ -381,10 +381,10 @@ static int setup_http_limits(struct server *srv, struct kj_err *err)
 /* Rate limits: serve flags, else the config file, else the defaults. */
 static int setup_rates(struct server *srv, struct kj_err *err)
 {
-    int file[CONFIG_NMODES] = {KJ_RATE_DEFAULT_TEST, KJ_RATE_DEFAULT_BENCHMARK,
+    int file[KJ_MODE_COUNT] = {KJ_RATE_DEFAULT_TEST, KJ_RATE_DEFAULT_BENCHMARK,
                                KJ_RATE_DEFAULT_LEADERBOARD};
     int rc = config_rate_limits(srv->config_path, file, err);
-    for (int m = 0; rc == 0 && m < CONFIG_NMODES; m++)
+    for (int m = 0; rc == 0 && m < KJ_MODE_COUNT; m++)
         if (srv->rate_limits[m] < 0)
             srv->rate_limits[m] = file[m];
     if (rc == 0)
@@ -531,7 +531,7 @@ static int cmd_serve(int argc, char **argv)
     snprintf(srv->web_dir, sizeof srv->web_dir, "web");
     snprintf(srv->config_path, sizeof srv->config_path, "var/kjudge.conf");
     default_openapi(srv->openapi_path, sizeof srv->openapi_path);
-    for (int m = 0; m < CONFIG_NMODES; m++)
+    for (int m = 0; m < KJ_MODE_COUNT; m++)
         srv->rate_limits[m] = -2; /* not given on the command line */
     srv->max_conns_per_ip = -1;   /* not given on the command line */
     srv->header_timeout_s = -1;

@@ -38,7 +38,8 @@ struct route_stats {
 };
 
 struct job_series {
-    char gpu[64], mode[16];
+    char gpu[64];
+    enum kj_mode mode;
     uint64_t bucket[JOB_NB + 1];
     double sum;
     uint64_t n;
@@ -109,19 +110,19 @@ void metrics_request(struct metrics *m, int route, unsigned status, double secon
     atomic_fetch_add_explicit(&s->n, 1, memory_order_relaxed);
 }
 
-void metrics_job(struct metrics *m, const char *gpu, const char *mode, double seconds)
+void metrics_job(struct metrics *m, const char *gpu, enum kj_mode mode, double seconds)
 {
     struct job_series *j = NULL;
     if (m == NULL)
         return;
     pthread_mutex_lock(&m->job_mu);
     for (int i = 0; i < m->njobs && j == NULL; i++)
-        if (strcmp(m->jobs[i].gpu, gpu) == 0 && strcmp(m->jobs[i].mode, mode) == 0)
+        if (strcmp(m->jobs[i].gpu, gpu) == 0 && m->jobs[i].mode == mode)
             j = &m->jobs[i];
     if (j == NULL && m->njobs < METRICS_MAX_JOB_SERIES) {
         j = &m->jobs[m->njobs++];
         snprintf(j->gpu, sizeof j->gpu, "%s", gpu);
-        snprintf(j->mode, sizeof j->mode, "%s", mode);
+        j->mode = mode;
     }
     if (j != NULL) {
         j->bucket[bucket_of(job_le, JOB_NB, seconds)]++;
@@ -274,15 +275,16 @@ static void render_jobs(struct metrics *m, struct metrics_text *t)
                 snprintf(le, sizeof le, "+Inf");
             metrics_printf(t, "kjudge_job_duration_seconds_bucket{gpu=\"");
             metrics_label(t, j->gpu, sizeof j->gpu);
-            metrics_printf(t, "\",mode=\"%s\",le=\"%s\"} %llu\n", j->mode, le,
+            metrics_printf(t, "\",mode=\"%s\",le=\"%s\"} %llu\n", kj_mode_name(j->mode), le,
                            (unsigned long long)cum);
         }
         metrics_printf(t, "kjudge_job_duration_seconds_sum{gpu=\"");
         metrics_label(t, j->gpu, sizeof j->gpu);
-        metrics_printf(t, "\",mode=\"%s\"} %.0f\n", j->mode, j->sum);
+        metrics_printf(t, "\",mode=\"%s\"} %.0f\n", kj_mode_name(j->mode), j->sum);
         metrics_printf(t, "kjudge_job_duration_seconds_count{gpu=\"");
         metrics_label(t, j->gpu, sizeof j->gpu);
-        metrics_printf(t, "\",mode=\"%s\"} %llu\n", j->mode, (unsigned long long)j->n);
+        metrics_printf(t, "\",mode=\"%s\"} %llu\n", kj_mode_name(j->mode),
+                       (unsigned long long)j->n);
     }
     pthread_mutex_unlock(&m->job_mu);
 }

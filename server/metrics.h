@@ -15,6 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "kj_err.h"
+#include "protocol.h"
 
 #define METRICS_MAX_ROUTES 64     /* entries of http.c's route table */
 #define METRICS_STATUS_SLOTS 16   /* distinct statuses counted per route; more go to code="other" */
@@ -37,7 +38,7 @@ void metrics_free(struct metrics *m);
  * matched none), status the HTTP status sent (0 when none was). */
 void metrics_request(struct metrics *m, int route, unsigned status, double seconds);
 /* One job done after seconds on a runner (claim to verdict). */
-void metrics_job(struct metrics *m, const char *gpu, const char *mode, double seconds);
+void metrics_job(struct metrics *m, const char *gpu, enum kj_mode mode, double seconds);
 
 /* Append printf-style text to t. */
 void metrics_printf(struct metrics_text *t, const char *fmt, ...)

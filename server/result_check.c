@@ -11,6 +11,7 @@
  */
 #include "result_check.h"
 #include "gputype.h"
+#include "kj_utf8.h"
 
 #include <cjson/cJSON.h>
 #include <float.h>
@@ -151,8 +152,6 @@ static const struct rc_field f_top_keys[] = {
     {"system", RK_OBJ, 0, 0, 0, f_system_keys}, {NULL, 0, 0, 0, 0, NULL}};
 static const struct rc_field f_top = {NULL, RK_OBJ, 0, 0, 0, f_top_keys};
 
-static const char *const verdicts[] = {"accepted", "compile_error", "rejected", "wrong_answer",
-                                       "runtime_error", "time_limit", "internal_error", NULL};
 static const char *const statuses[] = {"pass", "fail", "error", NULL};
 static const char *const stops[] = {"ci_converged", "noise_stable", "max_samples", "max_time",
                                     "unknown", NULL};
@@ -254,48 +253,6 @@ static int one_of(const char *v, const char *const *set)
     return 0;
 }
 
-/* Length of the UTF-8 sequence at s[0..n) (no overlong forms, surrogates or
- * code points past U+10FFFF); 0 when it is not one. */
-static size_t utf8_len(const unsigned char *s, size_t n)
-{
-    unsigned c = s[0];
-    size_t len;
-    unsigned min, cp;
-    if (c < 0x80)
-        return 1;
-    if (c >= 0xC2 && c <= 0xDF)
-        len = 2, min = 0x80, cp = c & 0x1F;
-    else if (c >= 0xE0 && c <= 0xEF)
-        len = 3, min = 0x800, cp = c & 0x0F;
-    else if (c >= 0xF0 && c <= 0xF4)
-        len = 4, min = 0x10000, cp = c & 0x07;
-    else
-        return 0;
-    if (len > n)
-        return 0;
-    for (size_t i = 1; i < len; i++) {
-        if ((s[i] & 0xC0) != 0x80)
-            return 0;
-        cp = cp << 6 | (s[i] & 0x3F);
-    }
-    if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
-        return 0;
-    return len;
-}
-
-/* 0 when s[0..n) is valid UTF-8, else 1 + the offset of the first bad byte. */
-static size_t utf8_bad(const char *s, size_t n)
-{
-    const unsigned char *u = (const unsigned char *)s;
-    for (size_t i = 0; i < n;) {
-        size_t l = utf8_len(u + i, n - i);
-        if (l == 0)
-            return i + 1;
-        i += l;
-    }
-    return 0;
-}
-
 /* ------------------------------------------------------------------ */
 /* Pass 1: the raw text                                                */
 /* ------------------------------------------------------------------ */
@@ -368,7 +325,7 @@ static char *utf8_repair(const char *s, size_t n)
     if (out == NULL)
         return NULL;
     for (size_t i = 0; i < n;) {
-        size_t l = utf8_len(u + i, n - i);
+        size_t l = kj_utf8_decode(u + i, n - i, NULL);
         if (l == 0) {
             memcpy(o, "\xEF\xBF\xBD", 3);
             o += 3;
@@ -385,12 +342,14 @@ static char *utf8_repair(const char *s, size_t n)
 
 static int rc_string(struct rc *c, const struct rc_field *f, const cJSON *in, cJSON **out)
 {
-    size_t n = strlen(in->valuestring), bad;
+    size_t n = strlen(in->valuestring), bad = 0;
+    int valid;
     if ((double)n > f->hi)
         return rc_fail(c, "%zu bytes, more than %.0f", n, f->hi);
-    if ((bad = utf8_bad(in->valuestring, n)) != 0 && !(f->flags & RF_TEXT))
-        return rc_fail(c, "not valid UTF-8 (byte %zu of the string)", bad - 1);
-    if (bad != 0) {
+    /* cJSON's strings end at their first NUL, so kj_utf8_valid sees none. */
+    if (!(valid = kj_utf8_valid(in->valuestring, n, &bad)) && !(f->flags & RF_TEXT))
+        return rc_fail(c, "not valid UTF-8 (byte %zu of the string)", bad);
+    if (!valid) {
         char *fixed = utf8_repair(in->valuestring, n);
         *out = fixed != NULL ? cJSON_CreateString(fixed) : NULL;
         free(fixed);
@@ -662,7 +621,7 @@ static int rc_benchmarks(struct rc *c, const struct spec *s, const struct rcheck
                          const cJSON *benches, int accepted, double *medians)
 {
     int n = cJSON_GetArraySize(benches), i = 0, rc = KJ_OK;
-    if (strcmp(job->mode, "test") == 0) {
+    if (job->mode == KJ_MODE_TEST) {
         if (n != 0)
             return rc_fail(c, "%d entries; a test-mode result times no shape", n);
         return KJ_OK;
@@ -670,7 +629,8 @@ static int rc_benchmarks(struct rc *c, const struct spec *s, const struct rcheck
     if (n != 0 && n != s->nbenchmarks)
         return rc_fail(c, "%d entries, the board has %d benchmark shapes", n, s->nbenchmarks);
     if (accepted && n == 0)
-        return rc_fail(c, "missing; an accepted %s result has all %d benchmark shapes", job->mode,
+        return rc_fail(c, "missing; an accepted %s result has all %d benchmark shapes",
+                       kj_mode_name(job->mode),
                        s->nbenchmarks);
     for (const cJSON *e = benches != NULL ? benches->child : NULL; e != NULL && rc == KJ_OK;
          e = e->next, i++) {
@@ -719,12 +679,12 @@ static int rc_score(struct rc *c, const struct rcheck_job *job, cJSON *res, int 
         o->score_ns = rc_geomean(medians, job->spec->nbenchmarks);
         o->has_score = 1;
         if (!cJSON_IsNumber(sc))
-            return rc_fail(c, "missing; an accepted %s result has a score", job->mode);
+            return rc_fail(c, "missing; an accepted %s result has a score",
+                           kj_mode_name(job->mode));
         if (fabs(sc->valuedouble - o->score_ns) > RCHECK_SCORE_REL * o->score_ns)
             return rc_fail(c, "%.17g is not the geometric mean of the medians (%.17g)",
                            sc->valuedouble, o->score_ns);
-    } else if (cJSON_IsNumber(sc) && strcmp(job->mode, "test") == 0 && strcmp(o->verdict,
-                                                                              "accepted") == 0) {
+    } else if (cJSON_IsNumber(sc) && job->mode == KJ_MODE_TEST && o->verdict == KJ_V_ACCEPTED) {
         return rc_fail(c, "a test-mode result has no score");
     }
     rc_pop(c, saved);
@@ -752,9 +712,9 @@ static int rc_job(struct rc *c, const struct rcheck_job *job, const cJSON *res, 
                        "internal_error result can be stored");
     saved = rc_push(c, "mode", 0);
     if (mode == NULL && !internal)
-        return rc_fail(c, "missing (the job's mode is %s)", job->mode);
-    if (mode != NULL && strcmp(mode, job->mode) != 0)
-        return rc_fail(c, "'%.16s' is not the job's mode (%s)", mode, job->mode);
+        return rc_fail(c, "missing (the job's mode is %s)", kj_mode_name(job->mode));
+    if (mode != NULL && strcmp(mode, kj_mode_name(job->mode)) != 0)
+        return rc_fail(c, "'%.16s' is not the job's mode (%s)", mode, kj_mode_name(job->mode));
     rc_pop(c, saved);
     saved = rc_push(c, "leaderboard", 0);
     if (board == NULL && !internal)
@@ -764,7 +724,7 @@ static int rc_job(struct rc *c, const struct rcheck_job *job, const cJSON *res, 
     rc_pop(c, saved);
     saved = rc_push(c, "system", 0);
     rc_push(c, "gpu", 0);
-    if (dev == NULL && strcmp(c->out->verdict, "accepted") == 0)
+    if (dev == NULL && c->out->verdict == KJ_V_ACCEPTED)
         return rc_fail(c, "missing; an accepted result names the GPU it ran on");
     if (dev != NULL && !gputype_matches(job->gpu, dev)) {
         char safe[80];
@@ -783,14 +743,13 @@ static int rc_semantics(struct rc *c, const struct rcheck_job *job, cJSON *res)
     double medians[SPEC_MAX_CASES];
     size_t saved = rc_push(c, "verdict", 0);
     int accepted, internal, timed, rc;
-    if (verdict == NULL || !one_of(verdict, verdicts))
+    if (kj_verdict_parse(verdict, &c->out->verdict) != 0)
         return rc_fail(c, "must be one of accepted, compile_error, rejected, wrong_answer, "
                        "runtime_error, time_limit, internal_error");
     rc_pop(c, saved);
-    snprintf(c->out->verdict, sizeof c->out->verdict, "%s", verdict);
-    accepted = strcmp(verdict, "accepted") == 0;
-    internal = strcmp(verdict, "internal_error") == 0;
-    timed = accepted && strcmp(job->mode, "test") != 0;
+    accepted = c->out->verdict == KJ_V_ACCEPTED;
+    internal = c->out->verdict == KJ_V_INTERNAL;
+    timed = accepted && job->mode != KJ_MODE_TEST;
     if ((rc = rc_job(c, job, res, internal)) != KJ_OK)
         return rc;
     if (accepted && !cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(compile, "ok")))
@@ -821,7 +780,7 @@ int rcheck_result(const struct rcheck_job *job, const char *text, size_t len,
     const char *end = NULL;
     cJSON *in = NULL, *res = NULL;
     int rc;
-    KJ_ASSERT(job != NULL && job->mode != NULL && job->gpu != NULL && out != NULL);
+    KJ_ASSERT(job != NULL && job->gpu != NULL && out != NULL);
     memset(out, 0, sizeof *out);
     memset(&c, 0, sizeof c);
     c.err = err;

@@ -26,6 +26,7 @@
 
 #include <stddef.h>
 #include "kj_err.h"
+#include "protocol.h"
 #include "spec.h"
 
 #define RCHECK_MAX_DEPTH 16        /* nesting of arrays and objects (a real result: 6) */
@@ -40,7 +41,7 @@
 struct rcheck_job {
     const struct spec *spec;  /* borrowed: the job's leaderboard; NULL when no longer loaded
                                  (then only an internal_error is taken) */
-    const char *mode;         /* borrowed: "test", "benchmark" or "leaderboard" */
+    enum kj_mode mode;
     const char *gpu;          /* borrowed: the job's GPU type, e.g. "H200" */
 };
 
@@ -48,7 +49,7 @@ struct rcheck_job {
 struct rcheck_out {
     char *json;               /* owned: the cleaned result, NUL-terminated; rcheck_out_clear() */
     size_t json_len;
-    char verdict[24];
+    enum kj_verdict verdict;
     int has_score;            /* 1: score_ns holds the server's score */
     double score_ns;          /* geometric mean of the benchmark medians */
     int ndropped;             /* unknown keys left out */

@@ -127,7 +127,7 @@ struct server {
     int lease_s;             /* job lease length, seconds */
     int max_conns_per_ip;    /* connections from one address at once, 0 = no limit */
     int header_timeout_s;    /* a request's head must arrive within this, 0 = no deadline */
-    int rate_limits[CONFIG_NMODES]; /* submissions per user per minute by mode, 0 = none */
+    int rate_limits[KJ_MODE_COUNT]; /* submissions per user per minute by mode, 0 = none */
     int max_waiters;         /* slots for ?wait=1 and event streams (wait.h) */
     int max_waiters_user;    /*   per user */
     char tls_cert[PATH_MAX]; /* --tls-cert or tls_cert; "" = plain HTTP */

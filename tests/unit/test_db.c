@@ -48,7 +48,7 @@ static int64_t submit(struct db *db, int64_t user, const char *gpu, const char *
     s.user_id = user;
     snprintf(s.leaderboard, sizeof s.leaderboard, "fp8_quant");
     snprintf(s.gpu, sizeof s.gpu, "%s", gpu);
-    snprintf(s.mode, sizeof s.mode, "%s", mode);
+    KT_CHECK(kj_mode_parse(mode, &s.mode) == 0, "mode %s", mode);
     snprintf(s.file_name, sizeof s.file_name, "k.cu");
     snprintf(s.source_sha256, sizeof s.source_sha256, "%064d", 0);
     s.source = "int x;\n";
@@ -65,7 +65,9 @@ static int finish(struct db *db, int64_t id, int64_t runner_id, const char *verd
 {
     struct db_job_ref ref = {id, runner_id, 0};
     enum db_finish outcome = DB_FINISH_DONE;
-    int rc = db_job_finish(db, &ref, verdict, has_score, score_ns, result, &outcome, err);
+    enum kj_verdict v = KJ_V_COUNT; /* an unknown name: stored as "?", which the CHECK refuses */
+    kj_verdict_parse(verdict, &v);
+    int rc = db_job_finish(db, &ref, v, has_score, score_ns, result, &outcome, err);
     *dup = rc == 0 && outcome == DB_FINISH_DUPLICATE;
     return rc;
 }
@@ -75,7 +77,9 @@ static int event(struct db *db, int64_t id, int64_t runner_id, const char *ev, c
                  struct kj_err *err)
 {
     struct db_job_ref ref = {id, runner_id, 0};
-    return db_job_event(db, &ref, ev, data, err);
+    enum kj_event e = KJ_EV_QUEUED;
+    KT_CHECK(kj_event_parse(ev, &e) == 0, "event %s", ev);
+    return db_job_event(db, &ref, e, data, err);
 }
 
 static void test_users(struct db *db)
@@ -120,7 +124,7 @@ static void test_lifecycle(struct db *db)
     int64_t a = submit(db, u, "H200", "test"), b = submit(db, u, "B200", "leaderboard"),
             c = submit(db, u, "H200", "leaderboard");
 
-    KT_CHECK(db_sub_get(db, a, 1, &s, &err) == 0 && strcmp(s.status, "queued") == 0 &&
+    KT_CHECK(db_sub_get(db, a, 1, &s, &err) == 0 && s.status == DB_QUEUED &&
              s.source_len == 7 && strcmp(s.source, "int x;\n") == 0 && strcmp(s.user, "bob") == 0,
              "queued row with source");
     db_sub_clear(&s);
@@ -128,7 +132,7 @@ static void test_lifecycle(struct db *db)
              "a queued job cannot be finished");
     KT_CHECK(event(db, a, r1, "compiled", NULL, &err) == KJ_ECONFLICT, "no events while queued");
     KT_CHECK(db_sub_claim(db, "H200", r1, "h0", &s, secret, sizeof secret, &err) == 0 && s.id == a &&
-             strcmp(s.status, "running") == 0 && s.source != NULL && secret[0] == '\0',
+             s.status == DB_RUNNING && s.source != NULL && secret[0] == '\0',
              "claim takes the oldest H200 job, no secret for test mode");
     db_sub_clear(&s);
     KT_CHECK(db_sub_claim(db, "H200", r2, "h1", &s, secret, sizeof secret, &err) == 0 && s.id == c &&
@@ -145,19 +149,19 @@ static void test_lifecycle(struct db *db)
              !dup, "finish");
     KT_CHECK(finish(db, a, r1, "wrong_answer", 0, 0, "{}", &dup, &err) == 0 && dup,
              "a second finish is a duplicate");
-    KT_CHECK(db_sub_get(db, a, 1, &s, &err) == 0 && strcmp(s.verdict, "accepted") == 0 &&
+    KT_CHECK(db_sub_get(db, a, 1, &s, &err) == 0 && s.has_verdict && s.verdict == KJ_V_ACCEPTED &&
              s.has_score && s.score_ns == 10.0 && s.finished_at > 0 && s.result != NULL,
              "the duplicate changed nothing");
     db_sub_clear(&s);
     KT_CHECK(finish(db, 9999, r1, "accepted", 0, 0, "{}", &dup, &err) == KJ_ENOTFOUND, "unknown job");
     KT_CHECK(finish(db, c, r2, "bogus", 0, 0, "{}", &dup, &err) != 0, "the CHECK refuses a bad verdict");
-    KT_CHECK(db_sub_get(db, c, 0, &s, &err) == 0 && strcmp(s.status, "running") == 0,
+    KT_CHECK(db_sub_get(db, c, 0, &s, &err) == 0 && s.status == DB_RUNNING,
              "a refused finish leaves the job running");
 
     struct db_event *ev = NULL;
     int n = 0;
     KT_CHECK(db_events_list(db, a, &ev, &n, &err) == 0 && n == 2 && ev[0].seq == 1 && ev[1].seq == 2 &&
-             strcmp(ev[0].event, "compiled") == 0 && ev[1].data == NULL, "events in order");
+             ev[0].event == KJ_EV_COMPILED && ev[1].data == NULL, "events in order");
     db_events_free(ev, n);
 
     struct db_sub *rows = NULL;
@@ -165,7 +169,7 @@ static void test_lifecycle(struct db *db)
              rows[2].id == a && rows[0].source == NULL, "list newest first, no blobs");
     db_sub_list_free(rows, n);
     int64_t cnt = 0;
-    KT_CHECK(db_sub_count(db, "queued", &cnt, &err) == 0 && cnt == 1, "one queued (B200)");
+    KT_CHECK(db_sub_count(db, DB_QUEUED, &cnt, &err) == 0 && cnt == 1, "one queued (B200)");
     (void)b;
 }
 
@@ -321,7 +325,7 @@ static void *gc_thread(void *p)
         s.user_id = a->user;
         snprintf(s.leaderboard, sizeof s.leaderboard, "gc_board");
         snprintf(s.gpu, sizeof s.gpu, "H200");
-        snprintf(s.mode, sizeof s.mode, "test");
+        s.mode = KJ_MODE_TEST;
         snprintf(s.file_name, sizeof s.file_name, "k.cu");
         s.source = "int y;\n";
         s.source_len = 7;
@@ -407,7 +411,8 @@ static void test_event_cursor(struct db *db)
 {
     struct kj_err err;
     struct db_event *ev = NULL;
-    char data[2048], name[32];
+    char data[2048];
+    enum kj_event last = KJ_EV_QUEUED;
     int64_t u = add_user(db, "evu", "user"), r = add_user(db, "evr", "runner"), seq = -1;
     int64_t id = running_job(db, u, r);
     int n = 0, more = 0, ok = 1;
@@ -430,10 +435,9 @@ static void test_event_cursor(struct db *db)
     db_events_free(ev, n);
     KT_CHECK(db_events_after(db, id, 10, 100, 1 << 20, &ev, &n, &more, &err) == 0 && n == 0 && !more &&
              ev == NULL, "nothing after the last");
-    KT_CHECK(db_event_last(db, id, &seq, name, sizeof name, &err) == 0 && seq == 10 &&
-             strcmp(name, "verdict") == 0, "the last event");
-    KT_CHECK(db_event_last(db, 999999, &seq, name, sizeof name, &err) == 0 && seq == 0 && name[0] == '\0',
-             "no events: seq 0");
+    KT_CHECK(db_event_last(db, id, &seq, &last, &err) == 0 && seq == 10 && last == KJ_EV_VERDICT,
+             "the last event");
+    KT_CHECK(db_event_last(db, 999999, &seq, &last, &err) == 0 && seq == 0, "no events: seq 0");
 
     /* The count cap. */
     int64_t c = running_job(db, u, r);
@@ -502,6 +506,59 @@ static void test_migrate_v6(void)
              "existing events are counted: %lld events, %lld bytes", (long long)cnt, (long long)bytes);
 }
 
+/* A new database's CHECK lists are protocol.h's name tables: every name is
+ * accepted, anything else refused. */
+static void test_check_lists(void)
+{
+    char p2[160], sql[64];
+    sqlite3 *h = NULL;
+    sqlite3_stmt *st = NULL;
+    struct db *db = NULL;
+    struct db_sub s;
+    struct kj_err err;
+    const char *text = NULL;
+    int found = 0, rc;
+    snprintf(p2, sizeof p2, "%s/lists.db", dir);
+    KT_CHECK(db_open(p2, &db, &err) == 0, "open: %s", err.msg);
+    if (db == NULL)
+        return;
+    KT_CHECK(sqlite3_open(p2, &h) == SQLITE_OK &&
+             sqlite3_prepare_v2(h, "SELECT sql FROM sqlite_master WHERE name = 'submissions'", -1,
+                                &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW &&
+             (text = (const char *)sqlite3_column_text(st, 0)) != NULL, "read the schema");
+    for (int m = 0; text != NULL && m < KJ_MODE_COUNT; m++) {
+        snprintf(sql, sizeof sql, "'%s'", kj_mode_name((enum kj_mode)m));
+        found += strstr(text, sql) != NULL;
+    }
+    for (int v = 0; text != NULL && v < KJ_V_COUNT; v++) {
+        snprintf(sql, sizeof sql, "'%s'", kj_verdict_name((enum kj_verdict)v));
+        found += strstr(text, sql) != NULL;
+    }
+    KT_CHECK(found == KJ_MODE_COUNT + KJ_V_COUNT, "every mode and verdict is in the CHECK lists "
+             "(%d of %d)", found, KJ_MODE_COUNT + KJ_V_COUNT);
+    sqlite3_finalize(st);
+    memset(&s, 0, sizeof s);
+    s.user_id = add_user(db, "lists", "user");
+    snprintf(s.leaderboard, sizeof s.leaderboard, "b");
+    snprintf(s.gpu, sizeof s.gpu, "H200");
+    s.mode = KJ_MODE_COUNT; /* no mode: stored as "?" */
+    s.source = "x";
+    s.source_len = 1;
+    KT_CHECK(db_sub_insert(db, &s, &err) != 0, "the CHECK refuses a mode outside the table");
+    /* A row the CHECK would refuse, written around it: read back as an
+     * error, not a crash. */
+    s.mode = KJ_MODE_TEST;
+    KT_CHECK(db_sub_insert(db, &s, &err) == 0, "insert: %s", err.msg);
+    rc = sqlite3_exec(h, "PRAGMA ignore_check_constraints = ON; UPDATE submissions SET "
+                      "mode = 'bogus'", NULL, NULL, NULL);
+    KT_CHECK(rc == SQLITE_OK, "write a bad mode: %s", sqlite3_errmsg(h));
+    sqlite3_close(h);
+    memset(&s, 0, sizeof s);
+    KT_CHECK(db_sub_get(db, 1, 0, &s, &err) == KJ_EINTERNAL && strstr(err.msg, "bogus") != NULL,
+             "an unknown mode in a row is KJ_EINTERNAL: %s", err.msg);
+    db_close(db);
+}
+
 /* PRAGMA max_page_count makes SQLite answer SQLITE_FULL as on a full disk. */
 static void test_storage_full(void)
 {
@@ -525,7 +582,7 @@ static void test_storage_full(void)
     s.user_id = u;
     snprintf(s.leaderboard, sizeof s.leaderboard, "fp8_quant");
     snprintf(s.gpu, sizeof s.gpu, "H200");
-    snprintf(s.mode, sizeof s.mode, "test");
+    s.mode = KJ_MODE_TEST;
     snprintf(s.file_name, sizeof s.file_name, "big.cu");
     snprintf(s.source_sha256, sizeof s.source_sha256, "%064d", 1);
     s.source = big;
@@ -534,7 +591,7 @@ static void test_storage_full(void)
     KT_CHECK(rc == KJ_ESTORAGE && strcmp(db_storage_reason(db), "disk full") == 0,
              "a row that does not fit -> KJ_ESTORAGE, disk full: %d %s", rc, err.msg);
     KT_CHECK(atomic_load(&db->storage_fail_ms) > 0, "the failure is remembered");
-    KT_CHECK(db_sub_count(db, "queued", &count, &err) == 0 && count == 0, "nothing was stored: %lld",
+    KT_CHECK(db_sub_count(db, DB_QUEUED, &count, &err) == 0 && count == 0, "nothing was stored: %lld",
              (long long)count);
     KT_CHECK(db_storage_check(db, why, sizeof why, &err) == 0 && atomic_load(&db->storage_fail_ms) == 0,
              "a probe write that works forgets the failure: %s", why);
@@ -568,6 +625,7 @@ int main(void)
     db_close(db);
     test_newer_schema();
     test_migrate_v6();
+    test_check_lists();
     test_storage_full();
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);

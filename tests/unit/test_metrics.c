@@ -86,9 +86,9 @@ static void test_slots_and_labels(void)
         metrics_request(m, 1, 400 + s, 0.1);
     metrics_request(m, -1, 404, 0.1);
     metrics_request(m, 99, 404, 0.1);
-    metrics_job(m, "H200", "test", 3);
-    metrics_job(m, "H200", "test", 700);
-    metrics_job(m, "B\"2\\00", "leaderboard", 1);
+    metrics_job(m, "H200", KJ_MODE_TEST, 3);
+    metrics_job(m, "H200", KJ_MODE_TEST, 700);
+    metrics_job(m, "B\"2\\00", KJ_MODE_LEADERBOARD, 1);
     metrics_render(m, &t, methods, patterns, 2);
     KT_CHECK(sample(t.p, "kjudge_http_requests_total{method=\"POST\",route=\"/api/v1/submissions\",code=\"other\"}") == 3,
              "statuses past the slots count as other");

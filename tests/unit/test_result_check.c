@@ -33,7 +33,8 @@ static struct spec *spec;
 static int check_text(const char *text, size_t len, const char *mode, const char *gpu,
                       struct rcheck_out *out, struct kj_err *err)
 {
-    struct rcheck_job job = {spec, mode, gpu};
+    struct rcheck_job job = {spec, KJ_MODE_TEST, gpu};
+    KJ_ASSERT(kj_mode_parse(mode, &job.mode) == 0);
     kj_err_clear(err);
     return rcheck_result(&job, text, len, out, err);
 }
@@ -680,7 +681,7 @@ static void test_jobs(void)
     must_refuse_text(t, strlen(t), "leaderboard", "B200", "bad_result", "system.gpu",
                      "H200 result, B200 job");
     /* A board no longer loaded: only an internal_error is taken. */
-    struct rcheck_job nojob = {NULL, "leaderboard", "H200"};
+    struct rcheck_job nojob = {NULL, KJ_MODE_LEADERBOARD, "H200"};
     kj_err_clear(&err);
     KT_CHECK(rcheck_result(&nojob, t, strlen(t), &out, &err) == KJ_EINVAL &&
              strstr(err.msg, "no longer loaded"), "no board: accepted refused: %s", err.msg);
@@ -689,7 +690,7 @@ static void test_jobs(void)
     size_t len;
     t = kt_slurp(CORPUS "internal_error.json", &len);
     KT_CHECK(t != NULL && rcheck_result(&nojob, t, len, &out, &err) == KJ_OK &&
-             strcmp(out.verdict, "internal_error") == 0, "no board: internal_error taken: %s", err.msg);
+             out.verdict == KJ_V_INTERNAL, "no board: internal_error taken: %s", err.msg);
     rcheck_out_clear(&out);
     free(t);
     cJSON_Delete(lb);
