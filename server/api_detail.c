@@ -24,14 +24,14 @@
  * entry on its board and GPU type, else null. */
 static int rank_json(struct http_req *r, const struct db_sub *s, cJSON **out, struct kj_err *err)
 {
-    struct srv_board *b = srv_board(r->boards, s->leaderboard);
-    struct srv_rank_blob *blob = NULL;
+    struct board *b = boards_find(r->boards, s->leaderboard);
+    struct board_ranking *blob = NULL;
     int g, rc;
     *out = cJSON_CreateNull();
     if (b == NULL || s->mode != KJ_MODE_LEADERBOARD || !s->has_verdict ||
-        s->verdict != KJ_V_ACCEPTED || s->disqualified || (g = api_board_gpu(b, s->gpu)) < 0)
+        s->verdict != KJ_V_ACCEPTED || s->disqualified || (g = boards_gpu(b, s->gpu)) < 0)
         return 0;
-    if ((rc = api_rankings(r->srv, b, g, &blob, err)) != 0)
+    if ((rc = boards_ranking(r->srv, b, g, &blob, err)) != 0)
         return rc;
     for (int i = 0; i < blob->n; i++) {
         if (blob->ids[i] != s->id)
@@ -45,7 +45,7 @@ static int rank_json(struct http_req *r, const struct db_sub *s, cJSON **out, st
         cJSON_AddStringToObject(*out, "text", text);
         break;
     }
-    srv_rank_blob_release(blob);
+    boards_ranking_release(blob);
     return 0;
 }
 

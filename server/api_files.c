@@ -35,7 +35,7 @@ static enum board_file file_kind(const char *name)
 }
 
 /* May r's caller read b's reference? Returns 1 when it answered (refused or failed). */
-static int reference_refused(struct http_req *r, const struct srv_board *b, enum MHD_Result *res)
+static int reference_refused(struct http_req *r, const struct board *b, enum MHD_Result *res)
 {
     struct kj_err err;
     int64_t at = 0;
@@ -94,7 +94,7 @@ static enum MHD_Result send_file(struct http_req *r, enum board_file kind, char 
 
 enum MHD_Result api_board_file(struct http_req *r)
 {
-    const struct srv_board *b = srv_board(r->boards, r->params[0]);
+    const struct board *b = boards_find(r->boards, r->params[0]);
     enum board_file kind = file_kind(r->params[1]);
     char path[SPEC_MAX_PATH + SPEC_MAX_NAME + 2], *body = NULL;
     enum MHD_Result res;

@@ -59,7 +59,7 @@ static void render_counts(struct http_req *r, struct metrics_text *t, struct kj_
 }
 
 /* Is gpu named by a board before board upto, or earlier in board upto? */
-static int gpu_listed(const struct srv_boards *bs, int upto, int gi, const char *gpu)
+static int gpu_listed(const struct board_set *bs, int upto, int gi, const char *gpu)
 {
     for (int b = 0; b <= upto; b++) {
         int n = b < upto ? bs->specs[b]->ngpus : gi;
@@ -82,7 +82,7 @@ struct gpu_view {
  * into a new array *out of *n (caller frees it and each runners). */
 static int read_gpus(struct http_req *r, struct gpu_view **out, int *n, struct kj_err *err)
 {
-    const struct srv_boards *bs = r->boards;
+    const struct board_set *bs = r->boards;
     struct gpu_view *v = NULL;
     int count = 0, cap = 0, rc = 0;
     for (int b = 0; rc == 0 && b < bs->nspecs; b++)

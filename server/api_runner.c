@@ -105,7 +105,7 @@ enum MHD_Result api_runner_claim(struct http_req *r)
         runner = r->user.name;
     rc = db_runner_seen(r->srv->db, r->user.id, runner, gpu, &err);
     if (rc == 0)
-        rc = db_sub_claim(r->srv->db, gpu, r->user.id, runner, &s, secret, sizeof secret, &err);
+        rc = db_job_claim(r->srv->db, gpu, r->user.id, runner, &s, secret, sizeof secret, &err);
     cJSON_Delete(body);
     if (rc == KJ_ENOTFOUND)
         return http_no_content(r);
@@ -223,7 +223,7 @@ static int check_result(struct http_req *r, const struct db_job_ref *ref, struct
 {
     struct db_sub s;
     struct kj_err err;
-    const struct srv_board *b;
+    const struct board *b;
     int rc;
     kj_err_clear(&err);
     if ((rc = db_sub_get(r->srv->db, ref->id, 0, &s, &err)) != 0) {
@@ -232,7 +232,7 @@ static int check_result(struct http_req *r, const struct db_job_ref *ref, struct
                                   : http_internal(r, &err);
         return 1;
     }
-    b = srv_board(r->boards, s.leaderboard);
+    b = boards_find(r->boards, s.leaderboard);
     struct rcheck_job job = {b != NULL ? b->spec : NULL, s.mode, s.gpu};
     rc = rcheck_result(&job, r->body, r->body_len, out, &err);
     db_sub_clear(&s);

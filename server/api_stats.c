@@ -102,7 +102,7 @@ static cJSON *queue_json(const char *gpu, const struct db_stat_queue *q, int64_t
 
 /* One entry per GPU type: those the loaded boards name, in their order,
  * then any other type with jobs (a board removed by a reload). */
-static cJSON *queues_json(const struct srv_boards *bs, const struct db_stats *s, int64_t now)
+static cJSON *queues_json(const struct board_set *bs, const struct db_stats *s, int64_t now)
 {
     cJSON *arr = cJSON_CreateArray();
     for (int b = 0; b < bs->nspecs; b++) {

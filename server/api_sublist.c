@@ -205,7 +205,7 @@ enum MHD_Result api_sub_list(struct http_req *r)
 /* Why s cannot be withdrawn (answered, returns 1), or 0 when it can. */
 static int withdraw_refused(struct http_req *r, const struct db_sub *s, enum MHD_Result *res)
 {
-    const struct srv_board *b = srv_board(r->boards, s->leaderboard);
+    const struct board *b = boards_find(r->boards, s->leaderboard);
     long long id = (long long)s->id;
     if (s->user_id != r->user.id) {
         *res = http_error(r, MHD_HTTP_FORBIDDEN, "forbidden",

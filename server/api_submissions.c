@@ -9,11 +9,8 @@
  * committed as a queued row (db_sub_insert_limited, which enforces the
  * caller's per-mode rate limit) before the 202 goes out; the
  * runner picks it up through api_runner.c. Who sees what is decided in one
- * place, api_sub_view() (docs/protocol.md, "Who sees a submission"): the
- * owner and admins everything but the secret seed; others a ranked
- * submission's ranking fields, and every submission of a board whose
- * sources the admin published (signed in); anything else is the same 404
- * as an id that does not exist. ?wait=1 takes one of the caller's wait
+ * place, api_sub_view() (api_access.c), and the bodies are built by
+ * api_json.c. ?wait=1 takes one of the caller's wait
  * slots and parks the connection in wait.h until the result arrives;
  * /events with ?stream=1 (or Accept: text/event-stream) hands over to sse.c.
  */
@@ -25,234 +22,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-
-/* ------------------------------------------------------------------ */
-/* Serializing a submission                                            */
-/* ------------------------------------------------------------------ */
-
-void api_add_time(cJSON *o, const char *key, int64_t t)
-{
-    char buf[32];
-    if (t == 0) {
-        cJSON_AddNullToObject(o, key);
-        return;
-    }
-    srv_iso_time(t, buf, sizeof buf);
-    cJSON_AddStringToObject(o, key, buf);
-}
-
-void api_strip_secrets(cJSON *j)
-{
-    cJSON *c;
-    if (cJSON_IsObject(j))
-        cJSON_DeleteItemFromObjectCaseSensitive(j, "secret_seed");
-    cJSON_ArrayForEach(c, j)
-        api_strip_secrets(c);
-}
-
-cJSON *api_pick(const cJSON *src, const char *const *keys)
-{
-    cJSON *o = cJSON_CreateObject();
-    for (int i = 0; o != NULL && keys[i] != NULL; i++) {
-        const cJSON *v = cJSON_GetObjectItemCaseSensitive(src, keys[i]);
-        if (v != NULL)
-            cJSON_AddItemToObject(o, keys[i], cJSON_Duplicate(v, 1));
-    }
-    return o;
-}
-
-static cJSON *pick_each(const cJSON *arr, const char *const *keys)
-{
-    cJSON *out = cJSON_CreateArray();
-    const cJSON *it;
-    cJSON_ArrayForEach(it, arr)
-        cJSON_AddItemToArray(out, api_pick(it, keys));
-    return out;
-}
-
-/* The stored result as view may see it. Owner: everything but secrets;
- * published: verdict, score, test outcomes and benchmark timings; ranked:
- * what the rankings show (verdict, score, per-shape medians). */
-static cJSON *result_view(const struct db_sub *s, enum api_view view)
-{
-    static const char *const top[] = {"verdict", "mode", "leaderboard", "score_ns", "system", NULL};
-    static const char *const rtop[] = {"verdict", "mode", "leaderboard", "score_ns", NULL};
-    static const char *const tkeys[] = {"index", "shape", "status", NULL};
-    static const char *const bkeys[] = {"index", "shape", "status", "median_ns", "mean_ns",
-                                        "stdev_ns", "min_ns", "max_ns", "q1_ns", "q3_ns", "n",
-                                        "stop_reason", "floor_ns", NULL};
-    static const char *const rkeys[] = {"index", "shape", "median_ns", NULL};
-    cJSON *res = s->result != NULL ? cJSON_Parse(s->result) : NULL, *out, *b;
-    if (res == NULL)
-        return cJSON_CreateNull();
-    api_strip_secrets(res);
-    /* Leaderboard-mode benchmark seeds derive from the secret: never shown. */
-    if (s->mode == KJ_MODE_LEADERBOARD)
-        cJSON_ArrayForEach(b, cJSON_GetObjectItemCaseSensitive(res, "benchmarks"))
-            cJSON_DeleteItemFromObjectCaseSensitive(b, "seed");
-    if (view == API_VIEW_OWNER)
-        return res;
-    out = api_pick(res, view == API_VIEW_RANKED ? rtop : top);
-    if (view != API_VIEW_RANKED)
-        cJSON_AddItemToObject(out, "tests",
-                              pick_each(cJSON_GetObjectItemCaseSensitive(res, "tests"), tkeys));
-    cJSON_AddItemToObject(out, "benchmarks",
-                          pick_each(cJSON_GetObjectItemCaseSensitive(res, "benchmarks"),
-                                    view == API_VIEW_RANKED ? rkeys : bkeys));
-    cJSON_Delete(res);
-    return out;
-}
-
-void api_add_score(cJSON *o, const struct db_sub *s)
-{
-    if (s->has_score)
-        cJSON_AddNumberToObject(o, "score_ns", s->score_ns);
-    else
-        cJSON_AddNullToObject(o, "score_ns");
-}
-
-void api_sub_summary(cJSON *o, const struct db_sub *s)
-{
-    cJSON_AddNumberToObject(o, "id", (double)s->id);
-    cJSON_AddStringToObject(o, "user", s->user);
-    cJSON_AddStringToObject(o, "leaderboard", s->leaderboard);
-    cJSON_AddStringToObject(o, "gpu", s->gpu);
-    cJSON_AddStringToObject(o, "mode", kj_mode_name(s->mode));
-    cJSON_AddStringToObject(o, "status", db_status_name(s->status));
-    if (s->has_verdict)
-        cJSON_AddStringToObject(o, "verdict", kj_verdict_name(s->verdict));
-    else
-        cJSON_AddNullToObject(o, "verdict");
-    api_add_score(o, s);
-    api_add_time(o, "created_at", s->created_at);
-    cJSON_AddBoolToObject(o, "disqualified", s->disqualified);
-    cJSON_AddBoolToObject(o, "withdrawn", s->withdrawn_at != 0);
-    api_add_time(o, "withdrawn_at", s->withdrawn_at);
-}
-
-cJSON *api_sub_json(const struct db_sub *s, enum api_view view, int with_result)
-{
-    cJSON *o = cJSON_CreateObject(), *urls;
-    int full = view == API_VIEW_OWNER;
-    char url[96];
-    KJ_ASSERT(view != API_VIEW_NONE);
-    api_sub_summary(o, s);
-    api_add_time(o, "started_at", s->started_at);
-    api_add_time(o, "finished_at", s->finished_at);
-    if (view != API_VIEW_RANKED)
-        cJSON_AddNumberToObject(o, "attempts", s->attempts);
-    if (full && s->disqualified)
-        cJSON_AddStringToObject(o, "disqualified_reason", s->dq_reason);
-    if (full && s->reason[0] != '\0')
-        cJSON_AddStringToObject(o, "reason", s->reason);
-    if (view != API_VIEW_RANKED) {
-        cJSON_AddStringToObject(o, "file_name", s->file_name);
-        cJSON_AddStringToObject(o, "source_sha256", s->source_sha256);
-        if (s->source != NULL)
-            cJSON_AddStringToObject(o, "source", s->source);
-    }
-    if (with_result)
-        cJSON_AddItemToObject(o, "result", result_view(s, view));
-    urls = cJSON_AddObjectToObject(o, "urls");
-    snprintf(url, sizeof url, "/api/v1/submissions/%lld", (long long)s->id);
-    cJSON_AddStringToObject(urls, "self", url);
-    snprintf(url, sizeof url, "/api/v1/submissions/%lld?wait=1", (long long)s->id);
-    cJSON_AddStringToObject(urls, "wait", url);
-    snprintf(url, sizeof url, "/api/v1/submissions/%lld/events?stream=1", (long long)s->id);
-    cJSON_AddStringToObject(urls, "events", url);
-    return o;
-}
-
-static int owner_view(const struct http_req *r, const struct db_sub *s)
-{
-    return r->authed && (r->user.id == s->user_id || strcmp(r->user.role, "admin") == 0);
-}
-
-/* Would s be in its board's rankings (its user's best or not)? The same
- * conditions as db_rank_rows. */
-static int sub_ranked(const struct db_sub *s)
-{
-    return s->mode == KJ_MODE_LEADERBOARD && s->status == DB_DONE && s->has_verdict &&
-           s->verdict == KJ_V_ACCEPTED && s->has_score && s->score_ns > 0 &&
-           !s->disqualified && s->withdrawn_at == 0;
-}
-
-int api_sub_view(struct http_req *r, int64_t id, struct db_sub *s, enum api_view *view,
-                 struct kj_err *err)
-{
-    int64_t at = 0;
-    int rc = db_sub_get(r->srv->db, id, 0, s, err), prc;
-    int signed_in = r->authed && strcmp(r->user.role, "runner") != 0;
-    *view = API_VIEW_NONE;
-    if (rc != 0 && rc != KJ_ENOTFOUND)
-        return rc;
-    if (rc == 0 && owner_view(r, s)) {
-        *view = API_VIEW_OWNER;
-        return 0;
-    }
-    /* The same query for an id that does not exist: no timing difference. */
-    if ((prc = db_published(r->srv->db, rc == 0 ? s->leaderboard : "", &at, err)) != 0)
-        return prc;
-    if (rc != 0)
-        return rc;
-    if (signed_in && at != 0)
-        *view = API_VIEW_PUBLISHED;
-    else if (sub_ranked(s))
-        *view = API_VIEW_RANKED;
-    return 0;
-}
-
-enum MHD_Result api_sub_not_found(struct http_req *r)
-{
-    char safe[40];
-    kj_printable(safe, sizeof safe, r->params[0], 32);
-    return http_error(r, MHD_HTTP_NOT_FOUND, "not_found", "no submission '%s'", safe);
-}
-
-int api_token_recheck(struct server *srv, const struct db_user *u, const char **why,
-                      struct kj_err *err)
-{
-    struct db_user now;
-    int rc = db_user_by_hash(srv->db, u->token_hash, &now, err);
-    *why = NULL;
-    if (rc == KJ_ENOTFOUND || (rc == 0 && now.id != u->id)) {
-        *why = "token_revoked";
-        return 0;
-    }
-    if (rc == 0 && now.banned)
-        *why = "banned";
-    return rc;
-}
-
-/* Take a wait slot for r's caller into r->hold (a stream's into h).
- * Answers 429 (the caller's cap) or 503 (every slot taken) and returns 1
- * when refused. */
-int api_wait_hold(struct http_req *r, struct wait_hold *h, enum MHD_Result *res)
-{
-    struct kj_err err;
-    kj_err_clear(&err);
-    if (wait_hold(r->srv->wait, h, r->user.id, strcmp(r->user.role, "admin") == 0, &err) == 0)
-        return 0;
-    if (h->user_full) {
-        r->retry_after = KJ_WAITERS_RETRY_S;
-        *res = http_error(r, MHD_HTTP_TOO_MANY_REQUESTS, "too_many_waits",
-                          "%s; close one, or poll instead (retry in %d s)", err.msg,
-                          KJ_WAITERS_RETRY_S);
-    } else {
-        *res = http_error(r, MHD_HTTP_SERVICE_UNAVAILABLE, "too_many_waiters", "%s; poll instead",
-                          err.msg);
-    }
-    return 1;
-}
-
-/* The answer to a ?wait=1 or stream whose token recheck failed (why from api_token_recheck). */
-enum MHD_Result api_token_gone(struct http_req *r, const char *why)
-{
-    if (strcmp(why, "banned") == 0)
-        return http_error(r, MHD_HTTP_FORBIDDEN, "banned", "this account is banned");
-    return http_error(r, MHD_HTTP_UNAUTHORIZED, "invalid_token",
-                      "the token was revoked or replaced while the request waited");
-}
 
 /* ------------------------------------------------------------------ */
 /* POST /submissions                                                   */
@@ -269,7 +38,7 @@ static enum MHD_Result directive_error(struct http_req *r, const struct kj_err *
 
 /* Check the directives against the board; answers and returns 1 on a problem. */
 static int check_directives(struct http_req *r, const struct upload_fields *f,
-                            const struct directives *d, const struct srv_board *b,
+                            const struct directives *d, const struct board *b,
                             enum MHD_Result *res)
 {
     const char *names[SPEC_MAX_VARS];
@@ -336,10 +105,10 @@ static int check_fields(struct http_req *r, struct upload_fields *f, enum kj_mod
 }
 
 /* Board and GPU checks after the directives named the board (if the request did not). */
-static const struct srv_board *check_board(struct http_req *r, const struct upload_fields *f,
+static const struct board *check_board(struct http_req *r, const struct upload_fields *f,
                                            enum kj_mode mode, enum MHD_Result *res)
 {
-    const struct srv_board *b = srv_board(r->boards, f->leaderboard);
+    const struct board *b = boards_find(r->boards, f->leaderboard);
     char safe[72];
     int ok = 0;
     if (b == NULL) {
@@ -435,7 +204,7 @@ enum MHD_Result api_sub_create(struct http_req *r)
 {
     struct upload_fields f;
     struct directives *d = NULL;
-    const struct srv_board *b;
+    const struct board *b;
     struct kj_err err;
     enum MHD_Result res;
     enum kj_mode mode = KJ_MODE_TEST;
@@ -546,7 +315,7 @@ static enum MHD_Result park(struct http_req *r, int64_t id, long timeout)
         return answer_sub(r, id); /* stopping: answer at once */
     /* Linked first, then re-read: a result committed in between is not
      * missed, nor a ban or revocation (its wait_kick_user came too early). */
-    if ((rc = api_token_recheck(r->srv, &r->user, &why, &err)) != 0 || why != NULL) {
+    if ((rc = auth_recheck(r->srv->db, &r->user, &why, &err)) != 0 || why != NULL) {
         wait_remove(r->srv->wait, &r->wait);
         return rc != 0 ? http_internal(r, &err) : api_token_gone(r, why);
     }
@@ -572,7 +341,7 @@ static enum MHD_Result rewait(struct http_req *r, int64_t id)
     if (r->wait.gone)
         return MHD_NO; /* nobody to answer: MHD closes the connection */
     kj_err_clear(&err);
-    if (api_token_recheck(r->srv, &r->user, &why, &err) != 0)
+    if (auth_recheck(r->srv->db, &r->user, &why, &err) != 0)
         return http_internal(r, &err);
     if (why != NULL) {
         kj_log(KJ_LOG_INFO, "wait", "ended id=%lld user=%s reason=%s", (long long)id,

@@ -15,27 +15,27 @@
  *
  * Submission states (docs/protocol.md), with the job lease of a running one:
  *
- *                       db_sub_claim (lease = now + lease_ms, attempt += 0)
+ *                       db_job_claim (lease = now + lease_ms, attempt += 0)
  *   db_sub_insert            +------------------------------+
  *  --------------> queued ---+                              v
  *                    ^                                   running --+ db_job_heartbeat,
- *                    |   db_lease_sweep: lease expired,     |  ^   | db_job_event:
- *                    |     attempts + 1 < DB_MAX_ATTEMPTS    |  +---+ lease extended
+ *                    |   db_job_sweep: lease expired,       |  ^   | db_job_event:
+ *                    |     attempts + 1 < DB_MAX_ATTEMPTS   |  +---+ lease extended
  *                    +--------------------------------------+
  *                    |   db_job_finish: verdict internal_error,
  *                    |     attempts + 1 < DB_MAX_ATTEMPTS   |
  *                                                           |  db_job_finish (any other
  *                                                           |  verdict, or the last attempt);
- *                                                           v  db_lease_sweep on the last attempt
+ *                                                           v  db_job_sweep on the last attempt
  *                                                          done   (internal_error + reason)
  *
  * Transitions, each one SQL transaction:
  *   (none)  -> queued   db_sub_insert
- *   queued  -> running  db_sub_claim: runner_id, started_at, lease_until set
+ *   queued  -> running  db_job_claim: runner_id, started_at, lease_until set
  *   running -> running  db_job_heartbeat, db_job_event: lease_until moved on
- *   running -> queued   db_lease_sweep (lease_until passed) or db_job_finish
+ *   running -> queued   db_job_sweep (lease_until passed) or db_job_finish
  *                       (internal_error): attempts + 1, a "queued" event logged
- *   running -> done     db_job_finish; or db_lease_sweep when the expired
+ *   running -> done     db_job_finish; or db_job_sweep when the expired
  *                       attempt was the DB_MAX_ATTEMPTS-th (verdict
  *                       internal_error, reason "the runner stopped answering
  *                       3 times", a "verdict" event logged)
@@ -50,10 +50,16 @@
  *       one that finished the job) is number attempts + 1.
  *
  * The lease is held while now < lease_until (wall-clock ms, so it survives a
- * restart; serve grants every running job a fresh lease at start, db_lease_grace).
+ * restart; serve grants every running job a fresh lease at start, db_job_grace).
  * A request about a job whose lease expired, or that names another attempt,
  * is refused with KJ_ECONFLICT and changes nothing. assert_sub_state() in
- * db_sub.c checks every row read back against the lists above.
+ * db_sub.c checks every row read back against the lists above, and
+ * assert_job_state() in db_job.c the lease a claim grants.
+ *
+ * The functions are grouped below by the file that holds them: db.c (open,
+ * migrate, health), db_user.c, db_board.c, db_sub.c (submissions),
+ * db_job.c (every transition after the insert), db_event.c, db_rank.c,
+ * db_runner.c, db_metrics.c, db_backup.c; db_list.h has the listings.
  */
 #ifndef KJ_DB_H
 #define KJ_DB_H
@@ -136,7 +142,7 @@ enum db_finish {
     DB_FINISH_REQUEUED    /* internal_error with attempts left: running -> queued */
 };
 
-/* A job whose lease expired, as db_lease_sweep handled it. */
+/* A job whose lease expired, as db_job_sweep handled it. */
 struct db_expired {
     int64_t id;
     char runner_name[DB_MAX_NAME];
@@ -185,7 +191,7 @@ int db_storage_check(struct db *db, char *why, size_t whysz, struct kj_err *err)
 /* What the last KJ_ESTORAGE was: "disk full" or "I/O error" (static). */
 const char *db_storage_reason(struct db *db);
 
-/* users */
+/* users (db_user.c) */
 /* Insert a user; KJ_ECONFLICT when the name (or hash) exists. */
 int db_user_add(struct db *db, const char *name, const char *role, const char *token_hash,
                 int64_t *id_out, struct kj_err *err);
@@ -194,7 +200,6 @@ int db_user_set_admin(struct db *db, const char *token_hash, struct kj_err *err)
 /* Look a user up by token hash; KJ_ENOTFOUND when none. */
 int db_user_by_hash(struct db *db, const char *token_hash, struct db_user *out, struct kj_err *err);
 
-/* users, invites, bans (db_user.c) */
 /* Look a user up by name; KJ_ENOTFOUND when none. */
 int db_user_by_name(struct db *db, const char *name, struct db_user *out, struct kj_err *err);
 /* Replace user_id's token hash (rotation); the old token stops working at once. */
@@ -213,13 +218,14 @@ int db_invite_add(struct db *db, const char *code_hash, int64_t expires_at, stru
 int db_register(struct db *db, const char *name, const char *code_hash, const char *token_hash,
                 int64_t now, int64_t *id_out, struct kj_err *err);
 
-/* leaderboard secrets */
-/* Create board's secret seed (RAND_bytes) if it has none. */
-int db_secret_ensure(struct db *db, const char *board, struct kj_err *err);
+/* leaderboard secrets (db_board.c) */
+/* Give board the secret seed seed unless it has one already (the caller
+ * draws it: auth_random_seed). */
+int db_secret_ensure(struct db *db, const char *board, uint64_t seed, struct kj_err *err);
 /* The board's secret seed as a decimal string in out (>= 21 bytes). */
 int db_secret_get(struct db *db, const char *board, char *out, size_t outsz, struct kj_err *err);
 
-/* submissions */
+/* submissions (db_sub.c) */
 void db_sub_clear(struct db_sub *s);
 /* Insert a queued submission from s (user_id, leaderboard, gpu, mode,
  * file_name, source, source_len, source_sha256); the row is committed
@@ -242,12 +248,14 @@ int db_sub_list(struct db *db, int64_t user_id, int limit, struct db_sub **out, 
 void db_sub_list_free(struct db_sub *rows, int n);
 /* Count the submissions in state status (for tests and /healthz). */
 int db_sub_count(struct db *db, enum db_status status, int64_t *n, struct kj_err *err);
+
+/* jobs (db_job.c): every transition after the insert */
 /* Move the oldest queued submission for gpu to running for this runner, in
  * one transaction, and copy it (with source) into out; for mode leaderboard
  * also copy the board's secret seed into secret (else secret = ""), read in
  * the same transaction so a claimed job always comes with its seed.
  * KJ_ENOTFOUND when nothing is queued for that GPU type. */
-int db_sub_claim(struct db *db, const char *gpu, int64_t runner_id, const char *runner_name,
+int db_job_claim(struct db *db, const char *gpu, int64_t runner_id, const char *runner_name,
                  struct db_sub *out, char *secret, size_t secretsz, struct kj_err *err);
 /* Runner requests about a job (struct db_job_ref; attempt 0 = any).
  * KJ_ENOTFOUND: no such submission; KJ_ECONFLICT: the runner does not hold
@@ -257,8 +265,8 @@ int db_sub_claim(struct db *db, const char *gpu, int64_t runner_id, const char *
  * result text; status done (or queued again after an internal_error with
  * attempts left). A job already done by this runner changes nothing and
  * gives DB_FINISH_DUPLICATE. *outcome says what happened (enum db_finish). */
-int db_job_finish(struct db *db, const struct db_job_ref *ref, enum kj_verdict verdict, int has_score,
-                  double score_ns, const char *result, enum db_finish *outcome,
+int db_job_finish(struct db *db, const struct db_job_ref *ref, enum kj_verdict verdict,
+                  int has_score, double score_ns, const char *result, enum db_finish *outcome,
                   struct kj_err *err);
 /* Append a progress event. KJ_ELIMIT when the job already holds
  * DB_MAX_JOB_EVENTS events or this one would take it past
@@ -269,24 +277,24 @@ int db_job_event(struct db *db, const struct db_job_ref *ref, enum kj_event even
                  const char *data, struct kj_err *err);
 /* Extend the lease only. */
 int db_job_heartbeat(struct db *db, const struct db_job_ref *ref, struct kj_err *err);
-
-/* leases (db_lease.c) */
 /* Lease length for later claims and extensions (ms > 0); default DB_LEASE_DEFAULT_MS. */
-void db_set_lease_ms(struct db *db, int64_t ms);
-int64_t db_lease_ms(struct db *db);
-/* Wall-clock milliseconds, the clock leases are measured on. */
-int64_t db_now_ms(void);
+void db_job_set_lease(struct db *db, int64_t ms);
+int64_t db_job_lease_ms(struct db *db);
 /* Give every running job at least a full lease from now (at serve start). *n: jobs touched. */
-int db_lease_grace(struct db *db, int64_t *n, struct kj_err *err);
+int db_job_grace(struct db *db, int64_t *n, struct kj_err *err);
 /* Requeue (or fail, on the last attempt) every running job whose lease
  * ended before now_ms. *out is a new array of *n entries (caller frees
  * with free()); NULL when none. */
-int db_lease_sweep(struct db *db, int64_t now_ms, struct db_expired **out, int *n,
-                   struct kj_err *err);
+int db_job_sweep(struct db *db, int64_t now_ms, struct db_expired **out, int *n,
+                 struct kj_err *err);
 /* 1-based position of queued job id among the queued jobs of its GPU type; 0 when not queued. */
-int db_queue_position(struct db *db, int64_t id, int64_t *pos, struct kj_err *err);
+int db_job_position(struct db *db, int64_t id, int64_t *pos, struct kj_err *err);
 
-/* runners (db_lease.c) */
+/* clocks (db_sql.c) */
+/* Wall-clock milliseconds, the clock leases are measured on. */
+int64_t db_now_ms(void);
+
+/* runners (db_runner.c) */
 /* Create runner token owner name holding token_hash, bound to the GPU types
  * gpus ("H200,B200", checked by gputype_list_parse). KJ_ECONFLICT when the
  * name (or hash) exists. */
@@ -306,7 +314,7 @@ int db_runner_seen(struct db *db, int64_t runner_id, const char *name, const cha
 int db_gpu_runners(struct db *db, const char *gpu, struct db_runner **out, int *n,
                    int64_t *queued, int64_t *running, struct kj_err *err);
 
-/* events */
+/* events (db_event.c) */
 /* Every event of a submission in order; free with db_events_free(). */
 int db_events_list(struct db *db, int64_t id, struct db_event **out, int *n, struct kj_err *err);
 /* The events of submission id after seq after_seq, in order: at most
@@ -337,8 +345,8 @@ int db_published(struct db *db, const char *board, int64_t *at, struct kj_err *e
 /* *has = 1 when any submission names board. */
 int db_board_has_subs(struct db *db, const char *board, int *has, struct kj_err *err);
 
-/* rankings: the best accepted mode=leaderboard submission per user for
- * (board, gpu), ordered by score, then submission time, then id. */
+/* rankings (db_rank.c): the best accepted mode=leaderboard submission per
+ * user for (board, gpu), ordered by score, then submission time, then id. */
 int db_rank_rows(struct db *db, const char *board, const char *gpu, struct db_rank_row **out,
                  int *n, struct kj_err *err);
 void db_rank_rows_free(struct db_rank_row *rows, int n);

@@ -1,6 +1,8 @@
 /*
- * db_int.h - what db.c and db_sub.c share: the connection struct and the
- * checking helpers every SQLite call goes through. Not for other modules.
+ * db_int.h - what the db_*.c files share: the connection struct, the
+ * checking helpers every SQLite call goes through (db_sql.c), and the
+ * pieces one file's transaction borrows from another ("_locked": called
+ * with db->mu held, inside the caller's transaction). Not for other modules.
  *
  * DB_CHECK(db, err, call, want) runs call and, unless it returns want,
  * fills err with KJ_EDB (KJ_ESTORAGE for SQLITE_FULL and SQLITE_IOERR,
@@ -48,16 +50,24 @@ struct db {
 int db_sub_row(struct db *db, struct kj_err *err, sqlite3_stmt *st, int with_blobs,
                struct db_sub *out);
 
-/* Inside a transaction: append an event to submission id (seq = last + 1). */
+/* db_sub.c: db_sub_get inside a transaction. */
+int db_sub_get_locked(struct db *db, int64_t id, int with_blobs, struct db_sub *out,
+                      struct kj_err *err);
+/* db_event.c: append an event to submission id (seq = last + 1). */
 int db_event_insert_locked(struct db *db, int64_t id, enum kj_event event, const char *data,
                            struct kj_err *err);
-/* Inside a transaction: running job id back to queued (attempts + 1) with a
- * "queued" event naming reason, or, on the last attempt, done as
- * internal_error with final_reason and a "verdict" event. *tries gets the
- * attempts made so far; it is DB_MAX_ATTEMPTS when the job was failed.
- * Both reasons are our own text without '"' or '\\'. */
-int db_requeue_locked(struct db *db, int64_t id, const char *reason, const char *final_reason,
-                      int *tries, struct kj_err *err);
+/* db_event.c: KJ_ELIMIT when one more event (event, data) would take job
+ * id past DB_MAX_JOB_EVENTS or DB_MAX_JOB_EVENT_BYTES. */
+int db_event_room_locked(struct db *db, int64_t id, enum kj_event event, const char *data,
+                         struct kj_err *err);
+/* db_board.c: board's secret seed into out; KJ_ENOTFOUND when it has none. */
+int db_secret_get_locked(struct db *db, const char *board, char *out, size_t outsz,
+                         struct kj_err *err);
+/* db_user.c: insert a user row (gpus: a runner token's GPU types, or NULL);
+ * KJ_ECONFLICT when the name (or hash) is taken. */
+int db_user_insert_locked(struct db *db, const char *name, const char *role,
+                          const char *token_hash, const char *gpus, int64_t *id_out,
+                          struct kj_err *err);
 
 int db_check_at(struct db *db, struct kj_err *err, int rc, int want, const char *text,
                 const char *file, int line);

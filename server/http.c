@@ -697,7 +697,7 @@ static struct http_req *req_new(struct server *srv, struct MHD_Connection *conn)
     r->srv = srv;
     r->conn = conn;
     r->gc = sc != NULL ? sc->socket_context : NULL;
-    r->boards = srv_boards_acquire(srv);
+    r->boards = boards_acquire(srv);
     clock_gettime(CLOCK_MONOTONIC, &r->start);
     snprintf(r->method, sizeof r->method, "-");
     return r;
@@ -782,7 +782,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
     metrics_request(srv->metrics, r->route != NULL ? (int)(r->route - routes) : -1, r->status,
                     ms / 1e3);
     upload_free(r->upload);
-    srv_boards_release(r->boards);
+    boards_release(r->boards);
     free(r->body);
     free(r);
     *con_cls = NULL;

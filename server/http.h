@@ -60,7 +60,7 @@ enum http_phase {
 
 struct http_req {
     struct server *srv;              /* borrowed for the request's life */
-    struct srv_boards *boards;       /* one reference, taken at the first callback and
+    struct board_set *boards;       /* one reference, taken at the first callback and
                                         dropped in the completion callback (server.h) */
     struct MHD_Connection *conn;     /* borrowed from MHD */
     struct guard_conn *gc;           /* borrowed: the connection's guard entry (may be NULL) */

@@ -24,7 +24,7 @@ static void sweep_once(void *arg)
     struct kj_err err;
     int n = 0;
     kj_err_clear(&err);
-    if (db_lease_sweep(s->db, db_now_ms(), &ex, &n, &err) != 0) {
+    if (db_job_sweep(s->db, db_now_ms(), &ex, &n, &err) != 0) {
         kj_log(KJ_LOG_ERROR, "lease", "sweep failed: %s", err.msg);
         return;
     }

@@ -464,15 +464,14 @@ static int serve_start(struct server *srv, struct kj_err *err)
         (rc = db_lock(srv->db_path, &srv->db_lock_fd, err)) != 0 ||
         (rc = db_open(srv->db_path, &srv->db, err)) != 0)
         return rc;
-    db_set_lease_ms(srv->db, (int64_t)srv->lease_s * 1000);
-    if ((rc = db_lease_grace(srv->db, &renewed, err)) != 0 ||
-        (rc = srv_boards_load(srv->boards_dir, &srv->boards, err)) != 0 ||
+    db_job_set_lease(srv->db, (int64_t)srv->lease_s * 1000);
+    if ((rc = db_job_grace(srv->db, &renewed, err)) != 0 ||
+        (rc = boards_load(srv->boards_dir, &srv->boards, err)) != 0 ||
         (rc = setup_admin(srv, err)) != 0 || (rc = setup_rates(srv, err)) != 0 ||
         (rc = setup_http_limits(srv, err)) != 0)
         return rc;
-    for (int i = 0; i < srv->boards->nspecs; i++)
-        if ((rc = db_secret_ensure(srv->db, srv->boards->specs[i]->name, err)) != 0)
-            return rc;
+    if ((rc = boards_ensure_secrets(srv->db, srv->boards, err)) != 0)
+        return rc;
     if ((rc = api_openapi_load(srv, err)) != 0)
         return rc;
     if (realpath(srv->web_dir, srv->web_real) == NULL) {
@@ -500,7 +499,9 @@ static void serve_stop(struct server *srv)
     srv->lease = NULL;
     wait_free(srv->wait);
     srv->wait = NULL;
-    srv_free_boards(srv);
+    boards_swap(srv, NULL);
+    free(srv->openapi);
+    srv->openapi = NULL;
     db_close(srv->db);
     srv->db = NULL;
     db_unlock(srv->db_lock_fd);

@@ -25,6 +25,7 @@
  * parked stream at once) ends it with an "error" event naming the reason.
  */
 #include "api.h"
+#include "auth.h"
 #include "kj_buf.h"
 
 #include <stdio.h>
@@ -84,7 +85,7 @@ static int sse_frame(struct sse_stream *st, int64_t id, enum kj_event event, cJS
 static int sse_queued(struct sse_stream *st, const struct db_sub *s, struct kj_err *err)
 {
     int64_t pos = 0;
-    int rc = db_queue_position(st->srv->db, st->id, &pos, err);
+    int rc = db_job_position(st->srv->db, st->id, &pos, err);
     cJSON *d = cJSON_CreateObject();
     if (rc != 0) {
         cJSON_Delete(d);
@@ -150,7 +151,7 @@ static int sse_fill(struct sse_stream *st, struct kj_err *err)
 static int sse_recheck(struct sse_stream *st, struct kj_err *err)
 {
     const char *why = NULL;
-    int rc = api_token_recheck(st->srv, &st->user, &why, err);
+    int rc = auth_recheck(st->srv->db, &st->user, &why, err);
     if (rc != 0 || why == NULL)
         return rc;
     kj_log(KJ_LOG_INFO, "sse", "ended id=%lld user=%s reason=%s", (long long)st->id,

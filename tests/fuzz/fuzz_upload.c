@@ -23,6 +23,7 @@
  */
 #include "fuzz.h"
 #include "auth.h"
+#include "boards.h"
 #include "db.h"
 #include "guard.h"
 #include "hello.h"
@@ -93,11 +94,10 @@ static void server_start(void)
     srv->lease_s = KJ_LEASE_DEFAULT_S;
     if (db_open(srv->db_path, &srv->db, &err) != 0)
         setup_fail("db_open", &err);
-    if (srv_boards_load(srv->boards_dir, &srv->boards, &err) != 0)
+    if (boards_load(srv->boards_dir, &srv->boards, &err) != 0)
         setup_fail("loading leaderboards/ (run from the repository root)", &err);
-    for (int i = 0; i < srv->boards->nspecs; i++)
-        if (db_secret_ensure(srv->db, srv->boards->specs[i]->name, &err) != 0)
-            setup_fail("db_secret_ensure", &err);
+    if (boards_ensure_secrets(srv->db, srv->boards, &err) != 0)
+        setup_fail("boards_ensure_secrets", &err);
     if (auth_new_token(up.token, &err) != 0 ||
         auth_sha256_hex(up.token, strlen(up.token), hash, &err) != 0 ||
         db_user_add(srv->db, "fuzzer", "user", hash, NULL, &err) != 0)
