@@ -76,6 +76,24 @@ int kj_buf_printf(struct kj_buf *b, const char *fmt, ...)
     return 0;
 }
 
+int kj_buf_vprintf(struct kj_buf *b, const char *fmt, va_list ap)
+{
+    va_list again;
+    int n, rc;
+    if (b->failed)
+        return b->failed;
+    va_copy(again, ap);
+    n = vsnprintf(NULL, 0, fmt, ap);
+    if (n < 0)
+        rc = b->failed = KJ_EINVAL;
+    else if ((rc = buf_reserve(b, (size_t)n)) == 0) {
+        vsnprintf(b->p + b->len, (size_t)n + 1, fmt, again);
+        b->len += (size_t)n;
+    }
+    va_end(again);
+    return rc;
+}
+
 int kj_buf_status(const struct kj_buf *b) { return b->failed; }
 
 const char *kj_buf_str(const struct kj_buf *b) { return b->p != NULL ? b->p : ""; }

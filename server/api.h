@@ -1,5 +1,5 @@
 /*
- * api.h - the request handlers the route table in http.c points at.
+ * api.h - the request handlers the route table in http_route.c points at.
  *
  * One file per resource: api_submissions.c (users submit and read
  * submissions), api_sublist.c (listing with filters, withdrawal),
@@ -106,10 +106,6 @@ enum MHD_Result api_user_unban(struct http_req *r);
 enum MHD_Result api_invite_create(struct http_req *r);
 enum MHD_Result api_register(struct http_req *r);
 enum MHD_Result api_me_token(struct http_req *r);
-/* Parse r->body as a JSON object ("" counts as {}); answers 400 and returns NULL otherwise:
- * not one object, text after it, a NUL byte or a \u0000 escape.
- * The caller deletes the object (cJSON_Delete). */
-cJSON *api_body_object(struct http_req *r, enum MHD_Result *res);
 
 /* api_gpus.c */
 enum MHD_Result api_gpus(struct http_req *r);

@@ -28,7 +28,7 @@
 /* {"force": bool} or {}; anything else is 400. Returns 1 when it answered. */
 static int reload_body(struct http_req *r, int *force, enum MHD_Result *res)
 {
-    cJSON *body = api_body_object(r, res), *it;
+    cJSON *body = http_body_object(r, res), *it;
     *force = 0;
     if (body == NULL)
         return 1;
@@ -174,7 +174,7 @@ enum MHD_Result api_board_publish(struct http_req *r)
     if (b == NULL)
         return http_error(r, MHD_HTTP_NOT_FOUND, "unknown_leaderboard",
                           "no leaderboard named '%.64s'", r->params[0]);
-    if ((body = api_body_object(r, &res)) == NULL)
+    if ((body = http_body_object(r, &res)) == NULL)
         return res;
     if (cJSON_GetArraySize(body) != 0) {
         cJSON_Delete(body);

@@ -82,7 +82,7 @@ static int gpu_allowed(struct http_req *r, const char *gpu, enum MHD_Result *res
 enum MHD_Result api_runner_claim(struct http_req *r)
 {
     enum MHD_Result res;
-    cJSON *body = api_body_object(r, &res);
+    cJSON *body = http_body_object(r, &res);
     struct db_sub s;
     struct kj_err err;
     char secret[32];
@@ -166,7 +166,7 @@ enum MHD_Result api_runner_event(struct http_req *r)
 
     if (job_ref(r, &ref, &res))
         return res;
-    if ((body = api_body_object(r, &res)) == NULL)
+    if ((body = http_body_object(r, &res)) == NULL)
         return res;
     const cJSON *ev = cJSON_GetObjectItemCaseSensitive(body, "event");
     const cJSON *d = cJSON_GetObjectItemCaseSensitive(body, "data");
@@ -205,7 +205,7 @@ enum MHD_Result api_runner_heartbeat(struct http_req *r)
     if (job_ref(r, &ref, &res))
         return res;
     if (r->body_len > 0) { /* an optional JSON object, ignored */
-        if ((body = api_body_object(r, &res)) == NULL)
+        if ((body = http_body_object(r, &res)) == NULL)
             return res;
         cJSON_Delete(body);
     }

@@ -249,7 +249,7 @@ enum MHD_Result api_sub_withdraw(struct http_req *r)
 
     if (id == 0)
         return http_error(r, MHD_HTTP_NOT_FOUND, "not_found", "no submission '%.32s'", r->params[0]);
-    if ((body = api_body_object(r, &res)) == NULL)
+    if ((body = http_body_object(r, &res)) == NULL)
         return res;
     rc = cJSON_GetArraySize(body);
     cJSON_Delete(body);

@@ -504,7 +504,7 @@ enum MHD_Result api_sub_disqualify(struct http_req *r)
     int rc;
     if (id == 0)
         return http_error(r, MHD_HTTP_NOT_FOUND, "not_found", "no submission '%.32s'", r->params[0]);
-    if ((body = api_body_object(r, &res)) == NULL)
+    if ((body = http_body_object(r, &res)) == NULL)
         return res;
     v = cJSON_GetObjectItemCaseSensitive(body, "reason");
     if (!cJSON_IsString(v) || v->valuestring[0] == '\0' ||

@@ -45,6 +45,8 @@
 #include "guard.h"
 #include "hello.h"
 #include "http.h"
+#include "http_daemon.h"
+#include "http_route.h"
 #include "lease.h"
 #include "metrics.h"
 #include "netacl.h"
@@ -454,12 +456,20 @@ static int setup_net(struct server *srv, struct kj_err *err)
     return 0;
 }
 
+/* The metrics, whose request counters are named after the routes. */
+static int setup_metrics(struct server *srv, struct kj_err *err)
+{
+    const char *methods[METRICS_MAX_ROUTES], *patterns[METRICS_MAX_ROUTES];
+    int n = http_route_names(methods, patterns, METRICS_MAX_ROUTES);
+    return metrics_new(methods, patterns, n, &srv->metrics, err);
+}
+
 /* Everything `serve` needs before it listens, in order. */
 static int serve_start(struct server *srv, struct kj_err *err)
 {
     int rc;
     int64_t renewed = 0;
-    if ((rc = setup_net(srv, err)) != 0 || (rc = metrics_new(&srv->metrics, err)) != 0 ||
+    if ((rc = setup_net(srv, err)) != 0 || (rc = setup_metrics(srv, err)) != 0 ||
         (rc = hello_new(&srv->hellos, err)) != 0 ||
         (rc = db_lock(srv->db_path, &srv->db_lock_fd, err)) != 0 ||
         (rc = db_open(srv->db_path, &srv->db, err)) != 0)

@@ -10,6 +10,7 @@
  * one family and not yet in another, which Prometheus tolerates.
  */
 #include "metrics.h"
+#include "kj_buf.h"
 
 #include <pthread.h>
 #include <stdarg.h>
@@ -47,17 +48,27 @@ struct job_series {
 
 struct metrics {
     struct route_stats routes[METRICS_MAX_ROUTES + 1]; /* last: requests that matched no route */
+    const char *methods[METRICS_MAX_ROUTES];           /* borrowed static strings: */
+    const char *patterns[METRICS_MAX_ROUTES];          /*   the routes' names */
+    int nroutes;
     pthread_mutex_t job_mu;                            /* guards jobs and njobs */
     struct job_series jobs[METRICS_MAX_JOB_SERIES];
     int njobs;
 };
 
-int metrics_new(struct metrics **out, struct kj_err *err)
+int metrics_new(const char *const *methods, const char *const *patterns, int nroutes,
+                struct metrics **out, struct kj_err *err)
 {
     struct metrics *m = calloc(1, sizeof *m);
     *out = NULL;
+    KJ_ASSERT(nroutes >= 0 && nroutes <= METRICS_MAX_ROUTES);
     if (m == NULL)
         return KJ_FAIL(err, KJ_ENOMEM, "out of memory for the metrics");
+    for (int i = 0; i < nroutes; i++) {
+        m->methods[i] = methods[i];
+        m->patterns[i] = patterns[i];
+    }
+    m->nroutes = nroutes;
     pthread_mutex_init(&m->job_mu, NULL);
     *out = m;
     return 0;
@@ -136,65 +147,24 @@ void metrics_job(struct metrics *m, const char *gpu, enum kj_mode mode, double s
 /* Text                                                                */
 /* ------------------------------------------------------------------ */
 
-static void text_put(struct metrics_text *t, const char *s, size_t n)
+void metrics_printf(struct kj_buf *t, const char *fmt, ...)
 {
-    if (t->oom)
-        return;
-    if (t->len + n + 1 > t->cap) {
-        size_t cap = t->cap ? t->cap : 16384;
-        while (cap < t->len + n + 1)
-            cap *= 2;
-        char *grown = realloc(t->p, cap);
-        if (grown == NULL) {
-            t->oom = 1;
-            return;
-        }
-        t->p = grown;
-        t->cap = cap;
-    }
-    memcpy(t->p + t->len, s, n);
-    t->len += n;
-    t->p[t->len] = '\0';
-}
-
-void metrics_printf(struct metrics_text *t, const char *fmt, ...)
-{
-    char small[512];
     va_list ap;
-    int n;
     va_start(ap, fmt);
-    n = vsnprintf(small, sizeof small, fmt, ap);
+    kj_buf_vprintf(t, fmt, ap);
     va_end(ap);
-    if (n < 0) {
-        t->oom = 1;
-        return;
-    }
-    if ((size_t)n < sizeof small) {
-        text_put(t, small, (size_t)n);
-        return;
-    }
-    char *big = malloc((size_t)n + 1);
-    if (big == NULL) {
-        t->oom = 1;
-        return;
-    }
-    va_start(ap, fmt);
-    vsnprintf(big, (size_t)n + 1, fmt, ap);
-    va_end(ap);
-    text_put(t, big, (size_t)n);
-    free(big);
 }
 
-void metrics_label(struct metrics_text *t, const char *v, size_t max)
+void metrics_label(struct kj_buf *t, const char *v, size_t max)
 {
     for (size_t i = 0; v[i] != '\0' && i < max; i++) {
         char c = v[i];
         if (c == '\\' || c == '"')
-            text_put(t, "\\", 1);
+            kj_buf_putn(t, "\\", 1);
         if (c == '\n')
-            text_put(t, "\\n", 2);
+            kj_buf_putn(t, "\\n", 2);
         else
-            text_put(t, &c, 1);
+            kj_buf_putn(t, &c, 1);
     }
 }
 
@@ -204,7 +174,7 @@ static void bound_text(double le, char *out, size_t outsz)
     snprintf(out, outsz, "%g", le);
 }
 
-static void render_requests(struct metrics *m, struct metrics_text *t, const char *const *methods,
+static void render_requests(struct metrics *m, struct kj_buf *t, const char *const *methods,
                             const char *const *patterns, int n)
 {
     metrics_printf(t, "# HELP kjudge_http_requests_total HTTP requests answered, by route "
@@ -257,7 +227,7 @@ static void render_requests(struct metrics *m, struct metrics_text *t, const cha
     }
 }
 
-static void render_jobs(struct metrics *m, struct metrics_text *t)
+static void render_jobs(struct metrics *m, struct kj_buf *t)
 {
     metrics_printf(t, "# HELP kjudge_job_duration_seconds Time from a job's claim by a runner to "
                    "its verdict (whole seconds), by GPU type and mode, since the server "
@@ -289,10 +259,8 @@ static void render_jobs(struct metrics *m, struct metrics_text *t)
     pthread_mutex_unlock(&m->job_mu);
 }
 
-void metrics_render(struct metrics *m, struct metrics_text *t, const char *const *methods,
-                    const char *const *patterns, int n)
+void metrics_render(struct metrics *m, struct kj_buf *t)
 {
-    KJ_ASSERT(n <= METRICS_MAX_ROUTES);
-    render_requests(m, t, methods, patterns, n);
+    render_requests(m, t, m->methods, m->patterns, m->nroutes);
     render_jobs(m, t);
 }

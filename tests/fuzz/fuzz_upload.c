@@ -1,6 +1,6 @@
 /*
  * fuzz_upload.c - libFuzzer harness for the multipart upload path: POST
- * /api/v1/submissions through the real server (http.c routing and limits,
+ * /api/v1/submissions through the real server (http_daemon.c routing and limits,
  * upload.c over MHD's post processor, then api_submissions.c's checks of
  * the fields, the source and its directives, and the insert).
  *
@@ -28,6 +28,7 @@
 #include "guard.h"
 #include "hello.h"
 #include "http.h"
+#include "http_daemon.h"
 #include "metrics.h"
 #include "server.h"
 #include "wait.h"
@@ -105,7 +106,7 @@ static void server_start(void)
     srv->max_conns_per_ip = 0;
     srv->header_timeout_s = KJ_HTTP_HEADER_TIMEOUT_S;
     srv->conn_limit = KJ_HTTP_CONN_LIMIT;
-    if (metrics_new(&srv->metrics, &err) != 0 || hello_new(&srv->hellos, &err) != 0)
+    if (metrics_new(NULL, NULL, 0, &srv->metrics, &err) != 0 || hello_new(&srv->hellos, &err) != 0)
         setup_fail("metrics_new/hello_new", &err);
     if (wait_start(&srv->wait, KJ_MAX_WAITERS, KJ_MAX_WAITERS_PER_USER, &err) != 0)
         setup_fail("wait_start", &err);
