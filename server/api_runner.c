@@ -263,6 +263,25 @@ static void job_metrics(struct http_req *r, int64_t id)
         metrics_job(r->srv->metrics, sp.gpu, sp.mode, (double)(sp.finished_at - sp.started_at));
 }
 
+/* Store the checked result out of job ref: db_job_finish with the medians
+ * of its timed shapes (at most one per benchmark shape of a board). */
+static int store_result(struct http_req *r, const struct db_job_ref *ref,
+                        const struct rcheck_out *out, enum db_finish *outcome,
+                        struct kj_err *err)
+{
+    struct db_median med[SPEC_MAX_CASES];
+    struct db_result res = {out->verdict, out->has_score, out->score_ns, out->json, med,
+                            out->nmedians};
+    if (KJ_NEVER(out->nmedians > SPEC_MAX_CASES))
+        return KJ_FAIL(err, KJ_EINTERNAL, "a result with %d timed shapes", out->nmedians);
+    for (int i = 0; i < out->nmedians; i++) {
+        med[i].idx = out->medians[i].idx;
+        med[i].median_ns = out->medians[i].median_ns;
+        med[i].shape = out->medians[i].shape;
+    }
+    return db_job_finish(r->srv->db, ref, &res, outcome, err);
+}
+
 enum MHD_Result api_runner_result(struct http_req *r)
 {
     struct db_job_ref ref;
@@ -275,8 +294,7 @@ enum MHD_Result api_runner_result(struct http_req *r)
     if (job_ref(r, &ref, &res) || check_result(r, &ref, &out, &res))
         return res;
     kj_err_clear(&err);
-    rc = db_job_finish(r->srv->db, &ref, out.verdict, out.has_score, out.score_ns, out.json,
-                       &outcome, &err);
+    rc = store_result(r, &ref, &out, &outcome, &err);
     if (rc == 0 && outcome == DB_FINISH_DONE)
         kj_log(KJ_LOG_INFO, "queue", "done id=%lld runner=%s verdict=%s", (long long)ref.id,
                r->user.name, kj_verdict_name(out.verdict));

@@ -331,7 +331,7 @@ void boards_ranking_release(struct board_ranking *b)
 
 static cJSON *ranking_row(const struct db_rank_row *row, int rank)
 {
-    cJSON *o = cJSON_CreateObject();
+    cJSON *o = cJSON_CreateObject(), *shapes;
     char when[32];
     srv_iso_time(row->created_at, when, sizeof when);
     cJSON_AddNumberToObject(o, "rank", rank);
@@ -339,7 +339,14 @@ static cJSON *ranking_row(const struct db_rank_row *row, int rank)
     cJSON_AddNumberToObject(o, "score_ns", row->score_ns);
     cJSON_AddNumberToObject(o, "submission_id", (double)row->submission_id);
     cJSON_AddStringToObject(o, "submitted_at", when);
-    cJSON_AddItemToObject(o, "shapes", rank_shapes(row->result));
+    shapes = cJSON_AddArrayToObject(o, "shapes");
+    for (int i = 0; i < row->nmedians; i++) {
+        /* The shape is the checked result's own JSON text, copied as it is. */
+        cJSON *m = cJSON_CreateObject();
+        cJSON_AddItemToObject(m, "shape", cJSON_CreateRaw(row->medians[i].shape));
+        cJSON_AddNumberToObject(m, "median_ns", row->medians[i].median_ns);
+        cJSON_AddItemToArray(shapes, m);
+    }
     return o;
 }
 

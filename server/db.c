@@ -1,6 +1,7 @@
 /*
  * db.c - the SQLite connection: open (pragmas, schema creation and
- * migration), close, and the health checks behind /healthz.
+ * migration, with the one data migration: version 8's shape medians from
+ * the results stored before), close, and the health checks behind /healthz.
  *
  * main.c opens it (serve and the user/runner CLI); api_meta.c pings it
  * and checks that it can be written. Every other table lives in a db_*.c
@@ -8,6 +9,8 @@
  * db_sql.c.
  */
 #include "db_int.h"
+
+#include <cjson/cJSON.h>
 
 #include <errno.h>
 #include <stdarg.h>
@@ -126,6 +129,18 @@ static const char schema_v7[] =
     "   + coalesce(length(CAST(e.data AS BLOB)), 0)), 0)"
     "   FROM events e WHERE e.submission_id = submissions.id);";
 
+/* Version 8: the medians of every finished job's timed shapes, as numbers,
+ * for the rankings: db_job.c stores them with the result, db_rank.c reads
+ * them. Existing rows are filled from their stored results once
+ * (migrate_v8_medians). */
+static const char schema_v8[] =
+    "CREATE TABLE shape_medians ("
+    " submission_id INTEGER NOT NULL REFERENCES submissions(id),"
+    " idx INTEGER NOT NULL,"
+    " shape TEXT NOT NULL,"
+    " median_ns REAL NOT NULL,"
+    " PRIMARY KEY (submission_id, idx));";
+
 /* ------------------------------------------------------------------ */
 /* Open and migrate                                                    */
 /* ------------------------------------------------------------------ */
@@ -178,6 +193,58 @@ static int db_user_version(struct db *db, int *out, struct kj_err *err)
     return rc < 0 ? rc : 0;
 }
 
+/* The timed shapes of one stored result (every "benchmarks" entry with a
+ * shape object and a numeric median_ns, idx = its place in the list) into
+ * shape_medians for submission id. A result that does not parse has none. */
+static int v8_medians_of(struct db *db, int64_t id, const char *result, struct kj_err *err)
+{
+    sqlite3_stmt *st = NULL;
+    cJSON *res = cJSON_Parse(result), *b;
+    int idx = 0, rc = 0;
+    cJSON_ArrayForEach(b, cJSON_GetObjectItemCaseSensitive(res, "benchmarks")) {
+        const cJSON *shape = cJSON_GetObjectItemCaseSensitive(b, "shape");
+        const cJSON *med = cJSON_GetObjectItemCaseSensitive(b, "median_ns");
+        char *text;
+        if (rc == 0 && cJSON_IsObject(shape) && cJSON_IsNumber(med)) {
+            if ((text = cJSON_PrintUnformatted(shape)) == NULL) {
+                rc = KJ_FAIL(err, KJ_ENOMEM, "out of memory migrating submission %lld",
+                             (long long)id);
+                break;
+            }
+            rc = db_prep(db, err, &st, "INSERT INTO shape_medians(submission_id, idx, shape, "
+                         "median_ns) VALUES (?, ?, ?, ?)", "iitd", id, (int64_t)idx, text,
+                         med->valuedouble);
+            if (rc == 0)
+                rc = db_step(db, err, st);
+            sqlite3_finalize(st);
+            st = NULL;
+            cJSON_free(text);
+        }
+        idx++;
+    }
+    cJSON_Delete(res);
+    return rc;
+}
+
+/* Version 8's data: the medians of the results stored before it. */
+static int migrate_v8_medians(struct db *db, struct kj_err *err)
+{
+    sqlite3_stmt *st = NULL;
+    int64_t n = 0;
+    int rc = db_prep(db, err, &st, "SELECT id, result FROM submissions WHERE status = 'done' "
+                     "AND result IS NOT NULL ORDER BY id", "");
+    while (rc == 0 && (rc = db_step(db, err, st)) == 1) {
+        const char *result = (const char *)sqlite3_column_text(st, 1);
+        rc = v8_medians_of(db, sqlite3_column_int64(st, 0), result != NULL ? result : "", err);
+        n++;
+    }
+    sqlite3_finalize(st);
+    if (rc == 0 && n > 0)
+        kj_log(KJ_LOG_INFO, "db", "shape medians filled from stored results rows=%lld",
+               (long long)n);
+    return rc;
+}
+
 /* schema_v1 with its CHECK lists into buf. */
 static int db_schema_v1(char *buf, size_t size, struct kj_err *err)
 {
@@ -218,6 +285,9 @@ static int db_migrate(struct db *db, struct kj_err *err)
     if (version < 6 && (rc = db_exec(db, err, schema_v6)) != 0)
         goto fail;
     if (version < 7 && (rc = db_exec(db, err, schema_v7)) != 0)
+        goto fail;
+    if (version < 8 && ((rc = db_exec(db, err, schema_v8)) != 0 ||
+                        (rc = migrate_v8_medians(db, err)) != 0))
         goto fail;
     if (version != DB_SCHEMA_VERSION) {
         snprintf(sql, sizeof sql, "PRAGMA user_version=%d", DB_SCHEMA_VERSION);

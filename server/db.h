@@ -43,7 +43,8 @@
  * queued: runner_id NULL, started_at NULL, verdict NULL, lease_until NULL.
  * running: runner_id, started_at and lease_until set, verdict NULL.
  * done: finished_at, verdict and result set, lease_until NULL; score_ns set
- *       only when the runner reported one. Nothing leaves done.
+ *       only when the runner reported one; a shape_medians row per timed
+ *       shape of the result. Nothing leaves done.
  * withdrawn (withdrawn_at set, db_sub_withdraw): only a done submission; a
  *       mark like disqualified, never cleared; never ranked.
  * always: 0 <= attempts < DB_MAX_ATTEMPTS; the attempt in progress (or the
@@ -69,7 +70,7 @@
 #include "kj_err.h"
 #include "protocol.h"
 
-#define DB_SCHEMA_VERSION 7
+#define DB_SCHEMA_VERSION 8
 #define DB_MAX_ATTEMPTS 3    /* attempts of one job before it ends as internal_error */
 #define DB_MAX_JOB_EVENTS 1000               /* progress events a runner may store per job (all attempts) */
 #define DB_MAX_JOB_EVENT_BYTES (1024 * 1024) /*   and their bytes (event name + data) */
@@ -135,6 +136,25 @@ struct db_job_ref {
     int attempt;
 };
 
+/* A timed shape of a finished job, kept as numbers for the rankings
+ * (table shape_medians, schema version 8). */
+struct db_median {
+    int idx;                       /* the benchmark's index in the board's list */
+    double median_ns;
+    char *shape;                   /* the shape's variables as JSON, {"T":1024}: borrowed
+                                      when passed in, owned when read (db_rank_rows_free) */
+};
+
+/* A job's result as db_job_finish stores it; borrowed for the call. */
+struct db_result {
+    enum kj_verdict verdict;
+    int has_score;                 /* 0: score_ns is stored as NULL */
+    double score_ns;
+    const char *json;              /* the checked result text */
+    const struct db_median *medians; /* its timed shapes (nmedians, in index order) */
+    int nmedians;
+};
+
 /* What db_job_finish did. */
 enum db_finish {
     DB_FINISH_DONE = 0,   /* running -> done with the runner's verdict */
@@ -165,13 +185,15 @@ struct db_event {
 };
 
 /* One candidate row of a ranking: the best accepted leaderboard-mode
- * submission of one user. result is owned (freed by db_rank_rows_free). */
+ * submission of one user, with its timed shapes (medians owned: freed by
+ * db_rank_rows_free). */
 struct db_rank_row {
     int64_t submission_id;
     char user[DB_MAX_NAME];
     double score_ns;
     int64_t created_at;
-    char *result;
+    struct db_median *medians;
+    int nmedians;
 };
 
 /* Open (creating the file and its parent folder if needed) and migrate the
@@ -261,13 +283,13 @@ int db_job_claim(struct db *db, const char *gpu, int64_t runner_id, const char *
  * KJ_ENOTFOUND: no such submission; KJ_ECONFLICT: the runner does not hold
  * it, its lease expired or ref->attempt is not the current attempt. Each
  * extends the lease of a running job. */
-/* Store the result of a running job: verdict, score (has_score 0 = NULL),
- * result text; status done (or queued again after an internal_error with
- * attempts left). A job already done by this runner changes nothing and
- * gives DB_FINISH_DUPLICATE. *outcome says what happened (enum db_finish). */
-int db_job_finish(struct db *db, const struct db_job_ref *ref, enum kj_verdict verdict,
-                  int has_score, double score_ns, const char *result, enum db_finish *outcome,
-                  struct kj_err *err);
+/* Store the result of a running job: verdict, score, result text and the
+ * medians of its timed shapes, in one transaction; status done (or queued
+ * again after an internal_error with attempts left, storing nothing of the
+ * result). A job already done by this runner changes nothing and gives
+ * DB_FINISH_DUPLICATE. *outcome says what happened (enum db_finish). */
+int db_job_finish(struct db *db, const struct db_job_ref *ref, const struct db_result *res,
+                  enum db_finish *outcome, struct kj_err *err);
 /* Append a progress event. KJ_ELIMIT when the job already holds
  * DB_MAX_JOB_EVENTS events or this one would take it past
  * DB_MAX_JOB_EVENT_BYTES: nothing is stored and the lease is not extended

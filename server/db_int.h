@@ -63,6 +63,9 @@ int db_event_room_locked(struct db *db, int64_t id, enum kj_event event, const c
 /* db_board.c: board's secret seed into out; KJ_ENOTFOUND when it has none. */
 int db_secret_get_locked(struct db *db, const char *board, char *out, size_t outsz,
                          struct kj_err *err);
+/* db_rank.c: store the n timed shapes m of finished submission id. */
+int db_rank_store_locked(struct db *db, int64_t id, const struct db_median *m, int n,
+                         struct kj_err *err);
 /* db_user.c: insert a user row (gpus: a runner token's GPU types, or NULL);
  * KJ_ECONFLICT when the name (or hash) is taken. */
 int db_user_insert_locked(struct db *db, const char *name, const char *role,

@@ -213,36 +213,36 @@ static int extend_locked(struct db *db, const struct db_sub *s, struct kj_err *e
     return rc;
 }
 
-/* Inside a transaction: running job id -> done with the runner's result. */
-static int finish_locked(struct db *db, int64_t id, enum kj_verdict verdict, int has_score,
-                            double score_ns, const char *result, const char *reason,
-                            struct kj_err *err)
+/* Inside a transaction: running job id -> done with the runner's result
+ * and its timed shapes' medians (reason: why the judge gave up, or NULL). */
+static int finish_locked(struct db *db, int64_t id, const struct db_result *res,
+                         const char *reason, struct kj_err *err)
 {
     sqlite3_stmt *st = NULL;
     int rc;
-    if (has_score)
+    if (res->has_score)
         rc = db_prep(db, err, &st, "UPDATE submissions SET status = 'done', verdict = ?, "
                      "score_ns = ?, result = ?, finished_at = ?, lease_until = NULL, reason = ? "
-                     "WHERE id = ? AND status = 'running'", "tdtiti", kj_verdict_name(verdict),
-                     score_ns, result,
-                     db_now(), reason, id);
+                     "WHERE id = ? AND status = 'running'", "tdtiti",
+                     kj_verdict_name(res->verdict), res->score_ns, res->json, db_now(), reason,
+                     id);
     else
         rc = db_prep(db, err, &st, "UPDATE submissions SET status = 'done', verdict = ?, "
                      "score_ns = NULL, result = ?, finished_at = ?, lease_until = NULL, "
                      "reason = ? WHERE id = ? AND status = 'running'", "ttiti",
-                     kj_verdict_name(verdict), result,
-                     db_now(), reason, id);
+                     kj_verdict_name(res->verdict), res->json, db_now(), reason, id);
     if (rc == 0)
         rc = db_step(db, err, st);
     sqlite3_finalize(st);
     if (rc == 0 && sqlite3_changes(db->h) != 1)
         rc = KJ_FAIL(err, KJ_EINTERNAL, "finishing submission %lld changed no row", (long long)id);
+    if (rc == 0)
+        rc = db_rank_store_locked(db, id, res->medians, res->nmedians, err);
     return rc;
 }
 
-int db_job_finish(struct db *db, const struct db_job_ref *ref, enum kj_verdict verdict, int has_score,
-                  double score_ns, const char *result, enum db_finish *outcome,
-                  struct kj_err *err)
+int db_job_finish(struct db *db, const struct db_job_ref *ref, const struct db_result *res,
+                  enum db_finish *outcome, struct kj_err *err)
 {
     struct db_sub s;
     char reason[DB_MAX_REASON];
@@ -257,8 +257,8 @@ int db_job_finish(struct db *db, const struct db_job_ref *ref, enum kj_verdict v
         *outcome = DB_FINISH_DUPLICATE;
         goto fail; /* nothing to change */
     }
-    if (verdict != KJ_V_INTERNAL) {
-        rc = finish_locked(db, ref->id, verdict, has_score, score_ns, result, NULL, err);
+    if (res->verdict != KJ_V_INTERNAL) {
+        rc = finish_locked(db, ref->id, res, NULL, err);
     } else if (s.attempts + 1 < DB_MAX_ATTEMPTS) {
         snprintf(reason, sizeof reason, "the judge failed (attempt %d of %d)", s.attempts + 1,
                  DB_MAX_ATTEMPTS);
@@ -267,7 +267,7 @@ int db_job_finish(struct db *db, const struct db_job_ref *ref, enum kj_verdict v
         KJ_ASSERT(rc != 0 || tries < DB_MAX_ATTEMPTS);
     } else {
         snprintf(reason, sizeof reason, "the judge failed %d times", DB_MAX_ATTEMPTS);
-        rc = finish_locked(db, ref->id, verdict, has_score, score_ns, result, reason, err);
+        rc = finish_locked(db, ref->id, res, reason, err);
     }
     if (rc != 0)
         goto fail;

@@ -429,6 +429,41 @@ static int rc_semantics(struct rc *c, const struct rcheck_job *job, cJSON *res)
 /* API                                                                 */
 /* ------------------------------------------------------------------ */
 
+/* The timed shapes of the checked copy res into out->medians: every
+ * benchmark entry with a shape and a median (pass 2 typed both). */
+static int rc_medians(const cJSON *res, struct rcheck_out *out)
+{
+    const cJSON *benches = cJSON_GetObjectItemCaseSensitive(res, "benchmarks"), *e;
+    int n = cJSON_GetArraySize(benches), i = 0;
+    if (n == 0)
+        return KJ_OK;
+    if ((out->medians = calloc((size_t)n, sizeof *out->medians)) == NULL)
+        return KJ_ENOMEM;
+    cJSON_ArrayForEach(e, benches) {
+        const cJSON *shape = cJSON_GetObjectItemCaseSensitive(e, "shape");
+        const cJSON *med = cJSON_GetObjectItemCaseSensitive(e, "median_ns");
+        struct rcheck_median *m = &out->medians[out->nmedians];
+        if (cJSON_IsObject(shape) && cJSON_IsNumber(med)) {
+            m->idx = i;
+            m->median_ns = med->valuedouble;
+            if ((m->shape = cJSON_PrintUnformatted(shape)) == NULL)
+                return KJ_ENOMEM;
+            out->nmedians++;
+        }
+        i++;
+    }
+    return KJ_OK;
+}
+
+/* Free what out owns. */
+static void out_free(struct rcheck_out *out)
+{
+    cJSON_free(out->json);
+    for (int i = 0; out->medians != NULL && i < out->nmedians; i++)
+        cJSON_free(out->medians[i].shape);
+    free(out->medians);
+}
+
 int rcheck_result(const struct rcheck_job *job, const char *text, size_t len,
                   struct rcheck_out *out, struct kj_err *err)
 {
@@ -463,7 +498,7 @@ int rcheck_result(const struct rcheck_job *job, const char *text, size_t len,
             goto out;
         }
     if ((rc = rc_value(&c, &f_top, in, &res)) != KJ_OK ||
-        (rc = rc_semantics(&c, job, res)) != KJ_OK)
+        (rc = rc_semantics(&c, job, res)) != KJ_OK || (rc = rc_medians(res, out)) != KJ_OK)
         goto out;
     if ((out->json = cJSON_PrintUnformatted(res)) == NULL) {
         rc = KJ_ENOMEM;
@@ -477,7 +512,7 @@ out:
     cJSON_Delete(res);
     if (rc != KJ_OK) {
         const char *code = out->code;
-        cJSON_free(out->json);
+        out_free(out);
         memset(out, 0, sizeof *out);
         out->code = rc == KJ_EINVAL ? code : NULL;
     }
@@ -488,6 +523,6 @@ void rcheck_out_clear(struct rcheck_out *out)
 {
     if (out == NULL)
         return;
-    cJSON_free(out->json);
+    out_free(out);
     memset(out, 0, sizeof *out);
 }

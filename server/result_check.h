@@ -45,6 +45,14 @@ struct rcheck_job {
     const char *gpu;          /* borrowed: the job's GPU type, e.g. "H200" */
 };
 
+/* A timed shape of a checked result: a benchmark entry with a shape and a
+ * median, as the rankings show it (stored as numbers by db_job_finish). */
+struct rcheck_median {
+    int idx;                  /* the entry's index in "benchmarks" */
+    double median_ns;
+    char *shape;              /* owned: the shape's variables as JSON text, {"T":1024} */
+};
+
 /* What a checked result becomes. */
 struct rcheck_out {
     char *json;               /* owned: the cleaned result, NUL-terminated; rcheck_out_clear() */
@@ -52,6 +60,8 @@ struct rcheck_out {
     enum kj_verdict verdict;
     int has_score;            /* 1: score_ns holds the server's score */
     double score_ns;          /* geometric mean of the benchmark medians */
+    struct rcheck_median *medians; /* owned: nmedians timed shapes, in index order */
+    int nmedians;
     int ndropped;             /* unknown keys left out */
     char dropped[160];        /* the first of their paths, comma separated, printable */
     const char *code;         /* on refusal (static): "bad_verdict", "bad_score" or "bad_result" */

@@ -65,9 +65,10 @@ static int finish(struct db *db, int64_t id, int64_t runner_id, const char *verd
 {
     struct db_job_ref ref = {id, runner_id, 0};
     enum db_finish outcome = DB_FINISH_DONE;
-    enum kj_verdict v = KJ_V_COUNT; /* an unknown name: stored as "?", which the CHECK refuses */
-    kj_verdict_parse(verdict, &v);
-    int rc = db_job_finish(db, &ref, v, has_score, score_ns, result, &outcome, err);
+    struct db_result res = {KJ_V_COUNT, has_score, score_ns, result, NULL, 0};
+    /* An unknown name stays KJ_V_COUNT: stored as "?", which the CHECK refuses. */
+    kj_verdict_parse(verdict, &res.verdict);
+    int rc = db_job_finish(db, &ref, &res, &outcome, err);
     *dup = rc == 0 && outcome == DB_FINISH_DUPLICATE;
     return rc;
 }
@@ -201,6 +202,41 @@ static void test_rank_rows(struct db *db)
     db_rank_rows_free(rows, n);
 }
 
+/* A finished job's medians are numbers the rankings read back; an
+ * internal_error that is retried stores none of its result. */
+static void test_rank_medians(struct db *db)
+{
+    struct kj_err err;
+    struct db_sub s;
+    struct db_rank_row *rows = NULL;
+    char secret[32], shape0[] = "{\"T\":1}", shape2[] = "{\"T\":3}";
+    struct db_median m[] = {{0, 10.5, shape0}, {2, 30, shape2}};
+    struct db_result ok = {KJ_V_ACCEPTED, 1, 17.5, "{\"verdict\":\"accepted\"}", m, 2};
+    struct db_result bad = {KJ_V_INTERNAL, 0, 0, "{\"verdict\":\"internal_error\"}", m, 2};
+    enum db_finish outcome;
+    int n = 0;
+    int64_t u = add_user(db, "medu", "user"), r = add_user(db, "medr", "runner");
+    int64_t id = submit(db, u, "X2", "leaderboard");
+    struct db_job_ref ref = {id, r, 0};
+    KT_CHECK(db_job_claim(db, "X2", r, "mr", &s, secret, sizeof secret, &err) == 0, "claim: %s",
+             err.msg);
+    db_sub_clear(&s);
+    KT_CHECK(db_job_finish(db, &ref, &bad, &outcome, &err) == 0 && outcome == DB_FINISH_REQUEUED,
+             "internal_error: queued again");
+    KT_CHECK(db_job_claim(db, "X2", r, "mr", &s, secret, sizeof secret, &err) == 0, "claim again");
+    db_sub_clear(&s);
+    KT_CHECK(db_job_finish(db, &ref, &ok, &outcome, &err) == 0 && outcome == DB_FINISH_DONE,
+             "finish: %s", err.msg);
+    KT_CHECK(db_rank_rows(db, "fp8_quant", "X2", &rows, &n, &err) == 0 && n == 1 &&
+             rows[0].nmedians == 2, "one ranked row with its two medians: %d", n);
+    if (n == 1 && rows[0].nmedians == 2)
+        KT_CHECK(rows[0].medians[0].idx == 0 && rows[0].medians[0].median_ns == 10.5 &&
+                 strcmp(rows[0].medians[0].shape, shape0) == 0 && rows[0].medians[1].idx == 2 &&
+                 rows[0].medians[1].median_ns == 30 && strcmp(rows[0].medians[1].shape, shape2) == 0,
+                 "the medians as stored, in index order");
+    db_rank_rows_free(rows, n);
+}
+
 struct racer { int64_t runner; int claimed[64]; int n; };
 
 static void *race(void *arg)
@@ -291,7 +327,8 @@ static void test_runner_gpus(struct db *db)
              sqlite3_exec(h, "ALTER TABLE users DROP COLUMN runner_gpus; "
                           "ALTER TABLE submissions DROP COLUMN withdrawn_at; "
                           "ALTER TABLE submissions DROP COLUMN event_count; "
-                          "ALTER TABLE submissions DROP COLUMN event_bytes; PRAGMA user_version=4; "
+                          "ALTER TABLE submissions DROP COLUMN event_bytes; DROP TABLE shape_medians; "
+                          "PRAGMA user_version=4; "
                           "INSERT INTO users(name, role, token_hash, created_at) VALUES "
                           "('old', 'runner', 'h', 0)", NULL, NULL, NULL) == SQLITE_OK,
              "turn it into version 4 with a runner: %s", sqlite3_errmsg(h));
@@ -486,7 +523,8 @@ static void test_migrate_v6(void)
     db_close(db);
     KT_CHECK(sqlite3_open(p2, &h) == SQLITE_OK &&
              sqlite3_exec(h, "ALTER TABLE submissions DROP COLUMN event_count;"
-                             "ALTER TABLE submissions DROP COLUMN event_bytes; PRAGMA user_version=6",
+                             "ALTER TABLE submissions DROP COLUMN event_bytes;"
+                             "DROP TABLE shape_medians; PRAGMA user_version=6",
                           NULL, NULL, NULL) == SQLITE_OK, "back to version 6: %s", sqlite3_errmsg(h));
     sqlite3_close(h);
     db = NULL;
@@ -504,6 +542,75 @@ static void test_migrate_v6(void)
     sqlite3_close(h);
     KT_CHECK(cnt == 2 && bytes == (int64_t)(strlen("test") + strlen("{\"a\":1}") + strlen("compiled")),
              "existing events are counted: %lld events, %lld bytes", (long long)cnt, (long long)bytes);
+}
+
+/* Column 0 of the first row of sql on h as text into out ("" when none). */
+static void sql_text(sqlite3 *h, const char *sql, char *out, size_t outsz)
+{
+    sqlite3_stmt *st = NULL;
+    out[0] = '\0';
+    if (sqlite3_prepare_v2(h, sql, -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW &&
+        sqlite3_column_text(st, 0) != NULL)
+        snprintf(out, outsz, "%s", (const char *)sqlite3_column_text(st, 0));
+    sqlite3_finalize(st);
+}
+
+/* Version 7 to 8: the medians of results stored before are filled from
+ * their text: entries with a shape and a median only, in list order; a
+ * result that does not parse, or whose benchmarks are no list, has none. */
+static void test_migrate_v7(void)
+{
+    static const char *const results[] = {
+        "{\"benchmarks\": [{\"shape\": {\"T\": 1}, \"median_ns\": 10.5, \"n\": 3},"
+        " {\"shape\": {\"T\": 2}}, {\"median_ns\": 4}, {\"shape\": {\"T\": 3}, \"median_ns\": 30}]}",
+        "{not json", "{\"benchmarks\": 5}"};
+    char p2[160], sql[256], got[256];
+    sqlite3 *h = NULL;
+    struct db *db = NULL;
+    struct db_sub s;
+    struct db_rank_row *rows = NULL;
+    struct kj_err err;
+    char secret[32];
+    int64_t ids[3];
+    int dup = 0, n = 0, ok = 1;
+    snprintf(p2, sizeof p2, "%s/v7.db", dir);
+    KT_CHECK(db_open(p2, &db, &err) == 0 && db_secret_ensure(db, "fp8_quant", 1, &err) == 0,
+             "open: %s", err.msg);
+    if (db == NULL)
+        return;
+    int64_t u = add_user(db, "v7u", "user"), r = add_user(db, "v7r", "runner");
+    for (int i = 0; i < 3; i++) {
+        ids[i] = submit(db, u, "V7", "leaderboard");
+        ok &= db_job_claim(db, "V7", r, "v7", &s, secret, sizeof secret, &err) == 0 && s.id == ids[i];
+        db_sub_clear(&s);
+        ok &= finish(db, ids[i], r, "accepted", 1, 100.0 + i, results[i], &dup, &err) == 0;
+    }
+    KT_CHECK(ok, "three finished jobs: %s", err.msg);
+    db_close(db);
+    db = NULL;
+    KT_CHECK(sqlite3_open(p2, &h) == SQLITE_OK &&
+             sqlite3_exec(h, "DROP TABLE shape_medians; PRAGMA user_version=7", NULL, NULL,
+                          NULL) == SQLITE_OK, "back to version 7: %s", sqlite3_errmsg(h));
+    sqlite3_close(h);
+    KT_CHECK(db_open(p2, &db, &err) == 0, "version 7 migrates: %s", err.msg);
+    KT_CHECK(sqlite3_open(p2, &h) == SQLITE_OK, "open with sqlite3");
+    snprintf(sql, sizeof sql, "SELECT group_concat(idx || '=' || shape || '=' || median_ns, ';') "
+             "FROM (SELECT * FROM shape_medians WHERE submission_id = %lld ORDER BY idx)",
+             (long long)ids[0]);
+    sql_text(h, sql, got, sizeof got);
+    KT_CHECK(strcmp(got, "0={\"T\":1}=10.5;3={\"T\":3}=30.0") == 0,
+             "complete entries only, at their place in the list: %s", got);
+    snprintf(sql, sizeof sql, "SELECT count(*) FROM shape_medians WHERE submission_id IN (%lld, %lld)",
+             (long long)ids[1], (long long)ids[2]);
+    sql_text(h, sql, got, sizeof got);
+    KT_CHECK(strcmp(got, "0") == 0, "a malformed result and benchmarks that are no list: none (%s)",
+             got);
+    sqlite3_close(h);
+    KT_CHECK(db != NULL && db_rank_rows(db, "fp8_quant", "V7", &rows, &n, &err) == 0 && n == 1 &&
+             rows[0].submission_id == ids[0] && rows[0].nmedians == 2 &&
+             rows[0].medians[1].median_ns == 30, "the rankings read the migrated medians");
+    db_rank_rows_free(rows, n);
+    db_close(db);
 }
 
 /* A new database's CHECK lists are protocol.h's name tables: every name is
@@ -617,6 +724,7 @@ int main(void)
     test_secrets(db);
     test_lifecycle(db);
     test_rank_rows(db);
+    test_rank_medians(db);
     test_race(db);
     test_group_commit(db);
     test_published(db);
@@ -625,6 +733,7 @@ int main(void)
     db_close(db);
     test_newer_schema();
     test_migrate_v6();
+    test_migrate_v7();
     test_check_lists();
     test_storage_full();
     char cmd[128];

@@ -696,6 +696,37 @@ static void test_jobs(void)
     cJSON_Delete(lb);
 }
 
+/* The timed shapes a checked result hands to storage: every benchmark
+ * entry with a shape and a median, with its index; none for a test. */
+static void test_medians(void)
+{
+    struct rcheck_out out;
+    struct kj_err err;
+    size_t len = 0;
+    char *t = kt_slurp(CORPUS "accepted_leaderboard.json", &len);
+    int rc = t != NULL ? check_text(t, len, "leaderboard", "H200", &out, &err) : -1;
+    KT_CHECK(rc == KJ_OK && out.nmedians == spec->nbenchmarks, "one median per shape: %d",
+             rc == KJ_OK ? out.nmedians : -1);
+    for (int i = 0; rc == KJ_OK && i < out.nmedians; i++) {
+        cJSON *shape = cJSON_Parse(out.medians[i].shape);
+        const cJSON *tv = cJSON_GetObjectItemCaseSensitive(shape, "T");
+        KT_CHECK(out.medians[i].idx == i && out.medians[i].median_ns > 0 && cJSON_IsNumber(tv) &&
+                 tv->valuedouble == (double)spec->benchmarks[i].val[0],
+                 "median %d: index, value and the board's shape (%s)", i, out.medians[i].shape);
+        cJSON_Delete(shape);
+    }
+    if (rc == KJ_OK)
+        KT_CHECK(out.medians[0].median_ns == 4210.5, "the first median: %.17g",
+                 out.medians[0].median_ns);
+    rcheck_out_clear(&out);
+    free(t);
+    t = kt_slurp(CORPUS "accepted_test.json", &len);
+    rc = t != NULL ? check_text(t, len, "test", "H200", &out, &err) : -1;
+    KT_CHECK(rc == KJ_OK && out.nmedians == 0 && out.medians == NULL, "a test times nothing");
+    rcheck_out_clear(&out);
+    free(t);
+}
+
 int main(void)
 {
     struct kj_err err;
@@ -710,6 +741,7 @@ int main(void)
     test_forgeries();
     test_text();
     test_jobs();
+    test_medians();
     spec_free(spec);
     return kt_done("test_result_check");
 }
