@@ -148,7 +148,11 @@ static int detail_json(struct http_req *r, const struct db_sub *s, enum api_view
     cJSON *o = cJSON_CreateObject(), *rank = NULL;
     int source = view >= API_VIEW_PUBLISHED, rc;
     *out = NULL;
-    KJ_ASSERT(view != API_VIEW_NONE);
+    if (KJ_NEVER(view == API_VIEW_NONE)) {
+        cJSON_Delete(o);
+        return KJ_FAIL(err, KJ_EINTERNAL, "no view of submission %lld to show",
+                       (long long)s->id);
+    }
     api_sub_summary(o, s);
     if (source) {
         cJSON_AddStringToObject(o, "file_name", s->file_name);

@@ -118,7 +118,10 @@ cJSON *api_sub_json(const struct db_sub *s, enum api_view view, int with_result)
     cJSON *o = cJSON_CreateObject(), *urls;
     int full = view == API_VIEW_OWNER;
     char url[96];
-    KJ_ASSERT(view != API_VIEW_NONE);
+    if (KJ_NEVER(view == API_VIEW_NONE)) { /* the caller answers 500 for NULL */
+        cJSON_Delete(o);
+        return NULL;
+    }
     api_sub_summary(o, s);
     api_add_time(o, "started_at", s->started_at);
     api_add_time(o, "finished_at", s->finished_at);

@@ -309,7 +309,8 @@ static enum MHD_Result park(struct http_req *r, int64_t id, long timeout)
     const char *why = NULL;
     int rc;
     kj_err_clear(&err);
-    KJ_ASSERT(r->hold.held);
+    if (KJ_NEVER(!r->hold.held))
+        return answer_sub(r, id); /* no slot to park on: answer at once */
     rc = wait_add(r->srv->wait, &r->wait, &r->hold, r->conn, id, (int)timeout, &err);
     if (rc != 0)
         return answer_sub(r, id); /* stopping: answer at once */

@@ -28,7 +28,8 @@ int auth_ssl_check_at(struct kj_err *err, int rc, const char *text, const char *
 
 int auth_random_bytes(unsigned char *buf, size_t n, struct kj_err *err)
 {
-    KJ_ASSERT(n <= 1024);
+    if (KJ_NEVER(n > 1024))
+        return KJ_FAIL(err, KJ_EINTERNAL, "%zu random bytes asked for at once", n);
     return AUTH_SSL_CHECK(err, RAND_bytes(buf, (int)n));
 }
 
@@ -70,7 +71,8 @@ int auth_sha256_hex(const void *data, size_t len, char *out, struct kj_err *err)
     int rc = AUTH_SSL_CHECK(err, EVP_Digest(data, len, md, &mdlen, EVP_sha256(), NULL));
     if (rc != 0)
         return rc;
-    KJ_ASSERT(mdlen == 32);
+    if (KJ_NEVER(mdlen != 32))
+        return KJ_FAIL(err, KJ_EINTERNAL, "SHA-256 gave %u bytes", mdlen);
     to_hex(md, mdlen, out);
     return 0;
 }

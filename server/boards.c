@@ -412,7 +412,9 @@ int boards_ranking(struct server *srv, struct board *b, int g, struct board_rank
     uint64_t gen = atomic_load(&srv->rank_gen);
     struct board_ranking *blob, *old = NULL;
     int rc;
-    KJ_ASSERT(g >= 0 && g < b->spec->ngpus);
+    *out = NULL;
+    if (KJ_NEVER(g < 0 || g >= b->spec->ngpus))
+        return KJ_FAIL(err, KJ_EINTERNAL, "leaderboard %s has no GPU type %d", b->spec->name, g);
     pthread_mutex_lock(&b->cache_mu);
     if ((blob = b->rank[g]) != NULL && blob->gen == gen)
         atomic_fetch_add(&blob->refs, 1);

@@ -204,7 +204,8 @@ int config_string(const char *path, const char *key, char *out, size_t outsz,
     struct config_http http;
     struct config_vals v = {tok, sizeof tok, limits, &http, key, out, outsz};
     int rc;
-    KJ_ASSERT(outsz > 0);
+    if (KJ_NEVER(outsz == 0))
+        return KJ_FAIL(err, KJ_EINTERNAL, "no room for the value of %s", key);
     rc = config_read(path, &v, err);
     memset(tok, 0, sizeof tok);
     if (rc != 0)

@@ -100,10 +100,11 @@ int db_events_after(struct db *db, int64_t id, int64_t after_seq, int max_events
     struct db_event *ev = NULL;
     size_t bytes = 0;
     int count = 0, cap = 0, rc;
-    KJ_ASSERT(max_events > 0);
     *out = NULL;
     *n = 0;
     *more = 0;
+    if (KJ_NEVER(max_events <= 0))
+        return KJ_FAIL(err, KJ_EINTERNAL, "a batch of %d events", max_events);
     pthread_mutex_lock(&db->mu);
     rc = db_prep(db, err, &st, "SELECT seq, event, data, at FROM events WHERE submission_id = ? "
                  "AND seq > ? ORDER BY seq LIMIT ?", "iii", id, after_seq, (int64_t)max_events + 1);

@@ -14,6 +14,8 @@
  */
 #include "db_int.h"
 
+#include <cjson/cJSON.h>
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,7 +38,8 @@ static int requeue_locked(struct db *db, int64_t id, const char *reason, const c
 
 void db_job_set_lease(struct db *db, int64_t ms)
 {
-    KJ_ASSERT(ms > 0);
+    if (KJ_NEVER(ms <= 0)) /* serve checks --lease-seconds: keep the length there is */
+        return;
     pthread_mutex_lock(&db->mu);
     db->lease_ms = ms;
     pthread_mutex_unlock(&db->mu);
@@ -263,8 +266,10 @@ int db_job_finish(struct db *db, const struct db_job_ref *ref, const struct db_r
         snprintf(reason, sizeof reason, "the judge failed (attempt %d of %d)", s.attempts + 1,
                  DB_MAX_ATTEMPTS);
         rc = requeue_locked(db, ref->id, reason, reason, &tries, err);
-        *outcome = DB_FINISH_REQUEUED;
-        KJ_ASSERT(rc != 0 || tries < DB_MAX_ATTEMPTS);
+        /* It was not the last attempt, so the job is queued; were it failed
+         * instead, say so (it is done). */
+        *outcome = KJ_NEVER(rc == 0 && tries >= DB_MAX_ATTEMPTS) ? DB_FINISH_DONE
+                                                                 : DB_FINISH_REQUEUED;
     } else {
         snprintf(reason, sizeof reason, "the judge failed %d times", DB_MAX_ATTEMPTS);
         rc = finish_locked(db, ref->id, res, reason, err);
@@ -324,37 +329,67 @@ int db_job_heartbeat(struct db *db, const struct db_job_ref *ref, struct kj_err 
 /* Requeue, give up, sweep                                             */
 /* ------------------------------------------------------------------ */
 
+/* The JSON text of the judge's own failure: {"verdict": "internal_error",
+ * "message": reason}, with "score_ns": null as a result (with_score).
+ * Caller frees with cJSON_free; NULL when out of memory. */
+static char *internal_json(const char *reason, int with_score)
+{
+    cJSON *o = cJSON_CreateObject();
+    char *text = NULL;
+    if (o != NULL && cJSON_AddStringToObject(o, "verdict", kj_verdict_name(KJ_V_INTERNAL)) &&
+        cJSON_AddStringToObject(o, "message", reason) &&
+        (!with_score || cJSON_AddNullToObject(o, "score_ns")))
+        text = cJSON_PrintUnformatted(o);
+    cJSON_Delete(o);
+    return text;
+}
+
 /* Inside a transaction: the last attempt of running job id failed: done as internal_error. */
 static int give_up_locked(struct db *db, int64_t id, const char *reason, struct kj_err *err)
 {
     sqlite3_stmt *st = NULL;
-    char result[DB_MAX_REASON + 96], data[DB_MAX_REASON + 64];
+    char *result = internal_json(reason, 1), *data = internal_json(reason, 0);
     int rc;
-    KJ_ASSERT(strpbrk(reason, "\"\\") == NULL); /* our own text, safe inside JSON quotes */
-    snprintf(result, sizeof result, "{\"verdict\":\"internal_error\",\"message\":\"%s\","
-             "\"score_ns\":null}", reason);
-    snprintf(data, sizeof data, "{\"verdict\":\"internal_error\",\"message\":\"%s\"}", reason);
-    rc = db_prep(db, err, &st, "UPDATE submissions SET status = 'done', verdict = "
-                 "'internal_error', score_ns = NULL, result = ?, reason = ?, finished_at = ?, "
-                 "lease_until = NULL WHERE id = ? AND status = 'running'", "ttii", result, reason,
-                 db_now(), id);
+    if (result == NULL || data == NULL) {
+        rc = KJ_FAIL(err, KJ_ENOMEM, "out of memory failing submission %lld", (long long)id);
+        goto out;
+    }
+    rc = db_prep(db, err, &st, "UPDATE submissions SET status = 'done', verdict = ?, "
+                 "score_ns = NULL, result = ?, reason = ?, finished_at = ?, lease_until = NULL "
+                 "WHERE id = ? AND status = 'running'", "tttii", kj_verdict_name(KJ_V_INTERNAL),
+                 result, reason, db_now(), id);
     if (rc == 0)
         rc = db_step(db, err, st);
     sqlite3_finalize(st);
     if (rc == 0 && sqlite3_changes(db->h) != 1)
         rc = KJ_FAIL(err, KJ_EINTERNAL, "failing submission %lld changed no row", (long long)id);
-    return rc != 0 ? rc : db_event_insert_locked(db, id, KJ_EV_VERDICT, data, err);
+    if (rc == 0)
+        rc = db_event_insert_locked(db, id, KJ_EV_VERDICT, data, err);
+out:
+    cJSON_free(result);
+    cJSON_free(data);
+    return rc;
 }
 
-/* Inside a transaction: running job id back to queued (attempts + 1) with a
- * "queued" event naming reason, or, on the last attempt, done as
- * internal_error with final_reason and a "verdict" event. *tries gets the
- * attempts made so far; it is DB_MAX_ATTEMPTS when the job was failed. */
+/* The "queued" event of a job going back to the queue: {"position",
+ * "attempt", "reason"}. Caller frees with cJSON_free; NULL when out of memory. */
+static char *queued_json(int64_t pos, int attempt, const char *reason)
+{
+    cJSON *o = cJSON_CreateObject();
+    char *text = NULL;
+    if (o != NULL && cJSON_AddNumberToObject(o, "position", (double)pos) &&
+        cJSON_AddNumberToObject(o, "attempt", attempt) &&
+        cJSON_AddStringToObject(o, "reason", reason))
+        text = cJSON_PrintUnformatted(o);
+    cJSON_Delete(o);
+    return text;
+}
+
 static int requeue_locked(struct db *db, int64_t id, const char *reason, const char *final_reason,
                           int *tries, struct kj_err *err)
 {
     sqlite3_stmt *st = NULL;
-    char data[DB_MAX_REASON + 96];
+    char *data;
     int64_t pos = 0;
     int attempts = 0, rc;
     *tries = 0;
@@ -380,10 +415,11 @@ static int requeue_locked(struct db *db, int64_t id, const char *reason, const c
     sqlite3_finalize(st);
     if (rc != 0 || (rc = position_locked(db, id, &pos, err)) != 0)
         return rc;
-    KJ_ASSERT(strpbrk(reason, "\"\\") == NULL);
-    snprintf(data, sizeof data, "{\"position\":%lld,\"attempt\":%d,\"reason\":\"%s\"}",
-             (long long)pos, attempts + 2, reason);
-    return db_event_insert_locked(db, id, KJ_EV_QUEUED, data, err);
+    if ((data = queued_json(pos, attempts + 2, reason)) == NULL)
+        return KJ_FAIL(err, KJ_ENOMEM, "out of memory requeueing submission %lld", (long long)id);
+    rc = db_event_insert_locked(db, id, KJ_EV_QUEUED, data, err);
+    cJSON_free(data);
+    return rc;
 }
 
 /* Inside a transaction: up to max running jobs whose lease ended before now_ms. */

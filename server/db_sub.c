@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The invariants of each state (db.h); returns 1 so it can sit in KJ_ASSERT. */
+/* The invariants of each state (db.h); returns 1 so it can sit in KJ_NEVER(!...). */
 static int assert_sub_state(const struct db_sub *s)
 {
     if (s->attempts < 0 || s->attempts >= DB_MAX_ATTEMPTS)
@@ -223,6 +223,8 @@ int db_sub_insert_limited(struct db *db, struct db_sub *s, int limit, int window
     if (batch != NULL)
         db_pending_commit(db, batch);
     pthread_mutex_unlock(&db->mu);
+    /* Not KJ_NEVER: a row still pending would leave this stack frame in
+     * db->pending, and the next commit would write through it. */
     KJ_ASSERT(me.done);
     *retry_after = me.retry_after;
     if (me.rc != 0 && err != NULL)

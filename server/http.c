@@ -23,7 +23,11 @@
 enum MHD_Result http_queue(struct http_req *r, unsigned status, struct MHD_Response *resp)
 {
     enum MHD_Result ok;
-    KJ_ASSERT(r->phase != HTTP_PHASE_ANSWERED);
+    if (KJ_NEVER(r->phase == HTTP_PHASE_ANSWERED)) { /* a second answer: keep the first */
+        if (resp != NULL)
+            MHD_destroy_response(resp);
+        return MHD_NO;
+    }
     if (resp == NULL) {
         kj_log(KJ_LOG_ERROR, "http", "cannot create a response path=%s", r->path);
         return MHD_NO;

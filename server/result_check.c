@@ -471,7 +471,8 @@ int rcheck_result(const struct rcheck_job *job, const char *text, size_t len,
     const char *end = NULL;
     cJSON *in = NULL, *res = NULL;
     int rc;
-    KJ_ASSERT(job != NULL && job->gpu != NULL && out != NULL);
+    if (KJ_NEVER(job == NULL || job->gpu == NULL || out == NULL))
+        return KJ_FAIL(err, KJ_EINTERNAL, "a result checked without its job");
     memset(out, 0, sizeof *out);
     memset(&c, 0, sizeof c);
     c.err = err;

@@ -259,7 +259,8 @@ static int rc_object(struct rc *c, const struct rc_field *keys, const cJSON *in,
             rc_dropped(c, it->string);
             continue;
         }
-        KJ_ASSERT(k < 64);
+        if (KJ_NEVER(k >= 64)) /* seen is a 64-bit set */
+            return KJ_FAIL(c->err, KJ_EINTERNAL, "a schema table has more than 64 keys");
         size_t saved = rc_push(c, keys[k].key, 0);
         cJSON *v = NULL;
         if (seen & (uint64_t)1 << k)

@@ -42,7 +42,9 @@ struct wait_list {
     int64_t next_probe_ms;     /* CLOCK_MONOTONIC: when parked sockets are probed next */
 };
 
-/* The entry states of wait.h hold; returns 1 so it can sit in KJ_ASSERT. */
+/* The entry states of wait.h hold; returns 1 so it can sit in KJ_ASSERT.
+ * The list's checks stay asserts: going on with a broken list would
+ * resume a connection twice or write through a freed request. */
 static int assert_wait_state(const struct wait_entry *e)
 {
     if (!e->linked)
@@ -140,7 +142,10 @@ int wait_start(struct wait_list **out, int max_total, int max_per_user, struct k
     struct wait_list *w = calloc(1, sizeof *w);
     int rc;
     *out = NULL;
-    KJ_ASSERT(max_total >= 1 && max_per_user >= 1);
+    if (KJ_NEVER(max_total < 1 || max_per_user < 1)) { /* serve checks its options */
+        free(w);
+        return KJ_FAIL(err, KJ_EINVAL, "the wait list needs at least one slot");
+    }
     if (w != NULL && (w->users = calloc((size_t)max_total, sizeof *w->users)) == NULL) {
         free(w);
         w = NULL;
@@ -189,7 +194,10 @@ int wait_hold(struct wait_list *w, struct wait_hold *h, int64_t user_id, int exe
     struct wait_user *u;
     int rc = 0;
     pthread_mutex_lock(&w->mu);
-    KJ_ASSERT(!h->held);
+    if (KJ_NEVER(h->held)) { /* one slot per request or stream */
+        pthread_mutex_unlock(&w->mu);
+        return KJ_FAIL(err, KJ_EINTERNAL, "this request holds a waiting slot already");
+    }
     h->user_full = 0;
     u = find_user(w, user_id);
     if (w->held >= w->max_total) {

@@ -237,6 +237,48 @@ static void test_rank_medians(struct db *db)
     db_rank_rows_free(rows, n);
 }
 
+/* The lease sweep: a silent runner's job goes back to the queue twice, then
+ * fails; what it writes (the "queued" events, the result and the "verdict"
+ * event) is JSON. */
+static void test_sweep(struct db *db)
+{
+    struct kj_err err;
+    struct db_sub s;
+    struct db_event *ev = NULL;
+    struct db_expired *ex = NULL;
+    char secret[32];
+    int n = 0, nev = 0, ok = 1;
+    int64_t u = add_user(db, "swu", "user"), r = add_user(db, "swr", "runner");
+    int64_t id = submit(db, u, "SW1", "test");
+    db_job_set_lease(db, 1000);
+    for (int attempt = 1; attempt <= DB_MAX_ATTEMPTS; attempt++) {
+        ok &= db_job_claim(db, "SW1", r, "sw", &s, secret, sizeof secret, &err) == 0 && s.id == id;
+        db_sub_clear(&s);
+        ok &= db_job_sweep(db, db_now_ms() + 5000, &ex, &n, &err) == 0 && n == 1 &&
+              ex[0].id == id && ex[0].attempts == attempt &&
+              ex[0].failed == (attempt == DB_MAX_ATTEMPTS);
+        free(ex);
+        ex = NULL;
+    }
+    db_job_set_lease(db, DB_LEASE_DEFAULT_MS);
+    KT_CHECK(ok, "requeued twice, then failed: %s", err.msg);
+    KT_CHECK(db_sub_get(db, id, 1, &s, &err) == 0 && s.status == DB_DONE &&
+             s.verdict == KJ_V_INTERNAL && s.result != NULL &&
+             strcmp(s.result, "{\"verdict\":\"internal_error\",\"message\":\"the runner stopped "
+                    "answering 3 times\",\"score_ns\":null}") == 0 &&
+             strcmp(s.reason, "the runner stopped answering 3 times") == 0,
+             "done as internal_error: %s", s.result != NULL ? s.result : "");
+    db_sub_clear(&s);
+    KT_CHECK(db_events_list(db, id, &ev, &nev, &err) == 0 && nev == 3 &&
+             ev[0].event == KJ_EV_QUEUED && ev[2].event == KJ_EV_VERDICT &&
+             strcmp(ev[0].data, "{\"position\":1,\"attempt\":2,\"reason\":\"the runner stopped "
+                    "answering\"}") == 0 &&
+             strcmp(ev[2].data, "{\"verdict\":\"internal_error\",\"message\":\"the runner "
+                    "stopped answering 3 times\"}") == 0, "the events: %s / %s",
+             nev > 0 ? ev[0].data : "", nev > 2 ? ev[2].data : "");
+    db_events_free(ev, nev);
+}
+
 struct racer { int64_t runner; int claimed[64]; int n; };
 
 static void *race(void *arg)
@@ -725,6 +767,7 @@ int main(void)
     test_lifecycle(db);
     test_rank_rows(db);
     test_rank_medians(db);
+    test_sweep(db);
     test_race(db);
     test_group_commit(db);
     test_published(db);
