@@ -80,7 +80,7 @@ int api_wait_hold(struct http_req *r, struct wait_hold *h, enum MHD_Result *res)
     return 1;
 }
 
-/* The answer to a ?wait=1 or stream whose token recheck failed (why from api_token_recheck). */
+/* The answer to a ?wait=1 or stream whose token recheck failed (why from auth_recheck). */
 enum MHD_Result api_token_gone(struct http_req *r, const char *why)
 {
     if (strcmp(why, "banned") == 0)

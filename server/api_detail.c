@@ -3,7 +3,7 @@
  * entry of a kernel index.
  *
  * Reads the submission (db_sub_get), its place in its board's rankings
- * (the cached rankings of api_leaderboards.c), the compiled kernels and
+ * (the cached rankings of boards.c), the compiled kernels and
  * per-shape launches and medians from the runner's stored result, and the
  * same user's previous submission to that board, which diff.c compares
  * with it. Visible to whom GET /submissions/{id} is (api_sub_view): the

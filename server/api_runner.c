@@ -4,7 +4,7 @@
  * /runner/jobs/{id}/result.
  *
  * GPU hosts (runner tokens only) pull the oldest queued job for a GPU type
- * their token is bound to (db_runner_gpus; db_sub_claim moves it to running
+ * their token is bound to (db_runner_gpus; db_job_claim moves it to running
  * under a lease, in one transaction), report progress events and heartbeats
  * (each extends the lease), and post the result object, which
  * result_check.c checks against the job and its board and rebuilds before

@@ -4,7 +4,7 @@
  * mode and outcome; the queue of each GPU type with its oldest job's age;
  * the runners and when each was last seen).
  *
- * Both routes are admin-only (http.c). The numbers come from db_list.c,
+ * Both routes are admin-only (http_route.c). The numbers come from db_list.c,
  * read in one transaction each; nothing here writes. Runner states follow
  * GET /api/v1/gpus: "active" while holding a job, "idle" when seen within
  * the lease length, "silent" otherwise. No token or hash is ever shown.

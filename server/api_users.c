@@ -4,7 +4,7 @@
  * an invite for an account), POST /me/token (rotate one's own token),
  * DELETE /users/{name}/tokens (revoke), POST /users/{name}/ban and /unban.
  *
- * Called through http.c's route table; stores through db_user.c. A new
+ * Called through http_route.c's route table; stores through db_user.c. A new
  * token or invite code appears once, in the answer that created it; only
  * its SHA-256 is stored and nothing here logs it. The row "admin" holds
  * the configured admin token: its token and ban are managed by the config.

@@ -3,7 +3,7 @@
  * "Bearer" header parsing and lookup by hash with a constant-time compare.
  *
  * Called by main.c (creating tokens), the serve set-up and api_admin.c
- * (secret seeds), http.c (authenticating each request) and the handlers
+ * (secret seeds), http_daemon.c (authenticating each request) and the handlers
  * that wait (auth_recheck); hands a struct db_user to the handlers.
  */
 #include "auth.h"

@@ -2,7 +2,7 @@
  * auth.h - bearer tokens: generation, SHA-256 hashing, lookup.
  *
  * main.c creates tokens for `user add` / `runner add` and the admin token;
- * http.c calls auth_lookup() for every request that carries an
+ * http_daemon.c calls auth_lookup() for every request that carries an
  * Authorization header; the serve set-up and reloads draw the boards'
  * secret seeds here. Only SHA-256 hashes of tokens are stored or
  * compared (CRYPTO_memcmp); a token itself is never logged.

@@ -5,7 +5,7 @@
  * cache (GET /leaderboards/{name}/rankings, a submission's rank).
  *
  * The serve set-up and api_admin.c's reload load a set (boards_load) and
- * give every board its secret seed; http.c takes a reference for each
+ * give every board its secret seed; http_daemon.c takes a reference for each
  * request; the handlers find boards and read their bodies and rankings.
  * Rankings are read from the database (db_rank_rows, rank.c: best accepted
  * leaderboard-mode submission per user, lower score_ns first, equal scores

@@ -3,7 +3,7 @@
  *
  * A set is one generation of leaderboards/ (boards_load), with each board's
  * public JSON bodies built once and its rankings cache. The serve set-up
- * and api_admin.c's reload load sets and swap them in; http.c holds a
+ * and api_admin.c's reload load sets and swap them in; http_daemon.c holds a
  * reference for each request; the handlers read through r->boards.
  */
 #ifndef KJ_BOARDS_H
@@ -49,7 +49,7 @@ struct board {
  *
  * Ownership: the server holds one reference to the live set (srv->boards,
  * swapped under srv->boards_mu by POST /admin/reload); every request takes
- * its own reference when it starts (boards_acquire in http.c) and drops
+ * its own reference when it starts (boards_acquire in http_daemon.c) and drops
  * it in the completion callback, after its response was sent. So a spec,
  * a board or a body borrowed from r->boards stays valid for the whole
  * request, even when a reload replaces the set meanwhile; the last holder

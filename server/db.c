@@ -68,7 +68,7 @@ static const char schema_v1_fmt[] =
 
 /* Version 2: job leases and retries, the runners seen per GPU type. A job
  * running when the database is migrated gets an expired lease (serve's
- * db_lease_grace renews it at start). */
+ * db_job_grace renews it at start). */
 static const char schema_v2[] =
     "ALTER TABLE submissions ADD COLUMN attempts INTEGER NOT NULL DEFAULT 0;"
     "ALTER TABLE submissions ADD COLUMN lease_until INTEGER;"

@@ -2,7 +2,7 @@
  * guard.c - the open connections, what each is waiting for, and the thread
  * that shuts down the ones past their deadline (guard.h has the states).
  *
- * Called by http.c from MHD's threads (connection notifications, the
+ * Called by http_daemon.c from MHD's threads (connection notifications, the
  * request callbacks); the thread started here only reads the list and
  * calls shutdown() on a socket. The socket stays MHD's: the entry is
  * removed in guard_closed(), which MHD calls before it closes the socket,

@@ -92,7 +92,7 @@ struct http_req {
     size_t received;                 /* body bytes seen, kept or not */
     int too_large;                   /* body passed route->max_body: answer 413 */
     unsigned deferred_status;        /* an error chosen before the body arrived, sent once */
-    char deferred_code[40];          /*   the body is drained (see req_reject in http.c) */
+    char deferred_code[40];          /*   the body is drained (see req_reject in http_daemon.c) */
     char deferred_msg[256];
     int retry_after;                 /* > 0: a 429 or 503 answer carries "Retry-After: N" */
     struct upload *upload;           /* owned (upload_free); multipart routes */

@@ -1,7 +1,7 @@
 /*
  * metrics.c - request and job counters, and their Prometheus text (see metrics.h).
  *
- * http.c calls metrics_request() once per request from its completion
+ * http_daemon.c calls metrics_request() once per request from its completion
  * callback, on any MHD thread: it finds the route's status slot (claimed
  * with a compare-and-swap the first time a status is seen) and bumps
  * relaxed atomics, so threads never wait on each other. api_runner.c calls

@@ -1,10 +1,10 @@
 /*
  * metrics.h - counters for GET /metrics (Prometheus text format 0.0.4).
  *
- * http.c counts every finished request (metrics_request: route, status,
+ * http_daemon.c counts every finished request (metrics_request: route, status,
  * latency) from its completion callback; api_runner.c reports every
  * finished job (metrics_job). Request counters are relaxed atomics in
- * fixed arrays (one slot per route of http.c's table), so counting takes
+ * fixed arrays (one slot per route of http_route.c's table), so counting takes
  * no lock; job histograms, updated once per verdict, sit behind a mutex.
  * api_metrics.c renders them with what it reads from the database, the
  * runner reports (hello.h) and the queue, into a kj_buf.
@@ -17,7 +17,7 @@
 #include "kj_err.h"
 #include "protocol.h"
 
-#define METRICS_MAX_ROUTES 64     /* entries of http.c's route table */
+#define METRICS_MAX_ROUTES 64     /* entries of http_route.c's route table */
 #define METRICS_STATUS_SLOTS 16   /* distinct statuses counted per route; more go to code="other" */
 #define METRICS_MAX_JOB_SERIES 64 /* (GPU type, mode) pairs with a job histogram */
 

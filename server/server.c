@@ -2,7 +2,7 @@
  * server.c - small helpers over struct server shared by the handlers: the
  * rankings generation, user names, ISO 8601 times, ETags.
  *
- * Called by api_*.c, boards.c, http.c and main.c. The loaded leaderboards
+ * Called by api_*.c, boards.c, http_daemon.c and main.c. The loaded leaderboards
  * are in boards.c.
  */
 #include "server.h"

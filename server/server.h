@@ -51,7 +51,7 @@
 #define KJ_HTTP_CONN_TIMEOUT_S 60                  /* MHD's idle timeout */
 #define KJ_HTTP_PER_IP_DEFAULT 256                 /* serve --max-conns-per-ip; 0 = no limit */
 #define KJ_HTTP_HEADER_TIMEOUT_S 20                /* serve --header-timeout: a request's head must arrive within this */
-#define KJ_HTTP_CONN_MEMORY (128 * 1024)           /* MHD's memory per connection: heads up to about this reach http.c */
+#define KJ_HTTP_CONN_MEMORY (128 * 1024)           /* MHD's memory per connection: heads up to about this reach http_daemon.c */
 #define KJ_HTTP_MAX_HEAD_BYTES (16 * 1024)         /* request line and headers; more is 431 */
 #define KJ_HTTP_MAX_URI_BYTES 4096                 /* the request target with its query; more is 414 */
 #define KJ_HTTP_THREADS 8                          /* MHD worker threads; several let submissions share a group commit (db_sub.c) */

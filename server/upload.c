@@ -2,7 +2,7 @@
  * upload.c - collect the fields of a multipart/form-data submission with
  * MHD's post processor, and check a submitted source (size, NUL, UTF-8).
  *
- * Fed by http.c chunk by chunk; read by api_submissions.c through
+ * Fed by http_daemon.c chunk by chunk; read by api_submissions.c through
  * upload_finish(). Only the first problem is kept: the body is still read
  * to its end so that the client gets a proper 4xx answer.
  */
