@@ -17,13 +17,14 @@
  *   kjudge-server restore FILE [--db var/kjudge.db]
  *   kjudge-server --help
  *
- * `serve` takes the database's serve lock, opens it, loads every
- * leaderboard, resolves the admin token, the rate limits, the HTTP limits,
- * the TLS files and the address lists (config.h, netacl.h, tls.h), builds the public
- * leaderboard bodies, renews the lease of every running job, starts the
- * wait notifier, the lease sweeper, the connection guard and the HTTP
- * daemon, then sleeps in
- * sigwait() until SIGINT or SIGTERM and shuts down in reverse order. `user add` / `runner add` print
+ * `serve` reads the TLS files and the address lists (config.h, netacl.h,
+ * tls.h), opens what it keeps (service.c: the database under its serve
+ * lock, renewing the lease of every running job, and every leaderboard
+ * with its public bodies), resolves the admin token, the rate limits and
+ * the HTTP limits, starts the wait notifier, the lease sweeper, the
+ * connection guard and the HTTP daemon (service.c again), then sleeps in
+ * sigwait() until SIGINT or SIGTERM and shuts down in reverse order.
+ * `user add` / `runner add` print
  * a new bearer token (only the token, one line) on stdout; they work while
  * the server runs (SQLite WAL + busy_timeout). A runner token claims only
  * the GPU types it is bound to (`--gpu`, common/gputype.h); `runner bind`
@@ -42,17 +43,10 @@
 #include "config.h"
 #include "db.h"
 #include "gputype.h"
-#include "guard.h"
-#include "hello.h"
-#include "http.h"
-#include "http_daemon.h"
-#include "http_route.h"
-#include "lease.h"
-#include "metrics.h"
 #include "netacl.h"
 #include "server.h"
+#include "service.h"
 #include "tls.h"
-#include "wait.h"
 
 #include <ctype.h>
 #include <signal.h>
@@ -456,71 +450,22 @@ static int setup_net(struct server *srv, struct kj_err *err)
     return 0;
 }
 
-/* The metrics, whose request counters are named after the routes. */
-static int setup_metrics(struct server *srv, struct kj_err *err)
-{
-    const char *methods[METRICS_MAX_ROUTES], *patterns[METRICS_MAX_ROUTES];
-    int n = http_route_names(methods, patterns, METRICS_MAX_ROUTES);
-    return metrics_new(methods, patterns, n, &srv->metrics, err);
-}
-
-/* Everything `serve` needs before it listens, in order. */
+/* Everything `serve` needs before it listens, in order: the network
+ * settings, then what serve keeps open (service.c), then what needs the
+ * database and the configuration file, then the threads and the daemon. */
 static int serve_start(struct server *srv, struct kj_err *err)
 {
     int rc;
-    int64_t renewed = 0;
-    if ((rc = setup_net(srv, err)) != 0 || (rc = setup_metrics(srv, err)) != 0 ||
-        (rc = hello_new(&srv->hellos, err)) != 0 ||
-        (rc = db_lock(srv->db_path, &srv->db_lock_fd, err)) != 0 ||
-        (rc = db_open(srv->db_path, &srv->db, err)) != 0)
-        return rc;
-    db_job_set_lease(srv->db, (int64_t)srv->lease_s * 1000);
-    if ((rc = db_job_grace(srv->db, &renewed, err)) != 0 ||
-        (rc = boards_load(srv->boards_dir, &srv->boards, err)) != 0 ||
+    if ((rc = setup_net(srv, err)) != 0 || (rc = service_open(srv, err)) != 0 ||
         (rc = setup_admin(srv, err)) != 0 || (rc = setup_rates(srv, err)) != 0 ||
-        (rc = setup_http_limits(srv, err)) != 0)
-        return rc;
-    if ((rc = boards_ensure_secrets(srv->db, srv->boards, err)) != 0)
-        return rc;
-    if ((rc = api_openapi_load(srv, err)) != 0)
+        (rc = setup_http_limits(srv, err)) != 0 || (rc = api_openapi_load(srv, err)) != 0)
         return rc;
     if (realpath(srv->web_dir, srv->web_real) == NULL) {
         srv->web_real[0] = '\0';
         kj_log(KJ_LOG_WARN, "main", "web folder %s not found; / and /static/ answer 404",
                srv->web_dir);
     }
-    if (renewed > 0)
-        kj_log(KJ_LOG_INFO, "lease", "renewed the lease of %lld running jobs for %d s",
-               (long long)renewed, srv->lease_s);
-    if ((rc = wait_start(&srv->wait, srv->max_waiters, srv->max_waiters_user, err)) != 0 ||
-        (rc = lease_start(srv->db, srv->wait, &srv->lease, err)) != 0 ||
-        (rc = guard_start(&srv->guard, srv->header_timeout_s, err)) != 0 ||
-        (rc = http_start(srv, err)) != 0)
-        return rc;
-    return 0;
-}
-
-static void serve_stop(struct server *srv)
-{
-    http_stop(srv);
-    guard_free(srv->guard);
-    srv->guard = NULL;
-    lease_free(srv->lease);
-    srv->lease = NULL;
-    wait_free(srv->wait);
-    srv->wait = NULL;
-    boards_swap(srv, NULL);
-    free(srv->openapi);
-    srv->openapi = NULL;
-    db_close(srv->db);
-    srv->db = NULL;
-    db_unlock(srv->db_lock_fd);
-    srv->db_lock_fd = -1;
-    tls_free(&srv->tls);
-    metrics_free(srv->metrics);
-    srv->metrics = NULL;
-    hello_free(srv->hellos);
-    srv->hellos = NULL;
+    return service_listen(srv, err);
 }
 
 static int cmd_serve(int argc, char **argv)
@@ -532,10 +477,7 @@ static int cmd_serve(int argc, char **argv)
 
     if (srv == NULL)
         return EXIT_INTERNAL;
-    pthread_mutex_init(&srv->boards_mu, NULL);
-    pthread_mutex_init(&srv->reload_mu, NULL);
-    atomic_init(&srv->rank_gen, 1);
-    srv->db_lock_fd = -1;
+    service_init(srv);
     snprintf(srv->bind, sizeof srv->bind, "127.0.0.1");
     snprintf(srv->db_path, sizeof srv->db_path, "var/kjudge.db");
     snprintf(srv->boards_dir, sizeof srv->boards_dir, "leaderboards");
@@ -559,7 +501,7 @@ static int cmd_serve(int argc, char **argv)
     kj_err_clear(&err);
     if ((rc = serve_start(srv, &err)) != 0) {
         rc = fail(&err);
-        serve_stop(srv);
+        service_stop(srv);
         free(srv);
         return rc;
     }
@@ -569,7 +511,7 @@ static int cmd_serve(int argc, char **argv)
     while (sigwait(&stop, &sig) != 0)
         ;
     kj_log(KJ_LOG_INFO, "main", "stopping signal=%d", sig);
-    serve_stop(srv);
+    service_stop(srv);
     free(srv);
     kj_log(KJ_LOG_INFO, "main", "stopped");
     return EXIT_OK;
