@@ -59,21 +59,11 @@ int kj_buf_putc(struct kj_buf *b, char c) { return kj_buf_putn(b, &c, 1); }
 int kj_buf_printf(struct kj_buf *b, const char *fmt, ...)
 {
     va_list ap;
-    int n, rc;
-    if (b->failed)
-        return b->failed;
+    int rc;
     va_start(ap, fmt);
-    n = vsnprintf(NULL, 0, fmt, ap);
+    rc = kj_buf_vprintf(b, fmt, ap);
     va_end(ap);
-    if (n < 0)
-        return b->failed = KJ_EINVAL;
-    if ((rc = buf_reserve(b, (size_t)n)) != 0)
-        return rc;
-    va_start(ap, fmt);
-    vsnprintf(b->p + b->len, (size_t)n + 1, fmt, ap);
-    va_end(ap);
-    b->len += (size_t)n;
-    return 0;
+    return rc;
 }
 
 int kj_buf_vprintf(struct kj_buf *b, const char *fmt, va_list ap)

@@ -9,6 +9,8 @@
  */
 #include "db_int.h"
 
+#include <limits.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -60,38 +62,6 @@ int db_event_room_locked(struct db *db, int64_t id, enum kj_event event,
     return 0;
 }
 
-int db_events_list(struct db *db, int64_t id, struct db_event **out, int *n, struct kj_err *err)
-{
-    sqlite3_stmt *st = NULL;
-    struct db_event *ev = NULL;
-    int count = 0, cap = 0, rc;
-    *out = NULL;
-    *n = 0;
-    pthread_mutex_lock(&db->mu);
-    rc = db_prep(db, err, &st, "SELECT seq, event, data, at FROM events WHERE submission_id = ? "
-                 "ORDER BY seq", "i", id);
-    while (rc == 0 && (rc = db_step(db, err, st)) == 1) {
-        if ((rc = db_grow((void **)&ev, &cap, count, sizeof *ev, "events", err)) != 0)
-            break;
-        struct db_event *e = &ev[count++];
-        e->seq = sqlite3_column_int64(st, 0);
-        e->at = sqlite3_column_int64(st, 3);
-        e->data = NULL;
-        if ((rc = db_col_event(err, st, 1, &e->event)) != 0)
-            break;
-        rc = db_col_dup(db, err, st, 2, &e->data, NULL);
-    }
-    sqlite3_finalize(st);
-    pthread_mutex_unlock(&db->mu);
-    if (rc < 0) {
-        db_events_free(ev, count);
-        return rc;
-    }
-    *out = ev;
-    *n = count;
-    return 0;
-}
-
 int db_events_after(struct db *db, int64_t id, int64_t after_seq, int max_events,
                     size_t max_bytes, struct db_event **out, int *n, int *more,
                     struct kj_err *err)
@@ -135,6 +105,12 @@ int db_events_after(struct db *db, int64_t id, int64_t after_seq, int max_events
     *out = ev;
     *n = count;
     return 0;
+}
+
+int db_events_list(struct db *db, int64_t id, struct db_event **out, int *n, struct kj_err *err)
+{
+    int more = 0;
+    return db_events_after(db, id, 0, INT_MAX - 1, SIZE_MAX, out, n, &more, err);
 }
 
 int db_event_last(struct db *db, int64_t id, int64_t *seq, enum kj_event *event,

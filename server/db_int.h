@@ -86,6 +86,28 @@ int db_prep_at(struct db *db, struct kj_err *err, const char *file, int line,
 #define db_prep(db, err, st, sql, ...) \
     db_prep_at((db), (err), __FILE__, __LINE__, (st), (sql), __VA_ARGS__)
 
+/* Fill row (zeroed, of the size db_rows was given) from st's current row:
+ * 0 or an error. */
+typedef int (*db_row_fn)(struct kj_err *err, sqlite3_stmt *st, void *row);
+
+/* Run sql (parameters as db_prep) under db->mu and read every row of it
+ * into *out, a new array of *n rows of elem bytes each, filled by fn
+ * (caller frees with free(): rows that own nothing). On failure nothing
+ * is returned. what names the rows in an out-of-memory message. */
+int db_rows_at(struct db *db, struct kj_err *err, const char *file, int line, void **out,
+               int *n, size_t elem, const char *what, db_row_fn fn, const char *sql,
+               const char *fmt, ...);
+#define db_rows(db, err, out, n, what, fn, sql, ...) \
+    db_rows_at((db), (err), __FILE__, __LINE__, (void **)(out), (n), sizeof **(out), (what), \
+               (fn), (sql), __VA_ARGS__)
+/* The same with db->mu already held by the caller. */
+int db_rows_locked_at(struct db *db, struct kj_err *err, const char *file, int line,
+                      void **out, int *n, size_t elem, const char *what, db_row_fn fn,
+                      const char *sql, const char *fmt, ...);
+#define db_rows_locked(db, err, out, n, what, fn, sql, ...) \
+    db_rows_locked_at((db), (err), __FILE__, __LINE__, (void **)(out), (n), sizeof **(out), \
+                      (what), (fn), (sql), __VA_ARGS__)
+
 /* Step st: 1 = a row, 0 = done, <0 = error (err filled). */
 int db_step_at(struct db *db, struct kj_err *err, sqlite3_stmt *st, const char *file, int line);
 #define db_step(db, err, st) db_step_at((db), (err), (st), __FILE__, __LINE__)

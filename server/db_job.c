@@ -244,85 +244,104 @@ static int finish_locked(struct db *db, int64_t id, const struct db_result *res,
     return rc;
 }
 
-int db_job_finish(struct db *db, const struct db_job_ref *ref, const struct db_result *res,
-                  enum db_finish *outcome, struct kj_err *err)
-{
-    struct db_sub s;
-    char reason[DB_MAX_REASON];
-    int done = 0, tries = 0, rc;
-    *outcome = DB_FINISH_DONE;
-    pthread_mutex_lock(&db->mu);
-    if ((rc = db_exec(db, err, "BEGIN IMMEDIATE")) != 0)
-        goto out;
-    if ((rc = holds_locked(db, ref, &s, &done, err)) != 0)
-        goto fail;
-    if (done) {
-        *outcome = DB_FINISH_DUPLICATE;
-        goto fail; /* nothing to change */
-    }
-    if (res->verdict != KJ_V_INTERNAL) {
-        rc = finish_locked(db, ref->id, res, NULL, err);
-    } else if (s.attempts + 1 < DB_MAX_ATTEMPTS) {
-        snprintf(reason, sizeof reason, "the judge failed (attempt %d of %d)", s.attempts + 1,
-                 DB_MAX_ATTEMPTS);
-        rc = requeue_locked(db, ref->id, reason, reason, &tries, err);
-        /* It was not the last attempt, so the job is queued; were it failed
-         * instead, say so (it is done). */
-        *outcome = KJ_NEVER(rc == 0 && tries >= DB_MAX_ATTEMPTS) ? DB_FINISH_DONE
-                                                                 : DB_FINISH_REQUEUED;
-    } else {
-        snprintf(reason, sizeof reason, "the judge failed %d times", DB_MAX_ATTEMPTS);
-        rc = finish_locked(db, ref->id, res, reason, err);
-    }
-    if (rc != 0)
-        goto fail;
-    rc = db_exec(db, err, "COMMIT");
-    goto out;
-fail:
-    db_exec(db, NULL, "ROLLBACK");
-out:
-    pthread_mutex_unlock(&db->mu);
-    return rc;
-}
+/* What a runner request does to the row of the job it holds (s; done: the
+ * job is already done by this runner), inside job_txn's transaction.
+ * Returns 0 to commit, 1 to change nothing (a success), or an error. */
+typedef int (*job_step)(struct db *db, const struct db_job_ref *ref, const struct db_sub *s,
+                        int done, void *arg, struct kj_err *err);
 
-/* Event (event != NULL) or heartbeat (event == NULL) of a running job. */
-static int job_touch(struct db *db, const struct db_job_ref *ref, const enum kj_event *event,
-                        const char *data, struct kj_err *err)
+/* One runner request about job ref as one transaction: check that ref's
+ * runner holds it under a live lease (holds_locked), then step. */
+static int job_txn(struct db *db, const struct db_job_ref *ref, job_step step, void *arg,
+                   struct kj_err *err)
 {
     struct db_sub s;
     int done = 0, rc;
     pthread_mutex_lock(&db->mu);
-    if ((rc = db_exec(db, err, "BEGIN IMMEDIATE")) != 0)
-        goto out;
-    if ((rc = holds_locked(db, ref, &s, &done, err)) != 0)
-        goto fail;
-    if (done) {
-        rc = KJ_FAIL(err, KJ_ECONFLICT, "job %lld is already done", (long long)ref->id);
-        goto fail;
+    if ((rc = db_exec(db, err, "BEGIN IMMEDIATE")) == 0) {
+        if ((rc = holds_locked(db, ref, &s, &done, err)) == 0)
+            rc = step(db, ref, &s, done, arg, err);
+        if (rc == 0)
+            rc = db_exec(db, err, "COMMIT");
+        else
+            db_exec(db, NULL, "ROLLBACK");
     }
-    if (event != NULL && (rc = db_event_room_locked(db, ref->id, *event, data, err)) != 0)
-        goto fail;
-    if ((rc = extend_locked(db, &s, err)) != 0 ||
-        (event != NULL && (rc = db_event_insert_locked(db, ref->id, *event, data, err)) != 0))
-        goto fail;
-    rc = db_exec(db, err, "COMMIT");
-    goto out;
-fail:
-    db_exec(db, NULL, "ROLLBACK");
-out:
     pthread_mutex_unlock(&db->mu);
+    return rc == 1 ? 0 : rc;
+}
+
+/* db_job_finish's arguments for finish_step. */
+struct finish_arg {
+    const struct db_result *res;
+    enum db_finish *outcome;
+};
+
+static int finish_step(struct db *db, const struct db_job_ref *ref, const struct db_sub *s,
+                       int done, void *arg, struct kj_err *err)
+{
+    struct finish_arg *a = arg;
+    char reason[DB_MAX_REASON];
+    int tries = 0, rc;
+    if (done) {
+        *a->outcome = DB_FINISH_DUPLICATE;
+        return 1; /* nothing to change */
+    }
+    if (a->res->verdict != KJ_V_INTERNAL)
+        return finish_locked(db, ref->id, a->res, NULL, err);
+    if (s->attempts + 1 >= DB_MAX_ATTEMPTS) {
+        snprintf(reason, sizeof reason, "the judge failed %d times", DB_MAX_ATTEMPTS);
+        return finish_locked(db, ref->id, a->res, reason, err);
+    }
+    snprintf(reason, sizeof reason, "the judge failed (attempt %d of %d)", s->attempts + 1,
+             DB_MAX_ATTEMPTS);
+    rc = requeue_locked(db, ref->id, reason, reason, &tries, err);
+    /* It was not the last attempt, so the job is queued; were it failed
+     * instead, say so (it is done). */
+    *a->outcome = KJ_NEVER(rc == 0 && tries >= DB_MAX_ATTEMPTS) ? DB_FINISH_DONE
+                                                             : DB_FINISH_REQUEUED;
     return rc;
+}
+
+int db_job_finish(struct db *db, const struct db_job_ref *ref, const struct db_result *res,
+                  enum db_finish *outcome, struct kj_err *err)
+{
+    struct finish_arg a = {res, outcome};
+    *outcome = DB_FINISH_DONE;
+    return job_txn(db, ref, finish_step, &a, err);
+}
+
+/* An event of a running job for touch_step (a heartbeat passes none). */
+struct touch_arg {
+    enum kj_event event;
+    const char *data;
+};
+
+/* An event (arg) or a heartbeat (arg NULL): the lease moves on, the event
+ * is stored if the job's cap has room. */
+static int touch_step(struct db *db, const struct db_job_ref *ref, const struct db_sub *s,
+                      int done, void *arg, struct kj_err *err)
+{
+    const struct touch_arg *t = arg;
+    int rc;
+    if (done)
+        return KJ_FAIL(err, KJ_ECONFLICT, "job %lld is already done", (long long)ref->id);
+    if (t != NULL && (rc = db_event_room_locked(db, ref->id, t->event, t->data, err)) != 0)
+        return rc;
+    if ((rc = extend_locked(db, s, err)) != 0)
+        return rc;
+    return t != NULL ? db_event_insert_locked(db, ref->id, t->event, t->data, err) : 0;
 }
 
 int db_job_event(struct db *db, const struct db_job_ref *ref, enum kj_event event,
                  const char *data, struct kj_err *err)
 {
-    return job_touch(db, ref, &event, data, err);
+    struct touch_arg t = {event, data};
+    return job_txn(db, ref, touch_step, &t, err);
 }
 
 int db_job_heartbeat(struct db *db, const struct db_job_ref *ref, struct kj_err *err)
 {
-    return job_touch(db, ref, NULL, NULL, err);
+    return job_txn(db, ref, touch_step, NULL, err);
 }
 
 /* ------------------------------------------------------------------ */

@@ -91,37 +91,31 @@ static int db_gpu_counts(struct db *db, const char *gpu, int64_t *queued, int64_
     return rc;
 }
 
+/* One row of db_gpu_runners' query. */
+static int runner_row(struct kj_err *err, sqlite3_stmt *st, void *row)
+{
+    struct db_runner *r = row;
+    (void)err;
+    db_col_text(st, 0, r->name, sizeof r->name);
+    r->last_seen = sqlite3_column_int64(st, 1);
+    r->busy = sqlite3_column_int(st, 2);
+    return 0;
+}
+
 int db_gpu_runners(struct db *db, const char *gpu, struct db_runner **out, int *n,
                    int64_t *queued, int64_t *running, struct kj_err *err)
 {
-    sqlite3_stmt *st = NULL;
-    struct db_runner *rows = NULL;
-    int count = 0, cap = 0, rc;
+    int rc;
     *out = NULL;
     *n = 0;
     pthread_mutex_lock(&db->mu);
-    rc = db_gpu_counts(db, gpu, queued, running, err);
-    if (rc == 0)
-        rc = db_prep(db, err, &st, "SELECT r.name, r.last_seen, EXISTS (SELECT 1 FROM submissions "
-                     "s WHERE s.status = 'running' AND s.runner_id = r.runner_id AND "
-                     "s.runner_name = r.name AND s.gpu = r.gpu) FROM runners r WHERE r.gpu = ? "
-                     "ORDER BY r.name, r.runner_id", "t", gpu);
-    while (rc == 0 && (rc = db_step(db, err, st)) == 1) {
-        if ((rc = db_grow((void **)&rows, &cap, count, sizeof *rows, "runners", err)) != 0)
-            break;
-        struct db_runner *r = &rows[count++];
-        db_col_text(st, 0, r->name, sizeof r->name);
-        r->last_seen = sqlite3_column_int64(st, 1);
-        r->busy = sqlite3_column_int(st, 2);
-        rc = 0;
-    }
-    sqlite3_finalize(st);
+    /* The counts and the runners under one lock: busy runners and the running count agree. */
+    if ((rc = db_gpu_counts(db, gpu, queued, running, err)) == 0)
+        rc = db_rows_locked(db, err, out, n, "runners", runner_row,
+                            "SELECT r.name, r.last_seen, EXISTS (SELECT 1 FROM submissions s "
+                            "WHERE s.status = 'running' AND s.runner_id = r.runner_id AND "
+                            "s.runner_name = r.name AND s.gpu = r.gpu) FROM runners r WHERE "
+                            "r.gpu = ? ORDER BY r.name, r.runner_id", "t", gpu);
     pthread_mutex_unlock(&db->mu);
-    if (rc < 0) {
-        free(rows);
-        return rc;
-    }
-    *out = rows;
-    *n = count;
-    return 0;
+    return rc;
 }

@@ -60,26 +60,88 @@ static int db_bind(struct db *db, struct kj_err *err, sqlite3_stmt *st, int i, c
     return KJ_FAIL(err, KJ_EINTERNAL, "db_prep: bad format character '%c'", f);
 }
 
-int db_prep_at(struct db *db, struct kj_err *err, const char *file, int line,
-               sqlite3_stmt **st, const char *sql, const char *fmt, ...)
+/* db_prep_at with the parameters in ap. */
+static int db_vprep_at(struct db *db, struct kj_err *err, const char *file, int line,
+                       sqlite3_stmt **st, const char *sql, const char *fmt, va_list *ap)
 {
-    va_list ap;
     int rc = sqlite3_prepare_v2(db->h, sql, -1, st, NULL);
     if (rc != SQLITE_OK) {
         *st = NULL;
         return kj_errf(err, db_code(db, rc), file, line, "sqlite: prepare '%.60s' at %s:%d: %s",
                        sql, file, line, sqlite3_errmsg(db->h));
     }
-    va_start(ap, fmt);
     for (int i = 0; fmt[i] != '\0'; i++) {
-        if ((rc = db_bind(db, err, *st, i + 1, fmt[i], &ap)) != 0)
+        if ((rc = db_bind(db, err, *st, i + 1, fmt[i], ap)) != 0)
             break;
     }
-    va_end(ap);
     if (rc != 0) {
         sqlite3_finalize(*st);
         *st = NULL;
     }
+    return rc;
+}
+
+int db_prep_at(struct db *db, struct kj_err *err, const char *file, int line,
+               sqlite3_stmt **st, const char *sql, const char *fmt, ...)
+{
+    va_list ap;
+    int rc;
+    va_start(ap, fmt);
+    rc = db_vprep_at(db, err, file, line, st, sql, fmt, &ap);
+    va_end(ap);
+    return rc;
+}
+
+/* db_rows without the lock, the parameters in ap. */
+static int rows_v(struct db *db, struct kj_err *err, const char *file, int line, void **out,
+                  int *n, size_t elem, const char *what, db_row_fn fn, const char *sql,
+                  const char *fmt, va_list *ap)
+{
+    sqlite3_stmt *st = NULL;
+    char *rows = NULL;
+    int count = 0, cap = 0;
+    int rc = db_vprep_at(db, err, file, line, &st, sql, fmt, ap);
+    *out = NULL;
+    *n = 0;
+    while (rc == 0 && (rc = db_step_at(db, err, st, file, line)) == 1) {
+        if ((rc = db_grow((void **)&rows, &cap, count, elem, what, err)) != 0)
+            break;
+        memset(rows + (size_t)count * elem, 0, elem);
+        rc = fn(err, st, rows + (size_t)count++ * elem);
+    }
+    sqlite3_finalize(st);
+    if (rc < 0) {
+        free(rows);
+        return rc;
+    }
+    *out = rows;
+    *n = count;
+    return 0;
+}
+
+int db_rows_at(struct db *db, struct kj_err *err, const char *file, int line, void **out,
+               int *n, size_t elem, const char *what, db_row_fn fn, const char *sql,
+               const char *fmt, ...)
+{
+    va_list ap;
+    int rc;
+    pthread_mutex_lock(&db->mu);
+    va_start(ap, fmt);
+    rc = rows_v(db, err, file, line, out, n, elem, what, fn, sql, fmt, &ap);
+    va_end(ap);
+    pthread_mutex_unlock(&db->mu);
+    return rc;
+}
+
+int db_rows_locked_at(struct db *db, struct kj_err *err, const char *file, int line,
+                      void **out, int *n, size_t elem, const char *what, db_row_fn fn,
+                      const char *sql, const char *fmt, ...)
+{
+    va_list ap;
+    int rc;
+    va_start(ap, fmt);
+    rc = rows_v(db, err, file, line, out, n, elem, what, fn, sql, fmt, &ap);
+    va_end(ap);
     return rc;
 }
 
