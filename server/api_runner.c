@@ -204,7 +204,7 @@ enum MHD_Result api_runner_heartbeat(struct http_req *r)
 
     if (job_ref(r, &ref, &res))
         return res;
-    if (r->body_len > 0) { /* an optional JSON object, ignored */
+    if (r->body.len > 0) { /* an optional JSON object, ignored */
         if ((body = http_body_object(r, &res)) == NULL)
             return res;
         cJSON_Delete(body);
@@ -234,7 +234,7 @@ static int check_result(struct http_req *r, const struct db_job_ref *ref, struct
     }
     b = boards_find(r->boards, s.leaderboard);
     struct rcheck_job job = {b != NULL ? b->spec : NULL, s.mode, s.gpu};
-    rc = rcheck_result(&job, r->body, r->body_len, out, &err);
+    rc = rcheck_result(&job, r->body.p, r->body.len, out, &err);
     db_sub_clear(&s);
     if (rc == KJ_EINVAL) {
         char safe[KJ_ERR_MSG];

@@ -219,19 +219,19 @@ static int has_nul_escape(const char *t)
 cJSON *http_body_object(struct http_req *r, enum MHD_Result *res)
 {
     cJSON *j;
-    if (r->body == NULL || r->body_len == 0)
+    if (r->body.p == NULL || r->body.len == 0)
         return cJSON_CreateObject();
-    if (strlen(r->body) != r->body_len) {
+    if (strlen(r->body.p) != r->body.len) {
         *res = http_error(r, MHD_HTTP_BAD_REQUEST, "bad_json", "the body contains a NUL byte");
         return NULL;
     }
-    if ((j = cJSON_ParseWithOpts(r->body, NULL, 1)) == NULL || !cJSON_IsObject(j)) {
+    if ((j = cJSON_ParseWithOpts(r->body.p, NULL, 1)) == NULL || !cJSON_IsObject(j)) {
         cJSON_Delete(j);
         *res = http_error(r, MHD_HTTP_BAD_REQUEST, "bad_json",
                           "the body must be one JSON object (and nothing after it)");
         return NULL;
     }
-    if (has_nul_escape(r->body)) {
+    if (has_nul_escape(r->body.p)) {
         cJSON_Delete(j);
         *res = http_error(r, MHD_HTTP_BAD_REQUEST, "bad_json",
                           "the body contains \\u0000 (a NUL character) in a string");

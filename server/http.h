@@ -18,6 +18,7 @@
 #include <stdint.h>
 #include <time.h>
 #include "db.h"
+#include "kj_buf.h"
 #include "guard.h"
 #include "server.h"
 #include "upload.h"
@@ -87,8 +88,8 @@ struct http_req {
     int authed;                      /* 1 when user holds a valid token's owner */
     struct db_user user;
 
-    char *body;                      /* owned; JSON routes: the raw body, NUL-terminated */
-    size_t body_len, body_cap;
+    struct kj_buf body;              /* owned; JSON routes: the raw body (body.p, body.len),
+                                        NUL-terminated, "" when none was sent */
     size_t received;                 /* body bytes seen, kept or not */
     int too_large;                   /* body passed route->max_body: answer 413 */
     unsigned deferred_status;        /* an error chosen before the body arrived, sent once */

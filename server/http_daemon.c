@@ -359,31 +359,18 @@ static void req_body_chunk(struct http_req *r, const char *data, size_t n)
         return;
     if (r->received > max) {
         r->too_large = 1;
-        free(r->body);
-        r->body = NULL;
-        r->body_len = 0;
+        kj_buf_free(&r->body);
         return;
     }
     if (r->upload != NULL) {
         upload_feed(r->upload, data, n);
         return;
     }
-    if (r->body_len + n + 1 > r->body_cap) {
-        size_t cap = r->body_cap ? r->body_cap : 4096;
-        while (cap < r->body_len + n + 1)
-            cap *= 2;
-        char *grown = realloc(r->body, cap);
-        if (grown == NULL) {
-            r->too_large = 1; /* answered as 413; logged below */
-            kj_log(KJ_LOG_ERROR, "http", "out of memory for a body of %zu bytes", cap);
-            return;
-        }
-        r->body = grown;
-        r->body_cap = cap;
+    if (kj_buf_putn(&r->body, data, n) != 0) {
+        r->too_large = 1; /* answered as 413 */
+        kj_log(KJ_LOG_ERROR, "http", "out of memory for a body of %zu bytes", r->body.len + n);
+        kj_buf_free(&r->body);
     }
-    memcpy(r->body + r->body_len, data, n);
-    r->body_len += n;
-    r->body[r->body_len] = '\0';
 }
 
 /* The last callback (body complete) or a callback after a resume. */
@@ -395,10 +382,9 @@ static enum MHD_Result req_run(struct http_req *r)
     if (r->too_large)
         return http_error(r, MHD_HTTP_CONTENT_TOO_LARGE, "too_large",
                           "the request body is larger than the limit");
-    if (r->route->body == HTTP_BODY_JSON && r->body == NULL) {
-        if ((r->body = calloc(1, 1)) == NULL)
-            return MHD_NO;
-    }
+    if (r->route->body == HTTP_BODY_JSON && r->body.p == NULL &&
+        kj_buf_putn(&r->body, "", 0) != 0) /* no body: "" */
+        return MHD_NO;
     return r->route->handler(r);
 }
 
@@ -414,6 +400,7 @@ static struct http_req *req_new(struct server *srv, struct MHD_Connection *conn)
     r->conn = conn;
     r->gc = sc != NULL ? sc->socket_context : NULL;
     r->boards = boards_acquire(srv);
+    kj_buf_init(&r->body, 0); /* capped by the route's max_body as it arrives */
     clock_gettime(CLOCK_MONOTONIC, &r->start);
     snprintf(r->method, sizeof r->method, "-");
     return r;
@@ -499,7 +486,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
                     ms / 1e3);
     upload_free(r->upload);
     boards_release(r->boards);
-    free(r->body);
+    kj_buf_free(&r->body);
     free(r);
     *con_cls = NULL;
 }
