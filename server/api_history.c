@@ -121,7 +121,7 @@ static int parse_top(const char *s)
 
 enum MHD_Result api_board_history(struct http_req *r)
 {
-    struct srv_board *b = srv_board(r->boards, r->params[0]);
+    struct board *b = boards_find(r->boards, r->params[0]);
     const char *gpu = http_query(r, "gpu");
     int top = parse_top(http_query(r, "top")), n = 0;
     struct db_history_row *rows = NULL;
@@ -136,7 +136,7 @@ enum MHD_Result api_board_history(struct http_req *r)
     if (gpu == NULL || gpu[0] == '\0')
         return http_error(r, MHD_HTTP_BAD_REQUEST, "missing_gpu",
                           "add ?gpu=NAME (one of this leaderboard's gpus)");
-    if (api_board_gpu(b, gpu) < 0) {
+    if (boards_gpu(b, gpu) < 0) {
         char safe[72];
         kj_printable(safe, sizeof safe, gpu, 64);
         return http_error(r, MHD_HTTP_BAD_REQUEST, "unknown_gpu",

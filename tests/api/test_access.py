@@ -2,7 +2,7 @@
 """test_access.py - who may call what, and the account and competition rules.
 
 Starts bin/kjudge-server with rate limits from its config file, then:
-calls every route of the route table in server/http.c (read from the
+calls every route of the route table in server/http_route.c (read from the
 source, so a new route without a row in MATRIX fails) as each of: no
 token, a user, another user, the admin, a runner and a banned user, and
 checks each status code; then checks users made by the admin, invite
@@ -165,7 +165,7 @@ def matrix_call(c, srv, method, pattern, role, tokens, ctx):
 
 def test_matrix(srv, c, tokens):
     routes = route_table()
-    check(len(routes) >= 25, "the route table was read from server/http.c", sorted(routes))
+    check(len(routes) >= 25, "the route table was read from server/http_route.c", sorted(routes))
     missing = sorted(routes - set(MATRIX))
     check(not missing, "every route has a row in the access matrix", missing)
     check(not sorted(set(MATRIX) - routes), "every matrix row is a route", sorted(set(MATRIX) - routes))
