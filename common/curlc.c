@@ -147,6 +147,12 @@ const char *curlc_base(const struct curlc *c)
     return c->base;
 }
 
+char *curlc_auth(struct curlc *c, size_t *len)
+{
+    *len = c->auth != NULL ? strlen(c->auth) : 0;
+    return c->auth;
+}
+
 void curlc_resp_free(struct curlc_resp *r)
 {
     if (r == NULL)

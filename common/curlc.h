@@ -85,6 +85,11 @@ int curlc_new(const struct curlc_opts *o, struct curlc **out, struct kj_err *err
 void curlc_free(struct curlc *c);
 /* The base URL as given, without a trailing '/'. Borrowed from c. */
 const char *curlc_base(const struct curlc *c);
+/* Where c keeps its "Authorization: Bearer TOKEN" text (*len bytes), so
+ * that a forked child can wipe its copy (runner/secret.h); NULL when c has
+ * no token. Borrowed from c. libcurl's own copies (the header list of a
+ * request, its send buffer) live only while a request runs. */
+char *curlc_auth(struct curlc *c, size_t *len);
 
 /* GET base_url + path (path starts with '/', query included). */
 int curlc_get(struct curlc *c, const char *path, struct curlc_resp *out, struct kj_err *err);

@@ -59,21 +59,29 @@ int kj_buf_putc(struct kj_buf *b, char c) { return kj_buf_putn(b, &c, 1); }
 int kj_buf_printf(struct kj_buf *b, const char *fmt, ...)
 {
     va_list ap;
+    int rc;
+    va_start(ap, fmt);
+    rc = kj_buf_vprintf(b, fmt, ap);
+    va_end(ap);
+    return rc;
+}
+
+int kj_buf_vprintf(struct kj_buf *b, const char *fmt, va_list ap)
+{
+    va_list again;
     int n, rc;
     if (b->failed)
         return b->failed;
-    va_start(ap, fmt);
+    va_copy(again, ap);
     n = vsnprintf(NULL, 0, fmt, ap);
-    va_end(ap);
     if (n < 0)
-        return b->failed = KJ_EINVAL;
-    if ((rc = buf_reserve(b, (size_t)n)) != 0)
-        return rc;
-    va_start(ap, fmt);
-    vsnprintf(b->p + b->len, (size_t)n + 1, fmt, ap);
-    va_end(ap);
-    b->len += (size_t)n;
-    return 0;
+        rc = b->failed = KJ_EINVAL;
+    else if ((rc = buf_reserve(b, (size_t)n)) == 0) {
+        vsnprintf(b->p + b->len, (size_t)n + 1, fmt, again);
+        b->len += (size_t)n;
+    }
+    va_end(again);
+    return rc;
 }
 
 int kj_buf_status(const struct kj_buf *b) { return b->failed; }

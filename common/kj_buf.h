@@ -16,6 +16,7 @@
 #ifndef KJ_BUF_H
 #define KJ_BUF_H
 
+#include <stdarg.h>
 #include <stddef.h>
 
 struct kj_buf {
@@ -35,6 +36,9 @@ int kj_buf_putn(struct kj_buf *b, const char *s, size_t n);
 int kj_buf_puts(struct kj_buf *b, const char *s);
 int kj_buf_putc(struct kj_buf *b, char c);
 int kj_buf_printf(struct kj_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* kj_buf_printf with a va_list (for printf-like wrappers); ap is consumed. */
+int kj_buf_vprintf(struct kj_buf *b, const char *fmt, va_list ap)
+    __attribute__((format(printf, 2, 0)));
 
 /* KJ_OK, or the first failure of an append (KJ_ENOMEM, KJ_ELIMIT). */
 int kj_buf_status(const struct kj_buf *b);

@@ -87,6 +87,12 @@ void kj_printable(char *dst, size_t dstsz, const char *src, size_t max)
     dst[i] = '\0';
 }
 
+int kj_never_hit(const char *expr, const char *file, int line)
+{
+    kj_log(KJ_LOG_ERROR, "never", "%s at %s:%d", expr, file, line);
+    return 1;
+}
+
 void kj_assert_fail(const char *expr, const char *file, int line)
 {
     kj_log(KJ_LOG_ERROR, "assert", "assertion failed: %s at %s:%d", expr, file, line);

@@ -66,4 +66,17 @@ void kj_printable(char *dst, size_t dstsz, const char *src, size_t max);
     ((x) ? (void)0 : kj_assert_fail(#x, __FILE__, __LINE__))
 void kj_assert_fail(const char *expr, const char *file, int line) __attribute__((noreturn));
 
+/* Defensive checks of conditions believed impossible, as SQLite's
+ * ALWAYS/NEVER: the value is x's truth, and when the impossible happens a
+ * line "ERROR never: EXPR at file:line" is logged and the caller
+ * takes its safe branch instead of aborting a process that holds other
+ * people's work:
+ *     if (KJ_NEVER(n < 0))
+ *         return KJ_FAIL(err, KJ_EINTERNAL, "...");
+ * Use KJ_ASSERT where going on would corrupt data. */
+#define KJ_NEVER(x) ((x) ? kj_never_hit(#x, __FILE__, __LINE__) : 0)
+#define KJ_ALWAYS(x) ((x) ? 1 : !kj_never_hit("!(" #x ")", __FILE__, __LINE__))
+/* Logs the line above; returns 1. */
+int kj_never_hit(const char *expr, const char *file, int line);
+
 #endif

@@ -8,7 +8,14 @@
 #                             munge, systemd (for systemd-analyze), clang with
 #                             libFuzzer (tests/fuzz/) and python3-venv; schemathesis
 #                             from PyPI goes into .venv/ at the versions pinned in
-#                             deploy/schema-requirements.txt (tests/api/test_schema.py)
+#                             deploy/schema-requirements.txt (tests/api/test_schema.py);
+#                             Chromium with chromedriver, and Selenium from PyPI
+#                             (pinned in deploy/browser-requirements.txt) in
+#                             .venv-browser/ (tests/api/test_web.py)
+#
+# Every mode installs the web pages' libraries (libjs-highlight.js,
+# libjs-chart.js, libjs-marked, libjs-katex, libjs-codemirror), which the
+# server serves from /usr/share/javascript; the pages work without them.
 #
 # Installs the missing packages when run as root (apt-get); otherwise prints
 # the command to run and fails. The CUDA 13 toolkit (nvcc, NVRTC, headers) is
@@ -23,13 +30,14 @@ case "${1:-}" in
   "") ;;
   --server) mode=server ;;
   --test) mode=test ;;
-  -h|--help) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+  -h|--help) sed -n '2,26p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
   *) echo "deps: unknown option '$1' (use --server or --test)" >&2; exit 2 ;;
 esac
-pkgs=(build-essential libmicrohttpd-dev libcjson-dev libsqlite3-dev libssl-dev python3 curl openssl)
+pkgs=(build-essential libmicrohttpd-dev libcjson-dev libsqlite3-dev libssl-dev python3 curl openssl
+      libjs-highlight.js libjs-chart.js libjs-marked libjs-katex libjs-codemirror)
 [ "$mode" = server ] || pkgs+=(libseccomp-dev libcurl4-openssl-dev)
 [ "$mode" = test ] && pkgs+=(nginx-light slurmctld slurmd slurm-client munge systemd
-                             clang libclang-rt-14-dev python3-venv)
+                             clang libclang-rt-14-dev python3-venv chromium chromium-driver)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -99,4 +107,18 @@ if [ ! -x "$root/.venv/bin/st" ] || ! cmp -s "$req" "$root/.venv/kjudge-requirem
   python3 -m venv "$root/.venv" >&2
   "$root/.venv/bin/pip" install -q --disable-pip-version-check -r "$req" >&2
   cp "$req" "$root/.venv/kjudge-requirements.txt"
+fi
+# Selenium for the browser tests (tests/api/test_web.py), in its own virtual
+# environment, rebuilt when the pinned list changes. Best effort: without it
+# those tests say SKIP.
+breq="$root/deploy/browser-requirements.txt"
+if [ ! -x "$root/.venv-browser/bin/python3" ] || ! cmp -s "$breq" "$root/.venv-browser/kjudge-requirements.txt"; then
+  echo "deps: installing Selenium into $root/.venv-browser" >&2
+  rm -rf "$root/.venv-browser"
+  if python3 -m venv "$root/.venv-browser" >&2 &&
+     "$root/.venv-browser/bin/pip" install -q --disable-pip-version-check -r "$breq" >&2; then
+    cp "$breq" "$root/.venv-browser/kjudge-requirements.txt"
+  else
+    echo "deps: cannot install Selenium from PyPI; the browser tests will skip" >&2
+  fi
 fi

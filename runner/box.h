@@ -8,6 +8,66 @@
  * request the inputs) are copied into a shared memory region that the judge
  * reads and compares, so expected outputs never exist in a context where
  * submitted code can run (DESIGN.md, threat model item 1).
+ *
+ * Process model. A box is a fork() of the runner that never execs (the
+ * boxes share a mapped region with the judge and CUDA IPC between each
+ * other; rbox.h says why). The runner is multi-threaded when it forks (the
+ * supervisor's heartbeat ticker; compare.c's workers come and go), and a
+ * child has only the thread that forked: a lock another thread held at the
+ * fork stays held forever in the child. So code that runs in a box must not
+ * take a lock another thread may hold: no pthread mutex of the runner's
+ * objects, no stdio stream the other threads write. glibc makes malloc
+ * safe across fork itself. The one exception today is box_init's kj_log
+ * warning (stderr) when the region cannot be pinned: it could block only if
+ * the heartbeat logged at the very instant of the fork. The child also
+ * inherits the runner's memory, the runner token and the secret seed
+ * included: box_start's child wipes what cfg->wipe lists (secret.h) before
+ * anything else.
+ *
+ * The protocol's states (box.c checks them at every request with
+ * assert_box_state(), SQLite's assert_pager_state idiom):
+ *
+ *            fork (box_start)
+ *                 |
+ *                 v
+ *            [starting] --- sandbox or CUDA init failed: box_device.error, exit 3
+ *                 |
+ *                 | struct box_device written on fd_info
+ *                 v
+ *              FRESH --------- LOAD ---------> LOADED
+ *                                                 |
+ *                                                 | CASE, SAMPLE, WARMUP, GRAPH
+ *                                                 v
+ *                                          CASE (bench, i) <--+
+ *                                                 |           | CASE, SAMPLE, WARMUP, GRAPH
+ *                                                 +-----------+ (another case: buffers resized)
+ *
+ *   In any state: BASELINE, CLOCK, HEALTH leave the state as it was;
+ *   QUIT (or the judge closing the request pipe) ends the box: exit 0.
+ *
+ * Transitions, with the function that makes each:
+ *   starting -> FRESH      box_main: box_init, then rbox_lock
+ *   FRESH -> LOADED        LOAD: box_load (a failure leaves FRESH; the judge
+ *                          gives the box up)
+ *   LOADED, CASE -> CASE   CASE box_once, SAMPLE box_sample, WARMUP box_warmup,
+ *                          GRAPH box_graph, each through box_setup_case (a
+ *                          failed setup leaves LOADED)
+ *   CASE -> CASE           VERIFY box_verify (reference box), COPY box_copy:
+ *                          only for the case set up
+ *   any -> same            BASELINE box_baseline, CLOCK box_clock,
+ *                          HEALTH box_health_op
+ * What holds in each state:
+ *   FRESH: loaded = 0, no case (cur_case = -1, cp = NULL).
+ *   LOADED: the submission's (or reference's) module and, when the board
+ *     has one, generate.cu's are loaded and every launch line is bound to
+ *     its kernel; cfg->plan is set; no case.
+ *   CASE: cp is the plan of (cur_bench, cur_case); every buffer of the case
+ *     is allocated, the workspace too when the plan has one; launch
+ *     dimensions are checked against the device and the kernels.
+ *   Only a reference box maps another box's buffers (VERIFY).
+ * A request in a state that does not take it, or a state whose invariants
+ * do not hold, is answered BOX_INTERNAL: the judge's bug, never the
+ * submission's.
  */
 #ifndef KJ_BOX_H
 #define KJ_BOX_H
@@ -18,6 +78,8 @@
 #include "spec.h"
 #include "directive.h"
 #include "gpumon.h"
+#include "plan.h"
+#include "secret.h"
 
 enum box_op {
     BOX_OP_LOAD = 1,  /* payload: struct box_load then the cubin */
@@ -95,26 +157,25 @@ struct box_load {
     char gen_lowered[DIR_MAX_LAUNCHES][256];
 };
 
-/* What a box is given at fork time (copied into the child by fork). */
+/* What a box is given at fork time. Every pointer is borrowed from the
+ * judge for the life of the box: the child reads its own copy of what they
+ * point to, made by fork(), and nothing it does reaches the judge's. */
 struct box_cfg {
     const struct spec *spec;
-    const struct directives *dirs;
+    const struct plan *plan;  /* every case resolved (plan.h); NULL for probe and health boxes */
+    const struct directives *dirs;    /* this box's: the submission's or reference.cu's */
     const struct directives *gendirs; /* the board's generate.cu, NULL if none */
     int gpu;                  /* device ordinal */
     int role_reference;       /* 1 = reference box (untimed) */
     int fd_in, fd_out;        /* requests in, replies out */
     int fd_info;              /* struct box_device written once after init */
-    unsigned char *region;    /* shared with the judge */
+    unsigned char *region;    /* shared with the judge (MAP_SHARED: the one pointer not copied) */
     size_t region_size;
     void *unmap;              /* the other box's region, unmapped in the child */
     size_t unmap_size;
     unsigned rbox_skip;       /* protections not to apply (KJUDGE_RBOX_SKIP; box_start fills it) */
+    const struct secret_list *wipe; /* what the child wipes first (secret.h); NULL = nothing */
 };
-
-/* Byte offset and size of every buffer of case c in the region (256-byte
- * aligned, spec order). Returns the total size in *total. */
-int box_layout(const struct spec *s, const struct spec_case *c, size_t *off,
-               size_t *size, size_t *total, struct kj_err *err);
 
 /* The child's main loop; never returns (exits 0 on QUIT, 3 on a fatal error). */
 void box_main(const struct box_cfg *cfg) __attribute__((noreturn));
@@ -130,12 +191,6 @@ struct box_proc {
 int box_call(struct box_proc *p, const struct box_req *req, const void *payload,
              struct box_rep *rep, int timeout_ms, struct kj_err *err);
 
-/* The two halves of box_call, for a request left running while the judge
- * does other work. */
-int box_send(struct box_proc *p, const struct box_req *req, const void *payload,
-             struct kj_err *err);
-int box_recv(struct box_proc *p, struct box_rep *rep, int timeout_ms, struct kj_err *err);
-
 /* Read the box_device the child writes after creating its context. */
 int box_read_info(struct box_proc *p, struct box_device *dev, int timeout_ms, struct kj_err *err);
 
@@ -145,14 +200,16 @@ void box_kill(struct box_proc *p);
 /* Fork a box running box_main() with cfg (its fd fields are filled here). */
 int box_start(const struct box_cfg *cfg, struct box_proc *out, struct kj_err *err);
 
-/* Start a box only to describe device gpu, then stop it (no spec needed). */
-int box_probe(int gpu, struct box_device *dev, struct kj_err *err);
+/* Start a box only to describe device gpu, then stop it (no spec needed).
+ * The child wipes wipe (may be NULL) first. */
+int box_probe(int gpu, const struct secret_list *wipe, struct box_device *dev,
+              struct kj_err *err);
 
 /* In a fresh box: a known-answer kernel over 16 Mi elements, checked on the
  * host. KJ_OK when the GPU is usable; otherwise err says what failed. The
  * supervisor runs it after a time_limit or runtime_error, before the next
  * job. */
-int box_health(int gpu, struct kj_err *err);
+int box_health(int gpu, const struct secret_list *wipe, struct kj_err *err);
 
 #endif
 

@@ -265,7 +265,8 @@ static int cbox_collect(int fd, pid_t pid, double deadline, const char *arch,
     return cbox_limit(out, arch, why);
 }
 
-static int cbox_fork(struct cbox_proc *p, pid_t *pid, int *wfd, struct kj_err *err)
+static int cbox_fork(struct cbox_proc *p, pid_t *pid, int *wfd, const struct secret_list *wipe,
+                     struct kj_err *err)
 {
     int fds[2];
     p->pid = p->fd = -1;
@@ -278,6 +279,7 @@ static int cbox_fork(struct cbox_proc *p, pid_t *pid, int *wfd, struct kj_err *e
         return KJ_FAIL(err, KJ_EIO, "cannot start the compile box: %s", strerror(errno));
     }
     if (*pid == 0) {
+        secret_wipe(wipe); /* first: nothing of the runner's secrets reaches the compiler */
         close(fds[0]);
         *wfd = fds[1];
         return KJ_OK;
@@ -290,10 +292,10 @@ static int cbox_fork(struct cbox_proc *p, pid_t *pid, int *wfd, struct kj_err *e
 }
 
 int cbox_start(const char *src, size_t len, const struct directives *d, const char *arch,
-               struct cbox_proc *p, struct kj_err *err)
+               const struct secret_list *wipe, struct cbox_proc *p, struct kj_err *err)
 {
     pid_t pid;
-    int wfd = -1, rc = cbox_fork(p, &pid, &wfd, err);
+    int wfd = -1, rc = cbox_fork(p, &pid, &wfd, wipe, err);
     if (rc == KJ_OK && pid == 0)
         cbox_child(wfd, src, len, d, arch);
     return rc;
@@ -312,16 +314,16 @@ int cbox_compile(const char *src, size_t len, const struct directives *d,
                  const char *arch, struct compile_result *out, struct kj_err *err)
 {
     struct cbox_proc p;
-    int rc = cbox_start(src, len, d, arch, &p, err);
+    int rc = cbox_start(src, len, d, arch, NULL, &p, err);
     return rc != KJ_OK ? rc : cbox_finish(&p, arch, out, err);
 }
 
-int cbox_run_in_box(int (*fn)(void *), void *arg, unsigned flags, int *result,
-                    struct kj_err *err)
+int cbox_run_in_box(int (*fn)(void *), void *arg, unsigned flags,
+                    const struct secret_list *wipe, int *result, struct kj_err *err)
 {
     struct cbox_proc p;
     pid_t pid;
-    int wfd = -1, rc = cbox_fork(&p, &pid, &wfd, err);
+    int wfd = -1, rc = cbox_fork(&p, &pid, &wfd, wipe, err);
     if (rc != KJ_OK)
         return rc;
     if (pid == 0) {

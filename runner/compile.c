@@ -6,7 +6,10 @@
  * It checks the source (size, NUL bytes, #include of anything but toolkit
  * headers), builds the server-owned option list, compiles, reads ptxas's
  * resource report, and passes on a compile_result: the cubin, the lowered
- * name of every launched kernel and a log cleaned for users.
+ * name of every launched kernel and a log cleaned for users. The checks on
+ * the source are in compile_scan.c, the reading and cleaning of NVRTC's
+ * log in compile_log.c (compile_int.h); this file has the toolkit paths,
+ * the kernel names and options, and NVRTC itself.
  *
  * Decisions (the next person should know them):
  * - #include is allowed only for headers found under the toolkit's include
@@ -29,13 +32,12 @@
  *   absolute paths "<path>"; it is valid UTF-8 and at most COMPILE_MAX_LOG
  *   bytes, the truncation marker included.
  */
-#include "compile.h"
+#include "compile_int.h"
 #include "mono.h"
 #include "ptxscan.h"
 
 #include <limits.h>
 #include <nvrtc.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,12 +49,7 @@
 #endif
 
 #define CC_MAX_OPTS (8 + DIR_MAX_NVRTC)
-#define CC_MAX_HEADER 200    /* longest #include name accepted */
-#define CC_MAX_INCLUDES 1000 /* #include lines (and look-alikes) in one source */
 #define CC_MAX_ECHO_LINE 4096 /* longest line for full diagnostics (compile_passes) */
-#define CC_STR2(x) #x
-#define CC_STR(x) CC_STR2(x)
-#define CC_TRUNC_FMT "\n[log truncated at %d bytes]\n"
 
 /* Every NVRTC call goes through this: 0 when the call returned NVRTC_SUCCESS
  * or `tolerated`, else KJ_ENVRTC with the call text, file:line and NVRTC's
@@ -60,44 +57,6 @@
 #define NV_CALL(err, res, tolerated, call) \
     nv_check((*(res) = (call)), (tolerated), #call, __FILE__, __LINE__, (err))
 #define NV_CHECK(err, res, call) NV_CALL(err, res, NVRTC_SUCCESS, call)
-
-/* What went wrong with one launched kernel, by the source's fault. */
-enum cc_kstate { K_OK, K_MISSING, K_NOT_GLOBAL, K_BAD_NAME, K_LONG_NAME };
-
-/* A growable string; oom is sticky so callers check once at the end. */
-struct sbuf {
-    char *p; /* owned, NUL-terminated when non-NULL */
-    size_t len, cap;
-    int oom;
-};
-
-struct cc_paths {
-    char inc[PATH_MAX];       /* <home>/include as configured */
-    char inc_real[PATH_MAX];  /* the same, symlinks resolved */
-    char cccl[PATH_MAX];      /* <home>/include/cccl; "" when absent */
-    char cccl_real[PATH_MAX];
-    char home[PATH_MAX];      /* <home> as configured */
-    char home_real[PATH_MAX];
-};
-
-/* Everything one compile_source() call works with. */
-struct cc_job {
-    const char *src;
-    size_t len;
-    const struct directives *d;  /* borrowed; NULL = no directives */
-    struct compile_result *out;  /* borrowed from the caller */
-    struct cc_paths paths;
-    int kline[DIR_MAX_LAUNCHES];  /* directive line of each kernel */
-    int kstate[DIR_MAX_LAUNCHES]; /* enum cc_kstate */
-    int kentry[DIR_MAX_LAUNCHES]; /* 1 once ptxas compiled it as an entry */
-    struct sbuf pre;              /* our messages; go before NVRTC's log */
-    char *text;                   /* owned: the source as NVRTC gets it */
-    char *raw;                    /* NVRTC's log, owned */
-    char *ptx;                    /* owned: NVRTC's PTX after a good compile, for ptxscan */
-    size_t ptx_len;
-    int user_fault;               /* 1: the source does not compile */
-    nvrtcResult status;           /* of the last nvrtcCompileProgram */
-};
 
 /* ---- small helpers ---- */
 
@@ -107,54 +66,6 @@ static int nv_check(nvrtcResult r, nvrtcResult tolerated, const char *call,
     if (r == NVRTC_SUCCESS || r == tolerated)
         return KJ_OK;
     return kj_errf(err, KJ_ENVRTC, file, line, "%s: %s", call, nvrtcGetErrorString(r));
-}
-
-static void sb_putn(struct sbuf *b, const char *s, size_t n)
-{
-    if (b->oom)
-        return;
-    if (b->len + n + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap : 256;
-        while (cap < b->len + n + 1)
-            cap *= 2;
-        char *p = realloc(b->p, cap);
-        if (p == NULL) {
-            b->oom = 1;
-            return;
-        }
-        b->p = p;
-        b->cap = cap;
-    }
-    memcpy(b->p + b->len, s, n);
-    b->len += n;
-    b->p[b->len] = '\0';
-}
-
-static void sb_puts(struct sbuf *b, const char *s) { sb_putn(b, s, strlen(s)); }
-
-static void sb_printf(struct sbuf *b, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-static void sb_printf(struct sbuf *b, const char *fmt, ...)
-{
-    char tmp[1024];
-    va_list ap;
-
-    va_start(ap, fmt);
-    int n = vsnprintf(tmp, sizeof tmp, fmt, ap);
-    va_end(ap);
-    if (n > 0)
-        sb_putn(b, tmp, (size_t)n < sizeof tmp ? (size_t)n : sizeof tmp - 1);
-}
-
-static int is_ident(int c)
-{
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-           c == '_' || c == '$';
-}
-
-static int starts(const char *s, const char *prefix)
-{
-    return strncmp(s, prefix, strlen(prefix)) == 0;
 }
 
 /* ---- the toolkit's include dirs ---- */
@@ -194,319 +105,6 @@ static int cuda_paths(struct cc_paths *p, struct kj_err *err)
     else
         p->cccl[0] = '\0';
     return KJ_OK;
-}
-
-/* 1 if name is a regular file under dir whose real path stays inside real. */
-static int file_under(const char *dir, const char *real, const char *name)
-{
-    char path[PATH_MAX], res[PATH_MAX];
-    struct stat st;
-    size_t n = strlen(real);
-
-    if (dir[0] == '\0' || snprintf(path, sizeof path, "%s/%s", dir, name) >= (int)sizeof path)
-        return 0;
-    if (realpath(path, res) == NULL || stat(res, &st) != 0 || !S_ISREG(st.st_mode))
-        return 0;
-    return strncmp(res, real, n) == 0 && res[n] == '/';
-}
-
-/* ---- checks on the source before NVRTC sees it ---- */
-
-/* The source with every backslash-newline removed ("\\\n", also "\\ \n" and
- * "\\\r\n": more than the compiler splices, and joining more lines only
- * finds more '#'), with what it takes to map an offset back. */
-struct spliced {
-    char *s;      /* owned, NUL-terminated */
-    size_t n;
-    size_t *at;   /* owned: spliced offset after each removed splice */
-    size_t *gone; /* owned: bytes that splice removed */
-    size_t count;
-};
-
-static void spliced_free(struct spliced *sp)
-{
-    free(sp->s);
-    free(sp->at);
-    free(sp->gone);
-}
-
-static int splice(const char *src, size_t len, struct spliced *sp)
-{
-    size_t i = 0, o = 0;
-
-    memset(sp, 0, sizeof *sp);
-    sp->s = malloc(len + 1);
-    sp->at = malloc((len / 2 + 1) * sizeof *sp->at);
-    sp->gone = malloc((len / 2 + 1) * sizeof *sp->gone);
-    if (sp->s == NULL || sp->at == NULL || sp->gone == NULL)
-        return KJ_ENOMEM;
-    while (i < len) {
-        if (src[i] == '\\') {
-            size_t j = i + 1;
-            while (j < len && (src[j] == ' ' || src[j] == '\t' || src[j] == '\r'))
-                j++;
-            if (j < len && src[j] == '\n') {
-                sp->at[sp->count] = o;
-                sp->gone[sp->count++] = j + 1 - i;
-                i = j + 1;
-                continue;
-            }
-        }
-        sp->s[o++] = src[i++];
-    }
-    sp->s[o] = '\0';
-    sp->n = o;
-    return KJ_OK;
-}
-
-/* State of one scan over the spliced source. Every lookup below moves
- * forward only, so a hostile source costs linear time. */
-struct scan {
-    const struct spliced *sp;
-    const struct cc_paths *paths;
-    size_t close_from, close_at; /* the first "*\/" at or after close_from is at close_at */
-    size_t splice_k, splice_sum; /* splices before the last offset mapped, bytes removed */
-    int includes;                /* include-like constructs seen */
-};
-
-/* Offset in the original source of spliced offset off (off never decreases
- * between calls). */
-static size_t orig_offset(struct scan *sc, size_t off)
-{
-    const struct spliced *sp = sc->sp;
-    while (sc->splice_k < sp->count && sp->at[sc->splice_k] <= off)
-        sc->splice_sum += sp->gone[sc->splice_k++];
-    return off + sc->splice_sum;
-}
-
-/* 1-based line in the original source of spliced offset off. */
-static int line_of(const struct spliced *sp, size_t off)
-{
-    size_t i, line = 1;
-
-    for (i = 0; i < off; i++)
-        line += sp->s[i] == '\n';
-    for (i = 0; i < sp->count && sp->at[i] <= off; i++)
-        line++;
-    return line > INT_MAX ? INT_MAX : (int)line;
-}
-
-/* Offset just past the first "*\/" at or after i, or n. */
-static size_t comment_end(struct scan *sc, size_t i)
-{
-    const char *s = sc->sp->s, *e;
-
-    if (i < sc->close_from || i > sc->close_at) {
-        e = strstr(s + i, "*/");
-        sc->close_from = i;
-        sc->close_at = e ? (size_t)(e - s) : sc->sp->n;
-    }
-    return sc->close_at < sc->sp->n ? sc->close_at + 2 : sc->sp->n;
-}
-
-/* Skip blanks and block comments from s[i]. */
-static size_t skip_gap(struct scan *sc, size_t i)
-{
-    const char *s = sc->sp->s;
-    size_t n = sc->sp->n;
-
-    for (;;) {
-        while (i < n && (s[i] == ' ' || s[i] == '\t' || s[i] == '\v' || s[i] == '\f' ||
-                         s[i] == '\r'))
-            i++;
-        if (i + 1 < n && s[i] == '/' && s[i + 1] == '*') {
-            i = comment_end(sc, i + 2);
-            continue;
-        }
-        return i;
-    }
-}
-
-static int header_char(int c)
-{
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-           (c != '\0' && strchr("_.+-/", c) != NULL);
-}
-
-/* What one '#include'-like construct names. */
-struct hdr {
-    char what[24];                /* "#include", "__has_include", ... */
-    char name[CC_MAX_HEADER + 2]; /* the header name as written */
-    int shown;                    /* 1: name is harmless to echo */
-    size_t quote[2];              /* spliced offsets of "..." quotes; quote[1] = 0 if <...> */
-};
-
-/* Check the header-name at s[i]: "<name>" or "\"name\"", relative, without
- * "..", of [A-Za-z0-9_.+/-]. With must_exist, the file must be a toolkit
- * header. Returns NULL when fine, else the reason. */
-static const char *check_header(struct scan *sc, size_t i, int must_exist, struct hdr *h)
-{
-    const char *literal = "must name a header literally, in <...> or \"...\"";
-    const char *s = sc->sp->s;
-    size_t k = 0, open = i, n = sc->sp->n;
-    char close;
-
-    if (i >= n || (s[i] != '<' && s[i] != '"'))
-        return literal;
-    close = s[i] == '<' ? '>' : '"';
-    for (i++; i < n && s[i] != close && s[i] != '\n' && k <= CC_MAX_HEADER; i++)
-        h->name[k++] = s[i];
-    h->name[k] = '\0';
-    if (i >= n || s[i] != close || k == 0)
-        return literal;
-    for (k = 0; h->name[k] != '\0'; k++)
-        if (!header_char((unsigned char)h->name[k]))
-            return "names a file outside the CUDA toolkit";
-    if (h->name[0] == '/' || strstr(h->name, "..") != NULL)
-        return "names a file outside the CUDA toolkit";
-    h->shown = 1;
-    if (must_exist && !file_under(sc->paths->inc, sc->paths->inc_real, h->name) &&
-        !file_under(sc->paths->cccl, sc->paths->cccl_real, h->name))
-        return "is not a header of the CUDA toolkit";
-    if (close == '"') {
-        h->quote[0] = open;
-        h->quote[1] = i;
-    }
-    return NULL;
-}
-
-/* Length of the identifier at s[i], 0 if none. */
-static size_t ident_at(const char *s, size_t n, size_t i)
-{
-    size_t k = i;
-    while (k < n && is_ident((unsigned char)s[k]))
-        k++;
-    return k - i;
-}
-
-/* Index of the identifier at s[i] in names, -1 if none. */
-static int ident_in(const char *s, size_t n, size_t i, const char *const *names, int count)
-{
-    size_t w = ident_at(s, n, i);
-    int k;
-
-    for (k = 0; k < count; k++)
-        if (w == strlen(names[k]) && strncmp(s + i, names[k], w) == 0)
-            return k;
-    return -1;
-}
-
-static const char *const has_names[] = {"__has_include", "__has_include_next", "__has_embed"};
-
-/* Check one '#' (directive name at s[i]) or one __has_include-like name (at
- * s[i], when is_has). Returns NULL when fine, else the reason. */
-static const char *check_hash(struct scan *sc, size_t i, int is_has, struct hdr *h)
-{
-    static const char *const reads[] = {"include", "include_next", "import", "embed"};
-    const char *s = sc->sp->s;
-    size_t n = sc->sp->n;
-    int k;
-
-    memset(h, 0, sizeof *h);
-    if (is_has) {
-        snprintf(h->what, sizeof h->what, "%s", has_names[ident_in(s, n, i, has_names, 3)]);
-        i = skip_gap(sc, i + ident_at(s, n, i));
-        if (i >= n || s[i] != '(')
-            return "must name a header literally, in <...> or \"...\"";
-        return check_header(sc, skip_gap(sc, i + 1), 0, h);
-    }
-    if ((k = ident_in(s, n, i, reads, 4)) < 0)
-        return NULL;
-    snprintf(h->what, sizeof h->what, "#%s", reads[k]);
-    if (++sc->includes > CC_MAX_INCLUDES)
-        return "is one too many (the limit is " CC_STR(CC_MAX_INCLUDES) ")";
-    if (k >= 2)
-        return "is not allowed";
-    return check_header(sc, skip_gap(sc, i + ident_at(s, n, i)), 1, h);
-}
-
-/* Find the first forbidden file access in the spliced source; turn every
- * allowed "name" into <name> in text (the original layout), so that NVRTC
- * looks only in the toolkit's dirs and never in the current directory.
- * Returns the spliced offset of the offending text and fills msg, or sp->n
- * when there is none. */
-static size_t scan_includes(const struct spliced *sp, const struct cc_paths *p, char *text,
-                            char *msg, size_t msgsz)
-{
-    struct scan sc = {.sp = sp, .paths = p, .close_from = 1}; /* empty cache */
-    const char *s = sp->s, *why;
-    size_t i, n = sp->n;
-    struct hdr h;
-
-    for (i = 0; i < n; i++) {
-        int is_has = 0;
-        size_t at;
-        if (s[i] == '#')
-            at = skip_gap(&sc, i + 1);
-        else if (s[i] == '%' && i + 1 < n && s[i + 1] == ':')
-            at = skip_gap(&sc, i + 2);
-        else if (s[i] == '_' && (i == 0 || !is_ident((unsigned char)s[i - 1])) &&
-                 ident_in(s, n, i, has_names, 3) >= 0)
-            at = i, is_has = 1;
-        else
-            continue;
-        why = check_hash(&sc, at, is_has, &h);
-        if (why != NULL) {
-            char shown[64];
-            kj_printable(shown, sizeof shown, h.name, sizeof shown - 1);
-            snprintf(msg, msgsz, "%s%s%s%s %s; only the CUDA toolkit's headers can be "
-                     "included (e.g. <cuda_fp16.h>, <cuda/barrier>, <cub/cub.cuh>)", h.what,
-                     h.shown ? " \"" : "", h.shown ? shown : "", h.shown ? "\"" : "", why);
-            return i;
-        }
-        if (h.quote[1] != 0) {
-            text[orig_offset(&sc, h.quote[0])] = '<';
-            text[orig_offset(&sc, h.quote[1])] = '>';
-        }
-    }
-    return n;
-}
-
-/* 1 (message in j->pre) if the source is too long or holds a NUL byte. */
-static int check_bytes(struct cc_job *j)
-{
-    const char *nul;
-    size_t line = 1;
-
-    if (j->len > COMPILE_MAX_SOURCE) {
-        sb_printf(&j->pre, "the source is %zu bytes; the limit is %d bytes\n", j->len,
-                  COMPILE_MAX_SOURCE);
-        return 1;
-    }
-    nul = j->len ? memchr(j->src, '\0', j->len) : NULL;
-    if (nul == NULL)
-        return 0;
-    for (const char *c = j->src; c < nul; c++)
-        line += *c == '\n';
-    sb_printf(&j->pre, "line %zu: the source contains a NUL byte; submit a text file\n", line);
-    return 1;
-}
-
-/* Reasons the source cannot go to NVRTC at all (message to j->pre); also
- * makes j->text, the NUL-terminated copy NVRTC compiles. Returns 1 when
- * the source is refused, 0 when it may go on, KJ_ENOMEM. */
-static int check_source(struct cc_job *j)
-{
-    char msg[KJ_ERR_MSG + 64];
-    struct spliced sp = {0};
-    size_t at;
-    int rc;
-
-    if ((rc = check_bytes(j)) != 0)
-        return rc;
-    if ((j->text = malloc(j->len + 1)) == NULL)
-        return KJ_ENOMEM;
-    memcpy(j->text, j->src, j->len);
-    j->text[j->len] = '\0';
-    if ((rc = splice(j->src, j->len, &sp)) != KJ_OK)
-        goto out;
-    at = scan_includes(&sp, &j->paths, j->text, msg, sizeof msg);
-    rc = at < sp.n;
-    if (rc)
-        sb_printf(&j->pre, "line %d: %s\n", line_of(&sp, at), msg);
-out:
-    spliced_free(&sp);
-    return rc;
 }
 
 /* ---- kernels and options ---- */
@@ -575,7 +173,7 @@ static int build_options(struct cc_job *j, const char *arch, int full,
         if (strnlen(o, DIR_MAX_OPT) >= DIR_MAX_OPT || !dir_nvrtc_allowed(o)) {
             char shown[DIR_MAX_OPT];
             kj_printable(shown, sizeof shown, o, DIR_MAX_OPT - 1);
-            sb_printf(&j->pre, "line %d: nvrtc: option '%s' is not allowed\n",
+            kj_buf_printf(&j->pre, "line %d: nvrtc: option '%s' is not allowed\n",
                       j->d->nvrtc_line[i], shown);
             return 1;
         }
@@ -611,363 +209,7 @@ static int check_arch(const char *arch, struct kj_err *err)
     return KJ_FAIL(err, KJ_EINVAL, "this NVRTC cannot compile for %.16s", arch);
 }
 
-/* ---- NVRTC's log: name expressions and ptxas's report ---- */
-
-/* Copy s without blanks into buf. */
-static void squash(const char *s, size_t n, char *buf, size_t bufsz)
-{
-    size_t i, k = 0;
-    for (i = 0; i < n && s[i] != '\0' && k + 1 < bufsz; i++)
-        if (s[i] != ' ' && s[i] != '\t')
-            buf[k++] = s[i];
-    buf[k] = '\0';
-}
-
-/* Mark the kernel whose name is the name expression text t (n bytes). */
-static int mark_name(struct cc_job *j, const char *t, size_t n, int not_global)
-{
-    char a[2 * DIR_MAX_KERNEL], b[2 * DIR_MAX_KERNEL];
-    int k, hit = 0;
-
-    squash(t, n, a, sizeof a);
-    for (k = 0; k < j->out->nkernels; k++) {
-        squash(j->out->kernels[k].name, DIR_MAX_KERNEL, b, sizeof b);
-        if (a[0] == '\0' || strcmp(a, b) != 0)
-            continue;
-        if (not_global)
-            j->kstate[k] = K_NOT_GLOBAL;
-        else if (j->kstate[k] == K_OK)
-            j->kstate[k] = K_MISSING;
-        hit = 1;
-    }
-    return hit;
-}
-
-/* Read the "__nv_name_map" errors NVRTC gives for name expressions that do
- * not resolve; mark those kernels. Returns how many errors named a kernel. */
-static int scan_name_map(struct cc_job *j)
-{
-    const char *line = j->raw, *key = "Input name expression was: \"";
-    int in_map = 0, not_global = 0, hits = 0;
-
-    while (line != NULL && *line != '\0') {
-        const char *end = strchr(line, '\n'), *t;
-        size_t n = end ? (size_t)(end - line) : strlen(line);
-        if (starts(line, "__nv_name_map(")) {
-            in_map = 1;
-            not_global = memmem(line, n, "non-__global__", 14) != NULL ||
-                         memmem(line, n, "must form address of a __global__", 33) != NULL;
-            t = memmem(line, n, key, strlen(key));
-            if (t != NULL) {
-                const char *q;
-                t += strlen(key);
-                q = memchr(t, '"', n - (size_t)(t - line));
-                hits += mark_name(j, t, q ? (size_t)(q - t) : 0, not_global);
-            }
-        } else if (n > 0 && (line[0] == ' ' || line[0] == '\t')) {
-            t = memmem(line, n, "#pragma nv_mangled_name ", 24);
-            if (in_map && t != NULL)
-                hits += mark_name(j, t + 24, n - (size_t)(t + 24 - line), not_global);
-        } else {
-            in_map = 0;
-        }
-        line = end ? end + 1 : NULL;
-    }
-    return hits;
-}
-
-/* Apply one "N what" item of ptxas's report to kernel k. */
-static void ptxas_item(struct compile_kernel *k, const char *item, int is_entry_line)
-{
-    long v;
-    char what[32] = "";
-
-    if (sscanf(item, " %*[Uu]sed %ld %31[a-z]", &v, what) != 2 &&
-        sscanf(item, " %ld bytes %31[a-z ]", &v, what) != 2)
-        return;
-    if (v < 0 || v > INT_MAX)
-        v = INT_MAX;
-    if (strcmp(what, "registers") == 0)
-        k->registers = (int)v;
-    else if (strcmp(what, "barriers") == 0)
-        k->barriers = (int)v;
-    else if (strcmp(what, "smem") == 0)
-        k->smem_static = (int)v;
-    else if (strcmp(what, "stack frame") == 0 && !is_entry_line)
-        k->stack_frame = (int)v;
-    else if (strcmp(what, "cumulative stack size") == 0 && v > k->stack_frame)
-        k->stack_frame = (int)v; /* includes the frames of called functions */
-    else if (strcmp(what, "spill stores") == 0)
-        k->spill_stores = (int)v;
-    else if (strcmp(what, "spill loads") == 0)
-        k->spill_loads = (int)v;
-}
-
-/* Apply a comma-separated ptxas message to every kernel lowered to name. */
-static void ptxas_apply(struct cc_job *j, const char *name, size_t nlen,
-                        const char *msg, size_t mlen, int is_entry_line)
-{
-    char buf[512];
-    int k;
-
-    for (k = 0; k < j->out->nkernels; k++) {
-        struct compile_kernel *ck = &j->out->kernels[k];
-        if (strlen(ck->lowered) != nlen || strncmp(ck->lowered, name, nlen) != 0)
-            continue;
-        snprintf(buf, sizeof buf, "%.*s", (int)mlen, msg);
-        for (char *save = NULL, *it = strtok_r(buf, ",", &save); it != NULL;
-             it = strtok_r(NULL, ",", &save))
-            ptxas_item(ck, it, is_entry_line);
-        if (is_entry_line)
-            j->kentry[k] = 1;
-    }
-}
-
-/* If line is ptxas output ("ptxas info    : m" or "ptxas         . m"),
- * return 1 and point *msg at m. */
-static int ptxas_line(const char *line, size_t n, int *is_info, const char **msg)
-{
-    size_t i = 5;
-
-    if (n < 6 || strncmp(line, "ptxas", 5) != 0)
-        return 0;
-    *is_info = n >= 10 && strncmp(line + 5, " info", 5) == 0;
-    if (*is_info)
-        i = 10;
-    while (i < n && line[i] == ' ')
-        i++;
-    if (i >= n || (line[i] != ':' && !(line[i] == '.' && !*is_info)))
-        return 0;
-    i++;
-    while (i < n && line[i] == ' ')
-        i++;
-    *msg = line + i;
-    return 1;
-}
-
-/* Read ptxas's per-kernel report. Later lines win over earlier ones, so
- * text that the source made the front end print cannot override ptxas. */
-static void parse_ptxas(struct cc_job *j)
-{
-    const char *line = j->raw, *entry = "", *props = "", *msg;
-    size_t elen = 0, plen = 0;
-    int info;
-
-    while (line != NULL && *line != '\0') {
-        const char *end = strchr(line, '\n');
-        size_t n = end ? (size_t)(end - line) : strlen(line);
-        if (ptxas_line(line, n, &info, &msg)) {
-            size_t m = n - (size_t)(msg - line);
-            const char *q;
-            if (info && starts(msg, "Compiling entry function '") &&
-                (q = memchr(msg + 26, '\'', m - 26)) != NULL) {
-                entry = msg + 26, elen = (size_t)(q - entry);
-                ptxas_apply(j, entry, elen, "", 0, 1);
-            } else if (info && starts(msg, "Function properties for ")) {
-                props = msg + 24, plen = m - 24;
-            } else if (info && starts(msg, "Used ")) {
-                ptxas_apply(j, entry, elen, msg, m, 1);
-            } else if (!info) {
-                ptxas_apply(j, props, plen, msg, m, 0);
-            }
-        }
-        line = end ? end + 1 : NULL;
-    }
-}
-
-/* Copy the raw log into dst without ptxas's info lines and, when drop_map,
- * without the "__nv_name_map" error blocks (replaced by our messages). A
- * block is a line at column 0 and the indented lines under it, up to a
- * blank line. ptxas's warnings and errors stay. */
-static void filter_log(const char *raw, int drop_map, struct sbuf *dst)
-{
-    const char *line = raw, *msg;
-    int dropping = 0, info, keep;
-
-    while (line != NULL && *line != '\0') {
-        const char *end = strchr(line, '\n');
-        size_t n = end ? (size_t)(end - line) : strlen(line);
-        if (ptxas_line(line, n, &info, &msg)) {
-            keep = 0;
-            dropping = 0;
-        } else if (n == 0) {
-            keep = !dropping;
-            dropping = 0;
-        } else if (line[0] != ' ' && line[0] != '\t') {
-            dropping = drop_map && starts(line, "__nv_name_map(");
-            keep = !dropping;
-        } else {
-            keep = !dropping;
-        }
-        if (keep) {
-            sb_putn(dst, line, n);
-            sb_puts(dst, "\n");
-        }
-        line = end ? end + 1 : NULL;
-    }
-}
-
-/* ---- cleaning the log for users ---- */
-
-/* Length of the valid, printable UTF-8 sequence at s (n bytes left); 0 when
- * the byte starts none; *ctrl = 1 when it is a C1 control (U+0080..U+009F). */
-static size_t utf8_len(const unsigned char *s, size_t n, int *ctrl)
-{
-    unsigned cp;
-    size_t need, i;
-
-    *ctrl = 0;
-    if (s[0] >= 0xC2 && s[0] <= 0xDF)
-        need = 2, cp = s[0] & 0x1Fu;
-    else if (s[0] >= 0xE0 && s[0] <= 0xEF)
-        need = 3, cp = s[0] & 0x0Fu;
-    else if (s[0] >= 0xF0 && s[0] <= 0xF4)
-        need = 4, cp = s[0] & 0x07u;
-    else
-        return 0;
-    if (n < need)
-        return 0;
-    for (i = 1; i < need; i++) {
-        if ((s[i] & 0xC0) != 0x80)
-            return 0;
-        cp = (cp << 6) | (s[i] & 0x3Fu);
-    }
-    if ((need == 3 && (cp < 0x800 || (cp >= 0xD800 && cp <= 0xDFFF))) ||
-        (need == 4 && (cp < 0x10000 || cp > 0x10FFFF)))
-        return 0;
-    *ctrl = cp <= 0x9F;
-    return need;
-}
-
-static int path_char(int c)
-{
-    return is_ident(c) || c == '.' || c == '-' || c == '+' || c == '~' || c == '@';
-}
-
-/* Length of an absolute path of at least two components at s[i], 0 if none. */
-static size_t abs_path_len(const char *s, size_t n, size_t i)
-{
-    size_t k = i, comps = 0;
-
-    if (s[i] != '/' || (i > 0 && (path_char((unsigned char)s[i - 1]) || s[i - 1] == ')' ||
-                                  s[i - 1] == ']' || s[i - 1] == '/')))
-        return 0;
-    while (k < n && s[k] == '/') {
-        size_t c = k + 1;
-        while (c < n && path_char((unsigned char)s[c]))
-            c++;
-        if (c == k + 1)
-            break;
-        comps++;
-        k = c;
-    }
-    return comps >= 2 ? k - i : 0;
-}
-
-/* If one of the toolkit prefixes starts at s[i], emit its stand-in, return
- * the prefix length (the relative rest stays), else 0. */
-static size_t cuda_prefix(const char *s, size_t n, size_t i, const struct cc_paths *p,
-                          struct sbuf *dst)
-{
-    const char *pre[2] = {p->inc_real, p->inc};
-    size_t k;
-
-    for (k = 0; k < 2; k++) {
-        size_t m = strlen(pre[k]);
-        if (m > 1 && i + m <= n && memcmp(s + i, pre[k], m) == 0 &&
-            (i + m == n || !path_char((unsigned char)s[i + m]))) {
-            sb_puts(dst, "<cuda>");
-            return m;
-        }
-    }
-    return 0;
-}
-
-/* Copy s into dst: toolkit include dir -> "<cuda>", other absolute paths ->
- * "<path>", control characters and invalid UTF-8 -> '?', "\r\n" -> "\n". */
-static void clean_log(const char *s, size_t n, const struct cc_paths *p, struct sbuf *dst)
-{
-    size_t i = 0, m;
-    int ctrl;
-
-    /* Past the cap the rest is cut anyway (cap_log). */
-    while (i < n && !dst->oom && dst->len <= COMPILE_MAX_LOG) {
-        unsigned char c = (unsigned char)s[i];
-        if ((m = cuda_prefix(s, n, i, p, dst)) > 0) {
-            i += m;
-            while (i < n && (path_char((unsigned char)s[i]) || s[i] == '/'))
-                sb_putn(dst, s + i++, 1);
-        } else if ((m = abs_path_len(s, n, i)) > 0) {
-            sb_puts(dst, "<path>");
-            i += m;
-        } else if (c == '\n' || c == '\t' || (c >= 0x20 && c < 0x7f)) {
-            sb_putn(dst, s + i++, 1);
-        } else if (c == '\r' && i + 1 < n && s[i + 1] == '\n') {
-            i++;
-        } else if (c >= 0x80 && (m = utf8_len((const unsigned char *)s + i, n - i, &ctrl)) > 0) {
-            if (ctrl)
-                sb_puts(dst, "?");
-            else
-                sb_putn(dst, s + i, m);
-            i += m;
-        } else {
-            sb_puts(dst, "?");
-            i++;
-        }
-    }
-}
-
-/* Cut b to COMPILE_MAX_LOG bytes, marker included, at a UTF-8 boundary. */
-static void cap_log(struct sbuf *b)
-{
-    char mark[64];
-    int mlen = snprintf(mark, sizeof mark, CC_TRUNC_FMT, COMPILE_MAX_LOG);
-    size_t cut;
-
-    if (b->oom || b->len <= COMPILE_MAX_LOG)
-        return;
-    cut = COMPILE_MAX_LOG - (size_t)mlen;
-    while (cut > 0 && ((unsigned char)b->p[cut] & 0xC0) == 0x80)
-        cut--;
-    b->len = cut;
-    b->p[cut] = '\0';
-    sb_putn(b, mark, (size_t)mlen);
-}
-
 /* ---- the compile itself ---- */
-
-/* Messages for kernels that did not resolve; returns how many. */
-static int kernel_messages(struct cc_job *j)
-{
-    int k, bad = 0;
-
-    for (k = 0; k < j->out->nkernels; k++) {
-        char shown[DIR_MAX_KERNEL];
-        kj_printable(shown, sizeof shown, j->out->kernels[k].name, DIR_MAX_KERNEL - 1);
-        switch (j->kstate[k]) {
-        case K_OK:
-            continue;
-        case K_MISSING:
-            sb_printf(&j->pre, "line %d: launch: no kernel named '%s' in the source\n",
-                      j->kline[k], shown);
-            break;
-        case K_NOT_GLOBAL:
-            sb_printf(&j->pre, "line %d: launch: '%s' is not a __global__ kernel "
-                      "(declare it extern \"C\" __global__)\n", j->kline[k], shown);
-            break;
-        case K_BAD_NAME:
-            sb_printf(&j->pre, "line %d: launch: '%s' is not a valid kernel name\n",
-                      j->kline[k], shown);
-            break;
-        default:
-            sb_printf(&j->pre, "line %d: launch: the mangled name of '%s' is longer "
-                      "than %d bytes\n", j->kline[k], shown,
-                      (int)sizeof j->out->kernels[k].lowered - 1);
-        }
-        bad++;
-    }
-    return bad;
-}
 
 /* After a successful compile: lowered names and the cubin. */
 static int fetch_results(struct cc_job *j, nvrtcProgram prog, struct kj_err *err)
@@ -1049,7 +291,7 @@ static int run_compile(struct cc_job *j, nvrtcProgram prog, const char **opts, i
      * one the directives added, e.g. a value NVRTC does not take. */
     if (rc != KJ_OK && *status == NVRTC_ERROR_INVALID_OPTION && user_opts) {
         kj_err_clear(err);
-        sb_printf(&j->pre, "line %d: nvrtc: NVRTC refused the options (see below)\n",
+        kj_buf_printf(&j->pre, "line %d: nvrtc: NVRTC refused the options (see below)\n",
                   j->d->nvrtc_line[0]);
         rc = KJ_OK;
     }
@@ -1090,46 +332,28 @@ out:
     return rc;
 }
 
-/* Decide which kernels failed, by NVRTC's log; returns how many. */
-static int judge_kernels(struct cc_job *j, int *map_hits)
-{
-    int k;
-
-    *map_hits = 0;
-    if (j->raw != NULL && j->user_fault)
-        *map_hits = scan_name_map(j);
-    if (j->raw != NULL && !j->user_fault) {
-        parse_ptxas(j);
-        /* Only when ptxas reported its entries (a compile served from a
-         * cache reports none; the run box then checks the function). */
-        for (k = 0; k < j->out->nkernels && strstr(j->raw, "Compiling entry function"); k++)
-            if (j->kstate[k] == K_OK && !j->kentry[k])
-                j->kstate[k] = K_NOT_GLOBAL; /* resolved, but not to an entry */
-    }
-    return kernel_messages(j);
-}
-
 /* Build out->log from our messages and NVRTC's log; decide out->ok. */
 static int finish(struct cc_job *j, struct kj_err *err)
 {
-    struct sbuf all = {0}, clean = {0};
+    struct kj_buf all, clean;
     int map_hits, bad, rc = KJ_OK;
 
-    bad = judge_kernels(j, &map_hits);
+    kj_buf_init(&all, 0);
+    kj_buf_init(&clean, 0);
+    bad = cc_judge_kernels(j, &map_hits);
     if (j->raw != NULL && j->user_fault && map_hits == 0 && strstr(j->raw, "__nv_name_map("))
-        sb_puts(&j->pre, "launch: NVRTC could not resolve a kernel of a launch line\n");
-    sb_putn(&all, j->pre.p ? j->pre.p : "", j->pre.len);
+        kj_buf_puts(&j->pre, "launch: NVRTC could not resolve a kernel of a launch line\n");
+    kj_buf_putn(&all, kj_buf_str(&j->pre), j->pre.len);
     if (j->raw != NULL)
-        filter_log(j->raw, map_hits > 0, &all);
-    clean_log(all.p ? all.p : "", all.len, &j->paths, &clean);
-    cap_log(&clean);
-    sb_putn(&clean, "", 0); /* makes p non-NULL for an empty log */
-    if (all.oom || clean.oom || j->pre.oom) {
+        cc_filter_log(j->raw, map_hits > 0, &all);
+    cc_clean_log(kj_buf_str(&all), all.len, &j->paths, &clean);
+    cc_cap_log(&clean);
+    if (kj_buf_status(&all) != KJ_OK || kj_buf_status(&clean) != KJ_OK ||
+        kj_buf_status(&j->pre) != KJ_OK ||
+        (j->out->log = kj_buf_take(&clean, NULL)) == NULL) {
         rc = KJ_FAIL(err, KJ_ENOMEM, "out of memory for the compile log");
         goto out;
     }
-    j->out->log = clean.p;
-    clean.p = NULL;
     j->out->ok = !j->user_fault && bad == 0 && j->out->cubin != NULL;
     for (int k = 0; j->out->ok && k < j->out->nkernels; k++)
         ptxscan_kernel(j->ptx, j->ptx ? j->ptx_len : 0, &j->out->kernels[k]);
@@ -1139,8 +363,8 @@ static int finish(struct cc_job *j, struct kj_err *err)
         j->out->cubin_size = 0;
     }
 out:
-    free(all.p);
-    free(clean.p);
+    kj_buf_free(&all);
+    kj_buf_free(&clean);
     return rc;
 }
 
@@ -1213,7 +437,7 @@ int compile_source(const char *src, size_t len, const struct directives *d,
         goto out;
     snprintf(out->arch, sizeof out->arch, "%s", arch);
     list_kernels(&j);
-    rc = check_source(&j);
+    rc = cc_check_source(&j);
     if (rc < 0) {
         rc = KJ_FAIL(err, KJ_ENOMEM, "out of memory checking the source");
         goto out;
@@ -1223,7 +447,7 @@ int compile_source(const char *src, size_t len, const struct directives *d,
     if (rc == KJ_OK)
         rc = finish(&j, err);
 out:
-    free(j.pre.p);
+    kj_buf_free(&j.pre);
     free(j.text);
     free(j.raw);
     free(j.ptx);
@@ -1237,57 +461,6 @@ void compile_result_free(struct compile_result *out)
     free(out->log);
     free(out->cubin);
     memset(out, 0, sizeof *out);
-}
-
-static cJSON *kernel_json(const struct compile_kernel *k)
-{
-    cJSON *o = cJSON_CreateObject();
-
-    if (o == NULL || !cJSON_AddStringToObject(o, "name", k->name) ||
-        !cJSON_AddStringToObject(o, "lowered", k->lowered) ||
-        !cJSON_AddNumberToObject(o, "registers", k->registers) ||
-        !cJSON_AddNumberToObject(o, "smem_static", k->smem_static) ||
-        !cJSON_AddNumberToObject(o, "stack_frame", k->stack_frame) ||
-        !cJSON_AddNumberToObject(o, "spill_stores", k->spill_stores) ||
-        !cJSON_AddNumberToObject(o, "spill_loads", k->spill_loads) ||
-        !cJSON_AddNumberToObject(o, "barriers", k->barriers) ||
-        !cJSON_AddNumberToObject(o, "max_threads_per_block", k->max_threads_per_block) ||
-        !(k->tensor_cores[0] ? cJSON_AddStringToObject(o, "tensor_cores", k->tensor_cores)
-                             : cJSON_AddNullToObject(o, "tensor_cores")) ||
-        !cJSON_AddBoolToObject(o, "tma", k->uses_tma) ||
-        !cJSON_AddBoolToObject(o, "bulk_copy", k->uses_bulk_copy) ||
-        !cJSON_AddBoolToObject(o, "cp_async", k->uses_cp_async) ||
-        !cJSON_AddStringToObject(o, "classes_from", k->sass ? "sass" : "ptx") ||
-        !(k->sass ? cJSON_AddNumberToObject(o, "sass_instructions", k->sass_instructions)
-                  : cJSON_AddNullToObject(o, "sass_instructions"))) {
-        cJSON_Delete(o);
-        return NULL;
-    }
-    return o;
-}
-
-cJSON *compile_result_json(const struct compile_result *r)
-{
-    cJSON *o = cJSON_CreateObject(), *ks;
-    int k;
-
-    if (o == NULL || !cJSON_AddBoolToObject(o, "ok", r->ok) ||
-        !cJSON_AddStringToObject(o, "arch", r->arch) ||
-        !cJSON_AddStringToObject(o, "log", r->log ? r->log : "") ||
-        !cJSON_AddNumberToObject(o, "seconds", r->seconds) ||
-        (ks = cJSON_AddArrayToObject(o, "kernels")) == NULL)
-        goto fail;
-    for (k = 0; k < r->nkernels && k < DIR_MAX_LAUNCHES; k++) {
-        cJSON *kj = kernel_json(&r->kernels[k]);
-        if (kj == NULL || !cJSON_AddItemToArray(ks, kj)) {
-            cJSON_Delete(kj);
-            goto fail;
-        }
-    }
-    return o;
-fail:
-    cJSON_Delete(o);
-    return NULL;
 }
 
 void compile_nvrtc_version(char *buf, size_t bufsz)

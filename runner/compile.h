@@ -13,7 +13,6 @@
 #define KJ_COMPILE_H
 
 #include <stddef.h>
-#include <cjson/cJSON.h>
 #include "kj_err.h"
 #include "directive.h"
 
@@ -60,11 +59,6 @@ int compile_source(const char *src, size_t len, const struct directives *d,
 
 /* Free what out owns; out may be zeroed or partially filled. */
 void compile_result_free(struct compile_result *out);
-
-/* {"ok":..,"arch":..,"log":..,"seconds":..,"kernels":[{"name","lowered","registers",
- *  "smem_static","stack_frame","spill_stores","spill_loads","barriers"}]}.
- * Caller owns the returned object (cJSON_Delete). */
-cJSON *compile_result_json(const struct compile_result *r);
 
 /* NVRTC's version as "13.0" into buf. */
 void compile_nvrtc_version(char *buf, size_t bufsz);

@@ -9,6 +9,15 @@
 #include <stdio.h>
 #include <string.h>
 
+/* Close the library and forget every function (after a failed load). */
+static void cudrv_unload(struct cudrv *d)
+{
+    if (d == NULL || d->lib == NULL)
+        return;
+    dlclose(d->lib);
+    memset(d, 0, sizeof *d);
+}
+
 int cudrv_load(struct cudrv *d, struct kj_err *err)
 {
     __typeof__(cuGetProcAddress) *getproc;
@@ -40,31 +49,4 @@ int cudrv_load(struct cudrv *d, struct kj_err *err)
         return KJ_FAIL(err, KJ_ECUDA, "the CUDA driver lacks cuCtxSynchronize");
     }
     return KJ_OK;
-}
-
-void cudrv_unload(struct cudrv *d)
-{
-    if (d == NULL || d->lib == NULL)
-        return;
-    dlclose(d->lib);
-    memset(d, 0, sizeof *d);
-}
-
-int cudrv_fail(const struct cudrv *d, CUresult r, const char *call, const char *file,
-               int line, struct kj_err *err)
-{
-    const char *name = NULL, *text = NULL;
-    if (d->cuGetErrorName != NULL)
-        d->cuGetErrorName(r, &name);
-    if (d->cuGetErrorString != NULL)
-        d->cuGetErrorString(r, &text);
-    /* Keep only the function name of the call text: "cuMemAlloc_v2(&p, n)" -> "cuMemAlloc_v2". */
-    char fn[64];
-    size_t n = strcspn(call, "(");
-    if (n >= sizeof fn)
-        n = sizeof fn - 1;
-    memcpy(fn, call, n);
-    fn[n] = '\0';
-    return kj_errf(err, KJ_ECUDA, file, line, "%s failed: %s (%d): %s", fn,
-                   name ? name : "CUDA_ERROR_UNKNOWN", (int)r, text ? text : "no description");
 }

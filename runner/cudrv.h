@@ -44,22 +44,6 @@ struct cudrv {
 /* Open libcuda.so.1 and resolve every function. Fails with KJ_ECUDA and a
  * message saying which library or symbol is missing. */
 int cudrv_load(struct cudrv *d, struct kj_err *err);
-void cudrv_unload(struct cudrv *d);
-
-/* Fill err from a failed CUresult; returns KJ_ECUDA. */
-int cudrv_fail(const struct cudrv *d, CUresult r, const char *call, const char *file,
-               int line, struct kj_err *err);
-
-/* Evaluate a driver call `d->fn(args)`; on failure fill err and `goto fail`
- * (the function's single cleanup label) with rc set. */
-#define CUDRV_CALL(d, err, rc, call)                                            \
-    do {                                                                        \
-        CUresult cudrv_r_ = (d)->call;                                          \
-        if (cudrv_r_ != CUDA_SUCCESS) {                                         \
-            (rc) = cudrv_fail((d), cudrv_r_, #call, __FILE__, __LINE__, (err)); \
-            goto fail;                                                          \
-        }                                                                       \
-    } while (0)
 
 
 #endif

@@ -69,15 +69,13 @@ int dump_open(struct dump *d, const char *dir, const struct spec *s, struct kj_e
     return KJ_OK;
 }
 
-int dump_case(struct dump *d, const struct spec *s, int bench, int idx, uint64_t seed,
+int dump_case(struct dump *d, const struct spec *s, const struct case_plan *cp, uint64_t seed,
               const unsigned char *in_region, const unsigned char *out_region,
-              const size_t *off, const size_t *size, const char *status, struct kj_err *err)
+              const char *status, struct kj_err *err)
 {
-    const struct spec_case *c = bench ? &s->benchmarks[idx] : &s->tests[idx];
-    const char *kind = bench ? "benchmark" : "test";
+    const char *kind = cp->bench ? "benchmark" : "test";
     char sub[1100], path[1400], seedtxt[32];
-    int64_t dims[SPEC_MAX_DIMS];
-    int ndim, rc;
+    int idx = cp->index, rc;
 
     snprintf(sub, sizeof sub, "%s/%s%d", d->dir, kind, idx);
     if (mkdir(sub, 0755) != 0 && errno != EEXIST)
@@ -88,7 +86,7 @@ int dump_case(struct dump *d, const struct spec *s, int bench, int idx, uint64_t
     cJSON_AddNumberToObject(e, "index", idx);
     cJSON *vars = cJSON_AddObjectToObject(e, "vars");
     for (int v = 0; v < s->nvars; v++)
-        cJSON_AddNumberToObject(vars, s->vars[v], (double)c->val[v]);
+        cJSON_AddNumberToObject(vars, s->vars[v], (double)cp->val[v]);
     snprintf(seedtxt, sizeof seedtxt, "%llu", (unsigned long long)seed);
     cJSON_AddStringToObject(e, "seed", seedtxt);
     cJSON_AddStringToObject(e, "status", status);
@@ -96,10 +94,8 @@ int dump_case(struct dump *d, const struct spec *s, int bench, int idx, uint64_t
     for (int b = 0; b < s->nbuffers; b++) {
         const struct spec_buffer *sb = &s->buffers[b];
         int out = sb->role == SPEC_OUTPUT;
-        if ((rc = spec_buffer_dims(s, b, c, dims, &ndim, err)) != KJ_OK)
-            return rc;
         snprintf(path, sizeof path, "%s/%s.bin", sub, sb->name);
-        rc = dump_write(path, (out ? out_region : in_region) + off[b], size[b], err);
+        rc = dump_write(path, (out ? out_region : in_region) + cp->off[b], cp->size[b], err);
         if (rc != KJ_OK)
             return rc;
         cJSON *o = cJSON_CreateObject();
@@ -107,17 +103,14 @@ int dump_case(struct dump *d, const struct spec *s, int bench, int idx, uint64_t
         cJSON_AddStringToObject(o, "name", sb->name);
         cJSON_AddStringToObject(o, "dtype", spec_dtype_name(sb->dtype));
         cJSON *shape = cJSON_AddArrayToObject(o, "shape");
-        for (int k = 0; k < ndim; k++)
-            cJSON_AddItemToArray(shape, cJSON_CreateNumber((double)dims[k]));
+        for (int k = 0; k < cp->ndim[b]; k++)
+            cJSON_AddItemToArray(shape, cJSON_CreateNumber((double)cp->dims[b][k]));
         cJSON_AddStringToObject(o, "role", out ? "output" : "input");
         snprintf(path, sizeof path, "%s%d/%s.bin", kind, idx, sb->name);
         cJSON_AddStringToObject(o, "file", path);
         if (out) {
-            double at, rt;
-            if ((rc = spec_tolerance(s, b, c, &at, &rt, err)) != KJ_OK)
-                return rc;
-            cJSON_AddNumberToObject(o, "atol", at);
-            cJSON_AddNumberToObject(o, "rtol", rt);
+            cJSON_AddNumberToObject(o, "atol", cp->atol[b]);
+            cJSON_AddNumberToObject(o, "rtol", cp->rtol[b]);
         }
     }
     return KJ_OK;

@@ -25,6 +25,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "kj_err.h"
+#include "plan.h"
 #include "spec.h"
 
 struct dump {
@@ -37,12 +38,13 @@ struct dump {
  * anything but an earlier dump, start the manifest. */
 int dump_open(struct dump *d, const char *dir, const struct spec *s, struct kj_err *err);
 
-/* Write one case: input buffers from in_region, outputs from out_region,
- * both laid out by box_layout (off/size per buffer). status is "pass" or
- * "fail" (what the judge's own check said). */
-int dump_case(struct dump *d, const struct spec *s, int bench, int idx, uint64_t seed,
+/* Write case cp (its kind, index, variables, buffer shapes and tolerances
+ * from the plan) run with seed: input buffers from in_region, outputs from
+ * out_region, both laid out as the plan says. status is "pass" or "fail"
+ * (what the judge's own check said). */
+int dump_case(struct dump *d, const struct spec *s, const struct case_plan *cp, uint64_t seed,
               const unsigned char *in_region, const unsigned char *out_region,
-              const size_t *off, const size_t *size, const char *status, struct kj_err *err);
+              const char *status, struct kj_err *err);
 
 /* Write manifest.json (atomically: temporary file, then rename) and free. */
 int dump_close(struct dump *d, struct kj_err *err);

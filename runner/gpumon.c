@@ -4,6 +4,7 @@
  * nvml.h; the library comes with the driver.
  */
 #include "gpumon.h"
+#include "secret.h"
 #include "fdio.h"
 #include "mono.h"
 
@@ -48,7 +49,8 @@ static int gpumon_resolve(void *lib, struct gpumon_api *a)
            a->power && a->reasons;
 }
 
-void gpumon_read(const char *pci, struct gpumon *out)
+/* The reading itself, in the child: loads NVML. */
+static void gpumon_read(const char *pci, struct gpumon *out)
 {
     struct gpumon_api a;
     gpumon_dev dev;
@@ -74,7 +76,8 @@ void gpumon_read(const char *pci, struct gpumon *out)
     dlclose(lib);
 }
 
-void gpumon_read_isolated(const char *pci, struct gpumon *out, int timeout_ms)
+void gpumon_read_isolated(const char *pci, struct gpumon *out, int timeout_ms,
+                          const struct secret_list *wipe)
 {
     int fds[2];
     memset(out, 0, sizeof *out);
@@ -88,6 +91,7 @@ void gpumon_read_isolated(const char *pci, struct gpumon *out, int timeout_ms)
     }
     if (pid == 0) {
         struct gpumon m;
+        secret_wipe(wipe);
         close(fds[0]);
         gpumon_read(pci, &m);
         ssize_t n = write(fds[1], &m, sizeof m);

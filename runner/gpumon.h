@@ -23,11 +23,13 @@ struct gpumon {
     unsigned long long reasons; /* NVML clocks-event reason bits (0x4 SW power cap, 0x8 HW slowdown, ...) */
 };
 
-/* Read the device at PCI bus id pci ("0000:00:06.0"). Never fails: out->ok says. */
-void gpumon_read(const char *pci, struct gpumon *out);
+struct secret_list;
 
-/* gpumon_read in a child process that exits right after, so that NVML never
- * loads into the caller; gives up (out->ok = 0) after timeout_ms. */
-void gpumon_read_isolated(const char *pci, struct gpumon *out, int timeout_ms);
+/* Read the device at PCI bus id pci ("0000:00:06.0") in a child process
+ * that exits right after, so that NVML never loads into the caller; gives
+ * up (out->ok = 0) after timeout_ms. Never fails: out->ok says. The child
+ * wipes its copy of wipe (secret.h; may be NULL) first. */
+void gpumon_read_isolated(const char *pci, struct gpumon *out, int timeout_ms,
+                          const struct secret_list *wipe);
 
 #endif

@@ -10,23 +10,18 @@
  * met; every timed call has its own seed and its output is verified the same
  * way -> score = geometric mean of the per-shape medians.
  * The judge never trusts the submission box: it compares in this process.
+ *
+ * This file runs the steps; one checked call is judge_check.c's, the
+ * benchmark shapes are judge_time.c's (judge_int.h).
  */
-#include "judge.h"
-#include "box.h"
-#include "compare.h"
+#include "judge_int.h"
 #include "cbox.h"
-#include "compile.h"
-#include "directive.h"
 #include "dump.h"
 #include "expr.h"
+#include "kj_file.h"
 #include "mono.h"
-#include "philox.h"
-#include "sass.h"
-#include "stats.h"
 
 #include <errno.h>
-#include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,142 +31,16 @@
 #include <unistd.h>
 
 #define JUDGE_START_MS 120000   /* a box must have its context within this */
-#define JUDGE_CALL_MS 60000     /* one call may take at most this (or what is left) */
-#define JUDGE_INPUT_CHECK_EVERY 8
-#define JUDGE_SEED_STRIDE 13    /* timed call k of a shape uses seed + 13 k */
 
-struct judge {
-    const struct judge_job *job;
-    const struct spec *spec;
-    struct directives dirs, refdirs, gendirs;
-    char *refsrc;               /* owned: reference.cu */
-    size_t reflen;
-    char *gensrc;               /* owned: generate.cu, NULL when the board has none */
-    size_t genlen;
-    unsigned char *run_region, *ref_region; /* owned mappings of region_size */
-    size_t region_size;
-    struct box_proc run, ref;
-    struct box_device dev;
-    struct compile_result sub, refc, genc;
-    struct sass_proc sass;      /* nvdisasm on the submission, pid -1 when not running */
-    cJSON *res;                 /* owned until returned */
-    cJSON *tests, *benches;     /* borrowed from res */
-    double deadline;            /* CLOCK_MONOTONIC seconds */
-    uint64_t poison;
-    int gpu_verify;             /* 1: verify in the reference box through CUDA IPC */
-    double copy_gbs;            /* measured device-to-device bandwidth, 0 = not measured */
-    double event_ns;            /* median of an empty event pair (BASELINE) */
-    double *samples;            /* owned scratch for one shape */
-    size_t cap;
-};
-
-const char *judge_mode_name(enum judge_mode m)
-{
-    return m == JUDGE_TEST ? "test" : m == JUDGE_BENCHMARK ? "benchmark" : "leaderboard";
-}
-
-int judge_mode_parse(const char *s)
-{
-    if (strcmp(s, "test") == 0) return JUDGE_TEST;
-    if (strcmp(s, "benchmark") == 0) return JUDGE_BENCHMARK;
-    if (strcmp(s, "leaderboard") == 0) return JUDGE_LEADERBOARD;
-    return -1;
-}
-
-static void judge_event(struct judge *j, const char *event, const cJSON *data)
-{
-    if (j->job->progress != NULL)
-        j->job->progress(j->job->progress_ctx, event, data);
-}
-
-/* Set the verdict and its one-line message (first verdict wins). */
-static void judge_verdict(struct judge *j, const char *verdict, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static void judge_verdict(struct judge *j, const char *verdict, const char *fmt, ...)
-{
-    char msg[2048];
-    va_list ap;
-    if (cJSON_GetObjectItem(j->res, "verdict") != NULL)
-        return;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    cJSON_AddStringToObject(j->res, "verdict", verdict);
-    cJSON_AddStringToObject(j->res, "message", msg);
-    cJSON *ev = cJSON_CreateObject();
-    cJSON_AddStringToObject(ev, "verdict", verdict);
-    cJSON_AddStringToObject(ev, "message", msg);
-    judge_event(j, "verdict", ev);
-    cJSON_Delete(ev);
-}
-
-static int judge_has_verdict(const struct judge *j)
-{
-    return cJSON_GetObjectItem(j->res, "verdict") != NULL;
-}
-
-/* Milliseconds a call may take: the per-call cap or what is left of the job. */
-static int judge_call_ms(const struct judge *j)
-{
-    double left = (j->deadline - mono_now()) * 1000.0;
-    if (left < 1)
-        left = 1;
-    return left < JUDGE_CALL_MS ? (int)left : JUDGE_CALL_MS;
-}
-
-static cJSON *judge_shape_json(const struct spec *s, const struct spec_case *c)
-{
-    cJSON *o = cJSON_CreateObject();
-    for (int v = 0; v < s->nvars; v++)
-        cJSON_AddNumberToObject(o, s->vars[v], (double)c->val[v]);
-    return o;
-}
-
-static int read_file(const char *path, char **out, size_t *len, struct kj_err *err)
-{
-    FILE *f = fopen(path, "rb");
-    char *buf = NULL;
-    long n;
-    if (f == NULL)
-        return KJ_FAIL(err, KJ_EIO, "cannot open %s: %s", path, strerror(errno));
-    if (fseek(f, 0, SEEK_END) != 0 || (n = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) != 0 ||
-        n > COMPILE_MAX_SOURCE || (buf = malloc((size_t)n + 1)) == NULL ||
-        fread(buf, 1, (size_t)n, f) != (size_t)n) {
-        fclose(f);
-        free(buf);
-        return KJ_FAIL(err, KJ_EIO, "cannot read %s", path);
-    }
-    fclose(f);
-    buf[n] = '\0';
-    *out = buf;
-    *len = (size_t)n;
-    return KJ_OK;
-}
-
-/* A request for case (bench, idx) with every other field zero. */
-static struct box_req judge_req(int op, int bench, int idx)
-{
-    struct box_req req;
-    memset(&req, 0, sizeof req);
-    req.op = op;
-    req.bench = bench;
-    req.case_index = idx;
-    return req;
-}
-
-/* One shared mapping big enough for the inputs and outputs of any case. */
+/* Every case resolved (plan.h), and one shared mapping per box big enough
+ * for the inputs and outputs of any case. */
 static int judge_regions(struct judge *j, struct kj_err *err)
 {
-    const struct spec *s = j->spec;
-    size_t off[SPEC_MAX_BUFFERS], size[SPEC_MAX_BUFFERS], total, max = 0;
-    for (int k = 0; k < s->ntests + s->nbenchmarks; k++) {
-        const struct spec_case *c = k < s->ntests ? &s->tests[k] : &s->benchmarks[k - s->ntests];
-        int rc = box_layout(s, c, off, size, &total, err);
-        if (rc != KJ_OK)
-            return rc;
-        if (total > max)
-            max = total;
-    }
+    int rc = plan_build(j->spec, &j->dirs, &j->refdirs, j->gensrc != NULL ? &j->gendirs : NULL,
+                        &j->plan, err);
+    if (rc != KJ_OK)
+        return rc;
+    size_t max = j->plan->max_total;
     j->region_size = max;
     j->run_region = mmap(NULL, max, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     j->ref_region = mmap(NULL, max, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
@@ -185,6 +54,8 @@ static int judge_start_boxes(struct judge *j, struct kj_err *err)
     struct box_cfg c;
     memset(&c, 0, sizeof c);
     c.spec = j->spec;
+    c.plan = j->plan;
+    c.wipe = j->job->secrets;
     c.gpu = j->job->gpu;
     c.region_size = j->region_size;
     c.dirs = &j->refdirs;
@@ -225,9 +96,8 @@ static int judge_compile(struct judge *j, struct kj_err *err)
     struct cbox_proc sp, rp, gp;
     struct kj_err rerr, gerr;
     int grc = KJ_OK;
-    cJSON *ev = cJSON_CreateObject();
-    cJSON_AddStringToObject(ev, "arch", j->dev.arch);
-    judge_event(j, "compiling", ev);
+    cJSON *ev = result_compiling_json(j->dev.arch);
+    judge_event(j, KJ_EV_COMPILING, ev);
     cJSON_Delete(ev);
     int rc, rrc;
     kj_err_clear(&gerr);
@@ -238,11 +108,12 @@ static int judge_compile(struct judge *j, struct kj_err *err)
         if (j->gensrc != NULL)
             grc = compile_source(j->gensrc, j->genlen, &j->gendirs, j->dev.arch, &j->genc, &gerr);
     } else {
-        if ((rc = cbox_start(j->refsrc, j->reflen, &j->refdirs, j->dev.arch, &rp, err)) != KJ_OK)
+        const struct secret_list *w = j->job->secrets;
+        if ((rc = cbox_start(j->refsrc, j->reflen, &j->refdirs, j->dev.arch, w, &rp, err)) != KJ_OK)
             return rc;
         if (j->gensrc != NULL)
-            grc = cbox_start(j->gensrc, j->genlen, &j->gendirs, j->dev.arch, &gp, &gerr);
-        rc = cbox_start(j->job->source, j->job->source_len, &j->dirs, j->dev.arch, &sp, err);
+            grc = cbox_start(j->gensrc, j->genlen, &j->gendirs, j->dev.arch, w, &gp, &gerr);
+        rc = cbox_start(j->job->source, j->job->source_len, &j->dirs, j->dev.arch, w, &sp, err);
         if (rc == KJ_OK)
             rc = cbox_finish(&sp, j->dev.arch, &j->sub, err);
         rrc = cbox_finish(&rp, j->dev.arch, &j->refc, &rerr);
@@ -256,17 +127,18 @@ static int judge_compile(struct judge *j, struct kj_err *err)
      * nvdisasm takes about a second and test mode is for fast answers. */
     struct kj_err serr;
     kj_err_clear(&serr);
-    if (j->sub.ok && j->job->mode != JUDGE_TEST &&
+    if (j->sub.ok && j->job->mode != KJ_MODE_TEST &&
         sass_start(&j->sub, &j->sass, &serr) != KJ_OK && serr.code != KJ_ENOTFOUND)
         kj_log(KJ_LOG_WARN, "judge", "instruction classes from the PTX only: %s", serr.msg);
-    cJSON *cj = compile_result_json(&j->sub);
-    judge_event(j, "compiled", cj);
-    cJSON_AddItemToObject(j->res, "compile", cj);
+    cJSON *cj = result_compile_json(&j->sub);
+    judge_event(j, KJ_EV_COMPILED, cj);
+    cJSON_Delete(cj);
+    j->res->has_compile = 1; /* the report is j->sub's, taken at the end (judge_run) */
     if (!j->sub.ok) {
         char first[512];
         size_t n = strcspn(j->sub.log, "\n");
         kj_printable(first, sizeof first, j->sub.log, n);
-        judge_verdict(j, "compile_error", "%s", first[0] ? first : "compilation failed");
+        judge_verdict(j, KJ_V_COMPILE_ERROR, "%s", first[0] ? first : "compilation failed");
         return KJ_OK;
     }
     if (rrc != KJ_OK)
@@ -290,45 +162,6 @@ static void judge_lowered(const struct directives *d, const struct compile_resul
         for (int k = 0; k < cr->nkernels; k++)
             if (strcmp(cr->kernels[k].name, d->launch[l].kernel) == 0)
                 snprintf(lowered[l], 256, "%s", cr->kernels[k].lowered);
-}
-
-/* Map a box's failure onto a verdict (submission) or an error (judge). */
-static int judge_box_failed(struct judge *j, int is_ref, const struct box_rep *rep,
-                            const char *where, struct kj_err *err)
-{
-    if (is_ref || rep->status == BOX_INTERNAL || rep->status == BOX_OK)
-        return KJ_FAIL(err, KJ_EINTERNAL, "%s box, %s: %s", is_ref ? "reference" : "submission",
-                       where, rep->msg);
-    if (rep->status == BOX_REJECTED)
-        judge_verdict(j, "rejected", "%s", rep->msg);
-    else if (rep->status == BOX_TIMEOUT)
-        judge_verdict(j, "time_limit", "%s: %s", where, rep->msg);
-    else
-        judge_verdict(j, "runtime_error", "%s: %s", where, rep->msg);
-    return KJ_OK;
-}
-
-/* A call that got no answer: the submission's box ran out of time (verdict),
- * or died; anything wrong with the reference box is ours. */
-static int judge_call(struct judge *j, int is_ref, const struct box_req *req, const void *payload,
-                      struct box_rep *rep, const char *where, struct kj_err *err)
-{
-    struct box_proc *p = is_ref ? &j->ref : &j->run;
-    memset(rep, 0, sizeof *rep);
-    int rc = box_call(p, req, payload, rep, judge_call_ms(j), err);
-    if (rc == KJ_OK && rep->status == BOX_OK)
-        return 1;
-    if (rc == KJ_OK)
-        return judge_box_failed(j, is_ref, rep, where, err) == KJ_OK ? 0 : -1;
-    if (is_ref)
-        return -1;
-    box_kill(p);
-    if (rc == KJ_ETIMEOUT)
-        judge_verdict(j, "time_limit", "%s: %s", where, err->msg);
-    else
-        judge_verdict(j, "runtime_error", "%s: the process running the kernel died", where);
-    kj_err_clear(err);
-    return 0;
 }
 
 static int judge_load(struct judge *j, int is_ref, struct kj_err *err)
@@ -356,485 +189,65 @@ static int judge_load(struct judge *j, int is_ref, struct kj_err *err)
     if (ld.gen_size > 0)
         memcpy(payload + sizeof ld + cr->cubin_size, j->genc.cubin, ld.gen_size);
     req.payload = (uint32_t)n;
-    int r = judge_call(j, is_ref, &req, payload, &rep, "loading the module", err);
+    enum judge_step r = judge_call(j, is_ref, &req, payload, &rep, "loading the module", err);
     free(payload);
-    return r < 0 ? KJ_EINTERNAL : KJ_OK;
-}
-
-/* Compare what the two boxes left in their regions for one call. Fills
- * entry with "status" and, on a mismatch, "mismatch"; returns 1 if equal. */
-static int judge_compare(struct judge *j, const struct spec_case *c, int check_inputs,
-                         cJSON *entry, struct kj_err *err)
-{
-    const struct spec *s = j->spec;
-    const unsigned char *ref = j->ref_region;
-    size_t off[SPEC_MAX_BUFFERS], size[SPEC_MAX_BUFFERS], total;
-    int64_t dims[SPEC_MAX_DIMS];
-    int ndim;
-    if (box_layout(s, c, off, size, &total, err) != KJ_OK)
-        return -1;
-    for (int b = 0; b < s->nbuffers; b++) {
-        const struct spec_buffer *sb = &s->buffers[b];
-        size_t es = spec_dtype_size(sb->dtype);
-        if (sb->role == SPEC_INPUT) {
-            int64_t at = 0;
-            if (!check_inputs ||
-                compare_exact(ref + off[b], j->run_region + off[b], size[b], es, &at) == 0)
-                continue;
-            char msg[256];
-            snprintf(msg, sizeof msg, "input '%s' was modified by the submission (first changed "
-                     "element at flat index %lld); inputs are read-only", sb->name, (long long)at);
-            cJSON_AddStringToObject(entry, "status", "fail");
-            cJSON_AddStringToObject(entry, "message", msg);
-            return 0;
-        }
-        struct compare_report rep;
-        double atol, rtol;
-        if (spec_buffer_dims(s, b, c, dims, &ndim, err) != KJ_OK ||
-            spec_tolerance(s, b, c, &atol, &rtol, err) != KJ_OK)
-            return -1;
-        if (compare_buffers(sb->dtype, ref + off[b], j->run_region + off[b],
-                            (int64_t)(size[b] / es), dims, ndim, atol, rtol, &rep) != 0)
-            return KJ_FAIL(err, KJ_EINTERNAL, "comparison of %s failed", sb->name), -1;
-        if (rep.count == 0)
-            continue;
-        char msg[1024];
-        compare_report_text(&rep, sb->name, msg, sizeof msg);
-        cJSON_AddStringToObject(entry, "status", "fail");
-        cJSON_AddStringToObject(entry, "message", msg);
-        cJSON_AddItemToObject(entry, "mismatch", compare_report_json(&rep, sb->name));
-        return 0;
-    }
-    cJSON_AddStringToObject(entry, "status", "pass");
-    return 1;
-}
-
-/* The detailed comparison on the host: both boxes copy their buffers out. */
-static int judge_host_check(struct judge *j, int bench, int idx, int check_inputs, cJSON *entry,
-                            struct kj_err *err)
-{
-    struct box_req req = judge_req(BOX_OP_COPY, bench, idx);
-    struct box_rep rep;
-    req.copy_inputs = check_inputs;
-    if (judge_call(j, 1, &req, NULL, &rep, "reference copy", err) <= 0 ||
-        judge_call(j, 0, &req, NULL, &rep, "copy", err) <= 0)
-        return judge_has_verdict(j) ? 0 : -1;
-    const struct spec_case *c = bench ? &j->spec->benchmarks[idx] : &j->spec->tests[idx];
-    return judge_compare(j, c, check_inputs, entry, err);
-}
-
-/* Verify on the GPU, in the reference box, through the submission box's
- * buffers mapped there: 1 = equal, 0 = the host must look, -1 = error. */
-static int judge_gpu_check(struct judge *j, int bench, int idx, int check_inputs,
-                           const struct box_rep *run, struct kj_err *err)
-{
-    struct box_verify v;
-    struct box_req req = judge_req(BOX_OP_VERIFY, bench, idx);
-    struct box_rep rep;
-    if (!run->has_ipc) {
-        kj_log(KJ_LOG_WARN, "judge", "no CUDA IPC on this host: verifying on the host");
-        j->gpu_verify = 0;
-        return 0;
-    }
-    memset(&v, 0, sizeof v);
-    v.gen = run->gen;
-    memcpy(v.ipc, run->ipc, sizeof v.ipc);
-    req.copy_inputs = check_inputs;
-    req.payload = sizeof v;
-    int rc = box_call(&j->ref, &req, &v, &rep, judge_call_ms(j), err);
-    if (rc != KJ_OK)
-        return -1;
-    if (rep.status != BOX_OK) {
-        kj_log(KJ_LOG_WARN, "judge", "verifying on the GPU failed, using the host: %s", rep.msg);
-        j->gpu_verify = 0;
-        return 0;
-    }
-    return rep.count == 0;
-}
-
-/* Run case (bench, idx) once in both boxes with seed and verify the
- * submission's call. 1 = pass, 0 = a verdict or a failed entry, -1 = error. */
-static int judge_one_call(struct judge *j, int bench, int idx, uint64_t seed, int op,
-                          int check_inputs, cJSON *entry, double *ns, struct kj_err *err)
-{
-    struct box_req req = judge_req(BOX_OP_CASE, bench, idx);
-    struct box_rep rep;
-    req.seed = seed;
-    req.no_copy = 1;
-    req.poison_seed = j->poison++;
-    int r = judge_call(j, 1, &req, NULL, &rep, "reference", err);
-    if (r <= 0)
-        return r;
-    req.op = op;
-    req.poison_seed = j->poison++;
-    r = judge_call(j, 0, &req, NULL, &rep, bench ? "benchmark" : "test", err);
-    if (r <= 0) {
-        cJSON_AddStringToObject(entry, "status", "error");
-        cJSON_AddStringToObject(entry, "message", rep.msg[0] ? rep.msg : "the kernel did not finish");
-        return r;
-    }
-    if (ns != NULL)
-        *ns = rep.ns;
-    if (j->gpu_verify) {
-        r = judge_gpu_check(j, bench, idx, check_inputs, &rep, err);
-        if (r != 0) {
-            if (r == 1)
-                cJSON_AddStringToObject(entry, "status", "pass");
-            return r;
-        }
-    }
-    return judge_host_check(j, bench, idx, check_inputs, entry, err);
+    return r == STEP_ERROR ? KJ_EINTERNAL : KJ_OK;
 }
 
 static int judge_tests(struct judge *j, struct kj_err *err)
 {
     const struct spec *s = j->spec;
     for (int i = 0; i < s->ntests; i++) {
-        cJSON *e = cJSON_CreateObject();
-        cJSON_AddNumberToObject(e, "index", i);
-        cJSON_AddItemToObject(e, "shape", judge_shape_json(s, &s->tests[i]));
-        cJSON_AddNumberToObject(e, "seed", (double)s->tests[i].seed);
-        cJSON_AddItemToArray(j->tests, e);
-        int r = judge_one_call(j, 0, i, s->tests[i].seed, BOX_OP_CASE, 1, e, NULL, err);
-        judge_event(j, "test", e);
-        if (r < 0)
+        struct result_shape *e = judge_entry(j, 0, i);
+        e->has_seed = 1;
+        e->seed = s->tests[i].seed;
+        enum judge_step r = judge_one_call(j, 0, i, s->tests[i].seed, BOX_OP_CASE, 1, &e->check,
+                                           NULL, err);
+        judge_shape_event(j, KJ_EV_TEST, e);
+        if (r == STEP_ERROR)
             return KJ_EINTERNAL;
-        if (r == 0) {
+        if (r == STEP_VERDICT) {
             char shape[256];
             spec_case_label(s, &s->tests[i], shape, sizeof shape);
-            const cJSON *m = cJSON_GetObjectItem(e, "message");
-            judge_verdict(j, "wrong_answer", "test %d (%s): %s", i, shape,
-                          cJSON_IsString(m) ? m->valuestring : "wrong output");
+            judge_verdict(j, KJ_V_WRONG_ANSWER, "test %d (%s): %s", i, shape,
+                          e->check.status == RESULT_FAIL || e->check.status == RESULT_ERROR ?
+                          e->check.message : "wrong output");
             return KJ_OK;
         }
     }
-    return KJ_OK;
-}
-
-/* The seed of timed call k of benchmark b: public in benchmark mode, mixed
- * with the leaderboard's secret in leaderboard mode. */
-static uint64_t judge_bench_seed(const struct judge *j, int b, long k)
-{
-    uint64_t s = j->spec->benchmarks[b].seed + (uint64_t)JUDGE_SEED_STRIDE * (uint64_t)k;
-    return j->job->mode == JUDGE_LEADERBOARD ? philox_mix_seed(s, j->job->secret_seed) : s;
-}
-
-/* Minimum time for shape b: bytes that must move over the measured copy
- * bandwidth (or, unmeasured, bus width x 2 x memory clock). 0 when unknown. */
-static double judge_floor_ns(const struct judge *j, int b)
-{
-    const struct spec *s = j->spec;
-    const struct spec_case *c = &s->benchmarks[b];
-    /* The larger of the measured copy bandwidth and the memory's own peak
-     * (clock x bus width): a good kernel beats cuMemcpy's device-to-device
-     * copy (on the H200, 4.1-4.2 TB/s measured against a 4.9 TB/s peak), so
-     * the copy alone would flag honest kernels as impossible. */
-    double peak = 2.0 * (double)j->dev.mem_clock_khz * 1e3 * (double)j->dev.mem_bus_bits / 8.0;
-    double bw = j->copy_gbs * 1e9 > peak ? j->copy_gbs * 1e9 : peak;
-    double bytes = 0;
-    if (bw <= 0)
-        return 0;
-    if (s->bytes_expr[0] != '\0') {
-        const char *names[SPEC_MAX_VARS];
-        struct expr_vars vars;
-        int64_t v;
-        spec_expr_vars(s, names, c->val, &vars);
-        if (expr_eval(s->bytes_expr, &vars, &v, NULL) != KJ_OK)
-            return 0;
-        bytes = (double)v;
-    } else {
-        for (int i = 0; i < s->nbuffers; i++) {
-            int64_t n;
-            if (spec_buffer_elems(s, i, c, &n, NULL) == KJ_OK)
-                bytes += (double)n * (double)spec_dtype_size(s->buffers[i].dtype);
-        }
-    }
-    return bytes / bw * 1e9;
-}
-
-static void judge_add_stats(cJSON *e, const struct stats_summary *st, const char *stop,
-                            double floor_ns)
-{
-    cJSON_AddNumberToObject(e, "median_ns", st->median);
-    cJSON_AddNumberToObject(e, "mean_ns", st->mean);
-    cJSON_AddNumberToObject(e, "stdev_ns", st->stdev);
-    cJSON_AddNumberToObject(e, "min_ns", st->min);
-    cJSON_AddNumberToObject(e, "max_ns", st->max);
-    cJSON_AddNumberToObject(e, "q1_ns", st->q1);
-    cJSON_AddNumberToObject(e, "q3_ns", st->q3);
-    cJSON_AddNumberToObject(e, "ci_lo_ns", st->ci_lo);
-    cJSON_AddNumberToObject(e, "ci_hi_ns", st->ci_hi);
-    cJSON_AddNumberToObject(e, "n", (double)st->n);
-    cJSON_AddStringToObject(e, "stop_reason", stop);
-    cJSON_AddNumberToObject(e, "floor_ns", floor_ns);
-    cJSON_AddBoolToObject(e, "below_floor", stats_below_floor(st->median, floor_ns));
-}
-
-/* Record why sampling of a shape ended early: a failed call. */
-static void judge_shape_failed(cJSON *e, cJSON *call, int r, long n)
-{
-    const cJSON *m = cJSON_GetObjectItem(call, "message");
-    cJSON_AddStringToObject(e, "status", r == 0 ? "fail" : "error");
-    cJSON_AddStringToObject(e, "message", cJSON_IsString(m) ? m->valuestring : "");
-    cJSON_AddNumberToObject(e, "failed_call", (double)n);
-    cJSON *mm = cJSON_DetachItemFromObject(call, "mismatch");
-    if (mm != NULL)
-        cJSON_AddItemToObject(e, "mismatch", mm);
-}
-
-static int judge_keep_sample(struct judge *j, size_t n, double ns, struct kj_err *err)
-{
-    if (n == j->cap) {
-        size_t cap = j->cap ? j->cap * 2 : 1024;
-        double *p = realloc(j->samples, cap * sizeof *p);
-        if (p == NULL)
-            return KJ_FAIL(err, KJ_ENOMEM, "out of memory");
-        j->samples = p;
-        j->cap = cap;
-    }
-    j->samples[n] = ns;
-    return KJ_OK;
-}
-
-/* Sample shape b until the stopping rule says so. Every timed call has its
- * own seed and is verified before the next one starts. */
-static int judge_sample_shape(struct judge *j, int b, cJSON *e, struct kj_err *err)
-{
-    struct stats_rule rule = STATS_RULE_DEFAULT;
-    struct stats_stopper st;
-    enum stats_stop stop = STATS_CONTINUE;
-    double t0 = mono_now(), total = 0;
-    size_t n = 0;
-    if (j->job->samples > 0) { /* a fixed count: exactly that many, whatever the noise */
-        rule.min_samples = rule.max_samples = j->job->samples;
-        rule.min_total_s = 0;
-        rule.max_wall_s = 1e9;
-        rule.rel_ci = 0;
-    }
-    stats_stopper_init(&st, &rule);
-    while (stop == STATS_CONTINUE) {
-        cJSON *call = cJSON_CreateObject();
-        double ns = 0;
-        int check = (n % JUDGE_INPUT_CHECK_EVERY) == 0;
-        int r = judge_one_call(j, 1, b, judge_bench_seed(j, b, (long)n), BOX_OP_SAMPLE, check,
-                               call, &ns, err);
-        if (r == 1 && judge_keep_sample(j, n, ns, err) != KJ_OK)
-            r = -1;
-        if (r != 1) {
-            judge_shape_failed(e, call, r, (long)n);
-            cJSON_Delete(call);
-            return r;
-        }
-        cJSON_Delete(call);
-        n++;
-        total += ns * 1e-9;
-        stop = stats_stopper_check(&st, j->samples, n, total, mono_now() - t0);
-    }
-    struct stats_summary sum;
-    if (stats_summarize(j->samples, n, &sum) != KJ_OK)
-        return KJ_FAIL(err, KJ_EINTERNAL, "no samples for benchmark %d", b), -1;
-    cJSON_AddStringToObject(e, "status", "pass");
-    judge_add_stats(e, &sum, stats_stop_name(stop), judge_floor_ns(j, b));
-    cJSON_AddNumberToObject(e, "wall_s", mono_now() - t0);
-    cJSON_AddNumberToObject(e, "wall_ms_per_call", 1e3 * (mono_now() - t0) / (double)n);
-    cJSON_AddBoolToObject(e, "verified_on_gpu", j->gpu_verify);
-    return 1;
-}
-
-/* The launch configuration of every launch line for case c, for the report. */
-static void judge_launch_json(const struct judge *j, const struct spec_case *c, cJSON *e)
-{
-    const struct spec *s = j->spec;
-    const char *names[SPEC_MAX_VARS];
-    struct expr_vars vars;
-    spec_expr_vars(s, names, c->val, &vars);
-    cJSON *arr = cJSON_AddArrayToObject(e, "launches");
-    for (int l = 0; l < j->dirs.nlaunch; l++) {
-        struct dir_dims dd;
-        if (dir_eval_launch(&j->dirs.launch[l], &vars, &dd, NULL) != KJ_OK)
-            continue;
-        cJSON *o = cJSON_CreateObject();
-        int g[3] = {(int)dd.grid[0], (int)dd.grid[1], (int)dd.grid[2]};
-        int bl[3] = {(int)dd.block[0], (int)dd.block[1], (int)dd.block[2]};
-        cJSON_AddStringToObject(o, "kernel", j->dirs.launch[l].kernel);
-        cJSON_AddItemToObject(o, "grid", cJSON_CreateIntArray(g, 3));
-        cJSON_AddItemToObject(o, "block", cJSON_CreateIntArray(bl, 3));
-        cJSON_AddNumberToObject(o, "smem", dd.smem);
-        cJSON_AddItemToArray(arr, o);
-    }
-}
-
-static int judge_warmup(struct judge *j, int b, struct kj_err *err)
-{
-    struct box_req req = judge_req(BOX_OP_WARMUP, 1, b);
-    struct box_rep rep;
-    req.seed = judge_bench_seed(j, b, 1000000);
-    req.poison_seed = j->poison++;
-    req.seconds = j->job->warmup_s > 0 ? j->job->warmup_s : 0.2;
-    int r = judge_call(j, 0, &req, NULL, &rep, "warm-up", err);
-    return r < 0 ? -1 : r;
-}
-
-/* The SM clock now (MHz), under key in the result's system object. */
-static void judge_clock(struct judge *j, const char *key, struct kj_err *err)
-{
-    struct box_req req = judge_req(BOX_OP_CLOCK, 0, 0);
-    struct box_rep rep;
-    if (judge_call(j, 0, &req, NULL, &rep, "clock probe", err) != 1)
-        return;
-    cJSON *sys = cJSON_GetObjectItem(j->res, "system");
-    char nkey[64];
-    cJSON_AddNumberToObject(sys, key, rep.ns);
-    gpumon_read_isolated(j->dev.pci, &rep.mon, 10000);
-    if (!rep.mon.ok)
-        return;
-    if (cJSON_GetObjectItem(sys, "driver") == NULL)
-        cJSON_AddStringToObject(sys, "driver", rep.mon.driver);
-    snprintf(nkey, sizeof nkey, "nvml_%s", strstr(key, "after") ? "after" : "before");
-    cJSON *o = cJSON_AddObjectToObject(sys, nkey);
-    cJSON_AddNumberToObject(o, "sm_clock_mhz", rep.mon.sm_mhz);
-    cJSON_AddNumberToObject(o, "mem_clock_mhz", rep.mon.mem_mhz);
-    cJSON_AddNumberToObject(o, "temperature_c", rep.mon.temp_c);
-    cJSON_AddNumberToObject(o, "power_w", rep.mon.power_w);
-    cJSON_AddNumberToObject(o, "clock_event_reasons", (double)rep.mon.reasons);
-}
-
-#define JUDGE_GRAPH_BELOW_NS 20000.0 /* cross-check shapes shorter than this (TIMING.md 7) */
-#define JUDGE_GRAPH_FLAG 0.05         /* flag a disagreement above 5 % */
-
-/* Secondary figures for a timed shape, never ranked: the median less the
- * empty event pair's overhead, and for short shapes a CUDA-graph
- * measurement (many launches, rotating buffers) with a flag when it
- * disagrees with the median by more than 5 %. 0 = done, <0 = a verdict or
- * an error. */
-static int judge_graph_check(struct judge *j, int b, double median, cJSON *e, struct kj_err *err)
-{
-    if (j->event_ns > 0)
-        cJSON_AddNumberToObject(e, "adjusted_median_ns", median - j->event_ns);
-    if (median >= JUDGE_GRAPH_BELOW_NS || j->job->samples > 0)
-        return 0;
-    struct box_req req = judge_req(BOX_OP_GRAPH, 1, b);
-    struct box_rep rep;
-    req.seed = judge_bench_seed(j, b, 1000003);
-    req.poison_seed = j->poison++;
-    req.seconds = median * 1e-9;
-    int r = judge_call(j, 0, &req, NULL, &rep, "graph cross-check", err);
-    if (r <= 0)
-        return r < 0 ? -1 : (judge_has_verdict(j) ? -1 : 0);
-    cJSON *g = cJSON_AddObjectToObject(e, "graph");
-    if (rep.count <= 0) {
-        cJSON_AddNullToObject(g, "ns");
-        cJSON_AddStringToObject(g, "message", rep.msg);
-        return 0;
-    }
-    double ratio = rep.ns / median;
-    cJSON_AddNumberToObject(g, "ns", rep.ns);
-    cJSON_AddNumberToObject(g, "launches", (double)rep.count);
-    cJSON_AddNumberToObject(g, "ratio_to_median", ratio);
-    cJSON_AddBoolToObject(g, "disagrees", fabs(ratio - 1.0) > JUDGE_GRAPH_FLAG);
-    cJSON_AddStringToObject(g, "message", rep.msg);
-    return 0;
-}
-
-static int judge_benchmarks(struct judge *j, struct kj_err *err)
-{
-    const struct spec *s = j->spec;
-    int order[SPEC_MAX_CASES];
-    double medians[SPEC_MAX_CASES];
-    struct box_req req = judge_req(BOX_OP_BASELINE, 0, 0);
-    struct box_rep rep;
-    if (judge_call(j, 0, &req, NULL, &rep, "baseline", err) <= 0)
-        return judge_has_verdict(j) ? KJ_OK : KJ_EINTERNAL;
-    cJSON_AddNumberToObject(j->res, "baseline_empty_kernel_ns", rep.ns);
-    cJSON_AddNumberToObject(j->res, "baseline_event_pair_ns", rep.event_ns);
-    j->event_ns = rep.event_ns;
-    j->copy_gbs = rep.copy_gbs;
-    if (rep.copy_gbs > 0)
-        cJSON_AddNumberToObject(cJSON_GetObjectItem(j->res, "system"), "measured_copy_bandwidth_gbs",
-                                rep.copy_gbs);
-    judge_clock(j, "sm_clock_mhz_before", err);
-    if (judge_has_verdict(j))
-        return KJ_OK;
-    for (int i = 0; i < s->nbenchmarks; i++)
-        order[i] = i;
-    /* Leaderboard runs visit the shapes in a random order. */
-    for (int i = s->nbenchmarks - 1; j->job->mode == JUDGE_LEADERBOARD && i > 0; i--) {
-        int k = (int)(j->poison++ % (uint64_t)(i + 1)), t = order[i];
-        order[i] = order[k];
-        order[k] = t;
-    }
-    for (int i = 0; i < s->nbenchmarks; i++) {
-        cJSON_AddItemToArray(j->benches, cJSON_CreateObject());
-    }
-    for (int i = 0; i < s->nbenchmarks; i++) {
-        int b = order[i];
-        cJSON *e = cJSON_GetArrayItem(j->benches, b);
-        cJSON_AddNumberToObject(e, "index", b);
-        cJSON_AddItemToObject(e, "shape", judge_shape_json(s, &s->benchmarks[b]));
-        judge_launch_json(j, &s->benchmarks[b], e);
-        int r = judge_warmup(j, b, err);
-        if (r > 0)
-            r = judge_sample_shape(j, b, e, err);
-        judge_event(j, "benchmark", e);
-        if (r < 0)
-            return judge_has_verdict(j) ? KJ_OK : KJ_EINTERNAL;
-        if (r == 0) {
-            char shape[256];
-            spec_case_label(s, &s->benchmarks[b], shape, sizeof shape);
-            const cJSON *m = cJSON_GetObjectItem(e, "message");
-            judge_verdict(j, "wrong_answer", "benchmark %d (%s), timed call %d: %s", b, shape,
-                          cJSON_GetObjectItem(e, "failed_call") ?
-                          cJSON_GetObjectItem(e, "failed_call")->valueint : 0,
-                          cJSON_IsString(m) ? m->valuestring : "wrong output");
-            return KJ_OK;
-        }
-        medians[b] = cJSON_GetObjectItem(e, "median_ns")->valuedouble;
-        if (judge_graph_check(j, b, medians[b], e, err) < 0)
-            return judge_has_verdict(j) ? KJ_OK : KJ_EINTERNAL;
-    }
-    judge_clock(j, "sm_clock_mhz_after", err);
-    cJSON_AddNumberToObject(j->res, "score_ns", stats_geomean(medians, (size_t)s->nbenchmarks));
     return KJ_OK;
 }
 
 static void judge_system(struct judge *j)
 {
-    char nvrtc[32];
     const struct box_device *d = &j->dev;
-    cJSON *o = cJSON_AddObjectToObject(j->res, "system");
-    compile_nvrtc_version(nvrtc, sizeof nvrtc);
-    cJSON_AddStringToObject(o, "gpu", d->name);
-    cJSON_AddStringToObject(o, "arch", d->arch);
-    cJSON_AddStringToObject(o, "pci", d->pci);
-    cJSON_AddNumberToObject(o, "sm_count", d->sm_count);
-    char drv[32];
-    snprintf(drv, sizeof drv, "%d.%d", d->driver_version / 1000, d->driver_version % 1000 / 10);
-    cJSON_AddStringToObject(o, "cuda_driver_api", drv);
-    cJSON_AddStringToObject(o, "nvrtc", nvrtc);
-    cJSON_AddStringToObject(o, "sandbox", d->sandbox);
-    cJSON_AddNumberToObject(o, "sm_clock_max_mhz", d->clock_khz / 1000.0);
-    cJSON_AddNumberToObject(o, "mem_clock_max_mhz", d->mem_clock_khz / 1000.0);
-    cJSON_AddNumberToObject(o, "l2_bytes", (double)d->l2_bytes);
-    cJSON_AddNumberToObject(o, "l2_flush_bytes", (double)d->l2_bytes * 2);
-    cJSON_AddNumberToObject(o, "peak_bandwidth_gbs",
-                            2.0 * d->mem_clock_khz * 1e3 * d->mem_bus_bits / 8.0 / 1e9);
+    struct result_system *y = &j->res->sys;
+    j->res->has_system = 1;
+    snprintf(y->gpu, sizeof y->gpu, "%s", d->name);
+    snprintf(y->arch, sizeof y->arch, "%s", d->arch);
+    snprintf(y->pci, sizeof y->pci, "%s", d->pci);
+    y->sm_count = d->sm_count;
+    snprintf(y->cuda_driver_api, sizeof y->cuda_driver_api, "%d.%d", d->driver_version / 1000,
+             d->driver_version % 1000 / 10);
+    compile_nvrtc_version(y->nvrtc, sizeof y->nvrtc);
+    snprintf(y->sandbox, sizeof y->sandbox, "%s", d->sandbox);
+    y->sm_clock_max_mhz = d->clock_khz / 1000.0;
+    y->mem_clock_max_mhz = d->mem_clock_khz / 1000.0;
+    y->l2_bytes = (double)d->l2_bytes;
+    y->l2_flush_bytes = (double)d->l2_bytes * 2;
+    y->peak_bandwidth_gbs = 2.0 * d->mem_clock_khz * 1e3 * d->mem_bus_bits / 8.0 / 1e9;
 }
 
-/* Collect nvdisasm's classes (if it was started) and put the compile report
- * with them in the result. */
+/* Collect nvdisasm's classes (if it was started) into the submission's
+ * compile report. */
 static void judge_sass(struct judge *j)
 {
     struct kj_err err;
     if (j->sass.pid <= 0)
         return;
     kj_err_clear(&err);
-    if (sass_finish(&j->sass, &j->sub, &err) != KJ_OK) {
+    if (sass_finish(&j->sass, &j->sub, &err) != KJ_OK)
         kj_log(KJ_LOG_WARN, "judge", "instruction classes from the PTX only: %s", err.msg);
-        return;
-    }
-    cJSON *cj = compile_result_json(&j->sub);
-    if (cj != NULL)
-        cJSON_ReplaceItemInObject(j->res, "compile", cj);
 }
 
 static void judge_cleanup(struct judge *j)
@@ -851,6 +264,7 @@ static void judge_cleanup(struct judge *j)
     free(j->refsrc);
     free(j->gensrc);
     free(j->samples);
+    plan_free(j->plan);
 }
 
 /* Directives of the submission and the reference; a bad submission line is
@@ -864,7 +278,7 @@ static int judge_directives(struct judge *j, struct kj_err *err)
     struct expr_vars vars;
     spec_expr_vars(s, names, NULL, &vars);
     snprintf(path, sizeof path, "%s/reference.cu", s->dir);
-    int rc = read_file(path, &j->refsrc, &j->reflen, err);
+    int rc = kj_read_file(path, COMPILE_MAX_SOURCE, &j->refsrc, &j->reflen, err);
     if (rc == KJ_OK && (dir_parse(j->refsrc, j->reflen, &j->refdirs, err) != KJ_OK ||
                         dir_check_names(&j->refdirs, &vars, err) != KJ_OK))
         rc = KJ_EINTERNAL;
@@ -874,7 +288,7 @@ static int judge_directives(struct judge *j, struct kj_err *err)
         snprintf(path, sizeof path, "%s/generate.cu", s->dir);
         struct kj_err gerr;
         kj_err_clear(&gerr);
-        rc = read_file(path, &j->gensrc, &j->genlen, err);
+        rc = kj_read_file(path, COMPILE_MAX_SOURCE, &j->gensrc, &j->genlen, err);
         if (rc == KJ_OK && (dir_parse(j->gensrc, j->genlen, &j->gendirs, &gerr) != KJ_OK ||
                             dir_check_names(&j->gendirs, &vars, &gerr) != KJ_OK))
             rc = KJ_FAIL(err, KJ_EINTERNAL, "generate.cu of %s: %s", s->name, gerr.msg);
@@ -887,10 +301,10 @@ static int judge_directives(struct judge *j, struct kj_err *err)
     kj_err_clear(&uerr);
     if (dir_parse(j->job->source, j->job->source_len, &j->dirs, &uerr) != KJ_OK ||
         dir_check_names(&j->dirs, &vars, &uerr) != KJ_OK)
-        judge_verdict(j, "rejected", "%s", uerr.msg);
+        judge_verdict(j, KJ_V_REJECTED, "%s", uerr.msg);
     else if (j->dirs.leaderboard[0] != '\0' && strcmp(j->dirs.leaderboard, s->name) != 0)
-        judge_verdict(j, "rejected", "line %d: the source names leaderboard '%s' but is judged "
-                      "on '%s'", j->dirs.leaderboard_line, j->dirs.leaderboard, s->name);
+        judge_verdict(j, KJ_V_REJECTED, "line %d: the source names leaderboard '%s' but is "
+                      "judged on '%s'", j->dirs.leaderboard_line, j->dirs.leaderboard, s->name);
     return KJ_OK;
 }
 
@@ -901,28 +315,24 @@ static int judge_dump(struct judge *j, struct kj_err *err)
 {
     const struct spec *s = j->spec;
     struct dump d;
-    size_t off[SPEC_MAX_BUFFERS], size[SPEC_MAX_BUFFERS], total;
     int failed = 0, rc = dump_open(&d, j->job->dump_dir, s, err);
     if (rc != KJ_OK)
         return rc;
     j->gpu_verify = 0; /* the host check copies both boxes' buffers, which the dump needs */
     for (int k = 0; k < s->ntests + s->nbenchmarks && rc == KJ_OK; k++) {
         int bench = k >= s->ntests, idx = bench ? k - s->ntests : k;
-        const struct spec_case *c = bench ? &s->benchmarks[idx] : &s->tests[idx];
-        cJSON *e = cJSON_CreateObject();
-        cJSON_AddNumberToObject(e, "index", idx);
-        cJSON_AddItemToObject(e, "shape", judge_shape_json(s, c));
-        cJSON_AddItemToArray(bench ? j->benches : j->tests, e);
-        int r = judge_one_call(j, bench, idx, c->seed, BOX_OP_CASE, 1, e, NULL, err);
-        judge_event(j, bench ? "benchmark" : "test", e);
-        if (r < 0 || judge_has_verdict(j)) {
-            rc = r < 0 ? KJ_EINTERNAL : KJ_OK;
+        const struct case_plan *cp = plan_case(j->plan, bench, idx);
+        struct result_shape *e = judge_entry(j, bench, idx);
+        enum judge_step r = judge_one_call(j, bench, idx, cp->seed, BOX_OP_CASE, 1, &e->check,
+                                           NULL, err);
+        judge_shape_event(j, bench ? KJ_EV_BENCHMARK : KJ_EV_TEST, e);
+        if (r == STEP_ERROR || judge_has_verdict(j)) {
+            rc = r == STEP_ERROR ? KJ_EINTERNAL : KJ_OK;
             break;
         }
-        failed += r == 0;
-        if ((rc = box_layout(s, c, off, size, &total, err)) == KJ_OK)
-            rc = dump_case(&d, s, bench, idx, c->seed, j->ref_region, j->run_region, off, size,
-                           r == 1 ? "pass" : "fail", err);
+        failed += r == STEP_VERDICT;
+        rc = dump_case(&d, s, cp, cp->seed, j->ref_region, j->run_region,
+                       r == STEP_PASS ? "pass" : "fail", err);
     }
     if (rc != KJ_OK || judge_has_verdict(j)) {
         dump_abort(&d);
@@ -931,10 +341,10 @@ static int judge_dump(struct judge *j, struct kj_err *err)
     if ((rc = dump_close(&d, err)) != KJ_OK)
         return rc;
     if (failed > 0)
-        judge_verdict(j, "wrong_answer", "%d of %d shapes differ from the reference (dumped "
+        judge_verdict(j, KJ_V_WRONG_ANSWER, "%d of %d shapes differ from the reference (dumped "
                       "anyway)", failed, s->ntests + s->nbenchmarks);
     else
-        judge_verdict(j, "accepted", "%d shapes dumped to %s", s->ntests + s->nbenchmarks,
+        judge_verdict(j, KJ_V_ACCEPTED, "%d shapes dumped to %s", s->ntests + s->nbenchmarks,
                       j->job->dump_dir);
     return KJ_OK;
 }
@@ -970,18 +380,19 @@ static int judge_steps(struct judge *j, struct kj_err *err)
         return judge_dump(j, err);
     if ((rc = judge_tests(j, err)) != KJ_OK || judge_has_verdict(j))
         return rc;
-    if (j->job->mode != JUDGE_TEST && (rc = judge_benchmarks(j, err)) != KJ_OK)
+    if (j->job->mode != KJ_MODE_TEST && (rc = judge_benchmarks(j, err)) != KJ_OK)
         return rc;
     if (!judge_has_verdict(j))
-        judge_verdict(j, "accepted", "%d tests passed%s", j->spec->ntests,
-                      j->job->mode == JUDGE_TEST ? "" : "; benchmark shapes timed");
+        judge_verdict(j, KJ_V_ACCEPTED, "%d tests passed%s", j->spec->ntests,
+                      j->job->mode == KJ_MODE_TEST ? "" : "; benchmark shapes timed");
     return KJ_OK;
 }
 
-int judge_run(const struct judge_job *job, cJSON **result, struct kj_err *err)
+int judge_run(const struct judge_job *job, struct judge_result **result, struct kj_err *err)
 {
     struct judge j;
     memset(&j, 0, sizeof j);
+    *result = NULL;
     j.run.pid = j.ref.pid = -1;
     j.sass.pid = j.sass.fd = -1;
     j.run.fd_req = j.run.fd_rep = j.run.fd_info = -1;
@@ -989,31 +400,34 @@ int judge_run(const struct judge_job *job, cJSON **result, struct kj_err *err)
     j.job = job;
     j.spec = job->spec;
     j.gpu_verify = getenv("KJUDGE_HOST_VERIFY") == NULL;
-    double limit = job->mode == JUDGE_TEST ? job->spec->limit_test_s :
-                   job->mode == JUDGE_BENCHMARK ? job->spec->limit_benchmark_s :
+    double limit = job->mode == KJ_MODE_TEST ? job->spec->limit_test_s :
+                   job->mode == KJ_MODE_BENCHMARK ? job->spec->limit_benchmark_s :
                    job->spec->limit_leaderboard_s;
     if (job->time_limit_s > 0)
         limit = job->time_limit_s;
     j.deadline = mono_now() + (limit > 0 ? limit : 180);
     if (getrandom(&j.poison, sizeof j.poison, 0) != sizeof j.poison)
         j.poison = (uint64_t)time(NULL) ^ (uint64_t)getpid() << 32;
-    j.res = cJSON_CreateObject();
-    cJSON_AddStringToObject(j.res, "leaderboard", j.spec->name);
-    cJSON_AddStringToObject(j.res, "mode", judge_mode_name(job->mode));
-    j.tests = cJSON_AddArrayToObject(j.res, "tests");
-    j.benches = cJSON_AddArrayToObject(j.res, "benchmarks");
+    if ((j.res = result_new(j.spec, job->mode)) == NULL)
+        return KJ_FAIL(err, KJ_ENOMEM, "out of memory for the result");
     int rc = judge_steps(&j, err);
     judge_sass(&j);
-    cJSON *sys = cJSON_GetObjectItem(j.res, "system");
-    if (sys != NULL)
-        cJSON_AddStringToObject(sys, "verify", j.gpu_verify ? "gpu" : "host");
+    if (j.res->has_system) {
+        j.res->sys.has_verify = 1;
+        j.res->sys.verify_gpu = j.gpu_verify;
+    }
+    if (j.res->has_compile) { /* the submission's report, with nvdisasm's classes */
+        j.res->compile = j.sub;
+        free(j.res->compile.cubin);
+        j.res->compile.cubin = NULL;
+        j.res->compile.cubin_size = 0;
+        memset(&j.sub, 0, sizeof j.sub);
+    }
     judge_cleanup(&j);
     if (rc != KJ_OK) {
-        cJSON_Delete(j.res);
+        result_free(j.res);
         return rc < 0 ? rc : KJ_EINTERNAL;
     }
-    if (cJSON_GetObjectItem(j.res, "score_ns") == NULL)
-        cJSON_AddNullToObject(j.res, "score_ns");
     *result = j.res;
     return KJ_OK;
 }

@@ -13,18 +13,19 @@
 #include <stddef.h>
 #include <cjson/cJSON.h>
 #include "kj_err.h"
+#include "protocol.h"
+#include "secret.h"
 #include "spec.h"
 
-enum judge_mode { JUDGE_TEST = 0, JUDGE_BENCHMARK, JUDGE_LEADERBOARD };
-
-/* Called for each step; data is borrowed for the duration of the call. */
-typedef void (*judge_progress_fn)(void *ctx, const char *event, const cJSON *data);
+/* Called for each step (KJ_EV_COMPILING ... KJ_EV_VERDICT); data is the
+ * event's JSON object, borrowed for the duration of the call. */
+typedef void (*judge_progress_fn)(void *ctx, enum kj_event event, const cJSON *data);
 
 struct judge_job {
     const struct spec *spec;      /* borrowed */
     const char *source;           /* borrowed, source_len bytes */
     size_t source_len;
-    enum judge_mode mode;
+    enum kj_mode mode;
     uint64_t secret_seed;         /* leaderboard mode only */
     int gpu;                      /* device ordinal */
     const char *arch;             /* the GPU's "sm_XY" when known (serve probes it once), so
@@ -39,16 +40,17 @@ struct judge_job {
     const char *dump_dir;         /* non-NULL: run every shape once untimed and write it there (dump.h) */
     judge_progress_fn progress;   /* may be NULL */
     void *progress_ctx;
+    const struct secret_list *secrets; /* what every child of the job wipes right after fork
+                                        * (the token, secret_seed): borrowed; NULL = nothing */
 };
 
-/* Judge the job. On success (return 0) *result is a new object the caller
- * frees with cJSON_Delete; its verdict may be any verdict but internal_error.
- * A return < 0 is the judge's own fault (err says what): the caller reports
- * internal_error and may retry; the submission is not charged. */
-int judge_run(const struct judge_job *job, cJSON **result, struct kj_err *err);
+struct judge_result;
 
-const char *judge_mode_name(enum judge_mode m);
-/* Parse "test" | "benchmark" | "leaderboard"; -1 if unknown. */
-int judge_mode_parse(const char *s);
+/* Judge the job. On success (return 0) *result is a new result (result.h)
+ * the caller frees with result_free(); it has a verdict, any but
+ * internal_error. A return < 0 is the judge's own fault (err says what;
+ * *result is NULL): the caller reports internal_error and may retry; the
+ * submission is not charged. */
+int judge_run(const struct judge_job *job, struct judge_result **result, struct kj_err *err);
 
 #endif

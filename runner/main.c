@@ -22,10 +22,14 @@
 #include "curlc.h"
 #include "directive.h"
 #include "judge.h"
+#include "kj_file.h"
+#include "protocol.h"
 #include "report.h"
 #include "rbox.h"
+#include "result.h"
 #include "sandbox.h"
 #include "sass.h"
+#include "secret.h"
 #include "serve.h"
 #include "spec.h"
 
@@ -43,6 +47,7 @@
 #define EXIT_OK 0
 #define EXIT_VERDICT 1
 #define EXIT_USAGE 2
+#define KJ_TOKEN_FILE_MAX (1 << 20) /* a token file is one line; anything this big is not one */
 
 #ifdef KJ_RUNNER_FAKE_GPU
 /* The API tests' build (build/kjudge-runner-fakegpu): serve judges with
@@ -137,20 +142,11 @@ static int parse_opts(int argc, char **argv, struct opts *o)
  * caller frees it. */
 static char *slurp(const char *path, size_t *len)
 {
-    FILE *f = fopen(path, "rb");
-    char *buf = malloc(COMPILE_MAX_SOURCE + 2);
+    struct kj_err err;
+    char *buf = NULL;
     size_t n = 0;
-    if (f == NULL || buf == NULL) {
-        fprintf(stderr, "kjudge-runner: cannot read %s: %s\n", path, strerror(errno));
-        if (f) fclose(f);
-        free(buf);
-        return NULL;
-    }
-    n = fread(buf, 1, COMPILE_MAX_SOURCE + 1, f);
-    fclose(f);
-    if (n > COMPILE_MAX_SOURCE) {
-        fprintf(stderr, "kjudge-runner: %s is larger than %d bytes\n", path, COMPILE_MAX_SOURCE);
-        free(buf);
+    if (kj_read_file(path, COMPILE_MAX_SOURCE, &buf, &n, &err) != KJ_OK) {
+        fprintf(stderr, "kjudge-runner: %s\n", err.msg);
         return NULL;
     }
     /* A leading UTF-8 byte-order mark is dropped, as the server drops it
@@ -158,8 +154,8 @@ static char *slurp(const char *path, size_t *len)
     if (n >= 3 && memcmp(buf, "\xef\xbb\xbf", 3) == 0) {
         memmove(buf, buf + 3, n - 3);
         n -= 3;
+        buf[n] = '\0';
     }
-    buf[n] = '\0';
     *len = n;
     return buf;
 }
@@ -223,7 +219,7 @@ static int cmd_compile(const struct opts *o)
         kj_err_clear(&serr);
         if (r.ok && sass_scan(&r, &serr) != KJ_OK && serr.code != KJ_ENOTFOUND)
             fprintf(stderr, "kjudge-runner: instruction classes from the PTX only: %s\n", serr.msg);
-        cJSON *j = compile_result_json(&r);
+        cJSON *j = result_compile_json(&r);
         print_json(j);
         cJSON_Delete(j);
         rc = r.ok ? EXIT_OK : EXIT_VERDICT;
@@ -238,11 +234,13 @@ static int cmd_eval(const struct opts *o)
     size_t len;
     char *src = slurp(o->file, &len);
     struct spec *s = src ? load_board(o, src, len) : NULL;
-    int mode = judge_mode_parse(o->mode), rc = EXIT_USAGE;
-    cJSON *res = NULL;
+    enum kj_mode mode = KJ_MODE_TEST;
+    int mode_ok = kj_mode_parse(o->mode, &mode) == 0, rc = EXIT_USAGE;
+    struct judge_result *res = NULL;
+    struct secret_list secrets = {0};
     struct kj_err err;
-    if (s == NULL || mode < 0) {
-        if (mode < 0)
+    if (s == NULL || !mode_ok) {
+        if (!mode_ok)
             fprintf(stderr, "kjudge-runner: --mode must be test, benchmark or leaderboard\n");
         goto out;
     }
@@ -251,7 +249,7 @@ static int cmd_eval(const struct opts *o)
     jj.spec = s;
     jj.source = src;
     jj.source_len = len;
-    jj.mode = (enum judge_mode)mode;
+    jj.mode = mode;
     jj.gpu = o->gpu;
     jj.warmup_s = o->warmup;
     jj.time_limit_s = o->time_limit;
@@ -260,22 +258,27 @@ static int cmd_eval(const struct opts *o)
     jj.compile_unboxed = o->compile_unboxed;
     jj.progress = report_progress;
     jj.progress_ctx = stderr;
-    /* A local leaderboard run has no server secret: draw one for this run. */
+    /* A local leaderboard run has no server secret: draw one for this run,
+     * kept from the boxes like a server's. */
     if (getrandom(&jj.secret_seed, sizeof jj.secret_seed, 0) != sizeof jj.secret_seed)
         jj.secret_seed = (uint64_t)getpid();
+    secret_add(&secrets, &jj.secret_seed, sizeof jj.secret_seed);
+    jj.secrets = &secrets;
     kj_err_clear(&err);
     if (judge_run(&jj, &res, &err) != KJ_OK) {
         fprintf(stderr, "kjudge-runner: judge error (not the submission's fault): %s\n", err.msg);
         goto out;
     }
-    if (o->json)
-        print_json(res);
-    else
+    if (o->json) {
+        cJSON *j = result_json(res);
+        print_json(j);
+        cJSON_Delete(j);
+    } else {
         report_table(stdout, res, o->file);
-    const cJSON *v = cJSON_GetObjectItem(res, "verdict");
-    rc = cJSON_IsString(v) && strcmp(v->valuestring, "accepted") == 0 ? EXIT_OK : EXIT_VERDICT;
+    }
+    rc = res->has_verdict && res->verdict == KJ_V_ACCEPTED ? EXIT_OK : EXIT_VERDICT;
 out:
-    cJSON_Delete(res);
+    result_free(res);
     spec_free(s);
     free(src);
     return rc;
@@ -289,7 +292,7 @@ static int cmd_probe(const struct opts *o)
     struct sandbox_probe sp;
     struct kj_err err;
     cJSON *j = cJSON_CreateObject();
-    int rc = box_probe(o->gpu, &d, &err);
+    int rc = box_probe(o->gpu, NULL, &d, &err);
     if (rc == KJ_OK) {
         cJSON_AddStringToObject(j, "gpu", d.name);
         cJSON_AddStringToObject(j, "arch", d.arch);
@@ -340,21 +343,31 @@ static double parse_grace(const char *v)
 static int cmd_serve(const struct opts *o)
 {
     char token[256] = "", name[128];
-    const char *env = getenv("KJUDGE_RUNNER_TOKEN"), *ca = o->ca_file;
+    char *env = getenv("KJUDGE_RUNNER_TOKEN");
+    const char *ca = o->ca_file;
     double grace = parse_grace(o->grace);
     struct kj_err err;
     int rc;
+    /* The token is kept in token[] only (the boxes wipe their copy of it,
+     * secret.h): the environment's copy is wiped in place and removed, the
+     * file's buffer wiped before it is freed. */
+    if (env != NULL && o->token_file == NULL)
+        snprintf(token, sizeof token, "%s", env);
+    if (env != NULL) {
+        explicit_bzero(env, strlen(env));
+        unsetenv("KJUDGE_RUNNER_TOKEN");
+    }
     if (o->token_file != NULL) {
-        FILE *f = fopen(o->token_file, "r");
-        if (f == NULL || fgets(token, sizeof token, f) == NULL) {
+        char *text = NULL;
+        size_t n = 0;
+        if (kj_read_file(o->token_file, KJ_TOKEN_FILE_MAX, &text, &n, &err) != KJ_OK || n == 0) {
             fprintf(stderr, "kjudge-runner: cannot read the token file %s\n", o->token_file);
-            if (f) fclose(f);
+            free(text);
             return EXIT_USAGE;
         }
-        fclose(f);
-        token[strcspn(token, "\r\n")] = '\0';
-    } else if (env != NULL) {
-        snprintf(token, sizeof token, "%s", env);
+        snprintf(token, sizeof token, "%.*s", (int)strcspn(text, "\r\n"), text);
+        explicit_bzero(text, n);
+        free(text);
     }
     if (o->server == NULL || token[0] == '\0') {
         fprintf(stderr, "kjudge-runner: serve needs --server URL and a runner token "
@@ -392,7 +405,7 @@ static int cmd_serve(const struct opts *o)
 #endif
     kj_err_clear(&err);
     rc = serve_loop(&c, &err);
-    memset(token, 0, sizeof token);
+    explicit_bzero(token, sizeof token);
     curlc_cleanup();
     if (rc != KJ_OK) {
         fprintf(stderr, "kjudge-runner: %s\n", err.msg);

@@ -19,7 +19,8 @@ void ptxscan_kernel(const char *ptx, size_t len, struct compile_kernel *k);
 
 /* Largest threads per block for `registers` per thread (65536 registers per
  * block, allocated per warp in units of 256, at most 1024 threads), further
- * bounded by maxntid (0 = none). 0 when registers is not positive. */
+ * bounded by maxntid (0 = none). 0 when registers is not positive. Used by
+ * ptxscan_kernel; public for its unit test (test_ptxscan.c). */
 int ptxscan_max_threads(int registers, int maxntid);
 
 #endif

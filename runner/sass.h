@@ -14,7 +14,10 @@
  *
  * nvdisasm runs in a child with no privileges (uid 65534 when root,
  * no_new_privs), an empty environment, CPU, memory and output limits and a
- * wall deadline; the cubin reaches it through a memfd.
+ * wall deadline; the cubin reaches it through a memfd. The child execs
+ * nvdisasm right after setting those up, which replaces the runner's memory
+ * it inherited (the token, the secret seed) before the cubin is read, so it
+ * has nothing to wipe (secret.h).
  */
 #ifndef KJ_SASS_H
 #define KJ_SASS_H
@@ -26,8 +29,10 @@
 #define SASS_WALL_S 20
 #define SASS_MAX_OUTPUT (64u << 20)
 
-/* Path of nvdisasm into buf: $KJUDGE_NVDISASM, else $CUDA_HOME/bin, else
- * /usr/local/cuda/bin. 0 when found (executable), -1 when not. */
+/* The two below are sass_start's parts, public for the unit test
+ * (test_sass.c). Path of nvdisasm into buf: $KJUDGE_NVDISASM, else
+ * $CUDA_HOME/bin, else /usr/local/cuda/bin. 0 when found (executable), -1
+ * when not. */
 int sass_tool(char *buf, size_t bufsz);
 
 /* Fill the classes of r's kernels from nvdisasm's listing text (len

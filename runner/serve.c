@@ -22,6 +22,11 @@
  * any event post in flight, gives the job back (POST .../release, which
  * the server requeues at once without charging an attempt) and ends the
  * process, boxes included, with status 0.
+ *
+ * Secrets (secret.h): the token (and each client's copy of its
+ * Authorization header) and, during a leaderboard job, the seed are listed
+ * for every forked child to wipe; the claim's body and seed string are
+ * wiped once read (curlc wipes the bodies it frees).
  */
 #include "serve.h"
 #include "box.h"
@@ -29,8 +34,11 @@
 #include "gputype.h"
 #include "judge.h"
 #include "mono.h"
+#include "protocol.h"
 #include "rbox.h"
+#include "result.h"
 #include "sandbox.h"
+#include "secret.h"
 #include "spec.h"
 
 #include <cjson/cJSON.h>
@@ -68,6 +76,8 @@ struct serve {
     int unhealthy;             /* 1: the GPU failed its health check; stop taking work */
     int refused;               /* 1: the server refused this token's claims (401/403); stop */
     char why[256];             /* what the health check said */
+    struct secret_list secrets; /* what every child wipes (secret.h): the token and the
+                                 * clients' copies; a job adds its secret seed to a copy */
 };
 
 /* Sleep s seconds, or less when a stop is asked. */
@@ -119,7 +129,7 @@ static int serve_post(struct curlc *h, const char *path, const cJSON *body,
     return rc == KJ_OK ? (int)resp->status : rc;
 }
 
-static void serve_progress(void *ctx, const char *event, const cJSON *data)
+static void serve_progress(void *ctx, enum kj_event event, const cJSON *data)
 {
     struct serve *sv = ctx;
     struct curlc_resp r;
@@ -135,7 +145,7 @@ static void serve_progress(void *ctx, const char *event, const cJSON *data)
     sv->posting = 1;
     pthread_mutex_unlock(&sv->mu);
     cJSON *body = cJSON_CreateObject();
-    cJSON_AddStringToObject(body, "event", event);
+    cJSON_AddStringToObject(body, "event", kj_event_name(event));
     cJSON_AddItemToObject(body, "data", cJSON_Duplicate(data, 1));
     snprintf(path, sizeof path, "/api/v1/runner/jobs/%ld/events?attempt=%ld", sv->job_id,
              sv->attempt);
@@ -143,7 +153,7 @@ static void serve_progress(void *ctx, const char *event, const cJSON *data)
     int st = serve_post(sv->http, path, body, &r, &err);
     if (st < 0 || st >= 300)
         kj_log(KJ_LOG_WARN, "serve", "progress not recorded job=%ld event=%s status=%d%s%s",
-               sv->job_id, event, st, st < 0 ? ": " : "", st < 0 ? err.msg : "");
+               sv->job_id, kj_event_name(event), st, st < 0 ? ": " : "", st < 0 ? err.msg : "");
     curlc_resp_free(&r);
     cJSON_Delete(body);
     pthread_mutex_lock(&sv->mu);
@@ -171,8 +181,6 @@ static const struct spec *serve_spec(struct serve *sv, const char *name)
     return NULL;
 }
 
-static cJSON *serve_internal(const char *msg);
-
 /* The "message" of a JSON error answer into out (printable, "" when none). */
 static void serve_error_msg(const struct curlc_resp *r, char *out, size_t outsz)
 {
@@ -189,17 +197,17 @@ static void serve_error_msg(const struct curlc_resp *r, char *out, size_t outsz)
  * posted in its place once: the job is tried again, the user not charged.
  * While the runner stops, a failed post is not tried again: the server
  * requeues the job when its lease runs out. */
-static void serve_post_result(struct serve *sv, long id, const cJSON *result)
+static void serve_post_result(struct serve *sv, long id, const struct judge_result *result)
 {
     char path[128], why[300];
     double backoff = 1;
-    cJSON *replaced = NULL;
+    cJSON *body = result_json(result), *replaced = NULL;
     snprintf(path, sizeof path, "/api/v1/runner/jobs/%ld/result?attempt=%ld", id, sv->attempt);
     for (int attempt = 0; attempt < 20; attempt++) {
         struct curlc_resp r;
         struct kj_err err;
         kj_err_clear(&err);
-        int st = serve_post(sv->http, path, replaced != NULL ? replaced : result, &r, &err);
+        int st = serve_post(sv->http, path, replaced != NULL ? replaced : body, &r, &err);
         if (st == 422)
             serve_error_msg(&r, why, sizeof why);
         curlc_resp_free(&r);
@@ -214,7 +222,9 @@ static void serve_post_result(struct serve *sv, long id, const cJSON *result)
                    "posting internal_error instead", id, why);
             snprintf(msg, sizeof msg, "runner %s: the server refused its result (%s)",
                      sv->cfg->name, why);
-            replaced = serve_internal(msg);
+            struct judge_result *ir = result_internal(msg);
+            replaced = ir != NULL ? result_json(ir) : NULL;
+            result_free(ir);
             continue;
         }
         kj_log(KJ_LOG_WARN, "serve", "result not delivered job=%ld status=%d: %s", id, st,
@@ -228,6 +238,7 @@ static void serve_post_result(struct serve *sv, long id, const cJSON *result)
         backoff = backoff * 2 > SERVE_MAX_BACKOFF_S ? SERVE_MAX_BACKOFF_S : backoff * 2;
     }
     cJSON_Delete(replaced);
+    cJSON_Delete(body);
 }
 
 /* The watcher gives the job back (POST .../release), then ends the
@@ -310,31 +321,21 @@ static void *serve_watch(void *arg)
     return NULL;
 }
 
-static cJSON *serve_internal(const char *msg)
-{
-    cJSON *r = cJSON_CreateObject();
-    cJSON_AddStringToObject(r, "verdict", "internal_error");
-    cJSON_AddStringToObject(r, "message", msg);
-    cJSON_AddNullToObject(r, "score_ns");
-    return r;
-}
-
 /* After a time_limit or runtime_error the GPU may be wedged: a known-answer
  * kernel in a fresh box decides. When it fails, the verdict cannot be
  * trusted either: the job goes back to the queue as an internal error (a
  * retry elsewhere) and this runner stops. */
-static cJSON *serve_check_gpu(struct serve *sv, cJSON *result)
+static struct judge_result *serve_check_gpu(struct serve *sv, struct judge_result *result)
 {
-    const cJSON *v = cJSON_GetObjectItem(result, "verdict");
     struct kj_err err;
     char msg[400];
-    if (!cJSON_IsString(v) || (strcmp(v->valuestring, "time_limit") != 0 &&
-                               strcmp(v->valuestring, "runtime_error") != 0))
+    if (!result->has_verdict ||
+        (result->verdict != KJ_V_TIME_LIMIT && result->verdict != KJ_V_RUNTIME_ERROR))
         return result;
     kj_err_clear(&err);
-    if (sv->ops->health(sv->cfg->gpu, &err) == KJ_OK) {
+    if (sv->ops->health(sv->cfg->gpu, &sv->secrets, &err) == KJ_OK) {
         kj_log(KJ_LOG_INFO, "serve", "GPU health check passed after job=%ld (%s)", sv->job_id,
-               v->valuestring);
+               kj_verdict_name(result->verdict));
         return result;
     }
     sv->unhealthy = 1;
@@ -343,18 +344,53 @@ static cJSON *serve_check_gpu(struct serve *sv, cJSON *result)
            "runner stops taking work", sv->cfg->gpu, sv->job_id, err.msg);
     snprintf(msg, sizeof msg, "runner %s: its GPU failed a health check after this job (%s); "
              "the job is judged again on another runner", sv->cfg->name, err.msg);
-    cJSON_Delete(result);
-    return serve_internal(msg);
+    result_free(result);
+    return result_internal(msg);
 }
 
-/* Judge one claimed job object and post its result. */
-static void serve_job(struct serve *sv, const cJSON *job)
+/* The heartbeat period of a job: SERVE_HEARTBEAT_S, or a third of its
+ * lease_seconds when that is shorter (at least 1 s). */
+static double serve_beat_s(const cJSON *job)
+{
+    const cJSON *lease = cJSON_GetObjectItem(job, "lease_seconds");
+    double s = SERVE_HEARTBEAT_S;
+    if (cJSON_IsNumber(lease) && lease->valuedouble / 3 < s)
+        s = lease->valuedouble / 3 < 1 ? 1 : lease->valuedouble / 3;
+    return s;
+}
+
+/* Judge jj beside the watcher thread (heartbeats, the stop's grace). */
+static struct judge_result *serve_judge(struct serve *sv, const struct judge_job *jj)
+{
+    struct judge_result *result = NULL;
+    struct kj_err err;
+    pthread_t watch;
+    sv->beat_stop = 0;
+    int watching = pthread_create(&watch, NULL, serve_watch, sv) == 0;
+    if (!watching)
+        kj_log(KJ_LOG_WARN, "serve", "no heartbeats for job=%ld", sv->job_id);
+    kj_err_clear(&err);
+    if (sv->ops->judge(jj, &result, &err) != KJ_OK) {
+        kj_log(KJ_LOG_ERROR, "serve", "judge failed job=%ld: %s", sv->job_id, err.msg);
+        result = result_internal(err.msg);
+    }
+    pthread_mutex_lock(&sv->mu);
+    sv->beat_stop = 1;
+    pthread_cond_signal(&sv->cv);
+    pthread_mutex_unlock(&sv->mu);
+    if (watching)
+        pthread_join(watch, NULL);
+    return result != NULL ? serve_check_gpu(sv, result) : NULL;
+}
+
+/* Judge one claimed job object and post its result. The job's secret seed
+ * string is wiped once read. */
+static void serve_job(struct serve *sv, cJSON *job)
 {
     const cJSON *id = cJSON_GetObjectItem(job, "id"), *lb = cJSON_GetObjectItem(job, "leaderboard"),
                 *mode = cJSON_GetObjectItem(job, "mode"), *src = cJSON_GetObjectItem(job, "source"),
                 *secret = cJSON_GetObjectItem(job, "secret_seed");
-    cJSON *result = NULL;
-    struct kj_err err;
+    struct judge_result *result = NULL;
     if (!cJSON_IsNumber(id) || !cJSON_IsString(lb) || !cJSON_IsString(mode) || !cJSON_IsString(src)) {
         kj_log(KJ_LOG_ERROR, "serve", "malformed job from the server");
         return;
@@ -363,49 +399,42 @@ static void serve_job(struct serve *sv, const cJSON *job)
     const cJSON *att = cJSON_GetObjectItem(job, "attempt");
     sv->attempt = cJSON_IsNumber(att) ? (long)att->valuedouble : 1;
     const struct spec *spec = serve_spec(sv, lb->valuestring);
-    int m = judge_mode_parse(mode->valuestring);
+    enum kj_mode m;
+    int mode_ok = kj_mode_parse(mode->valuestring, &m) == 0;
     kj_log(KJ_LOG_INFO, "serve", "judging job=%ld leaderboard=%s mode=%s", sv->job_id,
            lb->valuestring, mode->valuestring);
-    if (spec == NULL || m < 0) {
-        result = serve_internal(spec == NULL ? "this runner does not have that leaderboard"
-                                             : "unknown mode");
+    if (spec == NULL || !mode_ok) {
+        result = result_internal(spec == NULL ? "this runner does not have that leaderboard"
+                                              : "unknown mode");
     } else {
         struct judge_job jj;
         memset(&jj, 0, sizeof jj);
         jj.spec = spec;
         jj.source = src->valuestring;
         jj.source_len = strlen(src->valuestring);
-        jj.mode = (enum judge_mode)m;
+        jj.mode = m;
         jj.secret_seed = cJSON_IsString(secret) ? strtoull(secret->valuestring, NULL, 10) : 0;
+        if (cJSON_IsString(secret))
+            explicit_bzero(secret->valuestring, strlen(secret->valuestring));
+        struct secret_list wipe = sv->secrets;
+        secret_add(&wipe, &jj.secret_seed, sizeof jj.secret_seed);
+        jj.secrets = &wipe;
         jj.gpu = sv->cfg->gpu;
         jj.arch = sv->dev.arch;
         jj.progress = serve_progress;
         jj.progress_ctx = sv;
-        kj_err_clear(&err);
-        const cJSON *lease = cJSON_GetObjectItem(job, "lease_seconds");
-        sv->beat_s = SERVE_HEARTBEAT_S;
-        if (cJSON_IsNumber(lease) && lease->valuedouble / 3 < sv->beat_s)
-            sv->beat_s = lease->valuedouble / 3 < 1 ? 1 : lease->valuedouble / 3;
-        pthread_t watch;
-        sv->beat_stop = 0;
-        int watching = pthread_create(&watch, NULL, serve_watch, sv) == 0;
-        if (sv->ops->judge(&jj, &result, &err) != KJ_OK) {
-            kj_log(KJ_LOG_ERROR, "serve", "judge failed job=%ld: %s", sv->job_id, err.msg);
-            result = serve_internal(err.msg);
-        }
-        pthread_mutex_lock(&sv->mu);
-        sv->beat_stop = 1;
-        pthread_cond_signal(&sv->cv);
-        pthread_mutex_unlock(&sv->mu);
-        if (watching)
-            pthread_join(watch, NULL);
-        result = serve_check_gpu(sv, result);
+        sv->beat_s = serve_beat_s(job);
+        result = serve_judge(sv, &jj);
+        explicit_bzero(&jj.secret_seed, sizeof jj.secret_seed);
     }
-    const cJSON *v = cJSON_GetObjectItem(result, "verdict");
+    if (result == NULL) { /* out of memory: the lease runs out and the job is tried again */
+        kj_log(KJ_LOG_ERROR, "serve", "no memory for the result of job=%ld", sv->job_id);
+        return;
+    }
     kj_log(KJ_LOG_INFO, "serve", "judged job=%ld verdict=%s", sv->job_id,
-           cJSON_IsString(v) ? v->valuestring : "?");
+           result->has_verdict ? kj_verdict_name(result->verdict) : "?");
     serve_post_result(sv, sv->job_id, result);
-    cJSON_Delete(result);
+    result_free(result);
 }
 
 /* Report to the server that this runner is ready (reason NULL) or refuses
@@ -460,8 +489,11 @@ static int serve_claim(struct serve *sv, struct kj_err *err)
     cJSON_AddStringToObject(body, "arch", sv->dev.arch);
     int st = serve_post(sv->http, "/api/v1/runner/claim", body, &r, err), rc = 0;
     cJSON_Delete(body);
-    if (st == 200 && (reply = cJSON_Parse(r.body)) != NULL &&
-        cJSON_IsObject(cJSON_GetObjectItem(reply, "job"))) {
+    if (st == 200 && r.body != NULL) {
+        reply = cJSON_Parse(r.body);
+        explicit_bzero(r.body, r.len); /* the job's seed: only the parsed copy stays */
+    }
+    if (st == 200 && reply != NULL && cJSON_IsObject(cJSON_GetObjectItem(reply, "job"))) {
         serve_job(sv, cJSON_GetObjectItem(reply, "job"));
         rc = 1;
     } else if (st == 401 || st == 403) {
@@ -480,7 +512,8 @@ static int serve_claim(struct serve *sv, struct kj_err *err)
 
 /* The GPU host's probe: the sandbox first (refusing to judge on a host
  * that cannot build the boxes, saying what it lacks), then the device. */
-static int serve_gpu_probe(int gpu, struct box_device *dev, struct kj_err *err)
+static int serve_gpu_probe(int gpu, const struct secret_list *wipe, struct box_device *dev,
+                           struct kj_err *err)
 {
     struct sandbox_probe sp;
     char missing[512], why[KJ_ERR_MSG];
@@ -491,7 +524,7 @@ static int serve_gpu_probe(int gpu, struct box_device *dev, struct kj_err *err)
                        "the runner does not judge without it", missing);
     kj_log(KJ_LOG_INFO, "serve", "host: namespaces, seccomp and no_new_privs available; "
            "cgroup v2 memory+pids %s; Landlock ABI %d", sp.cgroup2 ? "yes" : "no", sp.landlock_abi);
-    if ((rc = box_probe(gpu, dev, err)) != KJ_OK) {
+    if ((rc = box_probe(gpu, wipe, dev, err)) != KJ_OK) {
         snprintf(why, sizeof why, "%s", err->msg);
         return KJ_FAIL(err, rc, "no usable GPU %d: %.200s", gpu, why);
     }
@@ -515,6 +548,13 @@ static int serve_open(struct serve *sv, struct kj_err *err)
     if ((rc = curlc_new(&o, &sv->http, err)) != KJ_OK ||
         (rc = curlc_new(&o, &sv->watch_http, err)) != KJ_OK)
         return KJ_FAIL(err, rc, "--server %.200s: %.300s", sv->cfg->server, err->msg);
+    /* The token is read-only to this process; a child writes to its own copy. */
+    secret_add(&sv->secrets, (void *)sv->cfg->token, strlen(sv->cfg->token));
+    for (int i = 0; i < 2; i++) {
+        size_t len = 0;
+        char *auth = curlc_auth(i == 0 ? sv->http : sv->watch_http, &len);
+        secret_add(&sv->secrets, auth, len);
+    }
     return KJ_OK;
 }
 
@@ -522,7 +562,7 @@ static int serve_open(struct serve *sv, struct kj_err *err)
 static int serve_ready(struct serve *sv, struct kj_err *err)
 {
     const struct serve_cfg *cfg = sv->cfg;
-    int rc = sv->ops->probe(cfg->gpu, &sv->dev, err);
+    int rc = sv->ops->probe(cfg->gpu, &sv->secrets, &sv->dev, err);
     if (rc == KJ_OK)
         rc = spec_load_all(cfg->leaderboards, &sv->specs, &sv->nspecs, err);
     if (rc == KJ_OK) {

@@ -14,18 +14,21 @@
 
 struct box_device;
 struct judge_job;
-struct cJSON;
+struct judge_result;
+struct secret_list;
 
 /* How this runner checks its host and judges. NULL in serve_cfg: on the
  * GPU (sandbox_probe + box_probe, judge_run, box_health); the API tests
- * give a fake (tests/api/fakegpu.c) to drive the loop without a GPU. */
+ * give a fake (tests/api/fakegpu.c) to drive the loop without a GPU. The
+ * children they fork wipe wipe's ranges first (secret.h). */
 struct serve_ops {
     /* Check the host and GPU gpu and fill *dev; an error says why this host cannot judge. */
-    int (*probe)(int gpu, struct box_device *dev, struct kj_err *err);
-    /* judge_run() (judge.h): *result is the caller's (cJSON_Delete). */
-    int (*judge)(const struct judge_job *job, struct cJSON **result, struct kj_err *err);
+    int (*probe)(int gpu, const struct secret_list *wipe, struct box_device *dev,
+                 struct kj_err *err);
+    /* judge_run() (judge.h): *result is the caller's (result_free). */
+    int (*judge)(const struct judge_job *job, struct judge_result **result, struct kj_err *err);
     /* box_health() (box.h): 0 when the GPU still computes a known answer. */
-    int (*health)(int gpu, struct kj_err *err);
+    int (*health)(int gpu, const struct secret_list *wipe, struct kj_err *err);
 };
 
 struct serve_cfg {

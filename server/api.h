@@ -1,9 +1,12 @@
 /*
- * api.h - the request handlers the route table in http.c points at.
+ * api.h - the request handlers the route table in http_route.c points at.
  *
  * One file per resource: api_submissions.c (users submit and read
  * submissions), api_sublist.c (listing with filters, withdrawal),
- * api_files.c (a board's public files), api_stats.c (the admin's user list
+ * api_access.c and api_json.c (who sees a submission, and as what JSON:
+ * shared by the submission handlers and sse.c),
+ * api_files.c (a board's public files), api_history.c (a board's best
+ * scores over time), api_stats.c (the admin's user list
  * and statistics), api_detail.c (a submission's index entry: kernels,
  * launches, rank, diff), api_admin.c (reload, publishing sources), api_users.c (accounts, tokens, invites, bans),
  * api_leaderboards.c (boards and rankings), api_runner.c (GPU hosts claim
@@ -16,6 +19,7 @@
 #ifndef KJ_API_H
 #define KJ_API_H
 
+#include "boards.h"
 #include "http.h"
 
 /* api_submissions.c */
@@ -24,6 +28,8 @@ enum MHD_Result api_sub_get(struct http_req *r);
 enum MHD_Result api_sub_events(struct http_req *r);
 /* POST /submissions/{id}/disqualify (admin) */
 enum MHD_Result api_sub_disqualify(struct http_req *r);
+
+/* api_access.c: who sees a submission, who may wait for one */
 /* What a caller may see of a submission (docs/protocol.md, "Who sees a
  * submission"), from least to most. */
 enum api_view {
@@ -40,20 +46,17 @@ int api_sub_view(struct http_req *r, int64_t id, struct db_sub *s, enum api_view
                  struct kj_err *err);
 /* The 404 of a submission that does not exist or that the caller may not see. */
 enum MHD_Result api_sub_not_found(struct http_req *r);
-/* Does the token that authenticated u still hold? *why = NULL when it
- * does, else "banned" or "token_revoked" (revoked or rotated). */
-int api_token_recheck(struct server *srv, const struct db_user *u, const char **why,
-                      struct kj_err *err);
-/* The answer for a why of api_token_recheck: 403 banned or 401 invalid_token. */
+/* The answer for a why of auth_recheck: 403 banned or 401 invalid_token. */
 enum MHD_Result api_token_gone(struct http_req *r, const char *why);
 /* Take a wait slot (wait.h) for r's caller into h; answers 429 with
  * Retry-After (the caller's cap) or 503 (every slot taken) and returns 1
  * when refused. */
 int api_wait_hold(struct http_req *r, struct wait_hold *h, enum MHD_Result *res);
-/* Pieces of a submission's JSON, shared with api_detail.c: t as an ISO
- * UTC string (null for 0); score_ns or null; and the public summary (id,
- * user, leaderboard, gpu, mode, status, verdict, score_ns, created_at,
- * disqualified). */
+
+/* api_json.c: a submission as JSON */
+/* t as an ISO UTC string (null for 0); score_ns or null; and the public
+ * summary (id, user, leaderboard, gpu, mode, status, verdict, score_ns,
+ * created_at, disqualified, withdrawn). */
 void api_add_time(cJSON *o, const char *key, int64_t t);
 void api_add_score(cJSON *o, const struct db_sub *s);
 void api_sub_summary(cJSON *o, const struct db_sub *s);
@@ -74,6 +77,9 @@ enum MHD_Result api_sub_withdraw(struct http_req *r);
 /* api_files.c: GET /leaderboards/{name}/files/{file} */
 enum MHD_Result api_board_file(struct http_req *r);
 
+/* api_history.c: GET /leaderboards/{name}/history (records and the top users' progress) */
+enum MHD_Result api_board_history(struct http_req *r);
+
 /* api_stats.c (admin): GET /users, GET /stats */
 enum MHD_Result api_user_list(struct http_req *r);
 enum MHD_Result api_stats(struct http_req *r);
@@ -86,14 +92,6 @@ enum MHD_Result api_admin_reload(struct http_req *r);
 enum MHD_Result api_board_publish(struct http_req *r);
 
 /* api_leaderboards.c */
-/* Build bs->boards and bs->list from bs->specs (reads each description). */
-int api_boards_build(struct srv_boards *bs, struct kj_err *err);
-/* Index of gpu among b's GPU types, or -1. */
-int api_board_gpu(const struct srv_board *b, const char *gpu);
-/* The rankings of board b on its g-th GPU type, from the cache or freshly
- * read: *out is a new reference the caller drops with srv_rank_blob_release(). */
-int api_rankings(struct server *srv, struct srv_board *b, int g, struct srv_rank_blob **out,
-                 struct kj_err *err);
 enum MHD_Result api_boards_list(struct http_req *r);
 enum MHD_Result api_board_get(struct http_req *r);
 enum MHD_Result api_board_rankings(struct http_req *r);
@@ -113,10 +111,6 @@ enum MHD_Result api_user_unban(struct http_req *r);
 enum MHD_Result api_invite_create(struct http_req *r);
 enum MHD_Result api_register(struct http_req *r);
 enum MHD_Result api_me_token(struct http_req *r);
-/* Parse r->body as a JSON object ("" counts as {}); answers 400 and returns NULL otherwise:
- * not one object, text after it, a NUL byte or a \u0000 escape.
- * The caller deletes the object (cJSON_Delete). */
-cJSON *api_body_object(struct http_req *r, enum MHD_Result *res);
 
 /* api_gpus.c */
 enum MHD_Result api_gpus(struct http_req *r);

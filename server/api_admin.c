@@ -3,13 +3,13 @@
  * (load leaderboards/ again) and POST /api/v1/leaderboards/{name}/publish
  * (open a closed board's sources to every signed-in user).
  *
- * Reload loads a complete new set (srv_boards_load) while the old one keeps
+ * Reload loads a complete new set (boards_load) while the old one keeps
  * serving, compares them (reload.c), refuses with 409 to remove a board
  * that has submissions or to change its shapes or tolerances unless the
  * body says {"force": true}, and only then swaps the sets (server.h says
  * why requests in flight are safe). A set that does not load changes
  * nothing. Publishing is stored by db_board.c; who then sees a source is
- * decided by api_sub_view() in api_submissions.c.
+ * decided by api_sub_view() in api_access.c.
  */
 #include "api.h"
 #include "reload.h"
@@ -28,7 +28,7 @@
 /* {"force": bool} or {}; anything else is 400. Returns 1 when it answered. */
 static int reload_body(struct http_req *r, int *force, enum MHD_Result *res)
 {
-    cJSON *body = api_body_object(r, res), *it;
+    cJSON *body = http_body_object(r, res), *it;
     *force = 0;
     if (body == NULL)
         return 1;
@@ -70,7 +70,7 @@ static int reload_conflicts(struct server *srv, const struct reload_entry *e, in
     return 0;
 }
 
-static cJSON *reload_answer(const struct srv_boards *next, const struct reload_entry *e, int n,
+static cJSON *reload_answer(const struct board_set *next, const struct reload_entry *e, int n,
                             int force)
 {
     cJSON *o = cJSON_CreateObject(), *names = cJSON_AddArrayToObject(o, "leaderboards");
@@ -96,10 +96,10 @@ static cJSON *reload_answer(const struct srv_boards *next, const struct reload_e
 
 /* With reload_mu held: compare next with the live set and swap them, or answer why not.
  * Takes over the caller's reference to next. */
-static enum MHD_Result reload_apply(struct http_req *r, struct srv_boards *next, int force)
+static enum MHD_Result reload_apply(struct http_req *r, struct board_set *next, int force)
 {
     struct server *srv = r->srv;
-    struct srv_boards *cur = srv_boards_acquire(srv);
+    struct board_set *cur = boards_acquire(srv);
     struct reload_entry *e = NULL;
     struct kj_err err;
     char *msg = malloc(RELOAD_MSG);
@@ -113,8 +113,8 @@ static enum MHD_Result reload_apply(struct http_req *r, struct srv_boards *next,
                                   &err)) == 0)
         rc = reload_conflicts(srv, e, n, msg, RELOAD_MSG, &conflicts, &err);
     /* New boards get their secret seed before anyone can submit to them. */
-    for (int i = 0; rc == 0 && (conflicts == 0 || force) && i < next->nspecs; i++)
-        rc = db_secret_ensure(srv->db, next->specs[i]->name, &err);
+    if (rc == 0 && (conflicts == 0 || force))
+        rc = boards_ensure_secrets(srv->db, next, &err);
     if (rc != 0) {
         res = http_internal(r, &err);
     } else if (conflicts > 0 && !force) {
@@ -124,12 +124,12 @@ static enum MHD_Result reload_apply(struct http_req *r, struct srv_boards *next,
         kj_log(KJ_LOG_INFO, "admin", "reloaded leaderboards count=%d forced=%d by=%s",
                next->nspecs, conflicts > 0, r->user.name);
         res = http_json(r, MHD_HTTP_OK, reload_answer(next, e, n, force));
-        srv_boards_swap(srv, next);
+        boards_swap(srv, next);
         next = NULL;
         srv_rank_invalidate(srv);
     }
-    srv_boards_release(next);
-    srv_boards_release(cur);
+    boards_release(next);
+    boards_release(cur);
     free(e);
     free(msg);
     return res;
@@ -137,7 +137,7 @@ static enum MHD_Result reload_apply(struct http_req *r, struct srv_boards *next,
 
 enum MHD_Result api_admin_reload(struct http_req *r)
 {
-    struct srv_boards *next = NULL;
+    struct board_set *next = NULL;
     struct kj_err err;
     enum MHD_Result res;
     int force = 0, rc;
@@ -145,7 +145,7 @@ enum MHD_Result api_admin_reload(struct http_req *r)
         return res;
     kj_err_clear(&err);
     pthread_mutex_lock(&r->srv->reload_mu);
-    rc = srv_boards_load(r->srv->boards_dir, &next, &err);
+    rc = boards_load(r->srv->boards_dir, &next, &err);
     if (rc == KJ_ENOMEM)
         res = http_internal(r, &err);
     else if (rc != 0)
@@ -163,7 +163,7 @@ enum MHD_Result api_admin_reload(struct http_req *r)
 
 enum MHD_Result api_board_publish(struct http_req *r)
 {
-    const struct srv_board *b = srv_board(r->boards, r->params[0]);
+    const struct board *b = boards_find(r->boards, r->params[0]);
     enum MHD_Result res;
     struct kj_err err;
     int64_t at = 0;
@@ -174,7 +174,7 @@ enum MHD_Result api_board_publish(struct http_req *r)
     if (b == NULL)
         return http_error(r, MHD_HTTP_NOT_FOUND, "unknown_leaderboard",
                           "no leaderboard named '%.64s'", r->params[0]);
-    if ((body = api_body_object(r, &res)) == NULL)
+    if ((body = http_body_object(r, &res)) == NULL)
         return res;
     if (cJSON_GetArraySize(body) != 0) {
         cJSON_Delete(body);

@@ -3,7 +3,7 @@
  * entry of a kernel index.
  *
  * Reads the submission (db_sub_get), its place in its board's rankings
- * (the cached rankings of api_leaderboards.c), the compiled kernels and
+ * (the cached rankings of boards.c), the compiled kernels and
  * per-shape launches and medians from the runner's stored result, and the
  * same user's previous submission to that board, which diff.c compares
  * with it. Visible to whom GET /submissions/{id} is (api_sub_view): the
@@ -24,14 +24,14 @@
  * entry on its board and GPU type, else null. */
 static int rank_json(struct http_req *r, const struct db_sub *s, cJSON **out, struct kj_err *err)
 {
-    struct srv_board *b = srv_board(r->boards, s->leaderboard);
-    struct srv_rank_blob *blob = NULL;
+    struct board *b = boards_find(r->boards, s->leaderboard);
+    struct board_ranking *blob = NULL;
     int g, rc;
     *out = cJSON_CreateNull();
-    if (b == NULL || strcmp(s->mode, "leaderboard") != 0 || strcmp(s->verdict, "accepted") != 0 ||
-        s->disqualified || (g = api_board_gpu(b, s->gpu)) < 0)
+    if (b == NULL || s->mode != KJ_MODE_LEADERBOARD || !s->has_verdict ||
+        s->verdict != KJ_V_ACCEPTED || s->disqualified || (g = boards_gpu(b, s->gpu)) < 0)
         return 0;
-    if ((rc = api_rankings(r->srv, b, g, &blob, err)) != 0)
+    if ((rc = boards_ranking(r->srv, b, g, &blob, err)) != 0)
         return rc;
     for (int i = 0; i < blob->n; i++) {
         if (blob->ids[i] != s->id)
@@ -45,7 +45,7 @@ static int rank_json(struct http_req *r, const struct db_sub *s, cJSON **out, st
         cJSON_AddStringToObject(*out, "text", text);
         break;
     }
-    srv_rank_blob_release(blob);
+    boards_ranking_release(blob);
     return 0;
 }
 
@@ -102,9 +102,9 @@ static int add_previous(struct http_req *r, cJSON *o, const struct db_sub *s, in
         return rc;
     cJSON *p = cJSON_AddObjectToObject(o, "previous");
     cJSON_AddNumberToObject(p, "id", (double)prev.id);
-    cJSON_AddStringToObject(p, "mode", prev.mode);
-    if (prev.verdict[0] != '\0')
-        cJSON_AddStringToObject(p, "verdict", prev.verdict);
+    cJSON_AddStringToObject(p, "mode", kj_mode_name(prev.mode));
+    if (prev.has_verdict)
+        cJSON_AddStringToObject(p, "verdict", kj_verdict_name(prev.verdict));
     else
         cJSON_AddNullToObject(p, "verdict");
     api_add_score(p, &prev);
@@ -148,7 +148,11 @@ static int detail_json(struct http_req *r, const struct db_sub *s, enum api_view
     cJSON *o = cJSON_CreateObject(), *rank = NULL;
     int source = view >= API_VIEW_PUBLISHED, rc;
     *out = NULL;
-    KJ_ASSERT(view != API_VIEW_NONE);
+    if (KJ_NEVER(view == API_VIEW_NONE)) {
+        cJSON_Delete(o);
+        return KJ_FAIL(err, KJ_EINTERNAL, "no view of submission %lld to show",
+                       (long long)s->id);
+    }
     api_sub_summary(o, s);
     if (source) {
         cJSON_AddStringToObject(o, "file_name", s->file_name);

@@ -11,11 +11,12 @@
  * Content-Disposition naming the file, and an ETag.
  */
 #include "api.h"
+#include "kj_file.h"
 
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* The files a board serves. */
 enum board_file { FILE_TEMPLATE, FILE_DESCRIPTION, FILE_REFERENCE, FILE_NONE };
@@ -34,7 +35,7 @@ static enum board_file file_kind(const char *name)
 }
 
 /* May r's caller read b's reference? Returns 1 when it answered (refused or failed). */
-static int reference_refused(struct http_req *r, const struct srv_board *b, enum MHD_Result *res)
+static int reference_refused(struct http_req *r, const struct board *b, enum MHD_Result *res)
 {
     struct kj_err err;
     int64_t at = 0;
@@ -56,35 +57,6 @@ static int reference_refused(struct http_req *r, const struct srv_board *b, enum
                           "the reference of %s is not public; it is shown once the admin "
                           "publishes the board's sources after its deadline", b->spec->name);
     return 1;
-}
-
-/* Read path (at most KJ_MAX_SOURCE_BYTES) into a new buffer (caller frees).
- * KJ_ENOTFOUND when it does not exist. */
-static int read_file(const char *path, char **out, size_t *len, struct kj_err *err)
-{
-    FILE *f = fopen(path, "rb");
-    char *buf = NULL;
-    size_t n;
-    *out = NULL;
-    *len = 0;
-    if (f == NULL)
-        return KJ_FAIL(err, errno == ENOENT ? KJ_ENOTFOUND : KJ_EIO, "cannot open %s: %s", path,
-                       strerror(errno));
-    if ((buf = malloc(KJ_MAX_SOURCE_BYTES + 1)) == NULL) {
-        fclose(f);
-        return KJ_FAIL(err, KJ_ENOMEM, "out of memory reading %s", path);
-    }
-    n = fread(buf, 1, KJ_MAX_SOURCE_BYTES + 1, f);
-    int bad = ferror(f);
-    fclose(f);
-    if (bad || n > KJ_MAX_SOURCE_BYTES) {
-        free(buf);
-        return KJ_FAIL(err, bad ? KJ_EIO : KJ_ELIMIT, "%s: %s", path,
-                       bad ? "read error" : "larger than the limit");
-    }
-    *out = buf;
-    *len = n;
-    return 0;
 }
 
 /* Answer with the bytes of body (ownership passes here). */
@@ -122,7 +94,7 @@ static enum MHD_Result send_file(struct http_req *r, enum board_file kind, char 
 
 enum MHD_Result api_board_file(struct http_req *r)
 {
-    const struct srv_board *b = srv_board(r->boards, r->params[0]);
+    const struct board *b = boards_find(r->boards, r->params[0]);
     enum board_file kind = file_kind(r->params[1]);
     char path[SPEC_MAX_PATH + SPEC_MAX_NAME + 2], *body = NULL;
     enum MHD_Result res;
@@ -141,7 +113,9 @@ enum MHD_Result api_board_file(struct http_req *r)
     snprintf(path, sizeof path, "%s/%s", b->spec->dir,
              kind == FILE_DESCRIPTION ? b->spec->description_file : file_names[kind]);
     kj_err_clear(&err);
-    if ((rc = read_file(path, &body, &len, &err)) == KJ_ENOTFOUND)
+    /* Missing is 404; present but unreadable is our fault (500). */
+    if ((rc = kj_read_file(path, KJ_MAX_SOURCE_BYTES, &body, &len, &err)) == KJ_ENOTFOUND &&
+        access(path, F_OK) != 0)
         return http_error(r, MHD_HTTP_NOT_FOUND, "no_file", "leaderboard %s has no %s",
                           b->spec->name, file_names[kind]);
     if (rc != 0)

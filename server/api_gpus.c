@@ -2,7 +2,7 @@
  * api_gpus.c - GET /api/v1/gpus: each GPU type some leaderboard runs on,
  * with its queue depth and the runners that asked it for work.
  *
- * Public. The GPU types come from the loaded leaderboards (the request's srv_boards), in
+ * Public. The GPU types come from the loaded leaderboards (the request's board set), in
  * the order the boards name them; runners and counts from db_gpu_runners().
  * A runner is "active" while it holds a running job, "idle" when it polled
  * within the lease length, "silent" otherwise. api_gpu_note() says when no
@@ -23,7 +23,7 @@
 #define GPU_UNSERVED_S 300
 
 /* Is gpu named by a board before board index upto (or earlier in the same board)? */
-static int gpu_seen(const struct srv_boards *bs, int upto, int gi, const char *gpu)
+static int gpu_seen(const struct board_set *bs, int upto, int gi, const char *gpu)
 {
     for (int b = 0; b <= upto; b++) {
         int n = b < upto ? bs->specs[b]->ngpus : gi;
@@ -99,7 +99,7 @@ static cJSON *gpu_json(struct http_req *r, const char *gpu, int64_t now, struct 
 
 enum MHD_Result api_gpus(struct http_req *r)
 {
-    const struct srv_boards *bs = r->boards;
+    const struct board_set *bs = r->boards;
     struct kj_err err;
     int64_t now = (int64_t)time(NULL);
     cJSON *root = cJSON_CreateObject(), *arr = cJSON_AddArrayToObject(root, "gpus");

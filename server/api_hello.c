@@ -84,7 +84,7 @@ enum MHD_Result api_runner_hello(struct http_req *r)
 {
     enum MHD_Result res;
     struct hello_entry e;
-    cJSON *body = api_body_object(r, &res);
+    cJSON *body = http_body_object(r, &res);
     if (body == NULL)
         return res;
     memset(&e, 0, sizeof e);

@@ -8,6 +8,7 @@
  * write that a probe write still repeats; see db_storage_check).
  */
 #include "api.h"
+#include "kj_file.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,20 +18,16 @@
 
 int api_openapi_load(struct server *srv, struct kj_err *err)
 {
-    FILE *f = fopen(srv->openapi_path, "rb");
-    char *buf;
-    size_t n;
-    cJSON *j;
-    if (f == NULL)
+    struct kj_err ferr;
+    char *buf = NULL;
+    size_t n = 0;
+    cJSON *j = NULL;
+    int rc = kj_read_file(srv->openapi_path, OPENAPI_MAX_BYTES, &buf, &n, &ferr);
+    if (rc == KJ_ENOTFOUND)
         return KJ_FAIL(err, KJ_ENOTFOUND, "%s: cannot open the OpenAPI document", srv->openapi_path);
-    if ((buf = malloc(OPENAPI_MAX_BYTES + 1)) == NULL) {
-        fclose(f);
+    if (rc == KJ_ENOMEM)
         return KJ_FAIL(err, KJ_ENOMEM, "out of memory reading %s", srv->openapi_path);
-    }
-    n = fread(buf, 1, OPENAPI_MAX_BYTES + 1, f);
-    fclose(f);
-    buf[n > OPENAPI_MAX_BYTES ? OPENAPI_MAX_BYTES : n] = '\0';
-    if (n > OPENAPI_MAX_BYTES || (j = cJSON_Parse(buf)) == NULL) {
+    if (rc != 0 || (j = cJSON_Parse(buf)) == NULL) {
         free(buf);
         return KJ_FAIL(err, KJ_EINVAL, "%s: not a JSON document of at most %d bytes",
                        srv->openapi_path, OPENAPI_MAX_BYTES);
@@ -54,8 +51,8 @@ enum MHD_Result api_healthz(struct http_req *r)
     char why[160];
     cJSON *o = cJSON_CreateObject();
     kj_err_clear(&err);
-    if (db_ping(r->srv->db, &err) != 0 || db_sub_count(r->srv->db, "queued", &queued, &err) != 0 ||
-        db_sub_count(r->srv->db, "running", &running, &err) != 0) {
+    if (db_ping(r->srv->db, &err) != 0 || db_sub_count(r->srv->db, DB_QUEUED, &queued, &err) != 0 ||
+        db_sub_count(r->srv->db, DB_RUNNING, &running, &err) != 0) {
         kj_log(KJ_LOG_ERROR, "health", "database check failed: %s", err.msg);
         cJSON_AddStringToObject(o, "status", "unhealthy");
         cJSON_AddStringToObject(o, "database", "error");

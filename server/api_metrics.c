@@ -13,6 +13,7 @@
  * docs/protocol.md.
  */
 #include "api.h"
+#include "kj_buf.h"
 #include "hello.h"
 #include "metrics.h"
 
@@ -36,7 +37,7 @@ static int metrics_allowed(struct http_req *r, enum MHD_Result *res)
     return 0;
 }
 
-static void render_counts(struct http_req *r, struct metrics_text *t, struct kj_err *err,
+static void render_counts(struct http_req *r, struct kj_buf *t, struct kj_err *err,
                           int *rc)
 {
     struct db_count *rows = NULL;
@@ -51,15 +52,15 @@ static void render_counts(struct http_req *r, struct metrics_text *t, struct kj_
         metrics_label(t, rows[i].leaderboard, sizeof rows[i].leaderboard);
         metrics_printf(t, "\",gpu=\"");
         metrics_label(t, rows[i].gpu, sizeof rows[i].gpu);
-        metrics_printf(t, "\",mode=\"%s\",verdict=\"%s\"} %lld\n", rows[i].mode,
-                       rows[i].verdict[0] != '\0' ? rows[i].verdict : "none",
+        metrics_printf(t, "\",mode=\"%s\",verdict=\"%s\"} %lld\n", kj_mode_name(rows[i].mode),
+                       rows[i].has_verdict ? kj_verdict_name(rows[i].verdict) : "none",
                        (long long)rows[i].n);
     }
     free(rows);
 }
 
 /* Is gpu named by a board before board upto, or earlier in board upto? */
-static int gpu_listed(const struct srv_boards *bs, int upto, int gi, const char *gpu)
+static int gpu_listed(const struct board_set *bs, int upto, int gi, const char *gpu)
 {
     for (int b = 0; b <= upto; b++) {
         int n = b < upto ? bs->specs[b]->ngpus : gi;
@@ -82,7 +83,7 @@ struct gpu_view {
  * into a new array *out of *n (caller frees it and each runners). */
 static int read_gpus(struct http_req *r, struct gpu_view **out, int *n, struct kj_err *err)
 {
-    const struct srv_boards *bs = r->boards;
+    const struct board_set *bs = r->boards;
     struct gpu_view *v = NULL;
     int count = 0, cap = 0, rc = 0;
     for (int b = 0; rc == 0 && b < bs->nspecs; b++)
@@ -113,7 +114,7 @@ static int read_gpus(struct http_req *r, struct gpu_view **out, int *n, struct k
 }
 
 /* The runner families: one block per family, as the format requires. */
-static void render_runners(struct metrics_text *t, const struct gpu_view *v, int n, int64_t now,
+static void render_runners(struct kj_buf *t, const struct gpu_view *v, int n, int64_t now,
                            int lease_s)
 {
     static const char *const states[] = {"active", "idle", "silent"};
@@ -144,7 +145,7 @@ static void render_runners(struct metrics_text *t, const struct gpu_view *v, int
 }
 
 /* One gauge family with one sample per GPU type; which picks the value. */
-static void render_gpu_family(struct metrics_text *t, const char *name, const char *help,
+static void render_gpu_family(struct kj_buf *t, const char *name, const char *help,
                               const struct gpu_view *v, int n, int which, int64_t now)
 {
     metrics_printf(t, "# HELP %s %s\n# TYPE %s gauge\n", name, help, name);
@@ -157,7 +158,7 @@ static void render_gpu_family(struct metrics_text *t, const char *name, const ch
     }
 }
 
-static void render_queues(struct http_req *r, struct metrics_text *t, struct kj_err *err,
+static void render_queues(struct http_req *r, struct kj_buf *t, struct kj_err *err,
                           int *rc)
 {
     struct gpu_view *v = NULL;
@@ -176,7 +177,7 @@ static void render_queues(struct http_req *r, struct metrics_text *t, struct kj_
     free(v);
 }
 
-static void render_hellos(struct http_req *r, struct metrics_text *t, struct kj_err *err,
+static void render_hellos(struct http_req *r, struct kj_buf *t, struct kj_err *err,
                           int *rc)
 {
     struct hello_entry *e = NULL;
@@ -207,17 +208,19 @@ static void render_hellos(struct http_req *r, struct metrics_text *t, struct kj_
 
 enum MHD_Result api_metrics(struct http_req *r)
 {
-    struct metrics_text t = {NULL, 0, 0, 0};
+    struct kj_buf t;
     struct MHD_Response *resp;
     enum MHD_Result res;
     struct kj_err err;
-    const char *methods[METRICS_MAX_ROUTES], *patterns[METRICS_MAX_ROUTES];
-    int n = http_route_names(methods, patterns, METRICS_MAX_ROUTES), rc = 0;
+    size_t len = 0;
+    char *text = NULL;
+    int rc = 0;
 
     if (!metrics_allowed(r, &res))
         return res;
     kj_err_clear(&err);
-    metrics_render(r->srv->metrics, &t, methods, patterns, n);
+    kj_buf_init(&t, 0);
+    metrics_render(r->srv->metrics, &t);
     render_counts(r, &t, &err, &rc);
     if (rc == 0)
         render_queues(r, &t, &err, &rc);
@@ -226,15 +229,14 @@ enum MHD_Result api_metrics(struct http_req *r)
     metrics_printf(&t, "# HELP kjudge_leaderboards Leaderboards loaded.\n"
                    "# TYPE kjudge_leaderboards gauge\nkjudge_leaderboards %d\n",
                    r->boards->nspecs);
-    if (rc == 0 && t.oom)
+    if (rc == 0 && (kj_buf_status(&t) != 0 || (text = kj_buf_take(&t, &len)) == NULL))
         rc = KJ_FAIL(&err, KJ_ENOMEM, "out of memory rendering the metrics");
-    if (rc != 0) {
-        free(t.p);
+    kj_buf_free(&t);
+    if (rc != 0)
         return http_internal(r, &err);
-    }
-    resp = MHD_create_response_from_buffer(t.len, t.p, MHD_RESPMEM_MUST_FREE);
+    resp = MHD_create_response_from_buffer(len, text, MHD_RESPMEM_MUST_FREE);
     if (resp == NULL) {
-        free(t.p);
+        free(text);
         return http_queue(r, MHD_HTTP_OK, NULL);
     }
     MHD_add_response_header(resp, "Content-Type", "text/plain; version=0.0.4; charset=utf-8");

@@ -4,7 +4,7 @@
  * /runner/jobs/{id}/result, /runner/jobs/{id}/release.
  *
  * GPU hosts (runner tokens only) pull the oldest queued job for a GPU type
- * their token is bound to (db_runner_gpus; db_sub_claim moves it to running
+ * their token is bound to (db_runner_gpus; db_job_claim moves it to running
  * under a lease, in one transaction), report progress events and heartbeats
  * (each extends the lease), and post the result object, which
  * result_check.c checks against the job and its board and rebuilds before
@@ -22,16 +22,6 @@
 
 #include <stdio.h>
 #include <string.h>
-
-static const char *const events[] = {"compiling", "compiled", "test", "benchmark", "verdict", NULL};
-
-static int one_of(const char *v, const char *const *set)
-{
-    for (int i = 0; set[i] != NULL; i++)
-        if (strcmp(v, set[i]) == 0)
-            return 1;
-    return 0;
-}
 
 /* A short name field ([A-Za-z0-9_.-]{1,63}); NULL when absent, "" when malformed. */
 static const char *name_field(const cJSON *o, const char *key)
@@ -52,11 +42,11 @@ static cJSON *job_json(const struct db_sub *s, const char *secret, int lease_s)
     cJSON_AddNumberToObject(job, "id", (double)s->id);
     cJSON_AddNumberToObject(job, "submission_id", (double)s->id);
     cJSON_AddStringToObject(job, "leaderboard", s->leaderboard);
-    cJSON_AddStringToObject(job, "mode", s->mode);
+    cJSON_AddStringToObject(job, "mode", kj_mode_name(s->mode));
     cJSON_AddStringToObject(job, "gpu", s->gpu);
     cJSON_AddStringToObject(job, "file_name", s->file_name);
     cJSON_AddStringToObject(job, "source", s->source != NULL ? s->source : "");
-    if (strcmp(s->mode, "leaderboard") == 0)
+    if (s->mode == KJ_MODE_LEADERBOARD)
         cJSON_AddStringToObject(job, "secret_seed", secret);
     cJSON_AddNumberToObject(job, "attempt", s->attempts + 1);
     cJSON_AddNumberToObject(job, "lease_seconds", lease_s);
@@ -93,7 +83,7 @@ static int gpu_allowed(struct http_req *r, const char *gpu, enum MHD_Result *res
 enum MHD_Result api_runner_claim(struct http_req *r)
 {
     enum MHD_Result res;
-    cJSON *body = api_body_object(r, &res);
+    cJSON *body = http_body_object(r, &res);
     struct db_sub s;
     struct kj_err err;
     char secret[32];
@@ -116,14 +106,14 @@ enum MHD_Result api_runner_claim(struct http_req *r)
         runner = r->user.name;
     rc = db_runner_seen(r->srv->db, r->user.id, runner, gpu, &err);
     if (rc == 0)
-        rc = db_sub_claim(r->srv->db, gpu, r->user.id, runner, &s, secret, sizeof secret, &err);
+        rc = db_job_claim(r->srv->db, gpu, r->user.id, runner, &s, secret, sizeof secret, &err);
     cJSON_Delete(body);
     if (rc == KJ_ENOTFOUND)
         return http_no_content(r);
     if (rc != 0)
         return http_internal(r, &err);
     kj_log(KJ_LOG_INFO, "queue", "claimed id=%lld runner=%s gpu=%s mode=%s", (long long)s.id,
-           s.runner_name, s.gpu, s.mode);
+           s.runner_name, s.gpu, kj_mode_name(s.mode));
     res = http_json(r, MHD_HTTP_OK, job_json(&s, secret, r->srv->lease_s));
     db_sub_clear(&s);
     wait_notify(r->srv->wait, s.id);
@@ -170,17 +160,20 @@ enum MHD_Result api_runner_event(struct http_req *r)
     struct db_job_ref ref;
     enum MHD_Result res;
     struct kj_err err;
+    enum kj_event event;
     cJSON *body;
     char *data = NULL;
     int rc;
 
     if (job_ref(r, &ref, &res))
         return res;
-    if ((body = api_body_object(r, &res)) == NULL)
+    if ((body = http_body_object(r, &res)) == NULL)
         return res;
     const cJSON *ev = cJSON_GetObjectItemCaseSensitive(body, "event");
     const cJSON *d = cJSON_GetObjectItemCaseSensitive(body, "data");
-    if (!cJSON_IsString(ev) || !one_of(ev->valuestring, events)) {
+    /* Every event name but "queued", which only the server writes. */
+    if (!cJSON_IsString(ev) || kj_event_parse(ev->valuestring, &event) != 0 ||
+        event == KJ_EV_QUEUED) {
         cJSON_Delete(body);
         return http_error(r, MHD_HTTP_UNPROCESSABLE_CONTENT, "bad_event",
                           "event must be one of compiling, compiled, test, benchmark, verdict");
@@ -191,7 +184,7 @@ enum MHD_Result api_runner_event(struct http_req *r)
         return http_internal(r, &err);
     }
     kj_err_clear(&err);
-    rc = db_job_event(r->srv->db, &ref, ev->valuestring, data, &err);
+    rc = db_job_event(r->srv->db, &ref, event, data, &err);
     cJSON_free(data);
     cJSON_Delete(body);
     if (rc == KJ_ELIMIT) /* the job's event cap (db.h): refused, nothing stored */
@@ -212,8 +205,8 @@ enum MHD_Result api_runner_heartbeat(struct http_req *r)
 
     if (job_ref(r, &ref, &res))
         return res;
-    if (r->body_len > 0) { /* an optional JSON object, ignored */
-        if ((body = api_body_object(r, &res)) == NULL)
+    if (r->body.len > 0) { /* an optional JSON object, ignored */
+        if ((body = http_body_object(r, &res)) == NULL)
             return res;
         cJSON_Delete(body);
     }
@@ -259,7 +252,7 @@ static int check_result(struct http_req *r, const struct db_job_ref *ref, struct
 {
     struct db_sub s;
     struct kj_err err;
-    const struct srv_board *b;
+    const struct board *b;
     int rc;
     kj_err_clear(&err);
     if ((rc = db_sub_get(r->srv->db, ref->id, 0, &s, &err)) != 0) {
@@ -268,9 +261,9 @@ static int check_result(struct http_req *r, const struct db_job_ref *ref, struct
                                   : http_internal(r, &err);
         return 1;
     }
-    b = srv_board(r->boards, s.leaderboard);
+    b = boards_find(r->boards, s.leaderboard);
     struct rcheck_job job = {b != NULL ? b->spec : NULL, s.mode, s.gpu};
-    rc = rcheck_result(&job, r->body, r->body_len, out, &err);
+    rc = rcheck_result(&job, r->body.p, r->body.len, out, &err);
     db_sub_clear(&s);
     if (rc == KJ_EINVAL) {
         char safe[KJ_ERR_MSG];
@@ -299,6 +292,25 @@ static void job_metrics(struct http_req *r, int64_t id)
         metrics_job(r->srv->metrics, sp.gpu, sp.mode, (double)(sp.finished_at - sp.started_at));
 }
 
+/* Store the checked result out of job ref: db_job_finish with the medians
+ * of its timed shapes (at most one per benchmark shape of a board). */
+static int store_result(struct http_req *r, const struct db_job_ref *ref,
+                        const struct rcheck_out *out, enum db_finish *outcome,
+                        struct kj_err *err)
+{
+    struct db_median med[SPEC_MAX_CASES];
+    struct db_result res = {out->verdict, out->has_score, out->score_ns, out->json, med,
+                            out->nmedians};
+    if (KJ_NEVER(out->nmedians > SPEC_MAX_CASES))
+        return KJ_FAIL(err, KJ_EINTERNAL, "a result with %d timed shapes", out->nmedians);
+    for (int i = 0; i < out->nmedians; i++) {
+        med[i].idx = out->medians[i].idx;
+        med[i].median_ns = out->medians[i].median_ns;
+        med[i].shape = out->medians[i].shape;
+    }
+    return db_job_finish(r->srv->db, ref, &res, outcome, err);
+}
+
 enum MHD_Result api_runner_result(struct http_req *r)
 {
     struct db_job_ref ref;
@@ -311,11 +323,10 @@ enum MHD_Result api_runner_result(struct http_req *r)
     if (job_ref(r, &ref, &res) || check_result(r, &ref, &out, &res))
         return res;
     kj_err_clear(&err);
-    rc = db_job_finish(r->srv->db, &ref, out.verdict, out.has_score, out.score_ns, out.json,
-                       &outcome, &err);
+    rc = store_result(r, &ref, &out, &outcome, &err);
     if (rc == 0 && outcome == DB_FINISH_DONE)
         kj_log(KJ_LOG_INFO, "queue", "done id=%lld runner=%s verdict=%s", (long long)ref.id,
-               r->user.name, out.verdict);
+               r->user.name, kj_verdict_name(out.verdict));
     else if (rc == 0 && outcome == DB_FINISH_REQUEUED)
         kj_log(KJ_LOG_WARN, "queue", "internal_error id=%lld runner=%s: queued again",
                (long long)ref.id, r->user.name);

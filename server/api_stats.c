@@ -4,7 +4,7 @@
  * mode and outcome; the queue of each GPU type with its oldest job's age;
  * the runners and when each was last seen).
  *
- * Both routes are admin-only (http.c). The numbers come from db_list.c,
+ * Both routes are admin-only (http_route.c). The numbers come from db_list.c,
  * read in one transaction each; nothing here writes. Runner states follow
  * GET /api/v1/gpus: "active" while holding a job, "idle" when seen within
  * the lease length, "silent" otherwise. No token or hash is ever shown.
@@ -71,7 +71,7 @@ static cJSON *subs_json(const struct db_stats *s)
     by = cJSON_AddObjectToObject(o, "by_leaderboard");
     for (int i = 0; i < s->ngroups; i++) {
         const struct db_stat_group *g = &s->groups[i];
-        cJSON_AddNumberToObject(child(child(by, g->leaderboard), g->mode), g->outcome,
+        cJSON_AddNumberToObject(child(child(by, g->leaderboard), kj_mode_name(g->mode)), g->outcome,
                                 (double)g->count);
     }
     return o;
@@ -102,7 +102,7 @@ static cJSON *queue_json(const char *gpu, const struct db_stat_queue *q, int64_t
 
 /* One entry per GPU type: those the loaded boards name, in their order,
  * then any other type with jobs (a board removed by a reload). */
-static cJSON *queues_json(const struct srv_boards *bs, const struct db_stats *s, int64_t now)
+static cJSON *queues_json(const struct board_set *bs, const struct db_stats *s, int64_t now)
 {
     cJSON *arr = cJSON_CreateArray();
     for (int b = 0; b < bs->nspecs; b++) {

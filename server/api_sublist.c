@@ -21,22 +21,9 @@
 #define CURSOR_PREFIX "v1."
 #define LIST_URL_MAX 512
 
-static const char *const list_modes[] = {"test", "benchmark", "leaderboard", NULL};
-static const char *const list_verdicts[] = {"accepted", "compile_error", "rejected",
-                                            "wrong_answer", "runtime_error", "time_limit",
-                                            "internal_error", NULL};
-
 /* ------------------------------------------------------------------ */
 /* Query arguments                                                     */
 /* ------------------------------------------------------------------ */
-
-static int in_set(const char *v, const char *const *set)
-{
-    for (int i = 0; set[i] != NULL; i++)
-        if (strcmp(v, set[i]) == 0)
-            return 1;
-    return 0;
-}
 
 /* 1 when v is 1..DB_MAX_NAME-1 bytes, each in chars. */
 static int is_word(const char *v, const char *chars)
@@ -45,15 +32,14 @@ static int is_word(const char *v, const char *chars)
     return n > 0 && n < DB_MAX_NAME && strspn(v, chars) == n;
 }
 
-/* One filter argument: NULL when absent; *bad set when malformed, an
- * empty value included (as for every other argument). */
-static const char *filter_arg(struct http_req *r, const char *key, const char *chars,
-                              const char *const *set, int *bad)
+/* One name filter argument: NULL when absent; *bad set when not a word of
+ * chars, an empty value included (as for every other argument). */
+static const char *filter_arg(struct http_req *r, const char *key, const char *chars, int *bad)
 {
     const char *v = http_query(r, key);
     if (v == NULL)
         return NULL;
-    if ((set != NULL && !in_set(v, set)) || (chars != NULL && !is_word(v, chars)))
+    if (!is_word(v, chars))
         *bad = 1;
     return v;
 }
@@ -140,7 +126,8 @@ static void next_url(struct http_req *r, const struct db_sub_filter *f, int limi
 {
     const char *user = http_query(r, "user");
     const char *keys[] = {"leaderboard", "gpu", "mode", "verdict", "user"};
-    const char *vals[] = {f->leaderboard, f->gpu, f->mode, f->verdict,
+    const char *vals[] = {f->leaderboard, f->gpu, f->has_mode ? kj_mode_name(f->mode) : NULL,
+                          f->has_verdict ? kj_verdict_name(f->verdict) : NULL,
                           user != NULL && user[0] != '\0' ? user : NULL};
     size_t used = (size_t)snprintf(buf, bufsz, "/api/v1/submissions?limit=%d", limit);
     /* Every value was checked to be a plain word (or "*"): nothing to escape. */
@@ -177,6 +164,7 @@ enum MHD_Result api_sub_list(struct http_req *r)
     struct db_sub *rows = NULL;
     struct kj_err err;
     enum MHD_Result res;
+    const char *mode = http_query(r, "mode"), *verdict = http_query(r, "verdict");
     int limit = list_limit(r), bad = 0, n = 0;
     memset(&f, 0, sizeof f);
     if (limit == 0)
@@ -185,17 +173,19 @@ enum MHD_Result api_sub_list(struct http_req *r)
     if ((f.before_id = list_cursor(r)) < 0)
         return http_error(r, MHD_HTTP_BAD_REQUEST, "bad_cursor",
                           "cursor must be a value this endpoint returned as next_cursor");
-    f.leaderboard = filter_arg(r, "leaderboard", "abcdefghijklmnopqrstuvwxyz0123456789_", NULL,
-                               &bad);
+    f.leaderboard = filter_arg(r, "leaderboard", "abcdefghijklmnopqrstuvwxyz0123456789_", &bad);
     f.gpu = filter_arg(r, "gpu", "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-",
-                       NULL, &bad);
+                       &bad);
     if (bad)
         return http_error(r, MHD_HTTP_BAD_REQUEST, "bad_filter",
                           "leaderboard and gpu must be names (a-z, 0-9, _; gpu also A-Z and -)");
-    if ((f.mode = filter_arg(r, "mode", NULL, list_modes, &bad)) != NULL && bad)
+    /* Absent: any; empty: malformed. */
+    f.has_mode = mode != NULL;
+    if (f.has_mode && kj_mode_parse(mode, &f.mode) != 0)
         return http_error(r, MHD_HTTP_BAD_REQUEST, "bad_filter",
                           "mode must be test, benchmark or leaderboard");
-    if ((f.verdict = filter_arg(r, "verdict", NULL, list_verdicts, &bad)) != NULL && bad)
+    f.has_verdict = verdict != NULL;
+    if (f.has_verdict && kj_verdict_parse(verdict, &f.verdict) != 0)
         return http_error(r, MHD_HTTP_BAD_REQUEST, "bad_filter",
                           "verdict must be one of accepted, compile_error, rejected, "
                           "wrong_answer, runtime_error, time_limit, internal_error");
@@ -216,7 +206,7 @@ enum MHD_Result api_sub_list(struct http_req *r)
 /* Why s cannot be withdrawn (answered, returns 1), or 0 when it can. */
 static int withdraw_refused(struct http_req *r, const struct db_sub *s, enum MHD_Result *res)
 {
-    const struct srv_board *b = srv_board(r->boards, s->leaderboard);
+    const struct board *b = boards_find(r->boards, s->leaderboard);
     long long id = (long long)s->id;
     if (s->user_id != r->user.id) {
         *res = http_error(r, MHD_HTTP_FORBIDDEN, "forbidden",
@@ -226,17 +216,17 @@ static int withdraw_refused(struct http_req *r, const struct db_sub *s, enum MHD
     }
     if (s->withdrawn_at != 0)
         return 0; /* idempotent: answered as "already" */
-    if (strcmp(s->status, "done") != 0) {
+    if (s->status != DB_DONE) {
         *res = http_error(r, MHD_HTTP_CONFLICT, "not_finished",
                           "submission %lld is still %s; it can be withdrawn once it has a verdict",
-                          id, s->status);
+                          id, db_status_name(s->status));
         return 1;
     }
-    if (strcmp(s->mode, "leaderboard") != 0 || strcmp(s->verdict, "accepted") != 0) {
+    if (s->mode != KJ_MODE_LEADERBOARD || s->verdict != KJ_V_ACCEPTED) {
         *res = http_error(r, MHD_HTTP_CONFLICT, "not_ranked",
                           "submission %lld (%s mode, %s) is not ranked: only accepted "
                           "leaderboard-mode submissions are, so there is nothing to withdraw",
-                          id, s->mode, s->verdict);
+                          id, kj_mode_name(s->mode), kj_verdict_name(s->verdict));
         return 1;
     }
     if (b != NULL && b->spec->deadline_unix != 0 && (int64_t)time(NULL) > b->spec->deadline_unix) {
@@ -260,7 +250,7 @@ enum MHD_Result api_sub_withdraw(struct http_req *r)
 
     if (id == 0)
         return http_error(r, MHD_HTTP_NOT_FOUND, "not_found", "no submission '%.32s'", r->params[0]);
-    if ((body = api_body_object(r, &res)) == NULL)
+    if ((body = http_body_object(r, &res)) == NULL)
         return res;
     rc = cJSON_GetArraySize(body);
     cJSON_Delete(body);

@@ -9,11 +9,8 @@
  * committed as a queued row (db_sub_insert_limited, which enforces the
  * caller's per-mode rate limit) before the 202 goes out; the
  * runner picks it up through api_runner.c. Who sees what is decided in one
- * place, api_sub_view() (docs/protocol.md, "Who sees a submission"): the
- * owner and admins everything but the secret seed; others a ranked
- * submission's ranking fields, and every submission of a board whose
- * sources the admin published (signed in); anything else is the same 404
- * as an id that does not exist. ?wait=1 takes one of the caller's wait
+ * place, api_sub_view() (api_access.c), and the bodies are built by
+ * api_json.c. ?wait=1 takes one of the caller's wait
  * slots and parks the connection in wait.h until the result arrives;
  * /events with ?stream=1 (or Accept: text/event-stream) hands over to sse.c.
  */
@@ -25,234 +22,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-
-/* ------------------------------------------------------------------ */
-/* Serializing a submission                                            */
-/* ------------------------------------------------------------------ */
-
-void api_add_time(cJSON *o, const char *key, int64_t t)
-{
-    char buf[32];
-    if (t == 0) {
-        cJSON_AddNullToObject(o, key);
-        return;
-    }
-    srv_iso_time(t, buf, sizeof buf);
-    cJSON_AddStringToObject(o, key, buf);
-}
-
-void api_strip_secrets(cJSON *j)
-{
-    cJSON *c;
-    if (cJSON_IsObject(j))
-        cJSON_DeleteItemFromObjectCaseSensitive(j, "secret_seed");
-    cJSON_ArrayForEach(c, j)
-        api_strip_secrets(c);
-}
-
-cJSON *api_pick(const cJSON *src, const char *const *keys)
-{
-    cJSON *o = cJSON_CreateObject();
-    for (int i = 0; o != NULL && keys[i] != NULL; i++) {
-        const cJSON *v = cJSON_GetObjectItemCaseSensitive(src, keys[i]);
-        if (v != NULL)
-            cJSON_AddItemToObject(o, keys[i], cJSON_Duplicate(v, 1));
-    }
-    return o;
-}
-
-static cJSON *pick_each(const cJSON *arr, const char *const *keys)
-{
-    cJSON *out = cJSON_CreateArray();
-    const cJSON *it;
-    cJSON_ArrayForEach(it, arr)
-        cJSON_AddItemToArray(out, api_pick(it, keys));
-    return out;
-}
-
-/* The stored result as view may see it. Owner: everything but secrets;
- * published: verdict, score, test outcomes and benchmark timings; ranked:
- * what the rankings show (verdict, score, per-shape medians). */
-static cJSON *result_view(const struct db_sub *s, enum api_view view)
-{
-    static const char *const top[] = {"verdict", "mode", "leaderboard", "score_ns", "system", NULL};
-    static const char *const rtop[] = {"verdict", "mode", "leaderboard", "score_ns", NULL};
-    static const char *const tkeys[] = {"index", "shape", "status", NULL};
-    static const char *const bkeys[] = {"index", "shape", "status", "median_ns", "mean_ns",
-                                        "stdev_ns", "min_ns", "max_ns", "q1_ns", "q3_ns", "n",
-                                        "stop_reason", "floor_ns", NULL};
-    static const char *const rkeys[] = {"index", "shape", "median_ns", NULL};
-    cJSON *res = s->result != NULL ? cJSON_Parse(s->result) : NULL, *out, *b;
-    if (res == NULL)
-        return cJSON_CreateNull();
-    api_strip_secrets(res);
-    /* Leaderboard-mode benchmark seeds derive from the secret: never shown. */
-    if (strcmp(s->mode, "leaderboard") == 0)
-        cJSON_ArrayForEach(b, cJSON_GetObjectItemCaseSensitive(res, "benchmarks"))
-            cJSON_DeleteItemFromObjectCaseSensitive(b, "seed");
-    if (view == API_VIEW_OWNER)
-        return res;
-    out = api_pick(res, view == API_VIEW_RANKED ? rtop : top);
-    if (view != API_VIEW_RANKED)
-        cJSON_AddItemToObject(out, "tests",
-                              pick_each(cJSON_GetObjectItemCaseSensitive(res, "tests"), tkeys));
-    cJSON_AddItemToObject(out, "benchmarks",
-                          pick_each(cJSON_GetObjectItemCaseSensitive(res, "benchmarks"),
-                                    view == API_VIEW_RANKED ? rkeys : bkeys));
-    cJSON_Delete(res);
-    return out;
-}
-
-void api_add_score(cJSON *o, const struct db_sub *s)
-{
-    if (s->has_score)
-        cJSON_AddNumberToObject(o, "score_ns", s->score_ns);
-    else
-        cJSON_AddNullToObject(o, "score_ns");
-}
-
-void api_sub_summary(cJSON *o, const struct db_sub *s)
-{
-    cJSON_AddNumberToObject(o, "id", (double)s->id);
-    cJSON_AddStringToObject(o, "user", s->user);
-    cJSON_AddStringToObject(o, "leaderboard", s->leaderboard);
-    cJSON_AddStringToObject(o, "gpu", s->gpu);
-    cJSON_AddStringToObject(o, "mode", s->mode);
-    cJSON_AddStringToObject(o, "status", s->status);
-    if (s->verdict[0] != '\0')
-        cJSON_AddStringToObject(o, "verdict", s->verdict);
-    else
-        cJSON_AddNullToObject(o, "verdict");
-    api_add_score(o, s);
-    api_add_time(o, "created_at", s->created_at);
-    cJSON_AddBoolToObject(o, "disqualified", s->disqualified);
-    cJSON_AddBoolToObject(o, "withdrawn", s->withdrawn_at != 0);
-    api_add_time(o, "withdrawn_at", s->withdrawn_at);
-}
-
-cJSON *api_sub_json(const struct db_sub *s, enum api_view view, int with_result)
-{
-    cJSON *o = cJSON_CreateObject(), *urls;
-    int full = view == API_VIEW_OWNER;
-    char url[96];
-    KJ_ASSERT(view != API_VIEW_NONE);
-    api_sub_summary(o, s);
-    api_add_time(o, "started_at", s->started_at);
-    api_add_time(o, "finished_at", s->finished_at);
-    if (view != API_VIEW_RANKED)
-        cJSON_AddNumberToObject(o, "attempts", s->attempts);
-    if (full && s->disqualified)
-        cJSON_AddStringToObject(o, "disqualified_reason", s->dq_reason);
-    if (full && s->reason[0] != '\0')
-        cJSON_AddStringToObject(o, "reason", s->reason);
-    if (view != API_VIEW_RANKED) {
-        cJSON_AddStringToObject(o, "file_name", s->file_name);
-        cJSON_AddStringToObject(o, "source_sha256", s->source_sha256);
-        if (s->source != NULL)
-            cJSON_AddStringToObject(o, "source", s->source);
-    }
-    if (with_result)
-        cJSON_AddItemToObject(o, "result", result_view(s, view));
-    urls = cJSON_AddObjectToObject(o, "urls");
-    snprintf(url, sizeof url, "/api/v1/submissions/%lld", (long long)s->id);
-    cJSON_AddStringToObject(urls, "self", url);
-    snprintf(url, sizeof url, "/api/v1/submissions/%lld?wait=1", (long long)s->id);
-    cJSON_AddStringToObject(urls, "wait", url);
-    snprintf(url, sizeof url, "/api/v1/submissions/%lld/events?stream=1", (long long)s->id);
-    cJSON_AddStringToObject(urls, "events", url);
-    return o;
-}
-
-static int owner_view(const struct http_req *r, const struct db_sub *s)
-{
-    return r->authed && (r->user.id == s->user_id || strcmp(r->user.role, "admin") == 0);
-}
-
-/* Would s be in its board's rankings (its user's best or not)? The same
- * conditions as db_rank_rows. */
-static int sub_ranked(const struct db_sub *s)
-{
-    return strcmp(s->mode, "leaderboard") == 0 && strcmp(s->status, "done") == 0 &&
-           strcmp(s->verdict, "accepted") == 0 && s->has_score && s->score_ns > 0 &&
-           !s->disqualified && s->withdrawn_at == 0;
-}
-
-int api_sub_view(struct http_req *r, int64_t id, struct db_sub *s, enum api_view *view,
-                 struct kj_err *err)
-{
-    int64_t at = 0;
-    int rc = db_sub_get(r->srv->db, id, 0, s, err), prc;
-    int signed_in = r->authed && strcmp(r->user.role, "runner") != 0;
-    *view = API_VIEW_NONE;
-    if (rc != 0 && rc != KJ_ENOTFOUND)
-        return rc;
-    if (rc == 0 && owner_view(r, s)) {
-        *view = API_VIEW_OWNER;
-        return 0;
-    }
-    /* The same query for an id that does not exist: no timing difference. */
-    if ((prc = db_published(r->srv->db, rc == 0 ? s->leaderboard : "", &at, err)) != 0)
-        return prc;
-    if (rc != 0)
-        return rc;
-    if (signed_in && at != 0)
-        *view = API_VIEW_PUBLISHED;
-    else if (sub_ranked(s))
-        *view = API_VIEW_RANKED;
-    return 0;
-}
-
-enum MHD_Result api_sub_not_found(struct http_req *r)
-{
-    char safe[40];
-    kj_printable(safe, sizeof safe, r->params[0], 32);
-    return http_error(r, MHD_HTTP_NOT_FOUND, "not_found", "no submission '%s'", safe);
-}
-
-int api_token_recheck(struct server *srv, const struct db_user *u, const char **why,
-                      struct kj_err *err)
-{
-    struct db_user now;
-    int rc = db_user_by_hash(srv->db, u->token_hash, &now, err);
-    *why = NULL;
-    if (rc == KJ_ENOTFOUND || (rc == 0 && now.id != u->id)) {
-        *why = "token_revoked";
-        return 0;
-    }
-    if (rc == 0 && now.banned)
-        *why = "banned";
-    return rc;
-}
-
-/* Take a wait slot for r's caller into r->hold (a stream's into h).
- * Answers 429 (the caller's cap) or 503 (every slot taken) and returns 1
- * when refused. */
-int api_wait_hold(struct http_req *r, struct wait_hold *h, enum MHD_Result *res)
-{
-    struct kj_err err;
-    kj_err_clear(&err);
-    if (wait_hold(r->srv->wait, h, r->user.id, strcmp(r->user.role, "admin") == 0, &err) == 0)
-        return 0;
-    if (h->user_full) {
-        r->retry_after = KJ_WAITERS_RETRY_S;
-        *res = http_error(r, MHD_HTTP_TOO_MANY_REQUESTS, "too_many_waits",
-                          "%s; close one, or poll instead (retry in %d s)", err.msg,
-                          KJ_WAITERS_RETRY_S);
-    } else {
-        *res = http_error(r, MHD_HTTP_SERVICE_UNAVAILABLE, "too_many_waiters", "%s; poll instead",
-                          err.msg);
-    }
-    return 1;
-}
-
-/* The answer to a ?wait=1 or stream whose token recheck failed (why from api_token_recheck). */
-enum MHD_Result api_token_gone(struct http_req *r, const char *why)
-{
-    if (strcmp(why, "banned") == 0)
-        return http_error(r, MHD_HTTP_FORBIDDEN, "banned", "this account is banned");
-    return http_error(r, MHD_HTTP_UNAUTHORIZED, "invalid_token",
-                      "the token was revoked or replaced while the request waited");
-}
 
 /* ------------------------------------------------------------------ */
 /* POST /submissions                                                   */
@@ -269,7 +38,7 @@ static enum MHD_Result directive_error(struct http_req *r, const struct kj_err *
 
 /* Check the directives against the board; answers and returns 1 on a problem. */
 static int check_directives(struct http_req *r, const struct upload_fields *f,
-                            const struct directives *d, const struct srv_board *b,
+                            const struct directives *d, const struct board *b,
                             enum MHD_Result *res)
 {
     const char *names[SPEC_MAX_VARS];
@@ -302,8 +71,10 @@ static int check_directives(struct http_req *r, const struct upload_fields *f,
     return 0;
 }
 
-/* Field checks that need no parsing of the source. Answers and returns 1 on a problem. */
-static int check_fields(struct http_req *r, struct upload_fields *f, enum MHD_Result *res)
+/* Field checks that need no parsing of the source; *mode gets the mode
+ * field's (test when absent). Answers and returns 1 on a problem. */
+static int check_fields(struct http_req *r, struct upload_fields *f, enum kj_mode *mode,
+                        enum MHD_Result *res)
 {
     struct kj_err err;
     int rc;
@@ -322,9 +93,8 @@ static int check_fields(struct http_req *r, struct upload_fields *f, enum MHD_Re
         return 1;
     }
     if (!f->has_mode)
-        snprintf(f->mode, sizeof f->mode, "test");
-    if (strcmp(f->mode, "test") != 0 && strcmp(f->mode, "benchmark") != 0 &&
-        strcmp(f->mode, "leaderboard") != 0) {
+        snprintf(f->mode, sizeof f->mode, "%s", kj_mode_name(KJ_MODE_TEST));
+    if (kj_mode_parse(f->mode, mode) != 0) {
         char safe[72];
         kj_printable(safe, sizeof safe, f->mode, 64);
         *res = http_error(r, MHD_HTTP_BAD_REQUEST, "bad_mode",
@@ -335,10 +105,10 @@ static int check_fields(struct http_req *r, struct upload_fields *f, enum MHD_Re
 }
 
 /* Board and GPU checks after the directives named the board (if the request did not). */
-static const struct srv_board *check_board(struct http_req *r, const struct upload_fields *f,
-                                           enum MHD_Result *res)
+static const struct board *check_board(struct http_req *r, const struct upload_fields *f,
+                                           enum kj_mode mode, enum MHD_Result *res)
 {
-    const struct srv_board *b = srv_board(r->boards, f->leaderboard);
+    const struct board *b = boards_find(r->boards, f->leaderboard);
     char safe[72];
     int ok = 0;
     if (b == NULL) {
@@ -361,7 +131,7 @@ static const struct srv_board *check_board(struct http_req *r, const struct uplo
                           "leaderboard %s does not run on '%s'", b->spec->name, safe);
         return NULL;
     }
-    if (strcmp(f->mode, "leaderboard") == 0 && b->spec->deadline_unix != 0 &&
+    if (mode == KJ_MODE_LEADERBOARD && b->spec->deadline_unix != 0 &&
         (int64_t)time(NULL) > b->spec->deadline_unix) {
         *res = http_error(r, MHD_HTTP_CONFLICT, "deadline_passed",
                           "leaderboard %s closed at %s; test and benchmark modes still work",
@@ -372,14 +142,11 @@ static const struct srv_board *check_board(struct http_req *r, const struct uplo
 }
 
 /* The caller's limit for mode, submissions per minute; 0 (none) for admins. */
-static int rate_limit(const struct http_req *r, const char *mode)
+static int rate_limit(const struct http_req *r, enum kj_mode mode)
 {
     if (strcmp(r->user.role, "admin") == 0)
         return 0;
-    for (int m = 0; m < CONFIG_NMODES; m++)
-        if (strcmp(config_mode_name((enum config_mode)m), mode) == 0)
-            return r->srv->rate_limits[m];
-    return 0;
+    return r->srv->rate_limits[mode];
 }
 
 /* The 202 answer for stored submission s. */
@@ -388,10 +155,10 @@ static enum MHD_Result accepted(struct http_req *r, const struct db_sub *s)
     cJSON *o = cJSON_CreateObject(), *urls;
     char url[96];
     cJSON_AddNumberToObject(o, "id", (double)s->id);
-    cJSON_AddStringToObject(o, "status", "queued");
+    cJSON_AddStringToObject(o, "status", db_status_name(DB_QUEUED));
     cJSON_AddStringToObject(o, "leaderboard", s->leaderboard);
     cJSON_AddStringToObject(o, "gpu", s->gpu);
-    cJSON_AddStringToObject(o, "mode", s->mode);
+    cJSON_AddStringToObject(o, "mode", kj_mode_name(s->mode));
     urls = cJSON_AddObjectToObject(o, "urls");
     snprintf(url, sizeof url, "/api/v1/submissions/%lld", (long long)s->id);
     cJSON_AddStringToObject(urls, "self", url);
@@ -401,7 +168,7 @@ static enum MHD_Result accepted(struct http_req *r, const struct db_sub *s)
 }
 
 /* Store the checked submission and answer 202, or 429 over the caller's rate limit. */
-static enum MHD_Result store(struct http_req *r, const struct upload_fields *f)
+static enum MHD_Result store(struct http_req *r, const struct upload_fields *f, enum kj_mode mode)
 {
     struct db_sub s;
     struct kj_err err;
@@ -412,24 +179,24 @@ static enum MHD_Result store(struct http_req *r, const struct upload_fields *f)
     snprintf(s.user, sizeof s.user, "%s", r->user.name);
     snprintf(s.leaderboard, sizeof s.leaderboard, "%.63s", f->leaderboard);
     snprintf(s.gpu, sizeof s.gpu, "%.63s", f->gpu);
-    snprintf(s.mode, sizeof s.mode, "%.15s", f->mode);
+    s.mode = mode;
     snprintf(s.file_name, sizeof s.file_name, "%s", f->file_name);
     s.source = (char *)f->file; /* borrowed for the insert; not freed through s */
     s.source_len = f->file_len;
-    limit = rate_limit(r, s.mode);
+    limit = rate_limit(r, mode);
     if ((rc = auth_sha256_hex(f->file, f->file_len, s.source_sha256, &err)) == 0)
         rc = db_sub_insert_limited(r->srv->db, &s, limit, KJ_RATE_WINDOW_S, &r->retry_after, &err);
     s.source = NULL;
     if (rc == KJ_ELIMIT) {
-        kj_log(KJ_LOG_INFO, "submit", "rate limited user=%s mode=%s", s.user, s.mode);
+        kj_log(KJ_LOG_INFO, "submit", "rate limited user=%s mode=%s", s.user, kj_mode_name(mode));
         return http_error(r, MHD_HTTP_TOO_MANY_REQUESTS, "rate_limited",
                           "rate_limit_%s: at most %d %s submissions per minute; retry in %d s",
-                          s.mode, limit, s.mode, r->retry_after);
+                          kj_mode_name(mode), limit, kj_mode_name(mode), r->retry_after);
     }
     if (rc != 0)
         return http_internal(r, &err);
     kj_log(KJ_LOG_INFO, "submit", "queued id=%lld user=%s leaderboard=%s gpu=%s mode=%s bytes=%zu",
-           (long long)s.id, s.user, s.leaderboard, s.gpu, s.mode, f->file_len);
+           (long long)s.id, s.user, s.leaderboard, s.gpu, kj_mode_name(mode), f->file_len);
     return accepted(r, &s);
 }
 
@@ -437,9 +204,10 @@ enum MHD_Result api_sub_create(struct http_req *r)
 {
     struct upload_fields f;
     struct directives *d = NULL;
-    const struct srv_board *b;
+    const struct board *b;
     struct kj_err err;
     enum MHD_Result res;
+    enum kj_mode mode = KJ_MODE_TEST;
     int rc;
 
     kj_err_clear(&err);
@@ -450,7 +218,7 @@ enum MHD_Result api_sub_create(struct http_req *r)
             return http_internal(r, &err);
         return http_error(r, MHD_HTTP_BAD_REQUEST, "bad_request", "%s", err.msg);
     }
-    if (check_fields(r, &f, &res))
+    if (check_fields(r, &f, &mode, &res))
         return res;
     if ((d = calloc(1, sizeof *d)) == NULL) {
         KJ_FAIL(&err, KJ_ENOMEM, "out of memory parsing directives");
@@ -475,11 +243,17 @@ enum MHD_Result api_sub_create(struct http_req *r)
         snprintf(f.gpu, sizeof f.gpu, "%s", d->gpu);
         f.has_gpu = 1;
     }
-    if (!f.has_mode && d->mode[0] != '\0')
+    if (!f.has_mode && d->mode[0] != '\0') {
         snprintf(f.mode, sizeof f.mode, "%s", d->mode);
-    if ((b = check_board(r, &f, &res)) == NULL || check_directives(r, &f, d, b, &res))
+        if (KJ_NEVER(kj_mode_parse(f.mode, &mode) != 0)) { /* dir_parse checked it */
+            KJ_FAIL(&err, KJ_EINTERNAL, "a directive's mode is not a mode");
+            res = http_internal(r, &err);
+            goto out;
+        }
+    }
+    if ((b = check_board(r, &f, mode, &res)) == NULL || check_directives(r, &f, d, b, &res))
         goto out;
-    res = store(r, &f);
+    res = store(r, &f, mode);
 out:
     free(d);
     return res;
@@ -538,17 +312,18 @@ static enum MHD_Result park(struct http_req *r, int64_t id, long timeout)
     const char *why = NULL;
     int rc;
     kj_err_clear(&err);
-    KJ_ASSERT(r->hold.held);
+    if (KJ_NEVER(!r->hold.held))
+        return answer_sub(r, id, NULL); /* no slot to park on: answer at once */
     rc = wait_add(r->srv->wait, &r->wait, &r->hold, r->conn, id, (int)timeout, &err);
     if (rc != 0)
         return answer_sub(r, id, NULL); /* stopping: answer at once */
     /* Linked first, then re-read: a result committed in between is not
      * missed, nor a ban or revocation (its wait_kick_user came too early). */
-    if ((rc = api_token_recheck(r->srv, &r->user, &why, &err)) != 0 || why != NULL) {
+    if ((rc = auth_recheck(r->srv->db, &r->user, &why, &err)) != 0 || why != NULL) {
         wait_remove(r->srv->wait, &r->wait);
         return rc != 0 ? http_internal(r, &err) : api_token_gone(r, why);
     }
-    if ((rc = db_sub_get(r->srv->db, id, 0, &s, &err)) != 0 || strcmp(s.status, "done") == 0) {
+    if ((rc = db_sub_get(r->srv->db, id, 0, &s, &err)) != 0 || s.status == DB_DONE) {
         wait_remove(r->srv->wait, &r->wait);
         return rc != 0 && rc != KJ_ENOTFOUND ? http_internal(r, &err) : answer_sub(r, id, NULL);
     }
@@ -570,7 +345,7 @@ static enum MHD_Result rewait(struct http_req *r, int64_t id)
     if (r->wait.gone)
         return MHD_NO; /* nobody to answer: MHD closes the connection */
     kj_err_clear(&err);
-    if (api_token_recheck(r->srv, &r->user, &why, &err) != 0)
+    if (auth_recheck(r->srv->db, &r->user, &why, &err) != 0)
         return http_internal(r, &err);
     if (why != NULL) {
         kj_log(KJ_LOG_INFO, "wait", "ended id=%lld user=%s reason=%s", (long long)id,
@@ -579,7 +354,7 @@ static enum MHD_Result rewait(struct http_req *r, int64_t id)
     }
     if (r->wait.timed_out || db_sub_get(r->srv->db, id, 0, &s, &err) != 0)
         return answer_sub(r, id, NULL);
-    int done = strcmp(s.status, "done") == 0;
+    int done = s.status == DB_DONE;
     db_sub_clear(&s);
     int64_t left_ms = r->wait.deadline_ms - wait_now_ms();
     if (done || left_ms <= 0)
@@ -615,8 +390,8 @@ enum MHD_Result api_sub_get(struct http_req *r)
         timeout = KJ_WAIT_MAX_S;
     kj_err_clear(&err);
     rc = api_sub_view(r, id, &s, &view, &err);
-    done = rc == 0 && strcmp(s.status, "done") == 0;
-    queued = rc == 0 && strcmp(s.status, "queued") == 0;
+    done = rc == 0 && s.status == DB_DONE;
+    queued = rc == 0 && s.status == DB_QUEUED;
     snprintf(gpu, sizeof gpu, "%s", rc == 0 ? s.gpu : "");
     db_sub_clear(&s);
     if (rc == KJ_ENOTFOUND || (rc == 0 && view == API_VIEW_NONE))
@@ -711,11 +486,11 @@ enum MHD_Result api_sub_events(struct http_req *r)
         return http_internal(r, &err);
     cJSON *root = cJSON_CreateObject(), *arr = cJSON_AddArrayToObject(root, "events");
     cJSON_AddNumberToObject(root, "submission_id", (double)id);
-    cJSON_AddStringToObject(root, "status", s.status);
+    cJSON_AddStringToObject(root, "status", db_status_name(s.status));
     for (int i = 0; i < n; i++) {
         cJSON *e = cJSON_CreateObject(), *data = ev[i].data ? cJSON_Parse(ev[i].data) : NULL;
         cJSON_AddNumberToObject(e, "seq", (double)ev[i].seq);
-        cJSON_AddStringToObject(e, "event", ev[i].event);
+        cJSON_AddStringToObject(e, "event", kj_event_name(ev[i].event));
         if (data != NULL)
             api_strip_secrets(data);
         cJSON_AddItemToObject(e, "data", data != NULL ? data : cJSON_CreateNull());
@@ -741,7 +516,7 @@ enum MHD_Result api_sub_disqualify(struct http_req *r)
     int rc;
     if (id == 0)
         return http_error(r, MHD_HTTP_NOT_FOUND, "not_found", "no submission '%.32s'", r->params[0]);
-    if ((body = api_body_object(r, &res)) == NULL)
+    if ((body = http_body_object(r, &res)) == NULL)
         return res;
     v = cJSON_GetObjectItemCaseSensitive(body, "reason");
     if (!cJSON_IsString(v) || v->valuestring[0] == '\0' ||

@@ -4,7 +4,7 @@
  * an invite for an account), POST /me/token (rotate one's own token),
  * DELETE /users/{name}/tokens (revoke), POST /users/{name}/ban and /unban.
  *
- * Called through http.c's route table; stores through db_user.c. A new
+ * Called through http_route.c's route table; stores through db_user.c. A new
  * token or invite code appears once, in the answer that created it; only
  * its SHA-256 is stored and nothing here logs it. The row "admin" holds
  * the configured admin token: its token and ban are managed by the config.
@@ -17,48 +17,6 @@
 
 #include <stdio.h>
 #include <string.h>
-
-/* 1 when the JSON text t holds a \u0000 escape. t has parsed, so every
- * backslash in it stands inside a string (or key) and starts an escape. */
-static int has_nul_escape(const char *t)
-{
-    for (; *t != '\0'; t++) {
-        if (*t != '\\')
-            continue;
-        if (strncmp(t + 1, "u0000", 5) == 0)
-            return 1;
-        if (t[1] != '\0')
-            t++; /* skip the escaped character: an escaped backslash starts nothing */
-    }
-    return 0;
-}
-
-/* Strict: one JSON object and nothing after it but white space, no NUL
- * byte and no \u0000 escape (C strings would end there: "a\u0000b" would
- * be read as "a"). */
-cJSON *api_body_object(struct http_req *r, enum MHD_Result *res)
-{
-    cJSON *j;
-    if (r->body == NULL || r->body_len == 0)
-        return cJSON_CreateObject();
-    if (strlen(r->body) != r->body_len) {
-        *res = http_error(r, MHD_HTTP_BAD_REQUEST, "bad_json", "the body contains a NUL byte");
-        return NULL;
-    }
-    if ((j = cJSON_ParseWithOpts(r->body, NULL, 1)) == NULL || !cJSON_IsObject(j)) {
-        cJSON_Delete(j);
-        *res = http_error(r, MHD_HTTP_BAD_REQUEST, "bad_json",
-                          "the body must be one JSON object (and nothing after it)");
-        return NULL;
-    }
-    if (has_nul_escape(r->body)) {
-        cJSON_Delete(j);
-        *res = http_error(r, MHD_HTTP_BAD_REQUEST, "bad_json",
-                          "the body contains \\u0000 (a NUL character) in a string");
-        return NULL;
-    }
-    return j;
-}
 
 /* The string value of key, or NULL when absent or not a string. Borrowed from o. */
 static const char *str_field(const cJSON *o, const char *key)
@@ -104,7 +62,7 @@ enum MHD_Result api_user_create(struct http_req *r)
     char token[AUTH_TOKEN_HEX], hash[DB_HASH_HEX];
     enum MHD_Result res;
     struct kj_err err;
-    cJSON *body = api_body_object(r, &res);
+    cJSON *body = http_body_object(r, &res);
     const char *name, *role;
     int rc;
     if (body == NULL)
@@ -138,7 +96,7 @@ enum MHD_Result api_invite_create(struct http_req *r)
     char code[AUTH_TOKEN_HEX], hash[DB_HASH_HEX], when[32];
     enum MHD_Result res;
     struct kj_err err;
-    cJSON *body = api_body_object(r, &res), *o, *days;
+    cJSON *body = http_body_object(r, &res), *o, *days;
     double d = KJ_INVITE_DEFAULT_DAYS;
     if (body == NULL)
         return res;
@@ -169,7 +127,7 @@ enum MHD_Result api_register(struct http_req *r)
     char token[AUTH_TOKEN_HEX], hash[DB_HASH_HEX], code_hash[DB_HASH_HEX];
     enum MHD_Result res;
     struct kj_err err;
-    cJSON *body = api_body_object(r, &res);
+    cJSON *body = http_body_object(r, &res);
     const char *name, *invite;
     int rc;
     if (body == NULL)

@@ -2,8 +2,9 @@
  * auth.c - tokens: random generation (RAND_bytes), SHA-256 hashing (EVP),
  * "Bearer" header parsing and lookup by hash with a constant-time compare.
  *
- * Called by main.c (creating tokens), db.c (secret seeds) and http.c
- * (authenticating each request); hands a struct db_user to the handlers.
+ * Called by main.c (creating tokens), the serve set-up and api_admin.c
+ * (secret seeds), http_daemon.c (authenticating each request) and the handlers
+ * that wait (auth_recheck); hands a struct db_user to the handlers.
  */
 #include "auth.h"
 
@@ -27,8 +28,20 @@ int auth_ssl_check_at(struct kj_err *err, int rc, const char *text, const char *
 
 int auth_random_bytes(unsigned char *buf, size_t n, struct kj_err *err)
 {
-    KJ_ASSERT(n <= 1024);
+    if (KJ_NEVER(n > 1024))
+        return KJ_FAIL(err, KJ_EINTERNAL, "%zu random bytes asked for at once", n);
     return AUTH_SSL_CHECK(err, RAND_bytes(buf, (int)n));
+}
+
+int auth_random_seed(uint64_t *out, struct kj_err *err)
+{
+    unsigned char raw[8];
+    int rc = auth_random_bytes(raw, sizeof raw, err);
+    *out = 0;
+    for (size_t i = 0; rc == 0 && i < sizeof raw; i++)
+        *out = *out << 8 | raw[i];
+    OPENSSL_cleanse(raw, sizeof raw);
+    return rc;
 }
 
 static void to_hex(const unsigned char *raw, size_t n, char *out)
@@ -58,7 +71,8 @@ int auth_sha256_hex(const void *data, size_t len, char *out, struct kj_err *err)
     int rc = AUTH_SSL_CHECK(err, EVP_Digest(data, len, md, &mdlen, EVP_sha256(), NULL));
     if (rc != 0)
         return rc;
-    KJ_ASSERT(mdlen == 32);
+    if (KJ_NEVER(mdlen != 32))
+        return KJ_FAIL(err, KJ_EINTERNAL, "SHA-256 gave %u bytes", mdlen);
     to_hex(md, mdlen, out);
     return 0;
 }
@@ -98,4 +112,18 @@ int auth_lookup(struct db *db, const char *token, struct db_user *out, struct kj
         CRYPTO_memcmp(out->token_hash, hash, strlen(hash)) != 0)
         return KJ_FAIL(err, KJ_ENOTFOUND, "no such token");
     return 0;
+}
+
+int auth_recheck(struct db *db, const struct db_user *u, const char **why, struct kj_err *err)
+{
+    struct db_user now;
+    int rc = db_user_by_hash(db, u->token_hash, &now, err);
+    *why = NULL;
+    if (rc == KJ_ENOTFOUND || (rc == 0 && now.id != u->id)) {
+        *why = "token_revoked";
+        return 0;
+    }
+    if (rc == 0 && now.banned)
+        *why = "banned";
+    return rc;
 }

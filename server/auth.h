@@ -2,14 +2,16 @@
  * auth.h - bearer tokens: generation, SHA-256 hashing, lookup.
  *
  * main.c creates tokens for `user add` / `runner add` and the admin token;
- * http.c calls auth_request() for every request that carries an
- * Authorization header. Only SHA-256 hashes of tokens are stored or
+ * http_daemon.c calls auth_lookup() for every request that carries an
+ * Authorization header; the serve set-up and reloads draw the boards'
+ * secret seeds here. Only SHA-256 hashes of tokens are stored or
  * compared (CRYPTO_memcmp); a token itself is never logged.
  */
 #ifndef KJ_AUTH_H
 #define KJ_AUTH_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include "kj_err.h"
 #include "db.h"
 
@@ -25,6 +27,9 @@ int auth_ssl_check_at(struct kj_err *err, int rc, const char *text, const char *
 /* n bytes from OpenSSL's CSPRNG (RAND_bytes). */
 int auth_random_bytes(unsigned char *buf, size_t n, struct kj_err *err);
 
+/* A leaderboard's secret seed: 8 random bytes as one number (db_secret_ensure). */
+int auth_random_seed(uint64_t *out, struct kj_err *err);
+
 /* A new token: AUTH_TOKEN_BYTES random bytes as lowercase hex into out[AUTH_TOKEN_HEX]. */
 int auth_new_token(char *out, struct kj_err *err);
 
@@ -39,5 +44,10 @@ int auth_parse_bearer(const char *header, char *tok, size_t toksz);
 /* Look up the user or runner holding token. KJ_ENOTFOUND when no such
  * token exists; KJ_EDB/KJ_EINTERNAL for our own faults. */
 int auth_lookup(struct db *db, const char *token, struct db_user *out, struct kj_err *err);
+
+/* Does the token that authenticated u (auth_lookup) still hold? *why =
+ * NULL when it does, else "banned" or "token_revoked" (revoked or rotated).
+ * ?wait=1 requests and event streams ask again while they last. */
+int auth_recheck(struct db *db, const struct db_user *u, const char **why, struct kj_err *err);
 
 #endif

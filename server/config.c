@@ -40,8 +40,6 @@ static int valid_token(const char *t)
     return 1;
 }
 
-static const char *const mode_names[CONFIG_NMODES] = {"test", "benchmark", "leaderboard"};
-
 /* Keys whose value is kept as text for config_string(). */
 static const char *const string_keys[] = {"tls_cert", "tls_key", "trusted_proxies",
                                           "metrics_allow", NULL};
@@ -57,12 +55,6 @@ struct config_vals {
     char *val;
     size_t valsz;
 };
-
-const char *config_mode_name(enum config_mode m)
-{
-    KJ_ASSERT(m >= 0 && m < CONFIG_NMODES);
-    return mode_names[m];
-}
 
 int config_parse_rate(const char *text)
 {
@@ -116,9 +108,9 @@ static int config_key(const char *path, int n, const char *key, const char *val,
     int rc = config_http_key(path, n, key, val, v->http, err);
     if (rc != 1)
         return rc;
-    for (int m = 0; m < CONFIG_NMODES; m++) {
+    for (int m = 0; m < KJ_MODE_COUNT; m++) {
         char name[40];
-        snprintf(name, sizeof name, "rate_limit_%s", mode_names[m]);
+        snprintf(name, sizeof name, "rate_limit_%s", kj_mode_name((enum kj_mode)m));
         if (strcmp(key, name) != 0)
             continue;
         int r = config_parse_rate(val);
@@ -184,7 +176,7 @@ static int config_read(const char *path, struct config_vals *v, struct kj_err *e
     return rc;
 }
 
-int config_rate_limits(const char *path, int limits[CONFIG_NMODES], struct kj_err *err)
+int config_rate_limits(const char *path, int limits[KJ_MODE_COUNT], struct kj_err *err)
 {
     char tok[CONFIG_MAX_TOKEN + 1];
     struct config_http http;
@@ -197,7 +189,7 @@ int config_rate_limits(const char *path, int limits[CONFIG_NMODES], struct kj_er
 int config_http_limits(const char *path, struct config_http *h, struct kj_err *err)
 {
     char tok[CONFIG_MAX_TOKEN + 1];
-    int limits[CONFIG_NMODES];
+    int limits[KJ_MODE_COUNT];
     struct config_vals v = {tok, sizeof tok, limits, h, NULL, NULL, 0};
     int rc = config_read(path, &v, err);
     memset(tok, 0, sizeof tok);
@@ -208,11 +200,12 @@ int config_string(const char *path, const char *key, char *out, size_t outsz,
                   struct kj_err *err)
 {
     char tok[CONFIG_MAX_TOKEN + 1];
-    int limits[CONFIG_NMODES];
+    int limits[KJ_MODE_COUNT];
     struct config_http http;
     struct config_vals v = {tok, sizeof tok, limits, &http, key, out, outsz};
     int rc;
-    KJ_ASSERT(outsz > 0);
+    if (KJ_NEVER(outsz == 0))
+        return KJ_FAIL(err, KJ_EINTERNAL, "no room for the value of %s", key);
     rc = config_read(path, &v, err);
     memset(tok, 0, sizeof tok);
     if (rc != 0)
@@ -257,7 +250,7 @@ int config_admin_token(const char *path, char *tok, size_t toksz, enum config_so
         *from = CONFIG_FROM_ENV;
         return 0;
     }
-    int limits[CONFIG_NMODES];
+    int limits[KJ_MODE_COUNT];
     struct config_http http;
     struct config_vals v = {tok, toksz, limits, &http, NULL, NULL, 0};
     if ((rc = config_read(path, &v, err)) != 0)

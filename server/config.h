@@ -19,6 +19,7 @@
 
 #include <stddef.h>
 #include "kj_err.h"
+#include "protocol.h"
 
 #define CONFIG_MIN_TOKEN 16  /* shorter admin tokens are refused */
 #define CONFIG_MAX_TOKEN 256
@@ -33,10 +34,6 @@ struct config_http {
     int header_timeout_s;
 };
 
-/* Per-user limits per mode, submissions per minute (0 = none), indexed by enum config_mode. */
-enum config_mode { CONFIG_MODE_TEST = 0, CONFIG_MODE_BENCHMARK, CONFIG_MODE_LEADERBOARD,
-                   CONFIG_NMODES };
-
 /* Where the token came from. */
 enum config_source { CONFIG_FROM_ENV = 0, CONFIG_FROM_FILE, CONFIG_GENERATED };
 
@@ -48,7 +45,9 @@ int config_admin_token(const char *path, char *tok, size_t toksz, enum config_so
 
 /* Overwrite limits[mode] with the file's rate_limit_<mode> values, when
  * present (a missing file changes nothing). KJ_EINVAL names file and line. */
-int config_rate_limits(const char *path, int limits[CONFIG_NMODES], struct kj_err *err);
+/* limits is indexed by enum kj_mode (protocol.h): submissions per user per
+ * minute, 0 = none. */
+int config_rate_limits(const char *path, int limits[KJ_MODE_COUNT], struct kj_err *err);
 
 /* Overwrite h's fields with the file's max_conns_per_ip and header_timeout,
  * when present (a missing file changes nothing). KJ_EINVAL names file and line. */
@@ -65,8 +64,5 @@ int config_string(const char *path, const char *key, char *out, size_t outsz,
 
 /* Parse "N" or "N/min" (0 <= N <= CONFIG_MAX_RATE); -1 when malformed. */
 int config_parse_rate(const char *text);
-
-/* The mode's name ("test", "benchmark", "leaderboard"). */
-const char *config_mode_name(enum config_mode m);
 
 #endif

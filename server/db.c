@@ -1,16 +1,18 @@
 /*
- * db.c - the SQLite connection: open, pragmas, schema migration, the
- * checked-call helpers, users and leaderboard secrets.
+ * db.c - the SQLite connection: open (pragmas, schema creation and
+ * migration, with the one data migration: version 8's shape medians from
+ * the results stored before), close, and the health checks behind /healthz.
  *
- * main.c opens it (serve and the user/runner CLI); auth.c looks tokens up
- * through db_user_by_hash(); api_runner.c reads secrets for claim answers.
- * Submissions, events and rankings are in db_sub.c.
+ * main.c opens it (serve and the user/runner CLI); api_meta.c pings it
+ * and checks that it can be written. Every other table lives in a db_*.c
+ * file named for it (db.h lists them); the checked-call helpers are in
+ * db_sql.c.
  */
 #include "db_int.h"
-#include "auth.h"
+
+#include <cjson/cJSON.h>
 
 #include <errno.h>
-#include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,8 +23,10 @@
 
 #define DB_BUSY_TIMEOUT_MS 10000
 
-/* Version 1: the whole schema. Later versions append ALTERs in db_migrate. */
-static const char schema_v1[] =
+/* Version 1: the whole schema, with the CHECK lists of modes and verdicts
+ * filled from protocol.h's name tables (db_schema_v1). Later versions
+ * append ALTERs in db_migrate. */
+static const char schema_v1_fmt[] =
     "CREATE TABLE users ("
     " id INTEGER PRIMARY KEY AUTOINCREMENT,"
     " name TEXT NOT NULL UNIQUE,"
@@ -34,13 +38,12 @@ static const char schema_v1[] =
     " user_id INTEGER NOT NULL REFERENCES users(id),"
     " leaderboard TEXT NOT NULL,"
     " gpu TEXT NOT NULL,"
-    " mode TEXT NOT NULL CHECK (mode IN ('test','benchmark','leaderboard')),"
+    " mode TEXT NOT NULL CHECK (mode IN (%s)),"
     " file_name TEXT NOT NULL,"
     " source BLOB NOT NULL,"
     " source_sha256 TEXT NOT NULL,"
     " status TEXT NOT NULL DEFAULT 'queued' CHECK (status IN ('queued','running','done')),"
-    " verdict TEXT CHECK (verdict IS NULL OR verdict IN ('accepted','compile_error','rejected',"
-    "   'wrong_answer','runtime_error','time_limit','internal_error')),"
+    " verdict TEXT CHECK (verdict IS NULL OR verdict IN (%s)),"
     " score_ns REAL,"
     " result TEXT,"
     " runner_id INTEGER REFERENCES users(id),"
@@ -65,7 +68,7 @@ static const char schema_v1[] =
 
 /* Version 2: job leases and retries, the runners seen per GPU type. A job
  * running when the database is migrated gets an expired lease (serve's
- * db_lease_grace renews it at start). */
+ * db_job_grace renews it at start). */
 static const char schema_v2[] =
     "ALTER TABLE submissions ADD COLUMN attempts INTEGER NOT NULL DEFAULT 0;"
     "ALTER TABLE submissions ADD COLUMN lease_until INTEGER;"
@@ -126,151 +129,17 @@ static const char schema_v7[] =
     "   + coalesce(length(CAST(e.data AS BLOB)), 0)), 0)"
     "   FROM events e WHERE e.submission_id = submissions.id);";
 
-/* ------------------------------------------------------------------ */
-/* Checked-call helpers (db_int.h)                                     */
-/* ------------------------------------------------------------------ */
-
-/* The kj code for SQLite's result rc of a failed call: KJ_ESTORAGE when
- * the disk is full or failing (remembered in db for db_storage_check),
- * KJ_EDB otherwise. */
-static int db_code(struct db *db, int rc)
-{
-    int prim = rc & 0xff;
-    if (prim != SQLITE_FULL && prim != SQLITE_IOERR)
-        return KJ_EDB;
-    if (db != NULL) {
-        atomic_store(&db->storage_full, prim == SQLITE_FULL);
-        atomic_store(&db->storage_fail_ms, db_now_ms());
-    }
-    return KJ_ESTORAGE;
-}
-
-int db_check_at(struct db *db, struct kj_err *err, int rc, int want, const char *text,
-                const char *file, int line)
-{
-    if (rc == want)
-        return 0;
-    return kj_errf(err, db_code(db, rc), file, line, "sqlite: %.80s at %s:%d: %s (%d)", text,
-                   file, line,
-                   db != NULL && db->h != NULL ? sqlite3_errmsg(db->h) : sqlite3_errstr(rc), rc);
-}
-
-static int db_bind(struct db *db, struct kj_err *err, sqlite3_stmt *st, int i, char f,
-                   va_list *ap)
-{
-    switch (f) {
-    case 't':
-        return DB_CHECK(db, err, sqlite3_bind_text(st, i, va_arg(*ap, const char *), -1,
-                                                   SQLITE_TRANSIENT), SQLITE_OK);
-    case 'i':
-        return DB_CHECK(db, err, sqlite3_bind_int64(st, i, va_arg(*ap, int64_t)), SQLITE_OK);
-    case 'd':
-        return DB_CHECK(db, err, sqlite3_bind_double(st, i, va_arg(*ap, double)), SQLITE_OK);
-    case 'n':
-        return DB_CHECK(db, err, sqlite3_bind_null(st, i), SQLITE_OK);
-    case 'b': {
-        const void *p = va_arg(*ap, const void *);
-        size_t n = va_arg(*ap, size_t);
-        return DB_CHECK(db, err, sqlite3_bind_blob64(st, i, p, n, SQLITE_TRANSIENT), SQLITE_OK);
-    }
-    }
-    return KJ_FAIL(err, KJ_EINTERNAL, "db_prep: bad format character '%c'", f);
-}
-
-int db_prep_at(struct db *db, struct kj_err *err, const char *file, int line,
-               sqlite3_stmt **st, const char *sql, const char *fmt, ...)
-{
-    va_list ap;
-    int rc = sqlite3_prepare_v2(db->h, sql, -1, st, NULL);
-    if (rc != SQLITE_OK) {
-        *st = NULL;
-        return kj_errf(err, db_code(db, rc), file, line, "sqlite: prepare '%.60s' at %s:%d: %s",
-                       sql, file, line, sqlite3_errmsg(db->h));
-    }
-    va_start(ap, fmt);
-    for (int i = 0; fmt[i] != '\0'; i++) {
-        if ((rc = db_bind(db, err, *st, i + 1, fmt[i], &ap)) != 0)
-            break;
-    }
-    va_end(ap);
-    if (rc != 0) {
-        sqlite3_finalize(*st);
-        *st = NULL;
-    }
-    return rc;
-}
-
-int db_step_at(struct db *db, struct kj_err *err, sqlite3_stmt *st, const char *file, int line)
-{
-    int rc = sqlite3_step(st);
-    if (rc == SQLITE_ROW)
-        return 1;
-    if (rc == SQLITE_DONE)
-        return 0;
-    if (rc == SQLITE_CONSTRAINT)
-        return kj_errf(err, KJ_ECONFLICT, file, line, "sqlite: step at %s:%d: %s", file, line,
-                       sqlite3_errmsg(db->h));
-    return kj_errf(err, db_code(db, rc), file, line, "sqlite: step '%.60s' at %s:%d: %s (%d)",
-                   sqlite3_sql(st), file, line, sqlite3_errmsg(db->h), rc);
-}
-
-int db_exec_at(struct db *db, struct kj_err *err, const char *sql, const char *file, int line)
-{
-    char *msg = NULL;
-    int rc = sqlite3_exec(db->h, sql, NULL, NULL, &msg);
-    if (rc != SQLITE_OK) {
-        int code = db_code(db, rc);
-        kj_errf(err, code, file, line, "sqlite: exec '%.60s' at %s:%d: %s", sql, file, line,
-                msg != NULL ? msg : sqlite3_errstr(rc));
-        sqlite3_free(msg);
-        return code;
-    }
-    return 0;
-}
-
-int db_grow(void **arr, int *cap, int count, size_t elem, const char *what, struct kj_err *err)
-{
-    if (count < *cap)
-        return 0;
-    int ncap = *cap ? *cap * 2 : 16;
-    void *grown = realloc(*arr, (size_t)ncap * elem);
-    if (grown == NULL)
-        return KJ_FAIL(err, KJ_ENOMEM, "out of memory reading %s", what);
-    *arr = grown;
-    *cap = ncap;
-    return 0;
-}
-
-void db_col_text(sqlite3_stmt *st, int i, char *dst, size_t dstsz)
-{
-    const unsigned char *t = sqlite3_column_text(st, i);
-    snprintf(dst, dstsz, "%s", t != NULL ? (const char *)t : "");
-}
-
-int db_col_dup(struct db *db, struct kj_err *err, sqlite3_stmt *st, int i, char **out, size_t *len)
-{
-    const void *p = sqlite3_column_blob(st, i);
-    size_t n = (size_t)sqlite3_column_bytes(st, i);
-    (void)db;
-    *out = NULL;
-    if (len != NULL)
-        *len = 0;
-    if (sqlite3_column_type(st, i) == SQLITE_NULL)
-        return 0;
-    if ((*out = malloc(n + 1)) == NULL)
-        return KJ_FAIL(err, KJ_ENOMEM, "out of memory copying a column of %zu bytes", n);
-    if (n > 0)
-        memcpy(*out, p, n);
-    (*out)[n] = '\0';
-    if (len != NULL)
-        *len = n;
-    return 0;
-}
-
-int64_t db_now(void)
-{
-    return (int64_t)time(NULL);
-}
+/* Version 8: the medians of every finished job's timed shapes, as numbers,
+ * for the rankings: db_job.c stores them with the result, db_rank.c reads
+ * them. Existing rows are filled from their stored results once
+ * (migrate_v8_medians). */
+static const char schema_v8[] =
+    "CREATE TABLE shape_medians ("
+    " submission_id INTEGER NOT NULL REFERENCES submissions(id),"
+    " idx INTEGER NOT NULL,"
+    " shape TEXT NOT NULL,"
+    " median_ns REAL NOT NULL,"
+    " PRIMARY KEY (submission_id, idx));";
 
 /* ------------------------------------------------------------------ */
 /* Open and migrate                                                    */
@@ -324,10 +193,74 @@ static int db_user_version(struct db *db, int *out, struct kj_err *err)
     return rc < 0 ? rc : 0;
 }
 
+/* The timed shapes of one stored result (every "benchmarks" entry with a
+ * shape object and a numeric median_ns, idx = its place in the list) into
+ * shape_medians for submission id. A result that does not parse has none. */
+static int v8_medians_of(struct db *db, int64_t id, const char *result, struct kj_err *err)
+{
+    sqlite3_stmt *st = NULL;
+    cJSON *res = cJSON_Parse(result), *b;
+    int idx = 0, rc = 0;
+    cJSON_ArrayForEach(b, cJSON_GetObjectItemCaseSensitive(res, "benchmarks")) {
+        const cJSON *shape = cJSON_GetObjectItemCaseSensitive(b, "shape");
+        const cJSON *med = cJSON_GetObjectItemCaseSensitive(b, "median_ns");
+        char *text;
+        if (rc == 0 && cJSON_IsObject(shape) && cJSON_IsNumber(med)) {
+            if ((text = cJSON_PrintUnformatted(shape)) == NULL) {
+                rc = KJ_FAIL(err, KJ_ENOMEM, "out of memory migrating submission %lld",
+                             (long long)id);
+                break;
+            }
+            rc = db_prep(db, err, &st, "INSERT INTO shape_medians(submission_id, idx, shape, "
+                         "median_ns) VALUES (?, ?, ?, ?)", "iitd", id, (int64_t)idx, text,
+                         med->valuedouble);
+            if (rc == 0)
+                rc = db_step(db, err, st);
+            sqlite3_finalize(st);
+            st = NULL;
+            cJSON_free(text);
+        }
+        idx++;
+    }
+    cJSON_Delete(res);
+    return rc;
+}
+
+/* Version 8's data: the medians of the results stored before it. */
+static int migrate_v8_medians(struct db *db, struct kj_err *err)
+{
+    sqlite3_stmt *st = NULL;
+    int64_t n = 0;
+    int rc = db_prep(db, err, &st, "SELECT id, result FROM submissions WHERE status = 'done' "
+                     "AND result IS NOT NULL ORDER BY id", "");
+    while (rc == 0 && (rc = db_step(db, err, st)) == 1) {
+        const char *result = (const char *)sqlite3_column_text(st, 1);
+        rc = v8_medians_of(db, sqlite3_column_int64(st, 0), result != NULL ? result : "", err);
+        n++;
+    }
+    sqlite3_finalize(st);
+    if (rc == 0 && n > 0)
+        kj_log(KJ_LOG_INFO, "db", "shape medians filled from stored results rows=%lld",
+               (long long)n);
+    return rc;
+}
+
+/* schema_v1 with its CHECK lists into buf. */
+static int db_schema_v1(char *buf, size_t size, struct kj_err *err)
+{
+    char modes[128], verdicts[256];
+    int n;
+    if (kj_mode_sql_list(modes, sizeof modes) != 0 ||
+        kj_verdict_sql_list(verdicts, sizeof verdicts) != 0 ||
+        (n = snprintf(buf, size, schema_v1_fmt, modes, verdicts)) < 0 || (size_t)n >= size)
+        return KJ_FAIL(err, KJ_EINTERNAL, "the version 1 schema does not fit its buffer");
+    return 0;
+}
+
 /* Bring the schema to DB_SCHEMA_VERSION inside one write transaction. */
 static int db_migrate(struct db *db, struct kj_err *err)
 {
-    char sql[64];
+    char sql[64], v1[sizeof schema_v1_fmt + 384];
     int version = 0, rc;
     if ((rc = db_exec(db, err, "BEGIN IMMEDIATE")) != 0)
         return rc;
@@ -338,7 +271,8 @@ static int db_migrate(struct db *db, struct kj_err *err)
                      version, DB_SCHEMA_VERSION);
         goto fail;
     }
-    if (version < 1 && (rc = db_exec(db, err, schema_v1)) != 0)
+    if (version < 1 && ((rc = db_schema_v1(v1, sizeof v1, err)) != 0 ||
+                        (rc = db_exec(db, err, v1)) != 0))
         goto fail;
     if (version < 2 && (rc = db_exec(db, err, schema_v2)) != 0)
         goto fail;
@@ -351,6 +285,9 @@ static int db_migrate(struct db *db, struct kj_err *err)
     if (version < 6 && (rc = db_exec(db, err, schema_v6)) != 0)
         goto fail;
     if (version < 7 && (rc = db_exec(db, err, schema_v7)) != 0)
+        goto fail;
+    if (version < 8 && ((rc = db_exec(db, err, schema_v8)) != 0 ||
+                        (rc = migrate_v8_medians(db, err)) != 0))
         goto fail;
     if (version != DB_SCHEMA_VERSION) {
         snprintf(sql, sizeof sql, "PRAGMA user_version=%d", DB_SCHEMA_VERSION);
@@ -481,107 +418,4 @@ int db_storage_check(struct db *db, char *why, size_t whysz, struct kj_err *err)
     snprintf(why, whysz, "writes fail: %s", perr.code == KJ_ESTORAGE ? db_storage_reason(db)
              : "database error");
     return KJ_FAIL(err, KJ_ESTORAGE, "%s (%s)", why, perr.msg);
-}
-
-/* ------------------------------------------------------------------ */
-/* Users                                                               */
-/* ------------------------------------------------------------------ */
-
-int db_user_add(struct db *db, const char *name, const char *role, const char *token_hash,
-                int64_t *id_out, struct kj_err *err)
-{
-    sqlite3_stmt *st = NULL;
-    int rc;
-    pthread_mutex_lock(&db->mu);
-    rc = db_prep(db, err, &st, "INSERT INTO users(name, role, token_hash, created_at) "
-                 "VALUES (?, ?, ?, ?)", "ttti", name, role, token_hash, db_now());
-    if (rc == 0 && (rc = db_step(db, err, st)) == KJ_ECONFLICT)
-        KJ_FAIL(err, KJ_ECONFLICT, "the name '%s' (or the token) is already taken", name);
-    if (rc == 0 && id_out != NULL)
-        *id_out = sqlite3_last_insert_rowid(db->h);
-    sqlite3_finalize(st);
-    pthread_mutex_unlock(&db->mu);
-    return rc;
-}
-
-int db_user_set_admin(struct db *db, const char *token_hash, struct kj_err *err)
-{
-    sqlite3_stmt *st = NULL;
-    int rc;
-    pthread_mutex_lock(&db->mu);
-    rc = db_prep(db, err, &st, "INSERT INTO users(name, role, token_hash, created_at) "
-                 "VALUES ('admin', 'admin', ?, ?) ON CONFLICT(name) DO UPDATE SET "
-                 "role = 'admin', token_hash = excluded.token_hash", "ti", token_hash, db_now());
-    if (rc == 0)
-        rc = db_step(db, err, st);
-    sqlite3_finalize(st);
-    pthread_mutex_unlock(&db->mu);
-    return rc;
-}
-
-int db_user_by_hash(struct db *db, const char *token_hash, struct db_user *out, struct kj_err *err)
-{
-    sqlite3_stmt *st = NULL;
-    int rc;
-    pthread_mutex_lock(&db->mu);
-    rc = db_prep(db, err, &st, "SELECT id, name, role, token_hash, banned FROM users "
-                 "WHERE token_hash = ?",
-                 "t", token_hash);
-    if (rc == 0 && (rc = db_step(db, err, st)) == 1) {
-        out->id = sqlite3_column_int64(st, 0);
-        db_col_text(st, 1, out->name, sizeof out->name);
-        db_col_text(st, 2, out->role, sizeof out->role);
-        db_col_text(st, 3, out->token_hash, sizeof out->token_hash);
-        out->banned = sqlite3_column_int(st, 4) != 0;
-        rc = 0;
-    } else if (rc == 0) {
-        rc = KJ_FAIL(err, KJ_ENOTFOUND, "no such token");
-    }
-    sqlite3_finalize(st);
-    pthread_mutex_unlock(&db->mu);
-    return rc;
-}
-
-/* ------------------------------------------------------------------ */
-/* Leaderboard secrets                                                 */
-/* ------------------------------------------------------------------ */
-
-int db_secret_ensure(struct db *db, const char *board, struct kj_err *err)
-{
-    sqlite3_stmt *st = NULL;
-    unsigned char raw[8];
-    uint64_t seed = 0;
-    char text[24];
-    int rc;
-    if ((rc = auth_random_bytes(raw, sizeof raw, err)) != 0)
-        return rc;
-    for (size_t i = 0; i < sizeof raw; i++)
-        seed = seed << 8 | raw[i];
-    snprintf(text, sizeof text, "%" PRIu64, seed);
-    pthread_mutex_lock(&db->mu);
-    rc = db_prep(db, err, &st, "INSERT OR IGNORE INTO leaderboard_secrets(leaderboard, "
-                 "secret_seed, created_at) VALUES (?, ?, ?)", "tti", board, text, db_now());
-    if (rc == 0 && (rc = db_step(db, err, st)) == 0 && sqlite3_changes(db->h) > 0)
-        kj_log(KJ_LOG_INFO, "db", "created secret seed board=%s", board);
-    sqlite3_finalize(st);
-    pthread_mutex_unlock(&db->mu);
-    return rc;
-}
-
-int db_secret_get(struct db *db, const char *board, char *out, size_t outsz, struct kj_err *err)
-{
-    sqlite3_stmt *st = NULL;
-    int rc;
-    pthread_mutex_lock(&db->mu);
-    rc = db_prep(db, err, &st, "SELECT secret_seed FROM leaderboard_secrets WHERE leaderboard = ?",
-                 "t", board);
-    if (rc == 0 && (rc = db_step(db, err, st)) == 1) {
-        db_col_text(st, 0, out, outsz);
-        rc = 0;
-    } else if (rc == 0) {
-        rc = KJ_FAIL(err, KJ_ENOTFOUND, "no secret seed for leaderboard %s", board);
-    }
-    sqlite3_finalize(st);
-    pthread_mutex_unlock(&db->mu);
-    return rc;
 }

@@ -15,12 +15,12 @@
  *
  * Submission states (docs/protocol.md), with the job lease of a running one:
  *
- *                       db_sub_claim (lease = now + lease_ms, attempt += 0)
+ *                       db_job_claim (lease = now + lease_ms, attempt += 0)
  *   db_sub_insert            +------------------------------+
  *  --------------> queued ---+                              v
  *                    ^                                   running --+ db_job_heartbeat,
- *                    |   db_lease_sweep: lease expired,     |  ^   | db_job_event:
- *                    |     attempts + 1 < DB_MAX_ATTEMPTS    |  +---+ lease extended
+ *                    |   db_job_sweep: lease expired,       |  ^   | db_job_event:
+ *                    |     attempts + 1 < DB_MAX_ATTEMPTS   |  +---+ lease extended
  *                    +--------------------------------------+
  *                    |   db_job_finish: verdict internal_error,
  *                    |     attempts + 1 < DB_MAX_ATTEMPTS   |
@@ -29,19 +29,19 @@
  *                    |     it back (attempts unchanged)     |
  *                                                           |  db_job_finish (any other
  *                                                           |  verdict, or the last attempt);
- *                                                           v  db_lease_sweep on the last attempt
+ *                                                           v  db_job_sweep on the last attempt
  *                                                          done   (internal_error + reason)
  *
  * Transitions, each one SQL transaction:
  *   (none)  -> queued   db_sub_insert
- *   queued  -> running  db_sub_claim: runner_id, started_at, lease_until set
+ *   queued  -> running  db_job_claim: runner_id, started_at, lease_until set
  *   running -> running  db_job_heartbeat, db_job_event: lease_until moved on
- *   running -> queued   db_lease_sweep (lease_until passed) or db_job_finish
+ *   running -> queued   db_job_sweep (lease_until passed) or db_job_finish
  *                       (internal_error): attempts + 1, a "queued" event logged
  *   running -> queued   db_job_release (a stopping runner gave it back):
  *                       attempts unchanged, a "queued" event logged; the next
  *                       claim gets the same attempt number
- *   running -> done     db_job_finish; or db_lease_sweep when the expired
+ *   running -> done     db_job_finish; or db_job_sweep when the expired
  *                       attempt was the DB_MAX_ATTEMPTS-th (verdict
  *                       internal_error, reason "the runner stopped answering
  *                       3 times", a "verdict" event logged)
@@ -49,17 +49,24 @@
  * queued: runner_id NULL, started_at NULL, verdict NULL, lease_until NULL.
  * running: runner_id, started_at and lease_until set, verdict NULL.
  * done: finished_at, verdict and result set, lease_until NULL; score_ns set
- *       only when the runner reported one. Nothing leaves done.
+ *       only when the runner reported one; a shape_medians row per timed
+ *       shape of the result. Nothing leaves done.
  * withdrawn (withdrawn_at set, db_sub_withdraw): only a done submission; a
  *       mark like disqualified, never cleared; never ranked.
  * always: 0 <= attempts < DB_MAX_ATTEMPTS; the attempt in progress (or the
  *       one that finished the job) is number attempts + 1.
  *
  * The lease is held while now < lease_until (wall-clock ms, so it survives a
- * restart; serve grants every running job a fresh lease at start, db_lease_grace).
+ * restart; serve grants every running job a fresh lease at start, db_job_grace).
  * A request about a job whose lease expired, or that names another attempt,
  * is refused with KJ_ECONFLICT and changes nothing. assert_sub_state() in
- * db_sub.c checks every row read back against the lists above.
+ * db_sub.c checks every row read back against the lists above, and
+ * assert_job_state() in db_job.c the lease a claim grants.
+ *
+ * The functions are grouped below by the file that holds them: db.c (open,
+ * migrate, health), db_user.c, db_board.c, db_sub.c (submissions),
+ * db_job.c (every transition after the insert), db_event.c, db_rank.c,
+ * db_runner.c, db_metrics.c, db_backup.c; db_list.h has the listings.
  */
 #ifndef KJ_DB_H
 #define KJ_DB_H
@@ -67,8 +74,9 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "kj_err.h"
+#include "protocol.h"
 
-#define DB_SCHEMA_VERSION 7
+#define DB_SCHEMA_VERSION 8
 #define DB_MAX_ATTEMPTS 3    /* attempts of one job before it ends as internal_error */
 #define DB_MAX_JOB_EVENTS 1000               /* progress events a runner may store per job (all attempts) */
 #define DB_MAX_JOB_EVENT_BYTES (1024 * 1024) /*   and their bytes (event name + data) */
@@ -81,6 +89,12 @@
                                                filesystem counts as a full disk (/healthz) */
 
 struct db;
+
+/* A submission's state (the diagram above). */
+enum db_status { DB_QUEUED = 0, DB_RUNNING, DB_DONE };
+
+/* "queued", "running" or "done" (static; "?" out of range). */
+const char *db_status_name(enum db_status s);
 
 struct db_user {
     int64_t id;
@@ -98,13 +112,14 @@ struct db_sub {
     char user[DB_MAX_NAME];        /* the owner's name */
     char leaderboard[DB_MAX_NAME];
     char gpu[DB_MAX_NAME];
-    char mode[16];                 /* test | benchmark | leaderboard */
+    enum kj_mode mode;
     char file_name[DB_MAX_FILE_NAME];
     char *source;                  /* owned; NULL unless asked for */
     size_t source_len;
     char source_sha256[DB_HASH_HEX];
-    char status[16];               /* queued | running | done */
-    char verdict[24];              /* "" while not done */
+    enum db_status status;
+    int has_verdict;               /* 1 once done; 0 while queued or running */
+    enum kj_verdict verdict;       /* meaningful when has_verdict */
     int has_score;
     double score_ns;
     char *result;                  /* owned; the runner's JSON text, NULL until done or unless asked for */
@@ -127,6 +142,25 @@ struct db_job_ref {
     int attempt;
 };
 
+/* A timed shape of a finished job, kept as numbers for the rankings
+ * (table shape_medians, schema version 8). */
+struct db_median {
+    int idx;                       /* the benchmark's index in the board's list */
+    double median_ns;
+    char *shape;                   /* the shape's variables as JSON, {"T":1024}: borrowed
+                                      when passed in, owned when read (db_rank_rows_free) */
+};
+
+/* A job's result as db_job_finish stores it; borrowed for the call. */
+struct db_result {
+    enum kj_verdict verdict;
+    int has_score;                 /* 0: score_ns is stored as NULL */
+    double score_ns;
+    const char *json;              /* the checked result text */
+    const struct db_median *medians; /* its timed shapes (nmedians, in index order) */
+    int nmedians;
+};
+
 /* What db_job_finish did. */
 enum db_finish {
     DB_FINISH_DONE = 0,   /* running -> done with the runner's verdict */
@@ -134,7 +168,7 @@ enum db_finish {
     DB_FINISH_REQUEUED    /* internal_error with attempts left: running -> queued */
 };
 
-/* A job whose lease expired, as db_lease_sweep handled it. */
+/* A job whose lease expired, as db_job_sweep handled it. */
 struct db_expired {
     int64_t id;
     char runner_name[DB_MAX_NAME];
@@ -151,19 +185,21 @@ struct db_runner {
 
 struct db_event {
     int64_t seq;
-    char event[32];
+    enum kj_event event;
     char *data;                    /* owned JSON text, may be NULL */
     int64_t at;
 };
 
 /* One candidate row of a ranking: the best accepted leaderboard-mode
- * submission of one user. result is owned (freed by db_rank_rows_free). */
+ * submission of one user, with its timed shapes (medians owned: freed by
+ * db_rank_rows_free). */
 struct db_rank_row {
     int64_t submission_id;
     char user[DB_MAX_NAME];
     double score_ns;
     int64_t created_at;
-    char *result;
+    struct db_median *medians;
+    int nmedians;
 };
 
 /* Open (creating the file and its parent folder if needed) and migrate the
@@ -183,7 +219,7 @@ int db_storage_check(struct db *db, char *why, size_t whysz, struct kj_err *err)
 /* What the last KJ_ESTORAGE was: "disk full" or "I/O error" (static). */
 const char *db_storage_reason(struct db *db);
 
-/* users */
+/* users (db_user.c) */
 /* Insert a user; KJ_ECONFLICT when the name (or hash) exists. */
 int db_user_add(struct db *db, const char *name, const char *role, const char *token_hash,
                 int64_t *id_out, struct kj_err *err);
@@ -192,7 +228,6 @@ int db_user_set_admin(struct db *db, const char *token_hash, struct kj_err *err)
 /* Look a user up by token hash; KJ_ENOTFOUND when none. */
 int db_user_by_hash(struct db *db, const char *token_hash, struct db_user *out, struct kj_err *err);
 
-/* users, invites, bans (db_user.c) */
 /* Look a user up by name; KJ_ENOTFOUND when none. */
 int db_user_by_name(struct db *db, const char *name, struct db_user *out, struct kj_err *err);
 /* Replace user_id's token hash (rotation); the old token stops working at once. */
@@ -211,13 +246,14 @@ int db_invite_add(struct db *db, const char *code_hash, int64_t expires_at, stru
 int db_register(struct db *db, const char *name, const char *code_hash, const char *token_hash,
                 int64_t now, int64_t *id_out, struct kj_err *err);
 
-/* leaderboard secrets */
-/* Create board's secret seed (RAND_bytes) if it has none. */
-int db_secret_ensure(struct db *db, const char *board, struct kj_err *err);
+/* leaderboard secrets (db_board.c) */
+/* Give board the secret seed seed unless it has one already (the caller
+ * draws it: auth_random_seed). */
+int db_secret_ensure(struct db *db, const char *board, uint64_t seed, struct kj_err *err);
 /* The board's secret seed as a decimal string in out (>= 21 bytes). */
 int db_secret_get(struct db *db, const char *board, char *out, size_t outsz, struct kj_err *err);
 
-/* submissions */
+/* submissions (db_sub.c) */
 void db_sub_clear(struct db_sub *s);
 /* Insert a queued submission from s (user_id, leaderboard, gpu, mode,
  * file_name, source, source_len, source_sha256); the row is committed
@@ -238,33 +274,35 @@ int db_sub_get(struct db *db, int64_t id, int with_blobs, struct db_sub *out, st
 int db_sub_list(struct db *db, int64_t user_id, int limit, struct db_sub **out, int *n,
                 struct kj_err *err);
 void db_sub_list_free(struct db_sub *rows, int n);
-/* Count rows of the submissions table (for tests and /healthz). */
-int db_sub_count(struct db *db, const char *status, int64_t *n, struct kj_err *err);
+/* Count the submissions in state status (for tests and /healthz). */
+int db_sub_count(struct db *db, enum db_status status, int64_t *n, struct kj_err *err);
+
+/* jobs (db_job.c): every transition after the insert */
 /* Move the oldest queued submission for gpu to running for this runner, in
  * one transaction, and copy it (with source) into out; for mode leaderboard
  * also copy the board's secret seed into secret (else secret = ""), read in
  * the same transaction so a claimed job always comes with its seed.
  * KJ_ENOTFOUND when nothing is queued for that GPU type. */
-int db_sub_claim(struct db *db, const char *gpu, int64_t runner_id, const char *runner_name,
+int db_job_claim(struct db *db, const char *gpu, int64_t runner_id, const char *runner_name,
                  struct db_sub *out, char *secret, size_t secretsz, struct kj_err *err);
 /* Runner requests about a job (struct db_job_ref; attempt 0 = any).
  * KJ_ENOTFOUND: no such submission; KJ_ECONFLICT: the runner does not hold
  * it, its lease expired or ref->attempt is not the current attempt. Each
  * extends the lease of a running job. */
-/* Store the result of a running job: verdict, score (has_score 0 = NULL),
- * result text; status done (or queued again after an internal_error with
- * attempts left). A job already done by this runner changes nothing and
- * gives DB_FINISH_DUPLICATE. *outcome says what happened (enum db_finish). */
-int db_job_finish(struct db *db, const struct db_job_ref *ref, const char *verdict, int has_score,
-                  double score_ns, const char *result, enum db_finish *outcome,
-                  struct kj_err *err);
+/* Store the result of a running job: verdict, score, result text and the
+ * medians of its timed shapes, in one transaction; status done (or queued
+ * again after an internal_error with attempts left, storing nothing of the
+ * result). A job already done by this runner changes nothing and gives
+ * DB_FINISH_DUPLICATE. *outcome says what happened (enum db_finish). */
+int db_job_finish(struct db *db, const struct db_job_ref *ref, const struct db_result *res,
+                  enum db_finish *outcome, struct kj_err *err);
 /* Append a progress event. KJ_ELIMIT when the job already holds
  * DB_MAX_JOB_EVENTS events or this one would take it past
  * DB_MAX_JOB_EVENT_BYTES: nothing is stored and the lease is not extended
  * (the server's own events, a retry's "queued" and a lost job's "verdict",
  * are stored regardless). */
-int db_job_event(struct db *db, const struct db_job_ref *ref, const char *event, const char *data,
-                 struct kj_err *err);
+int db_job_event(struct db *db, const struct db_job_ref *ref, enum kj_event event,
+                 const char *data, struct kj_err *err);
 /* Extend the lease only. */
 int db_job_heartbeat(struct db *db, const struct db_job_ref *ref, struct kj_err *err);
 /* Give a running job back (its runner is stopping): queued again at once,
@@ -273,24 +311,24 @@ int db_job_heartbeat(struct db *db, const struct db_job_ref *ref, struct kj_err 
  * already done. */
 int db_job_release(struct db *db, const struct db_job_ref *ref, char *runner_name,
                    size_t namesz, struct kj_err *err);
-
-/* leases (db_lease.c) */
 /* Lease length for later claims and extensions (ms > 0); default DB_LEASE_DEFAULT_MS. */
-void db_set_lease_ms(struct db *db, int64_t ms);
-int64_t db_lease_ms(struct db *db);
-/* Wall-clock milliseconds, the clock leases are measured on. */
-int64_t db_now_ms(void);
+void db_job_set_lease(struct db *db, int64_t ms);
+int64_t db_job_lease_ms(struct db *db);
 /* Give every running job at least a full lease from now (at serve start). *n: jobs touched. */
-int db_lease_grace(struct db *db, int64_t *n, struct kj_err *err);
+int db_job_grace(struct db *db, int64_t *n, struct kj_err *err);
 /* Requeue (or fail, on the last attempt) every running job whose lease
  * ended before now_ms. *out is a new array of *n entries (caller frees
  * with free()); NULL when none. */
-int db_lease_sweep(struct db *db, int64_t now_ms, struct db_expired **out, int *n,
-                   struct kj_err *err);
+int db_job_sweep(struct db *db, int64_t now_ms, struct db_expired **out, int *n,
+                 struct kj_err *err);
 /* 1-based position of queued job id among the queued jobs of its GPU type; 0 when not queued. */
-int db_queue_position(struct db *db, int64_t id, int64_t *pos, struct kj_err *err);
+int db_job_position(struct db *db, int64_t id, int64_t *pos, struct kj_err *err);
 
-/* runners (db_lease.c) */
+/* clocks (db_sql.c) */
+/* Wall-clock milliseconds, the clock leases are measured on. */
+int64_t db_now_ms(void);
+
+/* runners (db_runner.c) */
 /* Create runner token owner name holding token_hash, bound to the GPU types
  * gpus ("H200,B200", checked by gputype_list_parse). KJ_ECONFLICT when the
  * name (or hash) exists. */
@@ -310,7 +348,7 @@ int db_runner_seen(struct db *db, int64_t runner_id, const char *name, const cha
 int db_gpu_runners(struct db *db, const char *gpu, struct db_runner **out, int *n,
                    int64_t *queued, int64_t *running, struct kj_err *err);
 
-/* events */
+/* events (db_event.c) */
 /* Every event of a submission in order; free with db_events_free(). */
 int db_events_list(struct db *db, int64_t id, struct db_event **out, int *n, struct kj_err *err);
 /* The events of submission id after seq after_seq, in order: at most
@@ -320,9 +358,9 @@ int db_events_list(struct db *db, int64_t id, struct db_event **out, int *n, str
 int db_events_after(struct db *db, int64_t id, int64_t after_seq, int max_events,
                     size_t max_bytes, struct db_event **out, int *n, int *more,
                     struct kj_err *err);
-/* The seq and name of submission id's last event; *seq = 0 and name ""
- * when it has none. */
-int db_event_last(struct db *db, int64_t id, int64_t *seq, char *name, size_t namesz,
+/* The seq and kind of submission id's last event; *seq = 0 (and *event
+ * untouched) when it has none. */
+int db_event_last(struct db *db, int64_t id, int64_t *seq, enum kj_event *event,
                   struct kj_err *err);
 void db_events_free(struct db_event *ev, int n);
 
@@ -341,19 +379,20 @@ int db_published(struct db *db, const char *board, int64_t *at, struct kj_err *e
 /* *has = 1 when any submission names board. */
 int db_board_has_subs(struct db *db, const char *board, int *has, struct kj_err *err);
 
-/* rankings: the best accepted mode=leaderboard submission per user for
- * (board, gpu), ordered by score, then submission time, then id. */
+/* rankings (db_rank.c): the best accepted mode=leaderboard submission per
+ * user for (board, gpu), ordered by score, then submission time, then id. */
 int db_rank_rows(struct db *db, const char *board, const char *gpu, struct db_rank_row **out,
                  int *n, struct kj_err *err);
 void db_rank_rows_free(struct db_rank_row *rows, int n);
 
 /* metrics (db_metrics.c) */
-/* Submissions per (leaderboard, gpu, mode, verdict); verdict "" = not done yet. */
+/* Submissions per (leaderboard, gpu, mode, verdict). */
 struct db_count {
     char leaderboard[DB_MAX_NAME];
     char gpu[DB_MAX_NAME];
-    char mode[16];
-    char verdict[24];
+    enum kj_mode mode;
+    int has_verdict;               /* 0: not done yet */
+    enum kj_verdict verdict;
     int64_t n;
 };
 /* Every non-empty group; *out is a new array of *n rows (caller frees with free()). */
@@ -363,7 +402,7 @@ int db_metrics_oldest(struct db *db, const char *gpu, int64_t *created_at, struc
 /* When a finished job started and ended (unix seconds). KJ_ENOTFOUND unless done. */
 struct db_span {
     char gpu[DB_MAX_NAME];
-    char mode[16];
+    enum kj_mode mode;
     int64_t started_at, finished_at;
 };
 int db_job_span(struct db *db, int64_t id, struct db_span *out, struct kj_err *err);

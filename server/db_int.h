@@ -1,6 +1,8 @@
 /*
- * db_int.h - what db.c and db_sub.c share: the connection struct and the
- * checking helpers every SQLite call goes through. Not for other modules.
+ * db_int.h - what the db_*.c files share: the connection struct, the
+ * checking helpers every SQLite call goes through (db_sql.c), and the
+ * pieces one file's transaction borrows from another ("_locked": called
+ * with db->mu held, inside the caller's transaction). Not for other modules.
  *
  * DB_CHECK(db, err, call, want) runs call and, unless it returns want,
  * fills err with KJ_EDB (KJ_ESTORAGE for SQLITE_FULL and SQLITE_IOERR,
@@ -48,21 +50,27 @@ struct db {
 int db_sub_row(struct db *db, struct kj_err *err, sqlite3_stmt *st, int with_blobs,
                struct db_sub *out);
 
-/* Inside a transaction: append an event to submission id (seq = last + 1). */
-int db_event_insert_locked(struct db *db, int64_t id, const char *event, const char *data,
-                           struct kj_err *err);
-/* Inside a transaction: running job id back to queued (attempts + 1) with a
- * "queued" event naming reason, or, on the last attempt, done as
- * internal_error with final_reason and a "verdict" event. *tries gets the
- * attempts made so far; it is DB_MAX_ATTEMPTS when the job was failed.
- * Both reasons are our own text without '"' or '\\'. */
-int db_requeue_locked(struct db *db, int64_t id, const char *reason, const char *final_reason,
-                      int *tries, struct kj_err *err);
-/* Inside a transaction: running job id (with attempts made so far) back to
- * queued without charging an attempt, with a "queued" event naming reason
- * (our own text without '"' or '\\'). */
-int db_release_locked(struct db *db, int64_t id, int attempts, const char *reason,
+/* db_sub.c: db_sub_get inside a transaction. */
+int db_sub_get_locked(struct db *db, int64_t id, int with_blobs, struct db_sub *out,
                       struct kj_err *err);
+/* db_event.c: append an event to submission id (seq = last + 1). */
+int db_event_insert_locked(struct db *db, int64_t id, enum kj_event event, const char *data,
+                           struct kj_err *err);
+/* db_event.c: KJ_ELIMIT when one more event (event, data) would take job
+ * id past DB_MAX_JOB_EVENTS or DB_MAX_JOB_EVENT_BYTES. */
+int db_event_room_locked(struct db *db, int64_t id, enum kj_event event, const char *data,
+                         struct kj_err *err);
+/* db_board.c: board's secret seed into out; KJ_ENOTFOUND when it has none. */
+int db_secret_get_locked(struct db *db, const char *board, char *out, size_t outsz,
+                         struct kj_err *err);
+/* db_rank.c: store the n timed shapes m of finished submission id. */
+int db_rank_store_locked(struct db *db, int64_t id, const struct db_median *m, int n,
+                         struct kj_err *err);
+/* db_user.c: insert a user row (gpus: a runner token's GPU types, or NULL);
+ * KJ_ECONFLICT when the name (or hash) is taken. */
+int db_user_insert_locked(struct db *db, const char *name, const char *role,
+                          const char *token_hash, const char *gpus, int64_t *id_out,
+                          struct kj_err *err);
 
 int db_check_at(struct db *db, struct kj_err *err, int rc, int want, const char *text,
                 const char *file, int line);
@@ -78,6 +86,28 @@ int db_prep_at(struct db *db, struct kj_err *err, const char *file, int line,
 #define db_prep(db, err, st, sql, ...) \
     db_prep_at((db), (err), __FILE__, __LINE__, (st), (sql), __VA_ARGS__)
 
+/* Fill row (zeroed, of the size db_rows was given) from st's current row:
+ * 0 or an error. */
+typedef int (*db_row_fn)(struct kj_err *err, sqlite3_stmt *st, void *row);
+
+/* Run sql (parameters as db_prep) under db->mu and read every row of it
+ * into *out, a new array of *n rows of elem bytes each, filled by fn
+ * (caller frees with free(): rows that own nothing). On failure nothing
+ * is returned. what names the rows in an out-of-memory message. */
+int db_rows_at(struct db *db, struct kj_err *err, const char *file, int line, void **out,
+               int *n, size_t elem, const char *what, db_row_fn fn, const char *sql,
+               const char *fmt, ...);
+#define db_rows(db, err, out, n, what, fn, sql, ...) \
+    db_rows_at((db), (err), __FILE__, __LINE__, (void **)(out), (n), sizeof **(out), (what), \
+               (fn), (sql), __VA_ARGS__)
+/* The same with db->mu already held by the caller. */
+int db_rows_locked_at(struct db *db, struct kj_err *err, const char *file, int line,
+                      void **out, int *n, size_t elem, const char *what, db_row_fn fn,
+                      const char *sql, const char *fmt, ...);
+#define db_rows_locked(db, err, out, n, what, fn, sql, ...) \
+    db_rows_locked_at((db), (err), __FILE__, __LINE__, (void **)(out), (n), sizeof **(out), \
+                      (what), (fn), (sql), __VA_ARGS__)
+
 /* Step st: 1 = a row, 0 = done, <0 = error (err filled). */
 int db_step_at(struct db *db, struct kj_err *err, sqlite3_stmt *st, const char *file, int line);
 #define db_step(db, err, st) db_step_at((db), (err), (st), __FILE__, __LINE__)
@@ -88,6 +118,15 @@ int db_exec_at(struct db *db, struct kj_err *err, const char *sql, const char *f
 
 /* Copy column i as text into dst (size dstsz); NULL becomes "". */
 void db_col_text(sqlite3_stmt *st, int i, char *dst, size_t dstsz);
+/* Column i (text) as a mode, a verdict (SQL NULL: *has = 0), an event or a
+ * submission state. A name the enum does not know cannot be stored (the
+ * CHECK constraints; events only come from the server): KJ_EINTERNAL
+ * through KJ_NEVER, naming the column. */
+int db_col_mode(struct kj_err *err, sqlite3_stmt *st, int i, enum kj_mode *out);
+int db_col_verdict(struct kj_err *err, sqlite3_stmt *st, int i, int *has,
+                   enum kj_verdict *out);
+int db_col_event(struct kj_err *err, sqlite3_stmt *st, int i, enum kj_event *out);
+int db_col_status(struct kj_err *err, sqlite3_stmt *st, int i, enum db_status *out);
 /* Column i as a new heap string (caller frees), NULL for SQL NULL; *len gets the byte length. */
 int db_col_dup(struct db *db, struct kj_err *err, sqlite3_stmt *st, int i, char **out, size_t *len);
 

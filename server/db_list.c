@@ -45,8 +45,9 @@ int db_sub_find(struct db *db, const struct db_sub_filter *f, int limit, struct 
     rc = db_prep(db, err, &st, f->user_id != 0
                  ? "SELECT " DB_SUB_COLS "WHERE s.user_id = ?1 " FIND_FILTERS
                  : "SELECT " DB_SUB_COLS "WHERE ?1 = 0 " FIND_FILTERS,
-                 "ittttii", f->user_id, or_any(f->leaderboard), or_any(f->gpu), or_any(f->mode),
-                 or_any(f->verdict), before, (int64_t)limit);
+                 "ittttii", f->user_id, or_any(f->leaderboard), or_any(f->gpu),
+                 f->has_mode ? kj_mode_name(f->mode) : "",
+                 f->has_verdict ? kj_verdict_name(f->verdict) : "", before, (int64_t)limit);
     while (rc == 0 && count < limit && (rc = db_step(db, err, st)) == 1)
         rc = db_sub_row(db, err, st, 0, &rows[count++]);
     sqlite3_finalize(st);
@@ -98,43 +99,30 @@ int db_sub_withdraw(struct db *db, int64_t id, int64_t now, int64_t *at, int *al
 /* Users                                                               */
 /* ------------------------------------------------------------------ */
 
+/* One row of db_user_list's query. */
+static int user_row(struct kj_err *err, sqlite3_stmt *st, void *row)
+{
+    struct db_user_row *u = row;
+    (void)err;
+    db_col_text(st, 0, u->name, sizeof u->name);
+    db_col_text(st, 1, u->role, sizeof u->role);
+    u->banned = sqlite3_column_int(st, 2) != 0;
+    u->created_at = sqlite3_column_int64(st, 3);
+    u->submissions = sqlite3_column_int64(st, 4);
+    u->accepted = sqlite3_column_int64(st, 5);
+    u->pending = sqlite3_column_int64(st, 6);
+    u->last_submission_at = sqlite3_column_int64(st, 7);
+    return 0;
+}
+
 int db_user_list(struct db *db, struct db_user_row **out, int *n, struct kj_err *err)
 {
-    sqlite3_stmt *st = NULL;
-    struct db_user_row *rows = NULL;
-    int count = 0, cap = 0, rc;
-    *out = NULL;
-    *n = 0;
-    pthread_mutex_lock(&db->mu);
-    rc = db_prep(db, err, &st, "SELECT u.name, u.role, u.banned, u.created_at, count(s.id), "
-                 "coalesce(sum(s.verdict = 'accepted'), 0), "
-                 "coalesce(sum(s.status != 'done'), 0), coalesce(max(s.created_at), 0) "
-                 "FROM users u LEFT JOIN submissions s ON s.user_id = u.id "
-                 "GROUP BY u.id ORDER BY u.name", "");
-    while (rc == 0 && (rc = db_step(db, err, st)) == 1) {
-        if ((rc = db_grow((void **)&rows, &cap, count, sizeof *rows, "users", err)) != 0)
-            break;
-        struct db_user_row *u = &rows[count++];
-        memset(u, 0, sizeof *u);
-        db_col_text(st, 0, u->name, sizeof u->name);
-        db_col_text(st, 1, u->role, sizeof u->role);
-        u->banned = sqlite3_column_int(st, 2) != 0;
-        u->created_at = sqlite3_column_int64(st, 3);
-        u->submissions = sqlite3_column_int64(st, 4);
-        u->accepted = sqlite3_column_int64(st, 5);
-        u->pending = sqlite3_column_int64(st, 6);
-        u->last_submission_at = sqlite3_column_int64(st, 7);
-        rc = 0;
-    }
-    sqlite3_finalize(st);
-    pthread_mutex_unlock(&db->mu);
-    if (rc < 0) {
-        free(rows);
-        return rc;
-    }
-    *out = rows;
-    *n = count;
-    return 0;
+    return db_rows(db, err, out, n, "users", user_row,
+                   "SELECT u.name, u.role, u.banned, u.created_at, count(s.id), "
+                   "coalesce(sum(s.verdict = ?), 0), "
+                   "coalesce(sum(s.status != 'done'), 0), coalesce(max(s.created_at), 0) "
+                   "FROM users u LEFT JOIN submissions s ON s.user_id = u.id "
+                   "GROUP BY u.id ORDER BY u.name", "t", kj_verdict_name(KJ_V_ACCEPTED));
 }
 
 /* ------------------------------------------------------------------ */
@@ -175,10 +163,9 @@ static int stats_groups(struct db *db, struct db_stats *s, struct kj_err *err)
             break;
         struct db_stat_group *g = &s->groups[s->ngroups++];
         db_col_text(st, 0, g->leaderboard, sizeof g->leaderboard);
-        db_col_text(st, 1, g->mode, sizeof g->mode);
         db_col_text(st, 2, g->outcome, sizeof g->outcome);
         g->count = sqlite3_column_int64(st, 3);
-        rc = 0;
+        rc = db_col_mode(err, st, 1, &g->mode);
     }
     sqlite3_finalize(st);
     return rc;

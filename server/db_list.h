@@ -21,8 +21,10 @@ struct db_sub_filter {
     int64_t user_id;         /* 0 = every user */
     const char *leaderboard;
     const char *gpu;
-    const char *mode;
-    const char *verdict;
+    int has_mode;            /* 0 = any mode */
+    enum kj_mode mode;
+    int has_verdict;         /* 0 = any verdict */
+    enum kj_verdict verdict;
     int64_t before_id;       /* only ids below this; 0 = from the newest */
 };
 
@@ -59,7 +61,7 @@ int db_user_list(struct db *db, struct db_user_row **out, int *n, struct kj_err 
  * done, else the status ("queued", "running"). */
 struct db_stat_group {
     char leaderboard[DB_MAX_NAME];
-    char mode[16];
+    enum kj_mode mode;
     char outcome[24];
     int64_t count;
 };

@@ -12,37 +12,24 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* One row of db_metrics_counts' query. */
+static int count_row(struct kj_err *err, sqlite3_stmt *st, void *row)
+{
+    struct db_count *c = row;
+    int rc;
+    db_col_text(st, 0, c->leaderboard, sizeof c->leaderboard);
+    db_col_text(st, 1, c->gpu, sizeof c->gpu);
+    c->n = sqlite3_column_int64(st, 4);
+    if ((rc = db_col_mode(err, st, 2, &c->mode)) != 0)
+        return rc;
+    return db_col_verdict(err, st, 3, &c->has_verdict, &c->verdict);
+}
+
 int db_metrics_counts(struct db *db, struct db_count **out, int *n, struct kj_err *err)
 {
-    sqlite3_stmt *st = NULL;
-    struct db_count *rows = NULL;
-    int count = 0, cap = 0, rc;
-    *out = NULL;
-    *n = 0;
-    pthread_mutex_lock(&db->mu);
-    rc = db_prep(db, err, &st, "SELECT leaderboard, gpu, mode, verdict, COUNT(*) FROM submissions "
-                 "INDEXED BY submissions_rank GROUP BY leaderboard, gpu, mode, verdict", "");
-    while (rc == 0 && (rc = db_step(db, err, st)) == 1) {
-        if ((rc = db_grow((void **)&rows, &cap, count, sizeof *rows, "submission counts",
-                          err)) != 0)
-            break;
-        struct db_count *c = &rows[count++];
-        db_col_text(st, 0, c->leaderboard, sizeof c->leaderboard);
-        db_col_text(st, 1, c->gpu, sizeof c->gpu);
-        db_col_text(st, 2, c->mode, sizeof c->mode);
-        db_col_text(st, 3, c->verdict, sizeof c->verdict);
-        c->n = sqlite3_column_int64(st, 4);
-        rc = 0;
-    }
-    sqlite3_finalize(st);
-    pthread_mutex_unlock(&db->mu);
-    if (rc < 0) {
-        free(rows);
-        return rc;
-    }
-    *out = rows;
-    *n = count;
-    return 0;
+    return db_rows(db, err, out, n, "submission counts", count_row,
+                   "SELECT leaderboard, gpu, mode, verdict, COUNT(*) FROM submissions "
+                   "INDEXED BY submissions_rank GROUP BY leaderboard, gpu, mode, verdict", "");
 }
 
 int db_metrics_oldest(struct db *db, const char *gpu, int64_t *created_at, struct kj_err *err)
@@ -73,10 +60,9 @@ int db_job_span(struct db *db, int64_t id, struct db_span *out, struct kj_err *e
                  "WHERE id = ? AND status = 'done'", "i", id);
     if (rc == 0 && (rc = db_step(db, err, st)) == 1) {
         db_col_text(st, 0, out->gpu, sizeof out->gpu);
-        db_col_text(st, 1, out->mode, sizeof out->mode);
         out->started_at = sqlite3_column_int64(st, 2);
         out->finished_at = sqlite3_column_int64(st, 3);
-        rc = 0;
+        rc = db_col_mode(err, st, 1, &out->mode);
     } else if (rc == 0) {
         rc = KJ_FAIL(err, KJ_ENOTFOUND, "no finished job %lld", (long long)id);
     }

@@ -1,24 +1,72 @@
 /*
- * db_user.c - user accounts beyond creation: lookup by name, token
- * rotation and revocation, bans, invite codes and self-registration.
+ * db_user.c - user accounts: creation (users, the configured admin, runner
+ * tokens through db_user_insert_locked), lookup by token hash or name,
+ * token rotation and revocation, bans, invite codes and self-registration.
  *
- * api_users.c calls these for the /users, /invites, /register and
- * /me/token routes; http.c reads the ban flag through db_user_by_hash()
- * (db.c). Only SHA-256 hashes of tokens and invite codes reach the database.
+ * main.c creates users and the admin row; auth.c looks every token up
+ * (db_user_by_hash); api_users.c calls the rest for the /users, /invites,
+ * /register and /me/token routes; db_runner.c adds runner tokens. Only
+ * SHA-256 hashes of tokens and invite codes reach the database.
  */
 #include "db_int.h"
 
 #include <stdio.h>
 #include <string.h>
 
-int db_user_by_name(struct db *db, const char *name, struct db_user *out, struct kj_err *err)
+int db_user_insert_locked(struct db *db, const char *name, const char *role,
+                          const char *token_hash, const char *gpus, int64_t *id_out,
+                          struct kj_err *err)
+{
+    sqlite3_stmt *st = NULL;
+    int rc = db_prep(db, err, &st, "INSERT INTO users(name, role, token_hash, created_at, "
+                     "runner_gpus) VALUES (?, ?, ?, ?, ?)", gpus != NULL ? "tttit" : "tttin",
+                     name, role, token_hash, db_now(), gpus);
+    if (rc == 0 && (rc = db_step(db, err, st)) == KJ_ECONFLICT)
+        KJ_FAIL(err, KJ_ECONFLICT, "the name '%s' (or the token) is already taken", name);
+    if (rc == 0 && id_out != NULL)
+        *id_out = sqlite3_last_insert_rowid(db->h);
+    sqlite3_finalize(st);
+    return rc;
+}
+
+int db_user_add(struct db *db, const char *name, const char *role, const char *token_hash,
+                int64_t *id_out, struct kj_err *err)
+{
+    int rc;
+    pthread_mutex_lock(&db->mu);
+    rc = db_user_insert_locked(db, name, role, token_hash, NULL, id_out, err);
+    pthread_mutex_unlock(&db->mu);
+    return rc;
+}
+
+int db_user_set_admin(struct db *db, const char *token_hash, struct kj_err *err)
 {
     sqlite3_stmt *st = NULL;
     int rc;
-    memset(out, 0, sizeof *out);
     pthread_mutex_lock(&db->mu);
-    rc = db_prep(db, err, &st, "SELECT id, name, role, token_hash, banned FROM users "
-                 "WHERE name = ?", "t", name);
+    rc = db_prep(db, err, &st, "INSERT INTO users(name, role, token_hash, created_at) "
+                 "VALUES ('admin', 'admin', ?, ?) ON CONFLICT(name) DO UPDATE SET "
+                 "role = 'admin', token_hash = excluded.token_hash", "ti", token_hash, db_now());
+    if (rc == 0)
+        rc = db_step(db, err, st);
+    sqlite3_finalize(st);
+    pthread_mutex_unlock(&db->mu);
+    return rc;
+}
+
+/* The user whose column col ("token_hash" or "name") is value into out:
+ * 0, 1 when there is none (out zeroed), or an error. */
+static int user_find(struct db *db, const char *col, const char *value, struct db_user *out,
+                     struct kj_err *err)
+{
+    sqlite3_stmt *st = NULL;
+    char sql[128];
+    int rc;
+    memset(out, 0, sizeof *out);
+    snprintf(sql, sizeof sql, "SELECT id, name, role, token_hash, banned FROM users WHERE %s = ?",
+             col);
+    pthread_mutex_lock(&db->mu);
+    rc = db_prep(db, err, &st, sql, "t", value);
     if (rc == 0 && (rc = db_step(db, err, st)) == 1) {
         out->id = sqlite3_column_int64(st, 0);
         db_col_text(st, 1, out->name, sizeof out->name);
@@ -27,11 +75,23 @@ int db_user_by_name(struct db *db, const char *name, struct db_user *out, struct
         out->banned = sqlite3_column_int(st, 4) != 0;
         rc = 0;
     } else if (rc == 0) {
-        rc = KJ_FAIL(err, KJ_ENOTFOUND, "no user '%s'", name);
+        rc = 1;
     }
     sqlite3_finalize(st);
     pthread_mutex_unlock(&db->mu);
     return rc;
+}
+
+int db_user_by_hash(struct db *db, const char *token_hash, struct db_user *out, struct kj_err *err)
+{
+    int rc = user_find(db, "token_hash", token_hash, out, err);
+    return rc == 1 ? KJ_FAIL(err, KJ_ENOTFOUND, "no such token") : rc;
+}
+
+int db_user_by_name(struct db *db, const char *name, struct db_user *out, struct kj_err *err)
+{
+    int rc = user_find(db, "name", name, out, err);
+    return rc == 1 ? KJ_FAIL(err, KJ_ENOTFOUND, "no user '%s'", name) : rc;
 }
 
 /* Run an UPDATE of one user; KJ_ENOTFOUND (naming what) when no row changed. */

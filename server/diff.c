@@ -11,6 +11,7 @@
  * bounded by struct diff_limits, and a diff that would pass them is refused.
  */
 #include "diff.h"
+#include "kj_buf.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -21,12 +22,6 @@ struct line {
     const char *p;   /* borrowed from the caller's text */
     size_t n;        /* bytes, the '\n' included when there is one */
     uint64_t h;      /* FNV-1a of the bytes */
-};
-
-/* Output text that refuses to grow past max. */
-struct sbuf {
-    char *p;         /* owned until handed to the caller */
-    size_t n, cap, max;
 };
 
 enum { OP_EQ = 'e', OP_DEL = 'd', OP_INS = 'i' };
@@ -156,50 +151,30 @@ out:
     return rc;
 }
 
-static int sb_put(struct sbuf *b, const char *s, size_t n, struct kj_err *err)
-{
-    if (b->n + n + 1 > b->max)
-        return KJ_FAIL(err, KJ_ELIMIT, "the diff is larger than %zu bytes; no diff shown",
-                       b->max);
-    if (b->n + n + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap : 1024;
-        while (cap < b->n + n + 1)
-            cap *= 2;
-        char *grown = realloc(b->p, cap);
-        if (grown == NULL)
-            return KJ_FAIL(err, KJ_ENOMEM, "out of memory for a diff of %zu bytes", cap);
-        b->p = grown;
-        b->cap = cap;
-    }
-    memcpy(b->p + b->n, s, n);
-    b->n += n;
-    b->p[b->n] = '\0';
-    return 0;
-}
+/* The output functions append to a kj_buf whose cap is the diff's byte
+ * limit; they return its failure (KJ_ELIMIT, KJ_ENOMEM), which diff_unified
+ * turns into a message. */
 
-static int sb_line(struct sbuf *b, char mark, const struct line *l, struct kj_err *err)
+static int out_line(struct kj_buf *b, char mark, const struct line *l)
 {
     static const char nonl[] = "\n\\ No newline at end of file\n";
-    int rc = sb_put(b, &mark, 1, err);
-    if (rc == 0)
-        rc = sb_put(b, l->p, l->n, err);
-    if (rc == 0 && (l->n == 0 || l->p[l->n - 1] != '\n'))
-        rc = sb_put(b, nonl, sizeof nonl - 1, err);
-    return rc;
+    kj_buf_putc(b, mark);
+    kj_buf_putn(b, l->p, l->n);
+    if (l->n == 0 || l->p[l->n - 1] != '\n')
+        kj_buf_putn(b, nonl, sizeof nonl - 1);
+    return kj_buf_status(b);
 }
 
 /* "--- label" with control characters shown as '?'. */
-static int sb_label(struct sbuf *b, const char *prefix, const char *label, struct kj_err *err)
+static int out_label(struct kj_buf *b, const char *prefix, const char *label)
 {
     char safe[256];
     size_t i = 0;
     for (; label[i] != '\0' && i < sizeof safe - 1; i++)
         safe[i] = (unsigned char)label[i] < 0x20 || label[i] == 0x7f ? '?' : label[i];
     safe[i] = '\0';
-    int rc = sb_put(b, prefix, strlen(prefix), err);
-    if (rc == 0)
-        rc = sb_put(b, safe, i, err);
-    return rc == 0 ? sb_put(b, "\n", 1, err) : rc;
+    kj_buf_printf(b, "%s%s\n", prefix, safe);
+    return kj_buf_status(b);
 }
 
 /* "l,n" as unified diffs write a range (0-based start s, n lines). */
@@ -212,10 +187,10 @@ static void range(char *buf, size_t sz, int s, int n)
 }
 
 /* Print ops[start..end) as one hunk; ai and bi are the line numbers at start. */
-static int hunk(struct sbuf *b, const char *ops, int start, int end, int ai, int bi,
-                const struct line *a, const struct line *bl, struct kj_err *err)
+static int hunk(struct kj_buf *b, const char *ops, int start, int end, int ai, int bi,
+                const struct line *a, const struct line *bl)
 {
-    char head[96], ra[32], rb[32];
+    char ra[32], rb[32];
     int na = 0, nb = 0, rc;
     for (int i = start; i < end; i++) {
         na += ops[i] != OP_INS;
@@ -223,23 +198,22 @@ static int hunk(struct sbuf *b, const char *ops, int start, int end, int ai, int
     }
     range(ra, sizeof ra, ai, na);
     range(rb, sizeof rb, bi, nb);
-    snprintf(head, sizeof head, "@@ -%s +%s @@\n", ra, rb);
-    if ((rc = sb_put(b, head, strlen(head), err)) != 0)
+    if ((rc = kj_buf_printf(b, "@@ -%s +%s @@\n", ra, rb)) != 0)
         return rc;
     for (int i = start; i < end && rc == 0; i++) {
         if (ops[i] == OP_EQ)
-            rc = sb_line(b, ' ', &a[ai++], err), bi++;
+            rc = out_line(b, ' ', &a[ai++]), bi++;
         else if (ops[i] == OP_DEL)
-            rc = sb_line(b, '-', &a[ai++], err);
+            rc = out_line(b, '-', &a[ai++]);
         else
-            rc = sb_line(b, '+', &bl[bi++], err);
+            rc = out_line(b, '+', &bl[bi++]);
     }
     return rc;
 }
 
 /* Group the script into hunks (changes closer than 2*ctx equal lines share one). */
-static int print_hunks(struct sbuf *b, const char *ops, int nops, int ctx, const struct line *a,
-                       const struct line *bl, struct kj_err *err)
+static int print_hunks(struct kj_buf *b, const char *ops, int nops, int ctx, const struct line *a,
+                       const struct line *bl)
 {
     int i = 0, cur = 0, ai = 0, bi = 0, rc = 0;
     while (i < nops && rc == 0) {
@@ -265,7 +239,7 @@ static int print_hunks(struct sbuf *b, const char *ops, int nops, int ctx, const
             ai += ops[cur] != OP_INS;
             bi += ops[cur] != OP_DEL;
         }
-        rc = hunk(b, ops, start, end, ai, bi, a, bl, err);
+        rc = hunk(b, ops, start, end, ai, bi, a, bl);
         for (; cur < end; cur++) {
             ai += ops[cur] != OP_INS;
             bi += ops[cur] != OP_DEL;
@@ -284,11 +258,13 @@ int diff_unified(const char *a, size_t alen, const char *b, size_t blen, const c
                  int *ndel, struct kj_err *err)
 {
     struct line *la = NULL, *lb = NULL;
-    struct sbuf sb = {NULL, 0, 0, lim->max_out};
+    struct kj_buf out_text;
     char *ops = NULL;
     int na = 0, nb = 0, pre = 0, suf = 0, mid = 0, rc;
 
     *out = NULL;
+    /* The text and its NUL fit in max_out bytes. */
+    kj_buf_init(&out_text, lim->max_out > 1 ? lim->max_out - 1 : 1);
     if ((rc = split(a, alen, lim->max_lines, "old", &la, &na, err)) != 0 ||
         (rc = split(b, blen, lim->max_lines, "new", &lb, &nb, err)) != 0)
         goto out;
@@ -317,16 +293,20 @@ int diff_unified(const char *a, size_t alen, const char *b, size_t blen, const c
         *nadd = adds;
     if (ndel != NULL)
         *ndel = dels;
-    if ((rc = sb_put(&sb, "", 0, err)) != 0)
+    if (lim->max_out == 0 ||
+        (adds + dels > 0 && (out_label(&out_text, "--- ", a_label) != 0 ||
+                             out_label(&out_text, "+++ ", b_label) != 0 ||
+                             print_hunks(&out_text, ops, nops, lim->context, la, lb) != 0))) {
+        rc = lim->max_out == 0 || kj_buf_status(&out_text) == KJ_ELIMIT
+                 ? KJ_FAIL(err, KJ_ELIMIT, "the diff is larger than %zu bytes; no diff shown",
+                           lim->max_out)
+                 : KJ_FAIL(err, KJ_ENOMEM, "out of memory for a diff");
         goto out;
-    if (adds + dels > 0 && ((rc = sb_label(&sb, "--- ", a_label, err)) != 0 ||
-                            (rc = sb_label(&sb, "+++ ", b_label, err)) != 0 ||
-                            (rc = print_hunks(&sb, ops, nops, lim->context, la, lb, err)) != 0))
-        goto out;
-    *out = sb.p;
-    sb.p = NULL;
+    }
+    if ((*out = kj_buf_take(&out_text, NULL)) == NULL)
+        rc = KJ_FAIL(err, KJ_ENOMEM, "out of memory for a diff");
 out:
-    free(sb.p);
+    kj_buf_free(&out_text);
     free(ops);
     free(la);
     free(lb);

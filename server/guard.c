@@ -2,7 +2,7 @@
  * guard.c - the open connections, what each is waiting for, and the thread
  * that shuts down the ones past their deadline (guard.h has the states).
  *
- * Called by http.c from MHD's threads (connection notifications, the
+ * Called by http_daemon.c from MHD's threads (connection notifications, the
  * request callbacks); the thread started here only reads the list and
  * calls shutdown() on a socket. The socket stays MHD's: the entry is
  * removed in guard_closed(), which MHD calls before it closes the socket,
@@ -11,8 +11,8 @@
  * down socket as closed by the client and cleans up as usual.
  */
 #include "guard.h"
+#include "kj_ticker.h"
 
-#include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,13 +30,10 @@ struct guard_conn {
 };
 
 struct guard {
-    pthread_mutex_t mu;      /* guards the list, every entry and quit */
-    pthread_cond_t cv;       /* signalled by guard_free */
+    pthread_mutex_t mu;      /* guards the list and every entry */
     struct guard_conn *head;
     int64_t timeout_ms;      /* header timeout; 0 = no deadlines (no thread) */
-    int quit;
-    int has_thread;
-    pthread_t thread;
+    struct kj_ticker *ticker; /* owned: the thread that cuts overdue connections, or NULL */
     uint64_t cut_heads, cut_bodies;
     int64_t log_sec;         /* guard_log_ok: the second counted, its lines, lines dropped */
     int log_n;
@@ -81,23 +78,13 @@ static int cut_overdue(struct guard *g, uint64_t *heads, uint64_t *bodies)
     return n;
 }
 
-static void *guard_thread(void *arg)
+/* The guard thread's tick: cut what is overdue, one log line for all of it. */
+static void guard_tick(void *arg)
 {
     struct guard *g = arg;
+    uint64_t heads = 0, bodies = 0;
     pthread_mutex_lock(&g->mu);
-    while (!g->quit) {
-        struct timespec until;
-        uint64_t heads = 0, bodies = 0;
-        clock_gettime(CLOCK_REALTIME, &until);
-        until.tv_nsec += GUARD_TICK_MS * 1000000L;
-        if (until.tv_nsec >= 1000000000L) {
-            until.tv_sec++;
-            until.tv_nsec -= 1000000000L;
-        }
-        int rc = pthread_cond_timedwait(&g->cv, &g->mu, &until);
-        KJ_ASSERT(rc == 0 || rc == ETIMEDOUT);
-        if (g->quit || cut_overdue(g, &heads, &bodies) == 0)
-            continue;
+    if (cut_overdue(g, &heads, &bodies) > 0) {
         g->cut_heads += heads;
         g->cut_bodies += bodies;
         /* One line per tick, not per connection: a flood must not flood the log. */
@@ -106,7 +93,6 @@ static void *guard_thread(void *arg)
                (long long)(g->timeout_ms / 1000));
     }
     pthread_mutex_unlock(&g->mu);
-    return NULL;
 }
 
 int guard_start(struct guard **out, int header_timeout_s, struct kj_err *err)
@@ -117,16 +103,12 @@ int guard_start(struct guard **out, int header_timeout_s, struct kj_err *err)
     if (g == NULL)
         return KJ_FAIL(err, KJ_ENOMEM, "out of memory starting the connection guard");
     pthread_mutex_init(&g->mu, NULL);
-    pthread_cond_init(&g->cv, NULL);
     g->timeout_ms = (int64_t)header_timeout_s * 1000;
-    if (header_timeout_s > 0) {
-        if ((rc = pthread_create(&g->thread, NULL, guard_thread, g)) != 0) {
-            pthread_cond_destroy(&g->cv);
-            pthread_mutex_destroy(&g->mu);
-            free(g);
-            return KJ_FAIL(err, KJ_EINTERNAL, "pthread_create(guard): %s", strerror(rc));
-        }
-        g->has_thread = 1;
+    if (header_timeout_s > 0 &&
+        (rc = kj_ticker_start(GUARD_TICK_MS, guard_tick, g, "guard", &g->ticker, err)) != 0) {
+        pthread_mutex_destroy(&g->mu);
+        free(g);
+        return rc;
     }
     *out = g;
     return 0;
@@ -137,17 +119,11 @@ void guard_free(struct guard *g)
     struct guard_conn *c, *next;
     if (g == NULL)
         return;
-    pthread_mutex_lock(&g->mu);
-    g->quit = 1;
-    pthread_cond_signal(&g->cv);
-    pthread_mutex_unlock(&g->mu);
-    if (g->has_thread)
-        pthread_join(g->thread, NULL);
+    kj_ticker_stop(g->ticker);
     for (c = g->head; c != NULL; c = next) {
         next = c->next;
         free(c);
     }
-    pthread_cond_destroy(&g->cv);
     pthread_mutex_destroy(&g->mu);
     free(g);
 }

@@ -2,7 +2,7 @@
  * guard.h - deadlines for slow clients: every open connection, what it is
  * waiting for, and a thread that cuts the ones that take too long.
  *
- * http.c registers each connection (MHD's connection notifications) and
+ * http_daemon.c registers each connection (MHD's connection notifications) and
  * tells the guard where its request stands; the guard's thread closes
  * (shutdown) a connection that has not sent a complete request head
  * within the header timeout, or whose body arrives slower than

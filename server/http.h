@@ -1,12 +1,13 @@
 /*
- * http.h - request state, routing and responses for kjudge-server (libmicrohttpd).
+ * http.h - a request's state and the calls a handler answers with.
  *
- * http.c owns the MHD daemon: it creates one struct http_req per request on
- * the first callback, routes it through a static table, authenticates it,
- * collects its body (capped per route), calls the route's handler once the
- * body is complete, and frees the request in the completion callback, where
- * it also logs one line per request. Handlers (api_*.c, web.c) answer with
- * exactly one http_* response call, or park the connection with wait.h.
+ * http_daemon.c owns the MHD daemon: it creates one struct http_req per
+ * request on the first callback, routes it (http_route.c), authenticates
+ * it, collects its body (capped per route), calls the route's handler once
+ * the body is complete, and frees the request in the completion callback,
+ * where it also logs one line per request. Handlers (api_*.c, web.c)
+ * answer with exactly one http_* response call (http.c), or park the
+ * connection with wait.h.
  */
 #ifndef KJ_HTTP_H
 #define KJ_HTTP_H
@@ -17,6 +18,7 @@
 #include <stdint.h>
 #include <time.h>
 #include "db.h"
+#include "kj_buf.h"
 #include "guard.h"
 #include "server.h"
 #include "upload.h"
@@ -60,7 +62,7 @@ enum http_phase {
 
 struct http_req {
     struct server *srv;              /* borrowed for the request's life */
-    struct srv_boards *boards;       /* one reference, taken at the first callback and
+    struct board_set *boards;       /* one reference, taken at the first callback and
                                         dropped in the completion callback (server.h) */
     struct MHD_Connection *conn;     /* borrowed from MHD */
     struct guard_conn *gc;           /* borrowed: the connection's guard entry (may be NULL) */
@@ -86,12 +88,12 @@ struct http_req {
     int authed;                      /* 1 when user holds a valid token's owner */
     struct db_user user;
 
-    char *body;                      /* owned; JSON routes: the raw body, NUL-terminated */
-    size_t body_len, body_cap;
+    struct kj_buf body;              /* owned; JSON routes: the raw body (body.p, body.len),
+                                        NUL-terminated, "" when none was sent */
     size_t received;                 /* body bytes seen, kept or not */
     int too_large;                   /* body passed route->max_body: answer 413 */
     unsigned deferred_status;        /* an error chosen before the body arrived, sent once */
-    char deferred_code[40];          /*   the body is drained (see req_reject in http.c) */
+    char deferred_code[40];          /*   the body is drained (see req_reject in http_daemon.c) */
     char deferred_msg[256];
     int retry_after;                 /* > 0: a 429 or 503 answer carries "Retry-After: N" */
     struct upload *upload;           /* owned (upload_free); multipart routes */
@@ -100,11 +102,6 @@ struct http_req {
     struct wait_hold hold;           /* the ?wait=1's slot, from its first park to the end */
     int wait_count;                  /* times the handler ran after a resume */
 };
-
-/* Start/stop the daemon on srv->bind:srv->port. */
-int http_start(struct server *srv, struct kj_err *err);
-/* Stop accepting, release parked waiters, stop the daemon. */
-void http_stop(struct server *srv);
 
 /* Responses. Each queues exactly one response and returns MHD's result. */
 /* body is borrowed and must outlive the response (persistent buffers only). */
@@ -129,13 +126,13 @@ enum MHD_Result http_no_content(struct http_req *r);
 /* Queue a response object created by the caller (ownership passes here). */
 enum MHD_Result http_queue(struct http_req *r, unsigned status, struct MHD_Response *resp);
 
-/* The method and pattern of each route, in table order, into methods[] and
- * patterns[] (static strings; at most max). Returns the number of routes. */
-int http_route_names(const char **methods, const char **patterns, int max);
-
 /* A query argument, or NULL. */
 const char *http_query(struct http_req *r, const char *key);
 /* Parse path parameter i as a positive id; 0 when it is not one. */
 int64_t http_param_id(const struct http_req *r, int i);
+/* Parse r->body as a JSON object ("" counts as {}); answers 400 and returns
+ * NULL otherwise: not one object, text after it, a NUL byte or a \u0000
+ * escape. The caller deletes the object (cJSON_Delete). */
+cJSON *http_body_object(struct http_req *r, enum MHD_Result *res);
 
 #endif

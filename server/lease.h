@@ -2,7 +2,7 @@
  * lease.h - the sweeper thread that takes jobs back from silent runners.
  *
  * main.c starts it after the database and the wait list and stops it
- * before them. Every LEASE_TICK_MS it calls db_lease_sweep(): a running
+ * before them. Every LEASE_TICK_MS it calls db_job_sweep(): a running
  * job whose lease passed goes back to the queue (or, on its last attempt,
  * ends as internal_error); each one is logged and its waiters and event
  * streams are woken (wait_notify). The lease rules are in db.h.

@@ -4,6 +4,7 @@
  *
  *   kjudge-server serve [--port 8080] [--bind 127.0.0.1] [--db var/kjudge.db]
  *                       [--leaderboards leaderboards] [--web web]
+ *                       [--vendor /usr/share/javascript]
  *                       [--config var/kjudge.conf] [--openapi PATH]
  *                       [--lease-seconds 120] [--rate-limit-test 30/min]
  *                       [--rate-limit-benchmark 10/min] [--rate-limit-leaderboard 5/min]
@@ -17,13 +18,14 @@
  *   kjudge-server restore FILE [--db var/kjudge.db]
  *   kjudge-server --help
  *
- * `serve` takes the database's serve lock, opens it, loads every
- * leaderboard, resolves the admin token, the rate limits, the HTTP limits,
- * the TLS files and the address lists (config.h, netacl.h, tls.h), builds the public
- * leaderboard bodies, renews the lease of every running job, starts the
- * wait notifier, the lease sweeper, the connection guard and the HTTP
- * daemon, then sleeps in
- * sigwait() until SIGINT or SIGTERM and shuts down in reverse order. `user add` / `runner add` print
+ * `serve` reads the TLS files and the address lists (config.h, netacl.h,
+ * tls.h), opens what it keeps (service.c: the database under its serve
+ * lock, renewing the lease of every running job, and every leaderboard
+ * with its public bodies), resolves the admin token, the rate limits and
+ * the HTTP limits, starts the wait notifier, the lease sweeper, the
+ * connection guard and the HTTP daemon (service.c again), then sleeps in
+ * sigwait() until SIGINT or SIGTERM and shuts down in reverse order.
+ * `user add` / `runner add` print
  * a new bearer token (only the token, one line) on stdout; they work while
  * the server runs (SQLite WAL + busy_timeout). A runner token claims only
  * the GPU types it is bound to (`--gpu`, common/gputype.h); `runner bind`
@@ -42,15 +44,10 @@
 #include "config.h"
 #include "db.h"
 #include "gputype.h"
-#include "guard.h"
-#include "hello.h"
-#include "http.h"
-#include "lease.h"
-#include "metrics.h"
 #include "netacl.h"
 #include "server.h"
+#include "service.h"
 #include "tls.h"
-#include "wait.h"
 
 #include <ctype.h>
 #include <signal.h>
@@ -66,6 +63,7 @@ static const char usage_text[] =
     "usage:\n"
     "  kjudge-server serve [--port 8080] [--bind 127.0.0.1] [--db var/kjudge.db]\n"
     "                      [--leaderboards leaderboards] [--web web]\n"
+    "                      [--vendor /usr/share/javascript]\n"
     "                      [--config var/kjudge.conf] [--openapi server/openapi.json]\n"
     "                      [--lease-seconds 120] [--rate-limit-test 30/min]\n"
     "                      [--rate-limit-benchmark 10/min] [--rate-limit-leaderboard 5/min]\n"
@@ -95,6 +93,9 @@ static const char usage_text[] =
     "headers (also the longest idle time between kept-alive requests), and the\n"
     "grace before its body must arrive at 1 KiB/s at least; 0 = no deadline;\n"
     "else header_timeout in the config file.\n"
+    "--vendor: the folder of Debian's JavaScript libraries (libjs-highlight.js,\n"
+    "libjs-chart.js, libjs-marked, libjs-katex, libjs-codemirror) served under\n"
+    "/static/vendor/; the pages work without them, plainer.\n"
     "--tls-cert/--tls-key: serve HTTPS with this PEM certificate (chain) and\n"
     "key; else tls_cert/tls_key in the config file; else plain HTTP.\n"
     "config trusted_proxies = ADDR[/BITS], ...: X-Forwarded-For from these\n"
@@ -270,9 +271,9 @@ static long parse_range(const char *text, long lo, long hi)
 static int opt_rate(int argc, char **argv, int *i, int *rates)
 {
     char val[32];
-    for (int m = 0; m < CONFIG_NMODES; m++) {
+    for (int m = 0; m < KJ_MODE_COUNT; m++) {
         char name[40];
-        snprintf(name, sizeof name, "--rate-limit-%s", config_mode_name((enum config_mode)m));
+        snprintf(name, sizeof name, "--rate-limit-%s", kj_mode_name((enum kj_mode)m));
         if (strcmp(argv[*i], name) != 0)
             continue;
         if (opt_value(argc, argv, i, val, sizeof val) != 0)
@@ -301,6 +302,8 @@ static int parse_serve(int argc, char **argv, struct server *srv)
             rc = opt_value(argc, argv, &i, srv->boards_dir, sizeof srv->boards_dir);
         else if (strcmp(o, "--web") == 0)
             rc = opt_value(argc, argv, &i, srv->web_dir, sizeof srv->web_dir);
+        else if (strcmp(o, "--vendor") == 0)
+            rc = opt_value(argc, argv, &i, srv->vendor_dir, sizeof srv->vendor_dir);
         else if (strcmp(o, "--config") == 0)
             rc = opt_value(argc, argv, &i, srv->config_path, sizeof srv->config_path);
         else if (strcmp(o, "--openapi") == 0)
@@ -381,10 +384,10 @@ static int setup_http_limits(struct server *srv, struct kj_err *err)
 /* Rate limits: serve flags, else the config file, else the defaults. */
 static int setup_rates(struct server *srv, struct kj_err *err)
 {
-    int file[CONFIG_NMODES] = {KJ_RATE_DEFAULT_TEST, KJ_RATE_DEFAULT_BENCHMARK,
+    int file[KJ_MODE_COUNT] = {KJ_RATE_DEFAULT_TEST, KJ_RATE_DEFAULT_BENCHMARK,
                                KJ_RATE_DEFAULT_LEADERBOARD};
     int rc = config_rate_limits(srv->config_path, file, err);
-    for (int m = 0; rc == 0 && m < CONFIG_NMODES; m++)
+    for (int m = 0; rc == 0 && m < KJ_MODE_COUNT; m++)
         if (srv->rate_limits[m] < 0)
             srv->rate_limits[m] = file[m];
     if (rc == 0)
@@ -454,62 +457,25 @@ static int setup_net(struct server *srv, struct kj_err *err)
     return 0;
 }
 
-/* Everything `serve` needs before it listens, in order. */
+/* Everything `serve` needs before it listens, in order: the network
+ * settings, then what serve keeps open (service.c), then what needs the
+ * database and the configuration file, then the threads and the daemon. */
 static int serve_start(struct server *srv, struct kj_err *err)
 {
     int rc;
-    int64_t renewed = 0;
-    if ((rc = setup_net(srv, err)) != 0 || (rc = metrics_new(&srv->metrics, err)) != 0 ||
-        (rc = hello_new(&srv->hellos, err)) != 0 ||
-        (rc = db_lock(srv->db_path, &srv->db_lock_fd, err)) != 0 ||
-        (rc = db_open(srv->db_path, &srv->db, err)) != 0)
-        return rc;
-    db_set_lease_ms(srv->db, (int64_t)srv->lease_s * 1000);
-    if ((rc = db_lease_grace(srv->db, &renewed, err)) != 0 ||
-        (rc = srv_boards_load(srv->boards_dir, &srv->boards, err)) != 0 ||
+    if ((rc = setup_net(srv, err)) != 0 || (rc = service_open(srv, err)) != 0 ||
         (rc = setup_admin(srv, err)) != 0 || (rc = setup_rates(srv, err)) != 0 ||
-        (rc = setup_http_limits(srv, err)) != 0)
-        return rc;
-    for (int i = 0; i < srv->boards->nspecs; i++)
-        if ((rc = db_secret_ensure(srv->db, srv->boards->specs[i]->name, err)) != 0)
-            return rc;
-    if ((rc = api_openapi_load(srv, err)) != 0)
+        (rc = setup_http_limits(srv, err)) != 0 || (rc = api_openapi_load(srv, err)) != 0)
         return rc;
     if (realpath(srv->web_dir, srv->web_real) == NULL) {
         srv->web_real[0] = '\0';
         kj_log(KJ_LOG_WARN, "main", "web folder %s not found; / and /static/ answer 404",
                srv->web_dir);
     }
-    if (renewed > 0)
-        kj_log(KJ_LOG_INFO, "lease", "renewed the lease of %lld running jobs for %d s",
-               (long long)renewed, srv->lease_s);
-    if ((rc = wait_start(&srv->wait, srv->max_waiters, srv->max_waiters_user, err)) != 0 ||
-        (rc = lease_start(srv->db, srv->wait, &srv->lease, err)) != 0 ||
-        (rc = guard_start(&srv->guard, srv->header_timeout_s, err)) != 0 ||
-        (rc = http_start(srv, err)) != 0)
-        return rc;
-    return 0;
-}
-
-static void serve_stop(struct server *srv)
-{
-    http_stop(srv);
-    guard_free(srv->guard);
-    srv->guard = NULL;
-    lease_free(srv->lease);
-    srv->lease = NULL;
-    wait_free(srv->wait);
-    srv->wait = NULL;
-    srv_free_boards(srv);
-    db_close(srv->db);
-    srv->db = NULL;
-    db_unlock(srv->db_lock_fd);
-    srv->db_lock_fd = -1;
-    tls_free(&srv->tls);
-    metrics_free(srv->metrics);
-    srv->metrics = NULL;
-    hello_free(srv->hellos);
-    srv->hellos = NULL;
+    if (srv->vendor_dir[0] != '\0' && access(srv->vendor_dir, R_OK | X_OK) != 0)
+        kj_log(KJ_LOG_WARN, "main", "vendor folder %s not found; pages show plain text, no "
+               "highlighting or charts (deploy/deps.sh installs the libraries)", srv->vendor_dir);
+    return service_listen(srv, err);
 }
 
 static int cmd_serve(int argc, char **argv)
@@ -521,17 +487,15 @@ static int cmd_serve(int argc, char **argv)
 
     if (srv == NULL)
         return EXIT_INTERNAL;
-    pthread_mutex_init(&srv->boards_mu, NULL);
-    pthread_mutex_init(&srv->reload_mu, NULL);
-    atomic_init(&srv->rank_gen, 1);
-    srv->db_lock_fd = -1;
+    service_init(srv);
     snprintf(srv->bind, sizeof srv->bind, "127.0.0.1");
     snprintf(srv->db_path, sizeof srv->db_path, "var/kjudge.db");
     snprintf(srv->boards_dir, sizeof srv->boards_dir, "leaderboards");
     snprintf(srv->web_dir, sizeof srv->web_dir, "web");
+    snprintf(srv->vendor_dir, sizeof srv->vendor_dir, "/usr/share/javascript");
     snprintf(srv->config_path, sizeof srv->config_path, "var/kjudge.conf");
     default_openapi(srv->openapi_path, sizeof srv->openapi_path);
-    for (int m = 0; m < CONFIG_NMODES; m++)
+    for (int m = 0; m < KJ_MODE_COUNT; m++)
         srv->rate_limits[m] = -2; /* not given on the command line */
     srv->max_conns_per_ip = -1;   /* not given on the command line */
     srv->header_timeout_s = -1;
@@ -548,7 +512,7 @@ static int cmd_serve(int argc, char **argv)
     kj_err_clear(&err);
     if ((rc = serve_start(srv, &err)) != 0) {
         rc = fail(&err);
-        serve_stop(srv);
+        service_stop(srv);
         free(srv);
         return rc;
     }
@@ -558,7 +522,7 @@ static int cmd_serve(int argc, char **argv)
     while (sigwait(&stop, &sig) != 0)
         ;
     kj_log(KJ_LOG_INFO, "main", "stopping signal=%d", sig);
-    serve_stop(srv);
+    service_stop(srv);
     free(srv);
     kj_log(KJ_LOG_INFO, "main", "stopped");
     return EXIT_OK;

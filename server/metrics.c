@@ -1,7 +1,7 @@
 /*
  * metrics.c - request and job counters, and their Prometheus text (see metrics.h).
  *
- * http.c calls metrics_request() once per request from its completion
+ * http_daemon.c calls metrics_request() once per request from its completion
  * callback, on any MHD thread: it finds the route's status slot (claimed
  * with a compare-and-swap the first time a status is seen) and bumps
  * relaxed atomics, so threads never wait on each other. api_runner.c calls
@@ -10,6 +10,7 @@
  * one family and not yet in another, which Prometheus tolerates.
  */
 #include "metrics.h"
+#include "kj_buf.h"
 
 #include <pthread.h>
 #include <stdarg.h>
@@ -38,7 +39,8 @@ struct route_stats {
 };
 
 struct job_series {
-    char gpu[64], mode[16];
+    char gpu[64];
+    enum kj_mode mode;
     uint64_t bucket[JOB_NB + 1];
     double sum;
     uint64_t n;
@@ -46,17 +48,28 @@ struct job_series {
 
 struct metrics {
     struct route_stats routes[METRICS_MAX_ROUTES + 1]; /* last: requests that matched no route */
+    const char *methods[METRICS_MAX_ROUTES];           /* borrowed static strings: */
+    const char *patterns[METRICS_MAX_ROUTES];          /*   the routes' names */
+    int nroutes;
     pthread_mutex_t job_mu;                            /* guards jobs and njobs */
     struct job_series jobs[METRICS_MAX_JOB_SERIES];
     int njobs;
 };
 
-int metrics_new(struct metrics **out, struct kj_err *err)
+int metrics_new(const char *const *methods, const char *const *patterns, int nroutes,
+                struct metrics **out, struct kj_err *err)
 {
     struct metrics *m = calloc(1, sizeof *m);
     *out = NULL;
+    if (KJ_NEVER(nroutes < 0 || nroutes > METRICS_MAX_ROUTES)) /* count the first ones */
+        nroutes = nroutes < 0 ? 0 : METRICS_MAX_ROUTES;
     if (m == NULL)
         return KJ_FAIL(err, KJ_ENOMEM, "out of memory for the metrics");
+    for (int i = 0; i < nroutes; i++) {
+        m->methods[i] = methods[i];
+        m->patterns[i] = patterns[i];
+    }
+    m->nroutes = nroutes;
     pthread_mutex_init(&m->job_mu, NULL);
     *out = m;
     return 0;
@@ -109,19 +122,19 @@ void metrics_request(struct metrics *m, int route, unsigned status, double secon
     atomic_fetch_add_explicit(&s->n, 1, memory_order_relaxed);
 }
 
-void metrics_job(struct metrics *m, const char *gpu, const char *mode, double seconds)
+void metrics_job(struct metrics *m, const char *gpu, enum kj_mode mode, double seconds)
 {
     struct job_series *j = NULL;
     if (m == NULL)
         return;
     pthread_mutex_lock(&m->job_mu);
     for (int i = 0; i < m->njobs && j == NULL; i++)
-        if (strcmp(m->jobs[i].gpu, gpu) == 0 && strcmp(m->jobs[i].mode, mode) == 0)
+        if (strcmp(m->jobs[i].gpu, gpu) == 0 && m->jobs[i].mode == mode)
             j = &m->jobs[i];
     if (j == NULL && m->njobs < METRICS_MAX_JOB_SERIES) {
         j = &m->jobs[m->njobs++];
         snprintf(j->gpu, sizeof j->gpu, "%s", gpu);
-        snprintf(j->mode, sizeof j->mode, "%s", mode);
+        j->mode = mode;
     }
     if (j != NULL) {
         j->bucket[bucket_of(job_le, JOB_NB, seconds)]++;
@@ -135,65 +148,24 @@ void metrics_job(struct metrics *m, const char *gpu, const char *mode, double se
 /* Text                                                                */
 /* ------------------------------------------------------------------ */
 
-static void text_put(struct metrics_text *t, const char *s, size_t n)
+void metrics_printf(struct kj_buf *t, const char *fmt, ...)
 {
-    if (t->oom)
-        return;
-    if (t->len + n + 1 > t->cap) {
-        size_t cap = t->cap ? t->cap : 16384;
-        while (cap < t->len + n + 1)
-            cap *= 2;
-        char *grown = realloc(t->p, cap);
-        if (grown == NULL) {
-            t->oom = 1;
-            return;
-        }
-        t->p = grown;
-        t->cap = cap;
-    }
-    memcpy(t->p + t->len, s, n);
-    t->len += n;
-    t->p[t->len] = '\0';
-}
-
-void metrics_printf(struct metrics_text *t, const char *fmt, ...)
-{
-    char small[512];
     va_list ap;
-    int n;
     va_start(ap, fmt);
-    n = vsnprintf(small, sizeof small, fmt, ap);
+    kj_buf_vprintf(t, fmt, ap);
     va_end(ap);
-    if (n < 0) {
-        t->oom = 1;
-        return;
-    }
-    if ((size_t)n < sizeof small) {
-        text_put(t, small, (size_t)n);
-        return;
-    }
-    char *big = malloc((size_t)n + 1);
-    if (big == NULL) {
-        t->oom = 1;
-        return;
-    }
-    va_start(ap, fmt);
-    vsnprintf(big, (size_t)n + 1, fmt, ap);
-    va_end(ap);
-    text_put(t, big, (size_t)n);
-    free(big);
 }
 
-void metrics_label(struct metrics_text *t, const char *v, size_t max)
+void metrics_label(struct kj_buf *t, const char *v, size_t max)
 {
     for (size_t i = 0; v[i] != '\0' && i < max; i++) {
         char c = v[i];
         if (c == '\\' || c == '"')
-            text_put(t, "\\", 1);
+            kj_buf_putn(t, "\\", 1);
         if (c == '\n')
-            text_put(t, "\\n", 2);
+            kj_buf_putn(t, "\\n", 2);
         else
-            text_put(t, &c, 1);
+            kj_buf_putn(t, &c, 1);
     }
 }
 
@@ -203,7 +175,7 @@ static void bound_text(double le, char *out, size_t outsz)
     snprintf(out, outsz, "%g", le);
 }
 
-static void render_requests(struct metrics *m, struct metrics_text *t, const char *const *methods,
+static void render_requests(struct metrics *m, struct kj_buf *t, const char *const *methods,
                             const char *const *patterns, int n)
 {
     metrics_printf(t, "# HELP kjudge_http_requests_total HTTP requests answered, by route "
@@ -256,7 +228,7 @@ static void render_requests(struct metrics *m, struct metrics_text *t, const cha
     }
 }
 
-static void render_jobs(struct metrics *m, struct metrics_text *t)
+static void render_jobs(struct metrics *m, struct kj_buf *t)
 {
     metrics_printf(t, "# HELP kjudge_job_duration_seconds Time from a job's claim by a runner to "
                    "its verdict (whole seconds), by GPU type and mode, since the server "
@@ -274,23 +246,22 @@ static void render_jobs(struct metrics *m, struct metrics_text *t)
                 snprintf(le, sizeof le, "+Inf");
             metrics_printf(t, "kjudge_job_duration_seconds_bucket{gpu=\"");
             metrics_label(t, j->gpu, sizeof j->gpu);
-            metrics_printf(t, "\",mode=\"%s\",le=\"%s\"} %llu\n", j->mode, le,
+            metrics_printf(t, "\",mode=\"%s\",le=\"%s\"} %llu\n", kj_mode_name(j->mode), le,
                            (unsigned long long)cum);
         }
         metrics_printf(t, "kjudge_job_duration_seconds_sum{gpu=\"");
         metrics_label(t, j->gpu, sizeof j->gpu);
-        metrics_printf(t, "\",mode=\"%s\"} %.0f\n", j->mode, j->sum);
+        metrics_printf(t, "\",mode=\"%s\"} %.0f\n", kj_mode_name(j->mode), j->sum);
         metrics_printf(t, "kjudge_job_duration_seconds_count{gpu=\"");
         metrics_label(t, j->gpu, sizeof j->gpu);
-        metrics_printf(t, "\",mode=\"%s\"} %llu\n", j->mode, (unsigned long long)j->n);
+        metrics_printf(t, "\",mode=\"%s\"} %llu\n", kj_mode_name(j->mode),
+                       (unsigned long long)j->n);
     }
     pthread_mutex_unlock(&m->job_mu);
 }
 
-void metrics_render(struct metrics *m, struct metrics_text *t, const char *const *methods,
-                    const char *const *patterns, int n)
+void metrics_render(struct metrics *m, struct kj_buf *t)
 {
-    KJ_ASSERT(n <= METRICS_MAX_ROUTES);
-    render_requests(m, t, methods, patterns, n);
+    render_requests(m, t, m->methods, m->patterns, m->nroutes);
     render_jobs(m, t);
 }

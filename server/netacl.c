@@ -2,7 +2,7 @@
  * netacl.c - IP network lists (trusted_proxies, metrics_allow) and the
  * client address of a request behind a reverse proxy (see netacl.h).
  *
- * Called by main.c (parse, at `serve`), http.c (netacl_client, once per
+ * Called by main.c (parse, at `serve`), http_daemon.c (netacl_client, once per
  * request) and metrics.c (netacl_match_text). Pure functions over caller
  * memory; nothing is allocated.
  */

@@ -3,7 +3,7 @@
  *
  * main.c parses the config keys trusted_proxies and metrics_allow
  * ("127.0.0.1, 10.0.0.0/8, ::1, fd00::/8") into a struct netacl at `serve`;
- * http.c asks netacl_client() for each request's client address (the peer,
+ * http_daemon.c asks netacl_client() for each request's client address (the peer,
  * or the address a trusted proxy forwarded in X-Forwarded-For) and
  * metrics.c matches that address against metrics_allow. IPv4-mapped IPv6
  * addresses (::ffff:a.b.c.d) count as the IPv4 address.

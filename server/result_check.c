@@ -7,9 +7,11 @@
  * copy it through the schema tables below (type, range, length and UTF-8 of
  * every known key; unknown keys are dropped; a known key twice is refused);
  * then check the copy against the job (mode, board, shapes, statistics,
- * score, GPU). api_runner.c stores the copy, never the text it was sent.
+ * score, GPU). The first two passes walk the JSON without the job
+ * (result_walk.c); this file holds the format and the rules. api_runner.c
+ * stores the copy, never the text it was sent.
  */
-#include "result_check.h"
+#include "result_int.h"
 #include "gputype.h"
 
 #include <cjson/cJSON.h>
@@ -25,23 +27,6 @@
 /* The result format (docs/protocol.md), as schema tables              */
 /* ------------------------------------------------------------------ */
 
-enum rc_kind { RK_STR, RK_NUM, RK_INT, RK_BOOL, RK_OBJ, RK_ARR, RK_SHAPE };
-
-#define RF_NULL 1   /* null is allowed too */
-#define RF_NANSTR 2 /* numbers: the strings "nan", "inf" and "-inf" are allowed too */
-#define RF_TEXT 4   /* free text: bytes that are not UTF-8 become U+FFFD instead of a refusal
-                       (a runner's messages quote truncated text); names must be valid */
-
-/* One key of an object, or (key NULL) the items of an array. */
-struct rc_field {
-    const char *key;
-    enum rc_kind kind;
-    int flags;                  /* RF_* */
-    double lo, hi;              /* numbers: range; strings: hi = bytes; arrays: item count */
-    const struct rc_field *sub; /* objects: their keys (ended by a NULL key); arrays: the item */
-};
-
-#define VAR_CHARS "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_"
 #define BIG 1e18            /* counts and sizes that only need to be finite and sane */
 #define NS RCHECK_MIN_NS, RCHECK_MAX_NS
 #define TEXT 0, RCHECK_MAX_TEXT
@@ -151,100 +136,9 @@ static const struct rc_field f_top_keys[] = {
     {"system", RK_OBJ, 0, 0, 0, f_system_keys}, {NULL, 0, 0, 0, 0, NULL}};
 static const struct rc_field f_top = {NULL, RK_OBJ, 0, 0, 0, f_top_keys};
 
-static const char *const verdicts[] = {"accepted", "compile_error", "rejected", "wrong_answer",
-                                       "runtime_error", "time_limit", "internal_error", NULL};
 static const char *const statuses[] = {"pass", "fail", "error", NULL};
 static const char *const stops[] = {"ci_converged", "noise_stable", "max_samples", "max_time",
                                     "unknown", NULL};
-
-/* ------------------------------------------------------------------ */
-/* One check in progress                                               */
-/* ------------------------------------------------------------------ */
-
-struct rc {
-    char path[192];         /* where we are: "benchmarks[1].median_ns" */
-    size_t plen;
-    struct kj_err *err;
-    struct rcheck_out *out;
-    size_t dlen;            /* bytes used in out->dropped */
-};
-
-static size_t rc_push(struct rc *c, const char *key, int index);
-
-/* Refuse the result: "PATH: message" (or "message" at the top), with the
- * code that PATH implies. Returns KJ_EINVAL. */
-static int rc_vfail(struct rc *c, const char *fmt, va_list ap)
-{
-    char msg[KJ_ERR_MSG];
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    if (strncmp(c->path, "verdict", 7) == 0 && (c->path[7] == '\0' || c->path[7] == '.'))
-        c->out->code = "bad_verdict";
-    else if (strncmp(c->path, "score_ns", 8) == 0)
-        c->out->code = "bad_score";
-    else
-        c->out->code = "bad_result";
-    if (c->plen > 0)
-        return KJ_FAIL(c->err, KJ_EINVAL, "%s: %s", c->path, msg);
-    return KJ_FAIL(c->err, KJ_EINVAL, "%s", msg);
-}
-
-static int rc_fail(struct rc *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int rc_fail(struct rc *c, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    int rc = rc_vfail(c, fmt, ap);
-    va_end(ap);
-    return rc;
-}
-
-/* rc_fail at key below the current path. */
-static int rc_fail_at(struct rc *c, const char *key, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static int rc_fail_at(struct rc *c, const char *key, const char *fmt, ...)
-{
-    va_list ap;
-    rc_push(c, key, 0);
-    va_start(ap, fmt);
-    int rc = rc_vfail(c, fmt, ap);
-    va_end(ap);
-    return rc;
-}
-
-/* Descend into key (or [index] when key is NULL); returns the length to restore. */
-static size_t rc_push(struct rc *c, const char *key, int index)
-{
-    size_t saved = c->plen, room = sizeof c->path - c->plen;
-    int n;
-    if (key != NULL)
-        n = snprintf(c->path + c->plen, room, "%s%.40s", c->plen > 0 ? "." : "", key);
-    else
-        n = snprintf(c->path + c->plen, room, "[%d]", index);
-    c->plen = n < 0 || (size_t)n >= room ? sizeof c->path - 1 : c->plen + (size_t)n;
-    return saved;
-}
-
-static void rc_pop(struct rc *c, size_t saved)
-{
-    c->plen = saved;
-    c->path[saved] = '\0';
-}
-
-/* Note an unknown key (at c->path + key) that is left out. */
-static void rc_dropped(struct rc *c, const char *key)
-{
-    struct rcheck_out *o = c->out;
-    char safe[48];
-    int n;
-    o->ndropped++;
-    if (c->dlen + 1 >= sizeof o->dropped)
-        return;
-    kj_printable(safe, sizeof safe, key, 40);
-    n = snprintf(o->dropped + c->dlen, sizeof o->dropped - c->dlen, "%s%s%s%s",
-                 c->dlen > 0 ? "," : "", c->path, c->plen > 0 ? "." : "", safe);
-    c->dlen = n < 0 || (size_t)n >= sizeof o->dropped - c->dlen ? sizeof o->dropped - 1
-                                                                : c->dlen + (size_t)n;
-}
 
 static int one_of(const char *v, const char *const *set)
 {
@@ -252,285 +146,6 @@ static int one_of(const char *v, const char *const *set)
         if (strcmp(v, set[i]) == 0)
             return 1;
     return 0;
-}
-
-/* Length of the UTF-8 sequence at s[0..n) (no overlong forms, surrogates or
- * code points past U+10FFFF); 0 when it is not one. */
-static size_t utf8_len(const unsigned char *s, size_t n)
-{
-    unsigned c = s[0];
-    size_t len;
-    unsigned min, cp;
-    if (c < 0x80)
-        return 1;
-    if (c >= 0xC2 && c <= 0xDF)
-        len = 2, min = 0x80, cp = c & 0x1F;
-    else if (c >= 0xE0 && c <= 0xEF)
-        len = 3, min = 0x800, cp = c & 0x0F;
-    else if (c >= 0xF0 && c <= 0xF4)
-        len = 4, min = 0x10000, cp = c & 0x07;
-    else
-        return 0;
-    if (len > n)
-        return 0;
-    for (size_t i = 1; i < len; i++) {
-        if ((s[i] & 0xC0) != 0x80)
-            return 0;
-        cp = cp << 6 | (s[i] & 0x3F);
-    }
-    if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
-        return 0;
-    return len;
-}
-
-/* 0 when s[0..n) is valid UTF-8, else 1 + the offset of the first bad byte. */
-static size_t utf8_bad(const char *s, size_t n)
-{
-    const unsigned char *u = (const unsigned char *)s;
-    for (size_t i = 0; i < n;) {
-        size_t l = utf8_len(u + i, n - i);
-        if (l == 0)
-            return i + 1;
-        i += l;
-    }
-    return 0;
-}
-
-/* ------------------------------------------------------------------ */
-/* Pass 1: the raw text                                                */
-/* ------------------------------------------------------------------ */
-
-/* Size, nesting and value count of text, and no NUL: neither a raw byte nor
- * a \u0000 escape (cJSON would end the string there and store the rest of
- * nothing). Strings are skipped with their escapes; the rest is left to the
- * parser. */
-static int rc_scan(struct rc *c, const char *text, size_t len)
-{
-    size_t nodes = 1;
-    int depth = 0, in_str = 0;
-    for (size_t i = 0; i < len; i++) {
-        char ch = text[i];
-        if (ch == '\0')
-            return rc_fail(c, "the result holds a NUL byte (offset %zu)", i);
-        if (in_str) {
-            if (ch == '"') {
-                in_str = 0;
-            } else if (ch == '\\' && i + 1 < len) {
-                if (text[i + 1] == 'u' && len - i >= 6 && memcmp(text + i + 2, "0000", 4) == 0)
-                    return rc_fail(c, "the result holds \\u0000, a NUL character (offset %zu)",
-                                   i);
-                i++;
-            }
-            continue;
-        }
-        if (ch == '"') {
-            in_str = 1;
-        } else if (ch == '{' || ch == '[') {
-            if (++depth > RCHECK_MAX_DEPTH)
-                return rc_fail(c, "the result is nested deeper than %d levels (offset %zu)",
-                               RCHECK_MAX_DEPTH, i);
-            nodes++;
-        } else if (ch == '}' || ch == ']') {
-            depth--;
-        } else if (ch == ',' && ++nodes > RCHECK_MAX_NODES) {
-            return rc_fail(c, "the result has more than %d values", RCHECK_MAX_NODES);
-        }
-    }
-    return KJ_OK;
-}
-
-/* ------------------------------------------------------------------ */
-/* Pass 2: copy through the schema                                     */
-/* ------------------------------------------------------------------ */
-
-static int rc_value(struct rc *c, const struct rc_field *f, const cJSON *in, cJSON **out);
-
-static const char *kind_name(enum rc_kind k)
-{
-    switch (k) {
-    case RK_STR: return "a string";
-    case RK_NUM: return "a number";
-    case RK_INT: return "a whole number";
-    case RK_BOOL: return "true or false";
-    case RK_OBJ: return "an object";
-    case RK_ARR: return "a list";
-    case RK_SHAPE: return "an object of shape variables";
-    }
-    return "?";
-}
-
-/* s[0..n) with every byte that does not start a valid UTF-8 sequence
- * replaced by U+FFFD; a new string (caller frees) or NULL. */
-static char *utf8_repair(const char *s, size_t n)
-{
-    const unsigned char *u = (const unsigned char *)s;
-    char *out = malloc(3 * n + 1), *o = out;
-    if (out == NULL)
-        return NULL;
-    for (size_t i = 0; i < n;) {
-        size_t l = utf8_len(u + i, n - i);
-        if (l == 0) {
-            memcpy(o, "\xEF\xBF\xBD", 3);
-            o += 3;
-            i++;
-        } else {
-            memcpy(o, s + i, l);
-            o += l;
-            i += l;
-        }
-    }
-    *o = '\0';
-    return out;
-}
-
-static int rc_string(struct rc *c, const struct rc_field *f, const cJSON *in, cJSON **out)
-{
-    size_t n = strlen(in->valuestring), bad;
-    if ((double)n > f->hi)
-        return rc_fail(c, "%zu bytes, more than %.0f", n, f->hi);
-    if ((bad = utf8_bad(in->valuestring, n)) != 0 && !(f->flags & RF_TEXT))
-        return rc_fail(c, "not valid UTF-8 (byte %zu of the string)", bad - 1);
-    if (bad != 0) {
-        char *fixed = utf8_repair(in->valuestring, n);
-        *out = fixed != NULL ? cJSON_CreateString(fixed) : NULL;
-        free(fixed);
-    } else {
-        *out = cJSON_CreateString(in->valuestring);
-    }
-    return *out != NULL ? KJ_OK : KJ_ENOMEM;
-}
-
-static int rc_number(struct rc *c, const struct rc_field *f, const cJSON *in, cJSON **out)
-{
-    double v = in->valuedouble;
-    if ((f->flags & RF_NANSTR) && cJSON_IsString(in)) {
-        if (strcmp(in->valuestring, "nan") != 0 && strcmp(in->valuestring, "inf") != 0 &&
-            strcmp(in->valuestring, "-inf") != 0)
-            return rc_fail(c, "must be a number, \"nan\", \"inf\" or \"-inf\"");
-        *out = cJSON_CreateString(in->valuestring);
-        return *out != NULL ? KJ_OK : KJ_ENOMEM;
-    }
-    if (!cJSON_IsNumber(in))
-        return rc_fail(c, "must be %s", kind_name(f->kind));
-    if (!isfinite(v))
-        return rc_fail(c, "must be a finite number");
-    if (f->kind == RK_INT && v != floor(v))
-        return rc_fail(c, "%.17g is not a whole number", v);
-    if (v < f->lo || v > f->hi)
-        return rc_fail(c, "%.17g is outside %.17g..%.17g", v, f->lo, f->hi);
-    *out = cJSON_CreateNumber(v);
-    return *out != NULL ? KJ_OK : KJ_ENOMEM;
-}
-
-/* A shape: {VAR: whole number}; which variables is checked against the board later. */
-static int rc_shape(struct rc *c, const cJSON *in, cJSON **out)
-{
-    int n = 0;
-    if ((*out = cJSON_CreateObject()) == NULL)
-        return KJ_ENOMEM;
-    for (const cJSON *it = in->child; it != NULL; it = it->next) {
-        size_t kl = strlen(it->string);
-        if (++n > SPEC_MAX_VARS)
-            return rc_fail(c, "more than %d variables", SPEC_MAX_VARS);
-        if (kl == 0 || kl >= SPEC_MAX_NAME || strspn(it->string, VAR_CHARS) != kl)
-            return rc_fail(c, "a key is not a variable name");
-        if (cJSON_GetObjectItemCaseSensitive(*out, it->string) != NULL)
-            return rc_fail(c, "variable %s appears twice", it->string);
-        if (!cJSON_IsNumber(it) || !isfinite(it->valuedouble) ||
-            it->valuedouble != floor(it->valuedouble) || fabs(it->valuedouble) > 9007199254740992.0)
-            return rc_fail(c, "%s must be a whole number", it->string);
-        if (cJSON_AddNumberToObject(*out, it->string, it->valuedouble) == NULL)
-            return KJ_ENOMEM;
-    }
-    return KJ_OK;
-}
-
-static int rc_object(struct rc *c, const struct rc_field *keys, const cJSON *in, cJSON **out)
-{
-    uint64_t seen = 0;
-    if ((*out = cJSON_CreateObject()) == NULL)
-        return KJ_ENOMEM;
-    for (const cJSON *it = in->child; it != NULL; it = it->next) {
-        int k = 0, rc;
-        while (keys[k].key != NULL && strcmp(keys[k].key, it->string) != 0)
-            k++;
-        if (keys[k].key == NULL) {
-            rc_dropped(c, it->string);
-            continue;
-        }
-        KJ_ASSERT(k < 64);
-        size_t saved = rc_push(c, keys[k].key, 0);
-        cJSON *v = NULL;
-        if (seen & (uint64_t)1 << k)
-            return rc_fail(c, "the key appears twice");
-        seen |= (uint64_t)1 << k;
-        if ((rc = rc_value(c, &keys[k], it, &v)) != KJ_OK) {
-            cJSON_Delete(v);
-            return rc;
-        }
-        rc_pop(c, saved);
-        if (!cJSON_AddItemToObject(*out, keys[k].key, v)) {
-            cJSON_Delete(v);
-            return KJ_ENOMEM;
-        }
-    }
-    return KJ_OK;
-}
-
-static int rc_array(struct rc *c, const struct rc_field *f, const cJSON *in, cJSON **out)
-{
-    int n = cJSON_GetArraySize(in), i = 0;
-    if (n < f->lo || n > f->hi)
-        return f->lo == f->hi ? rc_fail(c, "must have %.0f items, not %d", f->lo, n)
-                              : rc_fail(c, "%d items, more than %.0f", n, f->hi);
-    if ((*out = cJSON_CreateArray()) == NULL)
-        return KJ_ENOMEM;
-    for (const cJSON *it = in->child; it != NULL; it = it->next, i++) {
-        size_t saved = rc_push(c, NULL, i);
-        cJSON *v = NULL;
-        int rc = rc_value(c, f->sub, it, &v);
-        if (rc != KJ_OK) {
-            cJSON_Delete(v);
-            return rc;
-        }
-        rc_pop(c, saved);
-        if (!cJSON_AddItemToArray(*out, v)) {
-            cJSON_Delete(v);
-            return KJ_ENOMEM;
-        }
-    }
-    return KJ_OK;
-}
-
-/* Copy in as field f describes it into *out (which the caller deletes, also on failure). */
-static int rc_value(struct rc *c, const struct rc_field *f, const cJSON *in, cJSON **out)
-{
-    *out = NULL;
-    if (cJSON_IsNull(in)) {
-        if (!(f->flags & RF_NULL))
-            return rc_fail(c, "must be %s, not null", kind_name(f->kind));
-        *out = cJSON_CreateNull();
-        return *out != NULL ? KJ_OK : KJ_ENOMEM;
-    }
-    switch (f->kind) {
-    case RK_STR:
-        return cJSON_IsString(in) ? rc_string(c, f, in, out) : rc_fail(c, "must be a string");
-    case RK_NUM:
-    case RK_INT:
-        return rc_number(c, f, in, out);
-    case RK_BOOL:
-        if (!cJSON_IsBool(in))
-            return rc_fail(c, "must be true or false");
-        *out = cJSON_CreateBool(cJSON_IsTrue(in));
-        return *out != NULL ? KJ_OK : KJ_ENOMEM;
-    case RK_OBJ:
-        return cJSON_IsObject(in) ? rc_object(c, f->sub, in, out) : rc_fail(c, "must be an object");
-    case RK_ARR:
-        return cJSON_IsArray(in) ? rc_array(c, f, in, out) : rc_fail(c, "must be a list");
-    case RK_SHAPE:
-        return cJSON_IsObject(in) ? rc_shape(c, in, out) : rc_fail(c, "must be an object");
-    }
-    return rc_fail(c, "unknown field kind");
 }
 
 /* ------------------------------------------------------------------ */
@@ -662,7 +277,7 @@ static int rc_benchmarks(struct rc *c, const struct spec *s, const struct rcheck
                          const cJSON *benches, int accepted, double *medians)
 {
     int n = cJSON_GetArraySize(benches), i = 0, rc = KJ_OK;
-    if (strcmp(job->mode, "test") == 0) {
+    if (job->mode == KJ_MODE_TEST) {
         if (n != 0)
             return rc_fail(c, "%d entries; a test-mode result times no shape", n);
         return KJ_OK;
@@ -670,7 +285,8 @@ static int rc_benchmarks(struct rc *c, const struct spec *s, const struct rcheck
     if (n != 0 && n != s->nbenchmarks)
         return rc_fail(c, "%d entries, the board has %d benchmark shapes", n, s->nbenchmarks);
     if (accepted && n == 0)
-        return rc_fail(c, "missing; an accepted %s result has all %d benchmark shapes", job->mode,
+        return rc_fail(c, "missing; an accepted %s result has all %d benchmark shapes",
+                       kj_mode_name(job->mode),
                        s->nbenchmarks);
     for (const cJSON *e = benches != NULL ? benches->child : NULL; e != NULL && rc == KJ_OK;
          e = e->next, i++) {
@@ -719,12 +335,12 @@ static int rc_score(struct rc *c, const struct rcheck_job *job, cJSON *res, int 
         o->score_ns = rc_geomean(medians, job->spec->nbenchmarks);
         o->has_score = 1;
         if (!cJSON_IsNumber(sc))
-            return rc_fail(c, "missing; an accepted %s result has a score", job->mode);
+            return rc_fail(c, "missing; an accepted %s result has a score",
+                           kj_mode_name(job->mode));
         if (fabs(sc->valuedouble - o->score_ns) > RCHECK_SCORE_REL * o->score_ns)
             return rc_fail(c, "%.17g is not the geometric mean of the medians (%.17g)",
                            sc->valuedouble, o->score_ns);
-    } else if (cJSON_IsNumber(sc) && strcmp(job->mode, "test") == 0 && strcmp(o->verdict,
-                                                                              "accepted") == 0) {
+    } else if (cJSON_IsNumber(sc) && job->mode == KJ_MODE_TEST && o->verdict == KJ_V_ACCEPTED) {
         return rc_fail(c, "a test-mode result has no score");
     }
     rc_pop(c, saved);
@@ -752,9 +368,9 @@ static int rc_job(struct rc *c, const struct rcheck_job *job, const cJSON *res, 
                        "internal_error result can be stored");
     saved = rc_push(c, "mode", 0);
     if (mode == NULL && !internal)
-        return rc_fail(c, "missing (the job's mode is %s)", job->mode);
-    if (mode != NULL && strcmp(mode, job->mode) != 0)
-        return rc_fail(c, "'%.16s' is not the job's mode (%s)", mode, job->mode);
+        return rc_fail(c, "missing (the job's mode is %s)", kj_mode_name(job->mode));
+    if (mode != NULL && strcmp(mode, kj_mode_name(job->mode)) != 0)
+        return rc_fail(c, "'%.16s' is not the job's mode (%s)", mode, kj_mode_name(job->mode));
     rc_pop(c, saved);
     saved = rc_push(c, "leaderboard", 0);
     if (board == NULL && !internal)
@@ -764,7 +380,7 @@ static int rc_job(struct rc *c, const struct rcheck_job *job, const cJSON *res, 
     rc_pop(c, saved);
     saved = rc_push(c, "system", 0);
     rc_push(c, "gpu", 0);
-    if (dev == NULL && strcmp(c->out->verdict, "accepted") == 0)
+    if (dev == NULL && c->out->verdict == KJ_V_ACCEPTED)
         return rc_fail(c, "missing; an accepted result names the GPU it ran on");
     if (dev != NULL && !gputype_matches(job->gpu, dev)) {
         char safe[80];
@@ -783,14 +399,13 @@ static int rc_semantics(struct rc *c, const struct rcheck_job *job, cJSON *res)
     double medians[SPEC_MAX_CASES];
     size_t saved = rc_push(c, "verdict", 0);
     int accepted, internal, timed, rc;
-    if (verdict == NULL || !one_of(verdict, verdicts))
+    if (kj_verdict_parse(verdict, &c->out->verdict) != 0)
         return rc_fail(c, "must be one of accepted, compile_error, rejected, wrong_answer, "
                        "runtime_error, time_limit, internal_error");
     rc_pop(c, saved);
-    snprintf(c->out->verdict, sizeof c->out->verdict, "%s", verdict);
-    accepted = strcmp(verdict, "accepted") == 0;
-    internal = strcmp(verdict, "internal_error") == 0;
-    timed = accepted && strcmp(job->mode, "test") != 0;
+    accepted = c->out->verdict == KJ_V_ACCEPTED;
+    internal = c->out->verdict == KJ_V_INTERNAL;
+    timed = accepted && job->mode != KJ_MODE_TEST;
     if ((rc = rc_job(c, job, res, internal)) != KJ_OK)
         return rc;
     if (accepted && !cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(compile, "ok")))
@@ -814,6 +429,41 @@ static int rc_semantics(struct rc *c, const struct rcheck_job *job, cJSON *res)
 /* API                                                                 */
 /* ------------------------------------------------------------------ */
 
+/* The timed shapes of the checked copy res into out->medians: every
+ * benchmark entry with a shape and a median (pass 2 typed both). */
+static int rc_medians(const cJSON *res, struct rcheck_out *out)
+{
+    const cJSON *benches = cJSON_GetObjectItemCaseSensitive(res, "benchmarks"), *e;
+    int n = cJSON_GetArraySize(benches), i = 0;
+    if (n == 0)
+        return KJ_OK;
+    if ((out->medians = calloc((size_t)n, sizeof *out->medians)) == NULL)
+        return KJ_ENOMEM;
+    cJSON_ArrayForEach(e, benches) {
+        const cJSON *shape = cJSON_GetObjectItemCaseSensitive(e, "shape");
+        const cJSON *med = cJSON_GetObjectItemCaseSensitive(e, "median_ns");
+        struct rcheck_median *m = &out->medians[out->nmedians];
+        if (cJSON_IsObject(shape) && cJSON_IsNumber(med)) {
+            m->idx = i;
+            m->median_ns = med->valuedouble;
+            if ((m->shape = cJSON_PrintUnformatted(shape)) == NULL)
+                return KJ_ENOMEM;
+            out->nmedians++;
+        }
+        i++;
+    }
+    return KJ_OK;
+}
+
+/* Free what out owns. */
+static void out_free(struct rcheck_out *out)
+{
+    cJSON_free(out->json);
+    for (int i = 0; out->medians != NULL && i < out->nmedians; i++)
+        cJSON_free(out->medians[i].shape);
+    free(out->medians);
+}
+
 int rcheck_result(const struct rcheck_job *job, const char *text, size_t len,
                   struct rcheck_out *out, struct kj_err *err)
 {
@@ -821,7 +471,8 @@ int rcheck_result(const struct rcheck_job *job, const char *text, size_t len,
     const char *end = NULL;
     cJSON *in = NULL, *res = NULL;
     int rc;
-    KJ_ASSERT(job != NULL && job->mode != NULL && job->gpu != NULL && out != NULL);
+    if (KJ_NEVER(job == NULL || job->gpu == NULL || out == NULL))
+        return KJ_FAIL(err, KJ_EINTERNAL, "a result checked without its job");
     memset(out, 0, sizeof *out);
     memset(&c, 0, sizeof c);
     c.err = err;
@@ -848,7 +499,7 @@ int rcheck_result(const struct rcheck_job *job, const char *text, size_t len,
             goto out;
         }
     if ((rc = rc_value(&c, &f_top, in, &res)) != KJ_OK ||
-        (rc = rc_semantics(&c, job, res)) != KJ_OK)
+        (rc = rc_semantics(&c, job, res)) != KJ_OK || (rc = rc_medians(res, out)) != KJ_OK)
         goto out;
     if ((out->json = cJSON_PrintUnformatted(res)) == NULL) {
         rc = KJ_ENOMEM;
@@ -862,7 +513,7 @@ out:
     cJSON_Delete(res);
     if (rc != KJ_OK) {
         const char *code = out->code;
-        cJSON_free(out->json);
+        out_free(out);
         memset(out, 0, sizeof *out);
         out->code = rc == KJ_EINVAL ? code : NULL;
     }
@@ -873,6 +524,6 @@ void rcheck_out_clear(struct rcheck_out *out)
 {
     if (out == NULL)
         return;
-    cJSON_free(out->json);
+    out_free(out);
     memset(out, 0, sizeof *out);
 }

@@ -26,6 +26,7 @@
 
 #include <stddef.h>
 #include "kj_err.h"
+#include "protocol.h"
 #include "spec.h"
 
 #define RCHECK_MAX_DEPTH 16        /* nesting of arrays and objects (a real result: 6) */
@@ -40,17 +41,27 @@
 struct rcheck_job {
     const struct spec *spec;  /* borrowed: the job's leaderboard; NULL when no longer loaded
                                  (then only an internal_error is taken) */
-    const char *mode;         /* borrowed: "test", "benchmark" or "leaderboard" */
+    enum kj_mode mode;
     const char *gpu;          /* borrowed: the job's GPU type, e.g. "H200" */
+};
+
+/* A timed shape of a checked result: a benchmark entry with a shape and a
+ * median, as the rankings show it (stored as numbers by db_job_finish). */
+struct rcheck_median {
+    int idx;                  /* the entry's index in "benchmarks" */
+    double median_ns;
+    char *shape;              /* owned: the shape's variables as JSON text, {"T":1024} */
 };
 
 /* What a checked result becomes. */
 struct rcheck_out {
     char *json;               /* owned: the cleaned result, NUL-terminated; rcheck_out_clear() */
     size_t json_len;
-    char verdict[24];
+    enum kj_verdict verdict;
     int has_score;            /* 1: score_ns holds the server's score */
     double score_ns;          /* geometric mean of the benchmark medians */
+    struct rcheck_median *medians; /* owned: nmedians timed shapes, in index order */
+    int nmedians;
     int ndropped;             /* unknown keys left out */
     char dropped[160];        /* the first of their paths, comma separated, printable */
     const char *code;         /* on refusal (static): "bad_verdict", "bad_score" or "bad_result" */

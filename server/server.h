@@ -51,7 +51,7 @@
 #define KJ_HTTP_CONN_TIMEOUT_S 60                  /* MHD's idle timeout */
 #define KJ_HTTP_PER_IP_DEFAULT 256                 /* serve --max-conns-per-ip; 0 = no limit */
 #define KJ_HTTP_HEADER_TIMEOUT_S 20                /* serve --header-timeout: a request's head must arrive within this */
-#define KJ_HTTP_CONN_MEMORY (128 * 1024)           /* MHD's memory per connection: heads up to about this reach http.c */
+#define KJ_HTTP_CONN_MEMORY (128 * 1024)           /* MHD's memory per connection: heads up to about this reach http_daemon.c */
 #define KJ_HTTP_MAX_HEAD_BYTES (16 * 1024)         /* request line and headers; more is 431 */
 #define KJ_HTTP_MAX_URI_BYTES 4096                 /* the request target with its query; more is 414 */
 #define KJ_HTTP_THREADS 8                          /* MHD worker threads; several let submissions share a group commit (db_sub.c) */
@@ -62,6 +62,7 @@
 #define KJ_DIFF_MAX_BYTES (512 * 1024)             /*   nor diffs longer than this */
 #define KJ_DRAIN_S 10                              /* on SIGTERM, requests in flight get this long to finish */
 
+struct board_set;
 struct db;
 struct guard;
 struct wait_list;
@@ -70,52 +71,6 @@ struct MHD_Daemon;
 struct metrics;
 struct hello_list;
 
-/* A rankings body for one (board, GPU type), shared by the cache and the
- * responses that send it. Reference counted: srv_rank_blob_release() frees
- * it when the last holder lets go (the cache, or MHD's free callback of a
- * response still being written). Immutable once published. */
-struct srv_rank_blob {
-    atomic_int refs;
-    uint64_t gen;            /* srv->rank_gen when its rows were read */
-    int n;                   /* ranked rows */
-    int64_t *ids;            /* owned: submission id of each row, in rank order */
-    int *ranks;              /* owned: the rank of each row ("1, 2, 2, 4") */
-    char etag[24];
-    size_t len;
-    char *body;              /* owned: the JSON text */
-};
-
-/* One leaderboard as served: its spec, the prebuilt public JSON and the
- * rankings cache (one slot per GPU type of the spec). */
-struct srv_board {
-    const struct spec *spec; /* borrowed from the set's specs; lives as long as the set */
-    char *detail;            /* owned: GET /leaderboards/{name} body */
-    size_t detail_len;
-    char etag[24];           /* quoted prefix of the body's SHA-256 */
-    pthread_mutex_t cache_mu;                  /* guards rank[] */
-    struct srv_rank_blob *rank[SPEC_MAX_GPUS]; /* one reference each, or NULL */
-};
-
-/* One generation of loaded leaderboards, immutable once built.
- *
- * Ownership: the server holds one reference to the live set (srv->boards,
- * swapped under srv->boards_mu by POST /admin/reload); every request takes
- * its own reference when it starts (srv_boards_acquire in http.c) and drops
- * it in the completion callback, after its response was sent. So a spec,
- * a board or a body borrowed from r->boards stays valid for the whole
- * request, even when a reload replaces the set meanwhile; the last holder
- * frees it (srv_boards_release). Only the rankings cache inside the boards
- * changes, under each board's cache_mu. */
-struct srv_boards {
-    atomic_int refs;
-    struct spec **specs;     /* owned (spec_free_all), sorted by name */
-    int nspecs;
-    struct srv_board *boards;/* owned, nspecs entries, same order as specs */
-    char *list;              /* owned: GET /leaderboards body */
-    size_t list_len;
-    char list_etag[24];
-};
-
 struct server {
     /* command line */
     int port;
@@ -123,12 +78,13 @@ struct server {
     char db_path[PATH_MAX];
     char boards_dir[PATH_MAX];
     char web_dir[PATH_MAX];
+    char vendor_dir[PATH_MAX]; /* --vendor: JavaScript libraries (web.c); "" = none */
     char config_path[PATH_MAX];
     char openapi_path[PATH_MAX];
     int lease_s;             /* job lease length, seconds */
     int max_conns_per_ip;    /* connections from one address at once, 0 = no limit */
     int header_timeout_s;    /* a request's head must arrive within this, 0 = no deadline */
-    int rate_limits[CONFIG_NMODES]; /* submissions per user per minute by mode, 0 = none */
+    int rate_limits[KJ_MODE_COUNT]; /* submissions per user per minute by mode, 0 = none */
     int max_waiters;         /* slots for ?wait=1 and event streams (wait.h) */
     int max_waiters_user;    /*   per user */
     char tls_cert[PATH_MAX]; /* --tls-cert or tls_cert; "" = plain HTTP */
@@ -137,7 +93,7 @@ struct server {
     struct netacl metrics_allow;   /* config metrics_allow: may read /metrics without a token */
 
     pthread_mutex_t boards_mu; /* guards the pointer boards (not what it points to) */
-    struct srv_boards *boards; /* one reference owned; replaced by srv_boards_swap */
+    struct board_set *boards;  /* one reference owned; replaced by boards_swap (boards.h) */
     pthread_mutex_t reload_mu; /* one reload at a time */
     atomic_uint_fast64_t rank_gen; /* bumped after every change that can move a ranking */
     char *openapi;           /* owned: GET /api/v1/openapi.json body */
@@ -163,35 +119,14 @@ struct server {
  * Rows made before the first character was restricted keep their names. */
 int srv_valid_name(const char *name);
 
-/* The board named name in set bs, or NULL. Borrowed from bs. */
-struct srv_board *srv_board(struct srv_boards *bs, const char *name);
-
-/* A new reference to the live set (never NULL once serve has started);
- * the caller drops it with srv_boards_release(). */
-struct srv_boards *srv_boards_acquire(struct server *srv);
-/* Drop a reference; the last one frees the set. NULL is ignored. */
-void srv_boards_release(struct srv_boards *bs);
-/* Make next the live set; the server's reference to the old one is dropped
- * (requests still holding it keep it alive). Takes over the caller's reference to next. */
-void srv_boards_swap(struct server *srv, struct srv_boards *next);
-/* Load every leaderboard under dir and build its public bodies into a new
- * set with one reference (the caller's). Errors name the file. */
-int srv_boards_load(const char *dir, struct srv_boards **out, struct kj_err *err);
-
 /* Rankings may have moved (a verdict, a disqualification): cached bodies
  * read before now are stale. */
 void srv_rank_invalidate(struct server *srv);
-/* Drop a reference to a rankings body; the last one frees it. NULL is ignored. */
-void srv_rank_blob_release(struct srv_rank_blob *b);
 
 /* Unix seconds as "2026-11-30T12:00:00Z" into buf (>= 21 bytes). */
 void srv_iso_time(int64_t t, char *buf, size_t bufsz);
 
 /* A quoted ETag ("\"" + 16 hex digits of SHA-256 + "\"") for body. */
 int srv_etag(const char *body, size_t len, char *out, size_t outsz, struct kj_err *err);
-
-/* Free what srv owns besides db, wait and daemon: its reference to the
- * boards and the OpenAPI body. Safe on a partly built server. */
-void srv_free_boards(struct server *srv);
 
 #endif

@@ -13,7 +13,7 @@
  * Memory stays bounded whatever a job holds: events are read from a cursor
  * (the last id sent) in batches of at most SSE_BATCH_EVENTS events and
  * SSE_BATCH_BYTES bytes, the next batch only once MHD has taken the last,
- * and a drained buffer larger than SSE_BUF_KEEP is given back.
+ * and a drained buffer is given back.
  *
  * No MHD worker thread ever blocks: the content reader callback reads what
  * is new and, when nothing is, parks the connection in wait.h (suspend);
@@ -26,15 +26,15 @@
  * parked stream at once) ends it with an "error" event naming the reason.
  */
 #include "api.h"
+#include "auth.h"
+#include "kj_buf.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define SSE_BATCH_EVENTS 64          /* events read from the database at once */
 #define SSE_BATCH_BYTES (64 * 1024)  /*   and their data bytes (past the first event) */
-#define SSE_BUF_KEEP (64 * 1024)     /* a drained buffer larger than this is freed */
 
 /* What sse_next() left for the reader. */
 enum sse_step { SSE_DATA, SSE_PARKED, SSE_END, SSE_GONE, SSE_ERROR };
@@ -47,43 +47,25 @@ struct sse_stream {
     int64_t last_id;             /* id of the last event put in buf; -1 = none */
     int64_t deadline_ms;         /* CLOCK_MONOTONIC: end of the stream */
     int64_t ping_ms;             /* CLOCK_MONOTONIC: next keep-alive comment */
-    char *buf;                   /* owned: bytes not yet handed to MHD */
-    size_t len, off, cap;
+    struct kj_buf out;           /* owned: the frames; out.p[off..out.len) not yet handed to MHD */
+    size_t off;
     int finished;                /* buf holds the last bytes; end after them */
     struct db_user user;         /* who opened it; its token is checked again */
     struct wait_hold hold;       /* the stream's slot, for its whole life */
     struct wait_entry wait;      /* linkage in srv->wait while parked */
 };
 
-static int sse_append(struct sse_stream *st, struct kj_err *err, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static int sse_append(struct sse_stream *st, struct kj_err *err, const char *fmt, ...)
+/* 0, or KJ_ENOMEM once an append to st->out has failed (kj_buf's failure is
+ * sticky, so one check after a run of appends covers them all). */
+static int sse_out_status(struct sse_stream *st, struct kj_err *err)
 {
-    va_list ap;
-    int n;
-    va_start(ap, fmt);
-    n = vsnprintf(NULL, 0, fmt, ap);
-    va_end(ap);
-    KJ_ASSERT(n >= 0);
-    if (st->len + (size_t)n + 1 > st->cap) {
-        size_t cap = st->cap ? st->cap : 1024;
-        while (cap < st->len + (size_t)n + 1)
-            cap *= 2;
-        char *grown = realloc(st->buf, cap);
-        if (grown == NULL)
-            return KJ_FAIL(err, KJ_ENOMEM, "out of memory for an event stream");
-        st->buf = grown;
-        st->cap = cap;
-    }
-    va_start(ap, fmt);
-    vsnprintf(st->buf + st->len, st->cap - st->len, fmt, ap);
-    va_end(ap);
-    st->len += (size_t)n;
+    if (kj_buf_status(&st->out) != 0)
+        return KJ_FAIL(err, KJ_ENOMEM, "out of memory for an event stream");
     return 0;
 }
 
 /* Append one event; takes ownership of data (NULL is sent as null). */
-static int sse_frame(struct sse_stream *st, int64_t id, const char *name, cJSON *data,
+static int sse_frame(struct sse_stream *st, int64_t id, enum kj_event event, cJSON *data,
                      struct kj_err *err)
 {
     char *text = data != NULL ? cJSON_PrintUnformatted(data) : NULL;
@@ -91,9 +73,10 @@ static int sse_frame(struct sse_stream *st, int64_t id, const char *name, cJSON 
     cJSON_Delete(data);
     if (data != NULL && text == NULL)
         return KJ_FAIL(err, KJ_ENOMEM, "out of memory serializing an event");
-    rc = sse_append(st, err, "id: %lld\nevent: %s\ndata: %s\n\n", (long long)id, name,
-                    text != NULL ? text : "null");
+    kj_buf_printf(&st->out, "id: %lld\nevent: %s\ndata: %s\n\n", (long long)id,
+                  kj_event_name(event), text != NULL ? text : "null");
     cJSON_free(text);
+    rc = sse_out_status(st, err);
     if (rc == 0)
         st->last_id = id;
     return rc;
@@ -105,7 +88,7 @@ static int sse_queued(struct sse_stream *st, const struct db_sub *s, struct kj_e
 {
     int64_t pos = 0;
     char note[API_NOTE_BYTES] = "";
-    int rc = db_queue_position(st->srv->db, st->id, &pos, err);
+    int rc = db_job_position(st->srv->db, st->id, &pos, err);
     if (rc == 0 && pos > 0)
         rc = api_gpu_note(st->srv, s->gpu, note, sizeof note, err);
     if (rc != 0)
@@ -115,11 +98,11 @@ static int sse_queued(struct sse_stream *st, const struct db_sub *s, struct kj_e
         cJSON_AddNumberToObject(d, "position", (double)pos);
     else
         cJSON_AddNullToObject(d, "position");
-    cJSON_AddStringToObject(d, "status", s->status);
+    cJSON_AddStringToObject(d, "status", db_status_name(s->status));
     cJSON_AddStringToObject(d, "gpu", s->gpu);
     if (note[0] != '\0') /* no runner takes this GPU type's jobs: say so at once */
         cJSON_AddStringToObject(d, "note", note);
-    return sse_frame(st, 0, "queued", d, err);
+    return sse_frame(st, 0, KJ_EV_QUEUED, d, err);
 }
 
 /* The verdict event made from a done row whose runner posted none. */
@@ -127,12 +110,12 @@ static int sse_verdict(struct sse_stream *st, const struct db_sub *s, int64_t id
                        struct kj_err *err)
 {
     cJSON *d = cJSON_CreateObject();
-    cJSON_AddStringToObject(d, "verdict", s->verdict);
+    cJSON_AddStringToObject(d, "verdict", kj_verdict_name(s->verdict));
     if (s->has_score)
         cJSON_AddNumberToObject(d, "score_ns", s->score_ns);
     else
         cJSON_AddNullToObject(d, "score_ns");
-    return sse_frame(st, id, "verdict", d, err);
+    return sse_frame(st, id, KJ_EV_VERDICT, d, err);
 }
 
 /* Put the next batch of events after st->last_id in buf; set finished
@@ -143,7 +126,7 @@ static int sse_fill(struct sse_stream *st, struct kj_err *err)
 {
     struct db_sub s;
     struct db_event *ev = NULL;
-    char last_name[32];
+    enum kj_event last = KJ_EV_QUEUED;
     int64_t last_seq = 0;
     int n = 0, more = 0, rc;
     if ((rc = db_sub_get(st->srv->db, st->id, 0, &s, err)) != 0)
@@ -159,9 +142,9 @@ static int sse_fill(struct sse_stream *st, struct kj_err *err)
         rc = sse_frame(st, ev[i].seq, ev[i].event, d, err);
     }
     db_events_free(ev, n);
-    if (rc == 0 && !more && strcmp(s.status, "done") == 0) {
-        rc = db_event_last(st->srv->db, st->id, &last_seq, last_name, sizeof last_name, err);
-        if (rc == 0 && strcmp(last_name, "verdict") != 0 && st->last_id <= last_seq)
+    if (rc == 0 && !more && s.status == DB_DONE) {
+        rc = db_event_last(st->srv->db, st->id, &last_seq, &last, err);
+        if (rc == 0 && (last_seq == 0 || last != KJ_EV_VERDICT) && st->last_id <= last_seq)
             rc = sse_verdict(st, &s, last_seq + 1, err);
         st->finished = rc == 0;
     }
@@ -173,15 +156,16 @@ static int sse_fill(struct sse_stream *st, struct kj_err *err)
 static int sse_recheck(struct sse_stream *st, struct kj_err *err)
 {
     const char *why = NULL;
-    int rc = api_token_recheck(st->srv, &st->user, &why, err);
+    int rc = auth_recheck(st->srv->db, &st->user, &why, err);
     if (rc != 0 || why == NULL)
         return rc;
     kj_log(KJ_LOG_INFO, "sse", "ended id=%lld user=%s reason=%s", (long long)st->id,
            st->user.name, why);
     st->finished = 1;
-    return sse_append(st, err, "event: error\ndata: {\"code\":\"%s\",\"message\":\"%s\"}\n\n", why,
-                      strcmp(why, "banned") == 0 ? "this account was banned"
-                                                 : "the token was revoked or replaced");
+    kj_buf_printf(&st->out, "event: error\ndata: {\"code\":\"%s\",\"message\":\"%s\"}\n\n", why,
+                  strcmp(why, "banned") == 0 ? "this account was banned"
+                                             : "the token was revoked or replaced");
+    return sse_out_status(st, err);
 }
 
 /* Nothing new: park the connection until a change, the next ping or the deadline. */
@@ -193,18 +177,18 @@ static enum sse_step sse_park(struct sse_stream *st, int64_t now, struct kj_err 
                   err);
     if (rc == KJ_ECONFLICT) { /* the server is stopping: say so, then end */
         st->finished = 1;
-        return sse_append(st, err, "event: stopping\ndata: {\"reconnect\":true,\"message\":"
-                          "\"the server is stopping; reconnect with Last-Event-ID\"}\n\n") == 0
-                   ? SSE_DATA : SSE_ERROR;
+        kj_buf_puts(&st->out, "event: stopping\ndata: {\"reconnect\":true,\"message\":"
+                    "\"the server is stopping; reconnect with Last-Event-ID\"}\n\n");
+        return sse_out_status(st, err) == 0 ? SSE_DATA : SSE_ERROR;
     }
     if (rc != 0)
         return SSE_ERROR;
     /* Linked first, then re-read: a change committed in between is not
      * missed, nor a ban or revocation (its wait_kick_user came too early). */
     if ((rc = sse_recheck(st, err)) != 0 || st->finished || (rc = sse_fill(st, err)) != 0 ||
-        st->len > 0 || st->finished) {
+        st->out.len > 0 || st->finished) {
         wait_remove(st->srv->wait, &st->wait);
-        return rc != 0 ? SSE_ERROR : st->len > 0 ? SSE_DATA : SSE_END;
+        return rc != 0 ? SSE_ERROR : st->out.len > 0 ? SSE_DATA : SSE_END;
     }
     MHD_suspend_connection(st->conn);
     wait_parked(st->srv->wait, &st->wait);
@@ -215,12 +199,8 @@ static enum sse_step sse_park(struct sse_stream *st, int64_t now, struct kj_err 
 static enum sse_step sse_next(struct sse_stream *st, struct kj_err *err)
 {
     int64_t now;
-    st->off = st->len = 0;
-    if (st->cap > SSE_BUF_KEEP) {
-        free(st->buf);
-        st->buf = NULL;
-        st->cap = 0;
-    }
+    st->off = 0;
+    kj_buf_free(&st->out);
     if (st->wait.gone)
         return SSE_GONE;
     if (st->finished)
@@ -231,19 +211,20 @@ static enum sse_step sse_next(struct sse_stream *st, struct kj_err *err)
         return SSE_DATA;
     if (sse_fill(st, err) != 0)
         return SSE_ERROR;
-    if (st->len > 0)
+    if (st->out.len > 0)
         return SSE_DATA;
     if (st->finished)
         return SSE_END;
     now = wait_now_ms();
     if (now >= st->deadline_ms) {
         st->finished = 1;
-        return sse_append(st, err, "event: timeout\ndata: {\"reconnect\":true}\n\n") == 0
-                   ? SSE_DATA : SSE_ERROR;
+        kj_buf_puts(&st->out, "event: timeout\ndata: {\"reconnect\":true}\n\n");
+        return sse_out_status(st, err) == 0 ? SSE_DATA : SSE_ERROR;
     }
     if (now >= st->ping_ms) {
         st->ping_ms = now + (int64_t)KJ_SSE_PING_S * 1000;
-        return sse_append(st, err, ": keep-alive\n\n") == 0 ? SSE_DATA : SSE_ERROR;
+        kj_buf_puts(&st->out, ": keep-alive\n\n");
+        return sse_out_status(st, err) == 0 ? SSE_DATA : SSE_ERROR;
     }
     return sse_park(st, now, err);
 }
@@ -254,7 +235,7 @@ static ssize_t sse_read(void *cls, uint64_t pos, char *buf, size_t max)
     struct kj_err err;
     size_t n;
     (void)pos;
-    if (st->off == st->len) {
+    if (st->off == st->out.len) {
         kj_err_clear(&err);
         switch (sse_next(st, &err)) {
         case SSE_DATA:
@@ -271,8 +252,8 @@ static ssize_t sse_read(void *cls, uint64_t pos, char *buf, size_t max)
             return MHD_CONTENT_READER_END_WITH_ERROR;
         }
     }
-    n = st->len - st->off < max ? st->len - st->off : max;
-    memcpy(buf, st->buf + st->off, n);
+    n = st->out.len - st->off < max ? st->out.len - st->off : max;
+    memcpy(buf, st->out.p + st->off, n);
     st->off += n;
     return (ssize_t)n;
 }
@@ -284,7 +265,7 @@ static void sse_free(void *cls)
         return;
     wait_remove(st->srv->wait, &st->wait);
     wait_unhold(st->srv->wait, &st->hold);
-    free(st->buf);
+    kj_buf_free(&st->out);
     free(st);
 }
 
@@ -304,6 +285,7 @@ enum MHD_Result sse_start(struct http_req *r, int64_t id, int64_t last_id, int t
         free(st);
         return res;
     }
+    kj_buf_init(&st->out, 0);
     st->srv = r->srv;
     st->conn = r->conn;
     st->user = r->user;
@@ -311,7 +293,8 @@ enum MHD_Result sse_start(struct http_req *r, int64_t id, int64_t last_id, int t
     st->last_id = last_id;
     st->deadline_ms = now + (int64_t)timeout_s * 1000;
     st->ping_ms = now + (int64_t)KJ_SSE_PING_S * 1000;
-    if (sse_append(st, &err, ": events of submission %lld\nretry: 3000\n\n", (long long)id) != 0) {
+    kj_buf_printf(&st->out, ": events of submission %lld\nretry: 3000\n\n", (long long)id);
+    if (sse_out_status(st, &err) != 0) {
         sse_free(st);
         return http_internal(r, &err);
     }

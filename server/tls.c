@@ -7,6 +7,7 @@
  * the PEM text, which http_stop() frees with tls_free().
  */
 #include "tls.h"
+#include "kj_file.h"
 
 #include <errno.h>
 #include <microhttpd.h>
@@ -17,7 +18,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 int tls_supported(void)
 {
@@ -27,39 +27,24 @@ int tls_supported(void)
 /* The whole of a small file as a NUL-terminated string (caller frees). */
 static int read_pem(const char *what, const char *path, char **out, struct kj_err *err)
 {
-    FILE *f = fopen(path, "rb");
-    struct stat st;
-    char *buf = NULL;
-    size_t n;
-    int rc = 0;
-    *out = NULL;
-    if (f == NULL)
-        return KJ_FAIL(err, KJ_EIO, "cannot read %s %s: %s", what, path, strerror(errno));
-    if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
-        rc = KJ_FAIL(err, KJ_EIO, "%s %s is not a regular file", what, path);
-        goto out;
+    struct kj_err ferr;
+    size_t n = 0;
+    int rc = kj_read_file(path, TLS_MAX_PEM_BYTES, out, &n, &ferr);
+    if (rc == KJ_ENOMEM)
+        return KJ_FAIL(err, KJ_ENOMEM, "out of memory reading %s", path);
+    if (rc == KJ_EINVAL)
+        return KJ_FAIL(err, KJ_EIO, "%s %s is not a regular file", what, path);
+    if (rc == 0 && n == 0) {
+        free(*out);
+        *out = NULL;
+        rc = KJ_ELIMIT;
     }
-    if (st.st_size <= 0 || st.st_size > TLS_MAX_PEM_BYTES) {
-        rc = KJ_FAIL(err, KJ_EINVAL, "%s %s is empty or larger than %d bytes", what, path,
-                     TLS_MAX_PEM_BYTES);
-        goto out;
-    }
-    if ((buf = malloc((size_t)st.st_size + 1)) == NULL) {
-        rc = KJ_FAIL(err, KJ_ENOMEM, "out of memory reading %s", path);
-        goto out;
-    }
-    n = fread(buf, 1, (size_t)st.st_size, f);
-    if (n != (size_t)st.st_size) {
-        rc = KJ_FAIL(err, KJ_EIO, "cannot read %s %s: short read", what, path);
-        goto out;
-    }
-    buf[n] = '\0';
-    *out = buf;
-    buf = NULL;
-out:
-    free(buf);
-    fclose(f);
-    return rc;
+    if (rc == KJ_ELIMIT)
+        return KJ_FAIL(err, KJ_EINVAL, "%s %s is empty or larger than %d bytes", what, path,
+                       TLS_MAX_PEM_BYTES);
+    if (rc != 0)
+        return KJ_FAIL(err, KJ_EIO, "cannot read %s: %s", what, ferr.msg);
+    return 0;
 }
 
 /* A key protected by a passphrase is refused, never prompted for. */

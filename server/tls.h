@@ -2,7 +2,7 @@
  * tls.h - the server's certificate and key for HTTPS (serve --tls-cert/--tls-key).
  *
  * main.c calls tls_load() at `serve` when both files are given (command
- * line, else tls_cert/tls_key in the config file); http.c hands the PEM
+ * line, else tls_cert/tls_key in the config file); http_daemon.c hands the PEM
  * text to libmicrohttpd, which serves TLS through GnuTLS. The files are
  * checked with OpenSSL first so that a wrong file gets a message naming
  * it: unreadable, not PEM, an encrypted key, a key that does not belong to

@@ -2,11 +2,12 @@
  * upload.c - collect the fields of a multipart/form-data submission with
  * MHD's post processor, and check a submitted source (size, NUL, UTF-8).
  *
- * Fed by http.c chunk by chunk; read by api_submissions.c through
+ * Fed by http_daemon.c chunk by chunk; read by api_submissions.c through
  * upload_finish(). Only the first problem is kept: the body is still read
  * to its end so that the client gets a proper 4xx answer.
  */
 #include "upload.h"
+#include "kj_utf8.h"
 #include "server.h"
 
 #include <microhttpd.h>
@@ -187,63 +188,23 @@ int upload_finish(struct upload *u, struct upload_fields *f, struct kj_err *err)
     return 0;
 }
 
-/* Length of the UTF-8 sequence starting at s[0] (of n bytes), 0 if invalid. */
-static size_t utf8_seq(const unsigned char *s, size_t n)
-{
-    size_t len;
-    unsigned char lo = 0x80, hi = 0xBF;
-    if (s[0] >= 0xC2 && s[0] <= 0xDF)
-        len = 2;
-    else if (s[0] >= 0xE0 && s[0] <= 0xEF)
-        len = 3;
-    else if (s[0] >= 0xF0 && s[0] <= 0xF4)
-        len = 4;
-    else
-        return 0;
-    if (s[0] == 0xE0)
-        lo = 0xA0; /* overlong */
-    else if (s[0] == 0xED)
-        hi = 0x9F; /* UTF-16 surrogates */
-    else if (s[0] == 0xF0)
-        lo = 0x90; /* overlong */
-    else if (s[0] == 0xF4)
-        hi = 0x8F; /* above U+10FFFF */
-    if (n < len || s[1] < lo || s[1] > hi)
-        return 0;
-    for (size_t i = 2; i < len; i++)
-        if (s[i] < 0x80 || s[i] > 0xBF)
-            return 0;
-    return len;
-}
-
 int upload_check_source(const char *src, size_t len, size_t max, struct kj_err *err)
 {
-    const unsigned char *s = (const unsigned char *)src;
+    size_t bad = 0;
     int line = 1, rc;
     if (len == 0)
         return KJ_FAIL(err, KJ_EINVAL, "the file is empty");
     if (len > max)
         return KJ_FAIL(err, KJ_ELIMIT, "the file is %zu bytes, larger than the limit of %zu", len, max);
-    for (size_t i = 0; i < len;) {
-        if (s[i] == 0) {
-            rc = KJ_FAIL(err, KJ_EINVAL, "line %d: the file contains a NUL byte (offset %zu)", line, i);
-            if (err != NULL)
-                err->line = line;
-            return rc;
-        }
-        if (s[i] < 0x80) {
-            line += s[i] == '\n';
-            i++;
-            continue;
-        }
-        size_t n = utf8_seq(s + i, len - i);
-        if (n == 0) {
-            rc = KJ_FAIL(err, KJ_EINVAL, "line %d: the file is not valid UTF-8 (offset %zu)", line, i);
-            if (err != NULL)
-                err->line = line;
-            return rc;
-        }
-        i += n;
-    }
-    return 0;
+    if (kj_utf8_valid(src, len, &bad))
+        return 0;
+    for (size_t i = 0; i < bad; i++)
+        line += src[i] == '\n';
+    if (src[bad] == '\0')
+        rc = KJ_FAIL(err, KJ_EINVAL, "line %d: the file contains a NUL byte (offset %zu)", line, bad);
+    else
+        rc = KJ_FAIL(err, KJ_EINVAL, "line %d: the file is not valid UTF-8 (offset %zu)", line, bad);
+    if (err != NULL)
+        err->line = line;
+    return rc;
 }

@@ -1,7 +1,7 @@
 /*
  * upload.h - the multipart/form-data body of POST /api/v1/submissions.
  *
- * http.c creates an upload on the first callback of a multipart route
+ * http_daemon.c creates an upload on the first callback of a multipart route
  * (upload_new wraps MHD's post processor) and feeds it every chunk;
  * api_submissions.c reads the collected fields and checks the file with
  * upload_check_source(). Fields: leaderboard, gpu, mode (short text) and

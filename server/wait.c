@@ -11,9 +11,9 @@
  * hold one at a time), searched linearly under the mutex.
  */
 #include "wait.h"
+#include "kj_ticker.h"
 #include "server.h"
 
-#include <errno.h>
 #include <microhttpd.h>
 #include <poll.h>
 #include <pthread.h>
@@ -31,12 +31,10 @@ struct wait_user {
 
 struct wait_list {
     pthread_mutex_t mu;
-    pthread_cond_t cv;         /* signalled on notify, park and stop */
+    struct kj_ticker *ticker;  /* owned: the notifier; kicked on notify, park and stop */
     struct wait_entry *head;   /* linked entries */
     int count;                 /* linked entries */
     int stopping;              /* refuse new entries, resume everything */
-    int quit;                  /* the thread should exit */
-    pthread_t thread;
     int max_total, max_per_user;
     int held;                  /* slots held, all users */
     struct wait_user *users;   /* owned: max_total entries, the first nusers in use */
@@ -44,7 +42,9 @@ struct wait_list {
     int64_t next_probe_ms;     /* CLOCK_MONOTONIC: when parked sockets are probed next */
 };
 
-/* The entry states of wait.h hold; returns 1 so it can sit in KJ_ASSERT. */
+/* The entry states of wait.h hold; returns 1 so it can sit in KJ_ASSERT.
+ * The list's checks stay asserts: going on with a broken list would
+ * resume a connection twice or write through a freed request. */
 static int assert_wait_state(const struct wait_entry *e)
 {
     if (!e->linked)
@@ -119,32 +119,22 @@ static int collect_due(struct wait_list *w, struct MHD_Connection **out, int max
     return n;
 }
 
-static void *notifier(void *arg)
+/* The notifier's tick: mark gone clients, then resume every due entry,
+ * calling MHD_resume_connection() without the mutex held. */
+static void notify_tick(void *arg)
 {
     struct wait_list *w = arg;
     struct MHD_Connection *due[WAIT_BATCH];
+    int n;
     pthread_mutex_lock(&w->mu);
-    while (!w->quit) {
-        struct timespec until;
-        clock_gettime(CLOCK_REALTIME, &until);
-        until.tv_nsec += WAIT_TICK_MS * 1000000L;
-        if (until.tv_nsec >= 1000000000L) {
-            until.tv_sec++;
-            until.tv_nsec -= 1000000000L;
-        }
-        int rc = pthread_cond_timedwait(&w->cv, &w->mu, &until);
-        KJ_ASSERT(rc == 0 || rc == ETIMEDOUT);
-        int n;
-        probe_parked(w, wait_now_ms());
-        while ((n = collect_due(w, due, WAIT_BATCH)) > 0) {
-            pthread_mutex_unlock(&w->mu);
-            for (int i = 0; i < n; i++)
-                MHD_resume_connection(due[i]);
-            pthread_mutex_lock(&w->mu);
-        }
+    probe_parked(w, wait_now_ms());
+    while ((n = collect_due(w, due, WAIT_BATCH)) > 0) {
+        pthread_mutex_unlock(&w->mu);
+        for (int i = 0; i < n; i++)
+            MHD_resume_connection(due[i]);
+        pthread_mutex_lock(&w->mu);
     }
     pthread_mutex_unlock(&w->mu);
-    return NULL;
 }
 
 int wait_start(struct wait_list **out, int max_total, int max_per_user, struct kj_err *err)
@@ -152,7 +142,10 @@ int wait_start(struct wait_list **out, int max_total, int max_per_user, struct k
     struct wait_list *w = calloc(1, sizeof *w);
     int rc;
     *out = NULL;
-    KJ_ASSERT(max_total >= 1 && max_per_user >= 1);
+    if (KJ_NEVER(max_total < 1 || max_per_user < 1)) { /* serve checks its options */
+        free(w);
+        return KJ_FAIL(err, KJ_EINVAL, "the wait list needs at least one slot");
+    }
     if (w != NULL && (w->users = calloc((size_t)max_total, sizeof *w->users)) == NULL) {
         free(w);
         w = NULL;
@@ -162,13 +155,12 @@ int wait_start(struct wait_list **out, int max_total, int max_per_user, struct k
     w->max_total = max_total;
     w->max_per_user = max_per_user;
     pthread_mutex_init(&w->mu, NULL);
-    pthread_cond_init(&w->cv, NULL);
-    if ((rc = pthread_create(&w->thread, NULL, notifier, w)) != 0) {
-        pthread_cond_destroy(&w->cv);
+    if ((rc = kj_ticker_start(WAIT_TICK_MS, notify_tick, w, "wait notifier", &w->ticker,
+                              err)) != 0) {
         pthread_mutex_destroy(&w->mu);
         free(w->users);
         free(w);
-        return KJ_FAIL(err, KJ_EINTERNAL, "pthread_create(notifier): %s", strerror(rc));
+        return rc;
     }
     *out = w;
     return 0;
@@ -178,15 +170,10 @@ void wait_free(struct wait_list *w)
 {
     if (w == NULL)
         return;
-    pthread_mutex_lock(&w->mu);
-    w->quit = 1;
-    pthread_cond_signal(&w->cv);
-    pthread_mutex_unlock(&w->mu);
-    pthread_join(w->thread, NULL);
+    kj_ticker_stop(w->ticker);
     KJ_ASSERT(w->count == 0);
     if (w->held != 0)
         kj_log(KJ_LOG_WARN, "wait", "slots still held at exit held=%d", w->held);
-    pthread_cond_destroy(&w->cv);
     pthread_mutex_destroy(&w->mu);
     free(w->users);
     free(w);
@@ -207,7 +194,10 @@ int wait_hold(struct wait_list *w, struct wait_hold *h, int64_t user_id, int exe
     struct wait_user *u;
     int rc = 0;
     pthread_mutex_lock(&w->mu);
-    KJ_ASSERT(!h->held);
+    if (KJ_NEVER(h->held)) { /* one slot per request or stream */
+        pthread_mutex_unlock(&w->mu);
+        return KJ_FAIL(err, KJ_EINTERNAL, "this request holds a waiting slot already");
+    }
     h->user_full = 0;
     u = find_user(w, user_id);
     if (w->held >= w->max_total) {
@@ -289,7 +279,7 @@ void wait_parked(struct wait_list *w, struct wait_entry *e)
     pthread_mutex_lock(&w->mu);
     KJ_ASSERT(e->linked && !e->parked && assert_wait_state(e));
     e->parked = 1;
-    pthread_cond_signal(&w->cv);
+    kj_ticker_kick(w->ticker);
     pthread_mutex_unlock(&w->mu);
 }
 
@@ -297,7 +287,6 @@ void wait_remove(struct wait_list *w, struct wait_entry *e)
 {
     pthread_mutex_lock(&w->mu);
     unlink_entry(w, e);
-    pthread_cond_broadcast(&w->cv);
     pthread_mutex_unlock(&w->mu);
 }
 
@@ -312,7 +301,7 @@ void wait_notify(struct wait_list *w, int64_t submission_id)
         }
     }
     if (woke)
-        pthread_cond_signal(&w->cv);
+        kj_ticker_kick(w->ticker);
     pthread_mutex_unlock(&w->mu);
 }
 
@@ -327,7 +316,7 @@ void wait_kick_user(struct wait_list *w, int64_t user_id)
         }
     }
     if (woke)
-        pthread_cond_signal(&w->cv);
+        kj_ticker_kick(w->ticker);
     pthread_mutex_unlock(&w->mu);
 }
 
@@ -336,13 +325,13 @@ void wait_release_all(struct wait_list *w, int timeout_ms)
     int64_t until = wait_now_ms() + timeout_ms;
     pthread_mutex_lock(&w->mu);
     w->stopping = 1;
-    pthread_cond_signal(&w->cv);
+    kj_ticker_kick(w->ticker);
     while (w->count > 0 && wait_now_ms() < until) {
         pthread_mutex_unlock(&w->mu);
         struct timespec ts = {0, 20 * 1000000L};
         nanosleep(&ts, NULL);
         pthread_mutex_lock(&w->mu);
-        pthread_cond_signal(&w->cv);
+        kj_ticker_kick(w->ticker);
     }
     if (w->count > 0)
         kj_log(KJ_LOG_WARN, "wait", "still linked at shutdown count=%d", w->count);

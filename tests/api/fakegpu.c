@@ -14,6 +14,8 @@
  */
 #include "box.h"
 #include "judge.h"
+#include "protocol.h"
+#include "result.h"
 #include "serve.h"
 #include "spec.h"
 
@@ -23,9 +25,11 @@
 #include <string.h>
 #include <time.h>
 
-static int fakegpu_probe(int gpu, struct box_device *dev, struct kj_err *err)
+static int fakegpu_probe(int gpu, const struct secret_list *wipe, struct box_device *dev,
+                         struct kj_err *err)
 {
     const char *name = getenv("KJUDGE_FAKE_GPU_NAME");
+    (void)wipe;
     (void)err;
     memset(dev, 0, sizeof *dev);
     snprintf(dev->name, sizeof dev->name, "%s", name != NULL ? name : "NVIDIA H200");
@@ -44,34 +48,34 @@ static double fakegpu_seconds(const struct judge_job *job)
     return env != NULL ? atof(env) : 0.5;
 }
 
-static int fakegpu_judge(const struct judge_job *job, struct cJSON **out, struct kj_err *err)
+static int fakegpu_judge(const struct judge_job *job, struct judge_result **out,
+                         struct kj_err *err)
 {
     double s = fakegpu_seconds(job);
-    cJSON *empty = cJSON_CreateObject(), *r = cJSON_CreateObject(), *comp;
-    (void)err;
+    cJSON *empty = cJSON_CreateObject();
+    struct judge_result *r = result_new(job->spec, job->mode);
     if (job->progress != NULL)
-        job->progress(job->progress_ctx, "compiling", empty);
+        job->progress(job->progress_ctx, KJ_EV_COMPILING, empty);
     cJSON_Delete(empty);
     for (double left = s; left > 0; left -= 0.05) {
         struct timespec ts = {0, 50 * 1000000L};
         nanosleep(&ts, NULL);
     }
-    cJSON_AddStringToObject(r, "verdict", "compile_error");
-    cJSON_AddStringToObject(r, "message", "fakegpu: nothing was compiled");
-    cJSON_AddStringToObject(r, "mode", judge_mode_name(job->mode));
-    cJSON_AddStringToObject(r, "leaderboard", job->spec->name);
-    comp = cJSON_AddObjectToObject(r, "compile");
-    cJSON_AddBoolToObject(comp, "ok", 0);
-    cJSON_AddStringToObject(comp, "arch", "sm_90a");
-    cJSON_AddStringToObject(comp, "log", "fakegpu: nothing was compiled");
-    cJSON_AddNullToObject(r, "score_ns");
+    if (r == NULL || (r->compile.log = strdup("fakegpu: nothing was compiled")) == NULL) {
+        result_free(r);
+        return KJ_FAIL(err, KJ_ENOMEM, "fakegpu: out of memory");
+    }
+    r->has_compile = 1;
+    snprintf(r->compile.arch, sizeof r->compile.arch, "sm_90a");
+    result_set_verdict(r, KJ_V_COMPILE_ERROR, "fakegpu: nothing was compiled");
     *out = r;
     return KJ_OK;
 }
 
-static int fakegpu_health(int gpu, struct kj_err *err)
+static int fakegpu_health(int gpu, const struct secret_list *wipe, struct kj_err *err)
 {
     (void)gpu;
+    (void)wipe;
     (void)err;
     return KJ_OK;
 }

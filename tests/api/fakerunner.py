@@ -10,11 +10,16 @@ chosen by a marker in the submitted source:
     FAKE:compile     the compile fails with a log
     FAKE:crash       test 1 fails with a CUDA error
     FAKE:slow        like accept, with longer pauses
+    FAKE:scale=X     (with any of the above) every timed median times X
+
+A test may set before_event to a function(job, event name) that the
+runner calls before it posts each event (e.g. to hold a job mid-way).
 
 The shapes, seeds and counts come from the leaderboard's own JSON.
 Python 3 standard library only.
 """
 import json
+import re
 import threading
 import sys
 import time
@@ -42,6 +47,7 @@ class FakeRunner:
         self.stop_flag = threading.Event()
         self.hold = threading.Event()   # set: claim nothing (a test wants a job to stay queued)
         self.judged = []
+        self.before_event = None
         self.th = threading.Thread(target=self.loop, daemon=True)
 
     def start(self):
@@ -76,6 +82,8 @@ class FakeRunner:
 
     def event(self, job, name, data, pause):
         time.sleep(pause)
+        if self.before_event is not None:
+            self.before_event(job, name)
         self.c.post_json("/api/v1/runner/jobs/%d/events?attempt=%d" % (job["id"], job["attempt"]),
                          {"event": name, "data": data}, self.token)
 
@@ -86,6 +94,8 @@ class FakeRunner:
             if "FAKE:" + k in src:
                 kind = k
         pause = self.pause * (6 if kind == "slow" else 1)
+        m = re.search(r"FAKE:scale=([0-9]+(?:\.[0-9]+)?)", src)
+        scale = float(m.group(1)) if m else 1.0
         tests, shapes = board_facts(self.c, job["leaderboard"])
         res = {"mode": job["mode"], "leaderboard": job["leaderboard"], "tests": [], "benchmarks": [],
                "score_ns": None, "system": {"gpu": "NVIDIA %s (fake)" % job["gpu"], "arch": "sm_90a"}}
@@ -123,10 +133,11 @@ class FakeRunner:
         medians = []
         if job["mode"] != "test":
             for i, shape in enumerate(shapes):
-                m = 1000.0 * (i + 1) + 234.5
-                b = {"index": i, "shape": shape, "status": "pass", "median_ns": m, "mean_ns": m + 2,
-                     "stdev_ns": 4.0, "min_ns": m - 20, "max_ns": m + 40, "q1_ns": m - 3, "q3_ns": m + 3,
-                     "ci_lo_ns": m - 10, "ci_hi_ns": m + 12, "n": 300 + i, "stop_reason": "ci_converged",
+                m = (1000.0 * (i + 1) + 234.5) * scale
+                b = {"index": i, "shape": shape, "status": "pass", "median_ns": m, "mean_ns": m + 2 * scale,
+                     "stdev_ns": 4.0 * scale, "min_ns": m - 20 * scale, "max_ns": m + 40 * scale,
+                     "q1_ns": m - 3 * scale, "q3_ns": m + 3 * scale,
+                     "ci_lo_ns": m - 10 * scale, "ci_hi_ns": m + 12 * scale, "n": 300 + i, "stop_reason": "ci_converged",
                      "floor_ns": m / 3, "below_floor": False,
                      "launches": [{"kernel": "quant", "grid": [128 * (i + 1), 1, 1], "block": [32, 8, 1],
                                    "smem": 0}]}

@@ -2,7 +2,7 @@
 """test_access.py - who may call what, and the account and competition rules.
 
 Starts bin/kjudge-server with rate limits from its config file, then:
-calls every route of the route table in server/http.c (read from the
+calls every route of the route table in server/http_route.c (read from the
 source, so a new route without a row in MATRIX fails) as each of: no
 token, a user, another user, the admin, a runner and a banned user, and
 checks each status code; then checks users made by the admin, invite
@@ -68,6 +68,7 @@ MATRIX = {
     ("GET", "/api/v1/leaderboards"):                  (200, 200, 200, 200, 200, 403),
     ("GET", "/api/v1/leaderboards/{name}"):           (200, 200, 200, 200, 200, 403),
     ("GET", "/api/v1/leaderboards/{name}/rankings"):  (200, 200, 200, 200, 200, 403),
+    ("GET", "/api/v1/leaderboards/{name}/history"):   (200, 200, 200, 200, 200, 403),
     ("POST", "/api/v1/leaderboards/{name}/publish"):  (401, 403, 403, 409, 403, 403),
     ("POST", "/api/v1/admin/reload"):                 (401, 403, 403, 200, 403, 403),
     ("POST", "/api/v1/runner/hello"):                 (401, 403, 403, 403, 204, 403),
@@ -132,7 +133,7 @@ def matrix_call(c, srv, method, pattern, role, tokens, ctx):
         path += "?attempt=1"
     path = path.replace("{file}", "template.cu")
     path = path.replace("{name}", "victim" if pattern.startswith("/api/v1/users/") else "fp8_quant")
-    if pattern.endswith("/rankings"):
+    if pattern.endswith("/rankings") or pattern.endswith("/history"):
         path += "?gpu=H200"
     if pattern == "/api/v1/submissions" and method == "POST":
         return c.submit(tok, [("leaderboard", "fp8_quant"), ("gpu", "H200"), ("mode", "test")],
@@ -165,7 +166,7 @@ def matrix_call(c, srv, method, pattern, role, tokens, ctx):
 
 def test_matrix(srv, c, tokens):
     routes = route_table()
-    check(len(routes) >= 25, "the route table was read from server/http.c", sorted(routes))
+    check(len(routes) >= 25, "the route table was read from server/http_route.c", sorted(routes))
     missing = sorted(routes - set(MATRIX))
     check(not missing, "every route has a row in the access matrix", missing)
     check(not sorted(set(MATRIX) - routes), "every matrix row is a route", sorted(set(MATRIX) - routes))

@@ -9,7 +9,7 @@ lease expire and checks the job is queued again and the old runner's
 result is refused and changes nothing; lets a job's runner go silent three
 times and checks it ends as internal_error with the reason shown to its
 owner; retries a runner's internal_error; reads /api/v1/gpus; and checks
-that every route of server/http.c is in server/openapi.json and back.
+that every route of server/http_route.c is in server/openapi.json and back.
 Python 3 standard library only; ends with "test_jobs: N passed, N failed,
 N skipped" and exits 1 on failure.
 """
@@ -202,7 +202,7 @@ def test_gpus(c, runner):
 
 
 def route_table():
-    text = open(os.path.join(ROOT, "server", "http.c")).read()
+    text = open(os.path.join(ROOT, "server", "http_route.c")).read()
     table = text[text.index("routes[] = {"):text.index("{NULL, NULL")]
     out = set()
     for m, p in re.findall(r'\{"(GET|POST|PUT|DELETE|PATCH)", "([^"]+)"', table):
@@ -215,7 +215,7 @@ def test_openapi_routes(c, admin):
     documented = {(m.upper(), p) for p, ops in d.get("paths", {}).items() for m in ops
                   if m in ("get", "post", "put", "delete", "patch")}
     routes = route_table()
-    check(len(routes) >= 17, "the route table was read from server/http.c", sorted(routes))
+    check(len(routes) >= 17, "the route table was read from server/http_route.c", sorted(routes))
     check(routes - documented == set(), "every route is in openapi.json", sorted(routes - documented))
     check(documented - routes == set(), "every openapi.json path is a route", sorted(documented - routes))
     for m, p in sorted(documented):

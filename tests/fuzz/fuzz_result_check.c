@@ -65,9 +65,8 @@ static int utf8_ok(const unsigned char *s)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    static const char *const modes[] = {"test", "benchmark", "leaderboard"};
-    for (int m = 0; m < 3; m++) {
-        struct rcheck_job job = {fuzz_spec, modes[m], "H200"};
+    for (int m = 0; m < KJ_MODE_COUNT; m++) {
+        struct rcheck_job job = {fuzz_spec, (enum kj_mode)m, "H200"};
         struct rcheck_out out, again;
         struct kj_err err;
         kj_err_clear(&err);
@@ -87,7 +86,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         require(rcheck_result(&job, out.json, out.json_len, &again, &err) == KJ_OK,
                 "the stored text passes again");
         require(again.ndropped == 0 && strcmp(again.json, out.json) == 0 &&
-                strcmp(again.verdict, out.verdict) == 0 && again.has_score == out.has_score &&
+                again.verdict == out.verdict && again.has_score == out.has_score &&
                 (!out.has_score || again.score_ns == out.score_ns),
                 "checking the stored text again changes nothing");
         rcheck_out_clear(&again);

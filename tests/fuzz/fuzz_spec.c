@@ -1,7 +1,7 @@
 /*
  * fuzz_spec.c - libFuzzer harness for common/spec.c, the leaderboard.json
  * loader, and for the public bodies the server builds from a loaded board
- * (api_boards_build in server/api_leaderboards.c).
+ * (boards_from_specs in server/boards.c).
  *
  * The input is the text of a leaderboard.json. A scratch folder holds one
  * subfolder (with description.md and generate.cu) for each board name of
@@ -16,7 +16,7 @@
  */
 #include "fuzz.h"
 #include "spec.h"
-#include "api.h"
+#include "boards.h"
 #include "kj_err.h"
 
 #include <cjson/cJSON.h>
@@ -167,19 +167,18 @@ static void check_body(const char *what, const char *body, size_t len)
 /* Build the public bodies as the server does at start and on reload. Takes s. */
 static void check_server_bodies(struct spec *s)
 {
-    struct srv_boards *bs = calloc(1, sizeof *bs);
+    struct spec **specs = calloc(1, sizeof *specs);
+    struct board_set *bs = NULL;
     struct kj_err e;
-    if (bs == NULL || (bs->specs = calloc(1, sizeof *bs->specs)) == NULL)
+    if (specs == NULL)
         abort();
-    atomic_init(&bs->refs, 1);
-    bs->specs[0] = s;
-    bs->nspecs = 1;
+    specs[0] = s;
     kj_err_clear(&e);
-    if (api_boards_build(bs, &e) != 0)
-        fuzz_fail("api_boards_build failed on a loaded spec: %s", e.msg);
+    if (boards_from_specs(specs, 1, &bs, &e) != 0)
+        fuzz_fail("boards_from_specs failed on a loaded spec: %s", e.msg);
     check_body("GET /leaderboards/{name}", bs->boards[0].detail, bs->boards[0].detail_len);
     check_body("GET /leaderboards", bs->list, bs->list_len);
-    srv_boards_release(bs);
+    boards_release(bs);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -1,12 +1,13 @@
 /*
  * fuzz_upload.c - libFuzzer harness for the multipart upload path: POST
- * /api/v1/submissions through the real server (http.c routing and limits,
+ * /api/v1/submissions through the real server (http_daemon.c routing and limits,
  * upload.c over MHD's post processor, then api_submissions.c's checks of
  * the fields, the source and its directives, and the insert).
  *
- * LLVMFuzzerInitialize starts the server in this process once, as `serve`
- * does (a scratch SQLite database, the repository's leaderboards, one user
- * token, no rate limits), on a loopback port. Each input is
+ * LLVMFuzzerInitialize starts the server in this process once, through
+ * the same set-up as `serve` (server/service.c: a scratch SQLite database,
+ * the repository's leaderboards, one user token, no rate limits), on a
+ * loopback port. Each input is
  *   Content-Type value '\n' body
  * (bytes of the value outside printable ASCII become '_', so the request is
  * always well-formed HTTP) and is sent over one keep-alive connection with
@@ -24,16 +25,14 @@
 #include "fuzz.h"
 #include "auth.h"
 #include "db.h"
-#include "guard.h"
-#include "hello.h"
-#include "http.h"
-#include "metrics.h"
 #include "server.h"
-#include "wait.h"
+#include "service.h"
 
 #include <arpa/inet.h>
+#include <cjson/cJSON.h>
 #include <errno.h>
 #include <ftw.h>
+#include <microhttpd.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <signal.h>
@@ -74,7 +73,8 @@ static void setup_fail(const char *what, const struct kj_err *err)
     exit(2);
 }
 
-/* What `serve` does before it listens, less the lease sweeper and the OpenAPI body. */
+/* What `serve` does (service.c), with no configuration file: no OpenAPI
+ * body, no admin token, no rate limits; one user token. */
 static void server_start(void)
 {
     struct server *srv = calloc(1, sizeof *srv);
@@ -84,35 +84,24 @@ static void server_start(void)
     if (srv == NULL)
         abort();
     kj_err_clear(&err);
-    pthread_mutex_init(&srv->boards_mu, NULL);
-    pthread_mutex_init(&srv->reload_mu, NULL);
-    atomic_init(&srv->rank_gen, 1);
+    service_init(srv);
     snprintf(srv->bind, sizeof srv->bind, "127.0.0.1");
     snprintf(srv->db_path, sizeof srv->db_path, "%s/kjudge.db", up.scratch);
     snprintf(srv->boards_dir, sizeof srv->boards_dir, "leaderboards");
     srv->lease_s = KJ_LEASE_DEFAULT_S;
-    if (db_open(srv->db_path, &srv->db, &err) != 0)
-        setup_fail("db_open", &err);
-    if (srv_boards_load(srv->boards_dir, &srv->boards, &err) != 0)
-        setup_fail("loading leaderboards/ (run from the repository root)", &err);
-    for (int i = 0; i < srv->boards->nspecs; i++)
-        if (db_secret_ensure(srv->db, srv->boards->specs[i]->name, &err) != 0)
-            setup_fail("db_secret_ensure", &err);
+    srv->max_conns_per_ip = 0;
+    srv->header_timeout_s = KJ_HTTP_HEADER_TIMEOUT_S;
+    srv->conn_limit = KJ_HTTP_CONN_LIMIT;
+    srv->max_waiters = KJ_MAX_WAITERS;
+    srv->max_waiters_user = KJ_MAX_WAITERS_PER_USER;
+    if (service_open(srv, &err) != 0)
+        setup_fail("service_open (run from the repository root, for leaderboards/)", &err);
     if (auth_new_token(up.token, &err) != 0 ||
         auth_sha256_hex(up.token, strlen(up.token), hash, &err) != 0 ||
         db_user_add(srv->db, "fuzzer", "user", hash, NULL, &err) != 0)
         setup_fail("adding the user", &err);
-    srv->max_conns_per_ip = 0;
-    srv->header_timeout_s = KJ_HTTP_HEADER_TIMEOUT_S;
-    srv->conn_limit = KJ_HTTP_CONN_LIMIT;
-    if (metrics_new(&srv->metrics, &err) != 0 || hello_new(&srv->hellos, &err) != 0)
-        setup_fail("metrics_new/hello_new", &err);
-    if (wait_start(&srv->wait, KJ_MAX_WAITERS, KJ_MAX_WAITERS_PER_USER, &err) != 0)
-        setup_fail("wait_start", &err);
-    if (guard_start(&srv->guard, srv->header_timeout_s, &err) != 0)
-        setup_fail("guard_start", &err);
-    if (http_start(srv, &err) != 0)
-        setup_fail("http_start", &err);
+    if (service_listen(srv, &err) != 0)
+        setup_fail("service_listen", &err);
     if ((info = MHD_get_daemon_info(srv->daemon, MHD_DAEMON_INFO_BIND_PORT)) == NULL)
         setup_fail("the daemon's port", NULL);
     up.port = info->port;

@@ -37,6 +37,15 @@ static void test_tokens(void)
     KT_CHECK(strcmp(a, b) != 0, "two tokens differ");
 }
 
+/* Secret seeds: 64 random bits each, so two draws differ. */
+static void test_seeds(void)
+{
+    uint64_t a = 0, b = 0;
+    struct kj_err err;
+    KT_CHECK(auth_random_seed(&a, &err) == 0 && auth_random_seed(&b, &err) == 0, "two seeds");
+    KT_CHECK(a != b, "they differ: %llu %llu", (unsigned long long)a, (unsigned long long)b);
+}
+
 static void test_bearer(void)
 {
     char tok[AUTH_MAX_TOKEN + 1];
@@ -89,6 +98,7 @@ int main(void)
 {
     test_sha256();
     test_tokens();
+    test_seeds();
     test_bearer();
     test_lookup();
     return kt_done("test_auth");

@@ -45,8 +45,8 @@ int main(void)
     compile_result_free(&boxed);
 
     /* Two boxes at once, collected in the other order. */
-    KT_CHECK(cbox_start(good, strlen(good), &dg, "sm_90a", &p1, &err) == KJ_OK, "start 1");
-    KT_CHECK(cbox_start(bad, strlen(bad), &db, "sm_90a", &p2, &err) == KJ_OK, "start 2");
+    KT_CHECK(cbox_start(good, strlen(good), &dg, "sm_90a", NULL, &p1, &err) == KJ_OK, "start 1");
+    KT_CHECK(cbox_start(bad, strlen(bad), &db, "sm_90a", NULL, &p2, &err) == KJ_OK, "start 2");
     KT_CHECK(cbox_finish(&p2, "sm_90a", &b2, &err) == KJ_OK && !b2.ok && b2.cubin == NULL,
              "the bad source is a compile error");
     KT_CHECK(b2.log != NULL && strstr(b2.log, "submission.cu(2)") != NULL && strstr(b2.log, "nope"),

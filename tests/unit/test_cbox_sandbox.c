@@ -199,7 +199,7 @@ static int box(int (*fn)(void *), void *arg, unsigned flags, struct kj_err *err)
 {
     int result = -1000;
     kj_err_clear(err);
-    int rc = cbox_run_in_box(fn, arg, flags, &result, err);
+    int rc = cbox_run_in_box(fn, arg, flags, NULL, &result, err);
     return rc == KJ_OK ? result : -2000 + rc;
 }
 
@@ -381,7 +381,7 @@ int main(void)
     memset(&br, 0, sizeof br);
     double t0 = now();
     int started = dir_parse(bomb, strlen(bomb), &bd, &err) == KJ_OK &&
-                  cbox_start(bomb, strlen(bomb), &bd, "sm_90a", &bp, &err) == KJ_OK;
+                  cbox_start(bomb, strlen(bomb), &bd, "sm_90a", NULL, &bp, &err) == KJ_OK;
     KT_CHECK(started, "the bomb's box started: %s", err.msg);
 
     test_network();

@@ -16,6 +16,7 @@
 
 #include "compile.h"
 #include "directive.h"
+#include "result.h"
 
 #define ARCH "sm_90a"
 
@@ -589,7 +590,7 @@ static void test_json_and_version(void)
     cJSON *j, *ks, *k0;
 
     KT_CHECK(compile_str(src, &r) == 0 && r.ok, "compile");
-    j = compile_result_json(&r);
+    j = result_compile_json(&r);
     KT_CHECK(j != NULL, "json");
     ks = cJSON_GetObjectItem(j, "kernels");
     k0 = cJSON_GetArrayItem(ks, 0);

@@ -48,7 +48,7 @@ static int64_t submit(struct db *db, int64_t user, const char *gpu, const char *
     s.user_id = user;
     snprintf(s.leaderboard, sizeof s.leaderboard, "fp8_quant");
     snprintf(s.gpu, sizeof s.gpu, "%s", gpu);
-    snprintf(s.mode, sizeof s.mode, "%s", mode);
+    KT_CHECK(kj_mode_parse(mode, &s.mode) == 0, "mode %s", mode);
     snprintf(s.file_name, sizeof s.file_name, "k.cu");
     snprintf(s.source_sha256, sizeof s.source_sha256, "%064d", 0);
     s.source = "int x;\n";
@@ -65,7 +65,10 @@ static int finish(struct db *db, int64_t id, int64_t runner_id, const char *verd
 {
     struct db_job_ref ref = {id, runner_id, 0};
     enum db_finish outcome = DB_FINISH_DONE;
-    int rc = db_job_finish(db, &ref, verdict, has_score, score_ns, result, &outcome, err);
+    struct db_result res = {KJ_V_COUNT, has_score, score_ns, result, NULL, 0};
+    /* An unknown name stays KJ_V_COUNT: stored as "?", which the CHECK refuses. */
+    kj_verdict_parse(verdict, &res.verdict);
+    int rc = db_job_finish(db, &ref, &res, &outcome, err);
     *dup = rc == 0 && outcome == DB_FINISH_DUPLICATE;
     return rc;
 }
@@ -75,7 +78,9 @@ static int event(struct db *db, int64_t id, int64_t runner_id, const char *ev, c
                  struct kj_err *err)
 {
     struct db_job_ref ref = {id, runner_id, 0};
-    return db_job_event(db, &ref, ev, data, err);
+    enum kj_event e = KJ_EV_QUEUED;
+    KT_CHECK(kj_event_parse(ev, &e) == 0, "event %s", ev);
+    return db_job_event(db, &ref, e, data, err);
 }
 
 static void test_users(struct db *db)
@@ -100,12 +105,12 @@ static void test_secrets(struct db *db)
 {
     char a[32], b[32];
     struct kj_err err;
-    KT_CHECK(db_secret_ensure(db, "fp8_quant", &err) == 0, "ensure");
-    KT_CHECK(db_secret_get(db, "fp8_quant", a, sizeof a, &err) == 0 && a[0] != '\0', "get");
-    KT_CHECK(db_secret_ensure(db, "fp8_quant", &err) == 0 &&
+    KT_CHECK(db_secret_ensure(db, "fp8_quant", 18446744073709551615ULL, &err) == 0, "ensure");
+    KT_CHECK(db_secret_get(db, "fp8_quant", a, sizeof a, &err) == 0 &&
+             strcmp(a, "18446744073709551615") == 0, "get: the seed as a decimal: %s", a);
+    KT_CHECK(db_secret_ensure(db, "fp8_quant", 7, &err) == 0 &&
              db_secret_get(db, "fp8_quant", b, sizeof b, &err) == 0 && strcmp(a, b) == 0,
              "ensure keeps the existing secret");
-    KT_CHECK(strspn(a, "0123456789") == strlen(a), "decimal: %s", a);
     KT_CHECK(db_secret_get(db, "nope", a, sizeof a, &err) == KJ_ENOTFOUND, "unknown board");
 }
 
@@ -120,21 +125,21 @@ static void test_lifecycle(struct db *db)
     int64_t a = submit(db, u, "H200", "test"), b = submit(db, u, "B200", "leaderboard"),
             c = submit(db, u, "H200", "leaderboard");
 
-    KT_CHECK(db_sub_get(db, a, 1, &s, &err) == 0 && strcmp(s.status, "queued") == 0 &&
+    KT_CHECK(db_sub_get(db, a, 1, &s, &err) == 0 && s.status == DB_QUEUED &&
              s.source_len == 7 && strcmp(s.source, "int x;\n") == 0 && strcmp(s.user, "bob") == 0,
              "queued row with source");
     db_sub_clear(&s);
     KT_CHECK(finish(db, a, r1, "accepted", 0, 0, "{}", &dup, &err) == KJ_ECONFLICT,
              "a queued job cannot be finished");
     KT_CHECK(event(db, a, r1, "compiled", NULL, &err) == KJ_ECONFLICT, "no events while queued");
-    KT_CHECK(db_sub_claim(db, "H200", r1, "h0", &s, secret, sizeof secret, &err) == 0 && s.id == a &&
-             strcmp(s.status, "running") == 0 && s.source != NULL && secret[0] == '\0',
+    KT_CHECK(db_job_claim(db, "H200", r1, "h0", &s, secret, sizeof secret, &err) == 0 && s.id == a &&
+             s.status == DB_RUNNING && s.source != NULL && secret[0] == '\0',
              "claim takes the oldest H200 job, no secret for test mode");
     db_sub_clear(&s);
-    KT_CHECK(db_sub_claim(db, "H200", r2, "h1", &s, secret, sizeof secret, &err) == 0 && s.id == c &&
+    KT_CHECK(db_job_claim(db, "H200", r2, "h1", &s, secret, sizeof secret, &err) == 0 && s.id == c &&
              secret[0] != '\0', "the next claim takes the leaderboard job with its secret");
     db_sub_clear(&s);
-    KT_CHECK(db_sub_claim(db, "H200", r2, "h1", &s, secret, sizeof secret, &err) == KJ_ENOTFOUND,
+    KT_CHECK(db_job_claim(db, "H200", r2, "h1", &s, secret, sizeof secret, &err) == KJ_ENOTFOUND,
              "nothing left for H200");
     KT_CHECK(event(db, a, r1, "compiled", "{\"ok\":true}", &err) == 0 &&
              event(db, a, r1, "test", NULL, &err) == 0, "events");
@@ -145,19 +150,19 @@ static void test_lifecycle(struct db *db)
              !dup, "finish");
     KT_CHECK(finish(db, a, r1, "wrong_answer", 0, 0, "{}", &dup, &err) == 0 && dup,
              "a second finish is a duplicate");
-    KT_CHECK(db_sub_get(db, a, 1, &s, &err) == 0 && strcmp(s.verdict, "accepted") == 0 &&
+    KT_CHECK(db_sub_get(db, a, 1, &s, &err) == 0 && s.has_verdict && s.verdict == KJ_V_ACCEPTED &&
              s.has_score && s.score_ns == 10.0 && s.finished_at > 0 && s.result != NULL,
              "the duplicate changed nothing");
     db_sub_clear(&s);
     KT_CHECK(finish(db, 9999, r1, "accepted", 0, 0, "{}", &dup, &err) == KJ_ENOTFOUND, "unknown job");
     KT_CHECK(finish(db, c, r2, "bogus", 0, 0, "{}", &dup, &err) != 0, "the CHECK refuses a bad verdict");
-    KT_CHECK(db_sub_get(db, c, 0, &s, &err) == 0 && strcmp(s.status, "running") == 0,
+    KT_CHECK(db_sub_get(db, c, 0, &s, &err) == 0 && s.status == DB_RUNNING,
              "a refused finish leaves the job running");
 
     struct db_event *ev = NULL;
     int n = 0;
     KT_CHECK(db_events_list(db, a, &ev, &n, &err) == 0 && n == 2 && ev[0].seq == 1 && ev[1].seq == 2 &&
-             strcmp(ev[0].event, "compiled") == 0 && ev[1].data == NULL, "events in order");
+             ev[0].event == KJ_EV_COMPILED && ev[1].data == NULL, "events in order");
     db_events_free(ev, n);
 
     struct db_sub *rows = NULL;
@@ -165,7 +170,7 @@ static void test_lifecycle(struct db *db)
              rows[2].id == a && rows[0].source == NULL, "list newest first, no blobs");
     db_sub_list_free(rows, n);
     int64_t cnt = 0;
-    KT_CHECK(db_sub_count(db, "queued", &cnt, &err) == 0 && cnt == 1, "one queued (B200)");
+    KT_CHECK(db_sub_count(db, DB_QUEUED, &cnt, &err) == 0 && cnt == 1, "one queued (B200)");
     (void)b;
 }
 
@@ -180,12 +185,12 @@ static void test_rank_rows(struct db *db)
     int64_t owners[] = {u1, u1, u2};
     for (int i = 0; i < 3; i++) {
         submit(db, owners[i], "X1", "leaderboard");
-        KT_CHECK(db_sub_claim(db, "X1", r, "rr", &s, secret, sizeof secret, &err) == 0, "claim");
+        KT_CHECK(db_job_claim(db, "X1", r, "rr", &s, secret, sizeof secret, &err) == 0, "claim");
         finish(db, s.id, r, "accepted", 1, scores[i][0], "{}", &dup, &err);
         db_sub_clear(&s);
     }
     submit(db, u2, "X1", "leaderboard");
-    KT_CHECK(db_sub_claim(db, "X1", r, "rr", &s, secret, sizeof secret, &err) == 0, "claim");
+    KT_CHECK(db_job_claim(db, "X1", r, "rr", &s, secret, sizeof secret, &err) == 0, "claim");
     finish(db, s.id, r, "wrong_answer", 1, 1.0, "{}", &dup, &err);
     db_sub_clear(&s);
     struct db_rank_row *rows = NULL;
@@ -195,6 +200,83 @@ static void test_rank_rows(struct db *db)
                  strcmp(rows[1].user, "u2") == 0 && rows[1].score_ns == 200,
                  "best per user, wrong answers ignored");
     db_rank_rows_free(rows, n);
+}
+
+/* A finished job's medians are numbers the rankings read back; an
+ * internal_error that is retried stores none of its result. */
+static void test_rank_medians(struct db *db)
+{
+    struct kj_err err;
+    struct db_sub s;
+    struct db_rank_row *rows = NULL;
+    char secret[32], shape0[] = "{\"T\":1}", shape2[] = "{\"T\":3}";
+    struct db_median m[] = {{0, 10.5, shape0}, {2, 30, shape2}};
+    struct db_result ok = {KJ_V_ACCEPTED, 1, 17.5, "{\"verdict\":\"accepted\"}", m, 2};
+    struct db_result bad = {KJ_V_INTERNAL, 0, 0, "{\"verdict\":\"internal_error\"}", m, 2};
+    enum db_finish outcome;
+    int n = 0;
+    int64_t u = add_user(db, "medu", "user"), r = add_user(db, "medr", "runner");
+    int64_t id = submit(db, u, "X2", "leaderboard");
+    struct db_job_ref ref = {id, r, 0};
+    KT_CHECK(db_job_claim(db, "X2", r, "mr", &s, secret, sizeof secret, &err) == 0, "claim: %s",
+             err.msg);
+    db_sub_clear(&s);
+    KT_CHECK(db_job_finish(db, &ref, &bad, &outcome, &err) == 0 && outcome == DB_FINISH_REQUEUED,
+             "internal_error: queued again");
+    KT_CHECK(db_job_claim(db, "X2", r, "mr", &s, secret, sizeof secret, &err) == 0, "claim again");
+    db_sub_clear(&s);
+    KT_CHECK(db_job_finish(db, &ref, &ok, &outcome, &err) == 0 && outcome == DB_FINISH_DONE,
+             "finish: %s", err.msg);
+    KT_CHECK(db_rank_rows(db, "fp8_quant", "X2", &rows, &n, &err) == 0 && n == 1 &&
+             rows[0].nmedians == 2, "one ranked row with its two medians: %d", n);
+    if (n == 1 && rows[0].nmedians == 2)
+        KT_CHECK(rows[0].medians[0].idx == 0 && rows[0].medians[0].median_ns == 10.5 &&
+                 strcmp(rows[0].medians[0].shape, shape0) == 0 && rows[0].medians[1].idx == 2 &&
+                 rows[0].medians[1].median_ns == 30 && strcmp(rows[0].medians[1].shape, shape2) == 0,
+                 "the medians as stored, in index order");
+    db_rank_rows_free(rows, n);
+}
+
+/* The lease sweep: a silent runner's job goes back to the queue twice, then
+ * fails; what it writes (the "queued" events, the result and the "verdict"
+ * event) is JSON. */
+static void test_sweep(struct db *db)
+{
+    struct kj_err err;
+    struct db_sub s;
+    struct db_event *ev = NULL;
+    struct db_expired *ex = NULL;
+    char secret[32];
+    int n = 0, nev = 0, ok = 1;
+    int64_t u = add_user(db, "swu", "user"), r = add_user(db, "swr", "runner");
+    int64_t id = submit(db, u, "SW1", "test");
+    db_job_set_lease(db, 1000);
+    for (int attempt = 1; attempt <= DB_MAX_ATTEMPTS; attempt++) {
+        ok &= db_job_claim(db, "SW1", r, "sw", &s, secret, sizeof secret, &err) == 0 && s.id == id;
+        db_sub_clear(&s);
+        ok &= db_job_sweep(db, db_now_ms() + 5000, &ex, &n, &err) == 0 && n == 1 &&
+              ex[0].id == id && ex[0].attempts == attempt &&
+              ex[0].failed == (attempt == DB_MAX_ATTEMPTS);
+        free(ex);
+        ex = NULL;
+    }
+    db_job_set_lease(db, DB_LEASE_DEFAULT_MS);
+    KT_CHECK(ok, "requeued twice, then failed: %s", err.msg);
+    KT_CHECK(db_sub_get(db, id, 1, &s, &err) == 0 && s.status == DB_DONE &&
+             s.verdict == KJ_V_INTERNAL && s.result != NULL &&
+             strcmp(s.result, "{\"verdict\":\"internal_error\",\"message\":\"the runner stopped "
+                    "answering 3 times\",\"score_ns\":null}") == 0 &&
+             strcmp(s.reason, "the runner stopped answering 3 times") == 0,
+             "done as internal_error: %s", s.result != NULL ? s.result : "");
+    db_sub_clear(&s);
+    KT_CHECK(db_events_list(db, id, &ev, &nev, &err) == 0 && nev == 3 &&
+             ev[0].event == KJ_EV_QUEUED && ev[2].event == KJ_EV_VERDICT &&
+             strcmp(ev[0].data, "{\"position\":1,\"attempt\":2,\"reason\":\"the runner stopped "
+                    "answering\"}") == 0 &&
+             strcmp(ev[2].data, "{\"verdict\":\"internal_error\",\"message\":\"the runner "
+                    "stopped answering 3 times\"}") == 0, "the events: %s / %s",
+             nev > 0 ? ev[0].data : "", nev > 2 ? ev[2].data : "");
+    db_events_free(ev, nev);
 }
 
 struct racer { int64_t runner; int claimed[64]; int n; };
@@ -208,7 +290,7 @@ static void *race(void *arg)
     char secret[32];
     if (db_open(path, &db, &err) != 0)
         return NULL;
-    while (rc->n < 64 && db_sub_claim(db, "RACE", rc->runner, "r", &s, secret, sizeof secret, &err) == 0) {
+    while (rc->n < 64 && db_job_claim(db, "RACE", rc->runner, "r", &s, secret, sizeof secret, &err) == 0) {
         rc->claimed[rc->n++] = (int)s.id;
         db_sub_clear(&s);
     }
@@ -287,7 +369,8 @@ static void test_runner_gpus(struct db *db)
              sqlite3_exec(h, "ALTER TABLE users DROP COLUMN runner_gpus; "
                           "ALTER TABLE submissions DROP COLUMN withdrawn_at; "
                           "ALTER TABLE submissions DROP COLUMN event_count; "
-                          "ALTER TABLE submissions DROP COLUMN event_bytes; PRAGMA user_version=4; "
+                          "ALTER TABLE submissions DROP COLUMN event_bytes; DROP TABLE shape_medians; "
+                          "PRAGMA user_version=4; "
                           "INSERT INTO users(name, role, token_hash, created_at) VALUES "
                           "('old', 'runner', 'h', 0)", NULL, NULL, NULL) == SQLITE_OK,
              "turn it into version 4 with a runner: %s", sqlite3_errmsg(h));
@@ -321,7 +404,7 @@ static void *gc_thread(void *p)
         s.user_id = a->user;
         snprintf(s.leaderboard, sizeof s.leaderboard, "gc_board");
         snprintf(s.gpu, sizeof s.gpu, "H200");
-        snprintf(s.mode, sizeof s.mode, "test");
+        s.mode = KJ_MODE_TEST;
         snprintf(s.file_name, sizeof s.file_name, "k.cu");
         s.source = "int y;\n";
         s.source_len = 7;
@@ -397,7 +480,7 @@ static int64_t running_job(struct db *db, int64_t u, int64_t r)
     struct kj_err err;
     char secret[32];
     int64_t id = submit(db, u, "EV1", "test");
-    KT_CHECK(db_sub_claim(db, "EV1", r, "ev", &s, secret, sizeof secret, &err) == 0 && s.id == id,
+    KT_CHECK(db_job_claim(db, "EV1", r, "ev", &s, secret, sizeof secret, &err) == 0 && s.id == id,
              "claim the events job: %s", err.msg);
     db_sub_clear(&s);
     return id;
@@ -407,7 +490,8 @@ static void test_event_cursor(struct db *db)
 {
     struct kj_err err;
     struct db_event *ev = NULL;
-    char data[2048], name[32];
+    char data[2048];
+    enum kj_event last = KJ_EV_QUEUED;
     int64_t u = add_user(db, "evu", "user"), r = add_user(db, "evr", "runner"), seq = -1;
     int64_t id = running_job(db, u, r);
     int n = 0, more = 0, ok = 1;
@@ -430,10 +514,9 @@ static void test_event_cursor(struct db *db)
     db_events_free(ev, n);
     KT_CHECK(db_events_after(db, id, 10, 100, 1 << 20, &ev, &n, &more, &err) == 0 && n == 0 && !more &&
              ev == NULL, "nothing after the last");
-    KT_CHECK(db_event_last(db, id, &seq, name, sizeof name, &err) == 0 && seq == 10 &&
-             strcmp(name, "verdict") == 0, "the last event");
-    KT_CHECK(db_event_last(db, 999999, &seq, name, sizeof name, &err) == 0 && seq == 0 && name[0] == '\0',
-             "no events: seq 0");
+    KT_CHECK(db_event_last(db, id, &seq, &last, &err) == 0 && seq == 10 && last == KJ_EV_VERDICT,
+             "the last event");
+    KT_CHECK(db_event_last(db, 999999, &seq, &last, &err) == 0 && seq == 0, "no events: seq 0");
 
     /* The count cap. */
     int64_t c = running_job(db, u, r);
@@ -482,7 +565,8 @@ static void test_migrate_v6(void)
     db_close(db);
     KT_CHECK(sqlite3_open(p2, &h) == SQLITE_OK &&
              sqlite3_exec(h, "ALTER TABLE submissions DROP COLUMN event_count;"
-                             "ALTER TABLE submissions DROP COLUMN event_bytes; PRAGMA user_version=6",
+                             "ALTER TABLE submissions DROP COLUMN event_bytes;"
+                             "DROP TABLE shape_medians; PRAGMA user_version=6",
                           NULL, NULL, NULL) == SQLITE_OK, "back to version 6: %s", sqlite3_errmsg(h));
     sqlite3_close(h);
     db = NULL;
@@ -500,6 +584,128 @@ static void test_migrate_v6(void)
     sqlite3_close(h);
     KT_CHECK(cnt == 2 && bytes == (int64_t)(strlen("test") + strlen("{\"a\":1}") + strlen("compiled")),
              "existing events are counted: %lld events, %lld bytes", (long long)cnt, (long long)bytes);
+}
+
+/* Column 0 of the first row of sql on h as text into out ("" when none). */
+static void sql_text(sqlite3 *h, const char *sql, char *out, size_t outsz)
+{
+    sqlite3_stmt *st = NULL;
+    out[0] = '\0';
+    if (sqlite3_prepare_v2(h, sql, -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW &&
+        sqlite3_column_text(st, 0) != NULL)
+        snprintf(out, outsz, "%s", (const char *)sqlite3_column_text(st, 0));
+    sqlite3_finalize(st);
+}
+
+/* Version 7 to 8: the medians of results stored before are filled from
+ * their text: entries with a shape and a median only, in list order; a
+ * result that does not parse, or whose benchmarks are no list, has none. */
+static void test_migrate_v7(void)
+{
+    static const char *const results[] = {
+        "{\"benchmarks\": [{\"shape\": {\"T\": 1}, \"median_ns\": 10.5, \"n\": 3},"
+        " {\"shape\": {\"T\": 2}}, {\"median_ns\": 4}, {\"shape\": {\"T\": 3}, \"median_ns\": 30}]}",
+        "{not json", "{\"benchmarks\": 5}"};
+    char p2[160], sql[256], got[256];
+    sqlite3 *h = NULL;
+    struct db *db = NULL;
+    struct db_sub s;
+    struct db_rank_row *rows = NULL;
+    struct kj_err err;
+    char secret[32];
+    int64_t ids[3];
+    int dup = 0, n = 0, ok = 1;
+    snprintf(p2, sizeof p2, "%s/v7.db", dir);
+    KT_CHECK(db_open(p2, &db, &err) == 0 && db_secret_ensure(db, "fp8_quant", 1, &err) == 0,
+             "open: %s", err.msg);
+    if (db == NULL)
+        return;
+    int64_t u = add_user(db, "v7u", "user"), r = add_user(db, "v7r", "runner");
+    for (int i = 0; i < 3; i++) {
+        ids[i] = submit(db, u, "V7", "leaderboard");
+        ok &= db_job_claim(db, "V7", r, "v7", &s, secret, sizeof secret, &err) == 0 && s.id == ids[i];
+        db_sub_clear(&s);
+        ok &= finish(db, ids[i], r, "accepted", 1, 100.0 + i, results[i], &dup, &err) == 0;
+    }
+    KT_CHECK(ok, "three finished jobs: %s", err.msg);
+    db_close(db);
+    db = NULL;
+    KT_CHECK(sqlite3_open(p2, &h) == SQLITE_OK &&
+             sqlite3_exec(h, "DROP TABLE shape_medians; PRAGMA user_version=7", NULL, NULL,
+                          NULL) == SQLITE_OK, "back to version 7: %s", sqlite3_errmsg(h));
+    sqlite3_close(h);
+    KT_CHECK(db_open(p2, &db, &err) == 0, "version 7 migrates: %s", err.msg);
+    KT_CHECK(sqlite3_open(p2, &h) == SQLITE_OK, "open with sqlite3");
+    snprintf(sql, sizeof sql, "SELECT group_concat(idx || '=' || shape || '=' || median_ns, ';') "
+             "FROM (SELECT * FROM shape_medians WHERE submission_id = %lld ORDER BY idx)",
+             (long long)ids[0]);
+    sql_text(h, sql, got, sizeof got);
+    KT_CHECK(strcmp(got, "0={\"T\":1}=10.5;3={\"T\":3}=30.0") == 0,
+             "complete entries only, at their place in the list: %s", got);
+    snprintf(sql, sizeof sql, "SELECT count(*) FROM shape_medians WHERE submission_id IN (%lld, %lld)",
+             (long long)ids[1], (long long)ids[2]);
+    sql_text(h, sql, got, sizeof got);
+    KT_CHECK(strcmp(got, "0") == 0, "a malformed result and benchmarks that are no list: none (%s)",
+             got);
+    sqlite3_close(h);
+    KT_CHECK(db != NULL && db_rank_rows(db, "fp8_quant", "V7", &rows, &n, &err) == 0 && n == 1 &&
+             rows[0].submission_id == ids[0] && rows[0].nmedians == 2 &&
+             rows[0].medians[1].median_ns == 30, "the rankings read the migrated medians");
+    db_rank_rows_free(rows, n);
+    db_close(db);
+}
+
+/* A new database's CHECK lists are protocol.h's name tables: every name is
+ * accepted, anything else refused. */
+static void test_check_lists(void)
+{
+    char p2[160], sql[64];
+    sqlite3 *h = NULL;
+    sqlite3_stmt *st = NULL;
+    struct db *db = NULL;
+    struct db_sub s;
+    struct kj_err err;
+    const char *text = NULL;
+    int found = 0, rc;
+    snprintf(p2, sizeof p2, "%s/lists.db", dir);
+    KT_CHECK(db_open(p2, &db, &err) == 0, "open: %s", err.msg);
+    if (db == NULL)
+        return;
+    KT_CHECK(sqlite3_open(p2, &h) == SQLITE_OK &&
+             sqlite3_prepare_v2(h, "SELECT sql FROM sqlite_master WHERE name = 'submissions'", -1,
+                                &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW &&
+             (text = (const char *)sqlite3_column_text(st, 0)) != NULL, "read the schema");
+    for (int m = 0; text != NULL && m < KJ_MODE_COUNT; m++) {
+        snprintf(sql, sizeof sql, "'%s'", kj_mode_name((enum kj_mode)m));
+        found += strstr(text, sql) != NULL;
+    }
+    for (int v = 0; text != NULL && v < KJ_V_COUNT; v++) {
+        snprintf(sql, sizeof sql, "'%s'", kj_verdict_name((enum kj_verdict)v));
+        found += strstr(text, sql) != NULL;
+    }
+    KT_CHECK(found == KJ_MODE_COUNT + KJ_V_COUNT, "every mode and verdict is in the CHECK lists "
+             "(%d of %d)", found, KJ_MODE_COUNT + KJ_V_COUNT);
+    sqlite3_finalize(st);
+    memset(&s, 0, sizeof s);
+    s.user_id = add_user(db, "lists", "user");
+    snprintf(s.leaderboard, sizeof s.leaderboard, "b");
+    snprintf(s.gpu, sizeof s.gpu, "H200");
+    s.mode = KJ_MODE_COUNT; /* no mode: stored as "?" */
+    s.source = "x";
+    s.source_len = 1;
+    KT_CHECK(db_sub_insert(db, &s, &err) != 0, "the CHECK refuses a mode outside the table");
+    /* A row the CHECK would refuse, written around it: read back as an
+     * error, not a crash. */
+    s.mode = KJ_MODE_TEST;
+    KT_CHECK(db_sub_insert(db, &s, &err) == 0, "insert: %s", err.msg);
+    rc = sqlite3_exec(h, "PRAGMA ignore_check_constraints = ON; UPDATE submissions SET "
+                      "mode = 'bogus'", NULL, NULL, NULL);
+    KT_CHECK(rc == SQLITE_OK, "write a bad mode: %s", sqlite3_errmsg(h));
+    sqlite3_close(h);
+    memset(&s, 0, sizeof s);
+    KT_CHECK(db_sub_get(db, 1, 0, &s, &err) == KJ_EINTERNAL && strstr(err.msg, "bogus") != NULL,
+             "an unknown mode in a row is KJ_EINTERNAL: %s", err.msg);
+    db_close(db);
 }
 
 /* PRAGMA max_page_count makes SQLite answer SQLITE_FULL as on a full disk. */
@@ -525,7 +731,7 @@ static void test_storage_full(void)
     s.user_id = u;
     snprintf(s.leaderboard, sizeof s.leaderboard, "fp8_quant");
     snprintf(s.gpu, sizeof s.gpu, "H200");
-    snprintf(s.mode, sizeof s.mode, "test");
+    s.mode = KJ_MODE_TEST;
     snprintf(s.file_name, sizeof s.file_name, "big.cu");
     snprintf(s.source_sha256, sizeof s.source_sha256, "%064d", 1);
     s.source = big;
@@ -534,7 +740,7 @@ static void test_storage_full(void)
     KT_CHECK(rc == KJ_ESTORAGE && strcmp(db_storage_reason(db), "disk full") == 0,
              "a row that does not fit -> KJ_ESTORAGE, disk full: %d %s", rc, err.msg);
     KT_CHECK(atomic_load(&db->storage_fail_ms) > 0, "the failure is remembered");
-    KT_CHECK(db_sub_count(db, "queued", &count, &err) == 0 && count == 0, "nothing was stored: %lld",
+    KT_CHECK(db_sub_count(db, DB_QUEUED, &count, &err) == 0 && count == 0, "nothing was stored: %lld",
              (long long)count);
     KT_CHECK(db_storage_check(db, why, sizeof why, &err) == 0 && atomic_load(&db->storage_fail_ms) == 0,
              "a probe write that works forgets the failure: %s", why);
@@ -560,6 +766,8 @@ int main(void)
     test_secrets(db);
     test_lifecycle(db);
     test_rank_rows(db);
+    test_rank_medians(db);
+    test_sweep(db);
     test_race(db);
     test_group_commit(db);
     test_published(db);
@@ -568,6 +776,8 @@ int main(void)
     db_close(db);
     test_newer_schema();
     test_migrate_v6();
+    test_migrate_v7();
+    test_check_lists();
     test_storage_full();
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);

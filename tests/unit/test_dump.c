@@ -18,8 +18,9 @@
 
 #include <cjson/cJSON.h>
 
-#include "box.h"
+#include "directive.h"
 #include "dump.h"
+#include "plan.h"
 #include "spec.h"
 
 /* Fill a region so that every byte says which region and offset it is. */
@@ -44,15 +45,21 @@ int main(void)
     snprintf(dir, sizeof dir, "%s/out", root);
     KT_CHECK(dump_open(&d, dir, s, &err) == KJ_OK, "open: %s", err.msg);
 
-    size_t off[SPEC_MAX_BUFFERS], size[SPEC_MAX_BUFFERS], total;
-    const struct spec_case *cases[2] = {&s->tests[1], &s->benchmarks[0]};
+    struct directives dirs;
+    struct plan *p = NULL;
+    const char *src = "//!kjudge launch quant grid=(T) block=(32)\n";
+    KT_CHECK(dir_parse(src, strlen(src), &dirs, &err) == KJ_OK &&
+             plan_build(s, &dirs, &dirs, NULL, &p, &err) == KJ_OK, "plan: %s", err.msg);
+    if (p == NULL)
+        return kt_done("test_dump");
+    const struct case_plan *cases[2] = {plan_case(p, 0, 1), plan_case(p, 1, 0)};
     for (int k = 0; k < 2; k++) {
-        KT_CHECK(box_layout(s, cases[k], off, size, &total, &err) == KJ_OK, "layout");
+        const size_t *off = cases[k]->off, *size = cases[k]->size, total = cases[k]->total;
         unsigned char *in = malloc(total), *out = malloc(total);
         pattern(in, total, 0x11);
         pattern(out, total, 0xa5);
-        KT_CHECK(dump_case(&d, s, k, k == 0 ? 1 : 0, cases[k]->seed + (k ? 0xffffffff00000000ull : 0),
-                           in, out, off, size, k ? "fail" : "pass", &err) == KJ_OK,
+        KT_CHECK(dump_case(&d, s, cases[k], cases[k]->seed + (k ? 0xffffffff00000000ull : 0),
+                           in, out, k ? "fail" : "pass", &err) == KJ_OK,
                  "case %d: %s", k, err.msg);
         /* x is an input: its bytes come from in; x_q an output: from out. */
         const char *names[3] = {"x", "x_q", "x_s"};
@@ -116,6 +123,7 @@ int main(void)
              "a folder with other files is refused: %s", err.msg);
     KT_CHECK(dump_open(&d, "", s, &err) == KJ_EINVAL, "empty name refused");
 
+    plan_free(p);
     spec_free(s);
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
     if (system(cmd) != 0)

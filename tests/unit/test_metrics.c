@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "hello.h"
+#include "kj_buf.h"
 #include "metrics.h"
 
 #define THREADS 8
@@ -48,16 +49,17 @@ static double sample(const char *text, const char *prefix)
 static void test_concurrent(void)
 {
     struct metrics *m = NULL;
-    struct metrics_text t = {NULL, 0, 0, 0};
+    struct kj_buf t;
+    kj_buf_init(&t, 0);
     struct kj_err err;
     pthread_t th[THREADS];
-    KT_CHECK(metrics_new(&m, &err) == 0, "metrics_new");
+    KT_CHECK(metrics_new(methods, patterns, 2, &m, &err) == 0, "metrics_new");
     for (int i = 0; i < THREADS; i++)
         pthread_create(&th[i], NULL, hammer, m);
     for (int i = 0; i < THREADS; i++)
         pthread_join(th[i], NULL);
-    metrics_render(m, &t, methods, patterns, 2);
-    KT_CHECK(t.p != NULL && !t.oom, "rendered");
+    metrics_render(m, &t);
+    KT_CHECK(t.p != NULL && kj_buf_status(&t) == 0, "rendered");
     /* i in [0, PER_THREAD): route 0 gets even i, 404 when i % 3 == 0. */
     long even = PER_THREAD / 2, even404 = 0;
     for (int i = 0; i < PER_THREAD; i += 2)
@@ -72,24 +74,25 @@ static void test_concurrent(void)
     double cnt = sample(t.p, "kjudge_http_request_duration_seconds_count{method=\"GET\",route=\"/healthz\"}");
     KT_CHECK(inf == (double)(THREADS * even) && cnt == inf, "+Inf %g = count %g", inf, cnt);
     KT_CHECK(le2 == 0 && le5 == inf, "3 ms falls in le=0.005, not le=0.0025: %g %g", le2, le5);
-    free(t.p);
+    kj_buf_free(&t);
     metrics_free(m);
 }
 
 static void test_slots_and_labels(void)
 {
     struct metrics *m = NULL;
-    struct metrics_text t = {NULL, 0, 0, 0};
+    struct kj_buf t;
+    kj_buf_init(&t, 0);
     struct kj_err err;
-    KT_CHECK(metrics_new(&m, &err) == 0, "metrics_new");
+    KT_CHECK(metrics_new(methods, patterns, 2, &m, &err) == 0, "metrics_new");
     for (unsigned s = 0; s < METRICS_STATUS_SLOTS + 3; s++)
         metrics_request(m, 1, 400 + s, 0.1);
     metrics_request(m, -1, 404, 0.1);
     metrics_request(m, 99, 404, 0.1);
-    metrics_job(m, "H200", "test", 3);
-    metrics_job(m, "H200", "test", 700);
-    metrics_job(m, "B\"2\\00", "leaderboard", 1);
-    metrics_render(m, &t, methods, patterns, 2);
+    metrics_job(m, "H200", KJ_MODE_TEST, 3);
+    metrics_job(m, "H200", KJ_MODE_TEST, 700);
+    metrics_job(m, "B\"2\\00", KJ_MODE_LEADERBOARD, 1);
+    metrics_render(m, &t);
     KT_CHECK(sample(t.p, "kjudge_http_requests_total{method=\"POST\",route=\"/api/v1/submissions\",code=\"other\"}") == 3,
              "statuses past the slots count as other");
     KT_CHECK(sample(t.p, "kjudge_http_requests_total{method=\"\",route=\"unmatched\",code=\"404\"}") == 2,
@@ -100,11 +103,12 @@ static void test_slots_and_labels(void)
              sample(t.p, "kjudge_job_duration_seconds_sum{gpu=\"H200\",mode=\"test\"}") == 703,
              "job buckets are cumulative and the sum is kept");
     KT_CHECK(strstr(t.p, "gpu=\"B\\\"2\\\\00\",mode=\"leaderboard\"") != NULL, "label values are escaped");
-    struct metrics_text l = {NULL, 0, 0, 0};
+    struct kj_buf l;
+    kj_buf_init(&l, 0);
     metrics_label(&l, "a\nb\"c\\d", 100);
     KT_CHECK(l.p != NULL && strcmp(l.p, "a\\nb\\\"c\\\\d") == 0, "metrics_label: %s", l.p ? l.p : "");
-    free(l.p);
-    free(t.p);
+    kj_buf_free(&l);
+    kj_buf_free(&t);
     metrics_free(m);
     metrics_free(NULL);
 }

@@ -3,7 +3,7 @@
  *
  * Every result in tests/fuzz/corpus/result_check/ (modelled on what
  * runner/judge.c writes) passes with its job, nothing dropped; the runner's
- * own code paths (a rejected result of judge_run, compile_result_json of a
+ * own code paths (a rejected result of judge_run, result_compile_json of a
  * real NVRTC compile, stats_summarize and stats_geomean of samples) pass;
  * then one change at a time to an accepted leaderboard result, each refused
  * with the field named: forged scores, wrong mode or board, missing, extra
@@ -22,6 +22,7 @@
 #include "directive.h"
 #include "gputype.h"
 #include "judge.h"
+#include "result.h"
 #include "result_check.h"
 #include "stats.h"
 
@@ -33,7 +34,8 @@ static struct spec *spec;
 static int check_text(const char *text, size_t len, const char *mode, const char *gpu,
                       struct rcheck_out *out, struct kj_err *err)
 {
-    struct rcheck_job job = {spec, mode, gpu};
+    struct rcheck_job job = {spec, KJ_MODE_TEST, gpu};
+    KJ_ASSERT(kj_mode_parse(mode, &job.mode) == 0);
     kj_err_clear(err);
     return rcheck_result(&job, text, len, out, err);
 }
@@ -225,18 +227,20 @@ static void test_real_rejected(void)
 {
     struct judge_job jj;
     struct kj_err err;
-    cJSON *res = NULL;
+    struct judge_result *res = NULL;
     const char *src = "//!kjudge launch quant grid=(Q) block=(32)\n";
     memset(&jj, 0, sizeof jj);
     jj.spec = spec;
     jj.source = src;
     jj.source_len = strlen(src);
-    for (int m = JUDGE_TEST; m <= JUDGE_LEADERBOARD; m++) {
-        jj.mode = (enum judge_mode)m;
+    for (int m = KJ_MODE_TEST; m <= KJ_MODE_LEADERBOARD; m++) {
+        jj.mode = (enum kj_mode)m;
         KT_CHECK(judge_run(&jj, &res, &err) == KJ_OK && res != NULL, "judge_run: %s", err.msg);
-        if (res != NULL)
-            must_pass(res, judge_mode_name(jj.mode), "judge_run's rejected result");
-        cJSON_Delete(res);
+        cJSON *j = res != NULL ? result_json(res) : NULL;
+        if (j != NULL)
+            must_pass(j, kj_mode_name(jj.mode), "judge_run's rejected result");
+        cJSON_Delete(j);
+        result_free(res);
         res = NULL;
     }
 }
@@ -258,7 +262,7 @@ static void test_real_parts(void)
              compile_source(src, len, &d, "sm_90a", &cr, &err) == KJ_OK && cr.ok,
              "the template compiles: %s", err.msg);
     if (cr.ok && r != NULL)
-        cJSON_ReplaceItemInObject(r, "compile", compile_result_json(&cr));
+        cJSON_ReplaceItemInObject(r, "compile", result_compile_json(&cr));
     for (int b = 0; r != NULL && b < 3; b++) {
         double samples[257];
         struct stats_summary st;
@@ -680,7 +684,7 @@ static void test_jobs(void)
     must_refuse_text(t, strlen(t), "leaderboard", "B200", "bad_result", "system.gpu",
                      "H200 result, B200 job");
     /* A board no longer loaded: only an internal_error is taken. */
-    struct rcheck_job nojob = {NULL, "leaderboard", "H200"};
+    struct rcheck_job nojob = {NULL, KJ_MODE_LEADERBOARD, "H200"};
     kj_err_clear(&err);
     KT_CHECK(rcheck_result(&nojob, t, strlen(t), &out, &err) == KJ_EINVAL &&
              strstr(err.msg, "no longer loaded"), "no board: accepted refused: %s", err.msg);
@@ -689,10 +693,41 @@ static void test_jobs(void)
     size_t len;
     t = kt_slurp(CORPUS "internal_error.json", &len);
     KT_CHECK(t != NULL && rcheck_result(&nojob, t, len, &out, &err) == KJ_OK &&
-             strcmp(out.verdict, "internal_error") == 0, "no board: internal_error taken: %s", err.msg);
+             out.verdict == KJ_V_INTERNAL, "no board: internal_error taken: %s", err.msg);
     rcheck_out_clear(&out);
     free(t);
     cJSON_Delete(lb);
+}
+
+/* The timed shapes a checked result hands to storage: every benchmark
+ * entry with a shape and a median, with its index; none for a test. */
+static void test_medians(void)
+{
+    struct rcheck_out out;
+    struct kj_err err;
+    size_t len = 0;
+    char *t = kt_slurp(CORPUS "accepted_leaderboard.json", &len);
+    int rc = t != NULL ? check_text(t, len, "leaderboard", "H200", &out, &err) : -1;
+    KT_CHECK(rc == KJ_OK && out.nmedians == spec->nbenchmarks, "one median per shape: %d",
+             rc == KJ_OK ? out.nmedians : -1);
+    for (int i = 0; rc == KJ_OK && i < out.nmedians; i++) {
+        cJSON *shape = cJSON_Parse(out.medians[i].shape);
+        const cJSON *tv = cJSON_GetObjectItemCaseSensitive(shape, "T");
+        KT_CHECK(out.medians[i].idx == i && out.medians[i].median_ns > 0 && cJSON_IsNumber(tv) &&
+                 tv->valuedouble == (double)spec->benchmarks[i].val[0],
+                 "median %d: index, value and the board's shape (%s)", i, out.medians[i].shape);
+        cJSON_Delete(shape);
+    }
+    if (rc == KJ_OK)
+        KT_CHECK(out.medians[0].median_ns == 4210.5, "the first median: %.17g",
+                 out.medians[0].median_ns);
+    rcheck_out_clear(&out);
+    free(t);
+    t = kt_slurp(CORPUS "accepted_test.json", &len);
+    rc = t != NULL ? check_text(t, len, "test", "H200", &out, &err) : -1;
+    KT_CHECK(rc == KJ_OK && out.nmedians == 0 && out.medians == NULL, "a test times nothing");
+    rcheck_out_clear(&out);
+    free(t);
 }
 
 int main(void)
@@ -709,6 +744,7 @@ int main(void)
     test_forgeries();
     test_text();
     test_jobs();
+    test_medians();
     spec_free(spec);
     return kt_done("test_result_check");
 }

@@ -15,6 +15,7 @@
 #include "../../runner/serve.c"
 
 #include <arpa/inet.h>
+#include <pthread.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/time.h>
@@ -133,16 +134,17 @@ int main(void)
     const char *ok204[] = {"204 "};
     cJSON *d = cJSON_CreateObject();
     fake_serve(&f, 1, ok204);
-    serve_progress(&sv, "compiling", d);
+    serve_progress(&sv, KJ_EV_COMPILING, d);
     pthread_join(f.tid, NULL);
     KT_CHECK(f.got == 1 && strncmp(f.req[0], "POST /api/v1/runner/jobs/42/events?attempt=2 ", 45) == 0,
              "the event names ?attempt=2: %.60s", f.req[0]);
     cJSON_Delete(d);
 
     /* A refused result: one internal_error quoting the server, then done. */
-    cJSON *res = cJSON_CreateObject();
-    cJSON_AddStringToObject(res, "verdict", "accepted");
-    cJSON_AddNumberToObject(res, "score_ns", 5e-324);
+    struct judge_result *res = result_new(NULL, KJ_MODE_TEST);
+    result_set_verdict(res, KJ_V_ACCEPTED, "");
+    res->has_score = 1;
+    res->score_ns = 5e-324;
     const char *refuse_then_ok[] = {
         "422 {\"error\":{\"code\":\"bad_score\",\"message\":\"score_ns: not the geometric mean\"}}",
         "200 {\"ok\":true,\"requeued\":true}"};
@@ -169,7 +171,7 @@ int main(void)
     serve_post_result(&sv, 42, res);
     pthread_join(f.tid, NULL);
     KT_CHECK(f.got == 2, "a refused internal_error ends the posting after 2 requests: %d", f.got);
-    cJSON_Delete(res);
+    result_free(res);
 
     /* A claim refused with 403 stops the runner with the server's words. */
     const char *forbidden[] = {

@@ -1,0 +1,130 @@
+/*
+ * box_int.h - what the files of the run box share (box.h is the judge's
+ * side of it): the child's state, struct box, the helpers that fill a
+ * reply with a failure, the driver-call check, and the functions each file
+ * offers the others. Files, from the bottom up:
+ *
+ *   box_launch.c  a case's buffers and launches: setup from the plan, fresh
+ *                 inputs and poisoned outputs, the launch set, copy-out,
+ *                 the CASE and COPY requests
+ *   box_time.c    the timing protocol: L2 flush, timed samples, warm-up,
+ *                 baseline, copy bandwidth, the graph cross-check, the clock
+ *   box.c         the child: device setup, LOAD, VERIFY, HEALTH, the request
+ *                 dispatcher and its state checks, box_main
+ *   box_client.c  the judge's side: start, call, kill, probe, health
+ *
+ * Only the box files include it.
+ */
+#ifndef KJ_BOX_INT_H
+#define KJ_BOX_INT_H
+
+#include <stdarg.h>
+#include <stdio.h>
+#include "box.h"
+#include "cudrv.h"
+
+struct box {
+    const struct box_cfg *cfg;
+    const struct spec *spec;
+    struct cudrv d;
+    CUdevice dev;
+    CUcontext ctx;
+    CUstream stream;
+    CUmodule kmod, umod;        /* trusted kernels; the cubin under test */
+    CUfunction f_fill, f_poison, f_flush, f_discard, f_block, f_empty, f_check, f_same, f_clock,
+        f_health;
+    CUfunction fn[DIR_MAX_LAUNCHES];
+    CUmodule gmod;              /* the board's generate.cu (trusted), 0 if none */
+    CUfunction gfn[DIR_MAX_LAUNCHES];
+    struct dir_dims gdims[DIR_MAX_LAUNCHES];
+    int loaded;
+    int blocker;                /* hold the stream while a sample is queued (off under profilers) */
+    struct box_device info;
+    int cur_bench, cur_case;    /* case the buffers are sized for, -1 = none */
+    const struct case_plan *cp; /* its plan (cfg->plan), NULL = none */
+    CUdeviceptr buf[SPEC_MAX_BUFFERS];
+    int64_t nelem[SPEC_MAX_BUFFERS];             /* the following are copied from cp */
+    size_t off[SPEC_MAX_BUFFERS], size[SPEC_MAX_BUFFERS];
+    CUdeviceptr ws;
+    uint64_t ws_size;
+    int32_t ivals[SPEC_MAX_VARS];
+    struct dir_dims dims[DIR_MAX_LAUNCHES];
+    CUdeviceptr flush;
+    size_t flush_bytes;
+    uint64_t gen;               /* bumped at every reallocation of buf[] */
+    int has_ipc;
+    unsigned char ipc[SPEC_MAX_BUFFERS][64];
+    uint64_t peer_gen;          /* reference box: the submission's buffers mapped in peer[] */
+    CUdeviceptr peer[SPEC_MAX_BUFFERS];
+    CUdeviceptr bad;            /* reference box: mismatch counter */
+    volatile int *flag;         /* host-mapped: [0] release flag, [1] timed-out flag */
+    CUdeviceptr flag_d;
+    CUevent ev0, ev1;
+};
+
+/* Fill rep with a failure of the given status (enum box_status), directive
+ * line and message; returns -1, so that a request handler can end with
+ * `return box_rep_fail(...)`. */
+static inline int box_rep_fail(struct box_rep *rep, int status, int line, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static inline int box_rep_fail(struct box_rep *rep, int status, int line, const char *fmt, ...)
+{
+    va_list ap;
+    rep->status = status;
+    rep->line = line;
+    va_start(ap, fmt);
+    vsnprintf(rep->msg, sizeof rep->msg, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+/* A driver failure inside the box: ours (internal) unless the caller says it
+ * belongs to the submission. */
+static inline int box_rep_cuda(struct box *b, struct box_rep *rep, int status, CUresult r,
+                               const char *what)
+{
+    const char *name = NULL, *text = NULL;
+    b->d.cuGetErrorName(r, &name);
+    b->d.cuGetErrorString(r, &text);
+    return box_rep_fail(rep, status, 0, "%s: %s: %s", what, name ? name : "CUDA_ERROR_UNKNOWN",
+                        text ? text : "");
+}
+
+/* Every driver call of a request handler: a failure is ours (BOX_INTERNAL)
+ * and ends the handler with -1. */
+#define BOX_CU(b, rep, call, what)                                                   \
+    do {                                                                             \
+        CUresult box_r_ = (b)->d.call;                                               \
+        if (box_r_ != CUDA_SUCCESS)                                                  \
+            return box_rep_cuda((b), (rep), BOX_INTERNAL, box_r_, (what));           \
+    } while (0)
+
+/* box.c */
+/* The child's main loop (box_start runs it in the fork); never returns:
+ * exits 0 on QUIT or when the judge goes away, 3 on a fatal error. */
+void box_main(const struct box_cfg *cfg) __attribute__((noreturn));
+
+/* box_launch.c: each returns 0, or -1 with rep filled */
+int box_setup_case(struct box *b, int bench, int idx, struct box_rep *rep);
+void box_share(const struct box *b, struct box_rep *rep);
+unsigned box_grid_for(const struct box *b, int64_t n);
+int box_args(struct box *b, CUdeviceptr *buf, void **args);
+int box_prepare_set(struct box *b, CUdeviceptr *buf, uint64_t seed, uint64_t poison,
+                    struct box_rep *rep);
+int box_prepare(struct box *b, uint64_t seed, uint64_t poison, struct box_rep *rep);
+int box_launch_set(struct box *b, const struct directives *d, const CUfunction *fn,
+                   const struct dir_dims *dims, void **args, int status, struct box_rep *rep);
+int box_launch_all(struct box *b, struct box_rep *rep);
+int box_sync_user(struct box *b, struct box_rep *rep);
+int box_copy_out(struct box *b, const struct box_req *req, struct box_rep *rep);
+int box_once(struct box *b, const struct box_req *req, struct box_rep *rep);   /* CASE */
+int box_copy(struct box *b, const struct box_req *req, struct box_rep *rep);   /* COPY */
+
+/* box_time.c: the timed requests; each returns 0, or -1 with rep filled */
+int box_sample(struct box *b, const struct box_req *req, struct box_rep *rep);  /* SAMPLE */
+int box_warmup(struct box *b, const struct box_req *req, struct box_rep *rep);  /* WARMUP */
+int box_baseline(struct box *b, struct box_rep *rep);                           /* BASELINE */
+int box_graph(struct box *b, const struct box_req *req, struct box_rep *rep);   /* GRAPH */
+int box_clock(struct box *b, struct box_rep *rep);                              /* CLOCK */
+
+#endif

@@ -1,0 +1,91 @@
+/*
+ * judge_int.h - what the files of the judge share (judge.h is its public
+ * side): the state of one judged job and the functions each file offers
+ * the others. Files, from the bottom up:
+ *
+ *   judge_check.c  one call in both boxes and its check: requests, replies
+ *                  mapped onto verdicts, the comparison on the GPU or the
+ *                  host, verdicts and progress events
+ *   judge_time.c   the benchmark shapes: warm-up, sampling until the
+ *                  stopping rule, the floor, the clock, the graph check,
+ *                  the score
+ *   judge.c        the steps of a job: directives, plan, boxes, compile,
+ *                  load, tests (or the dump), benchmarks, the result
+ *
+ * Only the judge files include it.
+ */
+#ifndef KJ_JUDGE_INT_H
+#define KJ_JUDGE_INT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "box.h"
+#include "compile.h"
+#include "directive.h"
+#include "judge.h"
+#include "plan.h"
+#include "result.h"
+#include "sass.h"
+
+/* What a step of the judge that talks to a box came to. */
+enum judge_step {
+    STEP_ERROR = -1,  /* the judge's own fault: err says what; the job fails */
+    STEP_VERDICT = 0, /* the submission failed: a verdict was recorded, or the entry says fail */
+    STEP_PASS = 1     /* the call succeeded (the output matched) */
+};
+
+struct judge {
+    const struct judge_job *job;
+    const struct spec *spec;
+    struct directives dirs, refdirs, gendirs;
+    char *refsrc;               /* owned: reference.cu */
+    size_t reflen;
+    char *gensrc;               /* owned: generate.cu, NULL when the board has none */
+    size_t genlen;
+    struct plan *plan;          /* owned: every case resolved, before any box starts */
+    unsigned char *run_region, *ref_region; /* owned mappings of region_size */
+    size_t region_size;
+    struct box_proc run, ref;
+    struct box_device dev;
+    struct compile_result sub, refc, genc;
+    struct sass_proc sass;      /* nvdisasm on the submission, pid -1 when not running */
+    struct judge_result *res;   /* owned until returned */
+    double deadline;            /* CLOCK_MONOTONIC seconds */
+    uint64_t poison;
+    int gpu_verify;             /* 1: verify in the reference box through CUDA IPC */
+    double copy_gbs;            /* measured device-to-device bandwidth, 0 = not measured */
+    double event_ns;            /* median of an empty event pair (BASELINE) */
+    double *samples;            /* owned scratch for one shape */
+    size_t cap;
+};
+
+/* judge_check.c */
+/* Report event (data borrowed for the call) to the job's progress callback. */
+void judge_event(struct judge *j, enum kj_event event, const cJSON *data);
+/* Set the verdict and its one-line message, and report it (the first
+ * verdict wins; later ones are dropped). */
+void judge_verdict(struct judge *j, enum kj_verdict verdict, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+int judge_has_verdict(const struct judge *j);
+/* Report a shape entry as event ev. */
+void judge_shape_event(struct judge *j, enum kj_event ev, const struct result_shape *e);
+/* Append a fresh entry for case idx of the tests (bench 0) or benchmarks. */
+struct result_shape *judge_entry(struct judge *j, int bench, int idx);
+/* A request for case (bench, idx) with every other field zero. */
+struct box_req judge_req(int op, int bench, int idx);
+/* One request to the reference box (is_ref) or the submission box. */
+enum judge_step judge_call(struct judge *j, int is_ref, const struct box_req *req,
+                           const void *payload, struct box_rep *rep, const char *where,
+                           struct kj_err *err);
+/* Case (bench, idx) once in both boxes with seed, the submission's call
+ * verified into chk; *ns (may be NULL) gets a SAMPLE's time. */
+enum judge_step judge_one_call(struct judge *j, int bench, int idx, uint64_t seed, int op,
+                               int check_inputs, struct result_check *chk, double *ns,
+                               struct kj_err *err);
+
+/* judge_time.c */
+/* Baseline, clock, every benchmark shape timed and verified, the score.
+ * KJ_OK also when a verdict ended it; <0 the judge's own fault. */
+int judge_benchmarks(struct judge *j, struct kj_err *err);
+
+#endif

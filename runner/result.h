@@ -1,0 +1,154 @@
+/*
+ * result.h - the judge's result as plain data, and its one serializer.
+ *
+ * The judge (judge.c) measures and fills a struct judge_result; nothing
+ * else writes it. result_json() is the only place the runner builds the
+ * result object of docs/protocol.md ("The result object"); the progress
+ * events (compiling, compiled, test, benchmark, verdict) are built here
+ * too, from the same structs. serve.c posts the JSON and decides the GPU
+ * health check from r->verdict; report.c prints the table of
+ * `kjudge-runner eval` from the struct. Numbers are what was measured:
+ * times in nanoseconds as double, counts as integers, a shape that was not
+ * timed says so by its flags, never by a zero.
+ */
+#ifndef KJ_RESULT_H
+#define KJ_RESULT_H
+
+#include <stdint.h>
+#include <cjson/cJSON.h>
+#include "compare.h"
+#include "compile.h"
+#include "directive.h"
+#include "gpumon.h"
+#include "protocol.h"
+#include "spec.h"
+#include "stats.h"
+
+#define RESULT_MAX_MESSAGE 2048 /* the verdict's message */
+#define RESULT_MAX_TEXT 1024    /* a shape's message, a graph's message */
+
+/* A checked call's "status": absent (the call never got that far), or
+ * "pass", "fail" (wrong output), "error" (the kernel did not finish). */
+enum result_status { RESULT_NONE = 0, RESULT_PASS, RESULT_FAIL, RESULT_ERROR };
+
+/* What the check of one call found. */
+struct result_check {
+    enum result_status status;
+    char message[RESULT_MAX_TEXT];  /* written with status fail and error only */
+    int has_mismatch;               /* 1: mismatch and mismatch_buffer hold the failing output */
+    char mismatch_buffer[SPEC_MAX_NAME];
+    struct compare_report mismatch;
+};
+
+/* One launch line as evaluated for a shape ("launches"). */
+struct result_launch {
+    char kernel[DIR_MAX_KERNEL];
+    struct dir_dims dims;           /* grid, block and smem are written */
+};
+
+/* The timed part of a benchmark shape (written when timed = 1). */
+struct shape_timing {
+    struct stats_summary st;        /* median ... ci_hi in ns, n samples */
+    enum stats_stop stop;           /* why sampling ended ("stop_reason") */
+    double floor_ns;                /* physical floor, 0 = unknown */
+    double wall_s, wall_ms_per_call;
+    int verified_on_gpu;
+};
+
+/* The CUDA-graph cross-check of a short shape ("graph"). */
+enum result_graph_state { RESULT_GRAPH_NONE = 0, RESULT_GRAPH_REFUSED, RESULT_GRAPH_MEASURED };
+struct result_graph {
+    enum result_graph_state state;  /* NONE: no "graph" key; REFUSED: "ns" null */
+    double ns, ratio_to_median;
+    long launches;
+    int disagrees;
+    char message[RESULT_MAX_TEXT];
+};
+
+/* One entry of "tests" or "benchmarks". A benchmark entry the judge never
+ * reached is written as {} (reached = 0). */
+struct result_shape {
+    int reached;
+    int index;                      /* the case's index in the board's list */
+    int64_t val[SPEC_MAX_VARS];     /* the case's variables, in the board's order ("shape") */
+    int has_seed;                   /* test entries of a judged run carry their seed */
+    uint64_t seed;
+    int has_launches;               /* benchmark entries of a timed run carry their launches */
+    int nlaunch;
+    struct result_launch launch[DIR_MAX_LAUNCHES];
+    struct result_check check;
+    long failed_call;               /* the timed call that failed, -1 = none */
+    int timed;                      /* 1: t holds the shape's statistics */
+    struct shape_timing t;
+    int has_adjusted;               /* 1: adjusted_median_ns is written */
+    double adjusted_median_ns;      /* median less the empty event pair's overhead */
+    struct result_graph graph;
+};
+
+/* The host and device ("system"). */
+struct result_system {
+    char gpu[128], arch[16], pci[32];
+    int sm_count;
+    char cuda_driver_api[32];       /* "13.0" */
+    char nvrtc[32];
+    char sandbox[64];               /* protections of the run boxes */
+    double sm_clock_max_mhz, mem_clock_max_mhz, l2_bytes, l2_flush_bytes, peak_bandwidth_gbs;
+    int has_copy_bw;
+    double measured_copy_bandwidth_gbs;
+    int has_clock_before, has_clock_after;
+    double sm_clock_mhz_before, sm_clock_mhz_after;
+    char driver[32];                /* NVML's driver version, "" = not read */
+    int has_nvml_before, has_nvml_after;
+    struct gpumon nvml_before, nvml_after;
+    int has_verify;
+    int verify_gpu;                 /* "verify": 1 "gpu", 0 "host" */
+};
+
+struct judge_result {
+    int has_verdict;                /* 0 while the judge runs and has none yet */
+    enum kj_verdict verdict;
+    char message[RESULT_MAX_MESSAGE];
+    int has_job;                    /* 1: leaderboard, mode, tests and benchmarks are written
+                                     * (every result of judge_run; not a bare internal_error) */
+    char leaderboard[SPEC_MAX_NAME];
+    enum kj_mode mode;
+    int nvars;                      /* the board's variables, names of every "shape" */
+    char vars[SPEC_MAX_VARS][SPEC_MAX_NAME];
+    int ntests, nbenches;
+    struct result_shape tests[SPEC_MAX_CASES];
+    struct result_shape benches[SPEC_MAX_CASES];
+    int has_compile;                /* 1: compile holds the submission's report */
+    struct compile_result compile;  /* owned log; cubin always NULL */
+    int has_system;
+    struct result_system sys;
+    int has_baseline;
+    double baseline_empty_kernel_ns, baseline_event_pair_ns;
+    int has_score;                  /* 0: "score_ns" is null */
+    double score_ns;
+};
+
+/* A new, empty result for board s (NULL: none, a bare result) in mode m.
+ * Caller frees with result_free(); NULL when out of memory. */
+struct judge_result *result_new(const struct spec *s, enum kj_mode m);
+
+/* A bare internal_error result with msg, as the supervisor posts when the
+ * judge failed: {"verdict", "message", "score_ns": null}. Caller frees
+ * with result_free(); NULL when out of memory. */
+struct judge_result *result_internal(const char *msg);
+
+/* Free r and what it owns; accepts NULL. */
+void result_free(struct judge_result *r);
+
+/* Set the verdict and its message unless r has one already (the first
+ * verdict wins); returns 1 when set. */
+int result_set_verdict(struct judge_result *r, enum kj_verdict v, const char *msg);
+
+/* Serializers. Each returns a new object the caller frees with
+ * cJSON_Delete, or NULL when out of memory. */
+cJSON *result_json(const struct judge_result *r);                 /* the whole result */
+cJSON *result_compile_json(const struct compile_result *c);       /* "compile", and `compile` */
+cJSON *result_shape_json(const struct judge_result *r, const struct result_shape *e); /* events "test", "benchmark" */
+cJSON *result_verdict_json(const struct judge_result *r);         /* event "verdict" */
+cJSON *result_compiling_json(const char *arch);                   /* event "compiling" */
+
+#endif

@@ -1,0 +1,52 @@
+/*
+ * db_history.c - the improvements behind a board's ranking (db_history.h),
+ * for api_history.c.
+ *
+ * One query over the board's ranked submissions (the submissions_rank
+ * index): a window per user gives the best score among that user's
+ * earlier submissions, and a row is kept when it beats it.
+ */
+#include "db_int.h"
+#include "db_history.h"
+
+#include <stdlib.h>
+
+int db_history_rows(struct db *db, const char *board, const char *gpu,
+                    struct db_history_row **out, int *n, struct kj_err *err)
+{
+    sqlite3_stmt *st = NULL;
+    struct db_history_row *rows = NULL;
+    int count = 0, cap = 0, rc;
+    *out = NULL;
+    *n = 0;
+    pthread_mutex_lock(&db->mu);
+    rc = db_prep(db, err, &st,
+                 "SELECT id, name, score_ns, created_at FROM ("
+                 " SELECT s.id, u.name, s.score_ns, s.created_at, min(s.score_ns) OVER ("
+                 "  PARTITION BY s.user_id ORDER BY s.created_at, s.id"
+                 "  ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS before"
+                 " FROM submissions s JOIN users u ON u.id = s.user_id"
+                 " WHERE s.leaderboard = ? AND s.gpu = ? AND s.mode = 'leaderboard'"
+                 "  AND s.status = 'done' AND s.verdict = 'accepted' AND s.score_ns IS NOT NULL"
+                 "  AND s.score_ns > 0 AND s.disqualified = 0 AND s.withdrawn_at IS NULL)"
+                 " WHERE before IS NULL OR score_ns < before ORDER BY created_at, id",
+                 "tt", board, gpu);
+    while (rc == 0 && (rc = db_step(db, err, st)) == 1) {
+        if ((rc = db_grow((void **)&rows, &cap, count, sizeof *rows, "history", err)) != 0)
+            break;
+        struct db_history_row *r = &rows[count++];
+        r->submission_id = sqlite3_column_int64(st, 0);
+        db_col_text(st, 1, r->user, sizeof r->user);
+        r->score_ns = sqlite3_column_double(st, 2);
+        r->created_at = sqlite3_column_int64(st, 3);
+    }
+    sqlite3_finalize(st);
+    pthread_mutex_unlock(&db->mu);
+    if (rc < 0) {
+        free(rows);
+        return rc;
+    }
+    *out = rows;
+    *n = count;
+    return 0;
+}

@@ -1,0 +1,202 @@
+// pages/board.js - #/board/NAME: the problem (statement, signature, shapes,
+// tolerances, limits, downloads) and #/board/NAME/rankings[/GPU]: the
+// rankings on one GPU type with per-shape medians, the signed-in user's row
+// marked, and the best score over time (a chart, or a table without Chart.js).
+
+import {api, board, token, whoami} from "../api.js";
+import {deadlineEl, errorBox, fill, fmtNs, h, saveText, shapeLabel, table, timeEl, ago} from "../dom.js";
+import {lib} from "../libs.js";
+import {renderMarkdown} from "../markdown.js";
+import {highlightLines} from "../code.js";
+
+export async function boardPage({main, params, signal}) {
+  const [name, tab, gpuParam] = params;
+  let b;
+  try {
+    b = await board(name);
+  } catch (e) {
+    main.append(h("h1", name), errorBox(e, "Cannot load this leaderboard"));
+    return;
+  }
+  const base = "#/board/" + encodeURIComponent(b.name);
+  main.append(
+    h("p.crumbs", h("a", {href: "#/"}, "Boards"), " / ", b.name),
+    h("h1", b.title),
+    h("p.meta", deadlineEl(b.deadline), " \u00b7 GPUs: ", b.gpus.map(g => [h("span.chip", g), " "]),
+      " \u00b7 ", h("a.button", {href: "#/submit?board=" + encodeURIComponent(b.name)}, "Submit a kernel")),
+    h("nav.tabs", h("a", {href: base, class: tab ? "" : "on"}, "Problem"),
+      h("a", {href: base + "/rankings", class: tab ? "on" : ""}, "Rankings")));
+  if (tab) return rankings(main, b, gpuParam || b.gpus[0], base, signal);
+  return problem(main, b, signal);
+}
+
+async function problem(main, b, signal) {
+  const files = "/api/v1/leaderboards/" + encodeURIComponent(b.name) + "/files/";
+  const downloads = h("p.downloads", h("a.button.light", {href: files + "template.cu", download: "template.cu"},
+                                       "template.cu"), " ",
+                      h("a.button.light", {href: files + "description.md", download: "description.md"}, "description.md"));
+  const statement = h("div.statement", h("p.muted", "Loading the statement..."));
+  const side = h("aside.facts");
+  main.append(h("div.cols", h("section", statement), side));
+  side.append(h("h2", "Files"), downloads);
+  // reference.cu: public on some boards, and to everyone signed in once the sources are published.
+  fetch(files + "reference.cu", {method: "HEAD", credentials: "omit",
+                                 headers: token() ? {Authorization: "Bearer " + token()} : {}, signal})
+    .then(r => {
+      if (!r.ok) return;
+      downloads.append(" ", h("button.button.light", {type: "button", onclick: async () => {
+        saveText("reference.cu", await api(files + "reference.cu"));
+      }}, "reference.cu"));
+    }).catch(() => {});
+  const hljsP = lib("hljs");
+  const [marked, katex, hljs] = await Promise.all([lib("marked"), lib("katex"), hljsP]);
+  if (signal.aborted) return;
+  const md = renderMarkdown(b.description || "", {marked, katex, hljs});
+  // The statement's own title repeats the page's.
+  if (md.firstElementChild && md.firstElementChild.tagName === "H1") md.firstElementChild.remove();
+  fill(statement, md);
+
+  const sig = "extern \"C\" __global__ void kernel" + b.signature + ";";
+  const code = h("pre.sig");
+  const lines = highlightLines(hljs, sig);
+  if (lines) { code.innerHTML = lines.join("\n"); code.classList.add("hljs"); } else code.textContent = sig;
+  side.append(h("h2", "Signature"), code);
+  side.append(h("h2", "Buffers"), table(["name", "type", "shape", "role", "check"], b.buffers.map(x => [
+    h("code", x.name), x.dtype, "[" + x.shape.join(", ") + "]", x.role,
+    x.role === "output" ? "atol " + x.atol + ", rtol " + x.rtol
+      : (x.init ? x.init.dist + (x.init.dist === "normal" ? " (" + x.init.mean + ", " + x.init.std + ")" :
+        x.init.lo !== undefined ? " [" + x.init.lo + ", " + x.init.hi + "]" : "") : "")])));
+  const shapeTable = rows => table(b.vars.concat(["seed"]), rows.map(r => b.vars.map(v => ({v: r[v], cls: "num"}))
+    .concat([{v: r.seed, cls: "num muted"}])));
+  side.append(h("h2", "Test shapes (" + b.tests.length + ")"), shapeTable(b.tests),
+              h("h2", "Timed shapes (" + b.benchmarks.length + ")"), shapeTable(b.benchmarks));
+  if (b.constraints && b.constraints.length)
+    side.append(h("h2", "Constraints"), h("ul", b.constraints.map(c => h("li", h("code", c)))));
+  const lim = b.time_limits_s || {};
+  side.append(h("h2", "Limits"), h("p", "Whole job: test " + lim.test + " s, benchmark " + lim.benchmark +
+                                   " s, leaderboard " + lim.leaderboard + " s. Ranking: " + b.ranking + " of the medians."));
+}
+
+async function rankings(main, b, gpu, base, signal) {
+  const u = await whoami().catch(() => null);
+  main.append(h("nav.tabs.sub", b.gpus.map(g => h("a", {href: base + "/rankings/" + encodeURIComponent(g),
+                                                        class: g === gpu ? "on" : ""}, g))));
+  if (!b.gpus.includes(gpu)) {
+    main.append(h("p.error", "This leaderboard does not run on " + gpu + "."));
+    return;
+  }
+  const q = "?gpu=" + encodeURIComponent(gpu);
+  const path = "/api/v1/leaderboards/" + encodeURIComponent(b.name);
+  const tableBox = h("section", h("p.muted", "Loading the rankings..."));
+  const chartBox = h("section.chart", h("h2", "Best score over time"), h("p.muted", "Loading..."));
+  main.append(tableBox, chartBox);
+  let r;
+  try {
+    r = await api(path + "/rankings" + q, {signal});
+  } catch (e) {
+    fill(tableBox, errorBox(e, "Cannot load the rankings"));
+    return;
+  }
+  fill(tableBox, h("h2", "Rankings on " + gpu), rankingTable(r, b, u));
+  if (r.sources_published) tableBox.append(h("p.muted", "The sources of this board are published: " +
+                                                        "signed-in users can read every submission."));
+  const [hist, Chart] = await Promise.all([api(path + "/history" + q + "&top=8", {signal}).catch(e => e),
+                                           lib("chart")]);
+  if (signal.aborted) return;
+  if (hist instanceof Error) {
+    fill(chartBox, h("h2", "Best score over time"), errorBox(hist, "Cannot load the history"));
+    return;
+  }
+  fill(chartBox, h("h2", "Best score over time"));
+  if (!hist.records.length) {
+    chartBox.append(h("p.muted", "Nothing ranked yet."));
+    return;
+  }
+  if (Chart) drawChart(Chart, chartBox, hist, u);
+  chartBox.append(h("details", {open: Chart ? null : true}, h("summary", "Each time the best score improved"),
+    table(["when", "user", "score", "submission"], hist.records.slice().reverse().map(p =>
+      [timeEl(p.submitted_at), p.user, {v: fmtNs(p.score_ns), cls: "num"},
+       h("a", {href: "#/submission/" + p.submission_id}, "#" + p.submission_id)]))));
+}
+
+function rankingTable(r, b, u) {
+  if (!r.rankings.length) return h("p.muted", "No accepted leaderboard-mode submission on " + r.gpu + " yet.");
+  const shapes = b.benchmarks.map(x => {
+    const s = {};
+    b.vars.forEach(v => { s[v] = x[v]; });
+    return s;
+  });
+  const best = shapes.map((_, i) => Math.min(...r.rankings.map(row => row.shapes[i] ? row.shapes[i].median_ns : Infinity)));
+  const heads = ["#", "user", {text: "score", cls: "num"}]
+    .concat(shapes.map(s => ({text: shapeLabel(s), cls: "num shape", title: "median time on " + shapeLabel(s)})))
+    .concat(["submitted", "id"]);
+  const mine = u ? r.rankings.findIndex(x => x.user === u.name) : -1;
+  const t = table(heads, r.rankings.map(row => [
+    {v: String(row.rank), cls: "num"},
+    row.user === (u && u.name) ? h("span", h("strong", row.user), " ", h("span.badge.you", "you")) : row.user,
+    {v: fmtNs(row.score_ns), cls: "num score"},
+    ...shapes.map((_, i) => {
+      const m = row.shapes[i] ? row.shapes[i].median_ns : null;
+      return {v: fmtNs(m), cls: "num" + (m !== null && m === best[i] ? " best" : "")};
+    }),
+    h("span", {title: row.submitted_at}, ago(row.submitted_at)),
+    h("a", {href: "#/submission/" + row.submission_id}, "#" + row.submission_id),
+  ]), {cls: "rank", rowAttrs: i => (i === mine ? {class: "me"} : null)});
+  const box = h("div", t);
+  if (u && mine < 0) box.append(h("p.muted", "You have no ranked submission on " + r.gpu + " yet."));
+  return box;
+}
+
+const COLORS = ["#2b6cb0", "#c05621", "#2f855a", "#6b46c1", "#b83280", "#2c7a7b", "#975a16", "#4a5568"];
+
+// The leader's line and the top users' lines, each a step function: a
+// score holds from its submission until the next improvement (and to now).
+function drawChart(Chart, box, hist, u) {
+  const now = Date.now();
+  const step = pts => {
+    const d = pts.map(p => ({x: new Date(p.submitted_at).getTime(), y: p.score_ns / 1000, p}));
+    if (d.length) d.push({x: Math.max(now, d[d.length - 1].x), y: d[d.length - 1].y, p: null});
+    return d;
+  };
+  const datasets = [{label: "best", data: step(hist.records), stepped: "after", borderColor: "#111",
+                     backgroundColor: "#111", borderWidth: 3, pointRadius: 3}];
+  hist.users.forEach((x, i) => {
+    const mine = u && x.user === u.name;
+    datasets.push({label: x.user + (mine ? " (you)" : ""), data: step(x.points), stepped: "after",
+                   borderColor: COLORS[i % COLORS.length], backgroundColor: COLORS[i % COLORS.length],
+                   borderWidth: mine ? 3 : 1.5, borderDash: mine ? [] : [4, 3], pointRadius: 2});
+  });
+  const xs = datasets.flatMap(d => d.data.map(p => p.x)), ys = datasets.flatMap(d => d.data.map(p => p.y));
+  const span = Math.max(...xs) - Math.min(...xs);
+  const two = n => String(n).padStart(2, "0");
+  const fmtDate = v => {
+    const d = new Date(v);
+    const hm = two(d.getHours()) + ":" + two(d.getMinutes());
+    if (span < 2 * 3600e3) return hm + ":" + two(d.getSeconds());
+    return (d.getMonth() + 1) + "/" + d.getDate() + (span < 4 * 86400e3 ? " " + hm : "");
+  };
+  const canvas = h("canvas", {"aria-label": "best score over time", role: "img"});
+  box.append(h("div.chartwrap", canvas));
+  new Chart(canvas, {
+    type: "line",
+    data: {datasets},
+    options: {
+      responsive: true, maintainAspectRatio: false, animation: false, parsing: false,
+      interaction: {mode: "nearest", intersect: false},
+      scales: {
+        x: {type: "linear", min: Math.min(...xs), max: Math.max(...xs), ticks: {callback: fmtDate, maxTicksLimit: 6}},
+        // A log scale once the scores span more than 4x, so early and late scores both stay readable.
+        y: {type: Math.max(...ys) > 4 * Math.min(...ys) ? "logarithmic" : "linear",
+            title: {display: true, text: "score"}, ticks: {callback: v => fmtNs(v * 1000), maxTicksLimit: 6}},
+      },
+      plugins: {
+        legend: {position: "bottom", labels: {boxWidth: 12}},
+        tooltip: {callbacks: {
+          title: items => new Date(items[0].raw.x).toLocaleString(),
+          label: it => it.dataset.label + ": " + fmtNs(it.raw.y * 1000) +
+                       (it.raw.p ? " (#" + it.raw.p.submission_id + ")" : " (now)"),
+        }},
+      },
+    },
+  });
+}

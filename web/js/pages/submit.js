@@ -1,0 +1,103 @@
+// pages/submit.js - #/submit[?board=NAME]: pick a board, a GPU type and a
+// mode, upload a file or write in the editor (CodeMirror when present, a
+// textarea otherwise), and POST it as multipart (the same request as curl
+// -F); on 202 the page moves to the submission's live page.
+
+import {api, boards, whoami} from "../api.js";
+import {errorBox, fill, h} from "../dom.js";
+import {lib} from "../libs.js";
+
+const MODES = [
+  ["test", "test", "compile and check every test shape once"],
+  ["benchmark", "benchmark", "check, then time every shape (not ranked)"],
+  ["leaderboard", "leaderboard", "as benchmark, with secret seeds: ranked"],
+];
+
+export async function submitPage({main, query, signal}) {
+  const u = await whoami();
+  main.append(h("h1", "Submit a kernel"));
+  if (!u) {
+    main.append(h("p", h("a", {href: "#/signin"}, "Sign in"), " first: submitting needs your token."));
+    return;
+  }
+  let list;
+  try {
+    list = await boards();
+  } catch (e) {
+    main.append(errorBox(e, "Cannot load the leaderboards"));
+    return;
+  }
+  if (!list.length) { main.append(h("p.muted", "No leaderboards are loaded.")); return; }
+  const want = query.get("board");
+  const boardSel = h("select", {name: "leaderboard", id: "f-board"}, list.map(b =>
+    h("option", {value: b.name, selected: b.name === want}, b.title + " (" + b.name + ")")));
+  const gpuSel = h("select", {name: "gpu", id: "f-gpu"});
+  const modeBox = h("fieldset.modes", h("legend", "Mode"), MODES.map(([v, label, help], i) =>
+    h("label.mode", h("input", {type: "radio", name: "mode", value: v, checked: i === 0}), " ", h("strong", label),
+      h("span.muted", " \u2013 " + help))));
+  const fileIn = h("input", {type: "file", id: "f-file", accept: ".cu,.cuh,.txt,text/plain"});
+  const nameIn = h("input", {type: "text", id: "f-name", value: "kernel.cu", size: 24, maxlength: 128,
+                             pattern: "[A-Za-z0-9_.\\-]+", title: "letters, digits, '_', '.', '-'"});
+  const area = h("textarea", {id: "f-source", rows: 22, spellcheck: "false", autocomplete: "off",
+                              placeholder: "// your CUDA C++ kernel, with its //!kjudge launch line"});
+  const msg = h("div.msg", {role: "status"});
+  const send = h("button.button", {type: "submit"}, "Submit");
+  const tmpl = h("button.button.light", {type: "button"}, "Start from the template");
+  const form = h("form.submit",
+    h("div.row", h("label", "Board ", boardSel), h("label", "GPU ", gpuSel)), modeBox,
+    h("div.row", h("label", "Upload a file ", fileIn), h("span.muted", "or write below"), tmpl),
+    h("div.editor", area),
+    h("div.row", h("label", "File name ", nameIn), send), msg);
+  main.append(form);
+
+  let editor = null;
+  const text = () => (editor ? editor.getValue() : area.value);
+  const setText = t => (editor ? editor.setValue(t) : (area.value = t));
+  const gpus = () => {
+    const b = list.find(x => x.name === boardSel.value);
+    fill(gpuSel, (b ? b.gpus : []).map(g => h("option", {value: g}, g)));
+  };
+  gpus();
+  boardSel.addEventListener("change", gpus);
+  fileIn.addEventListener("change", async () => {
+    const f = fileIn.files[0];
+    if (!f) return;
+    if (f.size > 1 << 20) { fill(msg, h("p.error", "That file is larger than 1 MiB.")); return; }
+    setText(await f.text());
+    nameIn.value = f.name.replace(/[^A-Za-z0-9_.\-]/g, "_") || "kernel.cu";
+    fill(msg);
+  });
+  tmpl.addEventListener("click", async () => {
+    if (text().trim() && !confirm("Replace what is in the editor with the template?")) return;
+    try {
+      setText(await api("/api/v1/leaderboards/" + encodeURIComponent(boardSel.value) + "/files/template.cu"));
+      nameIn.value = boardSel.value + ".cu";
+    } catch (e) { fill(msg, errorBox(e, "No template")); }
+  });
+  form.addEventListener("submit", async ev => {
+    ev.preventDefault();
+    const src = text();
+    if (!src.trim()) { fill(msg, h("p.error", "Upload a file or write the kernel first.")); return; }
+    const fd = new FormData();
+    fd.append("leaderboard", boardSel.value);
+    fd.append("gpu", gpuSel.value);
+    fd.append("mode", form.querySelector("input[name=mode]:checked").value);
+    fd.append("file", new Blob([src], {type: "text/plain"}), nameIn.value || "kernel.cu");
+    send.disabled = true;
+    fill(msg, h("p.muted", "Sending..."));
+    try {
+      const r = await api("/api/v1/submissions", {method: "POST", body: fd});
+      location.hash = "#/submission/" + r.id;
+    } catch (e) {
+      fill(msg, errorBox(e, e.status === 429 ? "Too many submissions" + (e.retryAfter ? " (try again in " + e.retryAfter + " s)" : "")
+                                             : "Not submitted"));
+    } finally {
+      send.disabled = false;
+    }
+  });
+  const CM = await lib("codemirror");
+  if (CM && !signal.aborted) {
+    editor = CM.fromTextArea(area, {mode: "text/x-c++src", lineNumbers: true, indentUnit: 4,
+                                    matchBrackets: true, viewportMargin: 50});
+  }
+}
