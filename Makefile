@@ -20,13 +20,16 @@ CFLAGS ?= -O2
 SAN := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 CUDA_LIB := -L$(CUDA)/lib64 -Wl,-rpath,$(CUDA)/lib64 -lnvrtc -ldl
 SERVER_LIBS := -lmicrohttpd -lcjson -lsqlite3 -lcrypto -lpthread -lm
-RUNNER_LIBS := -lcjson $(CUDA_LIB) -lseccomp -lpthread -lm
+RUNNER_LIBS := -lcurl -lcjson $(CUDA_LIB) -lseccomp -lpthread -lm
 CLI_LIBS := -lcurl -lcjson -lm
 # Architectures the trusted kernels are built for (SASS), plus PTX for newer GPUs.
 KERNEL_ARCHS := -gencode arch=compute_90,code=sm_90 -gencode arch=compute_100,code=sm_100 \
                 -gencode arch=compute_120,code=sm_120 -gencode arch=compute_90,code=compute_90
 
-COMMON_SRC := $(wildcard common/*.c)
+# common/curlc.c (the HTTP(S) client on libcurl) goes into the runner and the
+# command-line client only: the server never links libcurl.
+CURL_SRC := common/curlc.c
+COMMON_SRC := $(filter-out $(CURL_SRC),$(wildcard common/*.c))
 SERVER_SRC := $(filter-out server/main.c,$(wildcard server/*.c))
 RUNNER_SRC := $(filter-out runner/main.c,$(wildcard runner/*.c))
 CLI_SRC := $(filter-out cli/main.c,$(wildcard cli/*.c))
@@ -38,10 +41,11 @@ OBJ := build/obj
 SOBJ := build/asan
 COMMON_OBJ := $(COMMON_SRC:%.c=$(OBJ)/%.o)
 SERVER_OBJ := $(SERVER_SRC:%.c=$(OBJ)/%.o)
-RUNNER_OBJ := $(RUNNER_SRC:%.c=$(OBJ)/%.o) $(OBJ)/kernels/fatbin.o
+RUNNER_OBJ := $(RUNNER_SRC:%.c=$(OBJ)/%.o) $(OBJ)/kernels/fatbin.o $(OBJ)/common/curlc.o
 # The client uses the directive parser and the server's line diff (pure code).
 CLI_OBJ := $(CLI_SRC:%.c=$(OBJ)/%.o) $(OBJ)/common/directive.o $(OBJ)/common/expr.o \
-           $(OBJ)/common/kj_err.o $(OBJ)/common/kj_buf.o $(OBJ)/server/diff.o
+           $(OBJ)/common/kj_err.o $(OBJ)/common/kj_buf.o $(OBJ)/common/curlc.o \
+           $(OBJ)/server/diff.o
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=build/tests/%)
 FUZZ_BIN := $(FUZZ_SRC:tests/fuzz/%.c=build/fuzz/%)
 
@@ -93,17 +97,31 @@ bin/kjudge: $(OBJ)/cli/main.o $(CLI_OBJ)
 	@mkdir -p bin
 	$(CC) $(CFLAGS) $^ -o $@ $(CLI_LIBS)
 
+# The runner judging with tests/api/fakegpu.c instead of a GPU: the API
+# tests drive the real runner process (signals, HTTP client, supervisor loop)
+# with it on a host without one. Never installed.
+$(OBJ)/runner/main_fakegpu.o: runner/main.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_BASE) $(CFLAGS) -DKJ_RUNNER_FAKE_GPU -MMD -MP -c $< -o $@
+
+$(OBJ)/tests/api/fakegpu.o: CFLAGS_BASE += $(CUDA_INC) -Irunner
+
+build/kjudge-runner-fakegpu: $(OBJ)/runner/main_fakegpu.o $(OBJ)/tests/api/fakegpu.o $(RUNNER_OBJ) \
+                             $(COMMON_OBJ)
+	$(CC) $(CFLAGS) $^ -o $@ $(RUNNER_LIBS)
+
 # Unit tests: every tests/unit/test_X.c is one binary linked with every
 # module of the three programs (less their main), built with ASan and UBSan.
 build/libkj_asan.a: $(COMMON_SRC:%.c=$(SOBJ)/%.o) $(SERVER_SRC:%.c=$(SOBJ)/%.o) \
-                    $(RUNNER_SRC:%.c=$(SOBJ)/%.o) $(CLI_SRC:%.c=$(SOBJ)/%.o) $(SOBJ)/kernels/fatbin.o
+                    $(RUNNER_SRC:%.c=$(SOBJ)/%.o) $(CLI_SRC:%.c=$(SOBJ)/%.o) $(SOBJ)/kernels/fatbin.o \
+                    $(CURL_SRC:%.c=$(SOBJ)/%.o)
 	@rm -f $@
 	ar rcs $@ $^
 
 build/tests/%: tests/unit/%.c tests/unit/kt.h build/libkj_asan.a
 	@mkdir -p build/tests
 	$(CC) $(CFLAGS_BASE) $(CUDA_INC) -O1 $(SAN) -Iserver -Irunner -Icli -Itests/unit $< build/libkj_asan.a -o $@ \
-	    $(SERVER_LIBS) $(RUNNER_LIBS) -lcurl
+	    $(SERVER_LIBS) $(RUNNER_LIBS)
 
 # The server under ASan and UBSan, for the schema run (tests/api/test_schema.py).
 build/kjudge-server-asan: $(SOBJ)/server/main.o build/libkj_asan.a
@@ -135,7 +153,8 @@ fuzz: deps
 # `make test`: install what is missing (when root), build, run the unit
 # tests and the API tests, and print one "N passed, N failed, N skipped" line.
 test: deps
-	@$(MAKE) --no-print-directory all $(UNIT_BIN) $(FUZZ_BIN) build/kjudge-server-asan
+	@$(MAKE) --no-print-directory all $(UNIT_BIN) $(FUZZ_BIN) build/kjudge-server-asan \
+	    build/kjudge-runner-fakegpu
 	@FUZZ_TEST_SECONDS=$(FUZZ_TEST_SECONDS) tests/run-cpu.sh $(UNIT_BIN)
 
 deps:

@@ -47,12 +47,14 @@ static void count(char *buf, size_t bufsz, int k, int n)
         snprintf(buf, bufsz, "%d", k);
 }
 
+/* "queued: position 3 on H200", then the reason of a retry, or the
+ * server's note (no runner serves that GPU type). */
 static void queued_line(const cJSON *d, char *buf, size_t bufsz)
 {
     char gpu[64], reason[256];
     double pos = num(d, "position"), attempt = num(d, "attempt");
     rend_clean(gpu, sizeof gpu, str(d, "gpu"));
-    rend_clean(reason, sizeof reason, str(d, "reason"));
+    rend_clean(reason, sizeof reason, str(d, "reason") != NULL ? str(d, "reason") : str(d, "note"));
     if (isnan(pos))
         snprintf(buf, bufsz, "queued: no longer waiting%s%s", gpu[0] ? " on " : "", gpu);
     else
@@ -134,7 +136,8 @@ static void plain_line(struct prog *p, const char *event, const cJSON *d, char *
     *permanent = 0;
     if (strcmp(event, "queued") == 0) {
         queued_line(d, buf, bufsz);
-        *permanent = !isnan(num(d, "attempt")) || str(d, "reason") != NULL;
+        *permanent = !isnan(num(d, "attempt")) || str(d, "reason") != NULL ||
+                     str(d, "note") != NULL;
     } else if (strcmp(event, "compiling") == 0) {
         rend_clean(a, sizeof a, str(d, "arch"));
         snprintf(buf, bufsz, "compiling%s%s", a[0] ? " for " : "", a);

@@ -20,15 +20,17 @@
 # Installs the missing packages when run as root (apt-get); otherwise prints
 # the command to run and fails. The CUDA 13 toolkit (nvcc, NVRTC, headers) is
 # expected under ${CUDA:-/usr/local/cuda}; it is not a Debian package, and
-# --server does not look for it. Installing Slurm or nginx does not start
-# their services here (policy-rc.d); the tests start their own instances.
+# --server does not look for it. Without --server, where the toolkit has no
+# nvdisasm, NVIDIA's nvidia-cuda-nvdisasm wheel is fetched from PyPI into
+# .tools/bin (below). Installing Slurm or nginx does not start their
+# services here (policy-rc.d); the tests start their own instances.
 set -euo pipefail
 mode=full
 case "${1:-}" in
   "") ;;
   --server) mode=server ;;
   --test) mode=test ;;
-  -h|--help) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+  -h|--help) sed -n '2,26p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
   *) echo "deps: unknown option '$1' (use --server or --test)" >&2; exit 2 ;;
 esac
 pkgs=(build-essential libmicrohttpd-dev libcjson-dev libsqlite3-dev libssl-dev python3 curl openssl
@@ -50,9 +52,11 @@ if [ "$mode" != server ]; then
     exit 1
   fi
   # nvdisasm reads the instruction classes out of compiled kernels (runner/
-  # sass.c). GPU hosts have it in the toolkit; where the toolkit lacks it (a
-  # CPU-only build machine), NVIDIA's redistributable wheel from PyPI puts it
-  # in .tools/bin for the tests. Best effort: without it those checks skip.
+  # sass.c). A full toolkit has it; where the toolkit lacks it (a trimmed or
+  # CPU-only install), NVIDIA's redistributable wheel from PyPI (pinned
+  # below) puts it in .tools/bin, once. kjudge-runner looks there by itself
+  # (beside its bin/; deploy/install.sh copies it along). Best effort:
+  # without it the classes come from the PTX and those tests skip.
   tools="$(cd "$(dirname "$0")/.." && pwd)/.tools"
   if [ ! -x "$cuda/bin/nvdisasm" ] && [ ! -x "$tools/bin/nvdisasm" ]; then
     tmp=$(mktemp -d)

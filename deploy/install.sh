@@ -56,6 +56,12 @@ mkdir -p "$dest/bin" "$dest/server" "$units" "$etc"
 put() { install -m "$1" "$2" "$3.new" && mv -f "$3.new" "$3"; }
 [ "$server" = 0 ] || put 755 bin/kjudge-server "$dest/bin/kjudge-server"
 [ "$runner" = 0 ] || put 755 bin/kjudge-runner "$dest/bin/kjudge-runner"
+# The nvdisasm deploy/deps.sh fetched where the toolkit has none: the runner
+# looks for it in .tools/bin beside its bin/ folder.
+if [ "$runner" = 1 ] && [ -x .tools/bin/nvdisasm ]; then
+  mkdir -p "$dest/.tools/bin"
+  put 755 .tools/bin/nvdisasm "$dest/.tools/bin/nvdisasm"
+fi
 put 755 deploy/systemd/kjudge-backup "$dest/bin/kjudge-backup"
 if [ "$runner" = 1 ]; then # the Slurm launcher, for clusters (deploy/slurm/)
   mkdir -p "$dest/slurm"

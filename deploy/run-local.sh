@@ -1,16 +1,42 @@
 #!/usr/bin/env bash
 # run-local.sh - `make run`: install what is missing (as root), build, and run
-# kjudge on this machine: kjudge-server on localhost:${KJUDGE_PORT:-8080} with
-# its SQLite file in var/, plus one kjudge-runner per local GPU. Prints the
-# URL and the admin token. Ctrl-C stops everything.
+# kjudge on this machine: kjudge-server on ${KJUDGE_BIND:-127.0.0.1}:${KJUDGE_PORT:-8080}
+# with its SQLite file in ${KJUDGE_VAR:-var}/, plus one kjudge-runner per
+# local GPU. Prints the URL, the admin token and what to do next. Ctrl-C
+# stops everything (each runner finishes or gives back its job first).
+# When the port is taken (another kjudge, or any other program, even one
+# that never answers) it says so and exits 1 without starting anything.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 deploy/deps.sh
 make --no-print-directory all
 port=${KJUDGE_PORT:-8080}
-mkdir -p var
-chmod 700 var
-conf=var/kjudge.conf db=var/kjudge.db
+bind=${KJUDGE_BIND:-127.0.0.1}
+var=${KJUDGE_VAR:-var}
+probe=$bind
+case "$bind" in 0.0.0.0) probe=127.0.0.1 ;; ::) probe=::1 ;; esac
+url_host=$probe
+case "$probe" in *:*) url_host="[$probe]" ;; esac
+
+# The port must be free: a readiness probe against another program would
+# hang (one that never answers) or report another instance's URL.
+if timeout 3 bash -c 'exec 3<>"/dev/tcp/$0/$1"' "$probe" "$port" 2>/dev/null; then
+  who=$(ss -Hltnp "sport = :$port" 2>/dev/null | grep -o 'users:(("[^"]*",pid=[0-9]*' | head -n 1 |
+        sed 's/users:(("\([^"]*\)",pid=\([0-9]*\)/\1, pid \2/' || true)
+  if curl -fsS -m 3 "http://$url_host:$port/healthz" 2>/dev/null | grep -q '"status"'; then
+    echo "run: another kjudge server already listens on $probe:$port${who:+ ($who)}." >&2
+    echo "run: use it, stop it, or start this one on another port: KJUDGE_PORT=$((port + 1)) make run" >&2
+  else
+    echo "run: port $port on $probe is taken by another program${who:+ ($who)}, which does not" \
+         "answer as kjudge." >&2
+    echo "run: stop it, or choose another port: KJUDGE_PORT=$((port + 1)) make run" >&2
+  fi
+  exit 1
+fi
+
+mkdir -p "$var"
+chmod 700 "$var"
+conf=$var/kjudge.conf db=$var/kjudge.db
 if [ ! -s "$conf" ]; then
   umask 077
   printf 'admin_token = %s\n' "$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')" >"$conf"
@@ -21,14 +47,21 @@ pids=()
 cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; }
 trap cleanup EXIT INT TERM
 
-bin/kjudge-server serve --port "$port" --bind 127.0.0.1 --db "$db" --config "$conf" \
+bin/kjudge-server serve --port "$port" --bind "$bind" --db "$db" --config "$conf" \
   --leaderboards leaderboards --web web &
-pids+=($!)
-for _ in $(seq 50); do
-  curl -fsS "http://127.0.0.1:$port/healthz" >/dev/null 2>&1 && break
+server=$!
+pids+=("$server")
+# Ready when this server answers (each probe bounded by -m); gone = it could not start.
+ready=0
+for _ in $(seq 100); do
+  kill -0 "$server" 2>/dev/null || break
+  if curl -fsS -m 2 "http://$url_host:$port/healthz" >/dev/null 2>&1; then ready=1; break; fi
   sleep 0.1
 done
-curl -fsS "http://127.0.0.1:$port/healthz" >/dev/null || { echo "run: the server did not start" >&2; exit 1; }
+if [ "$ready" = 0 ] || ! kill -0 "$server" 2>/dev/null; then
+  echo "run: the server did not start (its messages are above)" >&2
+  exit 1
+fi
 
 # Runner names: lower case letters, digits, '_', '.', '-', at most 32 characters.
 host=$(hostname | tr 'A-Z' 'a-z' | tr -c 'a-z0-9_.\n-' '-' | cut -c1-24)
@@ -37,7 +70,7 @@ if command -v nvidia-smi >/dev/null 2>&1; then
   ngpu=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ' || true)
 fi
 for ((g = 0; g < ngpu; g++)); do
-  tok=var/runner-gpu$g.token
+  tok=$var/runner-gpu$g.token
   # The GPU type the token may claim: the device name's first word after
   # "NVIDIA " (NVIDIA H200 -> H200), the rule of common/gputype.h.
   gname=$(nvidia-smi --query-gpu=name --format=csv,noheader -i "$g" 2>/dev/null || true)
@@ -48,7 +81,7 @@ for ((g = 0; g < ngpu; g++)); do
   else # a token from an earlier run, perhaps made before tokens were bound
     bin/kjudge-server runner bind "$host-gpu$g" --gpu "$gtype" --db "$db"
   fi
-  bin/kjudge-runner serve --server "http://127.0.0.1:$port" --gpu "$g" \
+  bin/kjudge-runner serve --server "http://$url_host:$port" --gpu "$g" \
     --name "$host-gpu$g" --token-file "$tok" --leaderboards leaderboards &
   pids+=($!)
 done
@@ -64,7 +97,18 @@ else
   echo "runners attached: $ngpu (one per GPU)"
 fi
 cat <<EOT
-new user:    bin/kjudge-server user add alice --db $db
+
+next:
+  open http://localhost:$port/ in a browser: the leaderboards, their rankings and statements
+  a user:   T=\$(bin/kjudge-server user add alice --db $db)
+  log in:   bin/kjudge login http://localhost:$port --token \$T
+  submit:   bin/kjudge template fp8_quant -o quant.cu && bin/kjudge submit quant.cu --gpu H200
+  a runner on another GPU host: on this host
+              bin/kjudge-server runner add gpuhost1 --gpu H200 --db $db > gpuhost1.token
+            then on that host (a checkout, deploy/deps.sh && make)
+              bin/kjudge-runner serve --server http://THIS-HOST:$port --token-file gpuhost1.token
+            with this server reachable from it: KJUDGE_BIND=0.0.0.0 make run on a trusted
+            network, or HTTPS (README, "Deploying")
 Ctrl-C stops the server and the runners.
 EOT
 wait -n "${pids[@]}"

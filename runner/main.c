@@ -4,15 +4,22 @@
  *   kjudge-runner compile FILE [--leaderboard NAME] [--arch sm_90a]   NVRTC only, no GPU; JSON
  *   kjudge-runner eval FILE [--leaderboard NAME] [--mode M] [--json]  the judge on a local GPU
  *   kjudge-runner serve --server URL [--gpu N] [--name N] [--gpu-type T]  pull jobs from a server
+ *                       [--ca-file PEM] [--grace SECONDS]
  *   kjudge-runner probe [--gpu N]                                      describe a GPU as JSON
  * Common: --leaderboards DIR (default: leaderboards). The runner token for
- * serve comes from $KJUDGE_RUNNER_TOKEN or --token-file.
+ * serve comes from $KJUDGE_RUNNER_TOKEN or --token-file; a private CA for an
+ * https:// server from --ca-file or $KJUDGE_CA_FILE. SIGTERM or SIGINT stops
+ * serve: the job being judged gets --grace seconds to finish, else it is
+ * given back to the server (a second signal gives it back at once).
+ * nvdisasm is looked for in the toolkit, then in .tools/bin beside the
+ * program's folder (where deploy/deps.sh puts one: runner/sass.h).
  * Exit status: 0 ok / accepted; 1 the submission failed (any other verdict,
  * or a compile error); 2 usage error or the judge's own failure.
  */
 #include "box.h"
 #include "cbox.h"
 #include "compile.h"
+#include "curlc.h"
 #include "directive.h"
 #include "judge.h"
 #include "kj_file.h"
@@ -28,6 +35,8 @@
 
 #include <cjson/cJSON.h>
 #include <errno.h>
+#include <libgen.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,17 +49,25 @@
 #define EXIT_USAGE 2
 #define KJ_TOKEN_FILE_MAX (1 << 20) /* a token file is one line; anything this big is not one */
 
+#ifdef KJ_RUNNER_FAKE_GPU
+/* The API tests' build (build/kjudge-runner-fakegpu): serve judges with
+ * tests/api/fakegpu.c instead of a GPU. Never in bin/kjudge-runner. */
+extern const struct serve_ops fakegpu_ops;
+#endif
+
+/* Signals seen: 1 stops serve after the job (within --grace), 2 gives the job back at once. */
 static volatile sig_atomic_t stop_flag;
 
 static void on_signal(int sig)
 {
     (void)sig;
-    stop_flag = 1;
+    if (stop_flag < 2)
+        stop_flag++;
 }
 
 struct opts {
     const char *cmd, *file, *leaderboard, *arch, *mode, *leaderboards, *server, *name,
-        *gpu_type, *token_file, *dump;
+        *gpu_type, *token_file, *dump, *ca_file, *grace;
     int json, gpu, once, compile_unboxed;
     double warmup, time_limit;
     long samples;
@@ -70,6 +87,10 @@ static void usage(FILE *f)
         "                                      tracking breaks inside the box)\n"
         "       kjudge-runner serve --server URL [--gpu N] [--name NAME] [--gpu-type H200]\n"
         "                     [--token-file FILE] [--once]   (token also from KJUDGE_RUNNER_TOKEN)\n"
+        "                     [--ca-file PEM]  (a private CA of an https:// server; also\n"
+        "                                      KJUDGE_CA_FILE; proxies from https_proxy/no_proxy)\n"
+        "                     [--grace SECONDS] (on SIGTERM: finish the job within this, default\n"
+        "                                      20, else give it back to the server; 0 = at once)\n"
         "       kjudge-runner probe [--gpu N]\n"
         "common: --leaderboards DIR (default ./leaderboards)\n"
         "exit: 0 ok/accepted, 1 the submission failed, 2 usage or judge error\n");
@@ -90,6 +111,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
             {"--leaderboard", &o->leaderboard}, {"--arch", &o->arch}, {"--mode", &o->mode},
             {"--leaderboards", &o->leaderboards}, {"--server", &o->server}, {"--name", &o->name},
             {"--gpu-type", &o->gpu_type}, {"--token-file", &o->token_file}, {"--dump", &o->dump},
+            {"--ca-file", &o->ca_file}, {"--grace", &o->grace},
         };
         int hit = 0;
         for (size_t k = 0; k < sizeof s / sizeof s[0]; k++)
@@ -307,11 +329,25 @@ static int cmd_probe(const struct opts *o)
     return rc == KJ_OK ? EXIT_OK : EXIT_USAGE;
 }
 
+/* --grace: seconds from 0 to 3600; -1 when malformed. */
+static double parse_grace(const char *v)
+{
+    char *end;
+    double g;
+    if (v == NULL)
+        return SERVE_GRACE_DEFAULT_S;
+    g = strtod(v, &end);
+    return end != v && *end == '\0' && g >= 0 && g <= 3600 ? g : -1;
+}
+
 static int cmd_serve(const struct opts *o)
 {
     char token[256] = "", name[128];
     char *env = getenv("KJUDGE_RUNNER_TOKEN");
+    const char *ca = o->ca_file;
+    double grace = parse_grace(o->grace);
     struct kj_err err;
+    int rc;
     /* The token is kept in token[] only (the boxes wipe their copy of it,
      * secret.h): the environment's copy is wiped in place and removed, the
      * file's buffer wiped before it is freed. */
@@ -338,20 +374,62 @@ static int cmd_serve(const struct opts *o)
                         "(KJUDGE_RUNNER_TOKEN or --token-file)\n");
         return EXIT_USAGE;
     }
+    if (grace < 0) {
+        fprintf(stderr, "kjudge-runner: --grace must be seconds from 0 to 3600\n");
+        return EXIT_USAGE;
+    }
+    if (ca == NULL && getenv("KJUDGE_CA_FILE") != NULL && getenv("KJUDGE_CA_FILE")[0] != '\0')
+        ca = getenv("KJUDGE_CA_FILE");
+    if (ca != NULL && access(ca, R_OK) != 0) {
+        fprintf(stderr, "kjudge-runner: cannot read the CA file %s: %s\n", ca, strerror(errno));
+        return EXIT_USAGE;
+    }
     if (o->name == NULL) {
         char host[64] = "host";
         gethostname(host, sizeof host - 1);
         snprintf(name, sizeof name, "%s-gpu%d", host, o->gpu);
     }
+    if (curlc_init(&err) != KJ_OK) {
+        fprintf(stderr, "kjudge-runner: %s\n", err.msg);
+        return EXIT_USAGE;
+    }
     signal(SIGINT, on_signal);
     signal(SIGTERM, on_signal);
-    struct serve_cfg c = {o->server, token, o->gpu, o->name ? o->name : name, o->gpu_type,
-                          o->leaderboards, o->once, &stop_flag};
-    if (serve_loop(&c, &err) != KJ_OK) {
+    struct serve_cfg c = {
+        .server = o->server, .token = token, .ca_file = ca, .gpu = o->gpu,
+        .name = o->name ? o->name : name, .gpu_type = o->gpu_type,
+        .leaderboards = o->leaderboards, .once = o->once, .grace_s = grace, .stop = &stop_flag,
+    };
+#ifdef KJ_RUNNER_FAKE_GPU
+    c.ops = &fakegpu_ops;
+#endif
+    kj_err_clear(&err);
+    rc = serve_loop(&c, &err);
+    explicit_bzero(token, sizeof token);
+    curlc_cleanup();
+    if (rc != KJ_OK) {
         fprintf(stderr, "kjudge-runner: %s\n", err.msg);
         return EXIT_USAGE;
     }
     return EXIT_OK;
+}
+
+/* nvdisasm for runner/sass.c: when neither $KJUDGE_NVDISASM nor the
+ * toolkit has one, the copy deploy/deps.sh fetched into .tools/bin of the
+ * checkout this program was built in (bin/..), or of its install folder. */
+static void find_nvdisasm(void)
+{
+    char tool[PATH_MAX], exe[PATH_MAX], path[PATH_MAX + 32];
+    ssize_t n;
+    if (sass_tool(tool, sizeof tool) == 0)
+        return;
+    if ((n = readlink("/proc/self/exe", exe, sizeof exe - 1)) <= 0)
+        return;
+    exe[n] = '\0';
+    char *bindir = dirname(exe); /* .../bin */
+    snprintf(path, sizeof path, "%s/../.tools/bin/nvdisasm", bindir);
+    if (access(path, X_OK) == 0 && realpath(path, tool) != NULL)
+        setenv("KJUDGE_NVDISASM", tool, 1);
 }
 
 int main(int argc, char **argv)
@@ -365,6 +443,7 @@ int main(int argc, char **argv)
         usage(stderr);
         return EXIT_USAGE;
     }
+    find_nvdisasm();
     if (strcmp(o.cmd, "compile") == 0 && o.file) return cmd_compile(&o);
     if (strcmp(o.cmd, "eval") == 0 && o.file) return cmd_eval(&o);
     if (strcmp(o.cmd, "serve") == 0) return cmd_serve(&o);

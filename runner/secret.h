@@ -16,10 +16,12 @@
  * child's memory before it reads the cubin; the host probe
  * (sandbox_probe) runs only the runner's own code and exits. The parent
  * also wipes what it no longer needs before freeing it (the token file,
- * the claim's body and seed string, HTTP request heads and response
- * bodies), so freed heap blocks hold no secret either. What no list can
- * name is a buffer of another thread caught in flight at the fork: the
- * heartbeat's request to the server (a few milliseconds every 20 s).
+ * the claim's body and seed string, HTTP response bodies), so freed heap
+ * blocks hold no secret either; libcurl's own copies of a request's
+ * headers (common/curlc.c) are freed, not wiped, when the request ends.
+ * What no list can name is a buffer of another thread caught in flight at
+ * the fork: the watcher's heartbeat to the server (a few milliseconds
+ * every 20 s).
  */
 #ifndef KJ_SECRET_H
 #define KJ_SECRET_H

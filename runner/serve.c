@@ -4,20 +4,36 @@
  * At start it probes the host (sandbox) and its GPU and reports the outcome
  * once (POST /api/v1/runner/hello: ready, or refused with the reason, so
  * the server's log and metrics show a runner that cannot work). Then:
- * claim (POST /api/v1/runner/claim) -> judge_run() in fresh boxes, each step
+ * claim (POST /api/v1/runner/claim) -> judge in fresh boxes, each step
  * posted to /runner/jobs/{id}/events -> POST /runner/jobs/{id}/result, retried
  * until the server takes it. Every job request names the claim's ?attempt.
  * The judge's own failures, and a result the server refuses (422: it does
  * not fit the job or the board), are posted as internal_error so the user
  * is never charged for them. A claim refused with 401 or 403 (a token not
- * bound to this GPU type) stops the runner with the server's message.
+ * bound to this GPU type) stops the runner with the server's message, and
+ * so does a server whose certificate cannot be verified at start.
+ *
+ * Requests go through common/curlc.h (libcurl: http and https, the
+ * certificate verified against the system's CAs plus --ca-file, proxies
+ * from http_proxy/https_proxy/no_proxy). Two clients: the main thread's
+ * (hello, claim, events, result) and the watcher's. While a job is judged
+ * the watcher thread sends heartbeats, and once a stop is asked it gives
+ * the job grace_s to end; after that (or at a second signal) it waits for
+ * any event post in flight, gives the job back (POST .../release, which
+ * the server requeues at once without charging an attempt) and ends the
+ * process, boxes included, with status 0.
+ *
+ * Secrets (secret.h): the token (and each client's copy of its
+ * Authorization header) and, during a leaderboard job, the seed are listed
+ * for every forked child to wipe; the claim's body and seed string are
+ * wiped once read (curlc wipes the bodies it frees).
  */
 #include "serve.h"
 #include "box.h"
+#include "curlc.h"
 #include "gputype.h"
-#include "httpc.h"
 #include "judge.h"
-#include "kj_ticker.h"
+#include "mono.h"
 #include "protocol.h"
 #include "rbox.h"
 #include "result.h"
@@ -26,69 +42,124 @@
 #include "spec.h"
 
 #include <cjson/cJSON.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
-#define SERVE_TIMEOUT_MS 30000
+#define SERVE_TIMEOUT_MS 30000L  /* one request, connect included */
+#define SERVE_CONNECT_MS 10000L
 #define SERVE_IDLE_S 1
 #define SERVE_MAX_BACKOFF_S 30
-#define SERVE_HEARTBEAT_S 20 /* well inside the server's lease (120 s by default) */
+#define SERVE_HEARTBEAT_S 20 /* at most; a third of the job's lease_seconds when shorter */
+#define SERVE_WATCH_TICK_S 0.2 /* how often the watcher looks at the stop flag */
 
 struct serve {
     const struct serve_cfg *cfg;
+    const struct serve_ops *ops; /* borrowed: cfg->ops, or the GPU's */
+    struct curlc *http;        /* owned: the main thread's client */
+    struct curlc *watch_http;  /* owned: the watcher thread's client */
     struct spec **specs;       /* owned, nspecs entries */
     int nspecs;
     struct box_device dev;
     char gpu_type[64];
     long job_id;               /* job being judged, for progress posts */
     long attempt;              /* the claim's attempt, sent back as ?attempt= */
+    double beat_s;             /* heartbeat period of the job being judged */
+    pthread_mutex_t mu;        /* guards beat_stop, posting, releasing and the condition */
+    pthread_cond_t cv;         /* on CLOCK_MONOTONIC */
+    int beat_stop;             /* 1: the job was judged; the watcher ends */
+    int posting;               /* 1: the main thread is posting an event of the job */
+    int releasing;             /* 1: the watcher gives the job back; post nothing more about it */
     int unhealthy;             /* 1: the GPU failed its health check; stop taking work */
     int refused;               /* 1: the server refused this token's claims (401/403); stop */
     char why[256];             /* what the health check said */
-    struct secret_list secrets; /* what every child wipes (secret.h): the token; a job adds
-                                 * its secret seed to a copy */
+    struct secret_list secrets; /* what every child wipes (secret.h): the token and the
+                                 * clients' copies; a job adds its secret seed to a copy */
 };
 
-static void sleep_s(double s)
+/* Sleep s seconds, or less when a stop is asked. */
+static void sleep_s(const struct serve *sv, double s)
 {
-    struct timespec ts = {(time_t)s, (long)((s - (double)(time_t)s) * 1e9)};
-    nanosleep(&ts, NULL);
+    double until = mono_now() + s;
+    for (double left = s; left > 0 && !*sv->cfg->stop; left = until - mono_now()) {
+        double step = left < 0.1 ? left : 0.1;
+        struct timespec ts = {0, (long)(step * 1e9)};
+        nanosleep(&ts, NULL);
+    }
 }
 
-/* POST a JSON body; returns the HTTP status or <0. Caller frees *resp. */
-static int serve_post(struct serve *sv, const char *path, const cJSON *body,
-                      struct httpc_response *resp, struct kj_err *err)
+/* What to check when a request failed on the way (not an HTTP answer). */
+static const char *serve_hint(const struct curlc_resp *r)
+{
+    switch (r->fail) {
+    case CURLC_FAIL_TLS:
+        return " (TLS failed: certificate not trusted, or no TLS server; a private CA: "
+               "--ca-file; a plain server: http://)";
+    case CURLC_FAIL_IO:
+        return " (no HTTP answer: is it an https:// server?)";
+    case CURLC_FAIL_RESOLVE:
+        return " (the host name does not resolve)";
+    case CURLC_FAIL_CONNECT:
+        return " (nothing answers there, or at the proxy of https_proxy/http_proxy)";
+    default:
+        return "";
+    }
+}
+
+/* POST a JSON body with client h; returns the HTTP status or <0 (err
+ * names the URL, never the token, and what to check). Caller frees *resp. */
+static int serve_post(struct curlc *h, const char *path, const cJSON *body,
+                      struct curlc_resp *resp, struct kj_err *err)
 {
     char *text = cJSON_PrintUnformatted(body);
+    memset(resp, 0, sizeof *resp);
     if (text == NULL)
         return KJ_FAIL(err, KJ_ENOMEM, "out of memory");
-    int rc = httpc_request(sv->cfg->server, "POST", path, sv->cfg->token, "application/json",
-                          text, strlen(text), SERVE_TIMEOUT_MS, resp, err);
+    int rc = curlc_post(h, path, "application/json", text, strlen(text), resp, err);
     free(text);
-    return rc == KJ_OK ? resp->status : rc;
+    if (rc != KJ_OK) { /* the hint always fits: the message is cut before it */
+        char msg[KJ_ERR_MSG];
+        const char *hint = serve_hint(resp);
+        snprintf(msg, sizeof msg, "%.*s%s", (int)(sizeof msg - 1 - strlen(hint)), err->msg, hint);
+        snprintf(err->msg, sizeof err->msg, "%s", msg);
+    }
+    return rc == KJ_OK ? (int)resp->status : rc;
 }
 
 static void serve_progress(void *ctx, enum kj_event event, const cJSON *data)
 {
     struct serve *sv = ctx;
-    struct httpc_response r;
+    struct curlc_resp r;
     struct kj_err err;
     char path[128];
+    /* Nothing more about a job the watcher is giving back: the next claim
+     * of it may be another runner's, with the same attempt number. */
+    pthread_mutex_lock(&sv->mu);
+    if (sv->releasing) {
+        pthread_mutex_unlock(&sv->mu);
+        return;
+    }
+    sv->posting = 1;
+    pthread_mutex_unlock(&sv->mu);
     cJSON *body = cJSON_CreateObject();
     cJSON_AddStringToObject(body, "event", kj_event_name(event));
     cJSON_AddItemToObject(body, "data", cJSON_Duplicate(data, 1));
     snprintf(path, sizeof path, "/api/v1/runner/jobs/%ld/events?attempt=%ld", sv->job_id,
              sv->attempt);
-    memset(&r, 0, sizeof r);
-    int st = serve_post(sv, path, body, &r, &err);
+    kj_err_clear(&err);
+    int st = serve_post(sv->http, path, body, &r, &err);
     if (st < 0 || st >= 300)
-        kj_log(KJ_LOG_WARN, "serve", "progress not recorded job=%ld event=%s status=%d",
-               sv->job_id, kj_event_name(event), st);
-    httpc_response_free(&r);
+        kj_log(KJ_LOG_WARN, "serve", "progress not recorded job=%ld event=%s status=%d%s%s",
+               sv->job_id, kj_event_name(event), st, st < 0 ? ": " : "", st < 0 ? err.msg : "");
+    curlc_resp_free(&r);
     cJSON_Delete(body);
+    pthread_mutex_lock(&sv->mu);
+    sv->posting = 0;
+    pthread_cond_broadcast(&sv->cv);
+    pthread_mutex_unlock(&sv->mu);
 }
 
 static const struct spec *serve_spec(struct serve *sv, const char *name)
@@ -111,7 +182,7 @@ static const struct spec *serve_spec(struct serve *sv, const char *name)
 }
 
 /* The "message" of a JSON error answer into out (printable, "" when none). */
-static void serve_error_msg(const struct httpc_response *r, char *out, size_t outsz)
+static void serve_error_msg(const struct curlc_resp *r, char *out, size_t outsz)
 {
     cJSON *j = r->body != NULL ? cJSON_Parse(r->body) : NULL;
     const cJSON *m = cJSON_GetObjectItem(cJSON_GetObjectItem(j, "error"), "message");
@@ -123,7 +194,9 @@ static void serve_error_msg(const struct httpc_response *r, char *out, size_t ou
 
 /* Post the result until the server answers 2xx (or says the job is not
  * ours). A result it refuses (422) becomes an internal_error naming why,
- * posted in its place once: the job is tried again, the user not charged. */
+ * posted in its place once: the job is tried again, the user not charged.
+ * While the runner stops, a failed post is not tried again: the server
+ * requeues the job when its lease runs out. */
 static void serve_post_result(struct serve *sv, long id, const struct judge_result *result)
 {
     char path[128], why[300];
@@ -131,13 +204,13 @@ static void serve_post_result(struct serve *sv, long id, const struct judge_resu
     cJSON *body = result_json(result), *replaced = NULL;
     snprintf(path, sizeof path, "/api/v1/runner/jobs/%ld/result?attempt=%ld", id, sv->attempt);
     for (int attempt = 0; attempt < 20; attempt++) {
-        struct httpc_response r;
+        struct curlc_resp r;
         struct kj_err err;
-        memset(&r, 0, sizeof r);
-        int st = serve_post(sv, path, replaced != NULL ? replaced : body, &r, &err);
+        kj_err_clear(&err);
+        int st = serve_post(sv->http, path, replaced != NULL ? replaced : body, &r, &err);
         if (st == 422)
             serve_error_msg(&r, why, sizeof why);
-        httpc_response_free(&r);
+        curlc_resp_free(&r);
         if ((st >= 200 && st < 300) || st == 409 || st == 404 || (st == 422 && replaced != NULL)) {
             if (st >= 300)
                 kj_log(KJ_LOG_WARN, "serve", "result refused job=%ld status=%d", id, st);
@@ -156,29 +229,96 @@ static void serve_post_result(struct serve *sv, long id, const struct judge_resu
         }
         kj_log(KJ_LOG_WARN, "serve", "result not delivered job=%ld status=%d: %s", id, st,
                st < 0 ? err.msg : "");
-        sleep_s(backoff);
+        if (*sv->cfg->stop) {
+            kj_log(KJ_LOG_WARN, "serve", "stopping: job=%ld goes back to the queue when its "
+                   "lease runs out", id);
+            break;
+        }
+        sleep_s(sv, backoff);
         backoff = backoff * 2 > SERVE_MAX_BACKOFF_S ? SERVE_MAX_BACKOFF_S : backoff * 2;
     }
     cJSON_Delete(replaced);
     cJSON_Delete(body);
 }
 
-/* Keeps the job's lease alive while it is judged: the ticker serve_job()
- * starts calls it every SERVE_HEARTBEAT_S. */
-static void serve_heartbeat(void *arg)
+/* The watcher gives the job back (POST .../release), then ends the
+ * process: the boxes of the job still being judged die with it
+ * (PR_SET_PDEATHSIG). Called with sv->mu held. */
+static void serve_release(struct serve *sv)
+{
+    char path[128];
+    struct curlc_resp r;
+    struct kj_err err;
+    cJSON *body = cJSON_CreateObject();
+    sv->releasing = 1;
+    while (sv->posting) /* an event post in flight ends first */
+        pthread_cond_wait(&sv->cv, &sv->mu);
+    pthread_mutex_unlock(&sv->mu);
+    snprintf(path, sizeof path, "/api/v1/runner/jobs/%ld/release?attempt=%ld", sv->job_id,
+             sv->attempt);
+    kj_err_clear(&err);
+    int st = serve_post(sv->watch_http, path, body, &r, &err);
+    cJSON_Delete(body);
+    curlc_resp_free(&r);
+    if (st >= 200 && st < 300)
+        kj_log(KJ_LOG_INFO, "serve", "stopped: gave job=%ld back to the server, which queues it "
+               "again at once", sv->job_id);
+    else
+        kj_log(KJ_LOG_WARN, "serve", "stopped: job=%ld not given back (status %d%s%s); it goes "
+               "back to the queue when its lease runs out", sv->job_id, st, st < 0 ? ": " : "",
+               st < 0 ? err.msg : "");
+    _exit(0);
+}
+
+/* Runs beside the judge of one job until serve_job() sets beat_stop: a
+ * heartbeat every beat_s keeps the lease; after a stop is asked, the job
+ * has grace_s to end (a second signal: none) before serve_release(). */
+static void *serve_watch(void *arg)
 {
     struct serve *sv = arg;
-    struct httpc_response r;
-    struct kj_err err;
     char path[128];
+    double next_beat = mono_now() + sv->beat_s, deadline = -1;
     snprintf(path, sizeof path, "/api/v1/runner/jobs/%ld/heartbeat?attempt=%ld", sv->job_id,
              sv->attempt);
-    memset(&r, 0, sizeof r);
-    if (httpc_request(sv->cfg->server, "POST", path, sv->cfg->token, "application/json", "{}",
-                      2, SERVE_TIMEOUT_MS, &r, &err) != KJ_OK || r.status >= 300)
-        kj_log(KJ_LOG_WARN, "serve", "heartbeat not taken job=%ld status=%d", sv->job_id,
-               r.status);
-    httpc_response_free(&r);
+    pthread_mutex_lock(&sv->mu);
+    while (!sv->beat_stop) {
+        struct timespec until;
+        clock_gettime(CLOCK_MONOTONIC, &until);
+        until.tv_nsec += (long)(SERVE_WATCH_TICK_S * 1e9);
+        if (until.tv_nsec >= 1000000000L) {
+            until.tv_sec++;
+            until.tv_nsec -= 1000000000L;
+        }
+        pthread_cond_timedwait(&sv->cv, &sv->mu, &until);
+        if (sv->beat_stop)
+            break;
+        double now = mono_now();
+        int stop = *sv->cfg->stop;
+        if (stop && deadline < 0) {
+            deadline = now + sv->cfg->grace_s;
+            kj_log(KJ_LOG_INFO, "serve", "stopping: job=%ld has %.0f s to finish, else it is "
+                   "given back", sv->job_id, sv->cfg->grace_s);
+        }
+        if (stop && (stop > 1 || now >= deadline))
+            serve_release(sv); /* does not return */
+        if (now < next_beat)
+            continue;
+        next_beat = now + sv->beat_s;
+        pthread_mutex_unlock(&sv->mu);
+        struct curlc_resp r;
+        struct kj_err err;
+        cJSON *empty = cJSON_CreateObject();
+        kj_err_clear(&err);
+        int st = serve_post(sv->watch_http, path, empty, &r, &err);
+        if (st < 0 || st >= 300)
+            kj_log(KJ_LOG_WARN, "serve", "heartbeat not taken job=%ld status=%d%s%s", sv->job_id,
+                   st, st < 0 ? ": " : "", st < 0 ? err.msg : "");
+        cJSON_Delete(empty);
+        curlc_resp_free(&r);
+        pthread_mutex_lock(&sv->mu);
+    }
+    pthread_mutex_unlock(&sv->mu);
+    return NULL;
 }
 
 /* After a time_limit or runtime_error the GPU may be wedged: a known-answer
@@ -193,7 +333,7 @@ static struct judge_result *serve_check_gpu(struct serve *sv, struct judge_resul
         (result->verdict != KJ_V_TIME_LIMIT && result->verdict != KJ_V_RUNTIME_ERROR))
         return result;
     kj_err_clear(&err);
-    if (box_health(sv->cfg->gpu, &sv->secrets, &err) == KJ_OK) {
+    if (sv->ops->health(sv->cfg->gpu, &sv->secrets, &err) == KJ_OK) {
         kj_log(KJ_LOG_INFO, "serve", "GPU health check passed after job=%ld (%s)", sv->job_id,
                kj_verdict_name(result->verdict));
         return result;
@@ -208,6 +348,41 @@ static struct judge_result *serve_check_gpu(struct serve *sv, struct judge_resul
     return result_internal(msg);
 }
 
+/* The heartbeat period of a job: SERVE_HEARTBEAT_S, or a third of its
+ * lease_seconds when that is shorter (at least 1 s). */
+static double serve_beat_s(const cJSON *job)
+{
+    const cJSON *lease = cJSON_GetObjectItem(job, "lease_seconds");
+    double s = SERVE_HEARTBEAT_S;
+    if (cJSON_IsNumber(lease) && lease->valuedouble / 3 < s)
+        s = lease->valuedouble / 3 < 1 ? 1 : lease->valuedouble / 3;
+    return s;
+}
+
+/* Judge jj beside the watcher thread (heartbeats, the stop's grace). */
+static struct judge_result *serve_judge(struct serve *sv, const struct judge_job *jj)
+{
+    struct judge_result *result = NULL;
+    struct kj_err err;
+    pthread_t watch;
+    sv->beat_stop = 0;
+    int watching = pthread_create(&watch, NULL, serve_watch, sv) == 0;
+    if (!watching)
+        kj_log(KJ_LOG_WARN, "serve", "no heartbeats for job=%ld", sv->job_id);
+    kj_err_clear(&err);
+    if (sv->ops->judge(jj, &result, &err) != KJ_OK) {
+        kj_log(KJ_LOG_ERROR, "serve", "judge failed job=%ld: %s", sv->job_id, err.msg);
+        result = result_internal(err.msg);
+    }
+    pthread_mutex_lock(&sv->mu);
+    sv->beat_stop = 1;
+    pthread_cond_signal(&sv->cv);
+    pthread_mutex_unlock(&sv->mu);
+    if (watching)
+        pthread_join(watch, NULL);
+    return result != NULL ? serve_check_gpu(sv, result) : NULL;
+}
+
 /* Judge one claimed job object and post its result. The job's secret seed
  * string is wiped once read. */
 static void serve_job(struct serve *sv, cJSON *job)
@@ -216,7 +391,6 @@ static void serve_job(struct serve *sv, cJSON *job)
                 *mode = cJSON_GetObjectItem(job, "mode"), *src = cJSON_GetObjectItem(job, "source"),
                 *secret = cJSON_GetObjectItem(job, "secret_seed");
     struct judge_result *result = NULL;
-    struct kj_err err;
     if (!cJSON_IsNumber(id) || !cJSON_IsString(lb) || !cJSON_IsString(mode) || !cJSON_IsString(src)) {
         kj_log(KJ_LOG_ERROR, "serve", "malformed job from the server");
         return;
@@ -249,19 +423,9 @@ static void serve_job(struct serve *sv, cJSON *job)
         jj.arch = sv->dev.arch;
         jj.progress = serve_progress;
         jj.progress_ctx = sv;
-        struct kj_ticker *beat = NULL;
-        kj_err_clear(&err);
-        if (kj_ticker_start(SERVE_HEARTBEAT_S * 1000, serve_heartbeat, sv, "heartbeat", &beat,
-                            &err) != KJ_OK)
-            kj_log(KJ_LOG_WARN, "serve", "no heartbeats for job=%ld: %s", sv->job_id, err.msg);
-        kj_err_clear(&err);
-        if (judge_run(&jj, &result, &err) != KJ_OK) {
-            kj_log(KJ_LOG_ERROR, "serve", "judge failed job=%ld: %s", sv->job_id, err.msg);
-            result = result_internal(err.msg);
-        }
-        kj_ticker_stop(beat);
-        if (result != NULL)
-            result = serve_check_gpu(sv, result);
+        sv->beat_s = serve_beat_s(job);
+        result = serve_judge(sv, &jj);
+        explicit_bzero(&jj.secret_seed, sizeof jj.secret_seed);
     }
     if (result == NULL) { /* out of memory: the lease runs out and the job is tried again */
         kj_log(KJ_LOG_ERROR, "serve", "no memory for the result of job=%ld", sv->job_id);
@@ -274,11 +438,14 @@ static void serve_job(struct serve *sv, cJSON *job)
 }
 
 /* Report to the server that this runner is ready (reason NULL) or refuses
- * to work, and why. Best effort: a server that cannot be reached is logged. */
-static void serve_hello(struct serve *sv, const char *reason)
+ * to work, and why. A server that cannot be reached is logged and the
+ * runner goes on (it retries its claims); one whose certificate fails or
+ * that gives no HTTP answer (an https:// server reached with http://) is a
+ * setting to fix: KJ_EIO with err saying so. */
+static int serve_hello(struct serve *sv, const char *reason, struct kj_err *err)
 {
-    struct httpc_response r;
-    struct kj_err err;
+    struct curlc_resp r;
+    struct kj_err herr;
     cJSON *body = cJSON_CreateObject();
     char why[512];
     cJSON_AddStringToObject(body, "runner", sv->cfg->name);
@@ -292,35 +459,39 @@ static void serve_hello(struct serve *sv, const char *reason)
         if (sv->cfg->gpu_type != NULL)
             cJSON_AddStringToObject(body, "gpu", sv->cfg->gpu_type);
     }
-    memset(&r, 0, sizeof r);
-    kj_err_clear(&err);
-    int st = serve_post(sv, "/api/v1/runner/hello", body, &r, &err);
+    kj_err_clear(&herr);
+    int st = serve_post(sv->http, "/api/v1/runner/hello", body, &r, &herr);
+    enum curlc_fail fail = r.fail;
     cJSON_Delete(body);
-    httpc_response_free(&r);
+    curlc_resp_free(&r);
     if (st >= 200 && st < 300)
         kj_log(KJ_LOG_INFO, "serve", "reported to %s: %s name=%s", sv->cfg->server,
                reason == NULL ? "ready" : "refused", sv->cfg->name);
+    else if (st < 0 && (fail == CURLC_FAIL_TLS || fail == CURLC_FAIL_IO)) {
+        *err = herr; /* "POST URL: what failed (what to check)" */
+        return KJ_EIO;
+    }
     else if (st < 0)
-        kj_log(KJ_LOG_WARN, "serve", "cannot report to %s: %s", sv->cfg->server, err.msg);
+        kj_log(KJ_LOG_WARN, "serve", "cannot report to %s: %s", sv->cfg->server, herr.msg);
     else
         kj_log(KJ_LOG_WARN, "serve", "the server %s refused the start-up report: HTTP %d",
                sv->cfg->server, st);
+    return 0;
 }
 
 /* One claim. Returns 1 if a job was judged, 0 if none was queued, <0 on error. */
 static int serve_claim(struct serve *sv, struct kj_err *err)
 {
-    struct httpc_response r;
+    struct curlc_resp r;
     cJSON *body = cJSON_CreateObject(), *reply = NULL;
     cJSON_AddStringToObject(body, "runner", sv->cfg->name);
     cJSON_AddStringToObject(body, "gpu", sv->gpu_type);
     cJSON_AddStringToObject(body, "arch", sv->dev.arch);
-    memset(&r, 0, sizeof r);
-    int st = serve_post(sv, "/api/v1/runner/claim", body, &r, err), rc = 0;
+    int st = serve_post(sv->http, "/api/v1/runner/claim", body, &r, err), rc = 0;
     cJSON_Delete(body);
     if (st == 200 && r.body != NULL) {
         reply = cJSON_Parse(r.body);
-        explicit_bzero(r.body, r.body_len); /* the job's seed: only the parsed copy stays */
+        explicit_bzero(r.body, r.len); /* the job's seed: only the parsed copy stays */
     }
     if (st == 200 && reply != NULL && cJSON_IsObject(cJSON_GetObjectItem(reply, "job"))) {
         serve_job(sv, cJSON_GetObjectItem(reply, "job"));
@@ -335,60 +506,106 @@ static int serve_claim(struct serve *sv, struct kj_err *err)
         rc = st < 0 ? st : KJ_FAIL(err, KJ_EIO, "claim answered HTTP %d", st);
     }
     cJSON_Delete(reply);
-    httpc_response_free(&r);
+    curlc_resp_free(&r);
     return rc;
+}
+
+/* The GPU host's probe: the sandbox first (refusing to judge on a host
+ * that cannot build the boxes, saying what it lacks), then the device. */
+static int serve_gpu_probe(int gpu, const struct secret_list *wipe, struct box_device *dev,
+                           struct kj_err *err)
+{
+    struct sandbox_probe sp;
+    char missing[512], why[KJ_ERR_MSG];
+    int rc;
+    sandbox_probe(&sp);
+    if (rbox_missing(&sp, missing, sizeof missing) > 0)
+        return KJ_FAIL(err, KJ_EINVAL, "this host cannot sandbox submissions (missing: %.300s); "
+                       "the runner does not judge without it", missing);
+    kj_log(KJ_LOG_INFO, "serve", "host: namespaces, seccomp and no_new_privs available; "
+           "cgroup v2 memory+pids %s; Landlock ABI %d", sp.cgroup2 ? "yes" : "no", sp.landlock_abi);
+    if ((rc = box_probe(gpu, wipe, dev, err)) != KJ_OK) {
+        snprintf(why, sizeof why, "%s", err->msg);
+        return KJ_FAIL(err, rc, "no usable GPU %d: %.200s", gpu, why);
+    }
+    return KJ_OK;
+}
+
+static const struct serve_ops serve_gpu_ops = {serve_gpu_probe, judge_run, box_health};
+
+/* The two HTTP clients of cfg's server (a malformed URL or token fails here). */
+static int serve_open(struct serve *sv, struct kj_err *err)
+{
+    struct curlc_opts o;
+    int rc;
+    memset(&o, 0, sizeof o);
+    o.base_url = sv->cfg->server;
+    o.bearer = sv->cfg->token;
+    o.ca_file = sv->cfg->ca_file;
+    o.connect_timeout_ms = SERVE_CONNECT_MS;
+    o.timeout_ms = SERVE_TIMEOUT_MS;
+    o.user_agent = "kjudge-runner";
+    if ((rc = curlc_new(&o, &sv->http, err)) != KJ_OK ||
+        (rc = curlc_new(&o, &sv->watch_http, err)) != KJ_OK)
+        return KJ_FAIL(err, rc, "--server %.200s: %.300s", sv->cfg->server, err->msg);
+    /* The token is read-only to this process; a child writes to its own copy. */
+    secret_add(&sv->secrets, (void *)sv->cfg->token, strlen(sv->cfg->token));
+    for (int i = 0; i < 2; i++) {
+        size_t len = 0;
+        char *auth = curlc_auth(i == 0 ? sv->http : sv->watch_http, &len);
+        secret_add(&sv->secrets, auth, len);
+    }
+    return KJ_OK;
+}
+
+/* Probe the host and GPU and say so to the server: 0 when ready. */
+static int serve_ready(struct serve *sv, struct kj_err *err)
+{
+    const struct serve_cfg *cfg = sv->cfg;
+    int rc = sv->ops->probe(cfg->gpu, &sv->secrets, &sv->dev, err);
+    if (rc == KJ_OK)
+        rc = spec_load_all(cfg->leaderboards, &sv->specs, &sv->nspecs, err);
+    if (rc == KJ_OK) {
+        /* "NVIDIA H200" -> "H200": the server takes results only from a
+         * device of the job's type, by the same rule (common/gputype.h). */
+        gputype_of_device(sv->dev.name, sv->gpu_type, sizeof sv->gpu_type);
+        if (cfg->gpu_type != NULL && strcmp(cfg->gpu_type, sv->gpu_type) != 0)
+            rc = KJ_FAIL(err, KJ_EINVAL, "--gpu-type %.63s does not match GPU %d (\"%s\", type "
+                         "%s); the server refuses results from a device of another type",
+                         cfg->gpu_type, cfg->gpu, sv->dev.name,
+                         sv->gpu_type[0] ? sv->gpu_type : "none");
+        else if (!gputype_valid(sv->gpu_type))
+            rc = KJ_FAIL(err, KJ_EINVAL, "GPU %d (\"%s\") has no GPU type name", cfg->gpu,
+                         sv->dev.name);
+    }
+    if (rc != KJ_OK) {
+        struct kj_err herr;
+        serve_hello(sv, err->msg, &herr);
+        return rc;
+    }
+    kj_log(KJ_LOG_INFO, "serve", "runner ready name=%s gpu=%d of %d device=\"%s\" type=%s "
+           "arch=%s l2=%lld sandbox=%s server=%s", cfg->name, cfg->gpu, sv->dev.gpu_count,
+           sv->dev.name, sv->gpu_type, sv->dev.arch, sv->dev.l2_bytes,
+           sv->dev.sandbox[0] ? sv->dev.sandbox : "none", cfg->server);
+    return serve_hello(sv, NULL, err);
 }
 
 int serve_loop(const struct serve_cfg *cfg, struct kj_err *err)
 {
     struct serve sv;
+    pthread_condattr_t ca;
     double backoff = SERVE_IDLE_S;
+    int rc;
     memset(&sv, 0, sizeof sv);
     sv.cfg = cfg;
-    /* The token is read-only to this process; a child writes to its own copy. */
-    secret_add(&sv.secrets, (void *)cfg->token, strlen(cfg->token));
-    /* Refuse to judge on a host that cannot build the boxes, saying what it lacks. */
-    struct sandbox_probe sp;
-    char missing[512];
-    sandbox_probe(&sp);
-    if (rbox_missing(&sp, missing, sizeof missing) > 0) {
-        KJ_FAIL(err, KJ_EINVAL, "this host cannot sandbox submissions (missing: %.300s); "
-                "the runner does not judge without it", missing);
-        serve_hello(&sv, err->msg);
-        return err->code;
-    }
-    kj_log(KJ_LOG_INFO, "serve", "host: namespaces, seccomp and no_new_privs available; "
-           "cgroup v2 memory+pids %s; Landlock ABI %d", sp.cgroup2 ? "yes" : "no", sp.landlock_abi);
-    int rc = spec_load_all(cfg->leaderboards, &sv.specs, &sv.nspecs, err);
-    if (rc == KJ_OK && (rc = box_probe(cfg->gpu, &sv.secrets, &sv.dev, err)) != KJ_OK) {
-        char why[KJ_ERR_MSG];
-        snprintf(why, sizeof why, "%s", err->msg);
-        rc = KJ_FAIL(err, rc, "no usable GPU %d: %.200s", cfg->gpu, why);
-    }
-    if (rc != KJ_OK) {
-        serve_hello(&sv, err->msg);
+    sv.ops = cfg->ops != NULL ? cfg->ops : &serve_gpu_ops;
+    pthread_mutex_init(&sv.mu, NULL);
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&sv.cv, &ca);
+    pthread_condattr_destroy(&ca);
+    if ((rc = serve_open(&sv, err)) != KJ_OK || (rc = serve_ready(&sv, err)) != KJ_OK)
         goto out;
-    }
-    /* "NVIDIA H200" -> "H200": the server takes results only from a device
-     * of the job's type, by the same rule (common/gputype.h). */
-    gputype_of_device(sv.dev.name, sv.gpu_type, sizeof sv.gpu_type);
-    if (cfg->gpu_type != NULL && strcmp(cfg->gpu_type, sv.gpu_type) != 0) {
-        rc = KJ_FAIL(err, KJ_EINVAL, "--gpu-type %.63s does not match GPU %d (\"%s\", type %s); "
-                     "the server refuses results from a device of another type", cfg->gpu_type,
-                     cfg->gpu, sv.dev.name, sv.gpu_type[0] ? sv.gpu_type : "none");
-        serve_hello(&sv, err->msg);
-        goto out;
-    }
-    if (!gputype_valid(sv.gpu_type)) {
-        rc = KJ_FAIL(err, KJ_EINVAL, "GPU %d (\"%s\") has no GPU type name", cfg->gpu,
-                     sv.dev.name);
-        serve_hello(&sv, err->msg);
-        goto out;
-    }
-    kj_log(KJ_LOG_INFO, "serve", "runner ready name=%s gpu=%d of %d device=\"%s\" type=%s "
-           "arch=%s l2=%lld sandbox=%s", cfg->name, cfg->gpu, sv.dev.gpu_count, sv.dev.name,
-           sv.gpu_type, sv.dev.arch, sv.dev.l2_bytes, sv.dev.sandbox[0] ? sv.dev.sandbox : "none");
-    serve_hello(&sv, NULL);
     while (!*cfg->stop && !sv.unhealthy) {
         struct kj_err cerr;
         int r = serve_claim(&sv, &cerr);
@@ -400,17 +617,23 @@ int serve_loop(const struct serve_cfg *cfg, struct kj_err *err)
         }
         if (r < 0) {
             kj_log(KJ_LOG_WARN, "serve", "claim failed, retrying in %.0f s: %s", backoff, cerr.msg);
-            sleep_s(backoff);
+            sleep_s(&sv, backoff);
             backoff = backoff * 2 > SERVE_MAX_BACKOFF_S ? SERVE_MAX_BACKOFF_S : backoff * 2;
         } else {
             backoff = SERVE_IDLE_S;
             if (r == 0)
-                sleep_s(0.1);
+                sleep_s(&sv, 0.1);
         }
     }
     if (sv.unhealthy)
         rc = KJ_FAIL(err, KJ_ECUDA, "GPU %d is unhealthy: %s", cfg->gpu, sv.why);
+    else if (*cfg->stop)
+        kj_log(KJ_LOG_INFO, "serve", "stopped name=%s", cfg->name);
 out:
     spec_free_all(sv.specs, sv.nspecs);
+    curlc_free(sv.http);
+    curlc_free(sv.watch_http);
+    pthread_cond_destroy(&sv.cv);
+    pthread_mutex_destroy(&sv.mu);
     return rc;
 }

@@ -101,6 +101,7 @@ enum MHD_Result api_runner_claim(struct http_req *r);
 enum MHD_Result api_runner_event(struct http_req *r);
 enum MHD_Result api_runner_heartbeat(struct http_req *r);
 enum MHD_Result api_runner_result(struct http_req *r);
+enum MHD_Result api_runner_release(struct http_req *r);
 
 /* api_users.c */
 enum MHD_Result api_user_create(struct http_req *r);
@@ -116,6 +117,13 @@ enum MHD_Result api_gpus(struct http_req *r);
 /* A runner's state at now: "active" (holds a job), "idle" (asked for work
  * within lease_s seconds) or "silent". Shared with api_metrics.c. */
 const char *api_runner_state(const struct db_runner *rr, int64_t now, int lease_s);
+/* For a queued job of gpu: when no runner serves that type (none holds a
+ * job, none asked for its jobs within 5 minutes or the lease length if
+ * longer), a sentence saying so into out (a ?wait=1 answer's and the
+ * stream's "note"); else "". */
+#define API_NOTE_BYTES 256
+int api_gpu_note(struct server *srv, const char *gpu, char *out, size_t outsz,
+                 struct kj_err *err);
 
 /* api_hello.c: POST /runner/hello, a runner's report at start (hello.h) */
 enum MHD_Result api_runner_hello(struct http_req *r);

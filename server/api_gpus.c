@@ -5,13 +5,22 @@
  * Public. The GPU types come from the loaded leaderboards (the request's board set), in
  * the order the boards name them; runners and counts from db_gpu_runners().
  * A runner is "active" while it holds a running job, "idle" when it polled
- * within the lease length, "silent" otherwise.
+ * within the lease length, "silent" otherwise. api_gpu_note() says when no
+ * runner serves a GPU type (none busy, none asked for work within
+ * GPU_UNSERVED_S or the lease length if longer), for the ?wait=1 answers
+ * and event streams of its queued jobs (api_submissions.c, sse.c).
  */
 #include "api.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+/* A runner asks for work every 0.1 to 30 s between jobs and sends a
+ * heartbeat at least every 20 s during one: one not heard from in this
+ * long (or the lease length, if longer) is gone. */
+#define GPU_UNSERVED_S 300
 
 /* Is gpu named by a board before board index upto (or earlier in the same board)? */
 static int gpu_seen(const struct board_set *bs, int upto, int gi, const char *gpu)
@@ -30,6 +39,36 @@ const char *api_runner_state(const struct db_runner *rr, int64_t now, int lease_
     if (rr->busy)
         return "active";
     return now - rr->last_seen <= lease_s ? "idle" : "silent";
+}
+
+int api_gpu_note(struct server *srv, const char *gpu, char *out, size_t outsz,
+                 struct kj_err *err)
+{
+    struct db_runner *rows = NULL;
+    int64_t queued = 0, running = 0, now = (int64_t)time(NULL), last = 0;
+    int window = srv->lease_s > GPU_UNSERVED_S ? srv->lease_s : GPU_UNSERVED_S;
+    char when[32];
+    int n = 0, rc;
+    out[0] = '\0';
+    if ((rc = db_gpu_runners(srv->db, gpu, &rows, &n, &queued, &running, err)) != 0)
+        return rc;
+    for (int i = 0; i < n; i++)
+        if (rows[i].busy || rows[i].last_seen > last)
+            last = rows[i].busy ? now : rows[i].last_seen;
+    free(rows);
+    if (n > 0 && now - last <= window)
+        return 0; /* someone takes these jobs */
+    /* GPU type names are [A-Za-z0-9_.-] (gputype.h): safe in the text. */
+    if (n == 0) {
+        snprintf(out, outsz, "no runner has asked for %s jobs yet: the job waits in the queue "
+                 "until one does (GET /api/v1/gpus lists the runners)", gpu);
+    } else {
+        srv_iso_time(last, when, sizeof when);
+        snprintf(out, outsz, "no runner has asked for %s jobs since %s (%d minutes or more): "
+                 "the job waits in the queue until one does (GET /api/v1/gpus lists the "
+                 "runners)", gpu, when, window / 60);
+    }
+    return 0;
 }
 
 /* One GPU type as JSON; NULL with err filled on a database error. */

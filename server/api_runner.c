@@ -1,7 +1,7 @@
 /*
  * api_runner.c - the runner endpoints of docs/protocol.md:
  * POST /api/v1/runner/claim, /runner/jobs/{id}/events, /runner/jobs/{id}/heartbeat,
- * /runner/jobs/{id}/result.
+ * /runner/jobs/{id}/result, /runner/jobs/{id}/release.
  *
  * GPU hosts (runner tokens only) pull the oldest queued job for a GPU type
  * their token is bound to (db_runner_gpus; db_job_claim moves it to running
@@ -9,7 +9,8 @@
  * (each extends the lease), and post the result object, which
  * result_check.c checks against the job and its board and rebuilds before
  * db_job_finish stores it (an internal_error with attempts left queues the
- * job again). Every change wakes the ?wait=1 requests and event streams of
+ * job again). A stopping runner gives its job back (release): queued again
+ * at once, no attempt charged. Every change wakes the ?wait=1 requests and event streams of
  * that submission (wait_notify). Job requests name the claim's ?attempt; one
  * naming a lost lease or another attempt gets 409 and changes nothing. The
  * secret seed leaves the server only here.
@@ -213,6 +214,34 @@ enum MHD_Result api_runner_heartbeat(struct http_req *r)
     if ((rc = db_job_heartbeat(r->srv->db, &ref, &err)) != 0)
         return job_error(r, rc, &err);
     return http_no_content(r);
+}
+
+enum MHD_Result api_runner_release(struct http_req *r)
+{
+    struct db_job_ref ref;
+    enum MHD_Result res;
+    struct kj_err err;
+    char runner[DB_MAX_NAME];
+    cJSON *body;
+    int rc;
+
+    if (job_ref(r, &ref, &res))
+        return res;
+    if (r->body_len > 0) { /* an optional JSON object, ignored */
+        if ((body = api_body_object(r, &res)) == NULL)
+            return res;
+        cJSON_Delete(body);
+    }
+    kj_err_clear(&err);
+    if ((rc = db_job_release(r->srv->db, &ref, runner, sizeof runner, &err)) != 0)
+        return job_error(r, rc, &err);
+    kj_log(KJ_LOG_INFO, "queue", "released id=%lld runner=%s attempt=%d: queued again",
+           (long long)ref.id, runner, ref.attempt);
+    wait_notify(r->srv->wait, ref.id);
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddBoolToObject(o, "ok", 1);
+    cJSON_AddBoolToObject(o, "requeued", 1);
+    return http_json(r, MHD_HTTP_OK, o);
 }
 
 /* Check the result body of job ref against the job and its board

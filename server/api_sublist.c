@@ -32,12 +32,12 @@ static int is_word(const char *v, const char *chars)
     return n > 0 && n < DB_MAX_NAME && strspn(v, chars) == n;
 }
 
-/* One name filter argument: NULL when absent or empty; *bad set when not a
- * word of chars. */
+/* One name filter argument: NULL when absent; *bad set when not a word of
+ * chars, an empty value included (as for every other argument). */
 static const char *filter_arg(struct http_req *r, const char *key, const char *chars, int *bad)
 {
     const char *v = http_query(r, key);
-    if (v == NULL || v[0] == '\0')
+    if (v == NULL)
         return NULL;
     if (!is_word(v, chars))
         *bad = 1;
@@ -179,12 +179,12 @@ enum MHD_Result api_sub_list(struct http_req *r)
     if (bad)
         return http_error(r, MHD_HTTP_BAD_REQUEST, "bad_filter",
                           "leaderboard and gpu must be names (a-z, 0-9, _; gpu also A-Z and -)");
-    /* Absent or empty: any. */
-    f.has_mode = mode != NULL && mode[0] != '\0';
+    /* Absent: any; empty: malformed. */
+    f.has_mode = mode != NULL;
     if (f.has_mode && kj_mode_parse(mode, &f.mode) != 0)
         return http_error(r, MHD_HTTP_BAD_REQUEST, "bad_filter",
                           "mode must be test, benchmark or leaderboard");
-    f.has_verdict = verdict != NULL && verdict[0] != '\0';
+    f.has_verdict = verdict != NULL;
     if (f.has_verdict && kj_verdict_parse(verdict, &f.verdict) != 0)
         return http_error(r, MHD_HTTP_BAD_REQUEST, "bad_filter",
                           "verdict must be one of accepted, compile_error, rejected, "

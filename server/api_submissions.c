@@ -278,8 +278,9 @@ static long query_uint(struct http_req *r, const char *key, long dflt)
     return *end == '\0' ? x : -1;
 }
 
-/* Answer with the submission as it is now, as the caller may see it. */
-static enum MHD_Result answer_sub(struct http_req *r, int64_t id)
+/* Answer with the submission as it is now, as the caller may see it, with
+ * a "note" when note is not NULL. */
+static enum MHD_Result answer_sub(struct http_req *r, int64_t id, const char *note)
 {
     struct db_sub s;
     enum api_view view;
@@ -297,6 +298,8 @@ static enum MHD_Result answer_sub(struct http_req *r, int64_t id)
     cJSON *o = api_sub_json(&s, view, 1);
     if (r->phase == HTTP_PHASE_WAITING)
         cJSON_AddBoolToObject(o, "wait_timed_out", r->wait.timed_out);
+    if (note != NULL)
+        cJSON_AddStringToObject(o, "note", note);
     db_sub_clear(&s);
     return http_json(r, MHD_HTTP_OK, o);
 }
@@ -310,10 +313,10 @@ static enum MHD_Result park(struct http_req *r, int64_t id, long timeout)
     int rc;
     kj_err_clear(&err);
     if (KJ_NEVER(!r->hold.held))
-        return answer_sub(r, id); /* no slot to park on: answer at once */
+        return answer_sub(r, id, NULL); /* no slot to park on: answer at once */
     rc = wait_add(r->srv->wait, &r->wait, &r->hold, r->conn, id, (int)timeout, &err);
     if (rc != 0)
-        return answer_sub(r, id); /* stopping: answer at once */
+        return answer_sub(r, id, NULL); /* stopping: answer at once */
     /* Linked first, then re-read: a result committed in between is not
      * missed, nor a ban or revocation (its wait_kick_user came too early). */
     if ((rc = auth_recheck(r->srv->db, &r->user, &why, &err)) != 0 || why != NULL) {
@@ -322,7 +325,7 @@ static enum MHD_Result park(struct http_req *r, int64_t id, long timeout)
     }
     if ((rc = db_sub_get(r->srv->db, id, 0, &s, &err)) != 0 || s.status == DB_DONE) {
         wait_remove(r->srv->wait, &r->wait);
-        return rc != 0 && rc != KJ_ENOTFOUND ? http_internal(r, &err) : answer_sub(r, id);
+        return rc != 0 && rc != KJ_ENOTFOUND ? http_internal(r, &err) : answer_sub(r, id, NULL);
     }
     MHD_suspend_connection(r->conn);
     r->phase = HTTP_PHASE_WAITING;
@@ -350,12 +353,12 @@ static enum MHD_Result rewait(struct http_req *r, int64_t id)
         return api_token_gone(r, why);
     }
     if (r->wait.timed_out || db_sub_get(r->srv->db, id, 0, &s, &err) != 0)
-        return answer_sub(r, id);
+        return answer_sub(r, id, NULL);
     int done = s.status == DB_DONE;
     db_sub_clear(&s);
     int64_t left_ms = r->wait.deadline_ms - wait_now_ms();
     if (done || left_ms <= 0)
-        return answer_sub(r, id);
+        return answer_sub(r, id, NULL);
     return park(r, id, (long)((left_ms + 999) / 1000));
 }
 
@@ -368,7 +371,8 @@ enum MHD_Result api_sub_get(struct http_req *r)
     enum api_view view;
     struct db_sub s;
     struct kj_err err;
-    int rc, done;
+    char gpu[DB_MAX_NAME], note[API_NOTE_BYTES];
+    int rc, done, queued;
 
     if (id == 0)
         return api_sub_not_found(r);
@@ -379,7 +383,7 @@ enum MHD_Result api_sub_get(struct http_req *r)
         return http_error(r, MHD_HTTP_BAD_REQUEST, "bad_timeout",
                           "timeout must be whole seconds (at most %d)", KJ_WAIT_MAX_S);
     if (w == NULL || strcmp(w, "0") == 0 || strcmp(w, "false") == 0)
-        return answer_sub(r, id);
+        return answer_sub(r, id, NULL);
     if (strcmp(w, "1") != 0 && strcmp(w, "true") != 0)
         return http_error(r, MHD_HTTP_BAD_REQUEST, "bad_wait", "wait must be 1 or 0");
     if (timeout > KJ_WAIT_MAX_S)
@@ -387,6 +391,8 @@ enum MHD_Result api_sub_get(struct http_req *r)
     kj_err_clear(&err);
     rc = api_sub_view(r, id, &s, &view, &err);
     done = rc == 0 && s.status == DB_DONE;
+    queued = rc == 0 && s.status == DB_QUEUED;
+    snprintf(gpu, sizeof gpu, "%s", rc == 0 ? s.gpu : "");
     db_sub_clear(&s);
     if (rc == KJ_ENOTFOUND || (rc == 0 && view == API_VIEW_NONE))
         return api_sub_not_found(r);
@@ -394,7 +400,12 @@ enum MHD_Result api_sub_get(struct http_req *r)
         return http_internal(r, &err);
     /* Anonymous callers see only finished (ranked) submissions: never parked. */
     if (done || timeout == 0 || !r->authed)
-        return answer_sub(r, id);
+        return answer_sub(r, id, NULL);
+    /* Queued for a GPU type that no runner serves: say so now, not after the wait. */
+    if (queued && api_gpu_note(r->srv, gpu, note, sizeof note, &err) != 0)
+        return http_internal(r, &err);
+    if (queued && note[0] != '\0')
+        return answer_sub(r, id, note);
     if (api_wait_hold(r, &r->hold, &res))
         return res;
     return park(r, id, timeout);

@@ -24,6 +24,9 @@
  *                    +--------------------------------------+
  *                    |   db_job_finish: verdict internal_error,
  *                    |     attempts + 1 < DB_MAX_ATTEMPTS   |
+ *                    +--------------------------------------+
+ *                    |   db_job_release: the runner gave    |
+ *                    |     it back (attempts unchanged)     |
  *                                                           |  db_job_finish (any other
  *                                                           |  verdict, or the last attempt);
  *                                                           v  db_job_sweep on the last attempt
@@ -35,6 +38,9 @@
  *   running -> running  db_job_heartbeat, db_job_event: lease_until moved on
  *   running -> queued   db_job_sweep (lease_until passed) or db_job_finish
  *                       (internal_error): attempts + 1, a "queued" event logged
+ *   running -> queued   db_job_release (a stopping runner gave it back):
+ *                       attempts unchanged, a "queued" event logged; the next
+ *                       claim gets the same attempt number
  *   running -> done     db_job_finish; or db_job_sweep when the expired
  *                       attempt was the DB_MAX_ATTEMPTS-th (verdict
  *                       internal_error, reason "the runner stopped answering
@@ -299,6 +305,12 @@ int db_job_event(struct db *db, const struct db_job_ref *ref, enum kj_event even
                  const char *data, struct kj_err *err);
 /* Extend the lease only. */
 int db_job_heartbeat(struct db *db, const struct db_job_ref *ref, struct kj_err *err);
+/* Give a running job back (its runner is stopping): queued again at once,
+ * its attempt not counted, with a "queued" event naming the runner, whose
+ * name is copied into runner_name. KJ_ECONFLICT as above, and for a job
+ * already done. */
+int db_job_release(struct db *db, const struct db_job_ref *ref, char *runner_name,
+                   size_t namesz, struct kj_err *err);
 /* Lease length for later claims and extensions (ms > 0); default DB_LEASE_DEFAULT_MS. */
 void db_job_set_lease(struct db *db, int64_t ms);
 int64_t db_job_lease_ms(struct db *db);

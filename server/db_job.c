@@ -3,8 +3,8 @@
  * progress events (each extends the lease), finish, requeue, give up, and
  * the lease sweep; plus the lease length and queue positions.
  *
- * api_runner.c calls db_job_claim, db_job_event, db_job_heartbeat and
- * db_job_finish; lease.c's ticker calls db_job_sweep; the serve set-up
+ * api_runner.c calls db_job_claim, db_job_event, db_job_heartbeat,
+ * db_job_finish and db_job_release (a stopping runner gives its job back); lease.c's ticker calls db_job_sweep; the serve set-up
  * sets the lease length and grants every running job a fresh lease
  * (db_job_grace); sse.c reads queue positions. The states, their
  * invariants and the function of each transition are drawn in db.h; each
@@ -404,12 +404,35 @@ static char *queued_json(int64_t pos, int attempt, const char *reason)
     return text;
 }
 
-static int requeue_locked(struct db *db, int64_t id, const char *reason, const char *final_reason,
-                          int *tries, struct kj_err *err)
+/* Inside a transaction: running job id back to queued with attempts set
+ * to attempts, and a "queued" event (position, attempt, reason). */
+static int back_to_queue_locked(struct db *db, int64_t id, int attempts, const char *reason,
+                                struct kj_err *err)
 {
     sqlite3_stmt *st = NULL;
     char *data;
     int64_t pos = 0;
+    int rc = db_prep(db, err, &st, "UPDATE submissions SET status = 'queued', runner_id = NULL, "
+                     "runner_name = NULL, started_at = NULL, lease_until = NULL, attempts = ? "
+                     "WHERE id = ? AND status = 'running'", "ii", (int64_t)attempts, id);
+    if (rc == 0)
+        rc = db_step(db, err, st);
+    sqlite3_finalize(st);
+    if (rc == 0 && sqlite3_changes(db->h) != 1)
+        rc = KJ_FAIL(err, KJ_EINTERNAL, "requeue of submission %lld changed no row", (long long)id);
+    if (rc != 0 || (rc = position_locked(db, id, &pos, err)) != 0)
+        return rc;
+    if ((data = queued_json(pos, attempts + 1, reason)) == NULL)
+        return KJ_FAIL(err, KJ_ENOMEM, "out of memory requeueing submission %lld", (long long)id);
+    rc = db_event_insert_locked(db, id, KJ_EV_QUEUED, data, err);
+    cJSON_free(data);
+    return rc;
+}
+
+static int requeue_locked(struct db *db, int64_t id, const char *reason, const char *final_reason,
+                          int *tries, struct kj_err *err)
+{
+    sqlite3_stmt *st = NULL;
     int attempts = 0, rc;
     *tries = 0;
     rc = db_prep(db, err, &st, "SELECT attempts FROM submissions WHERE id = ? AND "
@@ -426,19 +449,34 @@ static int requeue_locked(struct db *db, int64_t id, const char *reason, const c
     *tries = attempts + 1;
     if (attempts + 1 >= DB_MAX_ATTEMPTS)
         return give_up_locked(db, id, final_reason, err);
-    rc = db_prep(db, err, &st, "UPDATE submissions SET status = 'queued', runner_id = NULL, "
-                 "runner_name = NULL, started_at = NULL, lease_until = NULL, attempts = ? "
-                 "WHERE id = ? AND status = 'running'", "ii", (int64_t)attempts + 1, id);
-    if (rc == 0)
-        rc = db_step(db, err, st);
-    sqlite3_finalize(st);
-    if (rc != 0 || (rc = position_locked(db, id, &pos, err)) != 0)
-        return rc;
-    if ((data = queued_json(pos, attempts + 2, reason)) == NULL)
-        return KJ_FAIL(err, KJ_ENOMEM, "out of memory requeueing submission %lld", (long long)id);
-    rc = db_event_insert_locked(db, id, KJ_EV_QUEUED, data, err);
-    cJSON_free(data);
-    return rc;
+    return back_to_queue_locked(db, id, attempts + 1, reason, err);
+}
+
+/* db_job_release's runner name, for release_step. */
+struct release_arg {
+    char *runner_name;
+    size_t namesz;
+};
+
+/* A stopping runner gives its job back: queued again, the attempt not counted. */
+static int release_step(struct db *db, const struct db_job_ref *ref, const struct db_sub *s,
+                        int done, void *arg, struct kj_err *err)
+{
+    struct release_arg *a = arg;
+    char reason[DB_MAX_REASON];
+    if (done)
+        return KJ_FAIL(err, KJ_ECONFLICT, "job %lld is already done", (long long)ref->id);
+    snprintf(reason, sizeof reason, "runner %s stopped and gave the job back", s->runner_name);
+    snprintf(a->runner_name, a->namesz, "%s", s->runner_name);
+    return back_to_queue_locked(db, ref->id, s->attempts, reason, err);
+}
+
+int db_job_release(struct db *db, const struct db_job_ref *ref, char *runner_name,
+                   size_t namesz, struct kj_err *err)
+{
+    struct release_arg a = {runner_name, namesz};
+    runner_name[0] = '\0';
+    return job_txn(db, ref, release_step, &a, err);
 }
 
 /* Inside a transaction: up to max running jobs whose lease ended before now_ms. */

@@ -33,6 +33,8 @@ enum MHD_Result http_queue(struct http_req *r, unsigned status, struct MHD_Respo
         return MHD_NO;
     }
     MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
+    if (atomic_load(&r->srv->draining))
+        MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION, "close");
     guard_busy(r->srv->guard, r->gc);
     ok = MHD_queue_response(r->conn, status, resp);
     MHD_destroy_response(resp);

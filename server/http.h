@@ -68,7 +68,7 @@ struct http_req {
     struct guard_conn *gc;           /* borrowed: the connection's guard entry (may be NULL) */
     const struct http_route *route;  /* static table entry */
     enum http_phase phase;
-    int started;                     /* the first callback ran (req_begin) */
+    int started;                     /* the first callback ran (req_begin); counted in srv->inflight */
     int path_too_long;               /* the decoded path has HTTP_MAX_PATH bytes or more */
     uintptr_t raw_uri;               /* address of the raw URI in MHD's buffer (only compared) */
     size_t raw_uri_len;              /* its length up to the first NUL */

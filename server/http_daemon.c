@@ -34,6 +34,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 /* ------------------------------------------------------------------ */
@@ -442,6 +444,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
                                                                  "X-Forwarded-For"),
                                      r->client, sizeof r->client);
         r->started = 1;
+        atomic_fetch_add(&r->srv->inflight, 1);
         r->path_too_long = strlen(url) >= HTTP_MAX_PATH;
         kj_printable(r->method, sizeof r->method, method, sizeof r->method - 1);
         kj_printable(r->path, sizeof r->path, url, sizeof r->path - 1);
@@ -465,6 +468,8 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
     struct timespec now;
     if (r == NULL)
         return;
+    if (r->started)
+        atomic_fetch_sub(&srv->inflight, 1);
     wait_remove(srv->wait, &r->wait);
     wait_unhold(srv->wait, &r->hold);
     guard_request_done(srv->guard, r->gc);
@@ -583,13 +588,31 @@ int http_start(struct server *srv, struct kj_err *err)
     return 0;
 }
 
+/* Stop: accept nothing more (the listening socket is shut down, so new
+ * connections are refused at once), end parked waits and streams, give
+ * the requests in flight up to KJ_DRAIN_S to finish (their answers close
+ * the connection), then stop the daemon, which closes what is left. */
 void http_stop(struct server *srv)
 {
     MHD_socket s;
+    int64_t until;
     if (srv->daemon == NULL)
         return;
+    atomic_store(&srv->draining, 1);
     s = MHD_quiesce_daemon(srv->daemon);
+    /* Not closed before MHD_stop_daemon (its threads may still hold it):
+     * shutdown() ends the listening state and resets queued connections. */
+    if (s != MHD_INVALID_SOCKET)
+        shutdown(s, SHUT_RDWR);
     wait_release_all(srv->wait, 3000);
+    until = wait_now_ms() + (int64_t)KJ_DRAIN_S * 1000;
+    while (atomic_load(&srv->inflight) > 0 && wait_now_ms() < until) {
+        struct timespec ts = {0, 20 * 1000000L};
+        nanosleep(&ts, NULL);
+    }
+    if (atomic_load(&srv->inflight) > 0)
+        kj_log(KJ_LOG_WARN, "http", "stopping with requests still in flight count=%d",
+               atomic_load(&srv->inflight));
     MHD_stop_daemon(srv->daemon);
     srv->daemon = NULL;
     if (s != MHD_INVALID_SOCKET)

@@ -49,6 +49,8 @@ static const struct http_route routes[] = {
      HTTP_BODY_JSON, KJ_MAX_HEARTBEAT_BYTES},
     {"POST", "/api/v1/runner/jobs/{id}/result", api_runner_result, HTTP_AUTH_RUNNER,
      HTTP_BODY_JSON, KJ_MAX_RESULT_BYTES},
+    {"POST", "/api/v1/runner/jobs/{id}/release", api_runner_release, HTTP_AUTH_RUNNER,
+     HTTP_BODY_JSON, KJ_MAX_HEARTBEAT_BYTES},
     {"GET", "/api/v1/gpus", api_gpus, HTTP_AUTH_NONE, HTTP_BODY_NONE, 0},
     {"POST", "/api/v1/me/token", api_me_token, HTTP_AUTH_ANY, HTTP_BODY_JSON, KJ_MAX_ADMIN_BYTES},
     {"POST", "/api/v1/users", api_user_create, HTTP_AUTH_ADMIN, HTTP_BODY_JSON, KJ_MAX_ADMIN_BYTES},

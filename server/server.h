@@ -60,6 +60,7 @@
 #define KJ_DIFF_MAX_LINES 20000                    /* submission detail: diffs of longer files are not shown */
 #define KJ_DIFF_MAX_EDITS 1000                     /*   nor diffs changing more lines than this */
 #define KJ_DIFF_MAX_BYTES (512 * 1024)             /*   nor diffs longer than this */
+#define KJ_DRAIN_S 10                              /* on SIGTERM, requests in flight get this long to finish */
 
 struct board_set;
 struct db;
@@ -110,6 +111,8 @@ struct server {
     struct metrics *metrics; /* owned */
     struct hello_list *hellos; /* owned: runners' start-up reports */
     int db_lock_fd;          /* the serve lock of db_path (db_lock), -1 when not held */
+    atomic_int inflight;     /* requests between their first callback and their completion */
+    atomic_int draining;     /* 1 once the server stops: answers close their connection */
 };
 
 /* 1 when name is a valid new user name: [a-z0-9][a-z0-9_.-]{0,KJ_NAME_MAX-1}.

@@ -7,7 +7,8 @@
  * database (a "queued" event with the queue position, id 0, then every
  * stored event by its seq), then follows live ones, and ends after the
  * verdict (the stored "verdict" event, or one made from the row when the
- * runner sent none) or the timeout. Frames: "id: N\nevent: NAME\ndata: JSON\n\n".
+ * runner sent none), the timeout, or the server stopping (a "stopping"
+ * event, sent when wait.h refuses to park it). Frames: "id: N\nevent: NAME\ndata: JSON\n\n".
  *
  * Memory stays bounded whatever a job holds: events are read from a cursor
  * (the last id sent) in batches of at most SSE_BATCH_EVENTS events and
@@ -81,22 +82,26 @@ static int sse_frame(struct sse_stream *st, int64_t id, enum kj_event event, cJS
     return rc;
 }
 
-/* The queued event made at replay time: the position now, or null once claimed. */
+/* The queued event made at replay time: the position now, or null once
+ * claimed, and a "note" when no runner serves the job's GPU type (api_gpu_note). */
 static int sse_queued(struct sse_stream *st, const struct db_sub *s, struct kj_err *err)
 {
     int64_t pos = 0;
+    char note[API_NOTE_BYTES] = "";
     int rc = db_job_position(st->srv->db, st->id, &pos, err);
-    cJSON *d = cJSON_CreateObject();
-    if (rc != 0) {
-        cJSON_Delete(d);
+    if (rc == 0 && pos > 0)
+        rc = api_gpu_note(st->srv, s->gpu, note, sizeof note, err);
+    if (rc != 0)
         return rc;
-    }
+    cJSON *d = cJSON_CreateObject();
     if (pos > 0)
         cJSON_AddNumberToObject(d, "position", (double)pos);
     else
         cJSON_AddNullToObject(d, "position");
     cJSON_AddStringToObject(d, "status", db_status_name(s->status));
     cJSON_AddStringToObject(d, "gpu", s->gpu);
+    if (note[0] != '\0') /* no runner takes this GPU type's jobs: say so at once */
+        cJSON_AddStringToObject(d, "note", note);
     return sse_frame(st, 0, KJ_EV_QUEUED, d, err);
 }
 
@@ -170,8 +175,12 @@ static enum sse_step sse_park(struct sse_stream *st, int64_t now, struct kj_err 
     int secs = (int)((until - now + 999) / 1000), rc;
     rc = wait_add(st->srv->wait, &st->wait, &st->hold, st->conn, st->id, secs > 0 ? secs : 1,
                   err);
-    if (rc == KJ_ECONFLICT)
-        return SSE_END; /* the server is stopping */
+    if (rc == KJ_ECONFLICT) { /* the server is stopping: say so, then end */
+        st->finished = 1;
+        kj_buf_puts(&st->out, "event: stopping\ndata: {\"reconnect\":true,\"message\":"
+                    "\"the server is stopping; reconnect with Last-Event-ID\"}\n\n");
+        return sse_out_status(st, err) == 0 ? SSE_DATA : SSE_ERROR;
+    }
     if (rc != 0)
         return SSE_ERROR;
     /* Linked first, then re-read: a change committed in between is not

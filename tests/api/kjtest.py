@@ -41,6 +41,17 @@ def claim(c, runner, gpu="H200", name="box"):
     return data["job"] if st == 200 and isinstance(data, dict) else None
 
 
+def serve_gpu(srv, c, gpu="B200", name="seen"):
+    """A runner token for gpu that asks for its work once (call it while no
+    job of that type is queued, or it takes one). For 5 minutes (or the
+    lease length if longer) waits and streams on that type's jobs park as
+    usual: for a type no runner asked for, a ?wait=1 is answered at once
+    with a note."""
+    tok = srv.cli("runner", "add", name, "--gpu", gpu, "--db", srv.db)[1].strip()
+    st = c.post_json("/api/v1/runner/claim", {"runner": name, "gpu": gpu, "arch": "sm_100a"}, tok)[0]
+    return st == 204
+
+
 class SSE:
     """An open event stream: next() returns (id, event, data) or None at its end."""
 

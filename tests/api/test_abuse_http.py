@@ -219,6 +219,7 @@ def test_slow_body(srv):
 
 
 def test_long_lived(srv, c, alice, runner):
+    claim(c, runner)  # an H200 runner seen: waits on H200 jobs park (no "no runner" note)
     sid = submit(c, alice)
     if not check(sid is not None, "a submission to wait on"):
         return

@@ -36,7 +36,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from test_api import Client, Counts, check, is_error, result_body, serve_fails, BIN  # noqa: E402
-from kjtest import Server, SSE, submit, claim  # noqa: E402
+from kjtest import Server, SSE, submit, claim, serve_gpu  # noqa: E402
 
 CAP_TOTAL, CAP_USER = 12, 3
 JOB_EVENT_BYTES, JOB_EVENTS = 1024 * 1024, 1000  # db.h
@@ -407,13 +407,18 @@ def main():
         return 1
     with tempfile.TemporaryDirectory(prefix="kjudge-abuse-") as tmp:
         os.makedirs(os.path.join(tmp, "a"))
+        # B200 jobs stay queued (no runner takes them) while a B200 runner
+        # seen within the (long) lease keeps their waits parked, however
+        # long this test takes.
         srv = Server(os.path.join(tmp, "a"), extra=["--max-waiters", str(CAP_TOTAL),
-                                                    "--max-waiters-per-user", str(CAP_USER)])
+                                                    "--max-waiters-per-user", str(CAP_USER),
+                                                    "--lease-seconds", "3600"])
         if check(srv.start(), "the server starts with --max-waiters %d --max-waiters-per-user %d"
                  % (CAP_TOTAL, CAP_USER)):
             try:
                 c = Client(srv.port)
                 t = users(srv, c, ("alice", "bob", "carol", "dave", "erin"))
+                check(serve_gpu(srv, c, "B200"), "a B200 runner is seen (it takes nothing)")
                 test_hidden_floods(srv, c, t)
                 held, subs = test_caps(srv, c, t)
                 test_disconnect(srv, c, t, held, subs)

@@ -76,6 +76,7 @@ MATRIX = {
     ("POST", "/api/v1/runner/jobs/{id}/events"):      (401, 403, 403, 403, 409, 403),
     ("POST", "/api/v1/runner/jobs/{id}/heartbeat"):   (401, 403, 403, 403, 409, 403),
     ("POST", "/api/v1/runner/jobs/{id}/result"):      (401, 403, 403, 403, 409, 403),
+    ("POST", "/api/v1/runner/jobs/{id}/release"):     (401, 403, 403, 403, 409, 403),
     ("GET", "/api/v1/gpus"):                          (200, 200, 200, 200, 200, 403),
     ("POST", "/api/v1/me/token"):                     (401, 200, 200, 403, 200, 403),
     ("POST", "/api/v1/users"):                        (401, 403, 403, 201, 403, 403),

@@ -603,12 +603,28 @@ def test_runner_flow(srv, c, alice, bob, runner, runner2, sid):
     check(st == 404 and is_error(ev, "not_found"), "another user cannot read the events: 404", (st, ev))
 
 
-def test_wait_timeout(c, alice, sid_queued):
+def serve_b200(c, runner):
+    """A runner asks for B200 work and gives back the job it got, if any: B200
+    then has a runner seen, so a ?wait=1 on a queued B200 job parks (for a
+    GPU type no runner asked for, it is answered at once with a note)."""
+    st, _, data, _ = claim(c, runner, "B200")
+    if st == 200:
+        job = data["job"]
+        c.post_json("/api/v1/runner/jobs/%d/release?attempt=%d" % (job["id"], job["attempt"]), {}, runner)
+    return st in (200, 204)
+
+
+def test_wait_timeout(c, alice, runner, sid_queued):
+    st, _, got, _ = c.get("/api/v1/submissions/%d?wait=1&timeout=60" % sid_queued, alice)
+    check(st == 200 and got.get("status") == "queued" and
+          "no runner has asked for B200 jobs yet" in got.get("note", ""),
+          "?wait=1 on a job of a GPU type no runner asked for answers at once with a note", (st, got))
+    check(serve_b200(c, runner), "a runner asks for B200 work")
     t0 = time.time()
     st, _, got, _ = c.get("/api/v1/submissions/%d?wait=1&timeout=1" % sid_queued, alice)
     dt = time.time() - t0
-    check(st == 200 and got.get("status") == "queued" and got.get("wait_timed_out") is True and 0.8 < dt < 5,
-          "?wait=1&timeout=1 on a queued job answers after about a second", (st, got, dt))
+    check(st == 200 and got.get("status") == "queued" and got.get("wait_timed_out") is True and 0.8 < dt < 5 and
+          "note" not in got, "?wait=1&timeout=1 on a queued job answers after about a second", (st, got, dt))
     st, _, data, _ = c.get("/api/v1/submissions/%d?wait=1&timeout=abc" % sid_queued, alice)
     check(st == 400 and is_error(data, "bad_timeout"), "a bad timeout -> 400", (st, data))
 
@@ -847,7 +863,7 @@ def run_all(srv):
     else:
         skip("runner flow: no submission")
     if sid_b200 is not None:
-        test_wait_timeout(c, alice, sid_b200)
+        test_wait_timeout(c, alice, runner, sid_b200)
     st, _, d, _ = c.get("/api/v1/submissions/%d" % (sid or 1), admin)
     check(st == 200 and d.get("source") == GOOD_SOURCE, "the admin sees any submission's source", (st, d))
     test_rankings(srv, c, [tokens[n] for n in ["alice", "bob", "carol", "dave"]], runner)
@@ -862,6 +878,7 @@ def run_all(srv):
     test_openapi(c, used)
     test_secret_never_shown(srv, c)
     if sid_b200 is not None:
+        serve_b200(c, runner)  # seen again within the lease: the wait below parks
         test_shutdown(srv, c, alice, sid_b200)
         if sid is not None:
             test_restart(srv, c, alice, sid)

@@ -51,6 +51,10 @@ def run(srv, c):
                        (sub + "?timeout=1000000000", "bad_timeout"),
                        (sub + "?wait=0&timeout=-1", "bad_timeout"),
                        ("/api/v1/submissions?limit=", "bad_limit"),
+                       ("/api/v1/submissions?mode=", "bad_filter"),
+                       ("/api/v1/submissions?verdict=", "bad_filter"),
+                       ("/api/v1/submissions?gpu=", "bad_filter"),
+                       ("/api/v1/submissions?leaderboard=", "bad_filter"),
                        (ev + "?timeout=x", "bad_timeout"), (ev + "?timeout=0", "bad_timeout"),
                        (ev + "?stream=0&timeout=", "bad_timeout")):
         st, _, data, _ = c.get(path, tok)

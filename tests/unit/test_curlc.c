@@ -1,9 +1,13 @@
 /*
- * test_curlc.c - unit tests for cli/curlc.c: the Server-Sent Events parser
+ * test_curlc.c - unit tests for common/curlc.c: the Server-Sent Events parser
  * (line endings, chunk boundaries anywhere, multi-line data, comments,
  * ids kept across events, a stop from the callback, the size limits), the
  * client's refusal of malformed URLs and tokens before anything is sent,
- * and the failure kind of a request to a closed loopback port.
+ * the failure kind of a request to a closed loopback port, and against a
+ * loopback listener of this test: the token only in the Authorization
+ * header, the body cap (with and without Content-Length) and the request
+ * timeout. tests/api/test_runner_net.py runs the client against the real
+ * server, plain and HTTPS.
  * Prints "test_curlc: N passed, N failed, N skipped".
  */
 #define KT_MAIN
@@ -11,6 +15,7 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -196,6 +201,109 @@ static void test_closed_port(void)
     curlc_free(c);
 }
 
+/* A loopback listener answering each connection with the next canned reply
+ * ("" = read the request, then say nothing until the client goes). */
+struct canned {
+    int lfd, port, n;
+    const char *replies[4];
+    size_t pad[4];       /* bytes of 'x' sent after each reply */
+    char req[4096];      /* the first request as received */
+    pthread_t tid;
+};
+
+static void *canned_main(void *arg)
+{
+    struct canned *k = arg;
+    static char pad[64 * 1024];
+    memset(pad, 'x', sizeof pad);
+    for (int i = 0; i < k->n; i++) {
+        char buf[4096];
+        int fd = accept(k->lfd, NULL, NULL);
+        if (fd < 0)
+            return NULL;
+        ssize_t got = recv(fd, buf, sizeof buf - 1, 0);
+        if (i == 0 && got > 0) {
+            memcpy(k->req, buf, (size_t)got);
+            k->req[got] = '\0';
+        }
+        if (k->replies[i][0] != '\0') {
+            send(fd, k->replies[i], strlen(k->replies[i]), MSG_NOSIGNAL);
+            for (size_t left = k->pad[i]; left > 0;) {
+                size_t m = left < sizeof pad ? left : sizeof pad;
+                if (send(fd, pad, m, MSG_NOSIGNAL) <= 0)
+                    break;
+                left -= m;
+            }
+        } else {
+            while (recv(fd, buf, sizeof buf, 0) > 0) /* until the client gives up */
+                ;
+        }
+        close(fd);
+    }
+    return NULL;
+}
+
+static void test_caps(void)
+{
+    struct canned k;
+    struct sockaddr_in a;
+    socklen_t len = sizeof a;
+    struct curlc_opts o;
+    struct curlc *c = NULL;
+    struct curlc_resp r;
+    struct kj_err err;
+    char url[64];
+    memset(&k, 0, sizeof k);
+    memset(&a, 0, sizeof a);
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    k.lfd = socket(AF_INET, SOCK_STREAM, 0);
+    if (bind(k.lfd, (struct sockaddr *)&a, sizeof a) != 0 || listen(k.lfd, 4) != 0 ||
+        getsockname(k.lfd, (struct sockaddr *)&a, &len) != 0) {
+        KT_CHECK(0, "listen on loopback");
+        return;
+    }
+    k.port = ntohs(a.sin_port);
+    k.n = 4;
+    k.replies[0] = "HTTP/1.1 204 No Content\r\nConnection: close\r\n\r\n";
+    k.replies[1] = "HTTP/1.1 200 OK\r\nContent-Length: 5000\r\nConnection: close\r\n\r\n";
+    k.pad[1] = 5000;
+    k.replies[2] = "HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n"; /* ended by the close */
+    k.pad[2] = 200 * 1024;
+    k.replies[3] = "";
+    pthread_create(&k.tid, NULL, canned_main, &k);
+    snprintf(url, sizeof url, "http://127.0.0.1:%d", k.port);
+    memset(&o, 0, sizeof o);
+    o.base_url = url;
+    o.bearer = "tok-5ec7e7";
+    o.max_body = 1024;
+    o.timeout_ms = 500;
+    kj_err_clear(&err);
+    if (curlc_new(&o, &c, &err) != 0) {
+        KT_CHECK(0, "client: %s", err.msg);
+        return;
+    }
+    int rc = curlc_post(c, "/api/v1/runner/claim", "application/json", "{}", 2, &r, &err);
+    KT_CHECK(rc == 0 && r.status == 204, "a 204: rc %d status %ld", rc, r.status);
+    KT_CHECK(strncmp(k.req, "POST /api/v1/runner/claim HTTP/1.1\r\n", 36) == 0 &&
+             strstr(k.req, "\r\nAuthorization: Bearer tok-5ec7e7\r\n") != NULL &&
+             strstr(k.req, "5ec7e7") == strstr(k.req, "Bearer tok-5ec7e7") + 11,
+             "the token only in the Authorization header: %.200s", k.req);
+    curlc_resp_free(&r);
+    rc = curlc_get(c, "/big", &r, &err);
+    KT_CHECK(rc == KJ_ELIMIT && r.fail == CURLC_FAIL_TOO_LARGE && strstr(err.msg, "1024 bytes"),
+             "a Content-Length over the cap: rc %d fail %d: %s", rc, r.fail, err.msg);
+    rc = curlc_get(c, "/big-unframed", &r, &err);
+    KT_CHECK(rc == KJ_ELIMIT && r.fail == CURLC_FAIL_TOO_LARGE,
+             "a body past the cap without Content-Length: rc %d fail %d: %s", rc, r.fail, err.msg);
+    rc = curlc_get(c, "/silent", &r, &err);
+    KT_CHECK(rc == KJ_ETIMEOUT && r.fail == CURLC_FAIL_TIMEOUT,
+             "no answer within timeout_ms: rc %d fail %d: %s", rc, r.fail, err.msg);
+    curlc_free(c);
+    pthread_join(k.tid, NULL);
+    close(k.lfd);
+}
+
 int main(void)
 {
     struct kj_err err;
@@ -205,6 +313,7 @@ int main(void)
     test_sse_limits();
     test_new();
     test_closed_port();
+    test_caps();
     curlc_cleanup();
     return kt_done("test_curlc");
 }

@@ -4,7 +4,8 @@
  * compile, tests k/N, shapes k/N with their medians, the verdict); in
  * terminal mode one status line rewritten with "\r ESC[K", permanent lines
  * for compiled kernels, shapes and failures, and nothing left on the
- * status line at the end. Counts follow the events, not their indexes.
+ * status line at the end. Counts follow the events, not their indexes. The
+ * server's note on a GPU type that no runner serves is shown.
  * Prints "test_prog: N passed, N failed, N skipped".
  */
 #define KT_MAIN
@@ -83,9 +84,34 @@ static void test_tty(void)
     free(s);
 }
 
+/* The server's note on a GPU type no runner serves is shown, and stays on a terminal. */
+static void test_note(void)
+{
+    for (int tty = 0; tty < 2; tty++) {
+        char *buf = NULL;
+        size_t len = 0;
+        FILE *f = open_memstream(&buf, &len);
+        struct prog p;
+        cJSON *d = cJSON_Parse("{\"position\": 1, \"status\": \"queued\", \"gpu\": \"H200\", "
+                               "\"note\": \"no runner has asked for H200 jobs yet\"}");
+        prog_init(&p, f, tty, 200, "#7 fp8_quant on H200", 2, 3);
+        prog_event(&p, "queued", d);
+        prog_done(&p);
+        fclose(f);
+        KT_CHECK(strstr(buf, tty ? "\r\033[K  queued: position 1 on H200: no runner has asked for "
+                                   "H200 jobs yet\n"
+                                 : "queued: position 1 on H200: no runner has asked for H200 jobs "
+                                   "yet\n") != NULL,
+                 "%s: the note is shown:\n%s", tty ? "terminal" : "pipe", buf);
+        cJSON_Delete(d);
+        free(buf);
+    }
+}
+
 int main(void)
 {
     test_plain();
     test_tty();
+    test_note();
     return kt_done("test_prog");
 }

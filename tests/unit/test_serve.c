@@ -116,10 +116,16 @@ int main(void)
         return kt_done("test_serve");
     }
     snprintf(url, sizeof url, "http://127.0.0.1:%d", f.port);
-    struct serve_cfg cfg = {url, "tok-0123", 0, "box-7", NULL, "leaderboards", 1, &stop};
+    struct serve_cfg cfg = {.server = url, .token = "tok-0123", .name = "box-7",
+                            .leaderboards = "leaderboards", .once = 1, .stop = &stop};
     struct serve sv;
+    struct kj_err err;
     memset(&sv, 0, sizeof sv);
     sv.cfg = &cfg;
+    pthread_mutex_init(&sv.mu, NULL);
+    pthread_cond_init(&sv.cv, NULL);
+    KT_CHECK(curlc_init(&err) == KJ_OK && serve_open(&sv, &err) == KJ_OK, "the runner's HTTP "
+             "clients: %s", err.msg);
     sv.job_id = 42;
     sv.attempt = 2;
     snprintf(sv.gpu_type, sizeof sv.gpu_type, "H200");
@@ -171,7 +177,6 @@ int main(void)
     const char *forbidden[] = {
         "403 {\"error\":{\"code\":\"gpu_not_allowed\",\"message\":\"runner token 'r' may claim "
         "jobs for B200 only, not H200\"}}"};
-    struct kj_err err;
     kj_err_clear(&err);
     fake_serve(&f, 1, forbidden);
     int rc = serve_claim(&sv, &err);
@@ -182,5 +187,10 @@ int main(void)
     KT_CHECK(strstr(req_body(&f, 0), "\"gpu\":\"H200\"") != NULL && strstr(f.req[0], "Bearer tok-0123"),
              "the claim names the GPU type, with the token");
     close(f.lfd);
+    curlc_free(sv.http);
+    curlc_free(sv.watch_http);
+    curlc_cleanup();
+    pthread_cond_destroy(&sv.cv);
+    pthread_mutex_destroy(&sv.mu);
     return kt_done("test_serve");
 }

@@ -2,11 +2,13 @@
  * curlc.h - a small HTTP(S) client on libcurl: JSON GETs and POSTs,
  * multipart uploads and Server-Sent Events streams, with caps and timeouts.
  *
- * The command-line client (cli/kjc.c) talks to kjudge-server through it;
- * it depends only on libcurl and kj_err (common/), so other programs (the
- * runner) can take it as is. One struct curlc per thread: it keeps one libcurl
- * handle, so consecutive requests reuse the connection. TLS is verified
- * against the system's CA bundle (plus an optional CA file); redirects are
+ * The command-line client (cli/kjc.c) and the runner (runner/serve.c) talk
+ * to kjudge-server through it; it depends only on libcurl and kj_err. The
+ * server never links it (the Makefile keeps it out of bin/kjudge-server).
+ * One struct curlc per thread: it keeps one libcurl handle, so consecutive
+ * requests reuse the connection. TLS is verified against the system's CA
+ * bundle (plus an optional CA file); proxies come from the environment as
+ * libcurl reads them (http_proxy, https_proxy, no_proxy); redirects are
  * not followed; only http and https URLs are accepted; the bearer token is
  * sent only as a header and never appears in an error message.
  *
@@ -83,6 +85,11 @@ int curlc_new(const struct curlc_opts *o, struct curlc **out, struct kj_err *err
 void curlc_free(struct curlc *c);
 /* The base URL as given, without a trailing '/'. Borrowed from c. */
 const char *curlc_base(const struct curlc *c);
+/* Where c keeps its "Authorization: Bearer TOKEN" text (*len bytes), so
+ * that a forked child can wipe its copy (runner/secret.h); NULL when c has
+ * no token. Borrowed from c. libcurl's own copies (the header list of a
+ * request, its send buffer) live only while a request runs. */
+char *curlc_auth(struct curlc *c, size_t *len);
 
 /* GET base_url + path (path starts with '/', query included). */
 int curlc_get(struct curlc *c, const char *path, struct curlc_resp *out, struct kj_err *err);
@@ -100,7 +107,9 @@ int curlc_post_form(struct curlc *c, const char *path, const struct curlc_part *
 int curlc_sse(struct curlc *c, const char *path, const char *last_id, long idle_ms,
               curlc_event_fn fn, void *ctx, struct curlc_resp *out, struct kj_err *err);
 
-/* Free out's body and zero it; NULL and zeroed responses are fine. */
+/* Wipe and free r's body and zero r; NULL and zeroed responses are fine.
+ * (Bodies are wiped when they grow too; libcurl's own receive buffer is
+ * not ours to wipe.) */
 void curlc_resp_free(struct curlc_resp *r);
 
 /* The Server-Sent Events parser curlc_sse() feeds (exposed for its tests).

@@ -1,7 +1,7 @@
 /*
  * curlc.c - HTTP(S) requests and Server-Sent Events over libcurl (curlc.h).
  *
- * Callers (cli/kjc.c) make one struct curlc per server and call
+ * Callers (cli/kjc.c, runner/serve.c) make one struct curlc per server and thread and call
  * curlc_get/post/post_form/sse; each call resets the libcurl handle (the
  * connection cache survives), sets every option again, runs the transfer
  * and maps libcurl's result to a kj_err code plus a curlc_fail kind the
@@ -147,10 +147,18 @@ const char *curlc_base(const struct curlc *c)
     return c->base;
 }
 
+char *curlc_auth(struct curlc *c, size_t *len)
+{
+    *len = c->auth != NULL ? strlen(c->auth) : 0;
+    return c->auth;
+}
+
 void curlc_resp_free(struct curlc_resp *r)
 {
     if (r == NULL)
         return;
+    if (r->body != NULL) /* a body may hold a secret (a claim's seed): wiped first */
+        explicit_bzero(r->body, r->len);
     free(r->body);
     memset(r, 0, sizeof *r);
 }
@@ -206,9 +214,16 @@ static int body_append(struct xfer *x, const char *p, size_t n)
         size_t cap = x->cap ? x->cap : 4096;
         while (cap < r->len + n + 1)
             cap *= 2;
-        char *grown = realloc(r->body, cap);
+        /* Not realloc: the block it frees would keep what the body held so
+         * far (a claim's secret seed); copied, then wiped and freed. */
+        char *grown = malloc(cap);
         if (grown == NULL)
             return -1;
+        if (r->body != NULL) {
+            memcpy(grown, r->body, r->len + 1);
+            explicit_bzero(r->body, x->cap);
+            free(r->body);
+        }
         r->body = grown;
         x->cap = cap;
     }
@@ -295,6 +310,11 @@ static void set_common(struct curlc *c, struct xfer *x, const char *url, struct 
     curl_easy_setopt(h, CURLOPT_ERRORBUFFER, errbuf);
     curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
+    /* Certificates are always checked (libcurl's defaults, said here). No
+     * CURLOPT_PROXY: libcurl takes http_proxy, https_proxy and no_proxy
+     * from the environment, which is what operators behind a proxy set. */
+    curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 1L);
+    curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 2L);
     curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);
     curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, c->connect_ms);
     curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, timeout_ms);

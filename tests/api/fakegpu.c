@@ -1,0 +1,83 @@
+/*
+ * fakegpu.c - a GPU stand-in for the API tests: the serve_ops that
+ * build/kjudge-runner-fakegpu (runner/main.c built with KJ_RUNNER_FAKE_GPU)
+ * judges with, so that the real runner process (its command line, signal
+ * handling, HTTP client and supervisor loop) can be driven on a host
+ * without a GPU: tests/api/test_runner_net.py and test_stop.py.
+ *
+ * The probe reports one device named $KJUDGE_FAKE_GPU_NAME (default
+ * "NVIDIA H200", so type H200, arch sm_90a) and no sandbox. The judge posts
+ * a "compiling" event, waits the seconds a "fakegpu:seconds=N" line of the
+ * source names (default $KJUDGE_FAKE_JUDGE_S, else 0.5) and answers
+ * compile_error with a log saying nothing was compiled: a verdict the
+ * server accepts for any board and mode.
+ */
+#include "box.h"
+#include "judge.h"
+#include "protocol.h"
+#include "result.h"
+#include "serve.h"
+#include "spec.h"
+
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static int fakegpu_probe(int gpu, const struct secret_list *wipe, struct box_device *dev,
+                         struct kj_err *err)
+{
+    const char *name = getenv("KJUDGE_FAKE_GPU_NAME");
+    (void)wipe;
+    (void)err;
+    memset(dev, 0, sizeof *dev);
+    snprintf(dev->name, sizeof dev->name, "%s", name != NULL ? name : "NVIDIA H200");
+    snprintf(dev->arch, sizeof dev->arch, "sm_90a");
+    snprintf(dev->pci, sizeof dev->pci, "fake:%d", gpu);
+    dev->gpu_count = 1;
+    return KJ_OK;
+}
+
+/* Seconds the job takes: the source's "fakegpu:seconds=N", else the environment's. */
+static double fakegpu_seconds(const struct judge_job *job)
+{
+    const char *m = strstr(job->source, "fakegpu:seconds="), *env = getenv("KJUDGE_FAKE_JUDGE_S");
+    if (m != NULL)
+        return atof(m + 16);
+    return env != NULL ? atof(env) : 0.5;
+}
+
+static int fakegpu_judge(const struct judge_job *job, struct judge_result **out,
+                         struct kj_err *err)
+{
+    double s = fakegpu_seconds(job);
+    cJSON *empty = cJSON_CreateObject();
+    struct judge_result *r = result_new(job->spec, job->mode);
+    if (job->progress != NULL)
+        job->progress(job->progress_ctx, KJ_EV_COMPILING, empty);
+    cJSON_Delete(empty);
+    for (double left = s; left > 0; left -= 0.05) {
+        struct timespec ts = {0, 50 * 1000000L};
+        nanosleep(&ts, NULL);
+    }
+    if (r == NULL || (r->compile.log = strdup("fakegpu: nothing was compiled")) == NULL) {
+        result_free(r);
+        return KJ_FAIL(err, KJ_ENOMEM, "fakegpu: out of memory");
+    }
+    r->has_compile = 1;
+    snprintf(r->compile.arch, sizeof r->compile.arch, "sm_90a");
+    result_set_verdict(r, KJ_V_COMPILE_ERROR, "fakegpu: nothing was compiled");
+    *out = r;
+    return KJ_OK;
+}
+
+static int fakegpu_health(int gpu, const struct secret_list *wipe, struct kj_err *err)
+{
+    (void)gpu;
+    (void)wipe;
+    (void)err;
+    return KJ_OK;
+}
+
+const struct serve_ops fakegpu_ops = {fakegpu_probe, fakegpu_judge, fakegpu_health};
