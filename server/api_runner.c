@@ -227,8 +227,8 @@ enum MHD_Result api_runner_release(struct http_req *r)
 
     if (job_ref(r, &ref, &res))
         return res;
-    if (r->body_len > 0) { /* an optional JSON object, ignored */
-        if ((body = api_body_object(r, &res)) == NULL)
+    if (r->body.len > 0) { /* an optional JSON object, ignored */
+        if ((body = http_body_object(r, &res)) == NULL)
             return res;
         cJSON_Delete(body);
     }
