@@ -13,8 +13,11 @@
  * job: mode, leaderboard, the test shapes and, for an accepted benchmark or
  * leaderboard result, exactly the board's benchmark shapes with sane
  * statistics (positive, finite, min <= q1 <= median <= q3 <= max, ...),
- * the score the server recomputes as the geometric mean of the medians
- * (a runner's score that disagrees beyond rounding is refused), and a
+ * under timing protocol v2 corrected medians that are the medians less the
+ * job's launch-path offset (docs/timing.md), the score the server
+ * recomputes as the geometric mean of the ranked medians (the corrected
+ * ones when the result has them; a runner's score that disagrees beyond
+ * rounding is refused), and a
  * device (system.gpu) of the job's GPU type (gputype.h).
  *
  * A pure function of its arguments: no database, no HTTP, no globals, so it
@@ -35,6 +38,7 @@
 #define RCHECK_MIN_NS 1.0          /* a timing below a nanosecond is not a measurement */
 #define RCHECK_MAX_NS 8.64e13      /* nor one above a day (the longest job limit) */
 #define RCHECK_SCORE_REL 1e-9      /* how far a runner's score may be from the server's */
+#define RCHECK_MAX_OFFSET_FRAC 0.25 /* protocol v2: |offset_ns| at most this x the GPU's constant */
 
 /* The job a result is for. */
 struct rcheck_job {
