@@ -12,6 +12,38 @@ void rank_assign(const double *scores, int n, int *ranks)
         ranks[i] = (i > 0 && scores[i] == scores[i - 1]) ? ranks[i - 1] : i + 1;
 }
 
+/* 1 when row a was submitted after row b. */
+static int rank_later(const int64_t *times, const int64_t *ids, int a, int b)
+{
+    return times[a] > times[b] || (times[a] == times[b] && ids[a] > ids[b]);
+}
+
+void rank_ties(const double *scores, const int64_t *times, const int64_t *ids, int n,
+               double res_pct, int *order, int *ranks, int *tied)
+{
+    for (int start = 0, end; start < n; start = end) {
+        double lead = scores[start];
+        for (end = start + 1; end < n; end++) {
+            double s = scores[end];
+            if (!(s == lead || (res_pct > 0 && (s - lead) < res_pct / 100.0 * lead)))
+                break;
+        }
+        /* The group is rows start..end-1: by time, stably (insertion sort). */
+        for (int k = start; k < end; k++) {
+            int row = k, at = k;
+            while (at > start && rank_later(times, ids, order[at - 1], row)) {
+                order[at] = order[at - 1];
+                at--;
+            }
+            order[at] = row;
+        }
+        for (int k = start; k < end; k++) {
+            ranks[k] = start + 1;
+            tied[k] = end - start > 1;
+        }
+    }
+}
+
 cJSON *rank_shapes(const char *result_json)
 {
     cJSON *out = cJSON_CreateArray(), *res, *benches, *b;
@@ -23,13 +55,17 @@ cJSON *rank_shapes(const char *result_json)
     cJSON_ArrayForEach(b, benches) {
         const cJSON *shape = cJSON_GetObjectItemCaseSensitive(b, "shape");
         const cJSON *med = cJSON_GetObjectItemCaseSensitive(b, "median_ns");
+        const cJSON *cor = cJSON_GetObjectItemCaseSensitive(b, "corrected_median_ns");
         cJSON *row;
         if (!cJSON_IsObject(shape) || !cJSON_IsNumber(med))
             continue;
         if ((row = cJSON_CreateObject()) == NULL)
             break;
         cJSON_AddItemToObject(row, "shape", cJSON_Duplicate(shape, 1));
-        cJSON_AddNumberToObject(row, "median_ns", med->valuedouble);
+        cJSON_AddNumberToObject(row, "median_ns", cJSON_IsNumber(cor) ? cor->valuedouble :
+                                                                         med->valuedouble);
+        if (cJSON_IsNumber(cor))
+            cJSON_AddNumberToObject(row, "raw_median_ns", med->valuedouble);
         cJSON_AddItemToArray(out, row);
     }
     cJSON_Delete(res);
