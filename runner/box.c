@@ -76,7 +76,7 @@ static int box_get_kernels(struct box *b, struct box_rep *rep)
         {&b->f_fill, "kj_fill"}, {&b->f_poison, "kj_poison"}, {&b->f_flush, "kj_flush"},
         {&b->f_discard, "kj_discard"}, {&b->f_block, "kj_block"}, {&b->f_empty, "kj_empty"},
         {&b->f_check, "kj_check"}, {&b->f_same, "kj_same"}, {&b->f_clock, "kj_clock"},
-        {&b->f_health, "kj_health"},
+        {&b->f_health, "kj_health"}, {&b->f_hash, "kj_hash"},
     };
     BOX_CU(b, rep, cuModuleLoadData(&b->kmod, kj_kernels_fatbin), "loading the judge's kernels");
     for (size_t i = 0; i < sizeof k / sizeof k[0]; i++)
@@ -330,7 +330,8 @@ static int box_verify_sets(struct box *b, const struct box_req *req, struct box_
         }
         if (box_sync_user(b, rep) != 0 ||
             box_map_peer(b, k, v.gen, (const unsigned char (*)[64])v.ipc[k], rep) != 0 ||
-            box_check_peer(b, k, (int)(v.inputs >> k & 1u), &rep->set_bad[k], rep) != 0)
+            box_check_peer(b, k, (int)(v.inputs >> k & 1u), &rep->set_bad[k], rep) != 0 ||
+            box_fingerprint(b, b->peer[k], v.salt, &rep->fp[k], rep) != 0)
             return -1;
     }
     rep->count = v.n;

@@ -155,6 +155,8 @@ struct box_rep {
     int nbatch, nempty;
     double batch_ns[BOX_MAX_SETS], empty_ns[BOX_MAX_SETS];
     long set_bad[BOX_MAX_SETS];  /* VERIFY_SETS: mismatching elements per set */
+    uint64_t fp[BOX_MAX_SETS];   /* BATCH: fingerprint of set i's outputs right after its call;
+                                  * VERIFY_SETS: of the submission's set i when checked */
     double copy_gbs;          /* BASELINE: best device-to-device copy bandwidth, GB/s (read + write) */
     struct gpumon mon;        /* CLOCK: NVML's reading */
 };
@@ -171,11 +173,13 @@ struct box_verify {
  * holds: rep.nbatch says how many ran), sample i on buffer set i
  * with inputs from seed[i] and outputs poisoned from poison[i]; after every
  * empty_every-th timed sample of the box (a running count, 0 = never) one
- * empty-kernel sample with the same protocol. The sets keep their results
- * until the next BATCH, for the reference box to check. */
+ * empty-kernel sample with the same protocol. Right after sample i, outside
+ * its events, rep.fp[i] gets the fingerprint of set i's outputs. The sets
+ * keep their results until the next BATCH, for the reference box to check. */
 struct box_batch {
     int n, lane, lead_in, empty_every;
     uint64_t lead_seed;
+    uint64_t salt;            /* of the outputs' fingerprints (common/kjhash.h) */
     uint64_t seed[BOX_MAX_SETS], poison[BOX_MAX_SETS];
 };
 
@@ -186,6 +190,7 @@ struct box_vsets {
     uint64_t gen;
     int n;
     uint32_t inputs;
+    uint64_t salt;            /* fingerprint set i's outputs too (rep.fp[i]), as BATCH did */
     uint64_t seed[BOX_MAX_SETS], poison[BOX_MAX_SETS];
     unsigned char ipc[BOX_MAX_SETS][SPEC_MAX_BUFFERS][64];
 };

@@ -33,7 +33,7 @@ struct box {
     CUstream lanes[BOX_LANES];
     CUmodule kmod, umod;        /* trusted kernels; the cubin under test */
     CUfunction f_fill, f_poison, f_flush, f_discard, f_block, f_empty, f_check, f_same, f_clock,
-        f_health;
+        f_health, f_hash;
     CUfunction fn[DIR_MAX_LAUNCHES];
     CUmodule gmod;              /* the board's generate.cu (trusted), 0 if none */
     CUfunction gfn[DIR_MAX_LAUNCHES];
@@ -120,6 +120,8 @@ int box_launch_set(struct box *b, const struct directives *d, const CUfunction *
                    const struct dir_dims *dims, void **args, int status, struct box_rep *rep);
 int box_launch_all(struct box *b, int set, struct box_rep *rep);
 int box_sync_user(struct box *b, struct box_rep *rep);
+int box_fingerprint(struct box *b, const CUdeviceptr *set, uint64_t salt, uint64_t *fp,
+                    struct box_rep *rep);
 int box_copy_out(struct box *b, int set, const struct box_req *req, struct box_rep *rep);
 int box_once(struct box *b, const struct box_req *req, struct box_rep *rep);   /* CASE */
 int box_copy(struct box *b, const struct box_req *req, struct box_rep *rep);   /* COPY */

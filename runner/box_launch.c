@@ -296,6 +296,30 @@ int box_sync_user(struct box *b, struct box_rep *rep)
 }
 
 /* Copy buffer set `set` to the region (inputs only with req->copy_inputs). */
+/* The fingerprint of the outputs of buffer set `set` (common/kjhash.h):
+ * the sum over the output buffers of their fingerprints under salt + the
+ * buffer's index. Waits for it; a failure is ours. */
+int box_fingerprint(struct box *b, const CUdeviceptr *set, uint64_t salt, uint64_t *fp,
+                    struct box_rep *rep)
+{
+    CUdeviceptr acc = b->bad + 256; /* a slot of the box's own 4 KiB counter buffer */
+    unsigned long long h = 0;
+    BOX_CU(b, rep, cuMemsetD8Async(acc, 0, sizeof h, b->stream), "zeroing the fingerprint");
+    for (int i = 0; i < b->spec->nbuffers; i++) {
+        uint64_t nbytes = b->size[i], s = salt + (uint64_t)i;
+        CUdeviceptr p = set[i];
+        void *args[] = {&p, &nbytes, &s, &acc};
+        if (b->spec->buffers[i].role != SPEC_OUTPUT)
+            continue;
+        BOX_CU(b, rep, cuLaunchKernel(b->f_hash, box_grid_for(b, b->nelem[i]), 1, 1, 256, 1, 1, 0,
+                                      b->stream, args, NULL), "launching the fingerprint");
+    }
+    BOX_CU(b, rep, cuStreamSynchronize(b->stream), "fingerprinting the outputs");
+    BOX_CU(b, rep, cuMemcpyDtoH(&h, acc, sizeof h), "reading the fingerprint");
+    *fp = h;
+    return 0;
+}
+
 int box_copy_out(struct box *b, int set, const struct box_req *req, struct box_rep *rep)
 {
     if (set < 0 || set >= b->nsets)

@@ -158,7 +158,8 @@ int box_batch(struct box *b, const struct box_req *req, struct box_rep *rep)
     for (rep->nbatch = 0; rc == 0 && rep->nbatch < a.n; ) {
         int i = rep->nbatch;
         if (box_prepare(b, i, a.seed[i], a.poison[i], rep) != 0 ||
-            box_timed(b, 0, i, &rep->batch_ns[i], rep) != 0) {
+            box_timed(b, 0, i, &rep->batch_ns[i], rep) != 0 ||
+            box_fingerprint(b, b->buf[i], a.salt, &rep->fp[i], rep) != 0) {
             rc = -1;
             break;
         }

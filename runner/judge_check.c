@@ -9,6 +9,7 @@
  */
 #include "judge_int.h"
 #include "compare.h"
+#include "kjhash.h"
 #include "mono.h"
 
 #include <stdarg.h>
@@ -272,13 +273,37 @@ static enum judge_step judge_host_check_set(struct judge *j, int idx, int k, uin
     return judge_compare(j, plan_case(j->plan, 1, idx), check_inputs, chk, err);
 }
 
+/* The fingerprint (common/kjhash.h) of the outputs the submission box
+ * copied to its region for case cp. */
+static uint64_t judge_region_fp(const struct judge *j, const struct case_plan *cp, uint64_t salt)
+{
+    uint64_t h = 0;
+    for (int i = 0; i < j->spec->nbuffers; i++)
+        if (j->spec->buffers[i].role == SPEC_OUTPUT)
+            h += kjhash_host(j->run_region + cp->off[i], cp->size[i], salt + (uint64_t)i);
+    return h;
+}
+
+/* A call whose outputs were not what it left when it ended. */
+static enum judge_step judge_changed(struct result_check *chk)
+{
+    memset(chk, 0, sizeof *chk);
+    chk->status = RESULT_FAIL;
+    snprintf(chk->message, sizeof chk->message, "its outputs changed after the call had ended, "
+             "before they were checked (a later call wrote them): every call must write its "
+             "own outputs");
+    return STEP_VERDICT;
+}
+
 /* Every set of a protocol-v2 batch (docs/timing.md) verified: in one
  * VERIFY_SETS request to the reference box when the GPU path works (a set
  * it finds different is looked at again on the host, for the report), else
- * each set on the host. */
+ * each set on the host; and each set's outputs must still have the
+ * fingerprint the submission box took right after its call. */
 enum judge_step judge_verify_batch(struct judge *j, int idx, const struct box_rep *run, int n,
                                    const uint64_t *seed, const uint64_t *poison, uint32_t inputs,
-                                   int *failed, struct result_check *chk, struct kj_err *err)
+                                   uint64_t salt, int *failed, struct result_check *chk,
+                                   struct kj_err *err)
 {
     static struct box_vsets v; /* 6 KiB of handles: off the stack (the judge is one thread) */
     struct box_req req = judge_req(BOX_OP_VERIFY_SETS, 1, idx);
@@ -294,6 +319,7 @@ enum judge_step judge_verify_batch(struct judge *j, int idx, const struct box_re
         v.gen = run->gen;
         v.n = n;
         v.inputs = inputs;
+        v.salt = salt;
         memcpy(v.seed, seed, (size_t)n * sizeof *seed);
         memcpy(v.poison, poison, (size_t)n * sizeof *poison);
         memcpy(v.ipc, run->ipc, sizeof v.ipc);
@@ -310,15 +336,20 @@ enum judge_step judge_verify_batch(struct judge *j, int idx, const struct box_re
     }
     for (int k = 0; k < n; k++) {
         int in = (int)(inputs >> k & 1u);
-        if (gpu && rep.set_bad[k] == 0)
+        *failed = k;
+        if (gpu && rep.set_bad[k] == 0) {
+            if (rep.fp[k] != run->fp[k])
+                return judge_changed(chk);
             continue;
+        }
         memset(chk, 0, sizeof *chk);
         enum judge_step r = judge_host_check_set(j, idx, k, seed[k], in, chk, err);
-        if (r != STEP_PASS) {
-            *failed = k;
+        if (r != STEP_PASS)
             return r;
-        }
+        if (judge_region_fp(j, plan_case(j->plan, 1, idx), salt) != run->fp[k])
+            return judge_changed(chk);
     }
+    *failed = -1;
     chk->status = RESULT_PASS;
     return STEP_PASS;
 }

@@ -87,11 +87,13 @@ enum judge_step judge_one_call(struct judge *j, int bench, int idx, uint64_t see
 
 /* Verify the n calls of a protocol-v2 batch whose reply is run: call k ran
  * on set k with inputs from seed[k] (poison[k] its outputs' poison; bit k
- * of inputs: also check its inputs). STEP_VERDICT with *failed = k and chk
- * filled when call k is wrong. */
+ * of inputs: also check its inputs) and left outputs of fingerprint
+ * run->fp[k] under salt. STEP_VERDICT with *failed = k and chk filled when
+ * call k is wrong or its outputs changed after it. */
 enum judge_step judge_verify_batch(struct judge *j, int idx, const struct box_rep *run, int n,
                                    const uint64_t *seed, const uint64_t *poison, uint32_t inputs,
-                                   int *failed, struct result_check *chk, struct kj_err *err);
+                                   uint64_t salt, int *failed, struct result_check *chk,
+                                   struct kj_err *err);
 
 /* judge_time.c */
 /* Baseline, clock, every benchmark shape timed and verified, the score.

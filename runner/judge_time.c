@@ -330,6 +330,7 @@ static enum judge_step judge_v2_batch(struct judge *j, struct v2_shape *sh, int 
     a.lead_in = 1;
     a.empty_every = TPLAN_EMPTY_EVERY;
     a.lead_seed = judge_bench_seed(j, sh->b, 2000000 + sh->batches);
+    a.salt = philox_mix_seed(j->poison++, 0x6b6a6670ull); /* the batch's fingerprint salt */
     for (int i = 0; i < n; i++) {
         a.seed[i] = judge_bench_seed(j, sh->b, (long)sh->n + i);
         a.poison[i] = j->poison++;
@@ -351,8 +352,8 @@ static enum judge_step judge_v2_batch(struct judge *j, struct v2_shape *sh, int 
         KJ_FAIL(err, KJ_EINTERNAL, "benchmark %d: the box's batch reply is inconsistent", sh->b);
         return STEP_ERROR;
     }
-    r = judge_verify_batch(j, sh->b, &rep, rep.nbatch, a.seed, a.poison, inputs, &failed, &chk,
-                           err);
+    r = judge_verify_batch(j, sh->b, &rep, rep.nbatch, a.seed, a.poison, inputs, a.salt, &failed,
+                           &chk, err);
     if (r != STEP_PASS) {
         judge_shape_failed(sh->e, &chk, r, (long)sh->n + failed);
         return r;

@@ -1,8 +1,9 @@
 /*
  * test_tplan.c - unit tests for runner/tplan.c, the plan of timing protocol
  * v2: buffer sets per case, visits and batches over the rounds (simulated
- * here as judge_time.c drives them), stream lanes, and the table of GPU
- * constants. Needs no GPU.
+ * here as judge_time.c drives them), stream lanes, the table of GPU
+ * constants, and the outputs' fingerprint on the host (common/kjhash.h).
+ * Needs no GPU.
  */
 #define KT_MAIN
 #include "kt.h"
@@ -10,6 +11,7 @@
 #include <string.h>
 
 #include "box.h"
+#include "kjhash.h"
 #include "stats.h"
 #include "tplan.h"
 
@@ -118,11 +120,48 @@ static void test_gpu_table(void)
     KT_CHECK(150.0 < STATS_MAX_OFFSET_FRAC * e, "the range covers the H200's spread");
 }
 
+/* The outputs' fingerprint (common/kjhash.h): any changed byte changes it,
+ * the salt changes it, the tail shorter than a word counts. */
+static void test_fingerprint(void)
+{
+    unsigned char a[67], c[67];
+    for (int i = 0; i < 67; i++)
+        a[i] = (unsigned char)(i * 37 + 11);
+    uint64_t h = kjhash_host(a, 67, 5);
+    KT_CHECK(h == kjhash_host(a, 67, 5), "the same bytes, the same fingerprint");
+    KT_CHECK(h != kjhash_host(a, 67, 6), "another salt, another fingerprint");
+    int all = 1;
+    for (int i = 0; i < 67; i++)
+        for (int bit = 0; bit < 8; bit++) {
+            memcpy(c, a, sizeof c);
+            c[i] ^= (unsigned char)(1u << bit);
+            all &= kjhash_host(c, 67, 5) != h;
+        }
+    KT_CHECK(all, "every one-bit change of 67 bytes (a 3-byte tail) changes it");
+    /* Swapping two words changes it: the index is part of each term. */
+    memcpy(c, a, sizeof c);
+    memcpy(c, a + 4, 4);
+    memcpy(c + 4, a, 4);
+    KT_CHECK(kjhash_host(c, 67, 5) != h, "moved words count");
+    /* It is a sum of per-word terms: the GPU may add them in any order. */
+    uint64_t sum = 0;
+    for (int i = 15; i >= 0; i--) {
+        uint32_t w;
+        memcpy(&w, a + 4 * i, 4);
+        sum += kjhash_word(w, (uint64_t)i, 5);
+    }
+    for (int i = 66; i >= 64; i--)
+        sum += kjhash_byte(a[i], (uint64_t)i, 5);
+    KT_CHECK(sum == h, "the sum of its terms in any order");
+    KT_CHECK(kjhash_host(a, 0, 5) == 0, "nothing: 0");
+}
+
 int main(void)
 {
     test_sets();
     test_rounds();
     test_lanes();
     test_gpu_table();
+    test_fingerprint();
     return kt_done("test_tplan");
 }
