@@ -59,9 +59,12 @@ def test_fake_run():
         check("sizing: round 1 took" in stdout and "[" in stdout.splitlines()[1], "progress lines and the sizing",
               stdout[:400])
 
-        rc, stdout, _ = run_bench(out, "--kernels", "fp8 fast,histogram fast", env={"KJ_FAKE_WRONG": "fast.cu"})
+        rc, stdout, _ = run_bench(out, "--kernels", "fp8 fast,histogram fast", env={"KJ_FAKE_WRONG": "fp8_quant/examples/fast.cu"})
         check(rc == 1 and "runs failed" in stdout and "verdict wrong_answer: fake mismatch" in stdout,
               "a kernel whose runs fail is reported, exit 1", (rc, stdout[-800:]))
+        check("round 1 had 2 failed runs: stopping here" in stdout and "round  2" not in stdout and
+              "| histogram fast | histogram | v2 | 1 |" in stdout,
+              "failures in round 1 stop the bench before it spends its budget", stdout[-1500:])
         rc, _, err = run_bench(out, "--kernels", "nope")
         check(rc == 2 and "unknown kernel" in err, "an unknown kernel label is a usage error", err[-300:])
 
