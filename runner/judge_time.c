@@ -528,6 +528,11 @@ static int judge_shapes_v2(struct judge *j, const int *order, double *medians,
     } else if (r == STEP_ERROR) {
         rc = judge_has_verdict(j) ? KJ_OK : KJ_EINTERNAL;
     } else if (failed >= 0) {
+        /* The failed shape says why; the others were not finished: {} as
+         * shapes never reached. */
+        for (int b = 0; b < s->nbenchmarks; b++)
+            if (b != failed)
+                shapes[b].e->reached = 0;
         judge_shape_event(j, KJ_EV_BENCHMARK, shapes[failed].e);
         if (!judge_has_verdict(j))
             judge_timed_verdict(j, failed, shapes[failed].e);
