@@ -77,7 +77,7 @@ $(OBJ)/runner/%.o $(SOBJ)/runner/%.o: CFLAGS_BASE += $(CUDA_INC)
 $(OBJ)/cli/%.o $(SOBJ)/cli/%.o: CFLAGS_BASE += -Iserver
 
 # Trusted device code: one fatbin, embedded in the runner with .incbin.
-build/kernels.fatbin: $(KERNEL_SRC) $(wildcard kernels/*.h common/philox.h)
+build/kernels.fatbin: $(KERNEL_SRC) $(wildcard kernels/*.h common/philox.h common/kjhash.h)
 	@mkdir -p build
 	$(NVCC) -fatbin -std=c++17 -O3 --fmad=false -Icommon $(KERNEL_ARCHS) -o $@ kernels/kernels.cu
 

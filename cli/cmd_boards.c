@@ -279,6 +279,8 @@ static void ranking_row(struct rend_tab *t, const cJSON *row, int nshapes)
     int i = 0;
     rend_ns(cJSON_IsNumber(s) ? s->valuedouble : -1, score, sizeof score);
     cells[0] = kjc_str(row, "rank", rank, sizeof rank);
+    if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(row, "tied")) && strlen(rank) + 2 < sizeof rank)
+        strcat(rank, "="); /* tied: the same rank as another row */
     cells[1] = kjc_str(row, "user", user, sizeof user);
     cells[2] = score;
     cells[3] = kjc_str(row, "submission_id", id, sizeof id);
@@ -326,6 +328,12 @@ static void rankings_print(struct kjc *k, const cJSON *j)
         rend_shape(cJSON_GetObjectItemCaseSensitive(s, "shape"), shape, sizeof shape);
         fprintf(k->out, "shape %d: %s\n", ++i, shape);
     }
+    const cJSON *res = cJSON_GetObjectItemCaseSensitive(j, "resolution_pct");
+    if (cJSON_IsNumber(res))
+        fprintf(k->out, "resolution %.3g %%: scores closer than that are tied (rank marked =), "
+                "listed by time of submission\n", res->valuedouble);
+    else if (res != NULL)
+        fprintf(k->out, "resolution not measured on this GPU: only equal scores are tied\n");
 }
 
 int cmd_rankings(struct kjc *k, int argc, char **argv)

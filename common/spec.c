@@ -286,6 +286,35 @@ static int ld_gpus(struct ld *c, const cJSON *root)
     return 0;
 }
 
+/* "resolution_pct": {"H200": 0.5, ...}: for some of the board's GPU types,
+ * how large a score difference is significant there (docs/timing.md). */
+static int ld_resolution(struct ld *c, const cJSON *root)
+{
+    struct spec *s = c->s;
+    const cJSON *obj = cJSON_GetObjectItemCaseSensitive(root, "resolution_pct");
+    char field[32 + SPEC_MAX_NAME];
+    if (obj == NULL)
+        return 0;
+    if (!cJSON_IsObject(obj))
+        return LD_FAIL(c, "resolution_pct", "must be an object of GPU type: percent, like "
+                       "{\"H200\": 0.5}");
+    for (const cJSON *it = obj->child; it != NULL; it = it->next) {
+        int g = -1;
+        for (int j = 0; j < s->ngpus; j++)
+            if (strcmp(s->gpus[j], it->string) == 0)
+                g = j;
+        snprintf(field, sizeof field, "resolution_pct.%.63s", it->string);
+        if (g < 0)
+            return LD_FAIL(c, field, "'%.63s' is not one of the board's gpus", it->string);
+        if (s->resolution_pct[g] > 0)
+            return LD_FAIL(c, field, "appears twice");
+        if (!cJSON_IsNumber(it) || !(it->valuedouble > 0) || it->valuedouble > 100)
+            return LD_FAIL(c, field, "must be a percentage above 0 and at most 100");
+        s->resolution_pct[g] = it->valuedouble;
+    }
+    return 0;
+}
+
 static int ld_vars(struct ld *c, const cJSON *root)
 {
     static const char *const reserved[] = {"seed", "min", "max", "ceil_div", NULL};
@@ -744,14 +773,15 @@ static int ld_all(struct ld *c, const cJSON *root, const char *dir)
     static const char *const keys[] = {
         "name", "title", "description", "deadline", "gpus", "vars", "constraints", "buffers",
         "tests", "benchmarks", "bytes", "flops", "ranking", "time_limits_s", "public_reference",
-        NULL
+        "resolution_pct", NULL
     };
     struct spec *s = c->s;
     int rc;
     if (!cJSON_IsObject(root))
         return LD_FAIL(c, "(top level)", "must be a JSON object");
     if ((rc = ld_keys(c, root, "(top level)", keys)) != 0 || (rc = ld_header(c, root, dir)) != 0 ||
-        (rc = ld_gpus(c, root)) != 0 || (rc = ld_vars(c, root)) != 0 ||
+        (rc = ld_gpus(c, root)) != 0 || (rc = ld_resolution(c, root)) != 0 ||
+        (rc = ld_vars(c, root)) != 0 ||
         (rc = ld_constraints(c, root)) != 0 || (rc = ld_buffers(c, root)) != 0 ||
         (rc = ld_sizes(c, root)) != 0 || (rc = ld_limits(c, root)) != 0)
         return rc;

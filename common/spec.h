@@ -63,6 +63,9 @@ struct spec {
     int64_t deadline_unix;                /* 0 = none */
     int ngpus;
     char gpus[SPEC_MAX_GPUS][SPEC_MAX_NAME]; /* GPU types this board ranks, e.g. "H200" */
+    double resolution_pct[SPEC_MAX_GPUS]; /* "resolution_pct" of gpus[i]: the smallest score
+                                           * difference (% of the better score) that is
+                                           * significant on that GPU, measured; 0 = not measured */
     int nvars;
     char vars[SPEC_MAX_VARS][SPEC_MAX_NAME]; /* integer shape variables, passed as int after the buffers */
     int nbuffers;

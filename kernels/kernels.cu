@@ -12,6 +12,7 @@
 #include <cuda_fp16.h>
 #include <cuda_bf16.h>
 #include "philox.h"
+#include "kjhash.h"
 
 /* Keep in sync with enum spec_dtype (common/spec.h). */
 enum { DT_F32 = 0, DT_F16, DT_BF16, DT_F64, DT_I8, DT_U8, DT_I32, DT_U32, DT_I64 };
@@ -186,6 +187,20 @@ extern "C" __global__ void kj_same(const unsigned char *a, const unsigned char *
             local += a[i] != b[i];
     if (local)
         atomicAdd(bad, local);
+}
+
+/* Add the fingerprint of nbytes at p under salt (common/kjhash.h) to *out. */
+extern "C" __global__ void kj_hash(const unsigned char *p, uint64_t nbytes, uint64_t salt,
+                                   unsigned long long *out)
+{
+    uint64_t stride = (uint64_t)gridDim.x * blockDim.x, nw = nbytes / 4;
+    unsigned long long local = 0;
+    for (uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; i < nw; i += stride)
+        local += kjhash_word(((const uint32_t *)p)[i], i, salt);
+    if (blockIdx.x == 0 && threadIdx.x == 0)
+        for (uint64_t i = nw * 4; i < nbytes; i++)
+            local += kjhash_byte(p[i], i, salt);
+    atomicAdd(out, local);
 }
 
 /* SM clock estimate (nvbench style): SM cycles over globaltimer nanoseconds

@@ -76,7 +76,7 @@ static int box_get_kernels(struct box *b, struct box_rep *rep)
         {&b->f_fill, "kj_fill"}, {&b->f_poison, "kj_poison"}, {&b->f_flush, "kj_flush"},
         {&b->f_discard, "kj_discard"}, {&b->f_block, "kj_block"}, {&b->f_empty, "kj_empty"},
         {&b->f_check, "kj_check"}, {&b->f_same, "kj_same"}, {&b->f_clock, "kj_clock"},
-        {&b->f_health, "kj_health"},
+        {&b->f_health, "kj_health"}, {&b->f_hash, "kj_hash"},
     };
     BOX_CU(b, rep, cuModuleLoadData(&b->kmod, kj_kernels_fatbin), "loading the judge's kernels");
     for (size_t i = 0; i < sizeof k / sizeof k[0]; i++)
@@ -101,7 +101,9 @@ static int box_init(struct box *b, struct box_rep *rep)
     BOX_CU(b, rep, cuCtxSetLimit(CU_LIMIT_PERSISTING_L2_CACHE_SIZE, 0), "persisting L2 limit");
     BOX_CU(b, rep, cuCtxSetLimit(CU_LIMIT_MALLOC_HEAP_SIZE, 8u << 20), "malloc heap limit");
     BOX_CU(b, rep, cuCtxSetLimit(CU_LIMIT_PRINTF_FIFO_SIZE, 1u << 20), "printf FIFO limit");
-    BOX_CU(b, rep, cuStreamCreate(&b->stream, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+    for (int l = 0; l < BOX_LANES; l++)
+        BOX_CU(b, rep, cuStreamCreate(&b->lanes[l], CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+    b->stream = b->lanes[0];
     BOX_CU(b, rep, cuEventCreate(&b->ev0, CU_EVENT_DEFAULT), "cuEventCreate");
     BOX_CU(b, rep, cuEventCreate(&b->ev1, CU_EVENT_DEFAULT), "cuEventCreate");
     BOX_CU(b, rep, cuMemHostAlloc(&host, 4096, CU_MEMHOSTALLOC_DEVICEMAP), "cuMemHostAlloc");
@@ -234,59 +236,105 @@ out:
 
 /* ------------------------------------------------------------ verification */
 
-/* Reference box: map the submission box's buffers, once per generation. */
-static int box_map_peer(struct box *b, const struct box_verify *v, struct box_rep *rep)
+/* Reference box: map the submission box's buffer set k (handles ipc), once
+ * per generation of its buffers. A new generation first closes every set
+ * mapped from an older one: those buffers are gone, and a mapping would
+ * keep their memory. */
+static int box_map_peer(struct box *b, int k, uint64_t gen,
+                        const unsigned char (*ipc)[64], struct box_rep *rep)
 {
-    if (v->gen == b->peer_gen && b->peer[0] != 0)
+    if (gen == b->peer_gen[k] && b->peer[k][0] != 0)
         return 0;
-    for (int i = 0; i < SPEC_MAX_BUFFERS; i++) {
-        if (b->peer[i] != 0)
-            b->d.cuIpcCloseMemHandle(b->peer[i]);
-        b->peer[i] = 0;
+    for (int m = 0; m < BOX_MAX_SETS; m++) {
+        if (m != k && b->peer_gen[m] == gen)
+            continue;
+        for (int i = 0; i < SPEC_MAX_BUFFERS; i++) {
+            if (b->peer[m][i] != 0)
+                b->d.cuIpcCloseMemHandle(b->peer[m][i]);
+            b->peer[m][i] = 0;
+        }
+        b->peer_gen[m] = 0;
     }
     for (int i = 0; i < b->spec->nbuffers; i++) {
         CUipcMemHandle h;
-        memcpy(&h, v->ipc[i], sizeof h);
-        CUresult r = b->d.cuIpcOpenMemHandle(&b->peer[i], h, CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS);
+        memcpy(&h, ipc[i], sizeof h);
+        CUresult r = b->d.cuIpcOpenMemHandle(&b->peer[k][i], h,
+                                             CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS);
         if (r != CUDA_SUCCESS)
             return box_rep_cuda(b, rep, BOX_INTERNAL, r, "mapping the submission's buffers");
     }
-    b->peer_gen = v->gen;
+    b->peer_gen[k] = gen;
     return 0;
 }
 
-/* Reference box: count the submission's output elements that miss the
- * tolerance and (with copy_inputs) its input words that changed, on the GPU,
- * against this box's own buffers for the same case and seed. */
-static int box_verify(struct box *b, const struct box_req *req, struct box_rep *rep)
+/* Reference box: count the elements of the submission's set k (mapped in
+ * peer[k]) that miss the tolerance in its outputs and (with inputs) the
+ * input words that changed, on the GPU, against this box's own buffers for
+ * the same case and seed. */
+static int box_check_peer(struct box *b, int k, int inputs, long *count, struct box_rep *rep)
 {
-    struct box_verify v;
     unsigned long long bad = 0;
-    if (req->payload != sizeof v || fdio_read_full(b->cfg->fd_in, &v, sizeof v) != 0)
-        return box_rep_fail(rep, BOX_INTERNAL, 0, "short VERIFY request");
-    if (b->cur_bench != req->bench || b->cur_case != req->case_index)
-        return box_rep_fail(rep, BOX_INTERNAL, 0, "VERIFY for a case this box did not run");
-    if (box_map_peer(b, &v, rep) != 0)
-        return -1;
     BOX_CU(b, rep, cuMemsetD8Async(b->bad, 0, sizeof bad, b->stream), "zeroing the counter");
     for (int i = 0; i < b->spec->nbuffers; i++) {
         const struct spec_buffer *sb = &b->spec->buffers[i];
         int dtype = (int)sb->dtype;
         uint64_t n = (uint64_t)b->nelem[i], nbytes = b->size[i];
         double atol = b->cp->atol[i], rtol = b->cp->rtol[i]; /* 0 for inputs */
-        void *ca[] = {&b->buf[i], &b->peer[i], &dtype, &n, &atol, &rtol, &b->bad};
-        void *sa[] = {&b->buf[i], &b->peer[i], &nbytes, &b->bad};
+        void *ca[] = {&b->buf[0][i], &b->peer[k][i], &dtype, &n, &atol, &rtol, &b->bad};
+        void *sa[] = {&b->buf[0][i], &b->peer[k][i], &nbytes, &b->bad};
         unsigned g = box_grid_for(b, b->nelem[i]);
         if (sb->role == SPEC_OUTPUT)
             BOX_CU(b, rep, cuLaunchKernel(b->f_check, g, 1, 1, 256, 1, 1, 0, b->stream, ca, NULL),
                    "launching the check");
-        else if (req->copy_inputs)
+        else if (inputs)
             BOX_CU(b, rep, cuLaunchKernel(b->f_same, g, 1, 1, 256, 1, 1, 0, b->stream, sa, NULL),
                    "launching the input check");
     }
     BOX_CU(b, rep, cuStreamSynchronize(b->stream), "verifying");
     BOX_CU(b, rep, cuMemcpyDtoH(&bad, b->bad, sizeof bad), "reading the mismatch count");
-    rep->count = (long)bad;
+    *count = (long)bad;
+    return 0;
+}
+
+/* VERIFY: the submission's set 0 against this box's buffers as they are. */
+static int box_verify(struct box *b, const struct box_req *req, struct box_rep *rep)
+{
+    struct box_verify v;
+    if (req->payload != sizeof v || fdio_read_full(b->cfg->fd_in, &v, sizeof v) != 0)
+        return box_rep_fail(rep, BOX_INTERNAL, 0, "short VERIFY request");
+    if (b->cur_bench != req->bench || b->cur_case != req->case_index)
+        return box_rep_fail(rep, BOX_INTERNAL, 0, "VERIFY for a case this box did not run");
+    if (box_map_peer(b, 0, v.gen, (const unsigned char (*)[64])v.ipc, rep) != 0)
+        return -1;
+    return box_check_peer(b, 0, req->copy_inputs, &rep->count, rep);
+}
+
+/* VERIFY_SETS (protocol v2): for each set of a BATCH, the reference on the
+ * same inputs, then its check against the submission's set; set_bad[i]
+ * gets set i's count. */
+static int box_verify_sets(struct box *b, const struct box_req *req, struct box_rep *rep)
+{
+    static struct box_vsets v; /* 6 KiB of handles: off the stack */
+    if (req->payload != sizeof v || fdio_read_full(b->cfg->fd_in, &v, sizeof v) != 0)
+        return box_rep_fail(rep, BOX_INTERNAL, 0, "short VERIFY_SETS request");
+    if (v.n < 1 || v.n > BOX_MAX_SETS)
+        return box_rep_fail(rep, BOX_INTERNAL, 0, "VERIFY_SETS of %d sets", v.n);
+    if (box_setup_case(b, req->bench, req->case_index, 1, rep) != 0)
+        return -1;
+    for (int k = 0; k < v.n; k++) {
+        if (box_prepare(b, 0, v.seed[k], v.poison[k], rep) != 0)
+            return -1;
+        if (box_launch_all(b, 0, rep) != 0) {
+            b->d.cuCtxSynchronize();
+            return -1;
+        }
+        if (box_sync_user(b, rep) != 0 ||
+            box_map_peer(b, k, v.gen, (const unsigned char (*)[64])v.ipc[k], rep) != 0 ||
+            box_check_peer(b, k, (int)(v.inputs >> k & 1u), &rep->set_bad[k], rep) != 0 ||
+            box_fingerprint(b, b->peer[k], v.salt, &rep->fp[k], rep) != 0)
+            return -1;
+    }
+    rep->count = v.n;
     return 0;
 }
 
@@ -368,11 +416,15 @@ static int assert_box_state(const struct box *b, int op, struct box_rep *rep)
         broken = "the current case and its plan disagree";
     else if (st == BOX_CASE && (b->ws != 0) != (b->ws_size > 0))
         broken = "the workspace does not match the plan";
-    else if (b->peer[0] != 0 && !b->cfg->role_reference)
-        broken = "a submission box mapped another box's buffers";
-    for (int i = 0; broken == NULL && st == BOX_CASE && i < b->spec->nbuffers; i++)
-        if (b->buf[i] == 0)
-            broken = "a buffer of the current case is missing";
+    else if (st == BOX_CASE && (b->nsets < 1 || b->nsets > BOX_MAX_SETS))
+        broken = "the case has no buffer set";
+    for (int k = 0; broken == NULL && k < BOX_MAX_SETS; k++)
+        if (b->peer[k][0] != 0 && !b->cfg->role_reference)
+            broken = "a submission box mapped another box's buffers";
+    for (int k = 0; broken == NULL && st == BOX_CASE && k < b->nsets; k++)
+        for (int i = 0; broken == NULL && i < b->spec->nbuffers; i++)
+            if (b->buf[k][i] == 0)
+                broken = "a buffer of the current case is missing";
     if (broken != NULL) {
         box_rep_fail(rep, BOX_INTERNAL, 0, "box state: %s", broken);
         return 0;
@@ -405,6 +457,8 @@ static int box_dispatch(struct box *b, const struct box_req *req, struct box_rep
     case BOX_OP_VERIFY: return box_verify(b, req, rep);
     case BOX_OP_COPY: return box_copy(b, req, rep);
     case BOX_OP_GRAPH: return box_graph(b, req, rep);
+    case BOX_OP_BATCH: return box_batch(b, req, rep);
+    case BOX_OP_VERIFY_SETS: return box_verify_sets(b, req, rep);
     }
     return box_rep_fail(rep, BOX_INTERNAL, 0, "unknown request %d", req->op);
 }

@@ -36,10 +36,11 @@
  *                 v
  *              FRESH --------- LOAD ---------> LOADED
  *                                                 |
- *                                                 | CASE, SAMPLE, WARMUP, GRAPH
+ *                                                 | CASE, SAMPLE, WARMUP, GRAPH, BATCH,
+ *                                                 | VERIFY_SETS
  *                                                 v
  *                                          CASE (bench, i) <--+
- *                                                 |           | CASE, SAMPLE, WARMUP, GRAPH
+ *                                                 |           | the same requests
  *                                                 +-----------+ (another case: buffers resized)
  *
  *   In any state: BASELINE, CLOCK, HEALTH leave the state as it was;
@@ -50,7 +51,8 @@
  *   FRESH -> LOADED        LOAD: box_load (a failure leaves FRESH; the judge
  *                          gives the box up)
  *   LOADED, CASE -> CASE   CASE box_once, SAMPLE box_sample, WARMUP box_warmup,
- *                          GRAPH box_graph, each through box_setup_case (a
+ *                          GRAPH box_graph, BATCH box_batch, VERIFY_SETS
+ *                          box_verify_sets, each through box_setup_case (a
  *                          failed setup leaves LOADED)
  *   CASE -> CASE           VERIFY box_verify (reference box), COPY box_copy:
  *                          only for the case set up
@@ -62,8 +64,10 @@
  *     has one, generate.cu's are loaded and every launch line is bound to
  *     its kernel; cfg->plan is set; no case.
  *   CASE: cp is the plan of (cur_bench, cur_case); every buffer of the case
- *     is allocated, the workspace too when the plan has one; launch
- *     dimensions are checked against the device and the kernels.
+ *     is allocated in each of its nsets buffer sets (1 <= nsets <=
+ *     BOX_MAX_SETS; only BATCH and WARMUP ask for more than one), the
+ *     workspace too when the plan has one; launch dimensions are checked
+ *     against the device and the kernels.
  *   Only a reference box maps another box's buffers (VERIFY).
  * A request in a state that does not take it, or a state whose invariants
  * do not hold, is answered BOX_INTERNAL: the judge's bug, never the
@@ -92,8 +96,13 @@ enum box_op {
     BOX_OP_CLOCK,     /* estimate the SM clock now: rep.ns holds MHz */
     BOX_OP_HEALTH,    /* known-answer kernel: BOX_OK when the GPU computes right */
     BOX_OP_GRAPH,     /* cross-check: a CUDA graph of many launches over rotating buffers (TIMING.md 7) */
+    BOX_OP_BATCH,     /* protocol v2: timed samples over the case's buffer sets (payload: struct box_batch) */
+    BOX_OP_VERIFY_SETS, /* reference box: run the reference per set and compare (payload: struct box_vsets) */
     BOX_OP_QUIT
 };
+
+#define BOX_MAX_SETS 8    /* buffer sets one case may hold (protocol v2, docs/timing.md) */
+#define BOX_LANES 4       /* streams a box rotates its v2 samples over */
 
 /* Outcome of a request. BOX_REJECTED and BOX_RUNTIME are the submission's
  * fault (verdicts rejected / runtime_error); BOX_INTERNAL is ours. */
@@ -119,6 +128,9 @@ struct box_req {
     int case_index;
     int copy_inputs;          /* CASE/SAMPLE/COPY: also copy the inputs; VERIFY: also check them */
     int no_copy;              /* CASE/SAMPLE: leave the results on the GPU (verified there) */
+    int nsets;                /* WARMUP/BATCH: buffer sets the case holds (0 = 1); the box may
+                               * allocate fewer when memory is short (rep.count says how many) */
+    int set;                  /* COPY: which buffer set to copy */
     uint64_t seed;            /* input seed for this call */
     uint64_t poison_seed;
     double seconds;           /* WARMUP: how long; GRAPH: the shape's median, to size the graph */
@@ -131,19 +143,56 @@ struct box_rep {
     double ns;                /* SAMPLE / BASELINE / GRAPH (per launch): elapsed GPU time */
     double event_ns;          /* BASELINE: median of an empty event pair with the same protocol */
     long count;               /* WARMUP: samples run; VERIFY: mismatching elements;
-                               * GRAPH: launches per replay (0: no graph was possible, msg says why) */
+                               * GRAPH: launches per replay (0: no graph was possible, msg says why);
+                               * VERIFY_SETS: sets checked */
+    int nsets;                /* CASE/SAMPLE/WARMUP/BATCH: buffer sets the case holds */
     char msg[1024];
-    int has_ipc;              /* CASE/SAMPLE: ipc[] holds the buffers' handles */
+    int has_ipc;              /* CASE/SAMPLE/BATCH: ipc[] holds the buffers' handles */
     uint64_t gen;             /* changes whenever the buffers are reallocated */
-    unsigned char ipc[SPEC_MAX_BUFFERS][64]; /* CUipcMemHandle of each buffer */
+    unsigned char ipc[BOX_MAX_SETS][SPEC_MAX_BUFFERS][64]; /* CUipcMemHandle of each buffer, per set */
+    /* BATCH: the timed samples (ns[i] of set i) and the empty-kernel samples
+     * taken between them; nbatch also counts the samples done before a failure. */
+    int nbatch, nempty;
+    double batch_ns[BOX_MAX_SETS], empty_ns[BOX_MAX_SETS];
+    long set_bad[BOX_MAX_SETS];  /* VERIFY_SETS: mismatching elements per set */
+    uint64_t fp[BOX_MAX_SETS];   /* BATCH: fingerprint of set i's outputs right after its call;
+                                  * VERIFY_SETS: of the submission's set i when checked */
     double copy_gbs;          /* BASELINE: best device-to-device copy bandwidth, GB/s (read + write) */
     struct gpumon mon;        /* CLOCK: NVML's reading */
 };
 
-/* VERIFY payload: the submission box's buffers for the reference box's current case. */
+/* VERIFY payload: the submission box's buffers (set 0) for the reference box's current case. */
 struct box_verify {
     uint64_t gen;
     unsigned char ipc[SPEC_MAX_BUFFERS][64];
+};
+
+/* BATCH payload (protocol v2, docs/timing.md): on stream lane `lane`, one
+ * untimed lead-in sample (lead_in = 1; it absorbs the switch from the
+ * reference box's context), then n timed samples (at most the sets the case
+ * holds: rep.nbatch says how many ran), sample i on buffer set i
+ * with inputs from seed[i] and outputs poisoned from poison[i]; after every
+ * empty_every-th timed sample of the box (a running count, 0 = never) one
+ * empty-kernel sample with the same protocol. Right after sample i, outside
+ * its events, rep.fp[i] gets the fingerprint of set i's outputs. The sets
+ * keep their results until the next BATCH, for the reference box to check. */
+struct box_batch {
+    int n, lane, lead_in, empty_every;
+    uint64_t lead_seed;
+    uint64_t salt;            /* of the outputs' fingerprints (common/kjhash.h) */
+    uint64_t seed[BOX_MAX_SETS], poison[BOX_MAX_SETS];
+};
+
+/* VERIFY_SETS payload: for i < n, run the reference on inputs from seed[i]
+ * and compare its outputs (and, with bit i of inputs, its inputs) with the
+ * submission box's set i, whose buffers ipc[i] names (generation gen). */
+struct box_vsets {
+    uint64_t gen;
+    int n;
+    uint32_t inputs;
+    uint64_t salt;            /* fingerprint set i's outputs too (rep.fp[i]), as BATCH did */
+    uint64_t seed[BOX_MAX_SETS], poison[BOX_MAX_SETS];
+    unsigned char ipc[BOX_MAX_SETS][SPEC_MAX_BUFFERS][64];
 };
 
 /* LOAD payload: this struct, the cubin, then (gen_size > 0) the cubin of

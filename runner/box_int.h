@@ -29,10 +29,11 @@ struct box {
     struct cudrv d;
     CUdevice dev;
     CUcontext ctx;
-    CUstream stream;
+    CUstream stream;            /* the stream in use: lanes[0], or a BATCH's lane */
+    CUstream lanes[BOX_LANES];
     CUmodule kmod, umod;        /* trusted kernels; the cubin under test */
     CUfunction f_fill, f_poison, f_flush, f_discard, f_block, f_empty, f_check, f_same, f_clock,
-        f_health;
+        f_health, f_hash;
     CUfunction fn[DIR_MAX_LAUNCHES];
     CUmodule gmod;              /* the board's generate.cu (trusted), 0 if none */
     CUfunction gfn[DIR_MAX_LAUNCHES];
@@ -42,7 +43,9 @@ struct box {
     struct box_device info;
     int cur_bench, cur_case;    /* case the buffers are sized for, -1 = none */
     const struct case_plan *cp; /* its plan (cfg->plan), NULL = none */
-    CUdeviceptr buf[SPEC_MAX_BUFFERS];
+    int nsets;                  /* buffer sets of the case (box.h), 0 = none */
+    int nsets_asked;            /* what the request that allocated them asked for */
+    CUdeviceptr buf[BOX_MAX_SETS][SPEC_MAX_BUFFERS];
     int64_t nelem[SPEC_MAX_BUFFERS];             /* the following are copied from cp */
     size_t off[SPEC_MAX_BUFFERS], size[SPEC_MAX_BUFFERS];
     CUdeviceptr ws;
@@ -53,9 +56,10 @@ struct box {
     size_t flush_bytes;
     uint64_t gen;               /* bumped at every reallocation of buf[] */
     int has_ipc;
-    unsigned char ipc[SPEC_MAX_BUFFERS][64];
-    uint64_t peer_gen;          /* reference box: the submission's buffers mapped in peer[] */
-    CUdeviceptr peer[SPEC_MAX_BUFFERS];
+    unsigned char ipc[BOX_MAX_SETS][SPEC_MAX_BUFFERS][64];
+    uint64_t peer_gen[BOX_MAX_SETS]; /* reference box: the submission's set k mapped in peer[k] */
+    CUdeviceptr peer[BOX_MAX_SETS][SPEC_MAX_BUFFERS];
+    long timed_count;           /* BATCH samples timed so far (when the empty kernel runs) */
     CUdeviceptr bad;            /* reference box: mismatch counter */
     volatile int *flag;         /* host-mapped: [0] release flag, [1] timed-out flag */
     CUdeviceptr flag_d;
@@ -105,18 +109,20 @@ static inline int box_rep_cuda(struct box *b, struct box_rep *rep, int status, C
 void box_main(const struct box_cfg *cfg) __attribute__((noreturn));
 
 /* box_launch.c: each returns 0, or -1 with rep filled */
-int box_setup_case(struct box *b, int bench, int idx, struct box_rep *rep);
+int box_setup_case(struct box *b, int bench, int idx, int nsets, struct box_rep *rep);
 void box_share(const struct box *b, struct box_rep *rep);
 unsigned box_grid_for(const struct box *b, int64_t n);
 int box_args(struct box *b, CUdeviceptr *buf, void **args);
 int box_prepare_set(struct box *b, CUdeviceptr *buf, uint64_t seed, uint64_t poison,
                     struct box_rep *rep);
-int box_prepare(struct box *b, uint64_t seed, uint64_t poison, struct box_rep *rep);
+int box_prepare(struct box *b, int set, uint64_t seed, uint64_t poison, struct box_rep *rep);
 int box_launch_set(struct box *b, const struct directives *d, const CUfunction *fn,
                    const struct dir_dims *dims, void **args, int status, struct box_rep *rep);
-int box_launch_all(struct box *b, struct box_rep *rep);
+int box_launch_all(struct box *b, int set, struct box_rep *rep);
 int box_sync_user(struct box *b, struct box_rep *rep);
-int box_copy_out(struct box *b, const struct box_req *req, struct box_rep *rep);
+int box_fingerprint(struct box *b, const CUdeviceptr *set, uint64_t salt, uint64_t *fp,
+                    struct box_rep *rep);
+int box_copy_out(struct box *b, int set, const struct box_req *req, struct box_rep *rep);
 int box_once(struct box *b, const struct box_req *req, struct box_rep *rep);   /* CASE */
 int box_copy(struct box *b, const struct box_req *req, struct box_rep *rep);   /* COPY */
 
@@ -126,5 +132,6 @@ int box_warmup(struct box *b, const struct box_req *req, struct box_rep *rep);  
 int box_baseline(struct box *b, struct box_rep *rep);                           /* BASELINE */
 int box_graph(struct box *b, const struct box_req *req, struct box_rep *rep);   /* GRAPH */
 int box_clock(struct box *b, struct box_rep *rep);                              /* CLOCK */
+int box_batch(struct box *b, const struct box_req *req, struct box_rep *rep);   /* BATCH */
 
 #endif

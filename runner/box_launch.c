@@ -11,18 +11,37 @@
 
 /* ------------------------------------------------------------------ cases */
 
-static void box_free_buffers(struct box *b)
+static void box_free_set(struct box *b, int k)
 {
     for (int i = 0; i < SPEC_MAX_BUFFERS; i++) {
-        if (b->buf[i] != 0)
-            b->d.cuMemFree(b->buf[i]);
-        b->buf[i] = 0;
+        if (b->buf[k][i] != 0)
+            b->d.cuMemFree(b->buf[k][i]);
+        b->buf[k][i] = 0;
     }
+}
+
+static void box_free_buffers(struct box *b)
+{
+    for (int k = 0; k < BOX_MAX_SETS; k++)
+        box_free_set(b, k);
     if (b->ws != 0)
         b->d.cuMemFree(b->ws);
     b->ws = 0;
+    b->nsets = b->nsets_asked = 0;
     b->cur_bench = b->cur_case = -1;
     b->cp = NULL;
+}
+
+/* Buffer sets 1 .. want-1 of the current case, as many as memory allows
+ * (set 0 exists already); b->nsets says how many there are. */
+static void box_alloc_sets(struct box *b, int want)
+{
+    for (b->nsets = 1; b->nsets < want; b->nsets++)
+        for (int i = 0; i < b->spec->nbuffers; i++)
+            if (b->d.cuMemAlloc(&b->buf[b->nsets][i], b->size[i]) != CUDA_SUCCESS) {
+                box_free_set(b, b->nsets);
+                return; /* fewer sets: the reply's count says so */
+            }
 }
 
 /* Check one launch's evaluated dimensions against the device and the kernel
@@ -103,13 +122,16 @@ static int box_case_launches(struct box *b, const struct case_plan *cp, struct b
     return 0;
 }
 
-/* Size the buffers for case (bench, idx), reusing them when it is unchanged. */
-int box_setup_case(struct box *b, int bench, int idx, struct box_rep *rep)
+/* Size nsets buffer sets (0 = 1) for case (bench, idx), reusing them when
+ * neither changed. */
+int box_setup_case(struct box *b, int bench, int idx, int nsets, struct box_rep *rep)
 {
     const struct case_plan *cp = plan_case(b->cfg->plan, bench, idx);
     if (cp == NULL)
         return box_rep_fail(rep, BOX_INTERNAL, 0, "no case %d", idx);
-    if (b->cur_bench == bench && b->cur_case == idx)
+    if (nsets < 1 || nsets > BOX_MAX_SETS)
+        nsets = nsets < 1 ? 1 : BOX_MAX_SETS;
+    if (b->cur_bench == bench && b->cur_case == idx && b->nsets_asked == nsets)
         return 0;
     box_free_buffers(b);
     if (cp->total > b->cfg->region_size)
@@ -118,31 +140,36 @@ int box_setup_case(struct box *b, int bench, int idx, struct box_rep *rep)
     memcpy(b->size, cp->size, sizeof b->size);
     memcpy(b->nelem, cp->nelem, sizeof b->nelem);
     for (int i = 0; i < b->spec->nbuffers; i++)
-        BOX_CU(b, rep, cuMemAlloc(&b->buf[i], b->size[i]), "allocating a buffer");
+        BOX_CU(b, rep, cuMemAlloc(&b->buf[0][i], b->size[i]), "allocating a buffer");
     if (box_case_launches(b, cp, rep) != 0)
         return -1;
     if (b->ws_size > 0)
         BOX_CU(b, rep, cuMemAlloc(&b->ws, b->ws_size), "allocating the workspace");
+    box_alloc_sets(b, nsets);
+    b->nsets_asked = nsets;
     b->cur_bench = bench;
     b->cur_case = idx;
     b->cp = cp;
     b->gen++;
     b->has_ipc = 1;
-    for (int i = 0; i < b->spec->nbuffers && b->has_ipc; i++) {
-        CUipcMemHandle h;
-        if (b->d.cuIpcGetMemHandle(&h, b->buf[i]) != CUDA_SUCCESS)
-            b->has_ipc = 0;
-        else
-            memcpy(b->ipc[i], &h, sizeof b->ipc[i]);
-    }
+    for (int k = 0; k < b->nsets; k++)
+        for (int i = 0; i < b->spec->nbuffers && b->has_ipc; i++) {
+            CUipcMemHandle h;
+            if (b->d.cuIpcGetMemHandle(&h, b->buf[k][i]) != CUDA_SUCCESS)
+                b->has_ipc = 0;
+            else
+                memcpy(b->ipc[k][i], &h, sizeof b->ipc[k][i]);
+        }
     return 0;
 }
 
-/* Tell the judge where this box's buffers are, for the reference box. */
+/* Tell the judge where this box's buffers are, for the reference box, and
+ * how many sets the case holds. */
 void box_share(const struct box *b, struct box_rep *rep)
 {
     rep->has_ipc = b->has_ipc;
     rep->gen = b->gen;
+    rep->nsets = b->nsets;
     memcpy(rep->ipc, b->ipc, sizeof rep->ipc);
 }
 
@@ -204,9 +231,9 @@ int box_prepare_set(struct box *b, CUdeviceptr *buf, uint64_t seed, uint64_t poi
     return 0;
 }
 
-int box_prepare(struct box *b, uint64_t seed, uint64_t poison, struct box_rep *rep)
+int box_prepare(struct box *b, int set, uint64_t seed, uint64_t poison, struct box_rep *rep)
 {
-    return box_prepare_set(b, b->buf, seed, poison, rep);
+    return box_prepare_set(b, b->buf[set], seed, poison, rep);
 }
 
 /* Queue the launches of d (kernels fn, dimensions dims) in directive order
@@ -248,11 +275,12 @@ int box_launch_set(struct box *b, const struct directives *d, const CUfunction *
     return 0;
 }
 
-/* Queue the submission's launches: buffers, vars, then the workspace. */
-int box_launch_all(struct box *b, struct box_rep *rep)
+/* Queue the submission's launches on buffer set `set`: buffers, vars, then
+ * the workspace. */
+int box_launch_all(struct box *b, int set, struct box_rep *rep)
 {
     void *args[SPEC_MAX_BUFFERS + SPEC_MAX_VARS + 1];
-    int n = box_args(b, b->buf, args);
+    int n = box_args(b, b->buf[set], args);
     if (b->cfg->dirs->workspace[0] != '\0')
         args[n++] = &b->ws;
     return box_launch_set(b, b->cfg->dirs, b->fn, b->dims, args, BOX_REJECTED, rep);
@@ -267,12 +295,39 @@ int box_sync_user(struct box *b, struct box_rep *rep)
     return 0;
 }
 
-int box_copy_out(struct box *b, const struct box_req *req, struct box_rep *rep)
+/* Copy buffer set `set` to the region (inputs only with req->copy_inputs). */
+/* The fingerprint of the outputs of buffer set `set` (common/kjhash.h):
+ * the sum over the output buffers of their fingerprints under salt + the
+ * buffer's index. Waits for it; a failure is ours. */
+int box_fingerprint(struct box *b, const CUdeviceptr *set, uint64_t salt, uint64_t *fp,
+                    struct box_rep *rep)
 {
+    CUdeviceptr acc = b->bad + 256; /* a slot of the box's own 4 KiB counter buffer */
+    unsigned long long h = 0;
+    BOX_CU(b, rep, cuMemsetD8Async(acc, 0, sizeof h, b->stream), "zeroing the fingerprint");
+    for (int i = 0; i < b->spec->nbuffers; i++) {
+        uint64_t nbytes = b->size[i], s = salt + (uint64_t)i;
+        CUdeviceptr p = set[i];
+        void *args[] = {&p, &nbytes, &s, &acc};
+        if (b->spec->buffers[i].role != SPEC_OUTPUT)
+            continue;
+        BOX_CU(b, rep, cuLaunchKernel(b->f_hash, box_grid_for(b, b->nelem[i]), 1, 1, 256, 1, 1, 0,
+                                      b->stream, args, NULL), "launching the fingerprint");
+    }
+    BOX_CU(b, rep, cuStreamSynchronize(b->stream), "fingerprinting the outputs");
+    BOX_CU(b, rep, cuMemcpyDtoH(&h, acc, sizeof h), "reading the fingerprint");
+    *fp = h;
+    return 0;
+}
+
+int box_copy_out(struct box *b, int set, const struct box_req *req, struct box_rep *rep)
+{
+    if (set < 0 || set >= b->nsets)
+        return box_rep_fail(rep, BOX_INTERNAL, 0, "no buffer set %d", set);
     for (int i = 0; i < b->spec->nbuffers; i++) {
         if (b->spec->buffers[i].role == SPEC_INPUT && !req->copy_inputs)
             continue;
-        BOX_CU(b, rep, cuMemcpyDtoH(b->cfg->region + b->off[i], b->buf[i], b->size[i]),
+        BOX_CU(b, rep, cuMemcpyDtoH(b->cfg->region + b->off[i], b->buf[set][i], b->size[i]),
                "copying results to the host");
     }
     return 0;
@@ -280,23 +335,23 @@ int box_copy_out(struct box *b, const struct box_req *req, struct box_rep *rep)
 
 int box_once(struct box *b, const struct box_req *req, struct box_rep *rep)
 {
-    if (box_setup_case(b, req->bench, req->case_index, rep) != 0 ||
-        box_prepare(b, req->seed, req->poison_seed, rep) != 0)
+    if (box_setup_case(b, req->bench, req->case_index, 0, rep) != 0 ||
+        box_prepare(b, 0, req->seed, req->poison_seed, rep) != 0)
         return -1;
-    if (box_launch_all(b, rep) != 0) {
+    if (box_launch_all(b, 0, rep) != 0) {
         b->d.cuCtxSynchronize();
         return -1;
     }
     if (box_sync_user(b, rep) != 0)
         return -1;
     box_share(b, rep);
-    return req->no_copy ? 0 : box_copy_out(b, req, rep);
+    return req->no_copy ? 0 : box_copy_out(b, 0, req, rep);
 }
 
 int box_copy(struct box *b, const struct box_req *req, struct box_rep *rep)
 {
     if (b->cur_bench != req->bench || b->cur_case != req->case_index)
         return box_rep_fail(rep, BOX_INTERNAL, 0, "COPY for a case this box did not run");
-    return box_copy_out(b, req, rep);
+    return box_copy_out(b, req->set, req, rep);
 }
 

@@ -8,9 +8,12 @@
  * kernel, queue start event + launches + stop event, release the blocker,
  * wait, read the events. Also the warm-up, the empty-kernel and event-pair
  * baselines, the device-to-device copy bandwidth, the CUDA-graph
- * cross-check (TIMING.md item 7) and the SM clock probe.
+ * cross-check (TIMING.md item 7), the SM clock probe, and protocol v2's
+ * batch (docs/timing.md): samples over several buffer sets and stream
+ * lanes with empty-kernel samples between them.
  */
 #include "box_int.h"
+#include "fdio.h"
 #include "mono.h"
 #include "stats.h"
 
@@ -43,8 +46,9 @@ static int box_flush_l2(struct box *b, struct box_rep *rep)
 
 /* One sample: L2 reset and flush, then [start, launches, stop] queued behind
  * the blocking kernel and released together. *ns is the event time. empty:
- * 0 the submission's launches, 1 the empty kernel, 2 nothing at all. */
-static int box_timed(struct box *b, int empty, double *ns, struct box_rep *rep)
+ * 0 the submission's launches on buffer set `set`, 1 the empty kernel, 2
+ * nothing at all. */
+static int box_timed(struct box *b, int empty, int set, double *ns, struct box_rep *rep)
 {
     uint64_t tmo = BOX_BLOCK_TIMEOUT_NS;
     CUdeviceptr tflag = b->flag_d + sizeof(int);
@@ -67,7 +71,7 @@ static int box_timed(struct box *b, int empty, double *ns, struct box_rep *rep)
         if (r != CUDA_SUCCESS)
             lrc = box_rep_cuda(b, rep, BOX_INTERNAL, r, "launching the empty kernel");
     } else {
-        lrc = box_launch_all(b, rep);
+        lrc = box_launch_all(b, set, rep);
     }
     if (lrc == 0 && b->d.cuEventRecord(b->ev1, b->stream) != CUDA_SUCCESS)
         lrc = box_rep_fail(rep, BOX_INTERNAL, 0, "cuEventRecord failed");
@@ -84,29 +88,12 @@ static int box_timed(struct box *b, int empty, double *ns, struct box_rep *rep)
 
 int box_sample(struct box *b, const struct box_req *req, struct box_rep *rep)
 {
-    if (box_setup_case(b, req->bench, req->case_index, rep) != 0 ||
-        box_prepare(b, req->seed, req->poison_seed, rep) != 0 ||
-        box_timed(b, 0, &rep->ns, rep) != 0)
+    if (box_setup_case(b, req->bench, req->case_index, 0, rep) != 0 ||
+        box_prepare(b, 0, req->seed, req->poison_seed, rep) != 0 ||
+        box_timed(b, 0, 0, &rep->ns, rep) != 0)
         return -1;
     box_share(b, rep);
-    return req->no_copy ? 0 : box_copy_out(b, req, rep);
-}
-
-/* Untimed samples with the full protocol until req->seconds have passed and
- * at least 10 ran: clocks and caches settle before anything is recorded. */
-int box_warmup(struct box *b, const struct box_req *req, struct box_rep *rep)
-{
-    double t0 = mono_now(), ns;
-    if (box_setup_case(b, req->bench, req->case_index, rep) != 0)
-        return -1;
-    for (rep->count = 0; rep->count < 100000; rep->count++) {
-        if (rep->count >= 10 && mono_now() - t0 >= req->seconds)
-            break;
-        if (box_prepare(b, req->seed + (uint64_t)rep->count, req->poison_seed, rep) != 0 ||
-            box_timed(b, 0, &ns, rep) != 0)
-            return -1;
-    }
-    return 0;
+    return req->no_copy ? 0 : box_copy_out(b, 0, req, rep);
 }
 
 /* The median of n finite samples, as stats.h computes every shape's. */
@@ -114,6 +101,78 @@ static double box_median(const double *s, size_t n)
 {
     struct stats_summary st;
     return stats_summarize(s, n, &st) == KJ_OK ? st.median : 0;
+}
+
+#define BOX_WARM_KEEP 4096 /* warm-up samples kept for the median */
+
+/* Untimed samples with the full protocol until req->seconds have passed and
+ * at least 10 ran: clocks and caches settle before anything is recorded.
+ * With req->nsets > 1 they rotate over the case's buffer sets and the
+ * stream lanes as BATCH does. rep->ns: the median of the samples (the v2
+ * judge sizes the shape from it). */
+int box_warmup(struct box *b, const struct box_req *req, struct box_rep *rep)
+{
+    static double keep[BOX_WARM_KEEP];
+    double t0 = mono_now();
+    int rc = 0;
+    if (box_setup_case(b, req->bench, req->case_index, req->nsets, rep) != 0)
+        return -1;
+    for (rep->count = 0; rep->count < 100000 && rc == 0; rep->count++) {
+        long c = rep->count;
+        int set = (int)(c % b->nsets);
+        if (c >= 10 && mono_now() - t0 >= req->seconds)
+            break;
+        b->stream = b->lanes[req->nsets > 1 ? (c / b->nsets) % BOX_LANES : 0];
+        if (box_prepare(b, set, req->seed + (uint64_t)c, req->poison_seed, rep) != 0 ||
+            box_timed(b, 0, set, &keep[c % BOX_WARM_KEEP], rep) != 0)
+            rc = -1;
+    }
+    b->stream = b->lanes[0];
+    rep->nsets = b->nsets;
+    if (rc == 0)
+        rep->ns = box_median(keep, rep->count < BOX_WARM_KEEP ? (size_t)rep->count : BOX_WARM_KEEP);
+    return rc;
+}
+
+/* BATCH (protocol v2; struct box_batch in box.h says what it does). On a
+ * failure, rep->nbatch is the index of the timed sample that failed. */
+int box_batch(struct box *b, const struct box_req *req, struct box_rep *rep)
+{
+    struct box_batch a;
+    int rc = 0;
+    if (req->payload != sizeof a || fdio_read_full(b->cfg->fd_in, &a, sizeof a) != 0)
+        return box_rep_fail(rep, BOX_INTERNAL, 0, "short BATCH request");
+    if (box_setup_case(b, req->bench, req->case_index, req->nsets, rep) != 0)
+        return -1;
+    if (a.n < 1 || a.n > BOX_MAX_SETS || a.lane < 0 || a.empty_every < 0)
+        return box_rep_fail(rep, BOX_INTERNAL, 0, "BATCH of %d samples, lane %d", a.n, a.lane);
+    if (a.n > b->nsets)
+        a.n = b->nsets; /* memory gave fewer sets than asked */
+    b->stream = b->lanes[a.lane % BOX_LANES];
+    if (a.lead_in) {
+        double ns;
+        if (box_prepare(b, 0, a.lead_seed, a.poison[0] + 1, rep) != 0 ||
+            box_timed(b, 0, 0, &ns, rep) != 0)
+            rc = -1;
+    }
+    for (rep->nbatch = 0; rc == 0 && rep->nbatch < a.n; ) {
+        int i = rep->nbatch;
+        if (box_prepare(b, i, a.seed[i], a.poison[i], rep) != 0 ||
+            box_timed(b, 0, i, &rep->batch_ns[i], rep) != 0 ||
+            box_fingerprint(b, b->buf[i], a.salt, &rep->fp[i], rep) != 0) {
+            rc = -1;
+            break;
+        }
+        rep->nbatch++;
+        if (a.empty_every > 0 && ++b->timed_count % a.empty_every == 0 &&
+            box_timed(b, 1, 0, &rep->empty_ns[rep->nempty++], rep) != 0)
+            rc = -1;
+    }
+    b->stream = b->lanes[0];
+    if (rc != 0)
+        return -1;
+    box_share(b, rep);
+    return 0;
 }
 
 /* Best of five 512 MiB device-to-device copies: the measured peak bandwidth
@@ -147,15 +206,15 @@ int box_baseline(struct box *b, struct box_rep *rep)
 {
     double s[BOX_BASELINE_SAMPLES];
     for (int i = 0; i < 20; i++)
-        if (box_timed(b, 1, &s[0], rep) != 0)
+        if (box_timed(b, 1, 0, &s[0], rep) != 0)
             return -1;
     for (int i = 0; i < BOX_BASELINE_SAMPLES; i++)
-        if (box_timed(b, 1, &s[i], rep) != 0)
+        if (box_timed(b, 1, 0, &s[i], rep) != 0)
             return -1;
     rep->ns = box_median(s, BOX_BASELINE_SAMPLES);
     rep->count = BOX_BASELINE_SAMPLES;
     for (int i = 0; i < BOX_BASELINE_SAMPLES; i++)
-        if (box_timed(b, 2, &s[i], rep) != 0)
+        if (box_timed(b, 2, 0, &s[i], rep) != 0)
             return -1;
     rep->event_ns = box_median(s, BOX_BASELINE_SAMPLES);
     return box_copy_bandwidth(b, rep);
@@ -177,7 +236,7 @@ int box_graph(struct box *b, const struct box_req *req, struct box_rep *rep)
     CUgraphExec ge = NULL;
     CUresult r;
 
-    if (box_setup_case(b, req->bench, req->case_index, rep) != 0)
+    if (box_setup_case(b, req->bench, req->case_index, 0, rep) != 0)
         return -1;
     for (int i = 0; i < b->spec->nbuffers; i++)
         case_bytes += b->size[i];
@@ -185,7 +244,7 @@ int box_graph(struct box *b, const struct box_req *req, struct box_rep *rep)
     K = K < 1 ? 1 : K > BOX_GRAPH_MAX_SETS ? BOX_GRAPH_MAX_SETS : K;
     N = req->seconds > 0 ? (int)(BOX_GRAPH_REPLAY_NS / (req->seconds * 1e9)) : 10;
     N = N < 10 ? 10 : N > BOX_GRAPH_MAX_LAUNCHES ? BOX_GRAPH_MAX_LAUNCHES : N;
-    memcpy(sets[0], b->buf, sizeof sets[0]);
+    memcpy(sets[0], b->buf[0], sizeof sets[0]);
     for (; nalloc < K; nalloc++) {
         for (int i = 0; i < b->spec->nbuffers; i++)
             if (b->d.cuMemAlloc(&sets[nalloc][i], b->size[i]) != CUDA_SUCCESS) {

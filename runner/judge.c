@@ -264,6 +264,7 @@ static void judge_cleanup(struct judge *j)
     free(j->refsrc);
     free(j->gensrc);
     free(j->samples);
+    free(j->empties);
     plan_free(j->plan);
 }
 

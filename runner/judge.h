@@ -21,6 +21,15 @@
  * event's JSON object, borrowed for the duration of the call. */
 typedef void (*judge_progress_fn)(void *ctx, enum kj_event event, const cJSON *data);
 
+/* The timing protocol of the benchmark shapes (docs/timing.md). A zeroed
+ * job gets v2. */
+enum judge_protocol {
+    JUDGE_PROTOCOL_V2 = 0, /* rounds over the shapes, buffer sets, batch verification, the
+                            * interleaved empty-kernel correction: the ranked protocol */
+    JUDGE_PROTOCOL_V1 = 1  /* one shape after the other, one buffer set, every call verified
+                            * at once, raw medians: kept for comparison */
+};
+
 struct judge_job {
     const struct spec *spec;      /* borrowed */
     const char *source;           /* borrowed, source_len bytes */
@@ -31,7 +40,9 @@ struct judge_job {
     const char *arch;             /* the GPU's "sm_XY" when known (serve probes it once), so
                                    * compiling starts while the boxes create their contexts;
                                    * NULL = wait for the boxes to say it. Borrowed. */
-    double warmup_s;              /* per benchmark shape; 0 = default 0.2 s */
+    enum judge_protocol protocol;
+    double warmup_s;              /* v1: per benchmark shape; v2: the job's one warm-up over
+                                   * all shapes; 0 = default 0.2 s */
     double time_limit_s;          /* wall limit of the whole job; 0 = the leaderboard's */
     long samples;                 /* > 0: exactly this many timed calls per shape (profiling, benches) */
     int compile_unboxed;          /* eval --compile-unboxed only: NVRTC in this process, no

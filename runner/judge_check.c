@@ -9,6 +9,7 @@
  */
 #include "judge_int.h"
 #include "compare.h"
+#include "kjhash.h"
 #include "mono.h"
 
 #include <stdarg.h>
@@ -198,7 +199,7 @@ static int judge_gpu_check(struct judge *j, int bench, int idx, int check_inputs
     }
     memset(&v, 0, sizeof v);
     v.gen = run->gen;
-    memcpy(v.ipc, run->ipc, sizeof v.ipc);
+    memcpy(v.ipc, run->ipc[0], sizeof v.ipc);
     req.copy_inputs = check_inputs;
     req.payload = sizeof v;
     int rc = box_call(&j->ref, &req, &v, &rep, judge_call_ms(j), err);
@@ -249,3 +250,106 @@ enum judge_step judge_one_call(struct judge *j, int bench, int idx, uint64_t see
     return judge_host_check(j, bench, idx, check_inputs, chk, err);
 }
 
+
+/* The detailed check of set k of a protocol-v2 batch on the host: the
+ * reference box computes the call again from seed and copies it out, the
+ * submission box copies its set k. */
+static enum judge_step judge_host_check_set(struct judge *j, int idx, int k, uint64_t seed,
+                                            int check_inputs, struct result_check *chk,
+                                            struct kj_err *err)
+{
+    struct box_req req = judge_req(BOX_OP_CASE, 1, idx);
+    struct box_rep rep;
+    req.seed = seed;
+    req.poison_seed = j->poison++;
+    req.copy_inputs = check_inputs;
+    if (judge_call(j, 1, &req, NULL, &rep, "reference", err) != STEP_PASS)
+        return judge_has_verdict(j) ? STEP_VERDICT : STEP_ERROR;
+    req = judge_req(BOX_OP_COPY, 1, idx);
+    req.set = k;
+    req.copy_inputs = check_inputs;
+    if (judge_call(j, 0, &req, NULL, &rep, "copy", err) != STEP_PASS)
+        return judge_has_verdict(j) ? STEP_VERDICT : STEP_ERROR;
+    return judge_compare(j, plan_case(j->plan, 1, idx), check_inputs, chk, err);
+}
+
+/* The fingerprint (common/kjhash.h) of the outputs the submission box
+ * copied to its region for case cp. */
+static uint64_t judge_region_fp(const struct judge *j, const struct case_plan *cp, uint64_t salt)
+{
+    uint64_t h = 0;
+    for (int i = 0; i < j->spec->nbuffers; i++)
+        if (j->spec->buffers[i].role == SPEC_OUTPUT)
+            h += kjhash_host(j->run_region + cp->off[i], cp->size[i], salt + (uint64_t)i);
+    return h;
+}
+
+/* A call whose outputs were not what it left when it ended. */
+static enum judge_step judge_changed(struct result_check *chk)
+{
+    memset(chk, 0, sizeof *chk);
+    chk->status = RESULT_FAIL;
+    snprintf(chk->message, sizeof chk->message, "its outputs changed after the call had ended, "
+             "before they were checked (a later call wrote them): every call must write its "
+             "own outputs");
+    return STEP_VERDICT;
+}
+
+/* Every set of a protocol-v2 batch (docs/timing.md) verified: in one
+ * VERIFY_SETS request to the reference box when the GPU path works (a set
+ * it finds different is looked at again on the host, for the report), else
+ * each set on the host; and each set's outputs must still have the
+ * fingerprint the submission box took right after its call. */
+enum judge_step judge_verify_batch(struct judge *j, int idx, const struct box_rep *run, int n,
+                                   const uint64_t *seed, const uint64_t *poison, uint32_t inputs,
+                                   uint64_t salt, int *failed, struct result_check *chk,
+                                   struct kj_err *err)
+{
+    static struct box_vsets v; /* 6 KiB of handles: off the stack (the judge is one thread) */
+    struct box_req req = judge_req(BOX_OP_VERIFY_SETS, 1, idx);
+    struct box_rep rep;
+    int gpu = 0;
+    if (j->gpu_verify && !run->has_ipc) {
+        kj_log(KJ_LOG_WARN, "judge", "no CUDA IPC on this host: verifying on the host");
+        j->gpu_verify = 0;
+    }
+    memset(&rep, 0, sizeof rep);
+    if (j->gpu_verify) {
+        memset(&v, 0, sizeof v);
+        v.gen = run->gen;
+        v.n = n;
+        v.inputs = inputs;
+        v.salt = salt;
+        memcpy(v.seed, seed, (size_t)n * sizeof *seed);
+        memcpy(v.poison, poison, (size_t)n * sizeof *poison);
+        memcpy(v.ipc, run->ipc, sizeof v.ipc);
+        req.payload = sizeof v;
+        if (box_call(&j->ref, &req, &v, &rep, judge_call_ms(j), err) != KJ_OK)
+            return STEP_ERROR;
+        if (rep.status == BOX_OK && rep.count == n) {
+            gpu = 1;
+        } else {
+            kj_log(KJ_LOG_WARN, "judge", "verifying on the GPU failed, using the host: %s",
+                   rep.msg);
+            j->gpu_verify = 0;
+        }
+    }
+    for (int k = 0; k < n; k++) {
+        int in = (int)(inputs >> k & 1u);
+        *failed = k;
+        if (gpu && rep.set_bad[k] == 0) {
+            if (rep.fp[k] != run->fp[k])
+                return judge_changed(chk);
+            continue;
+        }
+        memset(chk, 0, sizeof *chk);
+        enum judge_step r = judge_host_check_set(j, idx, k, seed[k], in, chk, err);
+        if (r != STEP_PASS)
+            return r;
+        if (judge_region_fp(j, plan_case(j->plan, 1, idx), salt) != run->fp[k])
+            return judge_changed(chk);
+    }
+    *failed = -1;
+    chk->status = RESULT_PASS;
+    return STEP_PASS;
+}

@@ -57,6 +57,8 @@ struct judge {
     double event_ns;            /* median of an empty event pair (BASELINE) */
     double *samples;            /* owned scratch for one shape */
     size_t cap;
+    double *empties;            /* owned: protocol v2's interleaved empty-kernel samples */
+    size_t nempty, empty_cap;
 };
 
 /* judge_check.c */
@@ -82,6 +84,16 @@ enum judge_step judge_call(struct judge *j, int is_ref, const struct box_req *re
 enum judge_step judge_one_call(struct judge *j, int bench, int idx, uint64_t seed, int op,
                                int check_inputs, struct result_check *chk, double *ns,
                                struct kj_err *err);
+
+/* Verify the n calls of a protocol-v2 batch whose reply is run: call k ran
+ * on set k with inputs from seed[k] (poison[k] its outputs' poison; bit k
+ * of inputs: also check its inputs) and left outputs of fingerprint
+ * run->fp[k] under salt. STEP_VERDICT with *failed = k and chk filled when
+ * call k is wrong or its outputs changed after it. */
+enum judge_step judge_verify_batch(struct judge *j, int idx, const struct box_rep *run, int n,
+                                   const uint64_t *seed, const uint64_t *poison, uint32_t inputs,
+                                   uint64_t salt, int *failed, struct result_check *chk,
+                                   struct kj_err *err);
 
 /* judge_time.c */
 /* Baseline, clock, every benchmark shape timed and verified, the score.

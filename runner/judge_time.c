@@ -1,17 +1,29 @@
 /*
  * judge_time.c - the benchmark shapes of a job (see judge_int.h): the
  * empty-kernel baseline and the copy bandwidth, the SM clock and NVML
- * before and after, then every shape (in a random order in leaderboard
- * mode) warmed up and sampled until the stopping rule (stats.c) is met,
- * every timed call with its own seed and verified; the physical floor, the
- * graph cross-check of short shapes, and the score (geometric mean of the
- * medians). Measurements go into the result's plain structs (result.h).
+ * before and after, then every shape timed under one of two protocols
+ * (docs/timing.md), every timed call with its own seed and verified; the
+ * physical floor, the graph cross-check of short shapes, and the score
+ * (geometric mean of the ranked medians). Measurements go into the
+ * result's plain structs (result.h).
+ *
+ *   v1  one shape after the other (in a random order in leaderboard mode):
+ *       a warm-up, then samples on one buffer set until the stopping rule
+ *       (stats.c) is met, each call verified before the next; the raw
+ *       medians are ranked.
+ *   v2  the ranked protocol (tplan.h has the plan): one warm-up, then
+ *       rounds over the shapes; each visit times batches over several
+ *       buffer sets and stream lanes with empty-kernel samples between
+ *       them, and the reference box checks each batch's calls at once;
+ *       the ranked medians are corrected for the job's launch-path offset
+ *       (stats_correct_offset), the raw ones stay in the result.
  */
 #include "judge_int.h"
 #include "gpumon.h"
 #include "mono.h"
 #include "philox.h"
 #include "stats.h"
+#include "tplan.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -74,22 +86,30 @@ static int judge_keep_sample(struct judge *j, size_t n, double ns, struct kj_err
     return KJ_OK;
 }
 
-/* Sample shape b until the stopping rule says so. Every timed call has its
- * own seed and is verified before the next one starts. */
-static enum judge_step judge_sample_shape(struct judge *j, int b, struct result_shape *e,
-                                          struct kj_err *err)
+/* The job's stopping rule: TIMING.md item 8, or exactly job->samples calls
+ * whatever the noise. v2 raises its minimum to each shape's planned count. */
+static struct stats_rule judge_rule(const struct judge *j)
 {
     struct stats_rule rule = STATS_RULE_DEFAULT;
-    struct stats_stopper st;
-    enum stats_stop stop = STATS_CONTINUE;
-    double t0 = mono_now(), total = 0;
-    size_t n = 0;
-    if (j->job->samples > 0) { /* a fixed count: exactly that many, whatever the noise */
+    if (j->job->samples > 0) {
         rule.min_samples = rule.max_samples = j->job->samples;
         rule.min_total_s = 0;
         rule.max_wall_s = 1e9;
         rule.rel_ci = 0;
     }
+    return rule;
+}
+
+/* Sample shape b until the stopping rule says so. Every timed call has its
+ * own seed and is verified before the next one starts. */
+static enum judge_step judge_sample_shape(struct judge *j, int b, struct result_shape *e,
+                                          struct kj_err *err)
+{
+    struct stats_rule rule = judge_rule(j);
+    struct stats_stopper st;
+    enum stats_stop stop = STATS_CONTINUE;
+    double t0 = mono_now(), total = 0;
+    size_t n = 0;
     stats_stopper_init(&st, &rule);
     while (stop == STATS_CONTINUE) {
         struct result_check call;
@@ -206,14 +226,332 @@ static int judge_graph_check(struct judge *j, int b, double median, struct resul
     return 0;
 }
 
+/* A failed timed call of shape b: the wrong_answer verdict that names it. */
+static void judge_timed_verdict(struct judge *j, int b, const struct result_shape *e)
+{
+    char shape[256];
+    spec_case_label(j->spec, &j->spec->benchmarks[b], shape, sizeof shape);
+    judge_verdict(j, KJ_V_WRONG_ANSWER, "benchmark %d (%s), timed call %d: %s", b, shape,
+                  e->failed_call >= 0 ? (int)e->failed_call : 0,
+                  e->check.status == RESULT_FAIL || e->check.status == RESULT_ERROR ?
+                  e->check.message : "wrong output");
+}
+
+/* Protocol v1: each shape warmed up, sampled and cross-checked in turn. */
+static int judge_shapes_v1(struct judge *j, const int *order, double *medians,
+                           struct kj_err *err)
+{
+    const struct spec *s = j->spec;
+    for (int i = 0; i < s->nbenchmarks; i++) {
+        int b = order[i];
+        struct result_shape *e = &j->res->benches[b];
+        e->reached = 1;
+        enum judge_step r = judge_warmup(j, b, err);
+        if (r == STEP_PASS)
+            r = judge_sample_shape(j, b, e, err);
+        judge_shape_event(j, KJ_EV_BENCHMARK, e);
+        if (r == STEP_ERROR)
+            return judge_has_verdict(j) ? KJ_OK : KJ_EINTERNAL;
+        if (r == STEP_VERDICT) {
+            judge_timed_verdict(j, b, e);
+            return KJ_OK;
+        }
+        medians[b] = e->t.st.median;
+        if (judge_graph_check(j, b, medians[b], e, err) < 0)
+            return judge_has_verdict(j) ? KJ_OK : KJ_EINTERNAL;
+    }
+    return KJ_OK;
+}
+
+/* ------------------------------------------------------------ protocol v2 */
+
+/* One shape under protocol v2. */
+struct v2_shape {
+    int b;
+    struct result_shape *e;
+    int sets_asked, sets;       /* sets requested (tplan_sets) and those the box holds */
+    long planned, per_visit, batches;
+    int visits;
+    double *x;                  /* owned: the timed samples, in order */
+    size_t n, cap;
+    double total_s, wall_s;     /* sample time and wall time so far */
+    struct stats_stopper st;
+    enum stats_stop stop;
+};
+
+/* Append v to *a (n values, capacity *cap). */
+static int judge_push(double **a, size_t *n, size_t *cap, double v, struct kj_err *err)
+{
+    if (*n == *cap) {
+        size_t c = *cap ? *cap * 2 : 1024;
+        double *p = realloc(*a, c * sizeof *p);
+        if (p == NULL)
+            return KJ_FAIL(err, KJ_ENOMEM, "out of memory");
+        *a = p;
+        *cap = c;
+    }
+    (*a)[(*n)++] = v;
+    return KJ_OK;
+}
+
+
+/* A BATCH reply the judge can use: counts in range, times finite. The box
+ * runs the submission's code, so nothing in its reply is taken on trust. */
+static int judge_batch_sane(const struct box_rep *rep, int asked)
+{
+    if (rep->nbatch < 1 || rep->nbatch > asked || rep->nsets < 1 || rep->nsets > BOX_MAX_SETS ||
+        rep->nbatch > rep->nsets || rep->nempty < 0 || rep->nempty > rep->nbatch)
+        return 0;
+    for (int i = 0; i < rep->nbatch; i++)
+        if (!isfinite(rep->batch_ns[i]) || rep->batch_ns[i] < 0)
+            return 0;
+    for (int i = 0; i < rep->nempty; i++)
+        if (!isfinite(rep->empty_ns[i]) || rep->empty_ns[i] < 0)
+            return 0;
+    return 1;
+}
+
+/* One batch of at most n timed calls of shape sh, then their verification.
+ * The samples join the shape's, the empty-kernel samples the job's. */
+static enum judge_step judge_v2_batch(struct judge *j, struct v2_shape *sh, int n,
+                                      struct kj_err *err)
+{
+    struct box_req req = judge_req(BOX_OP_BATCH, 1, sh->b);
+    struct box_batch a;
+    struct box_rep rep;
+    struct result_check chk;
+    uint32_t inputs = 0;
+    int failed = 0;
+    double t0 = mono_now();
+    memset(&a, 0, sizeof a);
+    memset(&chk, 0, sizeof chk);
+    a.n = n;
+    a.lane = tplan_lane(sh->batches, BOX_LANES);
+    a.lead_in = 1;
+    a.empty_every = TPLAN_EMPTY_EVERY;
+    a.lead_seed = judge_bench_seed(j, sh->b, 2000000 + sh->batches);
+    a.salt = philox_mix_seed(j->poison++, 0x6b6a6670ull); /* the batch's fingerprint salt */
+    for (int i = 0; i < n; i++) {
+        a.seed[i] = judge_bench_seed(j, sh->b, (long)sh->n + i);
+        a.poison[i] = j->poison++;
+        if ((sh->n + (size_t)i) % JUDGE_INPUT_CHECK_EVERY == 0)
+            inputs |= 1u << i;
+    }
+    req.nsets = sh->sets_asked;
+    req.payload = sizeof a;
+    enum judge_step r = judge_call(j, 0, &req, &a, &rep, "benchmark", err);
+    if (r != STEP_PASS) {
+        chk.status = RESULT_ERROR;
+        snprintf(chk.message, sizeof chk.message, "%s",
+                 rep.msg[0] ? rep.msg : "the kernel did not finish");
+        failed = rep.nbatch >= 0 && rep.nbatch < n ? rep.nbatch : 0;
+        judge_shape_failed(sh->e, &chk, r, (long)sh->n + failed);
+        return r;
+    }
+    if (!judge_batch_sane(&rep, n)) {
+        KJ_FAIL(err, KJ_EINTERNAL, "benchmark %d: the box's batch reply is inconsistent", sh->b);
+        return STEP_ERROR;
+    }
+    r = judge_verify_batch(j, sh->b, &rep, rep.nbatch, a.seed, a.poison, inputs, a.salt, &failed,
+                           &chk, err);
+    if (r != STEP_PASS) {
+        judge_shape_failed(sh->e, &chk, r, (long)sh->n + failed);
+        return r;
+    }
+    sh->sets = rep.nsets;
+    sh->batches++;
+    sh->wall_s += mono_now() - t0;
+    for (int i = 0; i < rep.nempty; i++)
+        if (judge_push(&j->empties, &j->nempty, &j->empty_cap, rep.empty_ns[i], err) != KJ_OK)
+            return STEP_ERROR;
+    for (int i = 0; i < rep.nbatch; i++) {
+        if (judge_push(&sh->x, &sh->n, &sh->cap, rep.batch_ns[i], err) != KJ_OK)
+            return STEP_ERROR;
+        sh->total_s += rep.batch_ns[i] * 1e-9;
+        if (sh->stop == STATS_CONTINUE)
+            sh->stop = stats_stopper_check(&sh->st, sh->x, sh->n, sh->total_s, sh->wall_s);
+    }
+    return STEP_PASS;
+}
+
+/* One visit of shape sh: per_visit timed calls in batches over its sets,
+ * fewer when its stopping rule ends it. */
+static enum judge_step judge_v2_visit(struct judge *j, struct v2_shape *sh, long max_samples,
+                                      struct kj_err *err)
+{
+    long done = 0;
+    int k;
+    while (sh->stop == STATS_CONTINUE &&
+           (k = tplan_next_batch(sh->sets, sh->per_visit, done, (long)sh->n, max_samples)) > 0) {
+        size_t before = sh->n;
+        enum judge_step r = judge_v2_batch(j, sh, k, err);
+        if (r != STEP_PASS)
+            return r;
+        done += (long)(sh->n - before);
+    }
+    if (done == 0 && sh->stop == STATS_CONTINUE)
+        sh->stop = STATS_STOP_MAX_SAMPLES; /* no room left: never loop on a shape */
+    sh->visits++;
+    return STEP_PASS;
+}
+
+/* The job's one warm-up, shape by shape over its sets: each shape's median
+ * sizes its plan. */
+static enum judge_step judge_v2_warmup(struct judge *j, struct v2_shape *sh, double seconds,
+                                       const struct stats_rule *rule, struct kj_err *err)
+{
+    struct box_req req = judge_req(BOX_OP_WARMUP, 1, sh->b);
+    struct box_rep rep;
+    req.seed = judge_bench_seed(j, sh->b, 1000000);
+    req.poison_seed = j->poison++;
+    req.seconds = seconds;
+    req.nsets = sh->sets_asked;
+    enum judge_step r = judge_call(j, 0, &req, NULL, &rep, "warm-up", err);
+    if (r != STEP_PASS)
+        return r;
+    sh->sets = rep.nsets >= 1 && rep.nsets <= sh->sets_asked ? rep.nsets : 1;
+    sh->planned = stats_planned_samples(rep.ns, rule);
+    sh->per_visit = tplan_visit_samples(sh->planned, TPLAN_ROUNDS);
+    return STEP_PASS;
+}
+
+/* E_gpu of this device: $KJUDGE_EMPTY_KERNEL_NS when set (a GPU model not
+ * in the table, calibrated by bench/score_stability.py), else the table's. */
+static double judge_gpu_empty_ns(const struct judge *j, char *src, size_t srcsz)
+{
+    const char *env = getenv("KJUDGE_EMPTY_KERNEL_NS"), *where = "";
+    if (env != NULL && env[0] != '\0') {
+        char *end;
+        double v = strtod(env, &end);
+        if (*end == '\0' && isfinite(v) && v > 0) {
+            snprintf(src, srcsz, "KJUDGE_EMPTY_KERNEL_NS on this runner");
+            return v;
+        }
+        kj_log(KJ_LOG_WARN, "judge", "KJUDGE_EMPTY_KERNEL_NS='%.32s' is not a positive number; "
+               "ignored", env);
+    }
+    double v = tplan_gpu_empty_ns(j->dev.name, &where);
+    snprintf(src, srcsz, "%s", v > 0 ? where : "no constant for this GPU");
+    return v;
+}
+
+/* The end of v2: statistics per shape, the correction, the events, the
+ * graph cross-check; medians[] gets the ranked (corrected) medians. */
+static int judge_v2_finish(struct judge *j, struct v2_shape *shapes, const int *order,
+                           double *medians, struct kj_err *err)
+{
+    const struct spec *s = j->spec;
+    struct result_timing *tm = &j->res->timing;
+    double raw[SPEC_MAX_CASES];
+    for (int b = 0; b < s->nbenchmarks; b++) {
+        struct v2_shape *sh = &shapes[b];
+        struct shape_timing *t = &sh->e->t;
+        if (stats_summarize(sh->x, sh->n, &t->st) != KJ_OK)
+            return KJ_FAIL(err, KJ_EINTERNAL, "no samples for benchmark %d", b);
+        sh->e->check.status = RESULT_PASS;
+        sh->e->timed = 1;
+        t->stop = sh->stop == STATS_CONTINUE ? STATS_STOP_MAX_SAMPLES : sh->stop;
+        t->floor_ns = judge_floor_ns(j, b);
+        t->wall_s = sh->wall_s;
+        t->wall_ms_per_call = 1e3 * sh->wall_s / (double)sh->n;
+        t->verified_on_gpu = j->gpu_verify;
+        t->sets = sh->sets;
+        t->visits = sh->visits;
+        raw[b] = t->st.median;
+    }
+    tm->empty_samples = (long)j->nempty;
+    tm->empty_run_ns = stats_trimmed_mean(j->empties, j->nempty, TPLAN_EMPTY_TRIM);
+    tm->has_empty_run = isfinite(tm->empty_run_ns);
+    tm->empty_gpu_ns = judge_gpu_empty_ns(j, tm->empty_gpu_source, sizeof tm->empty_gpu_source);
+    tm->corrected = stats_correct_offset(raw, (size_t)s->nbenchmarks, tm->empty_run_ns,
+                                         tm->empty_gpu_ns, medians, &tm->offset_ns);
+    if (!tm->corrected && tm->empty_gpu_ns > 0)
+        snprintf(tm->empty_gpu_source + strlen(tm->empty_gpu_source),
+                 sizeof tm->empty_gpu_source - strlen(tm->empty_gpu_source),
+                 "; this job's estimate is out of range");
+    for (int i = 0; i < s->nbenchmarks; i++) {
+        int b = order[i];
+        struct result_shape *e = shapes[b].e;
+        e->has_corrected = tm->corrected;
+        e->corrected_median_ns = medians[b];
+        if (judge_graph_check(j, b, raw[b], e, err) < 0)
+            return judge_has_verdict(j) ? KJ_OK : KJ_EINTERNAL;
+        judge_shape_event(j, KJ_EV_BENCHMARK, e);
+    }
+    return KJ_OK;
+}
+
+/* Protocol v2: the warm-up, the rounds, then judge_v2_finish. */
+static int judge_shapes_v2(struct judge *j, const int *order, double *medians,
+                           struct kj_err *err)
+{
+    const struct spec *s = j->spec;
+    struct stats_rule rule = judge_rule(j);
+    struct v2_shape *shapes = calloc((size_t)s->nbenchmarks, sizeof *shapes);
+    double warm = j->job->warmup_s > 0 ? j->job->warmup_s : TPLAN_WARM_S;
+    enum judge_step r = STEP_PASS;
+    int rc = KJ_OK, failed = -1;
+    if (shapes == NULL)
+        return KJ_FAIL(err, KJ_ENOMEM, "out of memory");
+    for (int i = 0; i < s->nbenchmarks && r == STEP_PASS; i++) {
+        int b = order[i];
+        struct v2_shape *sh = &shapes[b];
+        sh->b = b;
+        sh->e = &j->res->benches[b];
+        sh->e->reached = 1;
+        sh->sets_asked = tplan_sets(plan_case(j->plan, 1, b)->total,
+                                    j->dev.total_mem, BOX_MAX_SETS);
+        r = judge_v2_warmup(j, sh, warm / s->nbenchmarks, &rule, err);
+        if (r == STEP_PASS) {
+            struct stats_rule own = rule;
+            own.min_samples = sh->planned;
+            stats_stopper_init(&sh->st, &own);
+        } else {
+            failed = b;
+        }
+    }
+    /* The planned rounds, then more visits for shapes whose rule goes on. */
+    for (int round = 0, more = 1; r == STEP_PASS && more; round++) {
+        more = 0;
+        for (int i = 0; i < s->nbenchmarks && r == STEP_PASS; i++) {
+            struct v2_shape *sh = &shapes[order[i]];
+            if (sh->stop != STATS_CONTINUE)
+                continue;
+            r = judge_v2_visit(j, sh, rule.max_samples, err);
+            if (r != STEP_PASS)
+                failed = sh->b;
+            more = 1;
+        }
+    }
+    if (r == STEP_PASS) {
+        rc = judge_v2_finish(j, shapes, order, medians, err);
+    } else if (r == STEP_ERROR) {
+        rc = judge_has_verdict(j) ? KJ_OK : KJ_EINTERNAL;
+    } else if (failed >= 0) {
+        /* The failed shape says why; the others were not finished: {} as
+         * shapes never reached. */
+        for (int b = 0; b < s->nbenchmarks; b++)
+            if (b != failed)
+                shapes[b].e->reached = 0;
+        judge_shape_event(j, KJ_EV_BENCHMARK, shapes[failed].e);
+        if (!judge_has_verdict(j))
+            judge_timed_verdict(j, failed, shapes[failed].e);
+    }
+    for (int b = 0; b < s->nbenchmarks; b++)
+        free(shapes[b].x);
+    free(shapes);
+    return rc;
+}
+
 int judge_benchmarks(struct judge *j, struct kj_err *err)
 {
     const struct spec *s = j->spec;
     struct judge_result *res = j->res;
     int order[SPEC_MAX_CASES];
-    double medians[SPEC_MAX_CASES];
+    double medians[SPEC_MAX_CASES], t0 = mono_now();
     struct box_req req = judge_req(BOX_OP_BASELINE, 0, 0);
     struct box_rep rep;
+    int rc;
     if (judge_call(j, 0, &req, NULL, &rep, "baseline", err) != STEP_PASS)
         return judge_has_verdict(j) ? KJ_OK : KJ_EINTERNAL;
     res->has_baseline = 1;
@@ -239,36 +577,34 @@ int judge_benchmarks(struct judge *j, struct kj_err *err)
     /* Every shape has its entry, {} until it is reached. */
     memset(res->benches, 0, sizeof res->benches[0] * (size_t)s->nbenchmarks);
     res->nbenches = s->nbenchmarks;
-    for (int i = 0; i < s->nbenchmarks; i++) {
-        int b = order[i];
+    for (int b = 0; b < s->nbenchmarks; b++) {
         struct result_shape *e = &res->benches[b];
-        e->reached = 1;
         e->index = b;
         e->failed_call = -1;
         memcpy(e->val, s->benchmarks[b].val, sizeof e->val);
         judge_launches(j, plan_case(j->plan, 1, b), e);
-        enum judge_step r = judge_warmup(j, b, err);
-        if (r == STEP_PASS)
-            r = judge_sample_shape(j, b, e, err);
-        judge_shape_event(j, KJ_EV_BENCHMARK, e);
-        if (r == STEP_ERROR)
-            return judge_has_verdict(j) ? KJ_OK : KJ_EINTERNAL;
-        if (r == STEP_VERDICT) {
-            char shape[256];
-            spec_case_label(s, &s->benchmarks[b], shape, sizeof shape);
-            judge_verdict(j, KJ_V_WRONG_ANSWER, "benchmark %d (%s), timed call %d: %s", b, shape,
-                          e->failed_call >= 0 ? (int)e->failed_call : 0,
-                          e->check.status == RESULT_FAIL || e->check.status == RESULT_ERROR ?
-                          e->check.message : "wrong output");
-            return KJ_OK;
-        }
-        medians[b] = e->t.st.median;
-        if (judge_graph_check(j, b, medians[b], e, err) < 0)
-            return judge_has_verdict(j) ? KJ_OK : KJ_EINTERNAL;
     }
+    memset(&res->timing, 0, sizeof res->timing);
+    if (j->job->protocol == JUDGE_PROTOCOL_V1) {
+        res->timing.protocol = 1;
+        rc = judge_shapes_v1(j, order, medians, err);
+    } else {
+        res->timing.protocol = 2;
+        res->timing.rounds = TPLAN_ROUNDS;
+        res->timing.lanes = BOX_LANES;
+        res->timing.empty_every = TPLAN_EMPTY_EVERY;
+        rc = judge_shapes_v2(j, order, medians, err);
+    }
+    res->timing.wall_s = mono_now() - t0;
+    if (rc != KJ_OK || judge_has_verdict(j))
+        return rc;
     judge_clock(j, 1, err);
+    double raw[SPEC_MAX_CASES];
+    for (int b = 0; b < s->nbenchmarks; b++)
+        raw[b] = res->benches[b].t.st.median;
+    res->timing.has_raw_score = 1;
+    res->timing.raw_score_ns = stats_geomean(raw, (size_t)s->nbenchmarks);
     res->has_score = 1;
     res->score_ns = stats_geomean(medians, (size_t)s->nbenchmarks);
     return KJ_OK;
 }
-

@@ -2,7 +2,8 @@
  * main.c - kjudge-runner's command line.
  *
  *   kjudge-runner compile FILE [--leaderboard NAME] [--arch sm_90a]   NVRTC only, no GPU; JSON
- *   kjudge-runner eval FILE [--leaderboard NAME] [--mode M] [--json]  the judge on a local GPU
+ *   kjudge-runner eval FILE [--leaderboard NAME] [--mode M] [--json] [--protocol v1|v2]
+ *                                                                      the judge on a local GPU
  *   kjudge-runner serve --server URL [--gpu N] [--name N] [--gpu-type T]  pull jobs from a server
  *                       [--ca-file PEM] [--grace SECONDS]
  *   kjudge-runner probe [--gpu N]                                      describe a GPU as JSON
@@ -67,7 +68,7 @@ static void on_signal(int sig)
 
 struct opts {
     const char *cmd, *file, *leaderboard, *arch, *mode, *leaderboards, *server, *name,
-        *gpu_type, *token_file, *dump, *ca_file, *grace;
+        *gpu_type, *token_file, *dump, *ca_file, *grace, *protocol;
     int json, gpu, once, compile_unboxed;
     double warmup, time_limit;
     long samples;
@@ -80,6 +81,8 @@ static void usage(FILE *f)
         "       kjudge-runner eval FILE [--leaderboard NAME] [--mode test|benchmark|leaderboard]\n"
         "                     [--json] [--gpu N] [--warmup SECONDS] [--time-limit SECONDS]\n"
         "                     [--samples N]   (exactly N timed calls per shape, for profiling)\n"
+        "                     [--protocol v1|v2] (how shapes are timed, docs/timing.md; v2 is\n"
+        "                                      the ranked one and the default)\n"
         "                     [--dump DIR]    (every shape once, untimed: inputs and outputs\n"
         "                                      as raw files + manifest.json, see runner/dump.h)\n"
         "                     [--compile-unboxed] (NVRTC in this process, not in the compile\n"
@@ -111,7 +114,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
             {"--leaderboard", &o->leaderboard}, {"--arch", &o->arch}, {"--mode", &o->mode},
             {"--leaderboards", &o->leaderboards}, {"--server", &o->server}, {"--name", &o->name},
             {"--gpu-type", &o->gpu_type}, {"--token-file", &o->token_file}, {"--dump", &o->dump},
-            {"--ca-file", &o->ca_file}, {"--grace", &o->grace},
+            {"--ca-file", &o->ca_file}, {"--grace", &o->grace}, {"--protocol", &o->protocol},
         };
         int hit = 0;
         for (size_t k = 0; k < sizeof s / sizeof s[0]; k++)
@@ -239,9 +242,13 @@ static int cmd_eval(const struct opts *o)
     struct judge_result *res = NULL;
     struct secret_list secrets = {0};
     struct kj_err err;
-    if (s == NULL || !mode_ok) {
+    int proto_ok = o->protocol == NULL || strcmp(o->protocol, "v1") == 0 ||
+                   strcmp(o->protocol, "v2") == 0;
+    if (s == NULL || !mode_ok || !proto_ok) {
         if (!mode_ok)
             fprintf(stderr, "kjudge-runner: --mode must be test, benchmark or leaderboard\n");
+        if (!proto_ok)
+            fprintf(stderr, "kjudge-runner: --protocol must be v1 or v2\n");
         goto out;
     }
     struct judge_job jj;
@@ -251,6 +258,8 @@ static int cmd_eval(const struct opts *o)
     jj.source_len = len;
     jj.mode = mode;
     jj.gpu = o->gpu;
+    jj.protocol = o->protocol != NULL && strcmp(o->protocol, "v1") == 0 ? JUDGE_PROTOCOL_V1
+                                                                        : JUDGE_PROTOCOL_V2;
     jj.warmup_s = o->warmup;
     jj.time_limit_s = o->time_limit;
     jj.samples = o->samples;

@@ -78,11 +78,14 @@ static void report_compile(FILE *f, const struct compile_result *c)
 static void report_benchmarks(FILE *f, const struct judge_result *r)
 {
     char shape[160];
+    int ranked = r->timing.corrected; /* protocol v2: the corrected median is ranked */
     if (r->nbenches == 0)
         return;
-    fprintf(f, "benchmarks (us):\n  %-2s %-24s %10s %10s %7s %10s %10s %10s %6s %-13s %9s\n",
-            "#", "shape", "median", "mean", "noise%", "min", "q3", "max", "n", "stop",
-            "floor");
+    fprintf(f, "benchmarks (us):\n  %-2s %-24s %10s ", "#", "shape", "median");
+    if (ranked)
+        fprintf(f, "%10s ", "ranked");
+    fprintf(f, "%10s %7s %10s %10s %10s %6s %-13s %9s\n", "mean", "noise%", "min", "q3", "max",
+            "n", "stop", "floor");
     for (int i = 0; i < r->nbenches; i++) {
         const struct result_shape *b = &r->benches[i];
         double index = b->reached ? b->index : NAN;
@@ -95,14 +98,34 @@ static void report_benchmarks(FILE *f, const struct judge_result *r)
         /* A shape that passed untimed (--dump) has no statistics: NaN. */
         const struct stats_summary *st = &b->t.st;
         double med = b->timed ? st->median : NAN, mean = b->timed ? st->mean : NAN;
-        fprintf(f, "  %-2.0f %-24s %10.3f %10.3f %7.2f %10.3f %10.3f %10.3f %6.0f %-13s %9.3f%s\n",
-                index, shape, med / 1e3, mean / 1e3,
+        fprintf(f, "  %-2.0f %-24s %10.3f ", index, shape, med / 1e3);
+        if (ranked)
+            fprintf(f, "%10.3f ", (b->has_corrected ? b->corrected_median_ns : NAN) / 1e3);
+        fprintf(f, "%10.3f %7.2f %10.3f %10.3f %10.3f %6.0f %-13s %9.3f%s\n", mean / 1e3,
                 100.0 * (b->timed ? st->stdev : NAN) / mean, (b->timed ? st->min : NAN) / 1e3,
                 (b->timed ? st->q3 : NAN) / 1e3, (b->timed ? st->max : NAN) / 1e3,
                 b->timed ? (double)st->n : NAN, b->timed ? stats_stop_name(b->t.stop) : "",
                 (b->timed ? b->t.floor_ns : NAN) / 1e3,
                 b->timed && stats_below_floor(st->median, b->t.floor_ns) ? "  BELOW FLOOR" : "");
     }
+}
+
+/* The protocol line: how the shapes were timed and, under v2, the
+ * launch-path correction (docs/timing.md). */
+static void report_timing(FILE *f, const struct result_timing *t)
+{
+    if (t->protocol == 1)
+        fprintf(f, "timing: protocol v1 (shape by shape, raw medians ranked), %.2f s\n", t->wall_s);
+    if (t->protocol != 2)
+        return;
+    fprintf(f, "timing: protocol v2 (%d rounds, %d lanes, an empty kernel every %d samples), "
+            "%.2f s; empty kernel %.3f us over %ld samples", t->rounds, t->lanes, t->empty_every,
+            t->wall_s, t->has_empty_run ? t->empty_run_ns / 1e3 : NAN, t->empty_samples);
+    if (t->corrected)
+        fprintf(f, ", GPU constant %.3f us: offset %+.1f ns subtracted\n", t->empty_gpu_ns / 1e3,
+                t->offset_ns);
+    else
+        fprintf(f, "; medians not corrected: %s\n", t->empty_gpu_source);
 }
 
 void report_table(FILE *f, const struct judge_result *r, const char *file_name)
@@ -133,8 +156,12 @@ void report_table(FILE *f, const struct judge_result *r, const char *file_name)
                 sys->has_copy_bw ? sys->measured_copy_bandwidth_gbs : NAN,
                 sys->has_clock_before ? sys->sm_clock_mhz_before : NAN,
                 sys->has_clock_after ? sys->sm_clock_mhz_after : NAN);
+    report_timing(f, &r->timing);
     fprintf(f, "verdict: %s", r->has_verdict ? kj_verdict_name(r->verdict) : "");
-    if (r->has_score && !isnan(r->score_ns))
+    if (r->has_score && !isnan(r->score_ns) && r->timing.corrected)
+        fprintf(f, "   score: %.3f us (geometric mean of the ranked medians; raw %.3f us)",
+                r->score_ns / 1e3, r->timing.raw_score_ns / 1e3);
+    else if (r->has_score && !isnan(r->score_ns))
         fprintf(f, "   score: %.3f us (geometric mean of medians)", r->score_ns / 1e3);
     fprintf(f, "\n  %s\n", r->has_verdict ? r->message : "");
 }
@@ -146,8 +173,10 @@ void report_progress(void *ctx, enum kj_event event, const cJSON *d)
     if (event == KJ_EV_TEST || event == KJ_EV_BENCHMARK) {
         shape_text(cJSON_GetObjectItem(d, "shape"), shape, sizeof shape);
         if (event == KJ_EV_BENCHMARK && strcmp(str(d, "status"), "pass") == 0)
-            fprintf(f, "[kjudge] benchmark %.0f (%s): median %.3f us over %.0f samples (%s)\n",
-                    num(d, "index"), shape, num(d, "median_ns") / 1e3, num(d, "n"),
+            fprintf(f, "[kjudge] benchmark %.0f (%s): median %.3f us%s over %.0f samples (%s)\n",
+                    num(d, "index"), shape, (isnan(num(d, "corrected_median_ns")) ?
+                    num(d, "median_ns") : num(d, "corrected_median_ns")) / 1e3,
+                    isnan(num(d, "corrected_median_ns")) ? "" : " (corrected)", num(d, "n"),
                     str(d, "stop_reason"));
         else
             fprintf(f, "[kjudge] %s %.0f (%s): %s %s\n", kj_event_name(event), num(d, "index"), shape,

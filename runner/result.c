@@ -185,6 +185,10 @@ static int timing_json(cJSON *o, const struct shape_timing *t)
     PUT(cJSON_AddNumberToObject(o, "wall_s", t->wall_s));
     PUT(cJSON_AddNumberToObject(o, "wall_ms_per_call", t->wall_ms_per_call));
     PUT(cJSON_AddBoolToObject(o, "verified_on_gpu", t->verified_on_gpu));
+    if (t->sets > 0) {
+        PUT(cJSON_AddNumberToObject(o, "sets", t->sets));
+        PUT(cJSON_AddNumberToObject(o, "visits", t->visits));
+    }
     return 0;
 fail:
     return -1;
@@ -232,6 +236,8 @@ cJSON *result_shape_json(const struct judge_result *r, const struct result_shape
         PUT(add_item(o, "mismatch", compare_report_json(&c->mismatch, c->mismatch_buffer)));
     if (e->timed && timing_json(o, &e->t) != 0)
         goto fail;
+    if (e->has_corrected)
+        PUT(cJSON_AddNumberToObject(o, "corrected_median_ns", e->corrected_median_ns));
     if (e->has_adjusted)
         PUT(cJSON_AddNumberToObject(o, "adjusted_median_ns", e->adjusted_median_ns));
     if (graph_json(o, &e->graph) != 0)
@@ -294,6 +300,36 @@ fail:
     return NULL;
 }
 
+/* Add key: v, or null when has is 0. */
+static cJSON *num_or_null(cJSON *o, const char *key, int has, double v)
+{
+    return has ? cJSON_AddNumberToObject(o, key, v) : cJSON_AddNullToObject(o, key);
+}
+
+static cJSON *timing_top_json(const struct result_timing *t)
+{
+    cJSON *o = cJSON_CreateObject();
+    PUT(o);
+    PUT(cJSON_AddStringToObject(o, "protocol", t->protocol == 1 ? "v1" : "v2"));
+    if (t->protocol == 2) {
+        PUT(cJSON_AddNumberToObject(o, "rounds", t->rounds));
+        PUT(cJSON_AddNumberToObject(o, "lanes", t->lanes));
+        PUT(cJSON_AddNumberToObject(o, "empty_every", t->empty_every));
+        PUT(cJSON_AddNumberToObject(o, "empty_kernel_samples", (double)t->empty_samples));
+        PUT(num_or_null(o, "empty_kernel_run_ns", t->has_empty_run, t->empty_run_ns));
+        PUT(num_or_null(o, "empty_kernel_gpu_ns", t->empty_gpu_ns > 0, t->empty_gpu_ns));
+        PUT(cJSON_AddStringToObject(o, "empty_kernel_gpu_source", t->empty_gpu_source));
+        PUT(cJSON_AddBoolToObject(o, "corrected", t->corrected));
+        PUT(num_or_null(o, "offset_ns", t->corrected, t->offset_ns));
+    }
+    PUT(num_or_null(o, "raw_score_ns", t->has_raw_score, t->raw_score_ns));
+    PUT(cJSON_AddNumberToObject(o, "wall_s", t->wall_s));
+    return o;
+fail:
+    cJSON_Delete(o);
+    return NULL;
+}
+
 static cJSON *shapes_json(const struct judge_result *r, const struct result_shape *e, int n)
 {
     cJSON *arr = cJSON_CreateArray();
@@ -328,6 +364,8 @@ cJSON *result_json(const struct judge_result *r)
         PUT(cJSON_AddNumberToObject(o, "baseline_empty_kernel_ns", r->baseline_empty_kernel_ns));
         PUT(cJSON_AddNumberToObject(o, "baseline_event_pair_ns", r->baseline_event_pair_ns));
     }
+    if (r->timing.protocol != 0)
+        PUT(add_item(o, "timing", timing_top_json(&r->timing)));
     if (r->has_verdict) {
         PUT(cJSON_AddStringToObject(o, "verdict", kj_verdict_name(r->verdict)));
         PUT(cJSON_AddStringToObject(o, "message", r->message));

@@ -53,6 +53,7 @@ struct shape_timing {
     double floor_ns;                /* physical floor, 0 = unknown */
     double wall_s, wall_ms_per_call;
     int verified_on_gpu;
+    int sets, visits;               /* protocol v2: buffer sets and visits (0: v1, not written) */
 };
 
 /* The CUDA-graph cross-check of a short shape ("graph"). */
@@ -80,6 +81,8 @@ struct result_shape {
     long failed_call;               /* the timed call that failed, -1 = none */
     int timed;                      /* 1: t holds the shape's statistics */
     struct shape_timing t;
+    int has_corrected;              /* 1: corrected_median_ns (the ranked median) is written */
+    double corrected_median_ns;     /* protocol v2: median less the job's launch-path offset */
     int has_adjusted;               /* 1: adjusted_median_ns is written */
     double adjusted_median_ns;      /* median less the empty event pair's overhead */
     struct result_graph graph;
@@ -104,6 +107,22 @@ struct result_system {
     int verify_gpu;                 /* "verify": 1 "gpu", 0 "host" */
 };
 
+/* How the benchmark shapes were timed ("timing"; docs/timing.md). */
+struct result_timing {
+    int protocol;                   /* 1 or 2; 0 = no "timing" key (nothing was timed) */
+    int rounds, lanes, empty_every; /* v2's plan */
+    long empty_samples;             /* v2: interleaved empty-kernel samples */
+    int has_empty_run;
+    double empty_run_ns;            /* v2: E_run, their 10 % trimmed mean */
+    double empty_gpu_ns;            /* v2: E_gpu, the GPU model's constant; 0 = none known */
+    char empty_gpu_source[160];     /* where E_gpu comes from */
+    int corrected;                  /* 1: the medians were corrected by offset_ns */
+    double offset_ns;               /* E_run - E_gpu */
+    int has_raw_score;
+    double raw_score_ns;            /* geometric mean of the raw medians */
+    double wall_s;                  /* the benchmark shapes, baseline to score */
+};
+
 struct judge_result {
     int has_verdict;                /* 0 while the judge runs and has none yet */
     enum kj_verdict verdict;
@@ -123,6 +142,7 @@ struct judge_result {
     struct result_system sys;
     int has_baseline;
     double baseline_empty_kernel_ns, baseline_event_pair_ns;
+    struct result_timing timing;
     int has_score;                  /* 0: "score_ns" is null */
     double score_ns;
 };

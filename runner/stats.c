@@ -4,7 +4,9 @@
  * Pure functions (see stats.h): the timing loop calls stats_stopper_check()
  * after each sample and stats_summarize() once per shape; the judge calls
  * stats_geomean() for the score and stats_below_floor() for the plausibility
- * flag. Nothing here does I/O or keeps state outside the caller's structs.
+ * flag, and in protocol v2 stats_planned_samples(), stats_trimmed_mean()
+ * and stats_correct_offset(). Nothing here does I/O or keeps state outside
+ * the caller's structs.
  */
 #include "stats.h"
 
@@ -189,6 +191,54 @@ double stats_geomean(const double *x, size_t n)
         sum += log(x[i]);
     }
     return exp(sum / (double)n);
+}
+
+double stats_trimmed_mean(const double *x, size_t n, double trim)
+{
+    double *sorted, sum = 0.0;
+    size_t cut;
+
+    if (x == NULL || n == 0 || !(trim >= 0.0 && trim < 0.5) || n > SIZE_MAX / sizeof *sorted ||
+        !all_finite(x, n))
+        return NAN;
+    if ((sorted = malloc(n * sizeof *sorted)) == NULL)
+        return NAN;
+    memcpy(sorted, x, n * sizeof *sorted);
+    qsort(sorted, n, sizeof *sorted, cmp_double);
+    cut = (size_t)floor(trim * (double)n);
+    for (size_t i = cut; i < n - cut; i++)
+        sum += sorted[i];
+    free(sorted);
+    return sum / (double)(n - 2 * cut);
+}
+
+long stats_planned_samples(double warm_median_ns, const struct stats_rule *rule)
+{
+    double want;
+
+    if (!(warm_median_ns > 0.0) || !isfinite(warm_median_ns))
+        return rule->min_samples;
+    want = ceil(rule->min_total_s * 1e9 / warm_median_ns);
+    if (want < (double)rule->min_samples)
+        return rule->min_samples;
+    if (want > (double)rule->max_samples)
+        return rule->max_samples;
+    return (long)want;
+}
+
+int stats_correct_offset(const double *medians, size_t n, double e_run_ns, double e_gpu_ns,
+                         double *corrected, double *offset_ns)
+{
+    double off = e_run_ns - e_gpu_ns;
+    int ok = e_gpu_ns > 0.0 && isfinite(e_gpu_ns) && e_run_ns > 0.0 && isfinite(e_run_ns) &&
+             fabs(off) <= STATS_MAX_OFFSET_FRAC * e_gpu_ns;
+
+    for (size_t i = 0; ok && i < n; i++)
+        ok = isfinite(medians[i]) && medians[i] - off >= 0.5 * medians[i];
+    *offset_ns = ok ? off : 0.0;
+    for (size_t i = 0; i < n; i++)
+        corrected[i] = ok ? medians[i] - off : medians[i];
+    return ok;
 }
 
 int stats_below_floor(double median_ns, double floor_ns)

@@ -1,11 +1,15 @@
 /*
  * stats.h - pure statistics over timing samples (nanoseconds as double).
  *
- * The timing loop (runner/timing.c) feeds every accepted sample of a shape to
- * stats_stopper_check() to decide when to stop, then stats_summarize() turns
- * the samples into the numbers stored per shape (median = the score); the
- * score of a submission is stats_geomean() of the per-shape medians, and
- * stats_below_floor() is the physical-floor plausibility check. No I/O here.
+ * The timing loop (runner/judge_time.c) feeds every accepted sample of a
+ * shape to stats_stopper_check() to decide when to stop, then
+ * stats_summarize() turns the samples into the numbers stored per shape
+ * (median = the score); the score of a submission is stats_geomean() of the
+ * per-shape medians, and stats_below_floor() is the physical-floor
+ * plausibility check. Protocol v2 (docs/timing.md) also sizes each shape
+ * with stats_planned_samples(), estimates the job's empty-kernel time with
+ * stats_trimmed_mean() and corrects the medians for the job's launch-path
+ * offset with stats_correct_offset(). No I/O here.
  */
 #ifndef KJ_STATS_H
 #define KJ_STATS_H
@@ -93,6 +97,33 @@ void stats_stopper_init(struct stats_stopper *st, const struct stats_rule *rule)
  * still apply); neither does an allocation failure. */
 enum stats_stop stats_stopper_check(struct stats_stopper *st, const double *samples,
                                     size_t n, double total_s, double wall_s);
+
+/* The mean of x[0..n) after dropping floor(trim * n) of the smallest and as
+ * many of the largest values (0 <= trim < 0.5; trim 0.1 is the "10 %
+ * trimmed mean" of docs/timing.md). NaN if n == 0, x is NULL, trim is out
+ * of range, a value is not finite, or out of memory. */
+double stats_trimmed_mean(const double *x, size_t n, double trim);
+
+/* Timed samples planned for a shape whose warm-up median is warm_median_ns:
+ * enough for rule->min_total_s of sample time, at least rule->min_samples
+ * and at most rule->max_samples (min_samples when the median is not a
+ * positive finite number). */
+long stats_planned_samples(double warm_median_ns, const struct stats_rule *rule);
+
+/* The largest launch-path offset corrected, relative to the GPU's constant:
+ * beyond it the job's empty-kernel estimate is not believed. */
+#define STATS_MAX_OFFSET_FRAC 0.25
+
+/* Protocol v2's correction (docs/timing.md): the job's launch-path offset is
+ * offset = e_run_ns - e_gpu_ns (the job's empty-kernel estimate less the GPU
+ * model's constant), and corrected[i] = medians[i] - offset for i < n.
+ * Returns 1 when applied, with *offset_ns set. Returns 0 and copies the
+ * medians unchanged (*offset_ns = 0) when e_gpu_ns is not positive (no
+ * constant for this GPU), e_run_ns is not finite and positive, |offset| >
+ * STATS_MAX_OFFSET_FRAC * e_gpu_ns, or a corrected median would fall below
+ * half its raw value. medians and corrected may be the same array. */
+int stats_correct_offset(const double *medians, size_t n, double e_run_ns, double e_gpu_ns,
+                         double *corrected, double *offset_ns);
 
 /* 1 if floor_ns > 0 and median_ns is below it (physically impossible: flag
  * for review), else 0. A NaN median with a positive floor is flagged too. */

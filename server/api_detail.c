@@ -53,14 +53,15 @@ static int rank_json(struct http_req *r, const struct db_sub *s, cJSON **out, st
  * out); ranked_only: "shapes" with the rankings' keys, no "kernels". */
 static void add_result_parts(cJSON *o, const char *result, int ranked_only)
 {
-    static const char *const rkeys[] = {"index", "shape", "median_ns", NULL};
+    static const char *const rkeys[] = {"index", "shape", "median_ns", "corrected_median_ns",
+                                        NULL};
     static const char *const kkeys[] = {"name", "lowered", "registers", "smem_static",
                                         "stack_frame", "spill_stores", "spill_loads",
                                         "max_threads_per_block", "barriers", "tensor_cores",
                                         "tma", "bulk_copy", "cp_async", NULL};
-    static const char *const skeys[] = {"index", "shape", "status", "median_ns", "ci_lo_ns",
-                                        "ci_hi_ns", "n", "floor_ns", "below_floor", "launches",
-                                        NULL};
+    static const char *const skeys[] = {"index", "shape", "status", "median_ns",
+                                        "corrected_median_ns", "ci_lo_ns", "ci_hi_ns", "n",
+                                        "floor_ns", "below_floor", "launches", NULL};
     cJSON *res = result != NULL ? cJSON_Parse(result) : NULL, *it;
     cJSON *kernels = ranked_only ? NULL : cJSON_AddArrayToObject(o, "kernels");
     cJSON *shapes = cJSON_AddArrayToObject(o, "shapes");

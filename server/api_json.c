@@ -61,10 +61,12 @@ static cJSON *result_view(const struct db_sub *s, enum api_view view)
     static const char *const top[] = {"verdict", "mode", "leaderboard", "score_ns", "system", NULL};
     static const char *const rtop[] = {"verdict", "mode", "leaderboard", "score_ns", NULL};
     static const char *const tkeys[] = {"index", "shape", "status", NULL};
-    static const char *const bkeys[] = {"index", "shape", "status", "median_ns", "mean_ns",
-                                        "stdev_ns", "min_ns", "max_ns", "q1_ns", "q3_ns", "n",
-                                        "stop_reason", "floor_ns", NULL};
-    static const char *const rkeys[] = {"index", "shape", "median_ns", NULL};
+    static const char *const bkeys[] = {"index", "shape", "status", "median_ns",
+                                        "corrected_median_ns", "mean_ns", "stdev_ns", "min_ns",
+                                        "max_ns", "q1_ns", "q3_ns", "n", "stop_reason",
+                                        "floor_ns", NULL};
+    static const char *const rkeys[] = {"index", "shape", "median_ns", "corrected_median_ns",
+                                        NULL};
     cJSON *res = s->result != NULL ? cJSON_Parse(s->result) : NULL, *out, *b;
     if (res == NULL)
         return cJSON_CreateNull();

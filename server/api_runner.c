@@ -306,6 +306,8 @@ static int store_result(struct http_req *r, const struct db_job_ref *ref,
     for (int i = 0; i < out->nmedians; i++) {
         med[i].idx = out->medians[i].idx;
         med[i].median_ns = out->medians[i].median_ns;
+        med[i].raw_median_ns = out->medians[i].raw_median_ns;
+        med[i].corrected = out->medians[i].corrected;
         med[i].shape = out->medians[i].shape;
     }
     return db_job_finish(r->srv->db, ref, &res, outcome, err);

@@ -8,8 +8,9 @@
  * give every board its secret seed; http_daemon.c takes a reference for each
  * request; the handlers find boards and read their bodies and rankings.
  * Rankings are read from the database (db_rank_rows, rank.c: best accepted
- * leaderboard-mode submission per user, lower score_ns first, equal scores
- * share a rank) and kept per board and GPU type until srv->rank_gen moves
+ * leaderboard-mode submission per user, lower score_ns first; scores closer
+ * than the board's resolution_pct on that GPU share a rank, listed by time
+ * of submission) and kept per board and GPU type until srv->rank_gen moves
  * (a verdict or a disqualification bumps it), so a busy board costs no
  * query per request. The ownership rule of a set is written at struct
  * board_set in boards.h.
@@ -164,6 +165,12 @@ static cJSON *board_detail(const struct spec *s, const char *description)
     else
         cJSON_AddNullToObject(o, "flops");
     cJSON_AddStringToObject(o, "ranking", s->ranking);
+    arr = cJSON_AddObjectToObject(o, "resolution_pct");
+    for (int g = 0; g < s->ngpus; g++)
+        if (s->resolution_pct[g] > 0)
+            cJSON_AddNumberToObject(arr, s->gpus[g], s->resolution_pct[g]);
+        else
+            cJSON_AddNullToObject(arr, s->gpus[g]);
     lim = cJSON_AddObjectToObject(o, "time_limits_s");
     cJSON_AddNumberToObject(lim, "test", s->limit_test_s);
     cJSON_AddNumberToObject(lim, "benchmark", s->limit_benchmark_s);
@@ -329,56 +336,91 @@ void boards_ranking_release(struct board_ranking *b)
     free(b);
 }
 
-static cJSON *ranking_row(const struct db_rank_row *row, int rank)
+static cJSON *ranking_row(const struct db_rank_row *row, int rank, int tied)
 {
     cJSON *o = cJSON_CreateObject(), *shapes;
     char when[32];
     srv_iso_time(row->created_at, when, sizeof when);
     cJSON_AddNumberToObject(o, "rank", rank);
+    cJSON_AddBoolToObject(o, "tied", tied);
     cJSON_AddStringToObject(o, "user", row->user);
     cJSON_AddNumberToObject(o, "score_ns", row->score_ns);
     cJSON_AddNumberToObject(o, "submission_id", (double)row->submission_id);
     cJSON_AddStringToObject(o, "submitted_at", when);
     shapes = cJSON_AddArrayToObject(o, "shapes");
     for (int i = 0; i < row->nmedians; i++) {
-        /* The shape is the checked result's own JSON text, copied as it is. */
+        /* The shape is the checked result's own JSON text, copied as it is;
+         * median_ns is the ranked median, raw_median_ns (a corrected timing
+         * protocol v2 result only) the one before the correction. */
+        const struct db_median *md = &row->medians[i];
         cJSON *m = cJSON_CreateObject();
-        cJSON_AddItemToObject(m, "shape", cJSON_CreateRaw(row->medians[i].shape));
-        cJSON_AddNumberToObject(m, "median_ns", row->medians[i].median_ns);
+        cJSON_AddItemToObject(m, "shape", cJSON_CreateRaw(md->shape));
+        cJSON_AddNumberToObject(m, "median_ns", md->median_ns);
+        if (md->corrected)
+            cJSON_AddNumberToObject(m, "raw_median_ns", md->raw_median_ns);
         cJSON_AddItemToArray(shapes, m);
     }
     return o;
 }
 
-/* The rankings body of rows into blob (ids, ranks, body, etag). */
+/* The board's measured resolution on gpu (percent), 0 when not measured. */
+static double board_resolution(const struct spec *s, const char *gpu)
+{
+    for (int g = 0; g < s->ngpus; g++)
+        if (strcmp(s->gpus[g], gpu) == 0)
+            return s->resolution_pct[g];
+    return 0;
+}
+
+/* The rankings body of rows into blob (ids, ranks, body, etag): rows within
+ * the board's resolution on gpu are tied (rank.h, rank_ties). */
 static int rank_fill(const struct board *b, const char *gpu, int published,
                      const struct db_rank_row *rows, int n, struct board_ranking *blob,
                      struct kj_err *err)
 {
-    double *scores = malloc(((size_t)n + 1) * sizeof *scores);
+    size_t m = (size_t)n + 1;
+    double *scores = malloc(m * sizeof *scores), res = board_resolution(b->spec, gpu);
+    int64_t *times = malloc(m * sizeof *times), *sids = malloc(m * sizeof *sids);
+    int *order = malloc(m * sizeof *order), *tied = malloc(m * sizeof *tied);
     cJSON *root = NULL, *arr;
-    blob->ids = malloc(((size_t)n + 1) * sizeof *blob->ids);
-    blob->ranks = malloc(((size_t)n + 1) * sizeof *blob->ranks);
-    if (scores == NULL || blob->ids == NULL || blob->ranks == NULL ||
-        (root = cJSON_CreateObject()) == NULL) {
-        free(scores);
-        return KJ_FAIL(err, KJ_ENOMEM, "out of memory building rankings of %d rows", n);
+    int rc;
+    blob->ids = malloc(m * sizeof *blob->ids);
+    blob->ranks = malloc(m * sizeof *blob->ranks);
+    if (scores == NULL || times == NULL || sids == NULL || order == NULL || tied == NULL ||
+        blob->ids == NULL || blob->ranks == NULL || (root = cJSON_CreateObject()) == NULL) {
+        rc = KJ_FAIL(err, KJ_ENOMEM, "out of memory building rankings of %d rows", n);
+        goto out;
     }
     for (int i = 0; i < n; i++) {
         scores[i] = rows[i].score_ns;
-        blob->ids[i] = rows[i].submission_id;
+        times[i] = rows[i].created_at;
+        sids[i] = rows[i].submission_id;
     }
-    rank_assign(scores, n, blob->ranks);
-    free(scores);
+    rank_ties(scores, times, sids, n, res, order, blob->ranks, tied);
+    for (int k = 0; k < n; k++)
+        blob->ids[k] = rows[order[k]].submission_id;
     blob->n = n;
     cJSON_AddStringToObject(root, "leaderboard", b->spec->name);
     cJSON_AddStringToObject(root, "gpu", gpu);
     cJSON_AddStringToObject(root, "ranking", b->spec->ranking);
+    if (res > 0)
+        cJSON_AddNumberToObject(root, "resolution_pct", res);
+    else
+        cJSON_AddNullToObject(root, "resolution_pct");
     cJSON_AddBoolToObject(root, "sources_published", published);
     arr = cJSON_AddArrayToObject(root, "rankings");
-    for (int i = 0; i < n; i++)
-        cJSON_AddItemToArray(arr, ranking_row(&rows[i], blob->ranks[i]));
-    return freeze(root, &blob->body, &blob->len, blob->etag, sizeof blob->etag, err);
+    for (int k = 0; k < n; k++)
+        cJSON_AddItemToArray(arr, ranking_row(&rows[order[k]], blob->ranks[k], tied[k]));
+    rc = freeze(root, &blob->body, &blob->len, blob->etag, sizeof blob->etag, err);
+    root = NULL; /* freeze deleted it */
+out:
+    cJSON_Delete(root);
+    free(scores);
+    free(times);
+    free(sids);
+    free(order);
+    free(tied);
+    return rc;
 }
 
 /* Read the rankings of (b, gpu) from the database into a new blob (one reference). */

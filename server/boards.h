@@ -27,8 +27,9 @@ struct board_ranking {
     atomic_int refs;
     uint64_t gen;            /* srv->rank_gen when its rows were read */
     int n;                   /* ranked rows */
-    int64_t *ids;            /* owned: submission id of each row, in rank order */
-    int *ranks;              /* owned: the rank of each row ("1, 2, 2, 4") */
+    int64_t *ids;            /* owned: submission id of each row, in the order shown */
+    int *ranks;              /* owned: the rank of each row ("1, 2, 2, 4"; a tie group
+                                within the board's resolution shares one) */
     char etag[24];
     size_t len;
     char *body;              /* owned: the JSON text */

@@ -131,14 +131,18 @@ static const char schema_v7[] =
 
 /* Version 8: the medians of every finished job's timed shapes, as numbers,
  * for the rankings: db_job.c stores them with the result, db_rank.c reads
- * them. Existing rows are filled from their stored results once
- * (migrate_v8_medians). */
+ * them. median_ns is the ranked one (a timing protocol v2 result's
+ * corrected median, docs/timing.md), raw_median_ns the median as timed
+ * (equal to median_ns unless corrected is 1). Existing rows are filled
+ * from their stored results once (migrate_v8_medians). */
 static const char schema_v8[] =
     "CREATE TABLE shape_medians ("
     " submission_id INTEGER NOT NULL REFERENCES submissions(id),"
     " idx INTEGER NOT NULL,"
     " shape TEXT NOT NULL,"
     " median_ns REAL NOT NULL,"
+    " raw_median_ns REAL NOT NULL,"
+    " corrected INTEGER NOT NULL DEFAULT 0 CHECK (corrected IN (0, 1)),"
     " PRIMARY KEY (submission_id, idx));";
 
 /* ------------------------------------------------------------------ */
@@ -195,15 +199,23 @@ static int db_user_version(struct db *db, int *out, struct kj_err *err)
 
 /* The timed shapes of one stored result (every "benchmarks" entry with a
  * shape object and a numeric median_ns, idx = its place in the list) into
- * shape_medians for submission id. A result that does not parse has none. */
+ * shape_medians for submission id, as result_check.c takes them from a new
+ * result: the ranked median is corrected_median_ns when timing.corrected
+ * is true (a timing protocol v2 result) and the entry has it, else
+ * median_ns, which is the raw one either way. A result that does not parse
+ * has none. */
 static int v8_medians_of(struct db *db, int64_t id, const char *result, struct kj_err *err)
 {
     sqlite3_stmt *st = NULL;
     cJSON *res = cJSON_Parse(result), *b;
+    const cJSON *timing = cJSON_GetObjectItemCaseSensitive(res, "timing");
+    int on = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(timing, "corrected"));
     int idx = 0, rc = 0;
     cJSON_ArrayForEach(b, cJSON_GetObjectItemCaseSensitive(res, "benchmarks")) {
         const cJSON *shape = cJSON_GetObjectItemCaseSensitive(b, "shape");
         const cJSON *med = cJSON_GetObjectItemCaseSensitive(b, "median_ns");
+        const cJSON *cor = cJSON_GetObjectItemCaseSensitive(b, "corrected_median_ns");
+        int corrected = on && cJSON_IsNumber(cor);
         char *text;
         if (rc == 0 && cJSON_IsObject(shape) && cJSON_IsNumber(med)) {
             if ((text = cJSON_PrintUnformatted(shape)) == NULL) {
@@ -212,8 +224,10 @@ static int v8_medians_of(struct db *db, int64_t id, const char *result, struct k
                 break;
             }
             rc = db_prep(db, err, &st, "INSERT INTO shape_medians(submission_id, idx, shape, "
-                         "median_ns) VALUES (?, ?, ?, ?)", "iitd", id, (int64_t)idx, text,
-                         med->valuedouble);
+                         "median_ns, raw_median_ns, corrected) VALUES (?, ?, ?, ?, ?, ?)",
+                         "iitddi", id, (int64_t)idx, text,
+                         corrected ? cor->valuedouble : med->valuedouble, med->valuedouble,
+                         (int64_t)corrected);
             if (rc == 0)
                 rc = db_step(db, err, st);
             sqlite3_finalize(st);

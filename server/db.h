@@ -146,7 +146,10 @@ struct db_job_ref {
  * (table shape_medians, schema version 8). */
 struct db_median {
     int idx;                       /* the benchmark's index in the board's list */
-    double median_ns;
+    double median_ns;              /* the ranked median: the corrected one of a timing
+                                      protocol v2 result (docs/timing.md), else the median */
+    double raw_median_ns;          /* the median as timed; = median_ns when not corrected */
+    int corrected;                 /* 1: median_ns is raw_median_ns less the job's offset */
     char *shape;                   /* the shape's variables as JSON, {"T":1024}: borrowed
                                       when passed in, owned when read (db_rank_rows_free) */
 };

@@ -22,8 +22,9 @@ int db_rank_store_locked(struct db *db, int64_t id, const struct db_median *m, i
     int rc = 0;
     for (int i = 0; rc == 0 && i < n; i++) {
         rc = db_prep(db, err, &st, "INSERT INTO shape_medians(submission_id, idx, shape, "
-                     "median_ns) VALUES (?, ?, ?, ?)", "iitd", id, (int64_t)m[i].idx,
-                     m[i].shape, m[i].median_ns);
+                     "median_ns, raw_median_ns, corrected) VALUES (?, ?, ?, ?, ?, ?)", "iitddi",
+                     id, (int64_t)m[i].idx, m[i].shape, m[i].median_ns, m[i].raw_median_ns,
+                     (int64_t)(m[i].corrected != 0));
         if (rc == 0)
             rc = db_step(db, err, st);
         sqlite3_finalize(st);
@@ -36,8 +37,9 @@ int db_rank_store_locked(struct db *db, int64_t id, const struct db_median *m, i
 static int medians_locked(struct db *db, struct db_rank_row *r, struct kj_err *err)
 {
     sqlite3_stmt *st = NULL;
-    int cap = 0, rc = db_prep(db, err, &st, "SELECT idx, shape, median_ns FROM shape_medians "
-                              "WHERE submission_id = ? ORDER BY idx", "i", r->submission_id);
+    int cap = 0, rc = db_prep(db, err, &st, "SELECT idx, shape, median_ns, raw_median_ns, "
+                              "corrected FROM shape_medians WHERE submission_id = ? ORDER BY idx",
+                              "i", r->submission_id);
     while (rc == 0 && (rc = db_step(db, err, st)) == 1) {
         if ((rc = db_grow((void **)&r->medians, &cap, r->nmedians, sizeof *r->medians,
                           "shape medians", err)) != 0)
@@ -45,6 +47,8 @@ static int medians_locked(struct db *db, struct db_rank_row *r, struct kj_err *e
         struct db_median *m = &r->medians[r->nmedians++];
         m->idx = sqlite3_column_int(st, 0);
         m->median_ns = sqlite3_column_double(st, 2);
+        m->raw_median_ns = sqlite3_column_double(st, 3);
+        m->corrected = sqlite3_column_int(st, 4) != 0;
         m->shape = NULL;
         if ((rc = db_col_dup(db, err, st, 1, &m->shape, NULL)) == 0 && m->shape == NULL)
             rc = KJ_FAIL(err, KJ_EINTERNAL, "a shape median of submission %lld has no shape",

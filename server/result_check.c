@@ -7,7 +7,7 @@
  * copy it through the schema tables below (type, range, length and UTF-8 of
  * every known key; unknown keys are dropped; a known key twice is refused);
  * then check the copy against the job (mode, board, shapes, statistics,
- * score, GPU). The first two passes walk the JSON without the job
+ * timing protocol v2's corrected medians, score, GPU). The first two passes walk the JSON without the job
  * (result_walk.c); this file holds the format and the rules. api_runner.c
  * stores the copy, never the text it was sent.
  */
@@ -98,8 +98,22 @@ static const struct rc_field f_bench_keys[] = {
     {"wall_ms_per_call", RK_NUM, RF_NULL, 0, 1e10, NULL},
     {"verified_on_gpu", RK_BOOL, 0, 0, 0, NULL},
     {"adjusted_median_ns", RK_NUM, RF_NULL, -RCHECK_MAX_NS, RCHECK_MAX_NS, NULL},
+    {"corrected_median_ns", RK_NUM, 0, NS, NULL}, {"sets", RK_INT, 0, 1, 64, NULL},
+    {"visits", RK_INT, 0, 0, 1e6, NULL},
     {"graph", RK_OBJ, 0, 0, 0, f_graph_keys}, {NULL, 0, 0, 0, 0, NULL}};
 static const struct rc_field f_bench = {NULL, RK_OBJ, 0, 0, 0, f_bench_keys};
+
+static const struct rc_field f_timing_keys[] = {
+    {"protocol", RK_STR, 0, 0, 8, NULL}, {"rounds", RK_INT, 0, 0, 1e6, NULL},
+    {"lanes", RK_INT, 0, 0, 1024, NULL}, {"empty_every", RK_INT, 0, 0, 1e6, NULL},
+    {"empty_kernel_samples", RK_INT, 0, 0, 1e12, NULL},
+    {"empty_kernel_run_ns", RK_NUM, RF_NULL, 0, RCHECK_MAX_NS, NULL},
+    {"empty_kernel_gpu_ns", RK_NUM, RF_NULL, 0, RCHECK_MAX_NS, NULL},
+    {"empty_kernel_gpu_source", RK_STR, RF_TEXT, TEXT, NULL},
+    {"corrected", RK_BOOL, 0, 0, 0, NULL},
+    {"offset_ns", RK_NUM, RF_NULL, -RCHECK_MAX_NS, RCHECK_MAX_NS, NULL},
+    {"raw_score_ns", RK_NUM, RF_NULL, NS, NULL}, {"wall_s", RK_NUM, 0, 0, 1e7, NULL},
+    {NULL, 0, 0, 0, 0, NULL}};
 
 static const struct rc_field f_nvml_keys[] = {
     {"sm_clock_mhz", RK_NUM, RF_NULL, 0, 1e6, NULL},
@@ -133,6 +147,7 @@ static const struct rc_field f_top_keys[] = {
     {"score_ns", RK_NUM, RF_NULL, NS, NULL},
     {"baseline_empty_kernel_ns", RK_NUM, RF_NULL, 0, RCHECK_MAX_NS, NULL},
     {"baseline_event_pair_ns", RK_NUM, RF_NULL, 0, RCHECK_MAX_NS, NULL},
+    {"timing", RK_OBJ, 0, 0, 0, f_timing_keys},
     {"system", RK_OBJ, 0, 0, 0, f_system_keys}, {NULL, 0, 0, 0, 0, NULL}};
 static const struct rc_field f_top = {NULL, RK_OBJ, 0, 0, 0, f_top_keys};
 
@@ -272,9 +287,10 @@ static int rc_stats(struct rc *c, const cJSON *e)
 }
 
 /* The benchmark list; for an accepted timed result, *medians gets the
- * board's count of medians in the board's order. */
+ * board's count of medians in the board's order, *corrected the corrected
+ * ones (NaN where a shape has none). */
 static int rc_benchmarks(struct rc *c, const struct spec *s, const struct rcheck_job *job,
-                         const cJSON *benches, int accepted, double *medians)
+                         const cJSON *benches, int accepted, double *medians, double *corrected)
 {
     int n = cJSON_GetArraySize(benches), i = 0, rc = KJ_OK;
     if (job->mode == KJ_MODE_TEST) {
@@ -303,6 +319,7 @@ static int rc_benchmarks(struct rc *c, const struct spec *s, const struct rcheck
             rc = rc_stats(c, e);
         if (rc == KJ_OK) {
             medians[i] = num_of(e, "median_ns");
+            corrected[i] = num_of(e, "corrected_median_ns");
             rc_pop(c, saved);
         }
     }
@@ -322,23 +339,74 @@ static double rc_geomean(const double *x, int n)
     return g < lo ? lo : g > hi ? hi : g;
 }
 
+/* "timing" (docs/timing.md) against the medians of an accepted timed
+ * result: under protocol v2 with the correction applied, every shape has
+ * its corrected median, equal to its median less timing.offset_ns, and the
+ * offset is within RCHECK_MAX_OFFSET_FRAC of the GPU's constant; without
+ * it, no shape has one. *ranked: which medians the score is made of. */
+static int rc_timing(struct rc *c, const struct rcheck_job *job, const cJSON *res, int timed,
+                     const double *medians, const double *corrected, const double **ranked)
+{
+    const cJSON *t = cJSON_GetObjectItemCaseSensitive(res, "timing");
+    const char *proto = str_of(t, "protocol");
+    int n = job->spec != NULL ? job->spec->nbenchmarks : 0, on;
+    double off = num_of(t, "offset_ns"), gpu = num_of(t, "empty_kernel_gpu_ns");
+    double raw = num_of(t, "raw_score_ns");
+    size_t saved = rc_push(c, "timing", 0);
+    *ranked = medians;
+    if (proto != NULL && strcmp(proto, "v1") != 0 && strcmp(proto, "v2") != 0)
+        return rc_fail_at(c, "protocol", "'%.8s' is not v1 or v2", proto);
+    on = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(t, "corrected"));
+    if (!timed) {
+        rc_pop(c, saved);
+        return KJ_OK;
+    }
+    if (!isnan(raw) && fabs(raw - rc_geomean(medians, n)) > RCHECK_SCORE_REL * raw)
+        return rc_fail_at(c, "raw_score_ns", "%.17g is not the geometric mean of the medians",
+                          raw);
+    if (on && (proto == NULL || strcmp(proto, "v2") != 0))
+        return rc_fail_at(c, "corrected", "only protocol v2 corrects its medians");
+    if (on && (isnan(gpu) || gpu <= 0))
+        return rc_fail_at(c, "empty_kernel_gpu_ns", "a corrected result names the GPU's constant");
+    if (on && (isnan(off) || fabs(off) > RCHECK_MAX_OFFSET_FRAC * gpu))
+        return rc_fail_at(c, "offset_ns", "%.17g is not within %g of empty_kernel_gpu_ns %.17g",
+                          off, RCHECK_MAX_OFFSET_FRAC, gpu);
+    rc_pop(c, saved);
+    for (int i = 0; i < n; i++) {
+        size_t at = rc_push(c, "benchmarks", 0);
+        rc_push(c, NULL, i);
+        if (!on && !isnan(corrected[i]))
+            return rc_fail_at(c, "corrected_median_ns", "present, but timing.corrected is not true");
+        if (on && isnan(corrected[i]))
+            return rc_fail_at(c, "corrected_median_ns", "missing; timing.corrected is true");
+        if (on && fabs(corrected[i] - (medians[i] - off)) > RCHECK_SCORE_REL * medians[i])
+            return rc_fail_at(c, "corrected_median_ns", "%.17g is not median_ns less "
+                              "timing.offset_ns (%.17g)", corrected[i], medians[i] - off);
+        rc_pop(c, at);
+    }
+    if (on)
+        *ranked = corrected;
+    return KJ_OK;
+}
+
 /* score_ns: the server's own for an accepted timed result (a runner's that
- * disagrees is refused), null otherwise; written back into res. */
+ * disagrees is refused), null otherwise; written back into res. ranked: the
+ * medians it is the geometric mean of (corrected ones under protocol v2). */
 static int rc_score(struct rc *c, const struct rcheck_job *job, cJSON *res, int timed,
-                    const double *medians)
+                    const double *ranked)
 {
     const cJSON *sc = cJSON_GetObjectItemCaseSensitive(res, "score_ns");
     struct rcheck_out *o = c->out;
     size_t saved = rc_push(c, "score_ns", 0);
     cJSON *v;
     if (timed) {
-        o->score_ns = rc_geomean(medians, job->spec->nbenchmarks);
+        o->score_ns = rc_geomean(ranked, job->spec->nbenchmarks);
         o->has_score = 1;
         if (!cJSON_IsNumber(sc))
             return rc_fail(c, "missing; an accepted %s result has a score",
                            kj_mode_name(job->mode));
         if (fabs(sc->valuedouble - o->score_ns) > RCHECK_SCORE_REL * o->score_ns)
-            return rc_fail(c, "%.17g is not the geometric mean of the medians (%.17g)",
+            return rc_fail(c, "%.17g is not the geometric mean of the ranked medians (%.17g)",
                            sc->valuedouble, o->score_ns);
     } else if (cJSON_IsNumber(sc) && job->mode == KJ_MODE_TEST && o->verdict == KJ_V_ACCEPTED) {
         return rc_fail(c, "a test-mode result has no score");
@@ -396,7 +464,8 @@ static int rc_semantics(struct rc *c, const struct rcheck_job *job, cJSON *res)
 {
     const char *verdict = str_of(res, "verdict");
     const cJSON *compile = cJSON_GetObjectItemCaseSensitive(res, "compile");
-    double medians[SPEC_MAX_CASES];
+    double medians[SPEC_MAX_CASES], corrected[SPEC_MAX_CASES];
+    const double *ranked = medians;
     size_t saved = rc_push(c, "verdict", 0);
     int accepted, internal, timed, rc;
     if (kj_verdict_parse(verdict, &c->out->verdict) != 0)
@@ -418,11 +487,13 @@ static int rc_semantics(struct rc *c, const struct rcheck_job *job, cJSON *res)
         rc_pop(c, saved);
         saved = rc_push(c, "benchmarks", 0);
         if ((rc = rc_benchmarks(c, job->spec, job, cJSON_GetObjectItemCaseSensitive(res,
-                                "benchmarks"), accepted, medians)) != KJ_OK)
+                                "benchmarks"), accepted, medians, corrected)) != KJ_OK)
             return rc;
         rc_pop(c, saved);
+        if ((rc = rc_timing(c, job, res, timed, medians, corrected, &ranked)) != KJ_OK)
+            return rc;
     }
-    return rc_score(c, job, res, timed, medians);
+    return rc_score(c, job, res, timed, ranked);
 }
 
 /* ------------------------------------------------------------------ */
@@ -430,10 +501,15 @@ static int rc_semantics(struct rc *c, const struct rcheck_job *job, cJSON *res)
 /* ------------------------------------------------------------------ */
 
 /* The timed shapes of the checked copy res into out->medians: every
- * benchmark entry with a shape and a median (pass 2 typed both). */
+ * benchmark entry with a shape and a median (pass 2 typed both). The
+ * ranked median is the entry's corrected one when timing.corrected is
+ * true (pass 3 checked both for an accepted timed result), else its
+ * median; the median as timed is kept beside it. */
 static int rc_medians(const cJSON *res, struct rcheck_out *out)
 {
     const cJSON *benches = cJSON_GetObjectItemCaseSensitive(res, "benchmarks"), *e;
+    const cJSON *timing = cJSON_GetObjectItemCaseSensitive(res, "timing");
+    int on = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(timing, "corrected"));
     int n = cJSON_GetArraySize(benches), i = 0;
     if (n == 0)
         return KJ_OK;
@@ -442,10 +518,13 @@ static int rc_medians(const cJSON *res, struct rcheck_out *out)
     cJSON_ArrayForEach(e, benches) {
         const cJSON *shape = cJSON_GetObjectItemCaseSensitive(e, "shape");
         const cJSON *med = cJSON_GetObjectItemCaseSensitive(e, "median_ns");
+        const cJSON *cor = cJSON_GetObjectItemCaseSensitive(e, "corrected_median_ns");
         struct rcheck_median *m = &out->medians[out->nmedians];
         if (cJSON_IsObject(shape) && cJSON_IsNumber(med)) {
             m->idx = i;
-            m->median_ns = med->valuedouble;
+            m->corrected = on && cJSON_IsNumber(cor);
+            m->raw_median_ns = med->valuedouble;
+            m->median_ns = m->corrected ? cor->valuedouble : med->valuedouble;
             if ((m->shape = cJSON_PrintUnformatted(shape)) == NULL)
                 return KJ_ENOMEM;
             out->nmedians++;

@@ -13,8 +13,11 @@
  * job: mode, leaderboard, the test shapes and, for an accepted benchmark or
  * leaderboard result, exactly the board's benchmark shapes with sane
  * statistics (positive, finite, min <= q1 <= median <= q3 <= max, ...),
- * the score the server recomputes as the geometric mean of the medians
- * (a runner's score that disagrees beyond rounding is refused), and a
+ * under timing protocol v2 corrected medians that are the medians less the
+ * job's launch-path offset (docs/timing.md), the score the server
+ * recomputes as the geometric mean of the ranked medians (the corrected
+ * ones when the result has them; a runner's score that disagrees beyond
+ * rounding is refused), and a
  * device (system.gpu) of the job's GPU type (gputype.h).
  *
  * A pure function of its arguments: no database, no HTTP, no globals, so it
@@ -36,6 +39,7 @@
 #define RCHECK_MIN_NS 1.0          /* a timing below a nanosecond is not a measurement */
 #define RCHECK_MAX_NS 8.64e13      /* nor one above a day (the longest job limit) */
 #define RCHECK_SCORE_REL 1e-9      /* how far a runner's score may be from the server's */
+#define RCHECK_MAX_OFFSET_FRAC 0.25 /* protocol v2: |offset_ns| at most this x the GPU's constant */
 
 /* The job a result is for. */
 struct rcheck_job {
@@ -49,7 +53,10 @@ struct rcheck_job {
  * median, as the rankings show it (stored as numbers by db_job_finish). */
 struct rcheck_median {
     int idx;                  /* the entry's index in "benchmarks" */
-    double median_ns;
+    double median_ns;         /* the ranked one: corrected_median_ns when timing.corrected
+                                 is true and the entry has it, else median_ns */
+    double raw_median_ns;     /* the entry's median_ns */
+    int corrected;            /* 1: median_ns is the entry's corrected_median_ns */
     char *shape;              /* owned: the shape's variables as JSON text, {"T":1024} */
 };
 
@@ -59,7 +66,7 @@ struct rcheck_out {
     size_t json_len;
     enum kj_verdict verdict;
     int has_score;            /* 1: score_ns holds the server's score */
-    double score_ns;          /* geometric mean of the benchmark medians */
+    double score_ns;          /* geometric mean of the ranked benchmark medians */
     struct rcheck_median *medians; /* owned: nmedians timed shapes, in index order */
     int nmedians;
     int ndropped;             /* unknown keys left out */

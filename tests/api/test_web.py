@@ -14,7 +14,9 @@ shape:
   once), the token kept in sessionStorage only: never in a URL the browser
   requested, in localStorage or in a cookie;
 - a board's statement and its rankings: the signed-in user's row marked,
-  per-shape medians, the best score over time (a chart and its records);
+  per-shape medians, the resolution per GPU type (ranks closer than it
+  marked "=", none here), the best score over time (a chart and its
+  records);
 - a wrong answer's verdict and mismatches (indices, expected, got), a
   compile log whose line reference shows that line of the source, a CUDA
   error;
@@ -270,6 +272,9 @@ def test_board(b, site):
         "board: the template and the statement can be downloaded", href)
     t = b.text(".facts")
     see("4096" in t and "7168" in t and "atol 0.001" in t, "board: the timed shapes and tolerances are listed", t[:300])
+    res = b.text(".facts .resolution")
+    see("H200 0.55 %" in res and "B200 not measured" in res,
+        "board: the resolution per GPU type is stated (H200 measured, B200 not)", res)
     b.shot("laptop-board-problem")
 
     b.go("#/board/fp8_quant/rankings")
@@ -282,6 +287,10 @@ def test_board(b, site):
     rows = b.texts("table.rank tbody tr")
     see(len(rows) == 2 and "988 ns" in rows[0] and "1.111 \u00b5s" in rows[1] and "bob" in rows[1],
         "rankings: each row has its per-shape medians (alice 988 ns, bob 1.111 us on the first shape)", rows)
+    ranks = b.js("return [...document.querySelectorAll('table.rank tbody tr')].map(r => r.cells[0].textContent)")
+    res = b.text("p.resolution")
+    see(ranks == ["1", "2"] and "Resolution on H200: 0.55 %" in res and "tied (rank marked =)" in res,
+        "rankings: 12 % apart is no tie (ranks 1, 2), and the resolution on H200 is stated", (ranks, res))
     see(b.wait(lambda x: x.js("return !!document.querySelector('.chartwrap canvas')"), "the chart"),
         "rankings: the best score over time is drawn as a chart")
     rec = b.texts(".chart details tbody tr")

@@ -45,8 +45,9 @@ static void in_case(struct box *b)
     b->cur_bench = 0;
     b->cur_case = 1;
     b->cp = plan_case(plan, 0, 1);
+    b->nsets = 1;
     for (int i = 0; i < spec->nbuffers; i++)
-        b->buf[i] = (CUdeviceptr)(0x1000 * (i + 1));
+        b->buf[0][i] = (CUdeviceptr)(0x1000 * (i + 1));
 }
 
 static void test_transitions(void)
@@ -60,6 +61,8 @@ static void test_transitions(void)
              "FRESH takes LOAD, BASELINE, CLOCK, HEALTH");
     KT_CHECK(takes(&b, BOX_OP_CASE, "request before LOAD") &&
              takes(&b, BOX_OP_SAMPLE, "request before LOAD") &&
+             takes(&b, BOX_OP_BATCH, "request before LOAD") &&
+             takes(&b, BOX_OP_VERIFY_SETS, "request before LOAD") &&
              takes(&b, BOX_OP_VERIFY, "request before LOAD") &&
              takes(&b, 99, "request before LOAD"), "FRESH refuses a case");
 
@@ -68,6 +71,7 @@ static void test_transitions(void)
     KT_CHECK(box_state_of(&b) == BOX_LOADED, "LOADED");
     KT_CHECK(takes(&b, BOX_OP_CASE, NULL) && takes(&b, BOX_OP_WARMUP, NULL) &&
              takes(&b, BOX_OP_GRAPH, NULL) && takes(&b, BOX_OP_COPY, NULL) &&
+             takes(&b, BOX_OP_BATCH, NULL) && takes(&b, BOX_OP_VERIFY_SETS, NULL) &&
              takes(&b, BOX_OP_HEALTH, NULL), "LOADED takes the case requests");
     KT_CHECK(takes(&b, BOX_OP_LOAD, "request 1 after LOAD"), "a second LOAD is refused");
 
@@ -102,14 +106,29 @@ static void test_invariants(void)
     b.cp = NULL;
     KT_CHECK(takes(&b, BOX_OP_CASE, "the current case and its plan disagree"), "no plan");
     in_case(&b);
-    b.buf[2] = 0;
+    b.buf[0][2] = 0;
     KT_CHECK(takes(&b, BOX_OP_CASE, "a buffer of the current case is missing"), "a buffer");
+    in_case(&b);
+    b.nsets = 0;
+    KT_CHECK(takes(&b, BOX_OP_BATCH, "the case has no buffer set"), "a case has a set");
+    b.nsets = BOX_MAX_SETS + 1;
+    KT_CHECK(takes(&b, BOX_OP_BATCH, "the case has no buffer set"), "at most BOX_MAX_SETS");
+    in_case(&b);
+    b.nsets = 3;
+    for (int k = 1; k < 3; k++)
+        for (int i = 0; i < spec->nbuffers; i++)
+            b.buf[k][i] = (CUdeviceptr)(0x10000 * k + 0x1000 * (i + 1));
+    KT_CHECK(takes(&b, BOX_OP_BATCH, NULL), "three full sets");
+    b.buf[2][1] = 0;
+    KT_CHECK(takes(&b, BOX_OP_BATCH, "a buffer of the current case is missing"),
+             "every set is checked");
+    b.buf[2][1] = 0x777;
     in_case(&b);
     b.ws_size = 64;
     KT_CHECK(takes(&b, BOX_OP_CASE, "the workspace does not match"), "no workspace");
     b.ws = (CUdeviceptr)0x9000;
     KT_CHECK(takes(&b, BOX_OP_CASE, NULL), "with its workspace");
-    b.peer[0] = (CUdeviceptr)0x8000;
+    b.peer[3][0] = (CUdeviceptr)0x8000;
     KT_CHECK(takes(&b, BOX_OP_CASE, "mapped another box's buffers"), "only the reference maps");
     cfg.role_reference = 1;
     KT_CHECK(takes(&b, BOX_OP_VERIFY, NULL), "the reference box may");

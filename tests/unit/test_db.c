@@ -202,15 +202,16 @@ static void test_rank_rows(struct db *db)
     db_rank_rows_free(rows, n);
 }
 
-/* A finished job's medians are numbers the rankings read back; an
- * internal_error that is retried stores none of its result. */
+/* A finished job's medians are numbers the rankings read back (the ranked
+ * one, the raw one and whether it was corrected); an internal_error that is
+ * retried stores none of its result. */
 static void test_rank_medians(struct db *db)
 {
     struct kj_err err;
     struct db_sub s;
     struct db_rank_row *rows = NULL;
     char secret[32], shape0[] = "{\"T\":1}", shape2[] = "{\"T\":3}";
-    struct db_median m[] = {{0, 10.5, shape0}, {2, 30, shape2}};
+    struct db_median m[] = {{0, 10.5, 10.5, 0, shape0}, {2, 30, 30.25, 1, shape2}};
     struct db_result ok = {KJ_V_ACCEPTED, 1, 17.5, "{\"verdict\":\"accepted\"}", m, 2};
     struct db_result bad = {KJ_V_INTERNAL, 0, 0, "{\"verdict\":\"internal_error\"}", m, 2};
     enum db_finish outcome;
@@ -231,8 +232,10 @@ static void test_rank_medians(struct db *db)
              rows[0].nmedians == 2, "one ranked row with its two medians: %d", n);
     if (n == 1 && rows[0].nmedians == 2)
         KT_CHECK(rows[0].medians[0].idx == 0 && rows[0].medians[0].median_ns == 10.5 &&
+                 rows[0].medians[0].raw_median_ns == 10.5 && !rows[0].medians[0].corrected &&
                  strcmp(rows[0].medians[0].shape, shape0) == 0 && rows[0].medians[1].idx == 2 &&
-                 rows[0].medians[1].median_ns == 30 && strcmp(rows[0].medians[1].shape, shape2) == 0,
+                 rows[0].medians[1].median_ns == 30 && rows[0].medians[1].raw_median_ns == 30.25 &&
+                 rows[0].medians[1].corrected && strcmp(rows[0].medians[1].shape, shape2) == 0,
                  "the medians as stored, in index order");
     db_rank_rows_free(rows, n);
 }
@@ -598,14 +601,23 @@ static void sql_text(sqlite3 *h, const char *sql, char *out, size_t outsz)
 }
 
 /* Version 7 to 8: the medians of results stored before are filled from
- * their text: entries with a shape and a median only, in list order; a
- * result that does not parse, or whose benchmarks are no list, has none. */
+ * their text: entries with a shape and a median only, in list order, the
+ * raw median equal to the ranked one; a timing protocol v2 result with its
+ * correction applied ranks its corrected medians, the raw ones beside
+ * them, one without it (timing.corrected false) its raw ones; a result
+ * that does not parse, or whose benchmarks are no list, has none. */
 static void test_migrate_v7(void)
 {
     static const char *const results[] = {
         "{\"benchmarks\": [{\"shape\": {\"T\": 1}, \"median_ns\": 10.5, \"n\": 3},"
         " {\"shape\": {\"T\": 2}}, {\"median_ns\": 4}, {\"shape\": {\"T\": 3}, \"median_ns\": 30}]}",
-        "{not json", "{\"benchmarks\": 5}"};
+        "{not json", "{\"benchmarks\": 5}",
+        "{\"timing\": {\"protocol\": \"v2\", \"corrected\": true, \"offset_ns\": 50},"
+        " \"benchmarks\": [{\"shape\": {\"T\": 1}, \"median_ns\": 7000, \"corrected_median_ns\": 6950},"
+        " {\"shape\": {\"T\": 3}, \"median_ns\": 900, \"corrected_median_ns\": 850}]}",
+        "{\"timing\": {\"protocol\": \"v2\", \"corrected\": false},"
+        " \"benchmarks\": [{\"shape\": {\"T\": 1}, \"median_ns\": 7000, \"corrected_median_ns\": 6950}]}"};
+    enum { NRES = sizeof results / sizeof results[0] };
     char p2[160], sql[256], got[256];
     sqlite3 *h = NULL;
     struct db *db = NULL;
@@ -613,7 +625,7 @@ static void test_migrate_v7(void)
     struct db_rank_row *rows = NULL;
     struct kj_err err;
     char secret[32];
-    int64_t ids[3];
+    int64_t ids[NRES];
     int dup = 0, n = 0, ok = 1;
     snprintf(p2, sizeof p2, "%s/v7.db", dir);
     KT_CHECK(db_open(p2, &db, &err) == 0 && db_secret_ensure(db, "fp8_quant", 1, &err) == 0,
@@ -621,13 +633,13 @@ static void test_migrate_v7(void)
     if (db == NULL)
         return;
     int64_t u = add_user(db, "v7u", "user"), r = add_user(db, "v7r", "runner");
-    for (int i = 0; i < 3; i++) {
+    for (int i = 0; i < NRES; i++) {
         ids[i] = submit(db, u, "V7", "leaderboard");
         ok &= db_job_claim(db, "V7", r, "v7", &s, secret, sizeof secret, &err) == 0 && s.id == ids[i];
         db_sub_clear(&s);
         ok &= finish(db, ids[i], r, "accepted", 1, 100.0 + i, results[i], &dup, &err) == 0;
     }
-    KT_CHECK(ok, "three finished jobs: %s", err.msg);
+    KT_CHECK(ok, "%d finished jobs: %s", NRES, err.msg);
     db_close(db);
     db = NULL;
     KT_CHECK(sqlite3_open(p2, &h) == SQLITE_OK &&
@@ -636,12 +648,22 @@ static void test_migrate_v7(void)
     sqlite3_close(h);
     KT_CHECK(db_open(p2, &db, &err) == 0, "version 7 migrates: %s", err.msg);
     KT_CHECK(sqlite3_open(p2, &h) == SQLITE_OK, "open with sqlite3");
-    snprintf(sql, sizeof sql, "SELECT group_concat(idx || '=' || shape || '=' || median_ns, ';') "
-             "FROM (SELECT * FROM shape_medians WHERE submission_id = %lld ORDER BY idx)",
-             (long long)ids[0]);
+    static const char medians_sql[] =
+        "SELECT group_concat(idx || '=' || shape || '=' || median_ns || '=' || raw_median_ns || "
+        "'=' || corrected, ';') FROM (SELECT * FROM shape_medians WHERE submission_id = %lld "
+        "ORDER BY idx)";
+    snprintf(sql, sizeof sql, medians_sql, (long long)ids[0]);
     sql_text(h, sql, got, sizeof got);
-    KT_CHECK(strcmp(got, "0={\"T\":1}=10.5;3={\"T\":3}=30.0") == 0,
-             "complete entries only, at their place in the list: %s", got);
+    KT_CHECK(strcmp(got, "0={\"T\":1}=10.5=10.5=0;3={\"T\":3}=30.0=30.0=0") == 0,
+             "complete entries only, at their place in the list, raw = median: %s", got);
+    snprintf(sql, sizeof sql, medians_sql, (long long)ids[3]);
+    sql_text(h, sql, got, sizeof got);
+    KT_CHECK(strcmp(got, "0={\"T\":1}=6950.0=7000.0=1;1={\"T\":3}=850.0=900.0=1") == 0,
+             "a corrected v2 result: the corrected medians ranked, the raw ones kept: %s", got);
+    snprintf(sql, sizeof sql, medians_sql, (long long)ids[4]);
+    sql_text(h, sql, got, sizeof got);
+    KT_CHECK(strcmp(got, "0={\"T\":1}=7000.0=7000.0=0") == 0,
+             "timing.corrected false: the raw medians ranked: %s", got);
     snprintf(sql, sizeof sql, "SELECT count(*) FROM shape_medians WHERE submission_id IN (%lld, %lld)",
              (long long)ids[1], (long long)ids[2]);
     sql_text(h, sql, got, sizeof got);

@@ -393,6 +393,92 @@ static void test_accepted_leaderboard(void)
     result_free(r);
 }
 
+/* Protocol v2 (docs/timing.md): the raw statistics as before, the corrected
+ * medians beside them, the "timing" object; the server ranks the
+ * corrected medians. */
+static void test_accepted_v2(void)
+{
+    struct judge_result *r = accepted(KJ_MODE_LEADERBOARD);
+    struct result_timing *t = &r->timing;
+    double raw[SPEC_MAX_CASES], cor[SPEC_MAX_CASES];
+    t->protocol = 2;
+    t->rounds = 4;
+    t->lanes = 4;
+    t->empty_every = 8;
+    t->empty_samples = 692;
+    t->has_empty_run = 1;
+    t->empty_run_ns = 2897.0 + 41.25;
+    t->empty_gpu_ns = 2897.0;
+    snprintf(t->empty_gpu_source, sizeof t->empty_gpu_source, "the table");
+    for (int b = 0; b < spec->nbenchmarks; b++) {
+        raw[b] = r->benches[b].t.st.median;
+        r->benches[b].t.sets = 8;
+        r->benches[b].t.visits = 4;
+    }
+    t->corrected = stats_correct_offset(raw, (size_t)spec->nbenchmarks, t->empty_run_ns,
+                                        t->empty_gpu_ns, cor, &t->offset_ns);
+    for (int b = 0; b < spec->nbenchmarks; b++) {
+        r->benches[b].has_corrected = 1;
+        r->benches[b].corrected_median_ns = cor[b];
+    }
+    t->has_raw_score = 1;
+    t->raw_score_ns = r->score_ns;
+    t->wall_s = 1.93;
+    r->score_ns = stats_geomean(cor, (size_t)spec->nbenchmarks);
+    KT_CHECK(t->corrected && t->offset_ns == 41.25, "corrected by 41.25 ns");
+    cJSON *j = json_of(r);
+    KT_CHECK(keys_are(j, "leaderboard,mode,tests,benchmarks,system,compile,timing,"
+                         "baseline_empty_kernel_ns,baseline_event_pair_ns,verdict,message,score_ns"),
+             "top-level keys");
+    KT_CHECK(keys_are(cJSON_GetObjectItem(j, "timing"), "protocol,rounds,lanes,empty_every,"
+                      "empty_kernel_samples,empty_kernel_run_ns,empty_kernel_gpu_ns,"
+                      "empty_kernel_gpu_source,corrected,offset_ns,raw_score_ns,wall_s") &&
+             strcmp(str(cJSON_GetObjectItem(j, "timing"), "protocol"), "v2") == 0 &&
+             num(cJSON_GetObjectItem(j, "timing"), "offset_ns") == 41.25, "the timing object");
+    const cJSON *b0 = cJSON_GetArrayItem(cJSON_GetObjectItem(j, "benchmarks"), 0);
+    KT_CHECK(keys_are(b0, "index,shape,launches,status,median_ns,mean_ns,stdev_ns,min_ns,max_ns,"
+                          "q1_ns,q3_ns,ci_lo_ns,ci_hi_ns,n,stop_reason,floor_ns,below_floor,wall_s,"
+                          "wall_ms_per_call,verified_on_gpu,sets,visits,corrected_median_ns,"
+                          "adjusted_median_ns,graph") &&
+             num(b0, "corrected_median_ns") == num(b0, "median_ns") - 41.25, "a v2 shape");
+    cJSON_Delete(j);
+    server_accepts(r, "accepted v2");
+    table_is(r, "table_accepted_v2.txt");
+
+    /* Without a constant for the GPU: raw medians ranked, said so. */
+    t->corrected = stats_correct_offset(raw, (size_t)spec->nbenchmarks, t->empty_run_ns, 0, cor,
+                                        &t->offset_ns);
+    snprintf(t->empty_gpu_source, sizeof t->empty_gpu_source,
+             "no constant for this GPU");
+    t->empty_gpu_ns = 0;
+    for (int b = 0; b < spec->nbenchmarks; b++)
+        r->benches[b].has_corrected = 0;
+    r->score_ns = t->raw_score_ns;
+    j = json_of(r);
+    const cJSON *tj = cJSON_GetObjectItem(j, "timing");
+    KT_CHECK(!t->corrected && cJSON_IsFalse(cJSON_GetObjectItem(tj, "corrected")) &&
+             cJSON_IsNull(cJSON_GetObjectItem(tj, "offset_ns")) &&
+             cJSON_IsNull(cJSON_GetObjectItem(tj, "empty_kernel_gpu_ns")) &&
+             !cJSON_HasObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(j, "benchmarks"), 0),
+                                  "corrected_median_ns"), "not corrected");
+    cJSON_Delete(j);
+    server_accepts(r, "v2 without a constant");
+    table_is(r, "table_v2_uncorrected.txt");
+
+    /* v1: the protocol is named, nothing else changes. */
+    memset(t, 0, sizeof *t);
+    t->protocol = 1;
+    t->has_raw_score = 1;
+    t->raw_score_ns = r->score_ns;
+    t->wall_s = 2.5;
+    j = json_of(r);
+    KT_CHECK(keys_are(cJSON_GetObjectItem(j, "timing"), "protocol,raw_score_ns,wall_s") &&
+             strcmp(str(cJSON_GetObjectItem(j, "timing"), "protocol"), "v1") == 0, "v1");
+    cJSON_Delete(j);
+    server_accepts(r, "accepted v1");
+    result_free(r);
+}
+
 static void test_accepted_modes(void)
 {
     for (int m = KJ_MODE_TEST; m <= KJ_MODE_BENCHMARK; m++) {
@@ -551,6 +637,7 @@ int main(void)
     if (spec == NULL)
         return kt_done("test_result");
     test_accepted_leaderboard();
+    test_accepted_v2();
     test_accepted_modes();
     test_wrong_benchmark();
     test_bad_tests();

@@ -152,7 +152,8 @@ static void test_corpus(void)
         {"time_limit.json", "benchmark", 1}, {"rejected.json", "test", 1},
         {"internal_error.json", "leaderboard", 1}, {"bad_forged_score.json", "leaderboard", 0},
         {"bad_negative_median.json", "leaderboard", 0}, {"bad_issue_example.json", "leaderboard", 0},
-        {"text_not_utf8.json", "test", 1}, {"bad_utf8_shape_key.json", "leaderboard", 0}};
+        {"text_not_utf8.json", "test", 1}, {"bad_utf8_shape_key.json", "leaderboard", 0},
+        {"accepted_leaderboard_v2.json", "leaderboard", 1}};
     for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
         char path[256];
         size_t len = 0;
@@ -171,7 +172,9 @@ static void test_corpus(void)
             KT_CHECK(rc == KJ_EINVAL, "%s is refused", files[i].file);
         if (rc == KJ_OK && strncmp(files[i].file, "accepted_", 9) == 0 &&
             strcmp(files[i].mode, "test") != 0) {
-            double want = exp((log(4210.5) + log(7923.25) + log(61234.75)) / 3);
+            /* The v2 result ranks its medians less its offset of 62.5 ns. */
+            double off = strstr(files[i].file, "_v2") != NULL ? 62.5 : 0;
+            double want = exp((log(4210.5 - off) + log(7923.25 - off) + log(61234.75 - off)) / 3);
             KT_CHECK(out.has_score && fabs(out.score_ns - want) <= 1e-9 * want,
                      "%s: score %.17g", files[i].file, out.score_ns);
         } else if (rc == KJ_OK) {
@@ -529,6 +532,84 @@ static void test_forgeries(void)
 #undef CASE
 }
 
+/* Protocol v2's corrected medians (docs/timing.md): the server ranks them,
+ * and refuses any that are not the medians less the job's one offset. */
+static void test_timing_v2(void)
+{
+    cJSON *base = load("accepted_leaderboard_v2.json"), *r;
+    if (base == NULL)
+        return;
+    double score = cJSON_GetObjectItem(base, "score_ns")->valuedouble;
+#define CASE(what) for (int once_ = (r = cJSON_Duplicate(base, 1)) != NULL; once_; \
+                        once_ = 0, cJSON_Delete(r))
+    CASE("as written") {
+        double got = must_pass(r, "leaderboard", "a v2 result");
+        KT_CHECK(fabs(got - score) <= 1e-12 * score, "the corrected score: %.17g", got);
+    }
+    CASE("the raw score as the score") {
+        set_num(r, "score_ns", cJSON_GetObjectItem(cJSON_GetObjectItem(r, "timing"),
+                                                   "raw_score_ns")->valuedouble);
+        must_refuse(r, "leaderboard", "bad_score", "ranked medians", "the raw geomean");
+    }
+    CASE("one corrected median forged") {
+        set_num(bench(r, 1), "corrected_median_ns", 5000.0);
+        must_refuse(r, "leaderboard", "bad_result", "benchmarks[1].corrected_median_ns",
+                    "a corrected median that is not median - offset");
+    }
+    CASE("one corrected median missing") {
+        cJSON_DeleteItemFromObject(bench(r, 2), "corrected_median_ns");
+        must_refuse(r, "leaderboard", "bad_result", "benchmarks[2].corrected_median_ns: missing",
+                    "corrected, but not every shape");
+    }
+    CASE("an offset beyond the range") {
+        cJSON *t = cJSON_GetObjectItem(r, "timing");
+        set_num(t, "offset_ns", 800.0);
+        must_refuse(r, "leaderboard", "bad_result", "timing.offset_ns", "offset 800 ns");
+    }
+    CASE("no constant") {
+        cJSON *t = cJSON_GetObjectItem(r, "timing");
+        cJSON_ReplaceItemInObject(t, "empty_kernel_gpu_ns", cJSON_CreateNull());
+        must_refuse(r, "leaderboard", "bad_result", "timing.empty_kernel_gpu_ns",
+                    "corrected without a constant");
+    }
+    CASE("corrected medians but the flag off") {
+        cJSON *t = cJSON_GetObjectItem(r, "timing");
+        cJSON_ReplaceItemInObject(t, "corrected", cJSON_CreateFalse());
+        must_refuse(r, "leaderboard", "bad_result", "benchmarks[0].corrected_median_ns: present",
+                    "corrected medians without timing.corrected");
+    }
+    CASE("the flag under v1") {
+        set_str(cJSON_GetObjectItem(r, "timing"), "protocol", "v1");
+        must_refuse(r, "leaderboard", "bad_result", "timing.corrected", "v1 never corrects");
+    }
+    CASE("an unknown protocol") {
+        set_str(cJSON_GetObjectItem(r, "timing"), "protocol", "v9");
+        must_refuse(r, "leaderboard", "bad_result", "timing.protocol", "protocol v9");
+    }
+    CASE("a forged raw score") {
+        set_num(cJSON_GetObjectItem(r, "timing"), "raw_score_ns", score);
+        must_refuse(r, "leaderboard", "bad_result", "timing.raw_score_ns", "raw score");
+    }
+    CASE("uncorrected v2: the raw medians are ranked") {
+        cJSON *t = cJSON_GetObjectItem(r, "timing");
+        cJSON_ReplaceItemInObject(t, "corrected", cJSON_CreateFalse());
+        cJSON_ReplaceItemInObject(t, "offset_ns", cJSON_CreateNull());
+        for (int i = 0; i < 3; i++)
+            cJSON_DeleteItemFromObject(bench(r, i), "corrected_median_ns");
+        set_num(r, "score_ns", cJSON_GetObjectItem(t, "raw_score_ns")->valuedouble);
+        double got = must_pass(r, "leaderboard", "v2 without a constant");
+        KT_CHECK(fabs(got - cJSON_GetObjectItem(t, "raw_score_ns")->valuedouble) <= 1e-9 * got,
+                 "the raw score is ranked: %.17g", got);
+    }
+    CASE("a failed v2 run keeps its timing") {
+        set_str(r, "verdict", "wrong_answer");
+        cJSON_ReplaceItemInObject(r, "score_ns", cJSON_CreateNull());
+        must_pass(r, "leaderboard", "wrong_answer with a timing object");
+    }
+#undef CASE
+    cJSON_Delete(base);
+}
+
 /* Text-level attacks on the accepted test-mode result. */
 static void test_text(void)
 {
@@ -700,7 +781,10 @@ static void test_jobs(void)
 }
 
 /* The timed shapes a checked result hands to storage: every benchmark
- * entry with a shape and a median, with its index; none for a test. */
+ * entry with a shape and a median, with its index; none for a test. A
+ * corrected timing protocol v2 result hands its corrected medians as the
+ * ranked ones, the raw ones beside them; without the correction, the raw
+ * ones. */
 static void test_medians(void)
 {
     struct rcheck_out out;
@@ -728,6 +812,33 @@ static void test_medians(void)
     KT_CHECK(rc == KJ_OK && out.nmedians == 0 && out.medians == NULL, "a test times nothing");
     rcheck_out_clear(&out);
     free(t);
+    t = kt_slurp(CORPUS "accepted_leaderboard_v2.json", &len);
+    rc = t != NULL ? check_text(t, len, "leaderboard", "H200", &out, &err) : -1;
+    KT_CHECK(rc == KJ_OK && out.nmedians == spec->nbenchmarks, "v2: one median per shape: %d",
+             rc == KJ_OK ? out.nmedians : -1);
+    if (rc == KJ_OK)
+        KT_CHECK(out.medians[0].median_ns == 4148.0 && out.medians[0].raw_median_ns == 4210.5 &&
+                 out.medians[0].corrected && out.medians[2].median_ns == 61172.25 &&
+                 out.medians[2].raw_median_ns == 61234.75 && out.medians[2].corrected,
+                 "v2: the corrected medians ranked, the raw ones kept: %.17g %.17g",
+                 out.medians[0].median_ns, out.medians[0].raw_median_ns);
+    rcheck_out_clear(&out);
+    cJSON *r = t != NULL ? cJSON_Parse(t) : NULL, *tm = cJSON_GetObjectItem(r, "timing");
+    free(t);
+    /* The same run, not corrected: its raw medians are the ranked ones. */
+    cJSON_ReplaceItemInObject(tm, "corrected", cJSON_CreateFalse());
+    cJSON_ReplaceItemInObject(tm, "offset_ns", cJSON_CreateNull());
+    for (int i = 0; i < cJSON_GetArraySize(cJSON_GetObjectItem(r, "benchmarks")); i++)
+        cJSON_DeleteItemFromObject(bench(r, i), "corrected_median_ns");
+    set_num(r, "score_ns", cJSON_GetObjectItem(tm, "raw_score_ns")->valuedouble);
+    t = cJSON_PrintUnformatted(r);
+    rc = t != NULL ? check_text(t, strlen(t), "leaderboard", "H200", &out, &err) : -1;
+    KT_CHECK(rc == KJ_OK && out.nmedians == spec->nbenchmarks && out.medians[0].median_ns ==
+             4210.5 && out.medians[0].raw_median_ns == 4210.5 && !out.medians[0].corrected,
+             "v2 uncorrected: the raw medians ranked (%s)", rc == KJ_OK ? "ok" : err.msg);
+    rcheck_out_clear(&out);
+    cJSON_free(t);
+    cJSON_Delete(r);
 }
 
 int main(void)
@@ -742,6 +853,7 @@ int main(void)
     test_real_rejected();
     test_real_parts();
     test_forgeries();
+    test_timing_v2();
     test_text();
     test_jobs();
     test_medians();

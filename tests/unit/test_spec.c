@@ -200,6 +200,21 @@ static void test_valid_variant(void)
              "public_reference true loads: %s", err.msg);
     spec_free(s);
 
+    /* "resolution_pct" per GPU type; absent types stay 0 (not measured). */
+    text = variant("resol", "\"ranking\"", "\"resolution_pct\": {\"H200\": 0.55}, \"ranking\"");
+    make_board("resol", text, 1);
+    free(text);
+    snprintf(dir, sizeof dir, "%s/resol", tmp_root);
+    s = NULL;
+    KT_CHECK(spec_load(dir, &s, &err) == 0 && s != NULL && s->resolution_pct[0] == 0.55,
+             "resolution_pct loads: %s", err.msg);
+    spec_free(s);
+    s = NULL;
+    snprintf(dir, sizeof dir, "%s/good", tmp_root);
+    KT_CHECK(spec_load(dir, &s, &err) == 0 && s != NULL && s->resolution_pct[0] == 0,
+             "no resolution_pct: not measured");
+    spec_free(s);
+
     /* Tolerances may be real expressions over the vars, evaluated per case. */
     text = variant("tolexpr", "\"atol\": 1e-3, \"rtol\": 1e-3",
                    "\"atol\": \"1e-5 * sqrt(N)\", \"rtol\": \"max(1e-4, 1e-6 * K)\"");
@@ -297,6 +312,19 @@ static void test_broken(void)
     expect_fail("pubrefnum", "\"ranking\"", "\"public_reference\": 1, \"ranking\"",
                 "public_reference", "true or false");
     expect_fail("bytes", "\"N*4 + N/K*4 + N*4 + 8\"", "\"N*4 + Z\"", "bytes", "Z");
+    expect_fail("resgpu", "\"ranking\"", "\"resolution_pct\": {\"B200\": 0.5}, \"ranking\"",
+                "resolution_pct.B200", "not one of the board's gpus");
+    expect_fail("reszero", "\"ranking\"", "\"resolution_pct\": {\"H200\": 0}, \"ranking\"",
+                "resolution_pct.H200", "above 0");
+    expect_fail("resbig", "\"ranking\"", "\"resolution_pct\": {\"H200\": 101}, \"ranking\"",
+                "resolution_pct.H200", "at most 100");
+    expect_fail("resstr", "\"ranking\"", "\"resolution_pct\": {\"H200\": \"0.5\"}, \"ranking\"",
+                "resolution_pct.H200", "percentage");
+    expect_fail("resdup", "\"ranking\"",
+                "\"resolution_pct\": {\"H200\": 0.5, \"H200\": 0.6}, \"ranking\"",
+                "resolution_pct.H200", "twice");
+    expect_fail("resarr", "\"ranking\"", "\"resolution_pct\": [0.5], \"ranking\"",
+                "resolution_pct", "object");
 }
 
 static void test_load_all(void)

@@ -301,6 +301,89 @@ static void test_names_and_floor(void)
     KT_CHECK(stats_below_floor(s.median, 1958.5) == 1, "synthetic 0 ns flagged");
 }
 
+/* The trimmed mean drops floor(trim * n) values at each end of the sorted order. */
+static void test_trimmed_mean(void)
+{
+    double x[10] = {9, 1, 8, 2, 7, 3, 6, 4, 5, 1000}; /* one far outlier */
+    double y[] = {4, 1, 3};
+    KT_CHECK(stats_trimmed_mean(x, 10, 0.0) == 104.5, "trim 0 is the mean: %g",
+             stats_trimmed_mean(x, 10, 0.0));
+    /* n = 10, trim 0.1: drop 1 and 1000, mean of 2..9. */
+    KT_CHECK(stats_trimmed_mean(x, 10, 0.1) == 5.5, "10 %%: %g", stats_trimmed_mean(x, 10, 0.1));
+    /* trim 0.25: floor(2.5) = 2 each side: mean of 3..8. */
+    KT_CHECK(stats_trimmed_mean(x, 10, 0.25) == 5.5, "25 %%");
+    KT_CHECK(x[9] == 1000 && x[0] == 9, "input untouched");
+    /* n = 3, trim 0.1: floor(0.3) = 0, nothing dropped. */
+    KT_CHECK(near(stats_trimmed_mean(y, 3, 0.1), 8.0 / 3.0, 1e-15), "small n keeps all");
+    KT_CHECK(stats_trimmed_mean(y, 3, 0.49) == 3.0, "nearly half: floor(1.47) = 1 each side");
+    KT_CHECK(isnan(stats_trimmed_mean(y, 0, 0.1)) && isnan(stats_trimmed_mean(NULL, 3, 0.1)),
+             "no values");
+    KT_CHECK(isnan(stats_trimmed_mean(y, 3, 0.5)) && isnan(stats_trimmed_mean(y, 3, -0.1)) &&
+             isnan(stats_trimmed_mean(y, 3, NAN)), "trim out of range");
+    y[1] = INFINITY;
+    KT_CHECK(isnan(stats_trimmed_mean(y, 3, 0.1)), "a non-finite value");
+    /* A mixture of modes 160 ns apart, as the empty kernel's samples are:
+     * the trimmed mean moves with the modes' weights, the median jumps. */
+    double e[100];
+    for (int i = 0; i < 100; i++)
+        e[i] = i < 45 ? 2848.0 : i < 95 ? 3008.0 : 9000.0;
+    KT_CHECK(near(stats_trimmed_mean(e, 100, 0.1), (35 * 2848.0 + 45 * 3008.0) / 80.0, 1e-12),
+             "modes: %g", stats_trimmed_mean(e, 100, 0.1));
+}
+
+static void test_planned_samples(void)
+{
+    struct stats_rule r = STATS_RULE_DEFAULT; /* 100 samples, 20 ms, at most 10000 */
+    KT_CHECK(stats_planned_samples(7000.0, &r) == 2858, "7 us: 20 ms / 7 us rounded up: %ld",
+             stats_planned_samples(7000.0, &r));
+    KT_CHECK(stats_planned_samples(60000.0, &r) == 334, "60 us: %ld",
+             stats_planned_samples(60000.0, &r));
+    KT_CHECK(stats_planned_samples(200000.0, &r) == 100, "long shapes get the minimum");
+    KT_CHECK(stats_planned_samples(1000.0, &r) == 10000, "short shapes stop at the cap");
+    KT_CHECK(stats_planned_samples(0.0, &r) == 100 && stats_planned_samples(NAN, &r) == 100 &&
+             stats_planned_samples(-5.0, &r) == 100 && stats_planned_samples(INFINITY, &r) == 100,
+             "no usable warm-up median: the minimum");
+    r.min_samples = r.max_samples = 37;
+    r.min_total_s = 0;
+    KT_CHECK(stats_planned_samples(7000.0, &r) == 37, "a fixed count");
+}
+
+/* median - (E_run - E_gpu), or nothing when it cannot be trusted. */
+static void test_correct_offset(void)
+{
+    double med[3] = {7000.0, 8500.0, 60000.0}, out[3], off = -1;
+    KT_CHECK(stats_correct_offset(med, 3, 2980.0, 2900.0, out, &off) == 1 && off == 80.0 &&
+             out[0] == 6920.0 && out[1] == 8420.0 && out[2] == 59920.0,
+             "a slow process is corrected down: off %g", off);
+    KT_CHECK(stats_correct_offset(med, 3, 2850.0, 2900.0, out, &off) == 1 && off == -50.0 &&
+             out[0] == 7050.0, "a fast one up");
+    KT_CHECK(med[0] == 7000.0, "medians untouched");
+    /* Two runs of one kernel whose medians carry their process's offset
+     * agree after the correction. */
+    double a[2] = {6900.0 + 100.0, 8400.0 + 100.0}, b[2] = {6900.0 - 60.0, 8400.0 - 60.0};
+    double ca[2], cb[2];
+    stats_correct_offset(a, 2, 2897.0 + 100.0, 2897.0, ca, &off);
+    stats_correct_offset(b, 2, 2897.0 - 60.0, 2897.0, cb, &off);
+    KT_CHECK(ca[0] == cb[0] && ca[1] == cb[1] && ca[0] == 6900.0, "runs agree: %g %g", ca[0],
+             cb[0]);
+    /* Not applied: the medians come back as they are, offset 0. */
+    KT_CHECK(stats_correct_offset(med, 3, 2980.0, 0.0, out, &off) == 0 && off == 0.0 &&
+             out[0] == 7000.0 && out[2] == 60000.0, "no constant for the GPU");
+    KT_CHECK(stats_correct_offset(med, 3, NAN, 2900.0, out, &off) == 0 && out[1] == 8500.0,
+             "no estimate (no empty samples)");
+    KT_CHECK(stats_correct_offset(med, 3, 2900.0 * 1.26, 2900.0, out, &off) == 0,
+             "an offset beyond 25 %% of the constant");
+    KT_CHECK(stats_correct_offset(med, 3, 2900.0 * 1.24, 2900.0, out, &off) == 1,
+             "one within it");
+    double tiny[2] = {1000.0, 8000.0};
+    KT_CHECK(stats_correct_offset(tiny, 2, 3500.0, 2900.0, out, &off) == 0 && out[0] == 1000.0,
+             "a median that would lose half its value");
+    /* In place. */
+    double in[2] = {7000.0, 9000.0};
+    KT_CHECK(stats_correct_offset(in, 2, 2910.0, 2900.0, in, &off) == 1 && in[0] == 6990.0 &&
+             in[1] == 8990.0, "in place");
+}
+
 int main(void)
 {
     test_constant();
@@ -314,5 +397,8 @@ int main(void)
     test_stop_caps();
     test_selection_matches_sort();
     test_names_and_floor();
+    test_trimmed_mean();
+    test_planned_samples();
+    test_correct_offset();
     return kt_done("test_stats");
 }

@@ -1,7 +1,8 @@
 // pages/board.js - #/board/NAME: the problem (statement, signature, shapes,
 // tolerances, limits, downloads) and #/board/NAME/rankings[/GPU]: the
-// rankings on one GPU type with per-shape medians, the signed-in user's row
-// marked, and the best score over time (a chart, or a table without Chart.js).
+// rankings on one GPU type with per-shape medians, tied ranks marked "="
+// with the board's resolution on that GPU, the signed-in user's row marked,
+// and the best score over time (a chart, or a table without Chart.js).
 
 import {api, board, token, whoami} from "../api.js";
 import {deadlineEl, errorBox, fill, fmtNs, h, saveText, shapeLabel, table, timeEl, ago} from "../dom.js";
@@ -75,6 +76,9 @@ async function problem(main, b, signal) {
   const lim = b.time_limits_s || {};
   side.append(h("h2", "Limits"), h("p", "Whole job: test " + lim.test + " s, benchmark " + lim.benchmark +
                                    " s, leaderboard " + lim.leaderboard + " s. Ranking: " + b.ranking + " of the medians."));
+  const res = b.resolution_pct || {};
+  side.append(h("p.resolution", "Resolution (the smallest score difference that counts; closer scores tie): " +
+                b.gpus.map(g => g + " " + (typeof res[g] === "number" ? res[g] + " %" : "not measured")).join(", ") + "."));
 }
 
 async function rankings(main, b, gpu, base, signal) {
@@ -132,7 +136,7 @@ function rankingTable(r, b, u) {
     .concat(["submitted", "id"]);
   const mine = u ? r.rankings.findIndex(x => x.user === u.name) : -1;
   const t = table(heads, r.rankings.map(row => [
-    {v: String(row.rank), cls: "num"},
+    {v: String(row.rank) + (row.tied ? "=" : ""), cls: "num"},
     row.user === (u && u.name) ? h("span", h("strong", row.user), " ", h("span.badge.you", "you")) : row.user,
     {v: fmtNs(row.score_ns), cls: "num score"},
     ...shapes.map((_, i) => {
@@ -143,6 +147,10 @@ function rankingTable(r, b, u) {
     h("a", {href: "#/submission/" + row.submission_id}, "#" + row.submission_id),
   ]), {cls: "rank", rowAttrs: i => (i === mine ? {class: "me"} : null)});
   const box = h("div", t);
+  box.append(h("p.muted.resolution", typeof r.resolution_pct === "number"
+    ? "Resolution on " + r.gpu + ": " + r.resolution_pct + " %. Scores closer than that are tied (rank marked =), " +
+      "listed by time of submission."
+    : "Resolution not measured on " + r.gpu + ": only equal scores are tied (rank marked =)."));
   if (u && mine < 0) box.append(h("p.muted", "You have no ranked submission on " + r.gpu + " yet."));
   return box;
 }

@@ -1,0 +1,401 @@
+#!/usr/bin/env python3
+"""bench/score_stability: how reproducible a leaderboard score is, protocol v1
+beside v2 (docs/timing.md).
+
+Judges each kernel below again and again in leaderboard mode through
+`kjudge-runner eval --json` (a fresh process per run, as a runner judges a
+job), in interleaved rounds: every round runs every kernel once under v2 and
+(while the time budget allows) once under v1, kernels and protocols in a
+rotating order. Prints one line per run, then a table per kernel and
+protocol (runs, mean score, CV, range, the launch-path offset), the ranked
+pairs of each board (gap, the board's published resolution_pct, whether
+the two swapped places in any pair of runs), a suggested resolution_pct
+per board and the GPU's empty-kernel constant, and the goals: CV below
+0.3 % for every kernel under v2, and no pair swapped with a gap above the
+resolution. Raw results go to OUT/score_stability.csv, the tables to
+OUT/table.md (OUT: --out, else $OUT, else build/score_stability).
+
+Sizing (one device call): round 1 measures each run's wall time; the
+remaining rounds are fitted into --budget seconds, v2 first (--runs
+rounds), v1 in as many rounds as are left (spread evenly, at least 3 when
+possible). On an H200 a v2 run of these kernels takes about 2-6 s, a v1
+run 3-10 s: about 7 minutes for 10 v2 and 5 v1 rounds.
+
+--fake runs a stand-in for kjudge-runner (this script with --fake-eval:
+a fresh process with a made-up per-process launch offset; KJ_FAKE_WRONG=
+PATH makes the runs of the file whose path ends so fail) so the harness is testable without a
+GPU (tests/api/test_score_stability.py).
+"""
+import argparse
+import csv
+import json
+import math
+import os
+import random
+import statistics
+import subprocess
+import sys
+import time
+import zlib
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+# (label, board, file): at least six kernels over at least three boards.
+KERNELS = [
+    ("fp8 template", "fp8_quant", "leaderboards/fp8_quant/template.cu"),
+    ("fp8 fast", "fp8_quant", "leaderboards/fp8_quant/examples/fast.cu"),
+    ("fp8 two-kernel", "fp8_quant", "tests/gpu/cases/two_launches_workspace.cu"),
+    ("histogram fast", "histogram", "leaderboards/histogram/examples/fast.cu"),
+    ("matmul fast", "matmul", "leaderboards/matmul/examples/fast.cu"),
+    ("gdn fast", "gated_deltanet_recompute_w_u", "leaderboards/gated_deltanet_recompute_w_u/examples/fast.cu"),
+]
+PROTOCOLS = ("v2", "v1")
+GOAL_CV = 0.3                 # percent
+RES_FACTOR = 1.96 * math.sqrt(2)  # 95 % of the difference of two runs, in CVs
+EVAL_TIMEOUT = 90            # a normal run takes 2-20 s; a stuck one must not eat the call
+
+
+def log(msg):
+    print(msg, flush=True)
+
+
+# ------------------------------------------------------------------ the runs
+
+def eval_cmd(args, path, board, proto, seq):
+    if args.fake:
+        return [sys.executable, os.path.abspath(__file__), "--fake-eval", path, board, proto, str(seq)]
+    return [args.runner, "eval", path, "--leaderboard", board, "--mode", "leaderboard", "--protocol", proto,
+            "--json"]
+
+
+def run_one(args, label, board, path, proto, seq):
+    """One eval in a fresh process: (row dict, error text or None)."""
+    env = dict(os.environ)
+    libs = os.path.join(ROOT, ".gpulibs")
+    if os.path.isdir(libs):
+        env["LD_LIBRARY_PATH"] = libs + (":" + env["LD_LIBRARY_PATH"] if env.get("LD_LIBRARY_PATH") else "")
+    t0 = time.time()
+    try:
+        p = subprocess.run(eval_cmd(args, os.path.join(ROOT, path), board, proto, seq), cwd=ROOT, env=env,
+                           capture_output=True, text=True, timeout=EVAL_TIMEOUT)
+    except subprocess.TimeoutExpired:
+        return None, "timed out after %d s" % EVAL_TIMEOUT
+    wall = time.time() - t0
+    try:
+        r = json.loads(p.stdout)
+    except ValueError:
+        return None, "exit %d, no JSON: %s" % (p.returncode, p.stderr.strip()[-400:])
+    if r.get("verdict") != "accepted" or not isinstance(r.get("score_ns"), (int, float)):
+        return None, "verdict %s: %s" % (r.get("verdict"), str(r.get("message"))[:300])
+    t = r.get("timing") or {}
+    sysj = r.get("system") or {}
+    benches = r.get("benchmarks") or []
+    row = {
+        "kernel": label, "board": board, "file": path, "protocol": proto, "verdict": r["verdict"],
+        "score_ns": r["score_ns"], "raw_score_ns": t.get("raw_score_ns", r["score_ns"]),
+        "corrected": bool(t.get("corrected")), "offset_ns": t.get("offset_ns"),
+        "empty_run_ns": t.get("empty_kernel_run_ns"), "empty_gpu_ns": t.get("empty_kernel_gpu_ns"),
+        "empty_samples": t.get("empty_kernel_samples"), "bench_wall_s": t.get("wall_s"),
+        "eval_wall_s": round(wall, 3), "gpu": sysj.get("gpu", ""), "driver": sysj.get("driver", ""),
+        "sm_clock_before": sysj.get("sm_clock_mhz_before"), "sm_clock_after": sysj.get("sm_clock_mhz_after"),
+        "medians": " ".join("%.1f" % b.get("median_ns", float("nan")) for b in benches),
+        "corrected_medians": " ".join("%.1f" % b["corrected_median_ns"] for b in benches
+                                      if "corrected_median_ns" in b),
+    }
+    return row, None
+
+
+def plan_rounds(walls, runs, budget_left):
+    """After round 1: (v2 rounds, v1 rounds) still to run within budget_left seconds,
+    from the measured wall time of one run of each kernel under each protocol."""
+    c2 = sum(walls.get("v2", [])) or 1e-9
+    c1 = sum(walls.get("v1", [])) or 1e-9
+    n2 = max(0, min(runs - 1, int(budget_left // c2)))
+    left = budget_left - n2 * c2
+    n1 = max(0, min(runs - 1, int(left // c1)))
+    return n2, n1
+
+
+def spread(n, total):
+    """n round numbers spread evenly over rounds 0..total-1."""
+    if n <= 0 or total <= 0:
+        return set()
+    return {int(i * total / n) for i in range(n)}
+
+
+def run_all(args, kernels, writer, rows):
+    t_start = time.time()
+    seq = 0
+    errors = []
+
+    def one(rnd, label, board, path, proto):
+        nonlocal seq
+        seq += 1
+        row, err = run_one(args, label, board, path, proto, seq)
+        el = time.time() - t_start
+        if err is not None:
+            errors.append("%s %s round %d: %s" % (label, proto, rnd + 1, err))
+            log("[%4.0f s] round %2d %s %-15s FAILED: %s" % (el, rnd + 1, proto, label, err))
+            return None
+        row["round"] = rnd + 1
+        rows.append(row)
+        writer.writerow(row)
+        extra = ""
+        if row["corrected"]:
+            extra = " (raw %.3f us, offset %+.0f ns)" % (row["raw_score_ns"] / 1e3, row["offset_ns"])
+        log("[%4.0f s] round %2d %s %-15s %9.3f us%s  %.1f s" % (el, rnd + 1, proto, label,
+                                                               row["score_ns"] / 1e3, extra, row["eval_wall_s"]))
+        return row["eval_wall_s"]
+
+    # Round 1: every kernel under both protocols, measuring what a run costs.
+    walls = {"v1": [], "v2": []}
+    for i, (label, board, path) in enumerate(kernels):
+        for proto in (PROTOCOLS if i % 2 == 0 else PROTOCOLS[::-1]):
+            w = one(0, label, board, path, proto)
+            walls[proto].append(w if w is not None else 0.0)
+    used = time.time() - t_start
+    if errors:
+        log("round 1 had %d failed runs: stopping here (the rest would fail the same way)" % len(errors))
+        return errors
+    n2, n1 = plan_rounds(walls, args.runs, args.budget - used)
+    log("sizing: round 1 took %.0f s (v2 %.1f s, v1 %.1f s per round); budget %.0f s: %d more v2 rounds, "
+        "%d more v1 rounds (%d kernels)" % (used, sum(walls["v2"]), sum(walls["v1"]), args.budget, n2, n1,
+                                            len(kernels)))
+    if n2 < args.runs - 1:
+        log("WARNING: only %d v2 runs per kernel fit the budget (asked for %d)" % (n2 + 1, args.runs))
+    v1_rounds = spread(n1, n2)
+    for rnd in range(1, n2 + 1):
+        order = kernels[rnd % len(kernels):] + kernels[:rnd % len(kernels)]
+        for i, (label, board, path) in enumerate(order):
+            protos = ["v2"] + (["v1"] if (rnd - 1) in v1_rounds else [])
+            if (rnd + i) % 2 == 1:
+                protos.reverse()
+            for proto in protos:
+                if time.time() - t_start > args.budget + 30:
+                    log("out of time: stopping")
+                    return errors
+                one(rnd, label, board, path, proto)
+    return errors
+
+
+# ------------------------------------------------------------------ the analysis
+
+def gpu_type(device):
+    """'NVIDIA H200' -> 'H200' (the board's GPU type names)."""
+    words = [w for w in device.replace("NVIDIA", "").split() if w]
+    return words[0] if words else ""
+
+
+def resolution_of(board, gpu):
+    try:
+        spec = json.load(open(os.path.join(ROOT, "leaderboards", board, "leaderboard.json")))
+    except (OSError, ValueError):
+        return None
+    return (spec.get("resolution_pct") or {}).get(gpu)
+
+
+def summarize(rows):
+    """{(kernel, protocol): dict of n, mean, cv, range, ...} over accepted runs."""
+    out = {}
+    for key in sorted({(r["kernel"], r["protocol"]) for r in rows}):
+        rs = [r for r in rows if (r["kernel"], r["protocol"]) == key]
+        s = [r["score_ns"] for r in rs]
+        raw = [r["raw_score_ns"] for r in rs]
+        m = statistics.mean(s)
+        offs = [r["offset_ns"] for r in rs if r["corrected"] and r["offset_ns"] is not None]
+        erun = [r["empty_run_ns"] for r in rs if isinstance(r.get("empty_run_ns"), (int, float))]
+        out[key] = {
+            "board": rs[0]["board"], "n": len(s), "scores": s, "mean": m,
+            "cv": 100 * statistics.stdev(s) / m if len(s) > 1 else float("nan"),
+            "range": 100 * (max(s) - min(s)) / m,
+            "raw_cv": 100 * statistics.stdev(raw) / statistics.mean(raw) if len(raw) > 1 else float("nan"),
+            "offset_sd": statistics.stdev(offs) if len(offs) > 1 else float("nan"),
+            "empty_run": statistics.mean(erun) if erun else float("nan"),
+            "wall": statistics.mean(r["eval_wall_s"] for r in rs),
+            "corrected": sum(1 for r in rs if r["corrected"]),
+        }
+    return out
+
+
+def pairs(summary, proto, resolution):
+    """The ranked pairs of each board under proto: (board, faster, slower, gap %, resolution,
+    swapped, verdict). swapped: some run of the faster kernel was slower than some run of
+    the slower one."""
+    out = []
+    kernels = sorted({k for (k, p) in summary if p == proto})
+    for i, a in enumerate(kernels):
+        for b in kernels[i + 1:]:
+            sa, sb = summary[(a, proto)], summary[(b, proto)]
+            if sa["board"] != sb["board"]:
+                continue
+            fast, slow = (sa, sb) if sa["mean"] <= sb["mean"] else (sb, sa)
+            names = (a, b) if fast is sa else (b, a)
+            gap = 100 * (slow["mean"] - fast["mean"]) / fast["mean"]
+            swapped = max(fast["scores"]) > min(slow["scores"])
+            res = resolution.get(sa["board"])
+            if not swapped:
+                verdict = "ok"
+            elif res is not None and gap <= res:
+                verdict = "ok (within the resolution)"
+            else:
+                verdict = "SWAPPED above the resolution"
+            out.append((sa["board"], names[0], names[1], gap, res, swapped, verdict))
+    return out
+
+
+def suggested_resolution(summary, board):
+    cvs = [s["cv"] for (k, p), s in summary.items() if p == "v2" and s["board"] == board and s["n"] > 1]
+    if not cvs:
+        return None
+    return math.ceil(RES_FACTOR * max(cvs) / 0.05 - 1e-9) * 0.05
+
+
+def report(rows, errors, out_dir):
+    lines = []
+    emit = lambda s="": lines.append(s)
+    if not rows:
+        emit("no accepted runs")
+    summary = summarize(rows) if rows else {}
+    gpu = gpu_type(rows[0]["gpu"]) if rows else ""
+    boards = sorted({s["board"] for s in summary.values()})
+    resolution = {b: resolution_of(b, gpu) for b in boards}
+    if rows:
+        emit("GPU %s (%s), driver %s" % (gpu, rows[0]["gpu"], rows[0]["driver"] or "?"))
+    emit()
+    emit("| kernel | board | protocol | runs | mean score us | CV % | range % | CV raw % | offset sd ns "
+         "| corrected runs | s per run |")
+    emit("|---|---|---|---|---|---|---|---|---|---|---|")
+    for (k, p), s in sorted(summary.items(), key=lambda kv: (kv[0][0], kv[0][1] != "v2")):
+        emit("| %s | %s | %s | %d | %.4f | %.3f | %.3f | %s | %s | %d | %.1f |" % (
+            k, s["board"], p, s["n"], s["mean"] / 1e3, s["cv"], s["range"],
+            "%.3f" % s["raw_cv"] if p == "v2" else "-",
+            "%.1f" % s["offset_sd"] if s["offset_sd"] == s["offset_sd"] else "-", s["corrected"], s["wall"]))
+    for proto in PROTOCOLS:
+        ps = pairs(summary, proto, resolution)
+        if not ps:
+            continue
+        emit()
+        emit("Ranked pairs under %s (swapped: some run of the faster was slower than some run of the other):" % proto)
+        emit()
+        emit("| board | faster | slower | gap % | resolution % | swapped | verdict |")
+        emit("|---|---|---|---|---|---|---|")
+        for b, f, sl, gap, res, sw, v in ps:
+            emit("| %s | %s | %s | %.3f | %s | %s | %s |" % (b, f, sl, gap, "%.2f" % res if res else "none", 
+                                                          "yes" if sw else "no", v))
+    emit()
+    emit("| board | published resolution_pct (%s) | suggested from v2 (%.2f x largest CV, rounded up to 0.05) |" %
+         (gpu, RES_FACTOR))
+    emit("|---|---|---|")
+    for b in boards:
+        sug = suggested_resolution(summary, b)
+        emit("| %s | %s | %s |" % (b, resolution[b] if resolution[b] is not None else "none",
+                                   "%.2f" % sug if sug is not None else "-"))
+    e = [r["empty_run_ns"] for r in rows if r["protocol"] == "v2" and isinstance(r.get("empty_run_ns"), (int, float))]
+    if e:
+        gpu_ns = next((r["empty_gpu_ns"] for r in rows if isinstance(r.get("empty_gpu_ns"), (int, float))), None)
+        emit()
+        emit("empty-kernel estimate E_run over %d v2 runs: mean %.1f ns, sd %.1f ns; the GPU constant in use: %s "
+             "(runner/tplan.c; a new GPU model gets the mean)" % (len(e), statistics.mean(e),
+                                                                 statistics.stdev(e) if len(e) > 1 else 0,
+                                                                 "%.1f ns" % gpu_ns if gpu_ns else "none"))
+    v2 = {k: s for (k, p), s in summary.items() if p == "v2"}
+    cv_ok = bool(v2) and all(s["cv"] < GOAL_CV for s in v2.values())
+    swaps = [x for x in pairs(summary, "v2", resolution) if x[6].startswith("SWAPPED")]
+    emit()
+    emit("goal: v2 CV below %.1f %% for every kernel: %s%s" % (
+        GOAL_CV, "PASS" if cv_ok else "FAIL",
+        "" if cv_ok else " (%s)" % ", ".join("%s %.3f" % (k, s["cv"]) for k, s in sorted(v2.items())
+                                              if not s["cv"] < GOAL_CV)))
+    emit("goal: no v2 ranked pair swapped with a gap above the published resolution: %s" %
+         ("PASS" if not swaps else "FAIL (%d pairs)" % len(swaps)))
+    if errors:
+        emit()
+        emit("%d runs failed:" % len(errors))
+        for e in errors:
+            emit("  " + e)
+    text = "\n".join(lines) + "\n"
+    print(text, end="")
+    with open(os.path.join(out_dir, "table.md"), "w") as f:
+        f.write(text)
+    return 0 if rows and not errors else 1
+
+
+FIELDS = ["round", "kernel", "board", "file", "protocol", "verdict", "score_ns", "raw_score_ns", "corrected",
+          "offset_ns", "empty_run_ns", "empty_gpu_ns", "empty_samples", "bench_wall_s", "eval_wall_s", "gpu",
+          "driver", "sm_clock_before", "sm_clock_after", "medians", "corrected_medians"]
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--runs", type=int, default=10, help="v2 runs per kernel (default 10)")
+    ap.add_argument("--budget", type=float, default=450, help="seconds for all runs (default 450)")
+    ap.add_argument("--out", default=os.environ.get("OUT") or os.path.join(ROOT, "build", "score_stability"))
+    ap.add_argument("--runner", default=os.path.join(ROOT, "bin", "kjudge-runner"))
+    ap.add_argument("--kernels", help="comma-separated labels to run (default: all)")
+    ap.add_argument("--fake", action="store_true", help="a stand-in runner, no GPU (tests)")
+    args = ap.parse_args(argv)
+    kernels = KERNELS
+    if args.kernels:
+        want = [k.strip() for k in args.kernels.split(",")]
+        kernels = [k for k in KERNELS if k[0] in want]
+        if len(kernels) != len(want):
+            ap.error("unknown kernel in --kernels; known: %s" % ", ".join(k[0] for k in KERNELS))
+    if not args.fake and not os.access(args.runner, os.X_OK):
+        ap.error("%s is not built (make bin/kjudge-runner)" % args.runner)
+    os.makedirs(args.out, exist_ok=True)
+    log("score_stability: %d kernels over %d boards, %d v2 runs each (v1 as the budget allows), budget %.0f s%s"
+        % (len(kernels), len({k[1] for k in kernels}), args.runs, args.budget, " (fake runner)" if args.fake else ""))
+    rows = []
+    with open(os.path.join(args.out, "score_stability.csv"), "w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=FIELDS, extrasaction="ignore")
+        writer.writeheader()
+        errors = run_all(args, kernels, writer, rows)
+    return report(rows, errors, args.out)
+
+
+# ------------------------------------------------------------------ the stand-in runner
+
+FAKE_MEDIANS = {"template.cu": (10000.0, 15700.0, 168000.0), "fast.cu": (6950.0, 8460.0, 60000.0),
+                "two_launches_workspace.cu": (9000.0, 12000.0, 95000.0)}
+
+
+def fake_eval(path, board, proto, seq):
+    """Print a result as `kjudge-runner eval --json` would, with a per-process launch offset
+    (sd 70 ns, common to every shape) that the v2 correction removes."""
+    if os.environ.get("KJ_FAKE_WRONG") and path.endswith(os.environ["KJ_FAKE_WRONG"]):
+        print(json.dumps({"verdict": "wrong_answer", "message": "fake mismatch", "score_ns": None}))
+        return 1
+    rnd = random.Random(zlib.crc32(("%s|%s|%s|%d" % (os.path.basename(path), board, proto, seq)).encode()))
+    name = os.path.basename(path)
+    base = FAKE_MEDIANS.get(name, (7000.0, 8000.0, 11000.0))
+    if board != "fp8_quant":
+        base = tuple(b * (1.0 + 0.1 * (len(board) % 3)) for b in base)
+    off = rnd.gauss(0, 70)
+    raw = [b + off + rnd.gauss(0, 8) for b in base]
+    gm = lambda xs: math.exp(sum(math.log(x) for x in xs) / len(xs))
+    r = {"verdict": "accepted", "message": "fake", "mode": "leaderboard", "leaderboard": board,
+         "system": {"gpu": "NVIDIA H200", "driver": "580.159.04", "sm_clock_mhz_before": 1980,
+                    "sm_clock_mhz_after": 1980}}
+    benches = [{"index": i, "median_ns": m} for i, m in enumerate(raw)]
+    if proto == "v2":
+        gpu = 2897.0
+        erun = gpu + 0.95 * off + rnd.gauss(0, 6)
+        cor = [m - (erun - gpu) for m in raw]
+        for b, c in zip(benches, cor):
+            b["corrected_median_ns"] = c
+        r["timing"] = {"protocol": "v2", "rounds": 4, "lanes": 4, "empty_every": 8, "empty_kernel_samples": 600,
+                       "empty_kernel_run_ns": erun, "empty_kernel_gpu_ns": gpu, "corrected": True,
+                       "offset_ns": erun - gpu, "raw_score_ns": gm(raw), "wall_s": 1.5}
+        r["score_ns"] = gm(cor)
+    else:
+        r["timing"] = {"protocol": "v1", "raw_score_ns": gm(raw), "wall_s": 2.5}
+        r["score_ns"] = gm(raw)
+    r["benchmarks"] = benches
+    print(json.dumps(r))
+    return 0
+
+
+if __name__ == "__main__":
+    if len(sys.argv) == 6 and sys.argv[1] == "--fake-eval":
+        sys.exit(fake_eval(*sys.argv[2:5], int(sys.argv[5])))
+    sys.exit(main())

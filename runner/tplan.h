@@ -1,0 +1,59 @@
+/*
+ * tplan.h - the plan of timing protocol v2 (docs/timing.md): how many
+ * buffer sets a shape gets, how its samples split into visits (one per
+ * round over the shapes) and batches (one per context switch to the
+ * reference box), which stream lane a batch runs on, and the empty-kernel
+ * constant of each GPU model that the launch-path correction centres on.
+ *
+ * Pure functions and constants: judge_time.c drives the rounds with them,
+ * tests/unit/test_tplan.c checks them without a GPU.
+ *
+ * One job under v2:
+ *   warm-up  one pass over the shapes in the job's order, TPLAN_WARM_S in
+ *            all (at least 10 samples each), rotating over the sets; its
+ *            median sizes each shape (stats_planned_samples)
+ *   rounds   TPLAN_ROUNDS rounds; in each, every shape in the job's order
+ *            gets one visit of tplan_visit_samples() timed samples, in
+ *            batches of at most `sets` samples (sample i of a batch on set
+ *            i, one untimed lead-in first); after each batch the reference
+ *            box checks every set of it. After the planned rounds, a shape
+ *            whose stopping rule (stats.h) still says continue gets more
+ *            visits, until the rule or its caps end it.
+ *   empties  one empty-kernel sample after every TPLAN_EMPTY_EVERY-th timed
+ *            sample, on the same lane, with the same protocol
+ */
+#ifndef KJ_TPLAN_H
+#define KJ_TPLAN_H
+
+#include <stdint.h>
+
+#define TPLAN_ROUNDS 4            /* planned rounds over the shapes */
+#define TPLAN_EMPTY_EVERY 8       /* timed samples per interleaved empty-kernel sample */
+#define TPLAN_WARM_S 0.2          /* the job's one warm-up, all shapes together */
+#define TPLAN_SET_BYTES (4ull << 30) /* all buffer sets of one case together, at most */
+#define TPLAN_EMPTY_TRIM 0.1      /* the job's empty-kernel estimate: 10 % trimmed mean */
+
+/* Buffer sets for a case of case_bytes (all its buffers) on a device with
+ * total_mem bytes: as many as fit in min(TPLAN_SET_BYTES, total_mem / 8),
+ * at least 1 and at most max_sets. */
+int tplan_sets(uint64_t case_bytes, long long total_mem, int max_sets);
+
+/* Timed samples per visit: planned spread over rounds, rounded up. */
+long tplan_visit_samples(long planned, int rounds);
+
+/* Samples the next batch of a visit takes: at most `sets`, at most what is
+ * left of the visit (per_visit - done_in_visit) and of the shape's cap
+ * (max_samples - done); 0 when the visit is over. */
+int tplan_next_batch(int sets, long per_visit, long done_in_visit, long done, long max_samples);
+
+/* The stream lane of a shape's batch number `batch` among `lanes`. */
+int tplan_lane(long batch, int lanes);
+
+/* The empty-kernel constant E_gpu of the GPU model the driver names
+ * device_name ("NVIDIA H200"), in ns: the mean of the per-job empty-kernel
+ * estimate over fresh processes, measured with protocol v2 (docs/timing.md,
+ * "The constant"). 0 when the model is not in the table; *where (may be
+ * NULL) gets a static note saying where the figure comes from, "" then. */
+double tplan_gpu_empty_ns(const char *device_name, const char **where);
+
+#endif
