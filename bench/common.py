@@ -2,7 +2,7 @@
 import json, os, subprocess, sys, tempfile, time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tests", "gpu"))
-from kjclient import free_port, http, submit  # noqa: E402  (shared with the GPU tests)
+from kjclient import free_port, http, submit, wait_runner  # noqa: E402  (shared with the GPU tests)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RUNNER = os.path.join(ROOT, "bin", "kjudge-runner")
@@ -45,6 +45,7 @@ class Service:
         self.procs.append(subprocess.Popen([RUNNER, "serve", "--server", self.base, "--gpu", "0", "--leaderboards",
                                             os.path.join(ROOT, "leaderboards")], cwd=ROOT, env=env,
                                            stdout=subprocess.DEVNULL, stderr=log))
+        wait_runner(self.base, "H200", proc=self.procs[-1])
         return self
 
     def __exit__(self, *exc):

@@ -1,5 +1,6 @@
 """A tiny kjudge API client for the GPU tests and the benchmarks (stdlib only):
-JSON requests with a bearer token, multipart submissions, a free port."""
+JSON requests with a bearer token, multipart submissions, a free port, and
+waiting until a started runner has asked the server for work."""
 import json, os, socket, time, urllib.error, urllib.request
 
 
@@ -34,3 +35,24 @@ def submit(base, token, path, mode, leaderboard="fp8_quant", gpu="H200"):
              'Content-Type: text/plain\r\n\r\n' % (boundary, os.path.basename(path))).encode()
     data += open(path, "rb").read() + ("\r\n--%s--\r\n" % boundary).encode()
     return http("POST", base + "/api/v1/submissions", token, data, "multipart/form-data; boundary=" + boundary)
+
+
+def wait_runner(base, gpu="H200", timeout=180, proc=None):
+    """Block until some runner has asked base for gpu jobs (GET /api/v1/gpus lists it).
+
+    A job submitted before any runner asked is answered at once with a
+    "no runner" note instead of being waited on, so a test that starts a
+    runner waits here first. Raises RuntimeError on timeout or if proc (the
+    runner's Popen) exits first."""
+    end = time.time() + timeout
+    while time.time() < end:
+        if proc is not None and proc.poll() is not None:
+            raise RuntimeError("the runner exited (status %d) before asking for work" % proc.returncode)
+        try:
+            st, d = http("GET", base + "/api/v1/gpus", timeout=5)
+        except OSError:
+            st, d = 0, None
+        if st == 200 and any(g.get("gpu") == gpu and g.get("runners") for g in d.get("gpus", [])):
+            return
+        time.sleep(0.2)
+    raise RuntimeError("no runner asked for %s jobs within %d s" % (gpu, timeout))

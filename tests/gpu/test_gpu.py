@@ -12,7 +12,7 @@ Without a GPU every test is counted as skipped, never as passed. Ends with
 """
 import json, os, re, subprocess, sys, tempfile, time
 
-from kjclient import free_port, http, submit
+from kjclient import free_port, http, submit, wait_runner
 import test_exploits
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -192,6 +192,7 @@ def test_server():
         procs.append(subprocess.Popen([RUNNER, "serve", "--server", base, "--gpu", "0", "--name", "gpu0",
                                        "--leaderboards", os.path.join(ROOT, "leaderboards")], cwd=ROOT, env=env,
                                       stdout=subprocess.DEVNULL, stderr=open(os.path.join(tmp, "runner.log"), "w")))
+        wait_runner(base, "H200", proc=procs[-1])
         st, sub = submit(base, user, os.path.join(LB, "template.cu"), "leaderboard")
         check(st == 202 and "id" in sub, "submit leaderboard mode -> 202", str(sub))
         st, res = http("GET", base + "/api/v1/submissions/%d?wait=1&timeout=600" % sub["id"], user)

@@ -30,7 +30,7 @@ import urllib.request
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
-from kjclient import free_port, http, submit  # noqa: E402
+from kjclient import free_port, http, submit, wait_runner  # noqa: E402
 
 BOARD = os.path.join(ROOT, "leaderboards", "fp8_quant")
 
@@ -90,6 +90,7 @@ def main():
                                        "--name", "round-gpu0", "--token-file", tokfile,
                                        "--leaderboards", os.path.join(ROOT, "leaderboards")],
                                       stderr=open(os.path.join(out, "runner.log"), "w")))
+        wait_runner(base, gpu, proc=procs[-1])
         users = {}
         for name in ("alice", "bob"):
             st, inv = http("POST", base + "/api/v1/invites", admin, b"{}", "application/json")
