@@ -120,9 +120,19 @@ class Srv:
             self.proc.kill()
 
 
-def raw_get(port, path, token=None, accept=None):
-    """Send a GET and return the socket without reading the answer."""
-    s = socket.create_connection(("127.0.0.1", port), timeout=10)
+def attacker_addr(i):
+    """The loopback address attacker socket i comes from: 200 per address from
+    127.0.0.2 on, so the per-address connection limit does not hide the
+    global limits, and the victims' requests (from 127.0.0.1) are not
+    counted with the attacker's."""
+    return "127.0.0.%d" % (2 + i // 200)
+
+
+def raw_get(port, path, token=None, accept=None, src=None):
+    """Send a GET (from address src, default 127.0.0.1) and return the
+    socket without reading the answer."""
+    s = socket.create_connection(("127.0.0.1", port), timeout=10,
+                                 source_address=(src, 0) if src else None)
     h = "GET %s HTTP/1.1\r\nHost: x\r\n" % path
     if token:
         h += "Authorization: Bearer %s\r\n" % token
@@ -176,7 +186,8 @@ def tally(xs):
 
 def attack_waits(srv, t, n, rows):
     sid = srv.submit(t["alice"])
-    socks = [raw_get(srv.port, "/api/v1/submissions/%d?wait=1&timeout=600" % sid) for _ in range(n)]
+    socks = [raw_get(srv.port, "/api/v1/submissions/%d?wait=1&timeout=600" % sid, src=attacker_addr(i))
+             for i in range(n)]
     time.sleep(1.0)
     st = [status_now(s) for s in socks]
     rows.append(("1", "%d anonymous ?wait=1 on alice's queued submission" % n,
@@ -199,8 +210,9 @@ def attack_waits(srv, t, n, rows):
 
 def attack_streams(srv, t, n, rows):
     sid = srv.submit(t["bob"])
-    socks = [raw_get(srv.port, "/api/v1/submissions/%d/events?stream=1" % sid, t["bob"], "text/event-stream")
-             for _ in range(n)]
+    socks = [raw_get(srv.port, "/api/v1/submissions/%d/events?stream=1" % sid, t["bob"], "text/event-stream",
+                     src=attacker_addr(i))
+             for i in range(n)]
     time.sleep(1.0)
     st = []
     for s in socks:
@@ -339,7 +351,7 @@ def fresh(binary, tmp, n):
     os.makedirs(d)
     srv = Srv(binary, d)
     t = {n: srv.cli("user", "add", n) for n in ("alice", "bob", "carol")}
-    t["runner"] = srv.cli("runner", "add", "r1")
+    t["runner"] = srv.cli("runner", "add", "r1", "--gpu", "H200")
     return srv, t
 
 
