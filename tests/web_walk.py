@@ -36,7 +36,8 @@ except ImportError:
     sys.exit("web_walk: Selenium is missing (deploy/deps.sh --test)")
 
 sys.path.insert(0, os.path.join(HERE, "api"))
-from test_api import Client, free_port  # noqa: E402
+sys.path.insert(0, os.path.join(HERE, "lib"))
+from kjhttp import Client, free_port  # noqa: E402
 from test_web import Browser, LAPTOP, PHONE  # noqa: E402
 
 
