@@ -36,18 +36,12 @@ import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
+from kjhttp import free_port  # noqa: E402
 SOURCE = ("//!kjudge launch quant grid=(ceil_div(T*H/GS, 8)) block=(32, 8)\n"
           "extern \"C\" __global__ void quant(const float* x, float* x_q, float* x_s,\n"
           "                                  int T, int H, int GS) {}\n")
 BOUNDARY = "----kjudgeabuse41c"
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    p = s.getsockname()[1]
-    s.close()
-    return p
 
 
 class Srv:

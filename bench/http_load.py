@@ -30,7 +30,6 @@ import random
 import re
 import shutil
 import signal
-import socket
 import statistics
 import subprocess
 import sys
@@ -39,7 +38,9 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tests", "api"))
-from test_api import result_body  # noqa: E402  (the API tests' realistic runner result)
+sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
+from kjhttp import free_port  # noqa: E402
+from kjtest import result_body  # noqa: E402  (the API tests' realistic runner result)
 
 SERVER = os.path.join(ROOT, "bin", "kjudge-server")
 BOARD = "fp8_quant"
@@ -48,14 +49,6 @@ SOURCE = ("//!kjudge launch quant grid=(ceil_div(T*H/GS, 8)) block=(32, 8)\n"
           "extern \"C\" __global__ void quant(const float* x, float* x_q, float* x_s,\n"
           "                                  int T, int H, int GS) {}\n")
 BOUNDARY = "----kjudgebench5f1c"
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    p = s.getsockname()[1]
-    s.close()
-    return p
 
 
 def ensure_tools():

@@ -18,6 +18,7 @@ if LIB not in sys.path:
     sys.path.insert(0, LIB)
 
 from kjhttp import SSE  # noqa: E402,F401  (tests reach it as kjtest.SSE)
+from kjcheck import check  # noqa: E402
 from kjservice import BIN, ROOT, Server  # noqa: E402,F401
 
 GOOD_SOURCE = (
@@ -127,3 +128,50 @@ def result_body(verdict, score=None, mode="test", medians=None, gpu="NVIDIA H200
         r["score_ns"] = geomean(medians)
     return r
 
+
+def make_users(srv, *names):
+    """A token per name (checked: `user add` prints exactly one)."""
+    out = []
+    for name in names:
+        rc, tok, err = srv.cli("user", "add", name, "--db", srv.db)
+        check(rc == 0 and len(tok.strip()) == 64 and tok.count("\n") == 1, "user add %s prints one token" % name,
+              (rc, tok, err))
+        out.append(tok.strip())
+    return out
+
+
+def make_runners(srv, *names):
+    """A runner token per name, each bound to H200 and B200."""
+    out = []
+    for name in names:
+        rc, tok, err = srv.cli("runner", "add", name, "--gpu", "H200,B200", "--db", srv.db)
+        check(rc == 0 and len(tok.strip()) == 64, "runner add %s" % name, (rc, err))
+        out.append(tok.strip())
+    return out
+
+
+def serve_b200(c, runner):
+    """A runner asks for B200 work and gives back the job it got, if any: B200
+    then has a runner seen, so a ?wait=1 on a queued B200 job parks (for a
+    GPU type no runner asked for, it is answered at once with a note)."""
+    st, _, data, _ = claim_resp(c, runner, "B200")
+    if st == 200:
+        job = data["job"]
+        c.post_json("/api/v1/runner/jobs/%d/release?attempt=%d" % (job["id"], job["attempt"]), {}, runner)
+    return st in (200, 204)
+
+
+def submit_and_finish(c, token, runner, verdict, score, mode="leaderboard", gpu="H200", medians=None):
+    st, _, data, _ = c.submit(token, [("leaderboard", "fp8_quant"), ("gpu", gpu), ("mode", mode)],
+                              [("file", "k.cu", GOOD_SOURCE.encode())])
+    if not check(st == 202, "submit (%s, %s) -> 202" % (mode, verdict), (st, data)):
+        return None, None
+    sid = data["id"]
+    st, _, job, _ = claim_resp(c, runner, gpu)
+    check(st == 200 and job["job"]["id"] == sid, "claim the new job", (st, job))
+    job = job["job"] if st == 200 else {}
+    body = result_body(verdict, score, mode, medians)
+    st, _, data, _ = c.post_json("/api/v1/runner/jobs/%d/result?attempt=%d" % (sid, job.get("attempt", 1)), body,
+                                 runner)
+    check(st == 200, "post result %s" % verdict, (st, data))
+    return sid, job

@@ -23,28 +23,8 @@ import kjcheck  # noqa: E402
 from kjcheck import check  # noqa: E402
 from kjhttp import Client, multipart  # noqa: E402
 from kjservice import Service  # noqa: E402
-from kjtest import GOOD_SOURCE, claim_resp as claim, is_error, result_body  # noqa: E402
-
-
-def make_users(srv, *names):
-    """A token per name (checked: `user add` prints exactly one)."""
-    out = []
-    for name in names:
-        rc, tok, err = srv.cli("user", "add", name, "--db", srv.db)
-        check(rc == 0 and len(tok.strip()) == 64 and tok.count("\n") == 1, "user add %s prints one token" % name,
-              (rc, tok, err))
-        out.append(tok.strip())
-    return out
-
-
-def make_runners(srv, *names):
-    """A runner token per name, each bound to H200 and B200."""
-    out = []
-    for name in names:
-        rc, tok, err = srv.cli("runner", "add", name, "--gpu", "H200,B200", "--db", srv.db)
-        check(rc == 0 and len(tok.strip()) == 64, "runner add %s" % name, (rc, err))
-        out.append(tok.strip())
-    return out
+from kjtest import (GOOD_SOURCE, claim_resp as claim, is_error, make_runners, make_users,  # noqa: E402
+                    result_body, serve_b200, submit_and_finish)
 
 
 def admin_token(srv):
@@ -311,17 +291,6 @@ def run_runner_flow(c, alice, bob, runner, runner2, sid):
     check(st == 404 and is_error(ev, "not_found"), "another user cannot read the events: 404", (st, ev))
 
 
-def serve_b200(c, runner):
-    """A runner asks for B200 work and gives back the job it got, if any: B200
-    then has a runner seen, so a ?wait=1 on a queued B200 job parks (for a
-    GPU type no runner asked for, it is answered at once with a note)."""
-    st, _, data, _ = claim(c, runner, "B200")
-    if st == 200:
-        job = data["job"]
-        c.post_json("/api/v1/runner/jobs/%d/release?attempt=%d" % (job["id"], job["attempt"]), {}, runner)
-    return st in (200, 204)
-
-
 def run_wait_timeout(c, alice, runner, sid_queued):
     st, _, got, _ = c.get("/api/v1/submissions/%d?wait=1&timeout=60" % sid_queued, alice)
     check(st == 200 and got.get("status") == "queued" and
@@ -335,22 +304,6 @@ def run_wait_timeout(c, alice, runner, sid_queued):
           "note" not in got, "?wait=1&timeout=1 on a queued job answers after about a second", (st, got, dt))
     st, _, data, _ = c.get("/api/v1/submissions/%d?wait=1&timeout=abc" % sid_queued, alice)
     check(st == 400 and is_error(data, "bad_timeout"), "a bad timeout -> 400", (st, data))
-
-
-def submit_and_finish(c, token, runner, verdict, score, mode="leaderboard", gpu="H200", medians=None):
-    st, _, data, _ = c.submit(token, [("leaderboard", "fp8_quant"), ("gpu", gpu), ("mode", mode)],
-                              [("file", "k.cu", GOOD_SOURCE.encode())])
-    if not check(st == 202, "submit (%s, %s) -> 202" % (mode, verdict), (st, data)):
-        return None, None
-    sid = data["id"]
-    st, _, job, _ = claim(c, runner, gpu)
-    check(st == 200 and job["job"]["id"] == sid, "claim the new job", (st, job))
-    job = job["job"] if st == 200 else {}
-    body = result_body(verdict, score, mode, medians)
-    st, _, data, _ = c.post_json("/api/v1/runner/jobs/%d/result?attempt=%d" % (sid, job.get("attempt", 1)), body,
-                                 runner)
-    check(st == 200, "post result %s" % verdict, (st, data))
-    return sid, job
 
 
 def run_rankings(srv, c, users, runner):

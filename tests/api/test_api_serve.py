@@ -24,8 +24,7 @@ import kjcheck  # noqa: E402
 from kjcheck import check  # noqa: E402
 from kjhttp import Client  # noqa: E402
 from kjservice import ROOT, Service  # noqa: E402
-from kjtest import GOOD_SOURCE, is_error, serve_fails  # noqa: E402
-from test_api import make_users, make_runners, submit_and_finish, serve_b200  # noqa: E402
+from kjtest import GOOD_SOURCE, is_error, make_runners, make_users, serve_b200, serve_fails, submit_and_finish  # noqa: E402
 
 
 def run_cli(srv):

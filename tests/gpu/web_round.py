@@ -29,8 +29,8 @@ import urllib.request
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
-sys.path.insert(0, HERE)
-from kjclient import free_port, http, submit, wait_runner  # noqa: E402
+sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
+from kjhttp import free_port, http, submit, wait_runner  # noqa: E402
 
 BOARD = os.path.join(ROOT, "leaderboards", "fp8_quant")
 
