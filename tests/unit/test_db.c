@@ -772,8 +772,9 @@ static void test_storage_full(void)
     free(big);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+    kt_init(argc, argv);
     struct db *db = NULL;
     struct kj_err err;
     if (mkdtemp(dir) == NULL)
@@ -784,23 +785,23 @@ int main(void)
         return kt_done("test_db");
     db_close(db);
     KT_CHECK(db_open(path, &db, &err) == 0 && db_ping(db, &err) == 0, "re-open: %s", err.msg);
-    test_users(db);
-    test_secrets(db);
-    test_lifecycle(db);
-    test_rank_rows(db);
-    test_rank_medians(db);
-    test_sweep(db);
-    test_race(db);
-    test_group_commit(db);
-    test_published(db);
-    test_runner_gpus(db);
-    test_event_cursor(db);
+    KT_RUN(test_users(db));
+    KT_RUN(test_secrets(db));
+    KT_RUN(test_lifecycle(db));
+    KT_RUN(test_rank_rows(db));
+    KT_RUN(test_rank_medians(db));
+    KT_RUN(test_sweep(db));
+    KT_RUN(test_race(db));
+    KT_RUN(test_group_commit(db));
+    KT_RUN(test_published(db));
+    KT_RUN(test_runner_gpus(db));
+    KT_RUN(test_event_cursor(db));
     db_close(db);
-    test_newer_schema();
-    test_migrate_v6();
-    test_migrate_v7();
-    test_check_lists();
-    test_storage_full();
+    KT_RUN(test_newer_schema());
+    KT_RUN(test_migrate_v6());
+    KT_RUN(test_migrate_v7());
+    KT_RUN(test_check_lists());
+    KT_RUN(test_storage_full());
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     if (system(cmd) != 0)

@@ -841,22 +841,23 @@ static void test_medians(void)
     cJSON_Delete(r);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+    kt_init(argc, argv);
     struct kj_err err;
     KT_CHECK(spec_load("leaderboards/fp8_quant", &spec, &err) == KJ_OK, "spec: %s", err.msg);
     if (spec == NULL)
         return kt_done("test_result_check");
-    test_gputype();
-    test_corpus();
-    test_real_files();
-    test_real_rejected();
-    test_real_parts();
-    test_forgeries();
-    test_timing_v2();
-    test_text();
-    test_jobs();
-    test_medians();
+    KT_RUN(test_gputype());
+    KT_RUN(test_corpus());
+    KT_RUN(test_real_files());
+    KT_RUN(test_real_rejected());
+    KT_RUN(test_real_parts());
+    KT_RUN(test_forgeries());
+    KT_RUN(test_timing_v2());
+    KT_RUN(test_text());
+    KT_RUN(test_jobs());
+    KT_RUN(test_medians());
     spec_free(spec);
     return kt_done("test_result_check");
 }
