@@ -71,13 +71,18 @@ def db_users(srv):
         con.close()
 
 
+def bad_conf(srv, tag, text):
+    """The config file serve_fails(srv, tag, ...) starts with."""
+    d = os.path.join(srv.tmp, "bad-" + tag)
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, "k.conf"), "w") as f:
+        f.write(text)
+
+
 def run_serve_refuses(srv):
     rc, err = serve_fails(srv, "port", [])
     check(rc == 1 and "cannot listen" in err, "serve on a port in use exits 1", (rc, err[-300:]))
-    conf_dir = os.path.join(srv.tmp, "bad-conf")
-    os.makedirs(conf_dir, exist_ok=True)
-    with open(os.path.join(conf_dir, "k.conf"), "w") as f:
-        f.write("# comment\nadmin_tokn = 0123456789abcdef0123\n")
+    bad_conf(srv, "conf", "# comment\nadmin_tokn = 0123456789abcdef0123\n")
     rc, err = serve_fails(srv, "conf", [])
     check(rc == 1 and "line 2" in err and "admin_tokn" in err, "an unknown config key exits 1 naming the line",
           (rc, err[-300:]))
@@ -88,10 +93,7 @@ def run_serve_refuses(srv):
     check(rc == 1 and "--max-conns-per-ip" in err, "a bad --max-conns-per-ip exits 1", (rc, err[-300:]))
     rc, err = serve_fails(srv, "htime", ["--header-timeout", "-1"])
     check(rc == 1 and "--header-timeout" in err, "a bad --header-timeout exits 1", (rc, err[-300:]))
-    conf_dir = os.path.join(srv.tmp, "bad-htconf")
-    os.makedirs(conf_dir, exist_ok=True)
-    with open(os.path.join(conf_dir, "k.conf"), "w") as f:
-        f.write("max_conns_per_ip = 10\nheader_timeout = 1 min\n")
+    bad_conf(srv, "htconf", "max_conns_per_ip = 10\nheader_timeout = 1 min\n")
     rc, err = serve_fails(srv, "htconf", [])
     check(rc == 1 and "line 2" in err and "header_timeout" in err, "a bad header_timeout in the config exits 1",
           (rc, err[-300:]))

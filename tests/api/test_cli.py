@@ -25,7 +25,6 @@ import os
 import pty
 import re
 import shutil
-import socket
 import ssl
 import struct
 import subprocess
@@ -554,11 +553,8 @@ def test_admin(t):
 # ---------------------------------------------------------------------------
 
 def closed_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
+    """A loopback port nobody listens on."""
+    return free_port()
 
 
 class Proxy(http.server.BaseHTTPRequestHandler):

@@ -48,13 +48,15 @@ class Server:
 
     extra: options added to `serve` (e.g. --lease-seconds); rate_flags: the
     rate-limit options (None: no limits; []: the config's or defaults);
-    boards: the leaderboards folder."""
+    boards: the leaderboards folder; binary: another build of the server
+    (None: BIN); port: a port chosen by the caller (None: a free one)."""
 
-    def __init__(self, tmp, extra=(), rate_flags=None, boards=BOARDS):
+    def __init__(self, tmp, extra=(), rate_flags=None, boards=BOARDS, binary=None, port=None):
         self.tmp = tmp
         self.db = os.path.join(tmp, "var", "kjudge.db")
         self.conf = os.path.join(tmp, "var", "kjudge.conf")
-        self.port = free_port()
+        self.binary = binary
+        self.port = port or free_port()
         self.base = "http://127.0.0.1:%d" % self.port
         self.boards = boards
         self.extra = list(extra)
@@ -65,8 +67,11 @@ class Server:
         """Options added to `serve`; subclasses add their own."""
         return self.rate_flags + self.extra
 
+    def bin(self):
+        return self.binary or BIN  # BIN read now: a test may point it at another build
+
     def argv(self):
-        return [BIN, "serve", "--port", str(self.port), "--db", self.db, "--config", self.conf,
+        return [self.bin(), "serve", "--port", str(self.port), "--db", self.db, "--config", self.conf,
                 "--leaderboards", self.boards, "--web", WEB] + self.serve_options()
 
     def conn(self, timeout=10, source=None):
@@ -121,17 +126,19 @@ class Server:
         with open(os.path.join(self.tmp, "server.log"), errors="replace") as f:
             return f.read()
 
-    def cli(self, *args):
-        return cli(*args, timeout=30)
+    def cli(self, *args, timeout=30):
+        """This server's program with args: (rc, stdout, stderr)."""
+        p = subprocess.run([self.bin()] + list(args), capture_output=True, text=True, timeout=timeout)
+        return p.returncode, p.stdout, p.stderr
 
     def user(self, name):
         """A new user's token (None when `user add` fails)."""
-        rc, out, _ = cli("user", "add", name, "--db", self.db)
+        rc, out, _ = self.cli("user", "add", name, "--db", self.db)
         return out.strip() if rc == 0 else None
 
     def runner_token(self, name, gpus="H200"):
         """A new runner's token for the GPU types gpus (None when `runner add` fails)."""
-        rc, out, _ = cli("runner", "add", name, "--gpu", gpus, "--db", self.db)
+        rc, out, _ = self.cli("runner", "add", name, "--gpu", gpus, "--db", self.db)
         return out.strip() if rc == 0 else None
 
     # What the API never shows (the secret seed) or the raw stored row: read
