@@ -5,7 +5,7 @@ The paths of the built programs, `kjudge-runner eval` as a function, the
 to $KJ_REPORT_DIR/gpu-report.json, and main(): probe the GPU, then run the
 given test functions, or count each as skipped when there is no GPU, and
 print "NAME: N passed, N failed, N skipped". test_gpu.py and
-test_exploits.py both build on it (neither imports the other's helpers).
+test_exploits.py both build on it (neither imports the other).
 Importing it puts tests/lib on sys.path. Python 3 stdlib only.
 """
 import json
