@@ -30,76 +30,38 @@ import http.client
 import json
 import os
 import socket
-import subprocess
 import sys
 import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
+import kjservice  # noqa: E402
+from kjhttp import Client  # noqa: E402
 SOURCE = ("//!kjudge launch quant grid=(ceil_div(T*H/GS, 8)) block=(32, 8)\n"
           "extern \"C\" __global__ void quant(const float* x, float* x_q, float* x_s,\n"
           "                                  int T, int H, int GS) {}\n")
-BOUNDARY = "----kjudgeabuse41c"
 
 
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    p = s.getsockname()[1]
-    s.close()
-    return p
+class Srv(kjservice.Server):
+    """tests/lib's server, built from binary, started at once; .admin is its
+    admin token. req() answers (status, JSON or None)."""
 
-
-class Srv:
     def __init__(self, binary, tmp):
-        self.bin, self.tmp, self.port = binary, tmp, free_port()
-        self.db = os.path.join(tmp, "k.db")
-        conf = os.path.join(tmp, "k.conf")
-        self.admin = os.urandom(16).hex()
-        with open(conf, "w") as f:
-            f.write("admin_token = %s\n" % self.admin)
-        self.proc = subprocess.Popen([binary, "serve", "--port", str(self.port), "--db", self.db, "--config", conf,
-                                      "--rate-limit-test", "0", "--rate-limit-benchmark", "0",
-                                      "--rate-limit-leaderboard", "0",
-                                      "--leaderboards", os.path.join(ROOT, "leaderboards"),
-                                      "--openapi", os.path.join(ROOT, "server", "openapi.json")],
-                                     cwd=tmp, stdout=subprocess.DEVNULL, stderr=open(os.path.join(tmp, "log"), "w"))
-        for _ in range(150):
-            try:
-                if self.req("GET", "/healthz")[0] == 200:
-                    break
-            except OSError:
-                time.sleep(0.1)
-
-    def cli(self, *a):
-        return subprocess.run([self.bin, *a, "--db", self.db], capture_output=True, text=True).stdout.strip()
+        super().__init__(tmp, extra=["--openapi", os.path.join(ROOT, "server", "openapi.json")], binary=binary)
+        if not self.start():
+            raise RuntimeError("the server did not start; see %s" % os.path.join(tmp, "server.log"))
+        self.admin = self.printed().strip()
+        self.c = Client(self.port)
 
     def req(self, method, path, token=None, body=None, ctype=None, timeout=30):
-        c = http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout)
-        h = {}
-        if token:
-            h["Authorization"] = "Bearer " + token
-        if ctype:
-            h["Content-Type"] = ctype
-        try:
-            c.request(method, path, body=body, headers=h)
-            r = c.getresponse()
-            raw = r.read()
-        finally:
-            c.close()
-        try:
-            data = json.loads(raw)
-        except ValueError:
-            data = None
-        return r.status, data
+        st, _, data, _ = self.c.request(method, path, token, body, {"Content-Type": ctype} if ctype else None,
+                                        timeout=timeout, runner=True)
+        return st, data
 
     def submit(self, token, gpu="B200", mode="test"):
-        parts = ["--%s\r\nContent-Disposition: form-data; name=\"%s\"\r\n\r\n%s\r\n" % (BOUNDARY, k, v)
-                 for k, v in (("leaderboard", "fp8_quant"), ("gpu", gpu), ("mode", mode))]
-        parts.append("--%s\r\nContent-Disposition: form-data; name=\"file\"; filename=\"k.cu\"\r\n\r\n%s\r\n--%s--\r\n"
-                     % (BOUNDARY, SOURCE, BOUNDARY))
-        st, d = self.req("POST", "/api/v1/submissions", token, "".join(parts).encode(),
-                         "multipart/form-data; boundary=" + BOUNDARY)
+        st, _, d, _ = self.c.submit(token, [("leaderboard", "fp8_quant"), ("gpu", gpu), ("mode", mode)],
+                                    [("file", "k.cu", SOURCE.encode())])
         return d["id"] if st == 202 else None
 
     def post(self, path, obj, token):
@@ -113,11 +75,7 @@ class Srv:
         return 0
 
     def stop(self):
-        self.proc.terminate()
-        try:
-            self.proc.wait(20)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
+        return super().stop(timeout=20)
 
 
 def attacker_addr(i):
@@ -350,8 +308,8 @@ def fresh(binary, tmp, n):
     d = os.path.join(tmp, "s%s" % n)
     os.makedirs(d)
     srv = Srv(binary, d)
-    t = {n: srv.cli("user", "add", n) for n in ("alice", "bob", "carol")}
-    t["runner"] = srv.cli("runner", "add", "r1", "--gpu", "H200")
+    t = {n: srv.user(n) for n in ("alice", "bob", "carol")}
+    t["runner"] = srv.runner_token("r1", "H200,B200")
     return srv, t
 
 

@@ -22,8 +22,10 @@ from contextlib import redirect_stdout
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "lib"))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(HERE)), "bench"))
-from test_api import Counts, check, ROOT  # noqa: E402
+from kjcheck import Counts, check  # noqa: E402
+from kjservice import ROOT  # noqa: E402
 import score_stability as ss  # noqa: E402
 
 BENCH = os.path.join(ROOT, "bench", "score_stability.py")

@@ -61,7 +61,11 @@ except ImportError:
         os.execv(py, [py] + sys.argv)
 
 sys.path.insert(0, HERE)
-from test_api import Client, Counts, GOOD_SOURCE, BIN  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "lib"))
+from kjcheck import Counts  # noqa: E402
+from kjhttp import Client  # noqa: E402
+from kjservice import BIN  # noqa: E402
+from kjtest import GOOD_SOURCE  # noqa: E402
 import kjtest  # noqa: E402
 from fakerunner import FakeRunner  # noqa: E402
 
