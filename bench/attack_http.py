@@ -2,7 +2,7 @@
 """attack_http.py - hostile HTTP input against a kjudge-server, as a table.
 
 Starts the server given by --server (default bin/kjudge-server; give an
-older build to compare) with its default limits on a loopback port and a
+older build to compare, with its own boards in --leaderboards) with its default limits on a loopback port and a
 temporary database, and sends, counting per attack the inputs sent, the
 server crashes (it is restarted after one), 5xx answers, answers that are
 not JSON, and what was stored that should not have been (or lost):
@@ -43,6 +43,7 @@ def main():
     ap.add_argument("--server", default=os.path.join(ROOT, "bin", "kjudge-server"))
     ap.add_argument("--mutations", type=int, default=500)
     ap.add_argument("--slow", type=int, default=1100)
+    ap.add_argument("--leaderboards", help="the boards folder the server loads (an older build needs its own)")
     a = ap.parse_args()
     os.environ["KJUDGE_SERVER_BIN"] = os.path.abspath(a.server)
     sys.path.insert(0, os.path.join(ROOT, "tests", "api"))
@@ -56,7 +57,7 @@ def main():
     resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, 8192), hard))
     rows = []
     with tempfile.TemporaryDirectory(prefix="kjudge-attack-") as tmp:
-        h = Harness(tmp)
+        h = Harness(tmp, a.leaderboards)
         if not h.start():
             print("attack_http: the server did not start")
             return 2
@@ -75,8 +76,8 @@ def main():
 
 
 class Harness:
-    def __init__(self, tmp):
-        self.srv = kjservice.Server(tmp)
+    def __init__(self, tmp, boards=None):
+        self.srv = kjservice.Server(tmp, boards=boards) if boards else kjservice.Server(tmp)
         self.c = None
 
     def start(self):
