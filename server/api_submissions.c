@@ -197,6 +197,7 @@ static enum MHD_Result store(struct http_req *r, const struct upload_fields *f, 
         return http_internal(r, &err);
     kj_log(KJ_LOG_INFO, "submit", "queued id=%lld user=%s leaderboard=%s gpu=%s mode=%s bytes=%zu",
            (long long)s.id, s.user, s.leaderboard, s.gpu, kj_mode_name(mode), f->file_len);
+    wait_notify_gpu(r->srv->wait, s.gpu); /* a runner's parked claim takes it now */
     return accepted(r, &s);
 }
 

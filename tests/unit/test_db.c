@@ -373,6 +373,7 @@ static void test_runner_gpus(struct db *db)
                           "ALTER TABLE submissions DROP COLUMN withdrawn_at; "
                           "ALTER TABLE submissions DROP COLUMN event_count; "
                           "ALTER TABLE submissions DROP COLUMN event_bytes; DROP TABLE shape_medians; "
+                          "ALTER TABLE submissions DROP COLUMN claimed_ms; DROP TABLE queue_usage; DROP TABLE queue_state; "
                           "PRAGMA user_version=4; "
                           "INSERT INTO users(name, role, token_hash, created_at) VALUES "
                           "('old', 'runner', 'h', 0)", NULL, NULL, NULL) == SQLITE_OK,
@@ -569,7 +570,9 @@ static void test_migrate_v6(void)
     KT_CHECK(sqlite3_open(p2, &h) == SQLITE_OK &&
              sqlite3_exec(h, "ALTER TABLE submissions DROP COLUMN event_count;"
                              "ALTER TABLE submissions DROP COLUMN event_bytes;"
-                             "DROP TABLE shape_medians; PRAGMA user_version=6",
+                             "DROP TABLE shape_medians; "
+                             "ALTER TABLE submissions DROP COLUMN claimed_ms; DROP TABLE queue_usage; DROP TABLE queue_state; "
+                             "PRAGMA user_version=6",
                           NULL, NULL, NULL) == SQLITE_OK, "back to version 6: %s", sqlite3_errmsg(h));
     sqlite3_close(h);
     db = NULL;
@@ -643,7 +646,8 @@ static void test_migrate_v7(void)
     db_close(db);
     db = NULL;
     KT_CHECK(sqlite3_open(p2, &h) == SQLITE_OK &&
-             sqlite3_exec(h, "DROP TABLE shape_medians; PRAGMA user_version=7", NULL, NULL,
+             sqlite3_exec(h, "DROP TABLE shape_medians; " "ALTER TABLE submissions DROP COLUMN claimed_ms; DROP TABLE queue_usage; DROP TABLE queue_state; "
+                             "PRAGMA user_version=7", NULL, NULL,
                           NULL) == SQLITE_OK, "back to version 7: %s", sqlite3_errmsg(h));
     sqlite3_close(h);
     KT_CHECK(db_open(p2, &db, &err) == 0, "version 7 migrates: %s", err.msg);
