@@ -24,7 +24,8 @@ shipped, its judge replaced by a sleep that each source names with a
 runners for the scaling row. Its figures measure the server and the
 protocol, not a GPU. KJ_BENCH_FLOOD_S (default 40) sets each flood's
 length, KJ_BENCH_N (default 8) the latency samples, KJ_BENCH_BURST
-(default 40) the throughput burst.
+(default 40) the throughput burst; KJ_BENCH_LOGS names a folder that gets
+each service's server and runner log.
 """
 import argparse, http.client as httpc, json, os, shutil, statistics, subprocess, sys, tempfile, threading, time
 from urllib.parse import urlparse
@@ -86,6 +87,10 @@ class Service:
             except subprocess.TimeoutExpired:
                 p.kill()
         self.log.close()
+        keep = os.environ.get("KJ_BENCH_LOGS")  # a folder for the server's and runners' logs
+        if keep:
+            shutil.copy(os.path.join(self.tmp, "log"),
+                        os.path.join(keep, "queue-%s-%dgpu-%d.log" % (self.rule, self.gpus, int(time.time()))))
         shutil.rmtree(self.tmp, ignore_errors=True)
 
 

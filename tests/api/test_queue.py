@@ -14,7 +14,8 @@ so the order the server hands jobs out in is seen directly. Checks:
   claim holds a waiting slot that is given back;
 - fair share: with a heavy user's GPU time charged (queue_usage), a light
   user's job queued after the heavy user's jobs is claimed first and shows
-  queue position 1 in its event stream while the heavy user's oldest shows
+  queue position 1 in its event stream and GET /submissions/{id}
+  (queue_position, gone once claimed) while the heavy user's oldest shows
   3 (after the light and a leaderboard job of a third user); under
   --queue-rule fifo the same queue is claimed oldest first with the
   positions in arrival order;
@@ -156,7 +157,13 @@ def test_fair(tmp, rule):
         else:
             check((ph, pl, pb) == (1, 4, 5), "fifo: positions in arrival order", ph, pl, pb)
             want = h + [light, lb]
+        views = [kjrunner.sub(srv, toks[u], i) for u, i in (("light", light), ("heavy", h[0]), ("third", lb))]
+        check([v.get("queue_position") if v else None for v in views] == [pl, ph, pb],
+              "GET /submissions/{id} shows the same queue positions", views and [v and v.get("queue_position")
+                                                                             for v in views])
         got = [claimed_id(srv, toks["runner"]) for _ in range(5)]
+        done = kjrunner.sub(srv, toks["light"], light)
+        check(done is not None and "queue_position" not in done, "no queue position once claimed")
         check(got == want, "%s: claimed in the order the positions said" % rule, got, want)
     finally:
         srv.stop()
