@@ -182,7 +182,10 @@ static enum MHD_Result reclaim(struct http_req *r)
         cJSON_Delete(body);
         return res;
     }
-    if (!try_claim(r, gpu, runner, &res)) {
+    /* A stopping server hands out nothing more: the runner asks the next one. */
+    if (atomic_load(&r->srv->draining))
+        res = http_no_content(r);
+    else if (!try_claim(r, gpu, runner, &res)) {
         int64_t left_ms = r->wait.deadline_ms - wait_now_ms();
         if (r->wait.timed_out || left_ms <= 0)
             res = http_no_content(r);
