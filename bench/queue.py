@@ -173,7 +173,7 @@ def latency_split(svc, src):
             continue  # warm-up
         first = lambda e: seen.get(e, [None])[0]
         last = lambda e: seen.get(e, [None])[-1]
-        rows.append({"POST answered": t_post, "claimed (compiling event)": first("compiling"),
+        rows.append({"POST answered": t_post, "compile started (claim, boxes forked)": first("compiling"),
                      "compiled": first("compiled"), "last test": last("test"), "verdict": first("verdict")})
     out = []
     for k in rows[0]:
