@@ -43,7 +43,8 @@ COMMON_OBJ := $(COMMON_SRC:%.c=$(OBJ)/%.o)
 SERVER_OBJ := $(SERVER_SRC:%.c=$(OBJ)/%.o)
 RUNNER_OBJ := $(RUNNER_SRC:%.c=$(OBJ)/%.o) $(OBJ)/kernels/fatbin.o $(OBJ)/common/curlc.o
 # The client uses the directive parser and the server's line diff (pure code).
-CLI_OBJ := $(CLI_SRC:%.c=$(OBJ)/%.o) $(OBJ)/common/directive.o $(OBJ)/common/expr.o \
+CLI_OBJ := $(CLI_SRC:%.c=$(OBJ)/%.o) $(OBJ)/common/directive.o $(OBJ)/common/directive_nvrtc.o \
+           $(OBJ)/common/expr.o \
            $(OBJ)/common/kj_err.o $(OBJ)/common/kj_buf.o $(OBJ)/common/curlc.o \
            $(OBJ)/server/diff.o
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=build/tests/%)
@@ -110,22 +111,44 @@ build/kjudge-runner-fakegpu: $(OBJ)/runner/main_fakegpu.o $(OBJ)/tests/api/fakeg
                              $(COMMON_OBJ)
 	$(CC) $(CFLAGS) $^ -o $@ $(RUNNER_LIBS)
 
-# Unit tests: every tests/unit/test_X.c is one binary linked with every
-# module of the three programs (less their main), built with ASan and UBSan.
-build/libkj_asan.a: $(COMMON_SRC:%.c=$(SOBJ)/%.o) $(SERVER_SRC:%.c=$(SOBJ)/%.o) \
-                    $(RUNNER_SRC:%.c=$(SOBJ)/%.o) $(CLI_SRC:%.c=$(SOBJ)/%.o) $(SOBJ)/kernels/fatbin.o \
-                    $(CURL_SRC:%.c=$(SOBJ)/%.o)
+# Unit tests: every tests/unit/test_X.c is one binary built with ASan and
+# UBSan and linked with one archive per program (less its main): the
+# server's, the client's and common/ for every test; the runner's (and the
+# CUDA headers and libraries) only for a test that includes a header of
+# runner/ (or a file of it), so the server's tests build and run without a
+# CUDA toolkit.
+SAN_COMMON := build/libkj_common_asan.a
+SAN_SERVER := build/libkj_server_asan.a
+SAN_RUNNER := build/libkj_runner_asan.a
+SAN_CLI := build/libkj_cli_asan.a
+$(SAN_COMMON): $(COMMON_SRC:%.c=$(SOBJ)/%.o) $(CURL_SRC:%.c=$(SOBJ)/%.o)
+$(SAN_SERVER): $(SERVER_SRC:%.c=$(SOBJ)/%.o)
+$(SAN_RUNNER): $(RUNNER_SRC:%.c=$(SOBJ)/%.o) $(SOBJ)/kernels/fatbin.o
+$(SAN_CLI): $(CLI_SRC:%.c=$(SOBJ)/%.o)
+$(SAN_COMMON) $(SAN_SERVER) $(SAN_RUNNER) $(SAN_CLI):
 	@rm -f $@
 	ar rcs $@ $^
 
-build/tests/%: tests/unit/%.c tests/unit/kt.h build/libkj_asan.a
+empty :=
+space := $(empty) $(empty)
+RUNNER_H_RE := $(subst $(space),|,$(strip $(notdir $(wildcard runner/*.h))))
+UNIT_RUNNER_SRC := $(shell grep -lE '^\#include "(\.\./\.\./runner/.*|$(RUNNER_H_RE))"' $(UNIT_SRC) /dev/null)
+UNIT_RUNNER_BIN := $(UNIT_RUNNER_SRC:tests/unit/%.c=build/tests/%)
+
+build/tests/%: tests/unit/%.c tests/unit/kt.h $(SAN_SERVER) $(SAN_CLI) $(SAN_COMMON)
 	@mkdir -p build/tests
-	$(CC) $(CFLAGS_BASE) $(CUDA_INC) -O1 $(SAN) -Iserver -Irunner -Icli -Itests/unit $< build/libkj_asan.a -o $@ \
-	    $(SERVER_LIBS) $(RUNNER_LIBS)
+	$(CC) $(CFLAGS_BASE) -O1 $(SAN) -Iserver -Icli -Itests/unit $< $(SAN_SERVER) $(SAN_CLI) \
+	    $(SAN_COMMON) -o $@ $(SERVER_LIBS) $(CLI_LIBS)
+
+$(UNIT_RUNNER_BIN): build/tests/%: tests/unit/%.c tests/unit/kt.h $(SAN_RUNNER) $(SAN_SERVER) \
+                    $(SAN_CLI) $(SAN_COMMON)
+	@mkdir -p build/tests
+	$(CC) $(CFLAGS_BASE) $(CUDA_INC) -O1 $(SAN) -Iserver -Irunner -Icli -Itests/unit $< \
+	    $(SAN_RUNNER) $(SAN_SERVER) $(SAN_CLI) $(SAN_COMMON) -o $@ $(SERVER_LIBS) $(RUNNER_LIBS)
 
 # The server under ASan and UBSan, for the schema run (tests/api/test_schema.py).
-build/kjudge-server-asan: $(SOBJ)/server/main.o build/libkj_asan.a
-	$(CC) $(CFLAGS_BASE) -O1 $(SAN) $< build/libkj_asan.a -o $@ $(SERVER_LIBS)
+build/kjudge-server-asan: $(SOBJ)/server/main.o $(SAN_SERVER) $(SAN_COMMON)
+	$(CC) $(CFLAGS_BASE) -O1 $(SAN) $^ -o $@ $(SERVER_LIBS)
 
 # Fuzz harnesses: every tests/fuzz/fuzz_X.c is one libFuzzer binary linked
 # with every module of common/ and server/ (less main.c) from one archive, so

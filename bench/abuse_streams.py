@@ -30,76 +30,38 @@ import http.client
 import json
 import os
 import socket
-import subprocess
 import sys
 import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
+import kjservice  # noqa: E402
+from kjhttp import Client  # noqa: E402
 SOURCE = ("//!kjudge launch quant grid=(ceil_div(T*H/GS, 8)) block=(32, 8)\n"
           "extern \"C\" __global__ void quant(const float* x, float* x_q, float* x_s,\n"
           "                                  int T, int H, int GS) {}\n")
-BOUNDARY = "----kjudgeabuse41c"
 
 
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    p = s.getsockname()[1]
-    s.close()
-    return p
+class Srv(kjservice.Server):
+    """tests/lib's server, built from binary, started at once; .admin is its
+    admin token. req() answers (status, JSON or None)."""
 
-
-class Srv:
     def __init__(self, binary, tmp):
-        self.bin, self.tmp, self.port = binary, tmp, free_port()
-        self.db = os.path.join(tmp, "k.db")
-        conf = os.path.join(tmp, "k.conf")
-        self.admin = os.urandom(16).hex()
-        with open(conf, "w") as f:
-            f.write("admin_token = %s\n" % self.admin)
-        self.proc = subprocess.Popen([binary, "serve", "--port", str(self.port), "--db", self.db, "--config", conf,
-                                      "--rate-limit-test", "0", "--rate-limit-benchmark", "0",
-                                      "--rate-limit-leaderboard", "0",
-                                      "--leaderboards", os.path.join(ROOT, "leaderboards"),
-                                      "--openapi", os.path.join(ROOT, "server", "openapi.json")],
-                                     cwd=tmp, stdout=subprocess.DEVNULL, stderr=open(os.path.join(tmp, "log"), "w"))
-        for _ in range(150):
-            try:
-                if self.req("GET", "/healthz")[0] == 200:
-                    break
-            except OSError:
-                time.sleep(0.1)
-
-    def cli(self, *a):
-        return subprocess.run([self.bin, *a, "--db", self.db], capture_output=True, text=True).stdout.strip()
+        super().__init__(tmp, extra=["--openapi", os.path.join(ROOT, "server", "openapi.json")], binary=binary)
+        if not self.start():
+            raise RuntimeError("the server did not start; see %s" % os.path.join(tmp, "server.log"))
+        self.admin = self.printed().strip()
+        self.c = Client(self.port)
 
     def req(self, method, path, token=None, body=None, ctype=None, timeout=30):
-        c = http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout)
-        h = {}
-        if token:
-            h["Authorization"] = "Bearer " + token
-        if ctype:
-            h["Content-Type"] = ctype
-        try:
-            c.request(method, path, body=body, headers=h)
-            r = c.getresponse()
-            raw = r.read()
-        finally:
-            c.close()
-        try:
-            data = json.loads(raw)
-        except ValueError:
-            data = None
-        return r.status, data
+        st, _, data, _ = self.c.request(method, path, token, body, {"Content-Type": ctype} if ctype else None,
+                                        timeout=timeout, runner=True)
+        return st, data
 
     def submit(self, token, gpu="B200", mode="test"):
-        parts = ["--%s\r\nContent-Disposition: form-data; name=\"%s\"\r\n\r\n%s\r\n" % (BOUNDARY, k, v)
-                 for k, v in (("leaderboard", "fp8_quant"), ("gpu", gpu), ("mode", mode))]
-        parts.append("--%s\r\nContent-Disposition: form-data; name=\"file\"; filename=\"k.cu\"\r\n\r\n%s\r\n--%s--\r\n"
-                     % (BOUNDARY, SOURCE, BOUNDARY))
-        st, d = self.req("POST", "/api/v1/submissions", token, "".join(parts).encode(),
-                         "multipart/form-data; boundary=" + BOUNDARY)
+        st, _, d, _ = self.c.submit(token, [("leaderboard", "fp8_quant"), ("gpu", gpu), ("mode", mode)],
+                                    [("file", "k.cu", SOURCE.encode())])
         return d["id"] if st == 202 else None
 
     def post(self, path, obj, token):
@@ -113,16 +75,22 @@ class Srv:
         return 0
 
     def stop(self):
-        self.proc.terminate()
-        try:
-            self.proc.wait(20)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
+        return super().stop(timeout=20)
 
 
-def raw_get(port, path, token=None, accept=None):
-    """Send a GET and return the socket without reading the answer."""
-    s = socket.create_connection(("127.0.0.1", port), timeout=10)
+def attacker_addr(i):
+    """The loopback address attacker socket i comes from: 200 per address from
+    127.0.0.2 on, so the per-address connection limit does not hide the
+    global limits, and the victims' requests (from 127.0.0.1) are not
+    counted with the attacker's."""
+    return "127.0.0.%d" % (2 + i // 200)
+
+
+def raw_get(port, path, token=None, accept=None, src=None):
+    """Send a GET (from address src, default 127.0.0.1) and return the
+    socket without reading the answer."""
+    s = socket.create_connection(("127.0.0.1", port), timeout=10,
+                                 source_address=(src, 0) if src else None)
     h = "GET %s HTTP/1.1\r\nHost: x\r\n" % path
     if token:
         h += "Authorization: Bearer %s\r\n" % token
@@ -176,7 +144,8 @@ def tally(xs):
 
 def attack_waits(srv, t, n, rows):
     sid = srv.submit(t["alice"])
-    socks = [raw_get(srv.port, "/api/v1/submissions/%d?wait=1&timeout=600" % sid) for _ in range(n)]
+    socks = [raw_get(srv.port, "/api/v1/submissions/%d?wait=1&timeout=600" % sid, src=attacker_addr(i))
+             for i in range(n)]
     time.sleep(1.0)
     st = [status_now(s) for s in socks]
     rows.append(("1", "%d anonymous ?wait=1 on alice's queued submission" % n,
@@ -199,8 +168,9 @@ def attack_waits(srv, t, n, rows):
 
 def attack_streams(srv, t, n, rows):
     sid = srv.submit(t["bob"])
-    socks = [raw_get(srv.port, "/api/v1/submissions/%d/events?stream=1" % sid, t["bob"], "text/event-stream")
-             for _ in range(n)]
+    socks = [raw_get(srv.port, "/api/v1/submissions/%d/events?stream=1" % sid, t["bob"], "text/event-stream",
+                     src=attacker_addr(i))
+             for i in range(n)]
     time.sleep(1.0)
     st = []
     for s in socks:
@@ -338,8 +308,8 @@ def fresh(binary, tmp, n):
     d = os.path.join(tmp, "s%s" % n)
     os.makedirs(d)
     srv = Srv(binary, d)
-    t = {n: srv.cli("user", "add", n) for n in ("alice", "bob", "carol")}
-    t["runner"] = srv.cli("runner", "add", "r1")
+    t = {n: srv.user(n) for n in ("alice", "bob", "carol")}
+    t["runner"] = srv.runner_token("r1", "H200,B200")
     return srv, t
 
 

@@ -46,9 +46,12 @@ def main():
     a = ap.parse_args()
     os.environ["KJUDGE_SERVER_BIN"] = os.path.abspath(a.server)
     sys.path.insert(0, os.path.join(ROOT, "tests", "api"))
-    global test_api, GOOD
-    import test_api  # noqa: E402  (reads KJUDGE_SERVER_BIN)
-    GOOD = test_api.GOOD_SOURCE.encode()
+    sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
+    global kjhttp, kjservice, GOOD
+    import kjhttp  # noqa: E402
+    import kjservice  # noqa: E402  (reads KJUDGE_SERVER_BIN)
+    import kjtest  # noqa: E402
+    GOOD = kjtest.GOOD_SOURCE.encode()
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, 8192), hard))
     rows = []
@@ -73,13 +76,13 @@ def main():
 
 class Harness:
     def __init__(self, tmp):
-        self.srv = test_api.Server(tmp)
+        self.srv = kjservice.Server(tmp)
         self.c = None
 
     def start(self):
         if not self.srv.start():
             return False
-        self.c = test_api.Client(self.srv.port)
+        self.c = kjhttp.Client(self.srv.port)
         if not hasattr(self, "alice"):
             self.admin = self.srv.printed().strip()
             self.alice = self.srv.cli("user", "add", "alice", "--db", self.srv.db)[1].strip()
@@ -262,7 +265,7 @@ def lenient(h, a):
     row = new_row("lenient parsing")
     notes = []
     before, users = h.count()
-    body, ctype = test_api.multipart([("leaderboard", "fp8_quant\0evil"), ("gpu", "H200")],
+    body, ctype = kjhttp.multipart([("leaderboard", "fp8_quant\0evil"), ("gpu", "H200")],
                                      [("file", "k.cu", GOOD)])
     st, hd, d = post_raw(h, body, ctype, h.alice)
     tally(row, st, hd)

@@ -30,7 +30,6 @@ import random
 import re
 import shutil
 import signal
-import socket
 import statistics
 import subprocess
 import sys
@@ -39,7 +38,10 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tests", "api"))
-from test_api import result_body  # noqa: E402  (the API tests' realistic runner result)
+sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
+import kjservice  # noqa: E402
+from kjhttp import free_port  # noqa: E402
+from kjtest import result_body  # noqa: E402  (the API tests' realistic runner result)
 
 SERVER = os.path.join(ROOT, "bin", "kjudge-server")
 BOARD = "fp8_quant"
@@ -48,14 +50,6 @@ SOURCE = ("//!kjudge launch quant grid=(ceil_div(T*H/GS, 8)) block=(32, 8)\n"
           "extern \"C\" __global__ void quant(const float* x, float* x_q, float* x_s,\n"
           "                                  int T, int H, int GS) {}\n")
 BOUNDARY = "----kjudgebench5f1c"
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    p = s.getsockname()[1]
-    s.close()
-    return p
 
 
 def ensure_tools():
@@ -113,24 +107,12 @@ class Conn:
 
 
 def start_server(tmp, port):
-    conf = os.path.join(tmp, "k.conf")
-    with open(conf, "w") as f:
-        f.write("admin_token = %s\n" % os.urandom(16).hex())
-    log = open(os.path.join(tmp, "server.log"), "w")
-    p = subprocess.Popen([SERVER, "serve", "--port", str(port), "--db", os.path.join(tmp, "k.db"), "--config", conf,
-                          "--leaderboards", os.path.join(ROOT, "leaderboards"), "--web", os.path.join(ROOT, "web"),
-                          "--rate-limit-test", "0", "--rate-limit-benchmark", "0", "--rate-limit-leaderboard", "0"],
-                         cwd=tmp, stdout=subprocess.DEVNULL, stderr=log)
-    for _ in range(200):
-        try:
-            c = http.client.HTTPConnection("127.0.0.1", port, timeout=1)
-            c.request("GET", "/healthz")
-            if c.getresponse().status == 200:
-                return p, open(conf).read().split("=", 1)[1].strip()
-        except OSError:
-            time.sleep(0.05)
-    p.kill()
-    raise RuntimeError("the server did not start; see %s/server.log" % tmp)
+    """tests/lib's server on port, without rate limits; returns it and its admin token."""
+    srv = kjservice.Server(tmp, port=port)
+    if not srv.start():
+        srv.stop(signal.SIGKILL)
+        raise RuntimeError("the server did not start; see %s/server.log" % tmp)
+    return srv, srv.printed().strip()
 
 
 def result(score):
@@ -288,9 +270,8 @@ def main():
     try:
         port, nport = free_port(), free_port()
         srv, admin = start_server(tmp, port)
-        procs.append(srv)
-        runner = subprocess.run([SERVER, "runner", "add", "bench", "--gpu", "H200", "--db", os.path.join(tmp, "k.db")],
-                                capture_output=True, text=True).stdout.strip()
+        procs.append(srv.proc)
+        runner = srv.runner_token("bench", "H200")
         t0 = time.time()
         fill(port, admin, runner, a.users, a.per_user)
         fill_s = time.time() - t0

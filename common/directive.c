@@ -15,8 +15,11 @@
  *   be written "smem=(a + b)". grid/block/cluster must be "(E[,E[,E]])".
  * - Expressions are stored trimmed; each must fit EXPR_MAX_LEN - 1 bytes.
  * - "no launch line" is the one error with no line: err->line is 0.
+ *
+ * The names and evaluation are in directive_eval.c, the NVRTC allow-list
+ * in directive_nvrtc.c (shared: directive_int.h).
  */
-#include "directive.h"
+#include "directive_int.h"
 
 #include <inttypes.h>
 #include <stdarg.h>
@@ -26,16 +29,10 @@
 #define DIR_PREFIX "//!kjudge"
 #define DIR_PREFIX_LEN 9
 #define DIR_MAX_LINE 4096     /* bytes of one directive line after the prefix */
-#define DIR_SHOW 32           /* bytes of user text quoted in a message */
-#define DIR_MAX_WORKSPACE (INT64_C(1) << 34)
 
 /* ---- errors ---- */
 
-static int dir_fail(struct kj_err *err, int line, const char *file, int src_line,
-                    const char *fmt, ...) __attribute__((format(printf, 5, 6)));
-
-/* Fill err with "line N: <message>" and err->line = N. */
-static int dir_fail(struct kj_err *err, int line, const char *file, int src_line,
+int dir_fail(struct kj_err *err, int line, const char *file, int src_line,
                     const char *fmt, ...)
 {
     char what[KJ_ERR_MSG];
@@ -49,12 +46,8 @@ static int dir_fail(struct kj_err *err, int line, const char *file, int src_line
         err->line = line;
     return KJ_EINVAL;
 }
-#define DFAIL(err, line, ...) dir_fail((err), (line), __FILE__, __LINE__, __VA_ARGS__)
 
-/* Printable copy of n bytes of user text, cut at max (<= DIR_SHOW) bytes. */
-struct shown { char s[DIR_SHOW + 4]; };
-
-static struct shown show_max(const char *s, size_t n, size_t max)
+struct shown dir_show_max(const char *s, size_t n, size_t max)
 {
     struct shown out;
     kj_printable(out.s, max + 1, s, n);
@@ -63,19 +56,14 @@ static struct shown show_max(const char *s, size_t n, size_t max)
     return out;
 }
 
-static struct shown show(const char *s, size_t n)
+struct shown dir_show(const char *s, size_t n)
 {
-    return show_max(s, n, DIR_SHOW);
+    return dir_show_max(s, n, DIR_SHOW);
 }
-
-static int is_blank(int c) { return c == ' ' || c == '\t'; }
-static int is_alpha(int c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
-static int is_digit(int c) { return c >= '0' && c <= '9'; }
-static int is_alnum(int c) { return is_alpha(c) || is_digit(c); }
 
 static const char *skip_blanks(const char *p)
 {
-    while (is_blank(*p))
+    while (dir_is_blank(*p))
         p++;
     return p;
 }
@@ -84,7 +72,7 @@ static const char *skip_blanks(const char *p)
 static size_t word_len(const char *p)
 {
     size_t n = 0;
-    while (p[n] != '\0' && !is_blank(p[n]))
+    while (p[n] != '\0' && !dir_is_blank(p[n]))
         n++;
     return n;
 }
@@ -97,11 +85,11 @@ static int store_expr(int line, const char *label, const char *s, size_t n, char
 {
     struct kj_err e;
 
-    while (n > 0 && is_blank(*s)) {
+    while (n > 0 && dir_is_blank(*s)) {
         s++;
         n--;
     }
-    while (n > 0 && is_blank(s[n - 1]))
+    while (n > 0 && dir_is_blank(s[n - 1]))
         n--;
     if (n == 0)
         return DFAIL(err, line, "%s: empty expression", label);
@@ -123,7 +111,7 @@ static int scan_value(int line, const char *key, const char **pp, size_t *n,
     const char *p = *pp;
     int depth = 0;
 
-    while (*p != '\0' && !(depth == 0 && is_blank(*p))) {
+    while (*p != '\0' && !(depth == 0 && dir_is_blank(*p))) {
         if (*p == '(') {
             depth++;
         } else if (*p == ')') {
@@ -146,7 +134,7 @@ static int all_blank(const char *s, size_t n)
 {
     size_t i;
     for (i = 0; i < n; i++)
-        if (!is_blank(s[i]))
+        if (!dir_is_blank(s[i]))
             return 0;
     return 1;
 }
@@ -166,7 +154,7 @@ static int split_list(int line, const char *key, const char *v, size_t n,
     }
     if (v[0] != '(' || i != n - 1)
         return DFAIL(err, line, "launch: %s must be a parenthesized list such as "
-                     "%s=(X, Y, Z), got '%s'", key, key, show(v, n).s);
+                     "%s=(X, Y, Z), got '%s'", key, key, dir_show(v, n).s);
     *ncomp = 0;
     for (i = 1; i < n; i++) {
         if (v[i] == '(')
@@ -180,7 +168,7 @@ static int split_list(int line, const char *key, const char *v, size_t n,
             return DFAIL(err, line, "launch: %s has more than 3 components", key);
         if (all_blank(v + piece, i - piece))
             return DFAIL(err, line, "launch: %s: empty component %d in '%s'", key, *ncomp + 1,
-                         show(v, n).s);
+                         dir_show(v, n).s);
         snprintf(label, sizeof label, "%s.%c", key, "xyz"[*ncomp]);
         if ((rc = store_expr(line, label, v + piece, i - piece, comps[*ncomp], err)) != 0)
             return rc;
@@ -203,7 +191,7 @@ static const struct launch_key {
 
 static int kernel_char_ok(int c, int depth)
 {
-    return is_alnum(c) || c == ':' || c == '<' || c == '>' ||
+    return dir_is_alnum(c) || c == ':' || c == '<' || c == '>' ||
            (depth > 0 && (c == ',' || c == ' '));
 }
 
@@ -216,18 +204,18 @@ static int scan_kernel(int line, const char **pp, char *out, struct kj_err *err)
 
     if (*p == '\0' || *p == '=')
         return DFAIL(err, line, "launch: missing kernel name");
-    if (!is_alpha(*p) && *p != ':')
+    if (!dir_is_alpha(*p) && *p != ':')
         return DFAIL(err, line, "launch: kernel name must start with a letter, '_' or "
-                     "'::', got '%s'", show(p, word_len(p)).s);
-    for (; *p != '\0' && !(depth == 0 && is_blank(*p)); p++) {
+                     "'::', got '%s'", dir_show(p, word_len(p)).s);
+    for (; *p != '\0' && !(depth == 0 && dir_is_blank(*p)); p++) {
         if (*p == '=' && depth == 0)
             return DFAIL(err, line, "launch: missing kernel name before '%s'",
-                         show(start, word_len(start)).s);
+                         dir_show(start, word_len(start)).s);
         if (*p == '=') /* ran on past a '<' into "key=" */
             return DFAIL(err, line, "launch: unbalanced '<' in kernel name");
         if (!kernel_char_ok((unsigned char)*p, depth))
             return DFAIL(err, line, "launch: bad character '%s' in kernel name",
-                         show(p, 1).s);
+                         dir_show(p, 1).s);
         if (*p == '<')
             depth++;
         else if (*p == '>' && --depth < 0)
@@ -237,7 +225,7 @@ static int scan_kernel(int line, const char **pp, char *out, struct kj_err *err)
         return DFAIL(err, line, "launch: unbalanced '<' in kernel name");
     if (*skip_blanks(p) == '=')
         return DFAIL(err, line, "launch: missing kernel name before '%s'",
-                     show(start, (size_t)(p - start)).s);
+                     dir_show(start, (size_t)(p - start)).s);
     if ((size_t)(p - start) >= DIR_MAX_KERNEL)
         return DFAIL(err, line, "launch: kernel name too long (max %d characters)",
                      DIR_MAX_KERNEL - 1);
@@ -255,17 +243,17 @@ static int parse_launch_item(int line, struct dir_launch *l, const char **pp, in
     size_t klen = 0, vlen = 0, i;
     int rc;
 
-    while (is_alnum(p[klen]))
+    while (dir_is_alnum(p[klen]))
         klen++;
     if (klen == 0 || *skip_blanks(p + klen) != '=')
         return DFAIL(err, line, "launch: expected key=value, got '%s' (an expression with "
-                     "spaces needs parentheses)", show(p, word_len(p)).s);
+                     "spaces needs parentheses)", dir_show(p, word_len(p)).s);
     for (i = 0; i < sizeof launch_keys / sizeof launch_keys[0]; i++)
         if (strlen(launch_keys[i].name) == klen && memcmp(launch_keys[i].name, key, klen) == 0)
             break;
     if (i == sizeof launch_keys / sizeof launch_keys[0])
         return DFAIL(err, line, "launch: unknown key '%s' (expected grid, block, smem or "
-                     "cluster)", show(key, klen).s);
+                     "cluster)", dir_show(key, klen).s);
     if (*seen & launch_keys[i].bit)
         return DFAIL(err, line, "launch: duplicate key '%s'", launch_keys[i].name);
     *seen |= launch_keys[i].bit;
@@ -321,15 +309,15 @@ static int parse_leaderboard(struct directives *d, int line, const char *p,
     if (n == 0)
         return DFAIL(err, line, "leaderboard: missing name");
     for (i = 0; i < n; i++)
-        if (!((p[i] >= 'a' && p[i] <= 'z') || is_digit(p[i]) || p[i] == '_'))
+        if (!((p[i] >= 'a' && p[i] <= 'z') || dir_is_digit(p[i]) || p[i] == '_'))
             return DFAIL(err, line, "leaderboard: bad name '%s' (use a-z, 0-9 and _)",
-                         show(p, n).s);
+                         dir_show(p, n).s);
     if (n >= sizeof d->leaderboard)
         return DFAIL(err, line, "leaderboard: name too long (max %zu characters)",
                      sizeof d->leaderboard - 1);
     if (*skip_blanks(p + n) != '\0')
         return DFAIL(err, line, "leaderboard: unexpected '%s' after the name",
-                     show(skip_blanks(p + n), word_len(skip_blanks(p + n))).s);
+                     dir_show(skip_blanks(p + n), word_len(skip_blanks(p + n))).s);
     memcpy(d->leaderboard, p, n);
     d->leaderboard[n] = '\0';
     d->leaderboard_line = line;
@@ -345,7 +333,7 @@ static int one_word(int line, const char *verb, const char **pp, size_t *n, stru
     rest = skip_blanks(p + *n);
     if (*n > 0 && *rest != '\0')
         return DFAIL(err, line, "%s: unexpected '%s' after the name", verb,
-                     show(rest, word_len(rest)).s);
+                     dir_show(rest, word_len(rest)).s);
     *pp = p;
     return 0;
 }
@@ -362,9 +350,9 @@ static int parse_gpu(struct directives *d, int line, const char *p, struct kj_er
     if (n == 0)
         return DFAIL(err, line, "gpu: missing name (a GPU type of the leaderboard, e.g. H200)");
     for (i = 0; i < n; i++)
-        if (!(is_alnum(p[i]) || p[i] == '-'))
+        if (!(dir_is_alnum(p[i]) || p[i] == '-'))
             return DFAIL(err, line, "gpu: bad name '%s' (use A-Z, a-z, 0-9, _ and -)",
-                         show(p, n).s);
+                         dir_show(p, n).s);
     if (n >= sizeof d->gpu)
         return DFAIL(err, line, "gpu: name too long (max %zu characters)", sizeof d->gpu - 1);
     memcpy(d->gpu, p, n);
@@ -393,7 +381,7 @@ static int parse_mode(struct directives *d, int line, const char *p, struct kj_e
             return 0;
         }
     }
-    return DFAIL(err, line, "mode: '%s' is not test, benchmark or leaderboard", show(p, n).s);
+    return DFAIL(err, line, "mode: '%s' is not test, benchmark or leaderboard", dir_show(p, n).s);
 }
 
 static int parse_workspace(struct directives *d, int line, const char *p,
@@ -412,9 +400,6 @@ static int parse_workspace(struct directives *d, int line, const char *p,
     return 0;
 }
 
-/* Write the allow-list for messages into buf. */
-static void nvrtc_allowed_list(char *buf, size_t sz);
-
 static int parse_nvrtc(struct directives *d, int line, const char *p, struct kj_err *err)
 {
     char allowed[200];
@@ -425,15 +410,15 @@ static int parse_nvrtc(struct directives *d, int line, const char *p, struct kj_
         n = word_len(p);
         if (n >= DIR_MAX_OPT)
             return DFAIL(err, line, "nvrtc: option '%s' is too long (max %d characters)",
-                         show(p, n).s, DIR_MAX_OPT - 1);
+                         dir_show(p, n).s, DIR_MAX_OPT - 1);
         if (d->nnvrtc >= DIR_MAX_NVRTC)
             return DFAIL(err, line, "too many nvrtc options (max %d)", DIR_MAX_NVRTC);
         memcpy(d->nvrtc[d->nnvrtc], p, n);
         d->nvrtc[d->nnvrtc][n] = '\0';
         if (!dir_nvrtc_allowed(d->nvrtc[d->nnvrtc])) {
-            nvrtc_allowed_list(allowed, sizeof allowed);
+            dir_nvrtc_allowed_list(allowed, sizeof allowed);
             return DFAIL(err, line, "nvrtc option '%s' not allowed; allowed: %s",
-                         show_max(p, n, 20).s, allowed);
+                         dir_show_max(p, n, 20).s, allowed);
         }
         d->nvrtc_line[d->nnvrtc++] = line;
     }
@@ -467,7 +452,7 @@ static int parse_directive(struct directives *d, int line, const char *text,
     if (n == 5 && memcmp(verb, "nvrtc", 5) == 0)
         return parse_nvrtc(d, line, verb + n, err);
     return DFAIL(err, line, "unknown directive '%s' (expected leaderboard, gpu, mode, launch, "
-                 "workspace or nvrtc)", show(verb, n).s);
+                 "workspace or nvrtc)", dir_show(verb, n).s);
 }
 
 /* One source line (n bytes, without its '\n' and '\r'); ignored unless it
@@ -478,14 +463,14 @@ static int handle_line(struct directives *d, int line, const char *s, size_t n,
     char buf[DIR_MAX_LINE];
     size_t i = 0;
 
-    while (i < n && is_blank(s[i]))
+    while (i < n && dir_is_blank(s[i]))
         i++;
     if (n - i < DIR_PREFIX_LEN || memcmp(s + i, DIR_PREFIX, DIR_PREFIX_LEN) != 0)
         return 0;
     i += DIR_PREFIX_LEN;
-    if (i < n && !is_blank(s[i]))
+    if (i < n && !dir_is_blank(s[i]))
         return DFAIL(err, line, "'//!kjudge' must be followed by a blank and a directive, "
-                     "got '//!kjudge%s'", show(s + i, n - i).s);
+                     "got '//!kjudge%s'", dir_show(s + i, n - i).s);
     if (n - i >= sizeof buf)
         return DFAIL(err, line, "directive too long (max %zu bytes)", sizeof buf - 1);
     memcpy(buf, s + i, n - i);
@@ -521,265 +506,5 @@ int dir_parse(const char *src, size_t len, struct directives *out, struct kj_err
     if (out->nlaunch == 0)
         return KJ_FAIL(err, KJ_EINVAL, "no '//!kjudge launch' line: a submission must "
                        "declare at least one kernel launch");
-    return 0;
-}
-
-/* ---- names and evaluation ---- */
-
-/* "T, H, GS" into buf, or "none". */
-static void known_list(const struct expr_vars *vars, char *buf, size_t sz)
-{
-    size_t used = 0, n;
-    int i;
-
-    buf[0] = '\0';
-    for (i = 0; vars != NULL && vars->names != NULL && i < vars->n; i++) {
-        n = strlen(vars->names[i]);
-        if (used + n + 3 > sz)
-            break;
-        if (used > 0) {
-            memcpy(buf + used, ", ", 2);
-            used += 2;
-        }
-        memcpy(buf + used, vars->names[i], n + 1);
-        used += n;
-    }
-    if (used == 0)
-        snprintf(buf, sz, "none");
-}
-
-static void label_of(char *buf, size_t sz, const char *key, int comp)
-{
-    if (comp < 0)
-        snprintf(buf, sz, "%s", key);
-    else
-        snprintf(buf, sz, "%s.%c", key, "xyz"[comp]);
-}
-
-static int check_one(int line, const char *key, int comp, const char *text,
-                     const struct expr_vars *vars, struct kj_err *err)
-{
-    char name[EXPR_MAX_LEN], known[128], label[24];
-    struct kj_err e;
-
-    kj_err_clear(&e);
-    if (expr_check_unknown(text, vars, name, sizeof name, &e) == 0)
-        return 0;
-    label_of(label, sizeof label, key, comp);
-    if (name[0] != '\0') {
-        known_list(vars, known, sizeof known);
-        return DFAIL(err, line, "unknown variable '%s' in %s (known: %s)",
-                     show(name, strlen(name)).s, label, known);
-    }
-    return DFAIL(err, line, "%s: %s", label, e.msg);
-}
-
-int dir_check_names(const struct directives *d, const struct expr_vars *vars,
-                    struct kj_err *err)
-{
-    const struct dir_launch *l;
-    int i, c, rc = 0;
-
-    for (i = 0; i < d->nlaunch && rc == 0; i++) {
-        l = &d->launch[i];
-        for (c = 0; c < l->ngrid && rc == 0; c++)
-            rc = check_one(l->line, "grid", c, l->grid[c], vars, err);
-        for (c = 0; c < l->nblock && rc == 0; c++)
-            rc = check_one(l->line, "block", c, l->block[c], vars, err);
-        for (c = 0; c < l->ncluster && rc == 0; c++)
-            rc = check_one(l->line, "cluster", c, l->cluster[c], vars, err);
-        if (rc == 0 && l->smem[0] != '\0')
-            rc = check_one(l->line, "smem", -1, l->smem, vars, err);
-    }
-    if (rc == 0 && d->workspace[0] != '\0')
-        rc = check_one(d->workspace_line, "workspace", -1, d->workspace, vars, err);
-    return rc;
-}
-
-/* Evaluate text and check lo <= value <= hi. */
-static int eval_range(int line, const char *key, int comp, const char *text,
-                      const struct expr_vars *vars, int64_t lo, int64_t hi, int64_t *v,
-                      struct kj_err *err)
-{
-    char label[24];
-    struct kj_err e;
-    int rc;
-
-    kj_err_clear(&e);
-    label_of(label, sizeof label, key, comp);
-    if ((rc = expr_eval(text, vars, v, &e)) != 0) {
-        if (rc != KJ_EINVAL)
-            return KJ_FAIL(err, rc, "line %d: %s: %s", line, label, e.msg);
-        return DFAIL(err, line, "%s: %s", label, e.msg);
-    }
-    if (*v < lo)
-        return DFAIL(err, line, "%s = %" PRId64 ", must be >= %" PRId64, label, *v, lo);
-    if (*v > hi)
-        return DFAIL(err, line, "%s = %" PRId64 " is too large (max %" PRId64 ")", label, *v,
-                     hi);
-    return 0;
-}
-
-/* Evaluate n components of a list into dims (missing ones stay 1). */
-static int eval_list(int line, const char *key, int n, const char comps[3][EXPR_MAX_LEN],
-                     const struct expr_vars *vars, uint32_t dims[3], struct kj_err *err)
-{
-    int64_t v;
-    int c, rc;
-
-    for (c = 0; c < 3; c++)
-        dims[c] = 1;
-    for (c = 0; c < n && c < 3; c++) {
-        if ((rc = eval_range(line, key, c, comps[c], vars, 1, INT32_MAX, &v, err)) != 0)
-            return rc;
-        dims[c] = (uint32_t)v;
-    }
-    return 0;
-}
-
-int dir_eval_launch(const struct dir_launch *l, const struct expr_vars *vars,
-                    struct dir_dims *out, struct kj_err *err)
-{
-    int64_t v = 0;
-    int rc;
-
-    memset(out, 0, sizeof *out);
-    if (l->ngrid < 1 || l->ngrid > 3 || l->nblock < 1 || l->nblock > 3 ||
-        l->ncluster < 0 || l->ncluster > 3)
-        return KJ_FAIL(err, KJ_EINTERNAL, "line %d: launch was not filled by dir_parse",
-                       l->line);
-    if ((rc = eval_list(l->line, "grid", l->ngrid, l->grid, vars, out->grid, err)) != 0 ||
-        (rc = eval_list(l->line, "block", l->nblock, l->block, vars, out->block, err)) != 0 ||
-        (rc = eval_list(l->line, "cluster", l->ncluster, l->cluster, vars, out->cluster,
-                        err)) != 0)
-        return rc;
-    out->has_cluster = l->ncluster > 0;
-    if (l->smem[0] != '\0' &&
-        (rc = eval_range(l->line, "smem", -1, l->smem, vars, 0, UINT32_MAX, &v, err)) != 0)
-        return rc;
-    out->smem = (uint32_t)v;
-    return 0;
-}
-
-int dir_eval_workspace(const struct directives *d, const struct expr_vars *vars,
-                       uint64_t *out, struct kj_err *err)
-{
-    int64_t v;
-    int rc;
-
-    *out = 0;
-    if (d->workspace[0] == '\0')
-        return 0;
-    rc = eval_range(d->workspace_line, "workspace", -1, d->workspace, vars, 0,
-                    DIR_MAX_WORKSPACE, &v, err);
-    if (rc == 0)
-        *out = (uint64_t)v;
-    return rc;
-}
-
-/* ---- the NVRTC allow-list ---- */
-
-enum opt_kind {
-    OPT_EXACT,  /* the text itself */
-    OPT_BOOL,   /* text followed by true or false */
-    OPT_REGS,   /* text followed by a register count 16..255 */
-    OPT_DEFINE  /* -DNAME or -DNAME=VALUE, VALUE of [A-Za-z0-9_.] */
-};
-
-static const struct nvrtc_rule {
-    const char *text;
-    enum opt_kind kind;
-    const char *shown; /* how the allow-list message shows it; NULL = an alias */
-} nvrtc_rules[] = {
-    {"--use_fast_math", OPT_EXACT, "--use_fast_math"},
-    {"-use_fast_math", OPT_EXACT, NULL},
-    {"--ftz=", OPT_BOOL, "--ftz=B"},
-    {"--prec-div=", OPT_BOOL, "--prec-div=B"},
-    {"--prec-sqrt=", OPT_BOOL, "--prec-sqrt=B"},
-    {"--fmad=", OPT_BOOL, "--fmad=B"},
-    {"--maxrregcount=", OPT_REGS, "--maxrregcount=N"},
-    {"-maxrregcount=", OPT_REGS, NULL},
-    {"--extra-device-vectorization", OPT_EXACT, "--extra-device-vectorization"},
-    {"--generate-line-info", OPT_EXACT, "--generate-line-info"},
-    {"-lineinfo", OPT_EXACT, "-lineinfo"},
-    {"-D", OPT_DEFINE, "-DNAME[=VALUE]"},
-};
-#define NVRTC_LIST_NOTE "(B: true|false, N: 16..255)"
-
-static void nvrtc_allowed_list(char *buf, size_t sz)
-{
-    size_t i, used = 0, n;
-
-    buf[0] = '\0';
-    for (i = 0; i < sizeof nvrtc_rules / sizeof nvrtc_rules[0]; i++) {
-        if (nvrtc_rules[i].shown == NULL)
-            continue;
-        n = strlen(nvrtc_rules[i].shown);
-        if (used + n + 2 > sz)
-            return;
-        memcpy(buf + used, nvrtc_rules[i].shown, n);
-        buf[used + n] = ' ';
-        used += n + 1;
-        buf[used] = '\0';
-    }
-    if (used + sizeof NVRTC_LIST_NOTE <= sz)
-        memcpy(buf + used, NVRTC_LIST_NOTE, sizeof NVRTC_LIST_NOTE);
-}
-
-static int regs_ok(const char *s)
-{
-    int v = 0, n = 0;
-
-    if (*s == '0')
-        return 0;
-    for (; is_digit(*s) && n < 4; s++, n++)
-        v = v * 10 + (*s - '0');
-    return *s == '\0' && n > 0 && v >= 16 && v <= 255;
-}
-
-static int define_ok(const char *s)
-{
-    if (!is_alpha(*s))
-        return 0;
-    while (is_alnum(*s))
-        s++;
-    if (*s == '\0')
-        return 1;
-    if (*s++ != '=' || *s == '\0')
-        return 0;
-    while (is_alnum(*s) || *s == '.')
-        s++;
-    return *s == '\0';
-}
-
-static int rule_matches(const struct nvrtc_rule *r, const char *opt)
-{
-    size_t n = strlen(r->text);
-
-    if (r->kind == OPT_EXACT)
-        return strcmp(opt, r->text) == 0;
-    if (strncmp(opt, r->text, n) != 0)
-        return 0;
-    opt += n;
-    if (r->kind == OPT_BOOL)
-        return strcmp(opt, "true") == 0 || strcmp(opt, "false") == 0;
-    if (r->kind == OPT_REGS)
-        return regs_ok(opt);
-    return define_ok(opt);
-}
-
-int dir_nvrtc_allowed(const char *opt)
-{
-    size_t i, n = 0;
-
-    if (opt == NULL)
-        return 0;
-    while (n < DIR_MAX_OPT && opt[n] != '\0')
-        n++;
-    if (n >= DIR_MAX_OPT)
-        return 0;
-    for (i = 0; i < sizeof nvrtc_rules / sizeof nvrtc_rules[0]; i++)
-        if (rule_matches(&nvrtc_rules[i], opt))
-            return 1;
     return 0;
 }

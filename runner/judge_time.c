@@ -493,11 +493,15 @@ static int judge_shapes_v2(struct judge *j, const int *order, double *medians,
     int rc = KJ_OK, failed = -1;
     if (shapes == NULL)
         return KJ_FAIL(err, KJ_ENOMEM, "out of memory");
+    /* Every shape knows its entry before any box call: a failure in the
+     * warm-up of the first shape visited still walks all of them below. */
+    for (int b = 0; b < s->nbenchmarks; b++) {
+        shapes[b].b = b;
+        shapes[b].e = &j->res->benches[b];
+    }
     for (int i = 0; i < s->nbenchmarks && r == STEP_PASS; i++) {
         int b = order[i];
         struct v2_shape *sh = &shapes[b];
-        sh->b = b;
-        sh->e = &j->res->benches[b];
         sh->e->reached = 1;
         sh->sets_asked = tplan_sets(plan_case(j->plan, 1, b)->total,
                                     j->dev.total_mem, BOX_MAX_SETS);

@@ -16,10 +16,7 @@ A database from a real round: tests/gpu/web_round.py. Uses Selenium from
 import argparse
 import os
 import re
-import secrets
 import shutil
-import signal
-import subprocess
 import sys
 import tempfile
 import time
@@ -36,7 +33,9 @@ except ImportError:
     sys.exit("web_walk: Selenium is missing (deploy/deps.sh --test)")
 
 sys.path.insert(0, os.path.join(HERE, "api"))
-from test_api import Client, free_port  # noqa: E402
+sys.path.insert(0, os.path.join(HERE, "lib"))
+from kjhttp import Client  # noqa: E402
+from kjservice import Server  # noqa: E402
 from test_web import Browser, LAPTOP, PHONE  # noqa: E402
 
 
@@ -77,24 +76,16 @@ def main():
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
     tmp = tempfile.mkdtemp(prefix="kjudge-walk-")
-    db = os.path.join(tmp, "kjudge.db")
-    shutil.copy(a.db, db)
-    admin = secrets.token_hex(32)
-    port = free_port()
-    srv = subprocess.Popen([os.path.join(ROOT, "bin", "kjudge-server"), "serve", "--port", str(port), "--db", db,
-                            "--config", os.path.join(tmp, "kjudge.conf"), "--leaderboards",
-                            os.path.join(ROOT, "leaderboards"), "--web", os.path.join(ROOT, "web")],
-                           env=dict(os.environ, KJUDGE_ADMIN_TOKEN=admin), stderr=open(os.path.join(tmp, "log"), "w"))
+    srv = Server(tmp, rate_flags=[])  # the rate limits a real round has
+    os.makedirs(os.path.dirname(srv.db))
+    shutil.copy(a.db, srv.db)
     problems = []
     b = None
     try:
+        if not srv.start():
+            raise RuntimeError("the server did not start: " + srv.server_log()[-2000:])
+        admin, port = srv.printed().strip(), srv.port
         c = Client(port)
-        for _ in range(100):
-            try:
-                if c.get("/healthz")[0] == 200:
-                    break
-            except OSError:
-                time.sleep(0.1)
         b = Browser(port)
         visit(b, "", "home-anonymous", a.out, problems)
         b.js("sessionStorage.setItem('kjudge-token', arguments[0])", admin)
@@ -116,8 +107,7 @@ def main():
     finally:
         if b:
             b.quit()
-        srv.send_signal(signal.SIGTERM)
-        srv.wait(30)
+        srv.stop(timeout=30)
         shutil.rmtree(tmp, ignore_errors=True)
     print("web_walk: %d pages, %d problems" % (len(os.listdir(a.out)) // 2, len(problems)))
     for p in problems:

@@ -24,7 +24,8 @@ import threading
 import sys
 import time
 
-from test_api import Client
+import kjtest  # noqa: F401  (puts tests/lib on sys.path)
+from kjhttp import Client
 
 
 def board_facts(c, board):

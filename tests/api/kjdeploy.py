@@ -10,13 +10,13 @@ import http.client
 import json
 import os
 import shutil
-import socket
 import ssl
 import subprocess
-import time
 
-import kjtest
-import test_api
+import kjtest  # noqa: F401  (puts tests/lib on sys.path)
+import kjservice
+from kjhttp import free_port  # noqa: F401  (tests reach it as kjdeploy.free_port)
+from kjservice import cli  # noqa: F401  (tests reach it as kjdeploy.cli)
 
 ADMIN = "adm1n-t0ken-for-deploy-tests-0123456789"
 
@@ -52,8 +52,8 @@ def make_pki(d):
             "key": j("server.key"), "other_key": j("other.key"), "other_cert": j("other.pem")}
 
 
-class Server(kjtest.Server):
-    """kjtest.Server with a config file written first (admin token + conf
+class Server(kjservice.Server):
+    """kjservice.Server with a config file written first (admin token + conf
     lines), optionally HTTPS (cafile: the CA that the readiness probe trusts)."""
 
     def __init__(self, tmp, conf_lines=(), extra=(), cafile=None):
@@ -73,33 +73,6 @@ class Server(kjtest.Server):
         ctx = ssl.create_default_context(cafile=self.cafile)
         return http.client.HTTPSConnection("127.0.0.1", self.port, timeout=timeout, context=ctx,
                                            source_address=src)
-
-    def start(self):
-        if self.cafile is None:
-            return super().start()
-        env = dict(os.environ)
-        env.pop("KJUDGE_ADMIN_TOKEN", None)
-        self.log = open(os.path.join(self.tmp, "server.log"), "ab")
-        self.out = open(os.path.join(self.tmp, "server.out"), "ab")
-        self.proc = subprocess.Popen(
-            [test_api.BIN, "serve", "--port", str(self.port), "--db", self.db, "--config", self.conf,
-             "--leaderboards", os.path.join(test_api.ROOT, "leaderboards"),
-             "--web", os.path.join(test_api.ROOT, "web")] + self.serve_options(),
-            stdout=self.out, stderr=self.log, env=env, cwd=self.tmp)
-        deadline = time.time() + 15
-        while time.time() < deadline:
-            if self.proc.poll() is not None:
-                return False
-            try:
-                c = self.conn(timeout=1)
-                c.request("GET", "/healthz")
-                ok = c.getresponse().status == 200
-                c.close()
-                if ok:
-                    return True
-            except (OSError, ssl.SSLError):
-                time.sleep(0.05)
-        return False
 
 
 def request(srv_or_port, method, path, token=None, body=None, headers=None, source=None,
@@ -130,16 +103,3 @@ def json_of(raw):
         return json.loads(raw)
     except ValueError:
         return None
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    p = s.getsockname()[1]
-    s.close()
-    return p
-
-
-def cli(*args, timeout=60):
-    p = subprocess.run([test_api.BIN] + list(args), capture_output=True, text=True, timeout=timeout)
-    return p.returncode, p.stdout, p.stderr

@@ -39,7 +39,10 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from test_api import Client, Counts, check, is_error, result_body  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "lib"))
+from kjcheck import Counts, check  # noqa: E402
+from kjhttp import Client  # noqa: E402
+from kjtest import is_error, result_body  # noqa: E402
 from kjtest import Server, SSE, submit, claim  # noqa: E402
 
 HEADER_TIMEOUT = 3

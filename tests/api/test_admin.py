@@ -31,7 +31,11 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from test_api import Client, Counts, check, is_error, result_body, ROOT, BIN, GOOD_SOURCE  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "lib"))
+from kjcheck import Counts, check  # noqa: E402
+from kjhttp import Client  # noqa: E402
+from kjservice import ROOT, BIN  # noqa: E402
+from kjtest import is_error, result_body, GOOD_SOURCE  # noqa: E402
 from kjtest import Server, claim  # noqa: E402
 
 CLOSED = "closed_quant"  # a copy of fp8_quant whose deadline has passed

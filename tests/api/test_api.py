@@ -1,323 +1,62 @@
 #!/usr/bin/env python3
-"""test_api.py - the HTTP API of kjudge-server, end to end, over real HTTP.
+"""test_api.py - submissions and the runner protocol, end to end, over real HTTP.
 
-Starts bin/kjudge-server on a free loopback port with a temporary database
-and config, creates users and a runner with the CLI, then drives every
-endpoint: submissions (good and each kind of bad request, checking that a
-rejected request leaves the submissions table unchanged), the runner flow
-(claim, events, result, duplicates, ?wait=1), rankings, leaderboards, the
-OpenAPI document, static files, secrecy of the secret seed, and a clean
-shutdown. Python 3 standard library only. Prints "FAIL ..." per failure
-and ends with "test_api: N passed, N failed, N skipped"; exit 1 on failure.
+Each group starts its own bin/kjudge-server on a free loopback port (a
+tests/lib Service), makes the users and runners it needs with the CLI and
+drives the API: submissions (good and each kind of bad request, checking
+that a rejected request leaves the submissions unchanged), the runner flow
+(claim, events, result, duplicates, ?wait=1), rankings and lists.
+`python3 tests/api/test_api.py rankings` runs only the groups whose name
+contains "rankings". test_api_serve.py has the CLI, the refused
+configurations, the routes and shutdown. Python 3 standard library only.
+Prints "FAIL ..." per failure and ends with
+"test_api: N passed, N failed, N skipped"; exit 1 on failure.
 """
 import hashlib
-import http.client
-import json
-import math
 import os
-import signal
-import socket
-import sqlite3
-import subprocess
 import sys
-import tempfile
 import threading
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-BIN = os.environ.get("KJUDGE_SERVER_BIN", os.path.join(ROOT, "bin", "kjudge-server"))
-
-GOOD_SOURCE = (
-    "//!kjudge launch quant grid=(ceil_div(T*H/GS, 8)) block=(32, 8)\n"
-    "extern \"C\" __global__ void quant(const float* x, float* x_q, float* x_s,\n"
-    "                                  int T, int H, int GS) {}\n"
-)
-
-
-# The API tests submit far more than a user may per minute; test_access.py
-# checks the limits themselves.
-NO_RATE_LIMITS = ["--rate-limit-test", "0", "--rate-limit-benchmark", "0",
-                  "--rate-limit-leaderboard", "0"]
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "lib"))
+import kjcheck  # noqa: E402
+from kjcheck import check  # noqa: E402
+from kjhttp import Client, multipart  # noqa: E402
+from kjservice import Service  # noqa: E402
+from kjtest import (GOOD_SOURCE, claim_resp as claim, is_error, make_runners, make_users,  # noqa: E402
+                    result_body, serve_b200, submit_and_finish)
 
 
-class Counts:
-    passed = 0
-    failed = 0
-    skipped = 0
+def admin_token(srv):
+    """The admin token serve printed when it made the config file."""
+    return srv.printed().strip()
 
 
-def check(cond, what, detail=""):
-    if cond:
-        Counts.passed += 1
-    else:
-        Counts.failed += 1
-        print("FAIL %s%s" % (what, (": " + str(detail)[:400]) if detail else ""), flush=True)
-    return cond
+def all_submissions(c, admin):
+    """Every submission as an admin lists it."""
+    st, _, data, _ = c.get("/api/v1/submissions?user=*&limit=1000", admin)
+    return data if st == 200 else ("status", st)
 
 
-def skip(what):
-    Counts.skipped += 1
-    print("SKIP %s" % what, flush=True)
+def status_of(c, token, sid):
+    st, _, data, _ = c.get("/api/v1/submissions/%d" % sid, token)
+    return data.get("status") if st == 200 and isinstance(data, dict) else None
 
 
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
-
-
-class Client:
-    """Tiny HTTP client that remembers every user-facing response body."""
-
-    def __init__(self, port):
-        self.port = port
-        self.user_bodies = []  # bodies of responses to non-runner requests
-
-    def request(self, method, path, token=None, body=None, headers=None, timeout=30, runner=False):
-        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout)
-        h = dict(headers or {})
-        if token is not None:
-            h["Authorization"] = "Bearer " + token
-        try:
-            conn.request(method, path, body=body, headers=h)
-            resp = conn.getresponse()
-            raw = resp.read()
-            status, rh = resp.status, {k.lower(): v for k, v in resp.getheaders()}
-        finally:
-            conn.close()
-        if not runner:
-            self.user_bodies.append(raw)
-        data = None
-        if raw and rh.get("content-type", "").startswith("application/json"):
-            try:
-                data = json.loads(raw)
-            except ValueError:
-                data = None
-        return status, rh, data, raw
-
-    def get(self, path, token=None, **kw):
-        return self.request("GET", path, token=token, **kw)
-
-    def post_json(self, path, obj, token, runner=True, raw=None):
-        body = raw if raw is not None else json.dumps(obj).encode()
-        return self.request("POST", path, token=token, body=body,
-                            headers={"Content-Type": "application/json"}, runner=runner)
-
-    def submit(self, token, fields, files):
-        body, ctype = multipart(fields, files)
-        return self.request("POST", "/api/v1/submissions", token=token, body=body,
-                            headers={"Content-Type": ctype})
-
-
-def multipart(fields, files):
-    """fields: [(name, str)], files: [(name, filename, bytes)] -> (body, content type)."""
-    boundary = "----kjudgetestboundary7d93a1"
-    out = []
-    for name, value in fields:
-        out.append(("--%s\r\nContent-Disposition: form-data; name=\"%s\"\r\n\r\n" %
-                    (boundary, name)).encode() + value.encode() + b"\r\n")
-    for name, filename, data in files:
-        out.append(("--%s\r\nContent-Disposition: form-data; name=\"%s\"; filename=\"%s\"\r\n"
-                    "Content-Type: application/octet-stream\r\n\r\n" %
-                    (boundary, name, filename)).encode() + data + b"\r\n")
-    out.append(("--%s--\r\n" % boundary).encode())
-    return b"".join(out), "multipart/form-data; boundary=" + boundary
-
-
-class Server:
-    def __init__(self, tmp):
-        self.tmp = tmp
-        self.db = os.path.join(tmp, "var", "kjudge.db")
-        self.conf = os.path.join(tmp, "var", "kjudge.conf")
-        self.port = free_port()
-        self.proc = None
-        self.stdout = ""
-
-    def serve_options(self):
-        """Options added to `serve`; subclasses add their own."""
-        return list(NO_RATE_LIMITS)
-
-    def start(self):
-        env = dict(os.environ)
-        env.pop("KJUDGE_ADMIN_TOKEN", None)
-        self.log = open(os.path.join(self.tmp, "server.log"), "ab")
-        self.out = open(os.path.join(self.tmp, "server.out"), "ab")
-        self.proc = subprocess.Popen(
-            [BIN, "serve", "--port", str(self.port), "--db", self.db, "--config", self.conf,
-             "--leaderboards", os.path.join(ROOT, "leaderboards"), "--web", os.path.join(ROOT, "web")]
-            + self.serve_options(),
-            stdout=self.out, stderr=self.log, env=env, cwd=self.tmp)
-        deadline = time.time() + 15
-        while time.time() < deadline:
-            if self.proc.poll() is not None:
-                return False
-            try:
-                c = http.client.HTTPConnection("127.0.0.1", self.port, timeout=1)
-                c.request("GET", "/healthz")
-                ok = c.getresponse().status == 200
-                c.close()
-                if ok:
-                    return True
-            except OSError:
-                time.sleep(0.05)
-        return False
-
-    def stop(self, sig=signal.SIGTERM, timeout=15):
-        if self.proc is None or self.proc.poll() is not None:
-            return self.proc.returncode if self.proc else None
-        self.proc.send_signal(sig)
-        try:
-            self.proc.wait(timeout)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
-            return None
-        finally:
-            self.log.close()
-            self.out.close()
-        return self.proc.returncode
-
-    def printed(self):
-        with open(os.path.join(self.tmp, "server.out")) as f:
-            return f.read()
-
-    def cli(self, *args):
-        p = subprocess.run([BIN] + list(args), capture_output=True, text=True, timeout=30)
-        return p.returncode, p.stdout, p.stderr
-
-    def rows(self):
-        con = sqlite3.connect(self.db, timeout=10)
-        try:
-            return con.execute("SELECT * FROM submissions ORDER BY id").fetchall()
-        finally:
-            con.close()
-
-    def row(self, sid):
-        con = sqlite3.connect(self.db, timeout=10)
-        con.row_factory = sqlite3.Row
-        try:
-            return con.execute("SELECT * FROM submissions WHERE id = ?", (sid,)).fetchone()
-        finally:
-            con.close()
-
-    def secret(self, board):
-        con = sqlite3.connect(self.db, timeout=10)
-        try:
-            r = con.execute("SELECT secret_seed FROM leaderboard_secrets WHERE leaderboard = ?",
-                            (board,)).fetchone()
-            return r[0] if r else None
-        finally:
-            con.close()
-
-
-def is_error(data, code):
-    return (isinstance(data, dict) and isinstance(data.get("error"), dict) and
-            data["error"].get("code") == code and isinstance(data["error"].get("message"), str))
+def secret_never_shown(srv, c):
+    """No body a user got from c holds the board's secret seed (read from the
+    database file: no route shows it)."""
+    secret = srv.secret("fp8_quant")
+    leaked = [b[:200] for b in c.user_bodies if secret and secret.encode() in b]
+    check(secret and not leaked, "the secret seed appears in no user-facing response (%d checked)" %
+          len(c.user_bodies), leaked)
 
 
 # ---------------------------------------------------------------------------
-# Test groups
+# What the groups run
 # ---------------------------------------------------------------------------
 
-def test_cli(srv):
-    rc, out, err = srv.cli("--help")
-    check(rc == 0 and "user add" in out, "--help exits 0 with usage", (rc, out))
-    rc, out, err = srv.cli("frobnicate")
-    check(rc == 1, "unknown command exits 1", rc)
-    rc, out, err = srv.cli("serve", "--port", "notaport")
-    check(rc == 1, "bad --port exits 1", rc)
-    rc, out, err = srv.cli("user", "add", "alice", "--db", srv.db)
-    check(rc == 1 and out == "", "duplicate user name exits 1 and prints no token", (rc, out, err))
-    rc, out, err = srv.cli("user", "add", "admin", "--db", srv.db)
-    check(rc == 1, "the name 'admin' is reserved", rc)
-    rc, out, err = srv.cli("user", "add", "bad name!", "--db", srv.db)
-    check(rc == 1, "a malformed name exits 1", rc)
-    for name in ("..", ".", "..."):
-        rc, out, err = srv.cli("user", "add", name, "--db", srv.db)
-        check(rc == 1 and out == "", "user add %r exits 1 (names start with a letter or digit)" % name, (rc, out))
-    rc, out, err = srv.cli("runner", "add", "..", "--gpu", "H200", "--db", srv.db)
-    check(rc == 1 and out == "", "runner add '..' exits 1", (rc, out))
-    for args, what in [(["runner", "add", "r-nogpu"], "runner add without --gpu"),
-                       (["runner", "add", "r-bad", "--gpu", "H200;B200"], "runner add with a bad GPU type"),
-                       (["runner", "add", "r-twice", "--gpu", "H200,H200"], "runner add with a GPU type twice"),
-                       (["user", "add", "u-gpu", "--gpu", "H200"], "user add --gpu"),
-                       (["runner", "bind", "nobody", "--gpu", "H200"], "runner bind of an unknown runner"),
-                       (["runner", "bind", "alice", "--gpu", "H200"], "runner bind of a user"),
-                       (["runner", "bind", "h200-0"], "runner bind without --gpu")]:
-        rc, out, err = srv.cli(*args, "--db", srv.db)
-        check(rc == 1 and out == "", "%s exits 1 and prints nothing" % what, (rc, out, err[-200:]))
-    check(not [r for r in db_users(srv) if r[0].startswith(("r-", "u-"))], "and creates nobody", db_users(srv))
-    check(("h200-0", "runner", "H200,B200") in db_users(srv), "runner add stores the GPU types", db_users(srv))
-    rc, out, err = srv.cli("runner", "bind", "h200-1", "--gpu", "B200,H200", "--db", srv.db)
-    check(rc == 0 and out == "" and ("h200-1", "runner", "B200,H200") in db_users(srv),
-          "runner bind replaces them", (rc, err[-200:], db_users(srv)))
-
-
-def db_users(srv):
-    con = sqlite3.connect(srv.db, timeout=10)
-    try:
-        return con.execute("SELECT name, role, runner_gpus FROM users ORDER BY id").fetchall()
-    finally:
-        con.close()
-
-
-def serve_fails(srv, tag, extra_args, env_extra=None, boards=None):
-    """Run `serve` in a configuration that must be refused; returns (rc, stderr)."""
-    d = os.path.join(srv.tmp, "bad-" + tag)
-    os.makedirs(d, exist_ok=True)
-    env = dict(os.environ)
-    env.pop("KJUDGE_ADMIN_TOKEN", None)
-    env.update(env_extra or {})
-    args = [BIN, "serve", "--port", str(srv.port), "--db", os.path.join(d, "k.db"),
-            "--config", os.path.join(d, "k.conf"), "--leaderboards", boards or os.path.join(ROOT, "leaderboards"),
-            "--web", os.path.join(ROOT, "web")] + extra_args
-    try:
-        p = subprocess.run(args, capture_output=True, text=True, timeout=20, env=env, cwd=d)
-    except subprocess.TimeoutExpired:
-        return None, "still running after 20 s"
-    return p.returncode, p.stderr
-
-
-def test_serve_refuses(srv):
-    rc, err = serve_fails(srv, "port", [])
-    check(rc == 1 and "cannot listen" in err, "serve on a port in use exits 1", (rc, err[-300:]))
-    conf_dir = os.path.join(srv.tmp, "bad-conf")
-    os.makedirs(conf_dir, exist_ok=True)
-    with open(os.path.join(conf_dir, "k.conf"), "w") as f:
-        f.write("# comment\nadmin_tokn = 0123456789abcdef0123\n")
-    rc, err = serve_fails(srv, "conf", [])
-    check(rc == 1 and "line 2" in err and "admin_tokn" in err, "an unknown config key exits 1 naming the line",
-          (rc, err[-300:]))
-    rc, err = serve_fails(srv, "env", [], {"KJUDGE_ADMIN_TOKEN": "short"})
-    check(rc == 1 and "KJUDGE_ADMIN_TOKEN" in err and "short" not in err.replace("KJUDGE", ""),
-          "a too short admin token exits 1", (rc, err[-300:]))
-    rc, err = serve_fails(srv, "perip", ["--max-conns-per-ip", "many"])
-    check(rc == 1 and "--max-conns-per-ip" in err, "a bad --max-conns-per-ip exits 1", (rc, err[-300:]))
-    rc, err = serve_fails(srv, "htime", ["--header-timeout", "-1"])
-    check(rc == 1 and "--header-timeout" in err, "a bad --header-timeout exits 1", (rc, err[-300:]))
-    conf_dir = os.path.join(srv.tmp, "bad-htconf")
-    os.makedirs(conf_dir, exist_ok=True)
-    with open(os.path.join(conf_dir, "k.conf"), "w") as f:
-        f.write("max_conns_per_ip = 10\nheader_timeout = 1 min\n")
-    rc, err = serve_fails(srv, "htconf", [])
-    check(rc == 1 and "line 2" in err and "header_timeout" in err, "a bad header_timeout in the config exits 1",
-          (rc, err[-300:]))
-    rc, err = serve_fails(srv, "noboards", [], boards=os.path.join(srv.tmp, "nowhere"))
-    check(rc == 1, "a missing leaderboards folder exits 1", (rc, err[-300:]))
-    boards = os.path.join(srv.tmp, "boards")
-    os.makedirs(os.path.join(boards, "fp8_quant"), exist_ok=True)
-    spec = json.load(open(os.path.join(ROOT, "leaderboards", "fp8_quant", "leaderboard.json")))
-    spec["buffers"][1]["shape"][0] = "Q"
-    json.dump(spec, open(os.path.join(boards, "fp8_quant", "leaderboard.json"), "w"))
-    open(os.path.join(boards, "fp8_quant", "description.md"), "w").write("# x\n")
-    rc, err = serve_fails(srv, "badboard", [], boards=boards)
-    check(rc == 1 and "buffers[1].shape[0]" in err and "'Q'" in err,
-          "a broken leaderboard exits 1 naming the field", (rc, err[-300:]))
-
-
-def test_submit_ok(srv, c, alice):
+def run_submit_ok(c, alice):
     status, _, data, _ = c.submit(alice, [("leaderboard", "fp8_quant"), ("gpu", "H200"), ("mode", "test")],
                                   [("file", "quant.cu", GOOD_SOURCE.encode())])
     ok = check(status == 202, "submit -> 202", (status, data))
@@ -328,11 +67,10 @@ def test_submit_ok(srv, c, alice):
           data.get("gpu") == "H200" and data.get("mode") == "test", "202 body fields", data)
     check(data.get("urls", {}).get("self") == "/api/v1/submissions/%d" % sid and
           data["urls"].get("wait") == "/api/v1/submissions/%d?wait=1" % sid, "202 urls", data)
-    row = srv.row(sid)
-    check(row is not None and row["status"] == "queued" and bytes(row["source"]) == GOOD_SOURCE.encode()
-          and row["file_name"] == "quant.cu" and len(row["source_sha256"]) == 64,
-          "the row is committed when the 202 arrives", dict(row) if row else None)
     status, _, got, _ = c.get("/api/v1/submissions/%d" % sid, alice)
+    check(status == 200 and got.get("file_name") == "quant.cu" and
+          got.get("source_sha256") == hashlib.sha256(GOOD_SOURCE.encode()).hexdigest(),
+          "the submission is committed when the 202 arrives", (status, got))
     check(status == 200 and got.get("status") == "queued" and got.get("source") == GOOD_SOURCE and
           got.get("verdict") is None, "GET shows the queued job with its source to the owner", got)
     return sid
@@ -400,9 +138,9 @@ def bad_requests(alice, runner):
     ]
 
 
-def test_bad_submissions(srv, c, alice, runner):
+def run_bad_submissions(c, admin, alice, runner):
     for what, token, fields, files, raw, status, code, needle in bad_requests(alice, runner):
-        before = srv.rows()
+        before = all_submissions(c, admin)
         if isinstance(raw, tuple):
             st, _, data, _ = c.request("POST", "/api/v1/submissions", token=token, body=raw[0].encode(),
                                        headers={"Content-Type": raw[1]})
@@ -417,28 +155,28 @@ def test_bad_submissions(srv, c, alice, runner):
         if needle is not None and is_error(data, code):
             check(needle in data["error"]["message"], "%s: message mentions %r" % (what, needle),
                   data["error"]["message"])
-        check(srv.rows() == before, "%s leaves the submissions table unchanged" % what)
+        check(all_submissions(c, admin) == before, "%s leaves the submissions unchanged" % what)
 
 
-def test_bom(srv, c, alice):
+def run_bom(c, alice):
     """A source starting with a UTF-8 byte-order mark is stored without it."""
     # B200: the runner flow below expects only its own job queued for H200.
     st, _, data, _ = c.submit(alice, [("leaderboard", "fp8_quant"), ("gpu", "B200")],
                               [("file", "bom.cu", b"\xef\xbb\xbf" + GOOD_SOURCE.encode())])
     if not check(st == 202, "a source with a byte-order mark -> 202", (st, data)):
         return
-    row = srv.row(data["id"])
-    check(bytes(row["source"]) == GOOD_SOURCE.encode(), "the byte-order mark is not stored",
-          bytes(row["source"])[:8])
-    check(row["source_sha256"] == hashlib.sha256(GOOD_SOURCE.encode()).hexdigest(),
-          "the hash is the hash of the source without the mark", row["source_sha256"])
+    st, _, got, _ = c.get("/api/v1/submissions/%d" % data["id"], alice)
+    check(st == 200 and got.get("source") == GOOD_SOURCE, "the byte-order mark is not stored",
+          (st, (got or {}).get("source", "")[:8]))
+    check(st == 200 and got.get("source_sha256") == hashlib.sha256(GOOD_SOURCE.encode()).hexdigest(),
+          "the hash is the hash of the source without the mark", (got or {}).get("source_sha256"))
     st, _, data, _ = c.submit(alice, [("leaderboard", "fp8_quant"), ("gpu", "B200")],
                               [("file", "bom.cu", b"\xef\xbb\xbf")])
     check(st == 400 and is_error(data, "empty_file"), "a file that is only a byte-order mark is empty",
           (st, data))
 
 
-def test_directive_board(srv, c, alice):
+def run_directive_board(c, alice):
     src = ("//!kjudge leaderboard fp8_quant\n" + GOOD_SOURCE).encode()
     st, _, data, _ = c.submit(alice, [("gpu", "B200")], [("file", "d.cu", src)])
     check(st == 202 and data.get("leaderboard") == "fp8_quant" and data.get("mode") == "test",
@@ -446,59 +184,7 @@ def test_directive_board(srv, c, alice):
     return data.get("id") if isinstance(data, dict) else None
 
 
-def claim(c, token, gpu="H200"):
-    return c.post_json("/api/v1/runner/claim", {"runner": "h200-test", "gpu": gpu, "arch": "sm_90a"}, token)
-
-
-BOARD = json.load(open(os.path.join(ROOT, "leaderboards", "fp8_quant", "leaderboard.json")))
-DEFAULT_MEDIANS = (2000.0, 4000.0, 56000.0)
-
-
-def geomean(xs):
-    """The score the server computes: exp(mean(log)), kept within [min, max] (equal medians give that value)."""
-    g = math.exp(sum(math.log(x) for x in xs) / len(xs))
-    return min(max(g, min(xs)), max(xs))
-
-
-def bench_entry(i, median):
-    """Benchmark shape i of fp8_quant timed as runner/judge.c reports it."""
-    c = BOARD["benchmarks"][i]
-    return {"index": i, "shape": {v: c[v] for v in BOARD["vars"]}, "status": "pass", "median_ns": median,
-            "mean_ns": median * 1.002, "stdev_ns": median * 0.004, "min_ns": median * 0.99, "max_ns": median * 1.05,
-            "q1_ns": median * 0.998, "q3_ns": median * 1.003, "ci_lo_ns": median * 0.999, "ci_hi_ns": median * 1.001,
-            "n": 312, "stop_reason": "ci_converged", "floor_ns": 1958.5, "below_floor": False, "wall_s": 0.6,
-            "wall_ms_per_call": 1.9, "verified_on_gpu": True}
-
-
-def result_body(verdict, score=None, mode="test", medians=None, gpu="NVIDIA H200"):
-    """A result for GOOD_SOURCE on fp8_quant as kjudge-runner writes it (runner/judge.c).
-
-    Every test shape passes unless the verdict is wrong_answer (test 0 fails). An accepted
-    benchmark or leaderboard result times the board's three benchmark shapes: medians given,
-    else three equal to score, else DEFAULT_MEDIANS; score_ns is their geometric mean. Test
-    mode and failing verdicts have no score. internal_error is what the runner posts when
-    the judge itself fails."""
-    if verdict == "internal_error":
-        return {"verdict": verdict, "message": "test result", "score_ns": None}
-    tests = [{"index": i, "shape": {v: c[v] for v in BOARD["vars"]}, "seed": c["seed"], "status": "pass"}
-             for i, c in enumerate(BOARD["tests"])]
-    if verdict == "wrong_answer":
-        tests = [dict(tests[0], status="fail", message="x_q: 1 of 256 elements differ",
-                      mismatch={"buffer": "x_q", "count": 1, "total": 256, "max_abs_err": 0.5, "max_rel_err": 0.5,
-                                "first": [{"index": [0, 3], "expected": 1.0, "got": 1.5}]})]
-    r = {"verdict": verdict, "message": "test result", "mode": mode, "leaderboard": "fp8_quant",
-         "compile": {"ok": verdict != "compile_error", "arch": "sm_90a", "log": "COMPILE-LOG-MARKER",
-                     "seconds": 0.1, "kernels": []},
-         "tests": tests if verdict in ("accepted", "wrong_answer") else [], "benchmarks": [], "score_ns": None,
-         "system": {"gpu": gpu, "arch": "sm_90a"}}
-    if verdict == "accepted" and mode != "test":
-        medians = tuple(medians or ((score,) * 3 if score else DEFAULT_MEDIANS))
-        r["benchmarks"] = [bench_entry(i, m) for i, m in enumerate(medians)]
-        r["score_ns"] = geomean(medians)
-    return r
-
-
-def test_runner_flow(srv, c, alice, bob, runner, runner2, sid):
+def run_runner_flow(c, alice, bob, runner, runner2, sid):
     st, _, data, _ = claim(c, alice)
     check(st == 403 and is_error(data, "forbidden"), "a user token cannot claim", (st, data))
     st, _, data, _ = c.post_json("/api/v1/runner/claim", None, runner, raw=b"{not json")
@@ -515,9 +201,9 @@ def test_runner_flow(srv, c, alice, bob, runner, runner2, sid):
           job.get("leaderboard") == "fp8_quant" and job.get("mode") == "test" and job.get("gpu") == "H200" and
           job.get("file_name") == "quant.cu", "the job carries the oldest submission and its source", job)
     check("secret_seed" not in job, "a test-mode job has no secret seed", job)
-    check(srv.row(sid)["status"] == "running", "claim moves the submission to running")
     st, _, got, _ = c.get("/api/v1/submissions/%d" % sid, alice)
-    check(st == 200 and got.get("status") == "running" and got.get("started_at"), "GET shows running", got)
+    check(st == 200 and got.get("status") == "running", "claim moves the submission to running", (st, got))
+    check(st == 200 and got.get("started_at"), "GET shows when it started", got)
     st, _, data, raw = claim(c, runner)
     check(st == 204 and raw == b"", "a second claim -> 204 (nothing queued for H200)", (st, raw))
     st, _, data, _ = claim(c, runner, "MI300")
@@ -557,7 +243,7 @@ def test_runner_flow(srv, c, alice, bob, runner, runner2, sid):
           "a benchmark-mode result for a test-mode job -> 422 naming the mode", (st, data))
     st, _, data, _ = c.post_json(job_url + "/result", result_body("accepted"), runner)
     check(st == 400 and is_error(data, "bad_attempt"), "a result without ?attempt -> 400", (st, data))
-    check(srv.row(sid)["status"] == "running", "refused results change nothing")
+    check(status_of(c, alice, sid) == "running", "refused results change nothing")
     st, _, data, _ = c.post_json(job_url + "/result?attempt=1", result_body("accepted"), runner2)
     check(st == 409 and is_error(data, "not_held"), "result from a runner that does not hold the job -> 409",
           (st, data))
@@ -572,13 +258,15 @@ def test_runner_flow(srv, c, alice, bob, runner, runner2, sid):
         check(time.time() - t_post < 3.0 and waited["secs"] < 10, "the parked ?wait=1 returned promptly",
               waited.get("secs"))
         check(w[2].get("wait_timed_out") is False, "wait_timed_out is false", w[2])
-    row = srv.row(sid)
-    check(row["status"] == "done" and row["verdict"] == "accepted" and row["score_ns"] is None and
-          json.loads(row["result"])["verdict"] == "accepted" and row["finished_at"], "the row is done", dict(row))
+    st, _, row, _ = c.get("/api/v1/submissions/%d" % sid, alice)
+    check(st == 200 and row.get("status") == "done" and row.get("verdict") == "accepted" and
+          row.get("score_ns") is None and row.get("result", {}).get("verdict") == "accepted" and
+          row.get("finished_at"), "the submission is done", (st, row))
 
     st, _, data, _ = c.post_json(job_url + "/result?attempt=1", result_body("wrong_answer"), runner)
     check(st == 200 and data == {"ok": True, "duplicate": True}, "a duplicate result is a no-op", (st, data))
-    check(srv.row(sid)["verdict"] == "accepted", "the duplicate changed nothing")
+    st, _, row, _ = c.get("/api/v1/submissions/%d" % sid, alice)
+    check(st == 200 and row.get("verdict") == "accepted", "the duplicate changed nothing", (st, row))
     st, _, data, _ = c.post_json("/api/v1/runner/jobs/999999/result?attempt=1", result_body("accepted"), runner)
     check(st == 404 and is_error(data, "not_found"), "result for an unknown job -> 404", (st, data))
     st, _, data, _ = c.post_json(job_url + "/events?attempt=1", {"event": "test"}, runner)
@@ -603,18 +291,7 @@ def test_runner_flow(srv, c, alice, bob, runner, runner2, sid):
     check(st == 404 and is_error(ev, "not_found"), "another user cannot read the events: 404", (st, ev))
 
 
-def serve_b200(c, runner):
-    """A runner asks for B200 work and gives back the job it got, if any: B200
-    then has a runner seen, so a ?wait=1 on a queued B200 job parks (for a
-    GPU type no runner asked for, it is answered at once with a note)."""
-    st, _, data, _ = claim(c, runner, "B200")
-    if st == 200:
-        job = data["job"]
-        c.post_json("/api/v1/runner/jobs/%d/release?attempt=%d" % (job["id"], job["attempt"]), {}, runner)
-    return st in (200, 204)
-
-
-def test_wait_timeout(c, alice, runner, sid_queued):
+def run_wait_timeout(c, alice, runner, sid_queued):
     st, _, got, _ = c.get("/api/v1/submissions/%d?wait=1&timeout=60" % sid_queued, alice)
     check(st == 200 and got.get("status") == "queued" and
           "no runner has asked for B200 jobs yet" in got.get("note", ""),
@@ -629,33 +306,17 @@ def test_wait_timeout(c, alice, runner, sid_queued):
     check(st == 400 and is_error(data, "bad_timeout"), "a bad timeout -> 400", (st, data))
 
 
-def submit_and_finish(srv, c, token, runner, verdict, score, mode="leaderboard", gpu="H200", medians=None):
-    st, _, data, _ = c.submit(token, [("leaderboard", "fp8_quant"), ("gpu", gpu), ("mode", mode)],
-                              [("file", "k.cu", GOOD_SOURCE.encode())])
-    if not check(st == 202, "submit (%s, %s) -> 202" % (mode, verdict), (st, data)):
-        return None, None
-    sid = data["id"]
-    st, _, job, _ = claim(c, runner, gpu)
-    check(st == 200 and job["job"]["id"] == sid, "claim the new job", (st, job))
-    job = job["job"] if st == 200 else {}
-    body = result_body(verdict, score, mode, medians)
-    st, _, data, _ = c.post_json("/api/v1/runner/jobs/%d/result?attempt=%d" % (sid, job.get("attempt", 1)), body,
-                                 runner)
-    check(st == 200, "post result %s" % verdict, (st, data))
-    return sid, job
-
-
-def test_rankings(srv, c, users, runner):
+def run_rankings(srv, c, users, runner):
     alice, bob, carol, dave = users
     secret = srv.secret("fp8_quant")
     check(secret is not None and secret.isdigit(), "the board has a secret seed", secret)
-    sid_a, job = submit_and_finish(srv, c, alice, runner, "accepted", 1000.0)
+    sid_a, job = submit_and_finish(c, alice, runner, "accepted", 1000.0)
     check(job.get("secret_seed") == secret, "a leaderboard-mode claim carries the secret seed", job)
-    submit_and_finish(srv, c, alice, runner, "accepted", 5000.0)        # worse: not alice's best
-    sid_b, _ = submit_and_finish(srv, c, bob, runner, "wrong_answer", None)
-    sid_c, _ = submit_and_finish(srv, c, carol, runner, "accepted", 2000.0)
-    sid_d, _ = submit_and_finish(srv, c, dave, runner, "accepted", 2000.0)
-    submit_and_finish(srv, c, bob, runner, "accepted", 100.0, mode="benchmark")  # not ranked
+    submit_and_finish(c, alice, runner, "accepted", 5000.0)        # worse: not alice's best
+    sid_b, _ = submit_and_finish(c, bob, runner, "wrong_answer", None)
+    sid_c, _ = submit_and_finish(c, carol, runner, "accepted", 2000.0)
+    sid_d, _ = submit_and_finish(c, dave, runner, "accepted", 2000.0)
+    submit_and_finish(c, bob, runner, "accepted", 100.0, mode="benchmark")  # not ranked
 
     st, h, data, _ = c.get("/api/v1/leaderboards/fp8_quant/rankings?gpu=H200")
     ok = check(st == 200 and isinstance(data, dict) and isinstance(data.get("rankings"), list),
@@ -684,7 +345,7 @@ def test_rankings(srv, c, users, runner):
           "leaderboard-mode benchmark seeds are not shown, even to the owner", own["result"]["benchmarks"])
 
 
-def test_lists(c, alice, bob):
+def run_lists(c, alice, bob):
     st, _, data, _ = c.get("/api/v1/submissions", alice)
     subs = data.get("submissions", []) if isinstance(data, dict) else []
     ids = [s["id"] for s in subs]
@@ -704,184 +365,70 @@ def test_lists(c, alice, bob):
     check(st == 404, "a non-numeric id -> 404", st)
 
 
-def test_boards(c):
-    st, h, data, raw = c.get("/api/v1/leaderboards")
-    boards = data.get("leaderboards", []) if isinstance(data, dict) else []
-    fp8 = [b for b in boards if b.get("name") == "fp8_quant"]
-    check(st == 200 and len(fp8) == 1, "the list has fp8_quant", data)
-    if fp8:
-        b = fp8[0]
-        check(b["title"] and b["deadline"] == "2027-03-15T00:00:00Z" and b["gpus"] == ["H200", "B200"] and
-              b["vars"] == ["T", "H", "GS"] and b["num_tests"] == 5 and b["num_benchmarks"] == 3,
-              "list entry fields", b)
-    etag = h.get("etag")
-    if check(etag is not None, "the list has an ETag"):
-        st2, _, _, raw2 = c.get("/api/v1/leaderboards", headers={"If-None-Match": etag})
-        check(st2 == 304 and raw2 == b"", "If-None-Match -> 304", st2)
-    st, _, d, _ = c.get("/api/v1/leaderboards/fp8_quant")
-    ok = check(st == 200 and isinstance(d, dict), "detail -> 200", st)
-    if ok:
-        check("448" in d.get("description", "") and len(d.get("buffers", [])) == 3 and
-              [x["name"] for x in d["buffers"]] == ["x", "x_q", "x_s"], "detail has the description and buffers", d)
-        check(d.get("signature") == "(const float* x, float* x_q, float* x_s, int T, int H, int GS)",
-              "detail signature", d.get("signature"))
-        check(d["tests"][0] == {"T": 1, "H": 256, "GS": 64, "seed": 4242} and len(d["benchmarks"]) == 3,
-              "detail shapes and seeds", d.get("tests"))
-        check(d["buffers"][1]["atol"] == 1e-3 and d["buffers"][0]["init"]["dist"] == "normal", "detail buffers", d)
-    st, _, d, _ = c.get("/api/v1/leaderboards/nope")
-    check(st == 404 and is_error(d, "unknown_leaderboard"), "unknown board -> 404", (st, d))
+# ---------------------------------------------------------------------------
+# Groups: each starts its own server and runs alone
+# ---------------------------------------------------------------------------
+
+def test_submit():
+    with Service(prefix="kjudge-api-") as s:
+        srv, c = s.server, Client(s.port)
+        alice, = make_users(srv, "alice")
+        runner, = make_runners(srv, "h200-0")
+        admin = admin_token(srv)
+        sid = run_submit_ok(c, alice)
+        run_bad_submissions(c, admin, alice, runner)
+        run_bom(c, alice)
+        run_directive_board(c, alice)
+        st, _, d, _ = c.get("/api/v1/submissions/%d" % (sid or 1), admin)
+        check(st == 200 and d.get("source") == GOOD_SOURCE, "the admin sees any submission's source", (st, d))
+        secret_never_shown(srv, c)
 
 
-def test_misc(c, alice):
-    st, h, d, _ = c.get("/healthz")
-    check(st == 200 and d.get("status") == "ok", "healthz", d)
-    st, _, d, _ = c.get("/api/v1/me", alice)
-    check(st == 200 and d.get("name") == "alice" and d.get("role") == "user", "me", d)
-    st, _, d, _ = c.get("/api/v1/nothing-here")
-    check(st == 404 and is_error(d, "not_found"), "an unknown path -> 404 JSON", (st, d))
-    st, h, d, _ = c.request("DELETE", "/api/v1/submissions")
-    check(st == 405 and is_error(d, "method_not_allowed") and "GET" in h.get("allow", ""),
-          "a wrong method -> 405 JSON with Allow", (st, d, h.get("allow")))
-    st, h, _, raw = c.get("/")
-    check(st == 200 and h.get("content-type", "").startswith("text/html") and b"/api/v1/leaderboards" in raw,
-          "GET / serves the web page", (st, h))
-    st, h, _, _ = c.get("/static/index.html")
-    check(st == 200 and h.get("content-type", "").startswith("text/html"), "GET /static/index.html", st)
-    for bad in ["/static/../Makefile", "/static/%2e%2e/Makefile", "/static/.hidden", "/static//etc/passwd",
-                "/static/nothing.js"]:
-        st, _, d, _ = c.get(bad)
-        check(st == 404, "static %s -> 404" % bad, st)
+def test_runner_flow():
+    with Service(prefix="kjudge-api-") as s:
+        srv, c = s.server, Client(s.port)
+        alice, bob = make_users(srv, "alice", "bob")
+        runner, runner2 = make_runners(srv, "h200-0", "h200-1")
+        st, _, data, _ = c.submit(alice, [("leaderboard", "fp8_quant"), ("gpu", "H200"), ("mode", "test")],
+                                  [("file", "quant.cu", GOOD_SOURCE.encode())])
+        if check(st == 202 and isinstance(data, dict), "submit the job to claim -> 202", (st, data)):
+            run_runner_flow(c, alice, bob, runner, runner2, data["id"])
+        secret_never_shown(srv, c)
 
 
-def test_openapi(c, used_paths):
-    st, _, d, raw = c.get("/api/v1/openapi.json")
-    ok = check(st == 200 and isinstance(d, dict) and d.get("openapi", "").startswith("3."),
-               "openapi.json parses as OpenAPI 3", st)
-    if not ok:
-        return
-    paths = d.get("paths", {})
-    for method, p in used_paths:
-        check(p in paths and method.lower() in paths[p], "openapi lists %s %s" % (method, p), sorted(paths))
+def test_wait_timeout():
+    with Service(prefix="kjudge-api-") as s:
+        srv, c = s.server, Client(s.port)
+        alice, = make_users(srv, "alice")
+        runner, = make_runners(srv, "h200-0")
+        sid_b200 = run_directive_board(c, alice)
+        if sid_b200 is not None:
+            run_wait_timeout(c, alice, runner, sid_b200)
 
 
-def test_secret_never_shown(srv, c):
-    secret = srv.secret("fp8_quant")
-    leaked = [b[:200] for b in c.user_bodies if secret and secret.encode() in b]
-    check(secret and not leaked, "the secret seed appears in no user-facing response (%d checked)" %
-          len(c.user_bodies), leaked)
+def test_rankings():
+    with Service(prefix="kjudge-api-") as s:
+        srv, c = s.server, Client(s.port)
+        users = make_users(srv, "alice", "bob", "carol", "dave")
+        runner, = make_runners(srv, "h200-0")
+        run_rankings(srv, c, users, runner)
+        secret_never_shown(srv, c)
 
 
-def test_shutdown(srv, c, alice, sid_queued):
-    """SIGTERM with a parked ?wait=1: the waiter is answered, the server exits 0."""
-    got = {}
-
-    def waiter():
-        try:
-            got["resp"] = c.get("/api/v1/submissions/%d?wait=1&timeout=60" % sid_queued, alice, timeout=30)
-        except OSError as e:
-            got["error"] = e
-
-    th = threading.Thread(target=waiter)
-    th.start()
-    time.sleep(0.5)
-    rc = srv.stop(signal.SIGTERM)
-    th.join(20)
-    check(rc == 0, "SIGTERM stops the server with exit code 0", rc)
-    r = got.get("resp")
-    check(r is not None and r[0] == 200 and r[2].get("status") == "queued",
-          "a parked ?wait=1 is answered at shutdown", got)
-
-
-def test_restart(srv, c, alice, sid):
-    admin_before = open(srv.conf).read()
-    ok = check(srv.start(), "the server restarts on the same database")
-    if not ok:
-        return
-    st, _, d, _ = c.get("/api/v1/submissions/%d" % sid, alice)
-    check(st == 200 and d.get("verdict") == "accepted", "results survive a restart", (st, d))
-    check(open(srv.conf).read() == admin_before and srv.printed().count("\n") == 1,
-          "the admin token is not regenerated or printed again", srv.printed().count("\n"))
+def test_lists():
+    with Service(prefix="kjudge-api-") as s:
+        srv, c = s.server, Client(s.port)
+        alice, bob = make_users(srv, "alice", "bob")
+        for token, n in ((alice, 3), (bob, 1)):
+            for _ in range(n):
+                st, _, data, _ = c.submit(token, [("leaderboard", "fp8_quant"), ("gpu", "H200")],
+                                          [("file", "k.cu", GOOD_SOURCE.encode())])
+                check(st == 202, "a submission to list -> 202", (st, data))
+        run_lists(c, alice, bob)
 
 
 def main():
-    if not os.access(BIN, os.X_OK):
-        print("FAIL %s is not built (make bin/kjudge-server)" % BIN)
-        print("test_api: 0 passed, 1 failed, 0 skipped")
-        return 1
-    with tempfile.TemporaryDirectory(prefix="kjudge-api-") as tmp:
-        srv = Server(tmp)
-        if not check(srv.start(), "the server starts", open(os.path.join(tmp, "server.log")).read()[-2000:]
-                     if os.path.exists(os.path.join(tmp, "server.log")) else ""):
-            print("test_api: %d passed, %d failed, %d skipped" % (Counts.passed, Counts.failed, Counts.skipped))
-            return 1
-        try:
-            run_all(srv)
-        finally:
-            srv.stop(signal.SIGKILL)
-    print("test_api: %d passed, %d failed, %d skipped" % (Counts.passed, Counts.failed, Counts.skipped))
-    return 1 if Counts.failed else 0
-
-
-def read_admin_token(srv):
-    line = srv.printed().strip()
-    conf = open(srv.conf).read()
-    mode = os.stat(srv.conf).st_mode & 0o777
-    check(len(line) == 64 and ("admin_token = " + line) in conf, "the generated admin token is printed once "
-          "and saved in the config file", (line[:8], conf.count("admin_token")))
-    check(mode == 0o600, "the config file is mode 0600", oct(mode))
-    log = open(os.path.join(srv.tmp, "server.log")).read()
-    check(line and line not in log, "the admin token is not in the log")
-    return line
-
-
-def run_all(srv):
-    c = Client(srv.port)
-    admin = read_admin_token(srv)
-    tokens = {}
-    for name in ["alice", "bob", "carol", "dave"]:
-        rc, out, err = srv.cli("user", "add", name, "--db", srv.db)
-        check(rc == 0 and len(out.strip()) == 64 and out.count("\n") == 1, "user add %s prints one token" % name,
-              (rc, out, err))
-        tokens[name] = out.strip()
-    runners = []
-    for name in ["h200-0", "h200-1"]:
-        rc, out, err = srv.cli("runner", "add", name, "--gpu", "H200,B200", "--db", srv.db)
-        check(rc == 0 and len(out.strip()) == 64, "runner add %s" % name, (rc, err))
-        runners.append(out.strip())
-    alice, bob = tokens["alice"], tokens["bob"]
-    runner, runner2 = runners
-
-    test_cli(srv)
-    test_serve_refuses(srv)
-    test_misc(c, alice)
-    sid = test_submit_ok(srv, c, alice)
-    test_bad_submissions(srv, c, alice, runner)
-    test_bom(srv, c, alice)
-    sid_b200 = test_directive_board(srv, c, alice)
-    if sid is not None:
-        test_runner_flow(srv, c, alice, bob, runner, runner2, sid)
-    else:
-        skip("runner flow: no submission")
-    if sid_b200 is not None:
-        test_wait_timeout(c, alice, runner, sid_b200)
-    st, _, d, _ = c.get("/api/v1/submissions/%d" % (sid or 1), admin)
-    check(st == 200 and d.get("source") == GOOD_SOURCE, "the admin sees any submission's source", (st, d))
-    test_rankings(srv, c, [tokens[n] for n in ["alice", "bob", "carol", "dave"]], runner)
-    test_lists(c, alice, bob)
-    test_boards(c)
-    used = [("GET", "/healthz"), ("GET", "/"), ("GET", "/static/{path}"), ("GET", "/api/v1/openapi.json"),
-            ("GET", "/api/v1/me"), ("POST", "/api/v1/submissions"), ("GET", "/api/v1/submissions"),
-            ("GET", "/api/v1/submissions/{id}"), ("GET", "/api/v1/submissions/{id}/events"),
-            ("GET", "/api/v1/leaderboards"), ("GET", "/api/v1/leaderboards/{name}"),
-            ("GET", "/api/v1/leaderboards/{name}/rankings"), ("POST", "/api/v1/runner/claim"),
-            ("POST", "/api/v1/runner/jobs/{id}/events"), ("POST", "/api/v1/runner/jobs/{id}/result")]
-    test_openapi(c, used)
-    test_secret_never_shown(srv, c)
-    if sid_b200 is not None:
-        serve_b200(c, runner)  # seen again within the lease: the wait below parks
-        test_shutdown(srv, c, alice, sid_b200)
-        if sid is not None:
-            test_restart(srv, c, alice, sid)
+    return kjcheck.run_groups("test_api", globals())
 
 
 if __name__ == "__main__":

@@ -17,9 +17,11 @@ import signal
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "lib"))
+import kjcheck
 import kjtest
-import test_api
-from test_api import Client, check
+from kjcheck import check
+from kjhttp import Client
 
 
 def is_error(st, data, code):
@@ -80,7 +82,7 @@ def main():
                 run(srv, Client(srv.port))
             finally:
                 srv.stop(signal.SIGKILL)
-    C = test_api.Counts
+    C = kjcheck.Counts
     print("test_args: %d passed, %d failed, %d skipped" % (C.passed, C.failed, C.skipped))
     return 1 if C.failed else 0
 

@@ -25,7 +25,6 @@ import os
 import pty
 import re
 import shutil
-import socket
 import ssl
 import struct
 import subprocess
@@ -36,7 +35,10 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from test_api import Client, Counts, check, skip, ROOT, BIN, free_port  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "lib"))
+from kjcheck import Counts, check, skip  # noqa: E402
+from kjhttp import Client, free_port  # noqa: E402
+from kjservice import ROOT, BIN  # noqa: E402
 from kjtest import Server  # noqa: E402
 from fakerunner import FakeRunner  # noqa: E402
 
@@ -247,13 +249,15 @@ def test_boards(t):
 # ---------------------------------------------------------------------------
 
 def check_order(out, parts, what):
-    at = 0
+    """One check: every part appears in out, in this order."""
+    at, missing = 0, None
     for p in parts:
         i = out.find(p, at)
         if i < 0:
-            return check(False, what, "missing %r after offset %d in:\n%s" % (p, at, out))
+            missing = "missing %r after offset %d in:\n%s" % (p, at, out)
+            break
         at = i + len(p)
-    return check(True, what)
+    return check(missing is None, what, missing or "")
 
 
 def test_submit_pipe(t):
@@ -549,11 +553,8 @@ def test_admin(t):
 # ---------------------------------------------------------------------------
 
 def closed_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
+    """A loopback port nobody listens on."""
+    return free_port()
 
 
 class Proxy(http.server.BaseHTTPRequestHandler):

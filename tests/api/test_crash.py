@@ -23,7 +23,11 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from test_api import Client, Counts, check, multipart, result_body, BIN, GOOD_SOURCE  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "lib"))
+from kjcheck import Counts, check  # noqa: E402
+from kjhttp import Client, multipart  # noqa: E402
+from kjservice import BIN  # noqa: E402
+from kjtest import result_body, GOOD_SOURCE  # noqa: E402
 from kjtest import Server  # noqa: E402
 
 LEASE = 3

@@ -22,7 +22,10 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from test_api import Client, Counts, check, is_error, skip, GOOD_SOURCE  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "lib"))
+from kjcheck import Counts, check, skip  # noqa: E402
+from kjhttp import Client  # noqa: E402
+from kjtest import is_error, GOOD_SOURCE  # noqa: E402
 from kjtest import Server, claim  # noqa: E402
 
 INNER = "--in-private-mount-namespace"

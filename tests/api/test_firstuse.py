@@ -23,7 +23,9 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from test_api import Counts, check, skip, ROOT, NO_RATE_LIMITS  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "lib"))
+from kjcheck import Counts, check, skip  # noqa: E402
+from kjservice import ROOT, NO_RATE_LIMITS  # noqa: E402
 import kjdeploy  # noqa: E402
 import kjrunner  # noqa: E402
 import kjtest  # noqa: E402

@@ -24,7 +24,11 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from test_api import Client, Counts, check, result_body, BIN, NO_RATE_LIMITS  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "lib"))
+from kjcheck import Counts, check  # noqa: E402
+from kjhttp import Client  # noqa: E402
+from kjservice import BIN, NO_RATE_LIMITS  # noqa: E402
+from kjtest import result_body  # noqa: E402
 from kjtest import submit, claim  # noqa: E402
 import kjdeploy  # noqa: E402
 from kjdeploy import ADMIN, request  # noqa: E402

@@ -29,7 +29,11 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from test_api import Client, Counts, check, result_body, multipart, BIN, ROOT, GOOD_SOURCE, NO_RATE_LIMITS  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "lib"))
+from kjcheck import Counts, check  # noqa: E402
+from kjhttp import Client, multipart  # noqa: E402
+from kjservice import BIN, ROOT, NO_RATE_LIMITS  # noqa: E402
+from kjtest import result_body, GOOD_SOURCE  # noqa: E402
 from kjtest import claim  # noqa: E402
 import kjdeploy  # noqa: E402
 from kjdeploy import cli, json_of  # noqa: E402

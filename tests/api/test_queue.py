@@ -34,7 +34,9 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from test_api import Counts, check as check1, BIN  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "lib"))
+from kjcheck import Counts, check as check1  # noqa: E402
+from kjservice import BIN  # noqa: E402
 import kjdeploy  # noqa: E402
 import kjrunner  # noqa: E402
 import kjtest  # noqa: E402

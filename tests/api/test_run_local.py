@@ -24,7 +24,9 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from test_api import Counts, check, ROOT  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "lib"))
+from kjcheck import Counts, check  # noqa: E402
+from kjservice import ROOT  # noqa: E402
 import kjdeploy  # noqa: E402
 
 SCRIPT = os.path.join(ROOT, "deploy", "run-local.sh")

@@ -25,7 +25,9 @@ import tempfile
 import threading
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from test_api import Counts, check, ROOT, NO_RATE_LIMITS  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "lib"))
+from kjcheck import Counts, check  # noqa: E402
+from kjservice import ROOT, NO_RATE_LIMITS  # noqa: E402
 import kjdeploy  # noqa: E402
 import kjrunner  # noqa: E402
 from kjrunner import Runner, submit, sub, events, wait_status  # noqa: E402

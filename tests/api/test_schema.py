@@ -24,11 +24,14 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "lib"))
+import kjcheck
+import kjservice
 import kjtest
-import test_api
-from test_api import Client, check
+from kjcheck import check
+from kjhttp import Client
 
-ROOT = test_api.ROOT
+ROOT = kjservice.ROOT
 VENV_ST = os.path.join(ROOT, ".venv", "bin", "st")
 ASAN_BIN = os.path.join(ROOT, "build", "kjudge-server-asan")
 SECONDS = int(os.environ.get("KJ_SCHEMA_SECONDS", "90"))
@@ -63,7 +66,7 @@ def setup_data(srv, c):
                                      {"event": "compiled", "data": {"ok": True}}, tokens["runner"])
         check(st == 204, "an event for the judged job", (st, data))
         st, _, data, _ = c.post_json("/api/v1/runner/jobs/%d/result%s" % (job["id"], q),
-                                     test_api.result_body("accepted", 1500.0, mode=job.get("mode", "test")),
+                                     kjtest.result_body("accepted", 1500.0, mode=job.get("mode", "test")),
                                      tokens["runner"])
         check(st == 200, "a result for the judged job", (st, data))
     check(kjtest.claim(c, tokens["runner"]) is not None, "a job left running")
@@ -121,14 +124,14 @@ def main():
         print("test_schema: 0 passed, 1 failed, 0 skipped")
         return 1
     if os.access(ASAN_BIN, os.X_OK):
-        test_api.BIN = ASAN_BIN
+        kjservice.BIN = ASAN_BIN
     with tempfile.TemporaryDirectory(prefix="kjudge-schema-") as tmp:
         srv = kjtest.Server(tmp)
         if not check(srv.start(), "the server starts", kjtest.Server.server_log(srv)[-2000:]
                      if os.path.exists(os.path.join(tmp, "server.log")) else ""):
-            print("test_schema: %d passed, %d failed, %d skipped" % (test_api.Counts.passed,
-                                                                    test_api.Counts.failed,
-                                                                    test_api.Counts.skipped))
+            print("test_schema: %d passed, %d failed, %d skipped" % (kjcheck.Counts.passed,
+                                                                    kjcheck.Counts.failed,
+                                                                    kjcheck.Counts.skipped))
             return 1
         try:
             c = Client(srv.port)
@@ -137,7 +140,7 @@ def main():
             p = run_schemathesis(srv, tokens, report_dir)
             reqs = tally(p, report_dir)
             print("schemathesis: %d requests in at most %d s (%s)" % (reqs, SECONDS,
-                  os.path.basename(test_api.BIN)), flush=True)
+                  os.path.basename(kjservice.BIN)), flush=True)
             alive = check(srv.proc.poll() is None, "the server is still running after the run",
                           srv.server_log()[-3000:])
             if alive:
@@ -149,15 +152,15 @@ def main():
         bad = [l for l in log.splitlines() if SANITIZER.search(l)]
         check(not bad, "no sanitizer report in the server log", "\n".join(bad[:10]))
         check(rc == 0, "the server stops cleanly on SIGTERM", rc)
-        if test_api.Counts.failed:
+        if kjcheck.Counts.failed:
             keep = os.path.join(ROOT, "build", "test-logs", "schema")
             subprocess.run(["rm", "-rf", keep])
             os.makedirs(os.path.dirname(keep), exist_ok=True)
             subprocess.run(["cp", "-r", tmp, keep])
             print("details (schemathesis output, server log, reports): %s" % keep)
-    print("test_schema: %d passed, %d failed, %d skipped" % (test_api.Counts.passed, test_api.Counts.failed,
-                                                            test_api.Counts.skipped))
-    return 1 if test_api.Counts.failed else 0
+    print("test_schema: %d passed, %d failed, %d skipped" % (kjcheck.Counts.passed, kjcheck.Counts.failed,
+                                                            kjcheck.Counts.skipped))
+    return 1 if kjcheck.Counts.failed else 0
 
 
 if __name__ == "__main__":

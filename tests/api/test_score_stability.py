@@ -22,8 +22,10 @@ from contextlib import redirect_stdout
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "lib"))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(HERE)), "bench"))
-from test_api import Counts, check, ROOT  # noqa: E402
+from kjcheck import Counts, check  # noqa: E402
+from kjservice import ROOT  # noqa: E402
 import score_stability as ss  # noqa: E402
 
 BENCH = os.path.join(ROOT, "bench", "score_stability.py")
@@ -54,7 +56,7 @@ def test_fake_run():
         check("goal: v2 CV below 0.3 % for every kernel: PASS" in table and
               "goal: no v2 ranked pair swapped with a gap above the published resolution: PASS" in table,
               "the goals are judged", table[-600:])
-        check("| fp8 fast | fp8_quant | v1 |" in table and "| fp8_quant | 0.55 |" in table,
+        check("| fp8 fast | fp8_quant | v1 |" in table and "| fp8_quant | 1.1 |" in table,
               "v1 beside v2, the published resolution beside the suggested one", table)
         check("sizing: round 1 took" in stdout and "[" in stdout.splitlines()[1], "progress lines and the sizing",
               stdout[:400])

@@ -31,7 +31,11 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from test_api import Counts, check, NO_RATE_LIMITS, GOOD_SOURCE, multipart  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "lib"))
+from kjcheck import Counts, check  # noqa: E402
+from kjhttp import multipart  # noqa: E402
+from kjservice import NO_RATE_LIMITS  # noqa: E402
+from kjtest import GOOD_SOURCE  # noqa: E402
 import kjdeploy  # noqa: E402
 import kjrunner  # noqa: E402
 import kjtest  # noqa: E402

@@ -26,8 +26,11 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from test_api import (BIN, BOARD, ROOT, Client, Counts, check, claim, geomean,  # noqa: E402
-                      result_body)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "lib"))
+from kjcheck import Counts, check  # noqa: E402
+from kjhttp import Client  # noqa: E402
+from kjservice import BIN, ROOT  # noqa: E402
+from kjtest import BOARD, claim_resp as claim, geomean, result_body  # noqa: E402
 import kjtest  # noqa: E402
 
 RES = BOARD.get("resolution_pct", {}).get("H200")

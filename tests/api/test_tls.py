@@ -23,7 +23,11 @@ import tempfile
 import warnings
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from test_api import Counts, check, skip, multipart, BIN, ROOT, GOOD_SOURCE, NO_RATE_LIMITS  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "lib"))
+from kjcheck import Counts, check, skip  # noqa: E402
+from kjhttp import multipart  # noqa: E402
+from kjservice import BIN, ROOT, NO_RATE_LIMITS  # noqa: E402
+from kjtest import GOOD_SOURCE  # noqa: E402
 import kjdeploy  # noqa: E402
 from kjdeploy import ADMIN, request, json_of  # noqa: E402
 

@@ -32,7 +32,11 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from test_api import Client, Counts, GOOD_SOURCE, check, is_error, BIN  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "lib"))
+from kjcheck import Counts, check  # noqa: E402
+from kjhttp import Client  # noqa: E402
+from kjservice import BIN  # noqa: E402
+from kjtest import GOOD_SOURCE, is_error  # noqa: E402
 import kjtest  # noqa: E402
 from fakerunner import FakeRunner  # noqa: E402
 

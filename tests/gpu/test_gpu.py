@@ -4,53 +4,26 @@
 0. Every board's reference, template and examples accepted in test mode.
 1. `kjudge-runner compile` and `eval` on the fp8_quant template, examples and
    the verdict corpus in tests/gpu/cases (each file's first line says the
-   verdict it must get); after every fault the template must still pass.
-2. The real server and a real runner: submit with multipart over HTTP, wait,
-   read the verdicts and the rankings.
+   verdict it must get, read by tests/lib/kjcorpus.py); after every fault
+   the template must still pass.
+2. The real server and a real runner (a tests/lib Service): submit with
+   multipart over HTTP, wait, read the verdicts and the rankings.
+3. The exploit corpus and the fault cycles (test_exploits.py).
 Without a GPU every test is counted as skipped, never as passed. Ends with
 "test_gpu: N passed, N failed, N skipped".
 """
-import json, os, re, subprocess, sys, tempfile, time
+import json
+import os
+import subprocess
+import sys
+import time
 
-from kjclient import free_port, http, submit, wait_runner
+import gpueval
+from gpueval import LB, ROOT, RUNNER, check, evaluate, report, run, template_ok
+import kjcorpus
+from kjhttp import http, submit
+from kjservice import Service
 import test_exploits
-
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-RUNNER = os.path.join(ROOT, "bin", "kjudge-runner")
-SERVER = os.path.join(ROOT, "bin", "kjudge-server")
-LB = os.path.join(ROOT, "leaderboards", "fp8_quant")
-counts = {"passed": 0, "failed": 0, "skipped": 0}
-report = {"eval": {}, "server": {}}
-
-
-def check(cond, name, detail=""):
-    if cond:
-        counts["passed"] += 1
-        print("ok   %s" % name, flush=True)
-    else:
-        counts["failed"] += 1
-        print("FAIL %s %s" % (name, detail), flush=True)
-    return cond
-
-
-def skip(name, why):
-    counts["skipped"] += 1
-    print("SKIP %s: %s" % (name, why), flush=True)
-
-
-def run(args, timeout=600):
-    p = subprocess.run(args, cwd=ROOT, capture_output=True, text=True, timeout=timeout)
-    return p.returncode, p.stdout, p.stderr
-
-
-def evaluate(path, mode="test", extra=(), env=None):
-    p = subprocess.run([RUNNER, "eval", path, "--leaderboard", "fp8_quant", "--mode", mode, "--json", *extra],
-                       cwd=ROOT, capture_output=True, text=True, timeout=600, env=env)
-    rc, out, err = p.returncode, p.stdout, p.stderr
-    try:
-        return rc, json.loads(out), err
-    except ValueError:
-        return rc, None, err + out
 
 
 def test_compile():
@@ -60,12 +33,6 @@ def test_compile():
     check(rc == 0 and j.get("ok") is True, "compile template", err)
     ks = j.get("kernels", [])
     check(ks and ks[0].get("registers", 0) > 0 and "spill_stores" in ks[0], "compile reports registers/spills", out)
-
-
-def template_ok(after):
-    rc, res, err = evaluate(os.path.join(LB, "template.cu"))
-    check(res is not None and res.get("verdict") == "accepted", "template accepted after %s" % after,
-          (res or {}).get("message", err))
 
 
 def test_boards():
@@ -105,16 +72,11 @@ def test_boards():
 
 
 def test_corpus():
-    cases = sorted(f for f in os.listdir(os.path.join(ROOT, "tests", "gpu", "cases")) if f.endswith(".cu"))
-    for f in cases:
-        path = os.path.join(ROOT, "tests", "gpu", "cases", f)
-        head = open(path).readline()
-        expect = re.search(r"expect: (\w+)", head).group(1)
-        mode = re.search(r"mode: (\w+)", head).group(1)
-        tl = re.search(r"time_limit: (\d+)", head)
-        extra = ["--warmup", "0.05"] + (["--time-limit", tl.group(1)] if tl else [])
+    for c in kjcorpus.load(kjcorpus.CASES):
+        f, path, expect = c.name, c.path, c.expect
+        extra = ["--warmup", "0.05"] + c.eval_args()
         t0 = time.time()
-        rc, res, err = evaluate(path, mode, extra)
+        rc, res, err = evaluate(path, c.mode, extra)
         got = (res or {}).get("verdict")
         report["eval"][f] = {"verdict": got, "message": (res or {}).get("message"), "seconds": time.time() - t0}
         check(got == expect, "case %s -> %s" % (f, expect), "got %s: %s" % (got, (res or {}).get("message", err[-2000:])))
@@ -167,32 +129,11 @@ def test_examples():
 
 
 def test_server():
-    tmp = tempfile.mkdtemp(prefix="kjudge-gpu-")
-    db, conf, port = os.path.join(tmp, "k.db"), os.path.join(tmp, "k.conf"), free_port()
-    with open(conf, "w") as f:
-        f.write("admin_token = %s\n" % os.urandom(16).hex())
-    base = "http://127.0.0.1:%d" % port
-    procs = []
-    try:
-        procs.append(subprocess.Popen([SERVER, "serve", "--port", str(port), "--db", db, "--config", conf,
-                                        "--rate-limit-test", "0", "--rate-limit-benchmark", "0", "--rate-limit-leaderboard", "0",
-                                       "--leaderboards", os.path.join(ROOT, "leaderboards"), "--web",
-                                       os.path.join(ROOT, "web")], cwd=ROOT, stdout=subprocess.DEVNULL,
-                                      stderr=open(os.path.join(tmp, "server.log"), "w")))
-        for _ in range(100):
-            try:
-                if http("GET", base + "/healthz", timeout=2)[0] == 200:
-                    break
-            except OSError:
-                time.sleep(0.1)
-        user = run([SERVER, "user", "add", "alice", "--db", db])[1].strip()
-        rtok = run([SERVER, "runner", "add", "gpu0", "--gpu", "H200", "--db", db])[1].strip()
-        check(len(user) >= 32 and len(rtok) >= 32, "tokens created")
-        env = dict(os.environ, KJUDGE_RUNNER_TOKEN=rtok)
-        procs.append(subprocess.Popen([RUNNER, "serve", "--server", base, "--gpu", "0", "--name", "gpu0",
-                                       "--leaderboards", os.path.join(ROOT, "leaderboards")], cwd=ROOT, env=env,
-                                      stdout=subprocess.DEVNULL, stderr=open(os.path.join(tmp, "runner.log"), "w")))
-        wait_runner(base, "H200", proc=procs[-1])
+    failed_before = gpueval.counts.failed
+    with Service(runner="real", gpu="H200", runner_name="gpu0", prefix="kjudge-gpu-") as svc:
+        base = svc.base
+        user = svc.user("alice") or ""
+        check(len(user) >= 32 and len(svc.runner.token) >= 32, "tokens created")
         st, sub = submit(base, user, os.path.join(LB, "template.cu"), "leaderboard")
         check(st == 202 and "id" in sub, "submit leaderboard mode -> 202", str(sub))
         st, res = http("GET", base + "/api/v1/submissions/%d?wait=1&timeout=600" % sub["id"], user)
@@ -218,43 +159,13 @@ def test_server():
         lat.sort()
         report["server"]["test_mode_latency_s"] = lat
         print("     POST->verdict, test mode, warm: median %.3f s (min %.3f, max %.3f)" % (lat[2], lat[0], lat[-1]))
-    finally:
-        for p in procs:
-            p.terminate()
-        for p in procs:
-            try:
-                p.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                p.kill()
-        for log in ("server.log", "runner.log"):
-            path = os.path.join(tmp, log)
-            if counts["failed"] and os.path.exists(path):
-                print("---- %s (tail)\n%s" % (log, open(path).read()[-3000:]))
+        if gpueval.counts.failed > failed_before:
+            svc.print_logs()
 
 
 def main():
-    tests = [test_compile, test_examples, test_boards, test_corpus, test_server] + \
-        test_exploits.tests(sys.modules[__name__])
-    only = os.environ.get("KJ_GPU_ONLY")  # e.g. "corpus,examples" while developing
-    if only:
-        tests = [t for t in tests if t.__name__[5:] in only.split(",")]
-    rc, out, err = run([RUNNER, "probe"], timeout=120)
-    if rc != 0:
-        for t in tests:
-            skip(t.__name__, "no GPU: " + (err.strip() or out.strip())[:200])
-    else:
-        print("GPU: " + " ".join(out.split()), flush=True)
-        for t in tests:
-            try:
-                t()
-            except Exception as e:  # a crash in a test is a failure, never a pass
-                check(False, t.__name__, "raised %r" % e)
-    out_dir = os.environ.get("KJ_REPORT_DIR")
-    if out_dir:
-        with open(os.path.join(out_dir, "gpu-report.json"), "w") as f:
-            json.dump(report, f, indent=1)
-    print("test_gpu: %d passed, %d failed, %d skipped" % (counts["passed"], counts["failed"], counts["skipped"]))
-    return 1 if counts["failed"] else 0
+    return gpueval.main("test_gpu", [test_compile, test_examples, test_boards, test_corpus, test_server] +
+                        test_exploits.TESTS)
 
 
 if __name__ == "__main__":

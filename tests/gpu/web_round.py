@@ -19,18 +19,17 @@ Needs bin/ built (make all). Python 3 standard library only.
 """
 import json
 import os
-import secrets
 import shutil
 import subprocess
 import sys
-import tempfile
 import time
 import urllib.request
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
-sys.path.insert(0, HERE)
-from kjclient import free_port, http, submit, wait_runner  # noqa: E402
+sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
+from kjhttp import http, submit  # noqa: E402
+from kjservice import Service  # noqa: E402
 
 BOARD = os.path.join(ROOT, "leaderboards", "fp8_quant")
 
@@ -60,78 +59,50 @@ def follow(base, token, sid):
 def main():
     out = os.environ.get("OUT") or os.path.join(ROOT, "var", "web-round")
     os.makedirs(out, exist_ok=True)
-    tmp = tempfile.mkdtemp(prefix="kjudge-round-")
-    db, conf = os.path.join(tmp, "kjudge.db"), os.path.join(tmp, "kjudge.conf")
-    admin = secrets.token_hex(32)
-    env = dict(os.environ, KJUDGE_ADMIN_TOKEN=admin)
-    port = free_port()
-    base = "http://127.0.0.1:%d" % port
     gpu = gpu_type()
-    server = binpath("kjudge-server")
-    procs = []
-    try:
-        procs.append(subprocess.Popen([server, "serve", "--port", str(port), "--db", db, "--config", conf,
-                                       "--leaderboards", os.path.join(ROOT, "leaderboards"),
-                                       "--web", os.path.join(ROOT, "web")], env=env,
-                                      stderr=open(os.path.join(out, "server.log"), "w")))
-        for _ in range(100):
-            try:
-                if http("GET", base + "/healthz", timeout=1)[0] == 200:
-                    break
-            except OSError:
-                time.sleep(0.1)
-        tok = subprocess.run([server, "runner", "add", "round-gpu0", "--gpu", gpu, "--db", db],
-                             capture_output=True, text=True, check=True).stdout.strip()
-        tokfile = os.path.join(tmp, "runner.token")
-        with open(tokfile, "w") as f:
-            f.write(tok + "\n")
-        os.chmod(tokfile, 0o600)
-        procs.append(subprocess.Popen([binpath("kjudge-runner"), "serve", "--server", base, "--gpu", "0",
-                                       "--name", "round-gpu0", "--token-file", tokfile,
-                                       "--leaderboards", os.path.join(ROOT, "leaderboards")],
-                                      stderr=open(os.path.join(out, "runner.log"), "w")))
-        wait_runner(base, gpu, proc=procs[-1])
-        users = {}
-        for name in ("alice", "bob"):
-            st, inv = http("POST", base + "/api/v1/invites", admin, b"{}", "application/json")
-            st2, reg = http("POST", base + "/api/v1/register", None,
-                            json.dumps({"name": name, "invite": inv["code"]}).encode(), "application/json")
-            print("register %s with an invite: %d %d" % (name, st, st2), flush=True)
-            users[name] = reg["token"]
-        plan = [("alice", "template.cu", "leaderboard"), ("alice", "examples/wrong.cu", "test"),
-                ("alice", "examples/broken.cu", "test"), ("bob", "examples/fast.cu", "benchmark"),
-                ("bob", "template.cu", "leaderboard"), ("alice", "examples/fast.cu", "leaderboard")]
-        for user, path, mode in plan:
-            st, d = submit(base, users[user], os.path.join(BOARD, path), mode, gpu=gpu)
-            if st != 202:
-                print("submit %s %s: %d %s" % (user, path, st, d), flush=True)
-                continue
-            print("#%d %s %s (%s):" % (d["id"], user, path, mode), flush=True)
-            if path == "examples/fast.cu" and mode == "leaderboard":
-                follow(base, users[user], d["id"])
-            st, s = http("GET", base + "/api/v1/submissions/%d?wait=1&timeout=600" % d["id"], users[user])
-            print("  verdict %s, score %s" % (s.get("verdict"), s.get("score_ns")), flush=True)
-        st, r = http("GET", base + "/api/v1/leaderboards/fp8_quant/rankings?gpu=" + gpu)
-        for row in r.get("rankings", []):
-            print("rank %d %s %.3f us (#%d)" % (row["rank"], row["user"], row["score_ns"] / 1000,
-                                                row["submission_id"]), flush=True)
-        dest = os.path.join(out, "web-round.db")
-        if os.path.exists(dest):
-            os.remove(dest)
-        subprocess.run([server, "backup", dest, "--db", db], check=True)
-        print("database: %s" % dest, flush=True)
-    finally:
-        for p in reversed(procs):
-            p.terminate()
-            try:
-                p.wait(30)
-            except subprocess.TimeoutExpired:
-                p.kill()
-        shutil.rmtree(tmp, ignore_errors=True)
+    # The rate limits a real round has; one runner on GPU 0 for its type.
+    with Service(runner="real", gpu=gpu, runner_name="round-gpu0", rate_flags=[], prefix="kjudge-round-") as svc:
+        try:
+            play(svc, gpu, out)
+        finally:
+            for log in ("server.log", "round-gpu0.log"):
+                if os.path.exists(os.path.join(svc.tmp, log)):
+                    shutil.copy(os.path.join(svc.tmp, log), os.path.join(out, log))
 
 
-def binpath(name):
-    return os.path.join(ROOT, "bin", name)
+def play(svc, gpu, out):
+    base, admin = svc.base, svc.server.printed().strip()
+    users = {}
+    for name in ("alice", "bob"):
+        st, inv = http("POST", base + "/api/v1/invites", admin, b"{}", "application/json")
+        st2, reg = http("POST", base + "/api/v1/register", None,
+                        json.dumps({"name": name, "invite": inv["code"]}).encode(), "application/json")
+        print("register %s with an invite: %d %d" % (name, st, st2), flush=True)
+        users[name] = reg["token"]
+    plan = [("alice", "template.cu", "leaderboard"), ("alice", "examples/wrong.cu", "test"),
+            ("alice", "examples/broken.cu", "test"), ("bob", "examples/fast.cu", "benchmark"),
+            ("bob", "template.cu", "leaderboard"), ("alice", "examples/fast.cu", "leaderboard")]
+    for user, path, mode in plan:
+        st, d = submit(base, users[user], os.path.join(BOARD, path), mode, gpu=gpu)
+        if st != 202:
+            print("submit %s %s: %d %s" % (user, path, st, d), flush=True)
+            continue
+        print("#%d %s %s (%s):" % (d["id"], user, path, mode), flush=True)
+        if path == "examples/fast.cu" and mode == "leaderboard":
+            follow(base, users[user], d["id"])
+        st, s = http("GET", base + "/api/v1/submissions/%d?wait=1&timeout=600" % d["id"], users[user])
+        print("  verdict %s, score %s" % (s.get("verdict"), s.get("score_ns")), flush=True)
+    st, r = http("GET", base + "/api/v1/leaderboards/fp8_quant/rankings?gpu=" + gpu)
+    for row in r.get("rankings", []):
+        print("rank %d %s %.3f us (#%d)" % (row["rank"], row["user"], row["score_ns"] / 1000,
+                                            row["submission_id"]), flush=True)
+    dest = os.path.join(out, "web-round.db")
+    if os.path.exists(dest):
+        os.remove(dest)
+    rc, _, err = svc.server.cli("backup", dest, "--db", svc.server.db, timeout=120)
+    if rc != 0:
+        raise RuntimeError("backup failed: " + err[-500:])
+    print("database: %s" % dest, flush=True)
 
 
 if __name__ == "__main__":

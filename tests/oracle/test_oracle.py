@@ -10,7 +10,7 @@ problem's formulas, then oracle.py runs on it as a subprocess:
     non-zero upper triangle of A, or a wrong u fail; the _large board
     reuses the plugin;
   - unusable dumps (no plugin, a file of the wrong size) exit 2.
-Prints "test_oracle: N passed, N failed".
+Prints "test_oracle: N passed, N failed, N skipped".
 """
 import json
 import os
@@ -23,18 +23,12 @@ import torch
 HERE = os.path.dirname(os.path.abspath(__file__))
 ORACLE = os.path.join(HERE, "oracle.py")
 sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "lib"))
 import oracle  # noqa: E402
+import kjcheck  # noqa: E402
+from kjcheck import check  # noqa: E402
 
-passed = failed = 0
-
-
-def check(cond, what, detail=""):
-    global passed, failed
-    if cond:
-        passed += 1
-    else:
-        failed += 1
-        print(f"FAIL {what} {detail}")
+kjcheck.Counts.limit = None  # an oracle failure's whole output
 
 
 def write_dump(dirpath, board, cases):
@@ -199,5 +193,4 @@ if __name__ == "__main__":
         test_fp8(tmp)
         test_gdn(tmp)
         test_unusable(tmp)
-    print(f"test_oracle: {passed} passed, {failed} failed")
-    sys.exit(1 if failed else 0)
+    sys.exit(kjcheck.summary("test_oracle"))

@@ -6,14 +6,27 @@
  * kt_done() prints "N passed, N failed, N skipped" and returns the exit code.
  * The counters live in a struct defined once per test binary (by the file
  * that defines KT_MAIN before including this header).
+ *
+ * Picking tests: main() calls kt_init(argc, argv) first and each test
+ * function through KT_RUN(test_x(args)). `./build/tests/test_db lease` then
+ * runs only the functions whose name contains "lease" (checks made in main
+ * itself, such as set-up, still run); "users,lease" runs those whose name
+ * contains either, for a function that builds on another's state. A name
+ * that matches no function is a failure, so a typo cannot pass as an empty
+ * run.
  */
 #ifndef KJ_KT_H
 #define KJ_KT_H
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
-struct kt_counts { int passed, failed, skipped; };
+struct kt_counts {
+    int passed, failed, skipped;
+    const char *filter; /* argv[1]: run only test functions whose name holds it; NULL: all */
+    int ran, picked;    /* KT_RUN calls seen; those that ran */
+};
 extern struct kt_counts kt_counts;
 
 #ifdef KT_MAIN
@@ -40,6 +53,40 @@ struct kt_counts kt_counts;
         fputc('\n', stderr);                                             \
     } while (0)
 
+/* Take the optional test-name filter from the command line. */
+static inline void kt_init(int argc, char **argv)
+{
+    kt_counts.filter = argc > 1 && argv[1][0] != '\0' ? argv[1] : NULL;
+}
+
+/* Whether the test function called as `call` ("test_x(db)") is picked: the
+ * filter is a comma-separated list of name parts ("users,lifecycle" runs a
+ * function with the ones it builds on). */
+static inline int kt_want(const char *call)
+{
+    const char *paren = strchr(call, '(');
+    size_t n = paren != NULL ? (size_t)(paren - call) : strlen(call);
+    kt_counts.ran++;
+    for (const char *f = kt_counts.filter; f != NULL; f = strchr(f, ',') ? strchr(f, ',') + 1 : NULL) {
+        size_t flen = strcspn(f, ",");
+        for (size_t i = 0; flen > 0 && i + flen <= n; i++)
+            if (memcmp(call + i, f, flen) == 0) {
+                kt_counts.picked++;
+                return 1;
+            }
+    }
+    if (kt_counts.filter == NULL)
+        kt_counts.picked++;
+    return kt_counts.filter == NULL;
+}
+
+#define KT_RUN(call)          \
+    do {                      \
+        if (kt_want(#call)) { \
+            call;             \
+        }                     \
+    } while (0)
+
 /* The whole file at path, NUL-terminated, length in *len; NULL if it cannot
  * be read. The caller frees it. */
 static inline char *kt_slurp(const char *path, size_t *len)
@@ -61,6 +108,10 @@ static inline char *kt_slurp(const char *path, size_t *len)
 
 static inline int kt_done(const char *name)
 {
+    if (kt_counts.filter != NULL && kt_counts.ran > 0 && kt_counts.picked == 0) {
+        kt_counts.failed++;
+        fprintf(stderr, "FAIL no test function of %s matches '%s'\n", name, kt_counts.filter);
+    }
     printf("%s: %d passed, %d failed, %d skipped\n", name, kt_counts.passed,
            kt_counts.failed, kt_counts.skipped);
     return kt_counts.failed ? 1 : 0;

@@ -94,12 +94,13 @@ static void test_lookup(void)
         fprintf(stderr, "could not remove %s\n", dir);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
-    test_sha256();
-    test_tokens();
-    test_seeds();
-    test_bearer();
-    test_lookup();
+    kt_init(argc, argv);
+    KT_RUN(test_sha256());
+    KT_RUN(test_tokens());
+    KT_RUN(test_seeds());
+    KT_RUN(test_bearer());
+    KT_RUN(test_lookup());
     return kt_done("test_auth");
 }

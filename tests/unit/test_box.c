@@ -141,8 +141,9 @@ static void test_invariants(void)
     KT_CHECK(takes(&b, BOX_OP_CASE, "loaded without a plan"), "a loaded box has a plan");
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+    kt_init(argc, argv);
     struct directives d;
     struct kj_err err;
     const char *src = "//!kjudge launch quant grid=(T) block=(32)\n";
@@ -151,8 +152,8 @@ int main(void)
              plan_build(spec, &d, &d, NULL, &plan, &err) == KJ_OK, "setup: %s", err.msg);
     if (plan == NULL)
         return kt_done("test_box");
-    test_transitions();
-    test_invariants();
+    KT_RUN(test_transitions());
+    KT_RUN(test_invariants());
     plan_free(plan);
     spec_free(spec);
     return kt_done("test_box");

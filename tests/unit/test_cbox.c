@@ -23,8 +23,9 @@ static int parse(const char *src, struct directives *d)
     return dir_parse(src, strlen(src), d, &err);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+    kt_init(argc, argv);
     struct directives dg, db;
     struct compile_result in, boxed, b2;
     struct cbox_proc p1, p2;

@@ -363,8 +363,9 @@ static void print_probe(const struct sandbox_probe *p)
             p->netns, p->pidns, p->ipcns, p->utsns, p->no_new_privs, p->seccomp, p->landlock_abi);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+    kt_init(argc, argv);
     struct sandbox_probe p;
     struct directives bd;
     struct compile_result br;
@@ -384,12 +385,12 @@ int main(void)
                   cbox_start(bomb, strlen(bomb), &bd, "sm_90a", NULL, &bp, &err) == KJ_OK;
     KT_CHECK(started, "the bomb's box started: %s", err.msg);
 
-    test_network();
-    test_identity();
-    test_env();
-    test_files();
-    test_denied();
-    test_sources();
+    KT_RUN(test_network());
+    KT_RUN(test_identity());
+    KT_RUN(test_env());
+    KT_RUN(test_files());
+    KT_RUN(test_denied());
+    KT_RUN(test_sources());
 
     if (started) {
         /* The other checks ran meanwhile; the box's wall limit counts from

@@ -199,12 +199,13 @@ static void test_protocol(void)
     KT_CHECK(kj_verdict_sql_list(list, 10) == -1, "a short buffer is refused");
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
-    test_buf();
-    test_file();
-    test_utf8();
-    test_ticker();
-    test_protocol();
+    kt_init(argc, argv);
+    KT_RUN(test_buf());
+    KT_RUN(test_file());
+    KT_RUN(test_utf8());
+    KT_RUN(test_ticker());
+    KT_RUN(test_protocol());
     return kt_done("test_common_util");
 }

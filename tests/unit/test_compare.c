@@ -292,15 +292,16 @@ static void test_text(void)
              "pass text: %s", buf);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
-    test_float_rules();
-    test_half_bf16();
-    test_ints();
-    test_indices_and_args();
-    test_exact();
-    test_threaded();
-    test_json();
-    test_text();
+    kt_init(argc, argv);
+    KT_RUN(test_float_rules());
+    KT_RUN(test_half_bf16());
+    KT_RUN(test_ints());
+    KT_RUN(test_indices_and_args());
+    KT_RUN(test_exact());
+    KT_RUN(test_threaded());
+    KT_RUN(test_json());
+    KT_RUN(test_text());
     return kt_done("test_compare");
 }

@@ -611,26 +611,27 @@ static void test_json_and_version(void)
     KT_CHECK(strncmp(ver, "13.", 3) == 0, "version %s", ver);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
-    test_leaderboard_files();
-    test_broken_example();
-    test_syntax_error();
-    test_warnings_and_echo();
-    test_warning_flood();
-    test_missing_kernel();
-    test_not_a_kernel();
-    test_template_kernel();
-    test_resources();
-    test_forbidden_includes();
-    test_quoted_include_cwd();
-    test_toolkit_headers();
-    test_log_cleaning();
-    test_log_cap();
-    test_bad_sources();
-    test_hostile_sources();
-    test_options();
-    test_other_arch();
-    test_json_and_version();
+    kt_init(argc, argv);
+    KT_RUN(test_leaderboard_files());
+    KT_RUN(test_broken_example());
+    KT_RUN(test_syntax_error());
+    KT_RUN(test_warnings_and_echo());
+    KT_RUN(test_warning_flood());
+    KT_RUN(test_missing_kernel());
+    KT_RUN(test_not_a_kernel());
+    KT_RUN(test_template_kernel());
+    KT_RUN(test_resources());
+    KT_RUN(test_forbidden_includes());
+    KT_RUN(test_quoted_include_cwd());
+    KT_RUN(test_toolkit_headers());
+    KT_RUN(test_log_cleaning());
+    KT_RUN(test_log_cap());
+    KT_RUN(test_bad_sources());
+    KT_RUN(test_hostile_sources());
+    KT_RUN(test_options());
+    KT_RUN(test_other_arch());
+    KT_RUN(test_json_and_version());
     return kt_done("test_compile");
 }

@@ -304,16 +304,17 @@ static void test_caps(void)
     close(k.lfd);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+    kt_init(argc, argv);
     struct kj_err err;
     kj_err_clear(&err);
     KT_CHECK(curlc_init(&err) == 0, "curl init: %s", err.msg);
-    test_sse();
-    test_sse_limits();
-    test_new();
-    test_closed_port();
-    test_caps();
+    KT_RUN(test_sse());
+    KT_RUN(test_sse_limits());
+    KT_RUN(test_new());
+    KT_RUN(test_closed_port());
+    KT_RUN(test_caps());
     curlc_cleanup();
     return kt_done("test_curlc");
 }

@@ -218,10 +218,11 @@ static void test_random(void)
     KT_CHECK(worse == 0, "%d random diffs were not minimal (or equal texts gave one)", worse);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
-    test_exact();
-    test_limits();
-    test_random();
+    kt_init(argc, argv);
+    KT_RUN(test_exact());
+    KT_RUN(test_limits());
+    KT_RUN(test_random());
     return kt_done("test_diff");
 }

@@ -629,22 +629,23 @@ static void test_allow_list(void)
     KT_CHECK(dir_nvrtc_allowed(longdef) == 0, "len %zu", strlen(longdef));
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
-    test_fp8_example();
-    test_good_sources();
-    test_good_sources_eval();
-    test_kernel_names();
-    test_launch_errors();
-    test_launch_count();
-    test_other_verbs();
-    test_gpu_mode_verbs();
-    test_nvrtc_lines();
-    test_source_shapes();
-    test_no_launch_and_long_line();
-    test_check_names();
-    test_eval_launch();
-    test_eval_workspace();
-    test_allow_list();
+    kt_init(argc, argv);
+    KT_RUN(test_fp8_example());
+    KT_RUN(test_good_sources());
+    KT_RUN(test_good_sources_eval());
+    KT_RUN(test_kernel_names());
+    KT_RUN(test_launch_errors());
+    KT_RUN(test_launch_count());
+    KT_RUN(test_other_verbs());
+    KT_RUN(test_gpu_mode_verbs());
+    KT_RUN(test_nvrtc_lines());
+    KT_RUN(test_source_shapes());
+    KT_RUN(test_no_launch_and_long_line());
+    KT_RUN(test_check_names());
+    KT_RUN(test_eval_launch());
+    KT_RUN(test_eval_workspace());
+    KT_RUN(test_allow_list());
     return kt_done("test_directive");
 }

@@ -30,8 +30,9 @@ static void pattern(unsigned char *p, size_t n, unsigned char tag)
         p[i] = (unsigned char)(tag ^ (i * 31u));
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+    kt_init(argc, argv);
     char root[] = "/tmp/kj_test_dump.XXXXXX", dir[128], path[256], cmd[300];
     struct spec *s = NULL;
     struct kj_err err;

@@ -358,15 +358,16 @@ static void test_misc(void)
     KT_CHECK(rc == KJ_EINVAL && e.file != NULL && e.src_line > 0, "file=%s", e.file);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
-    test_precedence();
-    test_vars_and_functions();
-    test_short_circuit();
-    test_arith_errors();
-    test_syntax_errors();
-    test_limits();
-    test_check();
-    test_misc();
+    kt_init(argc, argv);
+    KT_RUN(test_precedence());
+    KT_RUN(test_vars_and_functions());
+    KT_RUN(test_short_circuit());
+    KT_RUN(test_arith_errors());
+    KT_RUN(test_syntax_errors());
+    KT_RUN(test_limits());
+    KT_RUN(test_check());
+    KT_RUN(test_misc());
     return kt_done("test_expr");
 }

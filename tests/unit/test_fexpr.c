@@ -40,8 +40,9 @@ static void bad(const char *text, const char *w1, const char *w2)
     KT_CHECK(w2 == NULL || strstr(e.msg, w2) != NULL, "'%s': want '%s' in: %s", text, w2, e.msg);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+    kt_init(argc, argv);
     ok("1e-5 * sqrt(N)", 1e-5 * 1024.0);
     ok("1e-3", 1e-3);
     ok("0.25", 0.25);

@@ -163,11 +163,12 @@ static void test_large_is_a_copy(void)
     }
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
-    test_specs_load();
-    test_files_compile();
-    test_launches_fit();
-    test_large_is_a_copy();
+    kt_init(argc, argv);
+    KT_RUN(test_specs_load());
+    KT_RUN(test_files_compile());
+    KT_RUN(test_launches_fit());
+    KT_RUN(test_large_is_a_copy());
     return kt_done("test_gdn_boards");
 }

@@ -149,10 +149,11 @@ static void test_log_limit(void)
     guard_free(g);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
-    test_deadlines();
-    test_off_and_null();
-    test_log_limit();
+    kt_init(argc, argv);
+    KT_RUN(test_deadlines());
+    KT_RUN(test_off_and_null());
+    KT_RUN(test_log_limit());
     return kt_done("test_guard");
 }

@@ -26,8 +26,9 @@ static struct judge_result *judge_src(const struct spec *s, const char *src)
     return res;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+    kt_init(argc, argv);
     struct spec *s = NULL;
     struct kj_err err;
     KT_CHECK(spec_load("leaderboards/fp8_quant", &s, &err) == KJ_OK, "spec: %s", err.msg);

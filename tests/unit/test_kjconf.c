@@ -135,16 +135,17 @@ static void test_parse(void)
     unsetenv("KJUDGE_TOKEN");
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+    kt_init(argc, argv);
     snprintf(root, sizeof root, "/tmp/kjconf-test-XXXXXX");
     if (mkdtemp(root) == NULL) {
         KT_CHECK(0, "mkdtemp");
         return kt_done("test_kjconf");
     }
-    test_path();
-    test_save_load();
-    test_parse();
+    KT_RUN(test_path());
+    KT_RUN(test_save_load());
+    KT_RUN(test_parse());
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
     if (system(cmd) != 0)

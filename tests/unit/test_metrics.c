@@ -150,10 +150,11 @@ static void test_hello(void)
     hello_free(h);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
-    test_concurrent();
-    test_slots_and_labels();
-    test_hello();
+    kt_init(argc, argv);
+    KT_RUN(test_concurrent());
+    KT_RUN(test_slots_and_labels());
+    KT_RUN(test_hello());
     return kt_done("test_metrics");
 }

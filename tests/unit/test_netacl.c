@@ -124,10 +124,11 @@ static void test_client(void)
              strcmp(out, "127.0.0.1") == 0, "no trusted proxies: the header is ignored");
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
-    test_parse();
-    test_match();
-    test_client();
+    kt_init(argc, argv);
+    KT_RUN(test_parse());
+    KT_RUN(test_match());
+    KT_RUN(test_client());
     return kt_done("test_netacl");
 }

@@ -9,8 +9,9 @@ static int eq4(struct philox4 r, uint32_t a, uint32_t b, uint32_t c, uint32_t d)
     return r.v[0] == a && r.v[1] == b && r.v[2] == c && r.v[3] == d;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+    kt_init(argc, argv);
     struct philox4 z = {{0, 0, 0, 0}};
     struct philox4 r = philox4x32_10(z, 0, 0);
     KT_CHECK(eq4(r, 0x6627e8d5u, 0xe169c58du, 0xbc57ac4cu, 0x9b00dbd8u),

@@ -177,10 +177,11 @@ out:
     spec_free(s);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
-    test_layout();
-    test_prefixsum();
-    test_generate();
+    kt_init(argc, argv);
+    KT_RUN(test_layout());
+    KT_RUN(test_prefixsum());
+    KT_RUN(test_generate());
     return kt_done("test_plan");
 }

@@ -108,10 +108,11 @@ static void test_note(void)
     }
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
-    test_plain();
-    test_tty();
-    test_note();
+    kt_init(argc, argv);
+    KT_RUN(test_plain());
+    KT_RUN(test_tty());
+    KT_RUN(test_note());
     return kt_done("test_prog");
 }

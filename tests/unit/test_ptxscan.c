@@ -33,8 +33,9 @@ static const char *ptx =
     " cp.async.ca.shared.global [%r1], [%rd1], 16;\n cp.async.commit_group;\n"
     " cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%r1], [%rd1], 256, [%r2];\n ret;\n}\n";
 
-int main(void)
+int main(int argc, char **argv)
 {
+    kt_init(argc, argv);
     struct compile_kernel k = scan(ptx, "plain", 32);
     KT_CHECK(k.tensor_cores[0] == '\0' && !k.uses_tma && !k.uses_cp_async && !k.uses_bulk_copy,
              "plain uses nothing (leaks from later entries?)");

@@ -67,9 +67,10 @@ static void test_ties(void)
     rank_ties(f, tf, idf, 0, 1.0, order, ranks, tied);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
-    test_assign();
-    test_ties();
+    kt_init(argc, argv);
+    KT_RUN(test_assign());
+    KT_RUN(test_ties());
     return kt_done("test_rank");
 }

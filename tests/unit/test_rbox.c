@@ -163,8 +163,9 @@ static int run_box(unsigned skip, unsigned char *result, unsigned *applied, char
     return 0;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+    kt_init(argc, argv);
     struct sandbox_probe sp;
     unsigned char r[T_COUNT];
     unsigned applied = 0, skip = 0;

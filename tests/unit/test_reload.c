@@ -112,9 +112,10 @@ static void test_sets(void)
     KT_CHECK(strcmp(reload_kind_name(RELOAD_EDITED), "edited") == 0, "kind names");
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
-    test_fields();
-    test_sets();
+    kt_init(argc, argv);
+    KT_RUN(test_fields());
+    KT_RUN(test_sets());
     return kt_done("test_reload");
 }

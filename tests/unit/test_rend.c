@@ -182,12 +182,13 @@ static void test_block(void)
     free(s);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
-    test_pieces();
-    test_table();
-    test_timing();
-    test_evidence();
-    test_block();
+    kt_init(argc, argv);
+    KT_RUN(test_pieces());
+    KT_RUN(test_table());
+    KT_RUN(test_timing());
+    KT_RUN(test_evidence());
+    KT_RUN(test_block());
     return kt_done("test_rend");
 }

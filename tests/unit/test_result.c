@@ -630,20 +630,21 @@ static void test_rejected_golden(void)
         }
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+    kt_init(argc, argv);
     struct kj_err err;
     KT_CHECK(spec_load("leaderboards/fp8_quant", &spec, &err) == KJ_OK, "spec: %s", err.msg);
     if (spec == NULL)
         return kt_done("test_result");
-    test_accepted_leaderboard();
-    test_accepted_v2();
-    test_accepted_modes();
-    test_wrong_benchmark();
-    test_bad_tests();
-    test_dumped();
-    test_internal();
-    test_rejected_golden();
+    KT_RUN(test_accepted_leaderboard());
+    KT_RUN(test_accepted_v2());
+    KT_RUN(test_accepted_modes());
+    KT_RUN(test_wrong_benchmark());
+    KT_RUN(test_bad_tests());
+    KT_RUN(test_dumped());
+    KT_RUN(test_internal());
+    KT_RUN(test_rejected_golden());
     spec_free(spec);
     return kt_done("test_result");
 }

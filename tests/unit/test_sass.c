@@ -143,10 +143,11 @@ static void test_failures(void)
     free(saved);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
-    test_apply();
-    test_real();
-    test_failures();
+    kt_init(argc, argv);
+    KT_RUN(test_apply());
+    KT_RUN(test_real());
+    KT_RUN(test_failures());
     return kt_done("test_sass");
 }

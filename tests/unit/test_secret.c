@@ -82,9 +82,10 @@ static void test_compile_box(void)
     free(control);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
-    test_list();
-    test_compile_box();
+    kt_init(argc, argv);
+    KT_RUN(test_list());
+    KT_RUN(test_compile_box());
     return kt_done("test_secret");
 }

@@ -105,8 +105,9 @@ static const char *req_body(struct fake *f, int i)
     return e != NULL ? e + 4 : "";
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+    kt_init(argc, argv);
     struct fake f;
     char url[64];
     volatile sig_atomic_t stop = 0;

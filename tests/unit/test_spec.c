@@ -365,18 +365,19 @@ static void test_load_all(void)
              "missing folder: %s", err.msg);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+    kt_init(argc, argv);
     snprintf(tmp_root, sizeof tmp_root, "/tmp/kj_test_spec.XXXXXX");
     if (mkdtemp(tmp_root) == NULL) {
         perror("mkdtemp");
         return 1;
     }
-    test_fp8_quant();
-    test_dtypes();
-    test_valid_variant();
-    test_broken();
-    test_load_all();
+    KT_RUN(test_fp8_quant());
+    KT_RUN(test_dtypes());
+    KT_RUN(test_valid_variant());
+    KT_RUN(test_broken());
+    KT_RUN(test_load_all());
     char cmd[300];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp_root);
     if (system(cmd) != 0)

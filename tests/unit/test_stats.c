@@ -384,21 +384,22 @@ static void test_correct_offset(void)
              in[1] == 8990.0, "in place");
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
-    test_constant();
-    test_ramp();
-    test_known_quartiles();
-    test_heavy_tail();
-    test_degenerate();
-    test_geomean();
-    test_stop_ci();
-    test_stop_noise();
-    test_stop_caps();
-    test_selection_matches_sort();
-    test_names_and_floor();
-    test_trimmed_mean();
-    test_planned_samples();
-    test_correct_offset();
+    kt_init(argc, argv);
+    KT_RUN(test_constant());
+    KT_RUN(test_ramp());
+    KT_RUN(test_known_quartiles());
+    KT_RUN(test_heavy_tail());
+    KT_RUN(test_degenerate());
+    KT_RUN(test_geomean());
+    KT_RUN(test_stop_ci());
+    KT_RUN(test_stop_noise());
+    KT_RUN(test_stop_caps());
+    KT_RUN(test_selection_matches_sort());
+    KT_RUN(test_names_and_floor());
+    KT_RUN(test_trimmed_mean());
+    KT_RUN(test_planned_samples());
+    KT_RUN(test_correct_offset());
     return kt_done("test_stats");
 }

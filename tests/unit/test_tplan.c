@@ -156,12 +156,13 @@ static void test_fingerprint(void)
     KT_CHECK(kjhash_host(a, 0, 5) == 0, "nothing: 0");
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
-    test_sets();
-    test_rounds();
-    test_lanes();
-    test_gpu_table();
-    test_fingerprint();
+    kt_init(argc, argv);
+    KT_RUN(test_sets());
+    KT_RUN(test_rounds());
+    KT_RUN(test_lanes());
+    KT_RUN(test_gpu_table());
+    KT_RUN(test_fingerprint());
     return kt_done("test_tplan");
 }

@@ -327,11 +327,12 @@ static void test_multipart(void)
     MHD_stop_daemon(d);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
-    test_good();
-    test_limits();
-    test_bad();
-    test_multipart();
+    kt_init(argc, argv);
+    KT_RUN(test_good());
+    KT_RUN(test_limits());
+    KT_RUN(test_bad());
+    KT_RUN(test_multipart());
     return kt_done("test_upload");
 }

@@ -77,9 +77,10 @@ static void test_many_users(void)
     wait_free(w);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
-    test_caps();
-    test_many_users();
+    kt_init(argc, argv);
+    KT_RUN(test_caps());
+    KT_RUN(test_many_users());
     return kt_done("test_wait");
 }

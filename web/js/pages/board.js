@@ -159,6 +159,8 @@ const COLORS = ["#2b6cb0", "#c05621", "#2f855a", "#6b46c1", "#b83280", "#2c7a7b"
 
 // The leader's line and the top users' lines, each a step function: a
 // score holds from its submission until the next improvement (and to now).
+// Chart.js's "before" steps keep a point's value up to the next point's x
+// and drop there ("after" would drop at the earlier point).
 function drawChart(Chart, box, hist, u) {
   const now = Date.now();
   const step = pts => {
@@ -166,11 +168,11 @@ function drawChart(Chart, box, hist, u) {
     if (d.length) d.push({x: Math.max(now, d[d.length - 1].x), y: d[d.length - 1].y, p: null});
     return d;
   };
-  const datasets = [{label: "best", data: step(hist.records), stepped: "after", borderColor: "#111",
+  const datasets = [{label: "best", data: step(hist.records), stepped: "before", borderColor: "#111",
                      backgroundColor: "#111", borderWidth: 3, pointRadius: 3}];
   hist.users.forEach((x, i) => {
     const mine = u && x.user === u.name;
-    datasets.push({label: x.user + (mine ? " (you)" : ""), data: step(x.points), stepped: "after",
+    datasets.push({label: x.user + (mine ? " (you)" : ""), data: step(x.points), stepped: "before",
                    borderColor: COLORS[i % COLORS.length], backgroundColor: COLORS[i % COLORS.length],
                    borderWidth: mine ? 3 : 1.5, borderDash: mine ? [] : [4, 3], pointRadius: 2});
   });

@@ -1,9 +1,11 @@
-"""corpus.py - the exploit corpus's index: every tests/exploits/*.cu with what
-its first line says.
+"""kjcorpus.py - the one reader of the two verdict corpora: every *.cu of
+tests/gpu/cases/ (the verdict corpus) or tests/exploits/ (the exploit
+corpus) with what its first line says.
 
-Read by tests/api/test_exploits_compile.py (the compile-time exploits, and a
-compile of every other one) and tests/gpu/test_exploits.py (all of them on a
-GPU). The first line of an exploit is
+Read by tests/gpu/test_gpu.py (the verdict corpus on a GPU),
+tests/gpu/test_exploits.py (the exploits on a GPU) and
+tests/api/test_exploits_compile.py (the exploits without a GPU). The first
+line of every file of both corpora is
 
     // expect: VERDICT  mode: MODE  [time_limit: S]  [min_median_us: N]  why: TEXT
 
@@ -15,7 +17,9 @@ Python 3 standard library only.
 import os
 import re
 
-HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+EXPLOITS = os.path.join(ROOT, "tests", "exploits")
+CASES = os.path.join(ROOT, "tests", "gpu", "cases")
 VERDICTS = ("accepted", "compile_error", "rejected", "wrong_answer", "runtime_error", "time_limit")
 MODES = ("test", "benchmark", "leaderboard")
 OPTIONS = {"time_limit": float, "min_median_us": float}
@@ -23,7 +27,7 @@ HEADER = re.compile(r"^// expect: (?P<expect>\S+)\s+mode: (?P<mode>\S+)(?P<opts>
 LAUNCH = re.compile(r"^//!kjudge\s+launch\s+([A-Za-z_]\w*)", re.M)
 
 
-class Exploit:
+class Case:
     """One corpus file: name, path, expect, mode, time_limit, min_median_us, why, kernels."""
 
     def __init__(self, path):
@@ -53,17 +57,17 @@ class Exploit:
         self.kernels = LAUNCH.findall(text)
 
     def eval_args(self):
-        """Extra `kjudge-runner eval` arguments this exploit needs."""
+        """Extra `kjudge-runner eval` arguments this file needs."""
         return ["--time-limit", "%g" % self.time_limit] if self.time_limit else []
 
     def __repr__(self):
-        return "Exploit(%s: %s in %s)" % (self.name, self.expect, self.mode)
+        return "Case(%s: %s in %s)" % (self.name, self.expect, self.mode)
 
 
-def load(folder=HERE):
+def load(folder=EXPLOITS):
     """Every *.cu in folder, sorted by name; a malformed header raises ValueError."""
-    return [Exploit(os.path.join(folder, f)) for f in sorted(os.listdir(folder)) if f.endswith(".cu")]
+    return [Case(os.path.join(folder, f)) for f in sorted(os.listdir(folder)) if f.endswith(".cu")]
 
 
-def by_name(name, folder=HERE):
-    return Exploit(os.path.join(folder, name))
+def by_name(name, folder=EXPLOITS):
+    return Case(os.path.join(folder, name))
