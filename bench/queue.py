@@ -3,8 +3,10 @@
 
 Prints one table of four parts:
   1. warm test-mode latency (template.cu), split into its steps as the
-     submission's event stream shows them: POST answered, claimed (the
-     runner's "compiling" event), compiled, last test, verdict; median of n;
+     submission's event stream shows them: POST answered, compile started
+     (the claim and the boxes' fork come first), compiled, last test, the
+     verdict event, and the result stored (the boxes are torn down before
+     the runner posts it); median of n, each job sent once the last is done;
   2. test-mode jobs per minute per GPU: a burst of jobs, first POST to last
      verdict;
   3. a flood, under --queue-rule fair and then fifo: a heavy user submits
@@ -169,12 +171,18 @@ def latency_split(svc, src):
         sid = post(svc, "light", src, "test")
         t_post = time.time() - t0
         seen = stream_steps(svc, sid, t0)
+        # The runner sends the verdict event before it tears its boxes down
+        # and posts the result: the user's verdict is the stored result, and
+        # the next job is sent only then, so no step waits on the last job.
+        st, d = http("GET", svc.base + "/api/v1/submissions/%d?wait=1&timeout=120" % sid, svc.tok["light"])
+        t_done = time.time() - t0 if st == 200 and d.get("status") == "done" else None
         if i == 0:
             continue  # warm-up
         first = lambda e: seen.get(e, [None])[0]
         last = lambda e: seen.get(e, [None])[-1]
         rows.append({"POST answered": t_post, "compile started (claim, boxes forked)": first("compiling"),
-                     "compiled": first("compiled"), "last test": last("test"), "verdict": first("verdict")})
+                     "compiled": first("compiled"), "last test": last("test"), "verdict event": first("verdict"),
+                     "result stored (the user's verdict)": t_done})
     out = []
     for k in rows[0]:
         v = [r[k] for r in rows if r[k] is not None]
