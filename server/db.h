@@ -333,9 +333,6 @@ int db_job_position(struct db *db, int64_t id, int64_t *pos, struct kj_err *err)
 /* queue rule (db_queue.c) */
 /* The rule claims follow (serve --queue-rule); default QUEUE_FAIR. */
 void db_queue_set_rule(struct db *db, enum queue_rule rule);
-/* user_id's decayed GPU time on gpu now, in ms (0 when none was charged). */
-int db_queue_usage(struct db *db, const char *gpu, int64_t user_id, double *usage_ms,
-                   struct kj_err *err);
 
 /* clocks (db_sql.c) */
 /* Wall-clock milliseconds, the clock leases are measured on. */

@@ -263,21 +263,3 @@ int db_queue_charge_locked(struct db *db, int64_t id, struct kj_err *err)
     }
     return rc;
 }
-
-int db_queue_usage(struct db *db, const char *gpu, int64_t user_id, double *usage_ms,
-                   struct kj_err *err)
-{
-    sqlite3_stmt *q = NULL;
-    int rc;
-    *usage_ms = 0;
-    pthread_mutex_lock(&db->mu);
-    rc = db_prep(db, err, &q, "SELECT usage_ms, at_ms FROM queue_usage WHERE gpu = ? AND "
-                 "user_id = ?", "ti", gpu, user_id);
-    if (rc == 0 && (rc = db_step(db, err, q)) == 1) {
-        *usage_ms = queue_decay(sqlite3_column_double(q, 0), db_now_ms() - sqlite3_column_int64(q, 1));
-        rc = 0;
-    }
-    sqlite3_finalize(q);
-    pthread_mutex_unlock(&db->mu);
-    return rc;
-}
