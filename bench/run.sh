@@ -8,3 +8,4 @@ if [ -d .gpulibs ]; then export LD_LIBRARY_PATH="$PWD/.gpulibs${LD_LIBRARY_PATH:
 echo "## bench/timing_fidelity"; python3 bench/timing_fidelity.py
 echo; echo "## bench/e2e_latency"; python3 bench/e2e_latency.py
 echo; echo "## bench/score_stability"; python3 bench/score_stability.py
+echo; echo "## bench/queue"; python3 bench/queue.py

@@ -28,6 +28,7 @@ struct curlc {
     char *agent;             /* owned */
     long connect_ms, timeout_ms;
     size_t max_body;
+    const volatile sig_atomic_t *abort_flag; /* borrowed, or NULL (curlc_opts) */
 };
 
 /* State of one transfer, on the stack of the request function. */
@@ -123,6 +124,7 @@ int curlc_new(const struct curlc_opts *o, struct curlc **out, struct kj_err *err
     c->connect_ms = o->connect_timeout_ms > 0 ? o->connect_timeout_ms : CURLC_DEFAULT_CONNECT_MS;
     c->timeout_ms = o->timeout_ms > 0 ? o->timeout_ms : 0;
     c->max_body = o->max_body > 0 ? o->max_body : CURLC_DEFAULT_MAX_BODY;
+    c->abort_flag = o->abort_flag;
     *out = c;
     return 0;
 }
@@ -300,6 +302,15 @@ static int make_url(const struct curlc *c, const char *path, char *buf, size_t b
     return 0;
 }
 
+/* libcurl's progress callback (at least once a second, even idle): a
+ * non-zero return aborts the transfer with CURLE_ABORTED_BY_CALLBACK. */
+static int on_progress(void *cls, curl_off_t dt, curl_off_t dn, curl_off_t ut, curl_off_t un)
+{
+    const volatile sig_atomic_t *flag = cls;
+    (void)dt, (void)dn, (void)ut, (void)un;
+    return *flag != 0;
+}
+
 /* Options every transfer shares. */
 static void set_common(struct curlc *c, struct xfer *x, const char *url, struct curl_slist *hdrs,
                        char *errbuf, long timeout_ms, long idle_ms)
@@ -332,6 +343,11 @@ static void set_common(struct curlc *c, struct xfer *x, const char *url, struct 
     }
     if (c->ca_file != NULL)
         curl_easy_setopt(h, CURLOPT_CAINFO, c->ca_file);
+    if (c->abort_flag != NULL) {
+        curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, on_progress);
+        curl_easy_setopt(h, CURLOPT_XFERINFODATA, (void *)c->abort_flag);
+        curl_easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
+    }
 }
 
 /* Headers: the token, Accept, and the extra ones given (NULL-terminated). */
@@ -378,6 +394,10 @@ static int run(struct curlc *c, struct xfer *x, const char *method, const char *
                        x->max);
     if (cc == CURLE_WRITE_ERROR)
         return KJ_FAIL(err, KJ_ENOMEM, "%s %s: out of memory reading the answer", method, url);
+    if (cc == CURLE_ABORTED_BY_CALLBACK) {
+        r->fail = CURLC_FAIL_ABORTED;
+        return KJ_FAIL(err, KJ_ECONFLICT, "%s %s: dropped: the client is stopping", method, url);
+    }
     return KJ_FAIL(err, r->fail == CURLC_FAIL_TIMEOUT ? KJ_ETIMEOUT : KJ_EIO, "%s %s: %s", method,
                    url, errbuf[0] != '\0' ? errbuf : curl_easy_strerror(cc));
 }

@@ -18,6 +18,7 @@
  * URL and out->fail saying what kind of failure it was:
  *   KJ_EIO       CURLC_FAIL_RESOLVE, _CONNECT, _TLS, _IO
  *   KJ_ETIMEOUT  CURLC_FAIL_TIMEOUT (connect, whole request, or an idle stream)
+ *   KJ_ECONFLICT CURLC_FAIL_ABORTED (the client's abort flag was set)
  *   KJ_ELIMIT    CURLC_FAIL_TOO_LARGE (the body passed max_body)
  *   KJ_EINVAL    a malformed URL, path or header text (nothing was sent)
  *   KJ_ENOMEM    out of memory
@@ -25,6 +26,7 @@
 #ifndef KJ_CURLC_H
 #define KJ_CURLC_H
 
+#include <signal.h>
 #include <stddef.h>
 #include "kj_err.h"
 
@@ -42,6 +44,10 @@ struct curlc_opts {
     size_t max_body;        /* response body cap; 0: CURLC_DEFAULT_MAX_BODY */
     const char *ca_file;    /* PEM bundle of extra trusted CAs, or NULL */
     const char *user_agent; /* or NULL for "kjudge-curlc" */
+    const volatile sig_atomic_t *abort_flag; /* borrowed, or NULL: a request in flight
+                                                is dropped (CURLC_FAIL_ABORTED) within
+                                                about a second of *abort_flag turning
+                                                non-zero (the runner's long-poll claim) */
 };
 
 enum curlc_fail {
@@ -51,7 +57,8 @@ enum curlc_fail {
     CURLC_FAIL_TLS,         /* handshake failed or the certificate was not trusted */
     CURLC_FAIL_TIMEOUT,
     CURLC_FAIL_TOO_LARGE,
-    CURLC_FAIL_IO           /* anything else on the wire (reset, not HTTP, ...) */
+    CURLC_FAIL_IO,          /* anything else on the wire (reset, not HTTP, ...) */
+    CURLC_FAIL_ABORTED      /* opts.abort_flag was set while the request ran */
 };
 
 struct curlc_resp {

@@ -13,10 +13,16 @@
  * bound to this GPU type) stops the runner with the server's message, and
  * so does a server whose certificate cannot be verified at start.
  *
+ * Claims are long polls (SERVE_CLAIM_PATH, POST /runner/claim?wait=20): the
+ * server answers the moment a job of this GPU type is queued, or 204 when
+ * the wait ends, and the runner asks again at once; a stop drops the
+ * claim in flight within about a second (curlc's abort flag).
+ *
  * Requests go through common/curlc.h (libcurl: http and https, the
  * certificate verified against the system's CAs plus --ca-file, proxies
- * from http_proxy/https_proxy/no_proxy). Two clients: the main thread's
- * (hello, claim, events, result) and the watcher's. While a job is judged
+ * from http_proxy/https_proxy/no_proxy). Three clients: the main thread's
+ * (hello, events, result), its claim client (dropped on a stop) and the
+ * watcher's. While a job is judged
  * the watcher thread sends heartbeats, and once a stop is asked it gives
  * the job grace_s to end; after that (or at a second signal) it waits for
  * any event post in flight, gives the job back (POST .../release, which
@@ -50,6 +56,8 @@
 #include <unistd.h>
 
 #define SERVE_TIMEOUT_MS 30000L  /* one request, connect included */
+/* A claim's long poll: 20 s, well under SERVE_TIMEOUT_MS. */
+#define SERVE_CLAIM_PATH "/api/v1/runner/claim?wait=20"
 #define SERVE_CONNECT_MS 10000L
 #define SERVE_IDLE_S 1
 #define SERVE_MAX_BACKOFF_S 30
@@ -61,6 +69,7 @@ struct serve {
     const struct serve_ops *ops; /* borrowed: cfg->ops, or the GPU's */
     struct curlc *http;        /* owned: the main thread's client */
     struct curlc *watch_http;  /* owned: the watcher thread's client */
+    struct curlc *claim_http;  /* owned: the main thread's claims (aborted on a stop) */
     struct spec **specs;       /* owned, nspecs entries */
     int nspecs;
     struct box_device dev;
@@ -487,7 +496,7 @@ static int serve_claim(struct serve *sv, struct kj_err *err)
     cJSON_AddStringToObject(body, "runner", sv->cfg->name);
     cJSON_AddStringToObject(body, "gpu", sv->gpu_type);
     cJSON_AddStringToObject(body, "arch", sv->dev.arch);
-    int st = serve_post(sv->http, "/api/v1/runner/claim", body, &r, err), rc = 0;
+    int st = serve_post(sv->claim_http, SERVE_CLAIM_PATH, body, &r, err), rc = 0;
     cJSON_Delete(body);
     if (st == 200 && r.body != NULL) {
         reply = cJSON_Parse(r.body);
@@ -548,11 +557,15 @@ static int serve_open(struct serve *sv, struct kj_err *err)
     if ((rc = curlc_new(&o, &sv->http, err)) != KJ_OK ||
         (rc = curlc_new(&o, &sv->watch_http, err)) != KJ_OK)
         return KJ_FAIL(err, rc, "--server %.200s: %.300s", sv->cfg->server, err->msg);
+    o.abort_flag = sv->cfg->stop;
+    if ((rc = curlc_new(&o, &sv->claim_http, err)) != KJ_OK)
+        return KJ_FAIL(err, rc, "--server %.200s: %.300s", sv->cfg->server, err->msg);
     /* The token is read-only to this process; a child writes to its own copy. */
     secret_add(&sv->secrets, (void *)sv->cfg->token, strlen(sv->cfg->token));
-    for (int i = 0; i < 2; i++) {
+    struct curlc *clients[3] = {sv->http, sv->watch_http, sv->claim_http};
+    for (int i = 0; i < 3; i++) {
         size_t len = 0;
-        char *auth = curlc_auth(i == 0 ? sv->http : sv->watch_http, &len);
+        char *auth = curlc_auth(clients[i], &len);
         secret_add(&sv->secrets, auth, len);
     }
     return KJ_OK;
@@ -608,8 +621,11 @@ int serve_loop(const struct serve_cfg *cfg, struct kj_err *err)
         goto out;
     while (!*cfg->stop && !sv.unhealthy) {
         struct kj_err cerr;
+        double t0 = mono_now();
         int r = serve_claim(&sv, &cerr);
         if (r == 1 && cfg->once)
+            break;
+        if (r < 0 && *cfg->stop) /* the claim was dropped for the stop */
             break;
         if (sv.refused) {
             rc = KJ_FAIL(err, KJ_EINVAL, "%s", cerr.msg);
@@ -621,7 +637,9 @@ int serve_loop(const struct serve_cfg *cfg, struct kj_err *err)
             backoff = backoff * 2 > SERVE_MAX_BACKOFF_S ? SERVE_MAX_BACKOFF_S : backoff * 2;
         } else {
             backoff = SERVE_IDLE_S;
-            if (r == 0)
+            /* An empty answer that came at once (every waiting slot of the
+             * server taken, or a server without long polls): ask again soon. */
+            if (r == 0 && mono_now() - t0 < 0.5)
                 sleep_s(&sv, 0.1);
         }
     }
@@ -633,6 +651,7 @@ out:
     spec_free_all(sv.specs, sv.nspecs);
     curlc_free(sv.http);
     curlc_free(sv.watch_http);
+    curlc_free(sv.claim_http);
     pthread_cond_destroy(&sv.cv);
     pthread_mutex_destroy(&sv.mu);
     return rc;

@@ -3,10 +3,12 @@
  * POST /api/v1/runner/claim, /runner/jobs/{id}/events, /runner/jobs/{id}/heartbeat,
  * /runner/jobs/{id}/result, /runner/jobs/{id}/release.
  *
- * GPU hosts (runner tokens only) pull the oldest queued job for a GPU type
- * their token is bound to (db_runner_gpus; db_job_claim moves it to running
- * under a lease, in one transaction), report progress events and heartbeats
- * (each extends the lease), and post the result object, which
+ * GPU hosts (runner tokens only) pull the job the queue rule picks
+ * (queue.h: fair share, or FIFO) for a GPU type their token is bound to
+ * (db_runner_gpus; db_job_claim moves it to running under a lease, in one
+ * transaction), waiting for one with ?wait=S (a long poll parked in
+ * wait.h, woken by wait_notify_gpu when a job of that type is queued),
+ * report progress events and heartbeats (each extends the lease), and post the result object, which
  * result_check.c checks against the job and its board and rebuilds before
  * db_job_finish stores it (an internal_error with attempts left queues the
  * job again). A stopping runner gives its job back (release): queued again
@@ -16,11 +18,13 @@
  * secret seed leaves the server only here.
  */
 #include "api.h"
+#include "auth.h"
 #include "gputype.h"
 #include "result_check.h"
 #include "metrics.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* A short name field ([A-Za-z0-9_.-]{1,63}); NULL when absent, "" when malformed. */
@@ -80,43 +84,144 @@ static int gpu_allowed(struct http_req *r, const char *gpu, enum MHD_Result *res
     return 0;
 }
 
-enum MHD_Result api_runner_claim(struct http_req *r)
+/* The claim's arguments from its JSON body: gpu (required) and runner
+ * (default: the token's name), both checked; the caller's token must be
+ * bound to gpu. On failure answers (400, 403) and returns 1. The strings
+ * point into *body, which the caller deletes. */
+static int claim_args(struct http_req *r, cJSON **body, const char **gpu, const char **runner,
+                      enum MHD_Result *res)
 {
-    enum MHD_Result res;
-    cJSON *body = http_body_object(r, &res);
+    if ((*body = http_body_object(r, res)) == NULL)
+        return 1;
+    *gpu = name_field(*body, "gpu");
+    *runner = name_field(*body, "runner");
+    if (*gpu == NULL || (*gpu)[0] == '\0' || (*runner != NULL && (*runner)[0] == '\0')) {
+        *res = http_error(r, MHD_HTTP_BAD_REQUEST, "bad_claim",
+                          "send {\"runner\": NAME, \"gpu\": GPU_TYPE, \"arch\": ARCH}");
+        return 1;
+    }
+    if (gpu_allowed(r, *gpu, res))
+        return 1;
+    if (*runner == NULL)
+        *runner = r->user.name;
+    return 0;
+}
+
+/* Claim the job the queue rule picks for gpu. Returns 1 when it answered
+ * (the job, or an error), 0 when none is queued (nothing answered). */
+static int try_claim(struct http_req *r, const char *gpu, const char *runner,
+                     enum MHD_Result *res)
+{
     struct db_sub s;
     struct kj_err err;
     char secret[32];
     int rc;
-
-    if (body == NULL)
-        return res;
-    const char *gpu = name_field(body, "gpu"), *runner = name_field(body, "runner");
-    if (gpu == NULL || gpu[0] == '\0' || (runner != NULL && runner[0] == '\0')) {
-        cJSON_Delete(body);
-        return http_error(r, MHD_HTTP_BAD_REQUEST, "bad_claim",
-                          "send {\"runner\": NAME, \"gpu\": GPU_TYPE, \"arch\": ARCH}");
-    }
-    if (gpu_allowed(r, gpu, &res)) {
-        cJSON_Delete(body);
-        return res;
-    }
     kj_err_clear(&err);
-    if (runner == NULL)
-        runner = r->user.name;
     rc = db_runner_seen(r->srv->db, r->user.id, runner, gpu, &err);
     if (rc == 0)
         rc = db_job_claim(r->srv->db, gpu, r->user.id, runner, &s, secret, sizeof secret, &err);
-    cJSON_Delete(body);
     if (rc == KJ_ENOTFOUND)
-        return http_no_content(r);
-    if (rc != 0)
-        return http_internal(r, &err);
+        return 0;
+    if (rc != 0) {
+        *res = http_internal(r, &err);
+        return 1;
+    }
     kj_log(KJ_LOG_INFO, "queue", "claimed id=%lld runner=%s gpu=%s mode=%s", (long long)s.id,
            s.runner_name, s.gpu, kj_mode_name(s.mode));
-    res = http_json(r, MHD_HTTP_OK, job_json(&s, secret, r->srv->lease_s));
-    db_sub_clear(&s);
+    *res = http_json(r, MHD_HTTP_OK, job_json(&s, secret, r->srv->lease_s));
+    explicit_bzero(secret, sizeof secret);
     wait_notify(r->srv->wait, s.id);
+    db_sub_clear(&s);
+    return 1;
+}
+
+/* Nothing queued and the runner asked to wait: park the connection on a
+ * waiting slot until a job of gpu is queued or timeout_s passes (wait.h).
+ * Runner tokens are bound by the total of slots only (one token may
+ * serve many GPUs); with every slot taken, or while the server stops, the
+ * answer is 204 at once and the runner asks again. */
+static enum MHD_Result park_claim(struct http_req *r, const char *gpu, const char *runner,
+                                  int timeout_s)
+{
+    enum MHD_Result res;
+    struct kj_err err;
+    kj_err_clear(&err);
+    if (!r->hold.held && wait_hold(r->srv->wait, &r->hold, r->user.id, 1, &err) != 0)
+        return http_no_content(r);
+    if (wait_add_claim(r->srv->wait, &r->wait, &r->hold, r->conn, gpu, timeout_s, &err) != 0)
+        return http_no_content(r);
+    /* Linked first, then claimed again: a job queued in between is not missed. */
+    if (try_claim(r, gpu, runner, &res)) {
+        wait_remove(r->srv->wait, &r->wait);
+        return res;
+    }
+    MHD_suspend_connection(r->conn);
+    r->phase = HTTP_PHASE_WAITING;
+    wait_parked(r->srv->wait, &r->wait);
+    return MHD_YES;
+}
+
+/* A parked claim was resumed: a job of its type was queued, its time is
+ * up, its token changed, or the server stops. */
+static enum MHD_Result reclaim(struct http_req *r)
+{
+    enum MHD_Result res;
+    struct kj_err err;
+    const char *why = NULL, *gpu, *runner;
+    cJSON *body = NULL;
+    /* Nobody to answer (MHD closes the connection): checked again now, so
+     * that a runner stopped since the last probe is not handed a job. */
+    if (r->wait.gone || wait_conn_gone(r->conn))
+        return MHD_NO;
+    kj_err_clear(&err);
+    if (auth_recheck(r->srv->db, &r->user, &why, &err) != 0)
+        return http_internal(r, &err);
+    if (why != NULL)
+        return api_token_gone(r, why);
+    if (claim_args(r, &body, &gpu, &runner, &res)) { /* the token was bound elsewhere */
+        cJSON_Delete(body);
+        return res;
+    }
+    /* A stopping server hands out nothing more: the runner asks the next one. */
+    if (atomic_load(&r->srv->draining))
+        res = http_no_content(r);
+    else if (!try_claim(r, gpu, runner, &res)) {
+        int64_t left_ms = r->wait.deadline_ms - wait_now_ms();
+        if (r->wait.timed_out || left_ms <= 0)
+            res = http_no_content(r);
+        else
+            res = park_claim(r, gpu, runner, (int)((left_ms + 999) / 1000));
+    }
+    cJSON_Delete(body);
+    return res;
+}
+
+enum MHD_Result api_runner_claim(struct http_req *r)
+{
+    enum MHD_Result res;
+    const char *w = http_query(r, "wait"), *gpu, *runner;
+    cJSON *body = NULL;
+    long wait_s = 0;
+    char *end;
+
+    if (r->phase == HTTP_PHASE_WAITING)
+        return reclaim(r);
+    if (w != NULL) { /* whole seconds; more than KJ_CLAIM_WAIT_MAX_S waits that long */
+        wait_s = w[0] >= '0' && w[0] <= '9' && strlen(w) <= 6 ? strtol(w, &end, 10) : -1;
+        if (wait_s < 0 || *end != '\0')
+            return http_error(r, MHD_HTTP_BAD_REQUEST, "bad_wait",
+                              "wait must be whole seconds (at most %d are waited)",
+                              KJ_CLAIM_WAIT_MAX_S);
+        if (wait_s > KJ_CLAIM_WAIT_MAX_S)
+            wait_s = KJ_CLAIM_WAIT_MAX_S;
+    }
+    if (claim_args(r, &body, &gpu, &runner, &res)) {
+        cJSON_Delete(body);
+        return res;
+    }
+    if (!try_claim(r, gpu, runner, &res))
+        res = wait_s > 0 ? park_claim(r, gpu, runner, (int)wait_s) : http_no_content(r);
+    cJSON_Delete(body);
     return res;
 }
 
@@ -238,6 +343,7 @@ enum MHD_Result api_runner_release(struct http_req *r)
     kj_log(KJ_LOG_INFO, "queue", "released id=%lld runner=%s attempt=%d: queued again",
            (long long)ref.id, runner, ref.attempt);
     wait_notify(r->srv->wait, ref.id);
+    wait_notify_gpu(r->srv->wait, NULL); /* queued again: any claim may take it */
     cJSON *o = cJSON_CreateObject();
     cJSON_AddBoolToObject(o, "ok", 1);
     cJSON_AddBoolToObject(o, "requeued", 1);
@@ -341,6 +447,8 @@ enum MHD_Result api_runner_result(struct http_req *r)
     }
     if (outcome != DB_FINISH_DUPLICATE)
         wait_notify(r->srv->wait, ref.id);
+    if (outcome == DB_FINISH_REQUEUED)
+        wait_notify_gpu(r->srv->wait, NULL);
     cJSON *o = cJSON_CreateObject();
     cJSON_AddBoolToObject(o, "ok", 1);
     if (outcome == DB_FINISH_DUPLICATE)

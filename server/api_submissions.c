@@ -197,6 +197,7 @@ static enum MHD_Result store(struct http_req *r, const struct upload_fields *f, 
         return http_internal(r, &err);
     kj_log(KJ_LOG_INFO, "submit", "queued id=%lld user=%s leaderboard=%s gpu=%s mode=%s bytes=%zu",
            (long long)s.id, s.user, s.leaderboard, s.gpu, kj_mode_name(mode), f->file_len);
+    wait_notify_gpu(r->srv->wait, s.gpu); /* a runner's parked claim takes it now */
     return accepted(r, &s);
 }
 
@@ -296,6 +297,18 @@ static enum MHD_Result answer_sub(struct http_req *r, int64_t id, const char *no
         return rc == KJ_ENOTFOUND ? api_sub_not_found(r) : http_internal(r, &err);
     }
     cJSON *o = api_sub_json(&s, view, 1);
+    /* Queued: its place under the queue rule (only its owner and admins see
+     * a queued submission). */
+    int64_t pos = 0;
+    if (o != NULL && s.status == DB_QUEUED) {
+        if ((rc = db_job_position(r->srv->db, id, &pos, &err)) != 0) {
+            cJSON_Delete(o);
+            db_sub_clear(&s);
+            return http_internal(r, &err);
+        }
+        if (pos > 0)
+            cJSON_AddNumberToObject(o, "queue_position", (double)pos);
+    }
     if (r->phase == HTTP_PHASE_WAITING)
         cJSON_AddBoolToObject(o, "wait_timed_out", r->wait.timed_out);
     if (note != NULL)

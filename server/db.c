@@ -145,6 +145,25 @@ static const char schema_v8[] =
     " corrected INTEGER NOT NULL DEFAULT 0 CHECK (corrected IN (0, 1)),"
     " PRIMARY KEY (submission_id, idx));";
 
+/* Version 9: fair share (queue.c, db_queue.c). The millisecond a job was
+ * claimed, for the GPU time its finish charges; each user's decayed GPU
+ * time per GPU type; per GPU type, the rule's class streak and the
+ * measured run time of each class. Existing rows: no usage, no streak. */
+static const char schema_v9[] =
+    "ALTER TABLE submissions ADD COLUMN claimed_ms INTEGER;"
+    "CREATE TABLE queue_usage ("
+    " gpu TEXT NOT NULL,"
+    " user_id INTEGER NOT NULL REFERENCES users(id),"
+    " usage_ms REAL NOT NULL,"
+    " at_ms INTEGER NOT NULL,"
+    " PRIMARY KEY (gpu, user_id));"
+    "CREATE TABLE queue_state ("
+    " gpu TEXT PRIMARY KEY,"
+    " last_class INTEGER NOT NULL CHECK (last_class IN (0, 1)),"
+    " streak INTEGER NOT NULL,"
+    " est_test_ms REAL NOT NULL,"
+    " est_ranked_ms REAL NOT NULL);";
+
 /* ------------------------------------------------------------------ */
 /* Open and migrate                                                    */
 /* ------------------------------------------------------------------ */
@@ -303,6 +322,8 @@ static int db_migrate(struct db *db, struct kj_err *err)
     if (version < 8 && ((rc = db_exec(db, err, schema_v8)) != 0 ||
                         (rc = migrate_v8_medians(db, err)) != 0))
         goto fail;
+    if (version < 9 && (rc = db_exec(db, err, schema_v9)) != 0)
+        goto fail;
     if (version != DB_SCHEMA_VERSION) {
         snprintf(sql, sizeof sql, "PRAGMA user_version=%d", DB_SCHEMA_VERSION);
         if ((rc = db_exec(db, err, sql)) != 0)
@@ -328,6 +349,7 @@ int db_open(const char *path, struct db **out, struct kj_err *err)
     pthread_mutex_init(&db->mu, NULL);
     pthread_mutex_init(&db->q_mu, NULL);
     db->lease_ms = DB_LEASE_DEFAULT_MS;
+    db->queue_rule = QUEUE_FAIR;
     snprintf(db->path, sizeof db->path, "%s", path);
     atomic_init(&db->storage_fail_ms, 0);
     atomic_init(&db->storage_full, 0);

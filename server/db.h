@@ -75,8 +75,9 @@
 #include <stdint.h>
 #include "kj_err.h"
 #include "protocol.h"
+#include "queue.h"
 
-#define DB_SCHEMA_VERSION 8
+#define DB_SCHEMA_VERSION 9
 #define DB_MAX_ATTEMPTS 3    /* attempts of one job before it ends as internal_error */
 #define DB_MAX_JOB_EVENTS 1000               /* progress events a runner may store per job (all attempts) */
 #define DB_MAX_JOB_EVENT_BYTES (1024 * 1024) /*   and their bytes (event name + data) */
@@ -324,8 +325,14 @@ int db_job_grace(struct db *db, int64_t *n, struct kj_err *err);
  * with free()); NULL when none. */
 int db_job_sweep(struct db *db, int64_t now_ms, struct db_expired **out, int *n,
                  struct kj_err *err);
-/* 1-based position of queued job id among the queued jobs of its GPU type; 0 when not queued. */
+/* 1-based position of queued job id among the queued jobs of its GPU type
+ * under the queue rule: 1 + the jobs the rule would pick before it if
+ * nothing new arrived (queue.h); 0 when not queued. */
 int db_job_position(struct db *db, int64_t id, int64_t *pos, struct kj_err *err);
+
+/* queue rule (db_queue.c) */
+/* The rule claims follow (serve --queue-rule); default QUEUE_FAIR. */
+void db_queue_set_rule(struct db *db, enum queue_rule rule);
 
 /* clocks (db_sql.c) */
 /* Wall-clock milliseconds, the clock leases are measured on. */

@@ -32,6 +32,7 @@ struct db {
     atomic_int storage_full;      /* 1 when that failure was SQLITE_FULL */
     pthread_mutex_t mu;  /* serializes every use of h */
     int64_t lease_ms;    /* job lease length (db_set_lease_ms); guarded by mu */
+    enum queue_rule queue_rule; /* the claim's rule (db_queue_set_rule); guarded by mu */
     pthread_mutex_t q_mu;       /* guards pending (never held while waiting for mu) */
     struct db_pending *pending; /* submissions waiting for the next group commit (db_sub.c) */
 };
@@ -134,6 +135,17 @@ int db_col_dup(struct db *db, struct kj_err *err, sqlite3_stmt *st, int i, char 
  * (elem bytes each, *cap slots, count used) by doubling. 0, or KJ_ENOMEM
  * with err filled (what names the rows); *arr stays valid either way. */
 int db_grow(void **arr, int *cap, int count, size_t elem, const char *what, struct kj_err *err);
+
+/* db_queue.c, inside a transaction: the queued job of gpu the rule picks
+ * next (*id = 0 when none), noting the pick in the class streak. */
+int db_queue_pick_locked(struct db *db, const char *gpu, int64_t now_ms, int64_t *id,
+                         struct kj_err *err);
+/* The position of queued job id under the rule (queue.h); 0 when not queued. */
+int db_queue_position_locked(struct db *db, int64_t id, int64_t *pos, struct kj_err *err);
+/* Charge job id's user the job's run time (claim to now) on its GPU type,
+ * and fold it into its class's estimate. A job claimed before schema
+ * version 9 (no claimed_ms) charges nothing. */
+int db_queue_charge_locked(struct db *db, int64_t id, struct kj_err *err);
 
 /* Current unix time in seconds. */
 int64_t db_now(void);

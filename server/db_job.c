@@ -71,20 +71,11 @@ int db_job_grace(struct db *db, int64_t *n, struct kj_err *err)
     return rc;
 }
 
-/* Inside a transaction: the position of queued job id (0 when not queued). */
+/* Inside a transaction: the position of queued job id under the queue
+ * rule (db_queue.c; 0 when not queued). */
 static int position_locked(struct db *db, int64_t id, int64_t *pos, struct kj_err *err)
 {
-    sqlite3_stmt *st = NULL;
-    int rc = db_prep(db, err, &st, "SELECT count(*) FROM submissions q, submissions s WHERE "
-                     "s.id = ? AND s.status = 'queued' AND q.status = 'queued' AND q.gpu = s.gpu "
-                     "AND q.id <= s.id", "i", id);
-    *pos = 0;
-    if (rc == 0 && (rc = db_step(db, err, st)) == 1) {
-        *pos = sqlite3_column_int64(st, 0);
-        rc = 0;
-    }
-    sqlite3_finalize(st);
-    return rc;
+    return db_queue_position_locked(db, id, pos, err);
 }
 
 int db_job_position(struct db *db, int64_t id, int64_t *pos, struct kj_err *err)
@@ -100,21 +91,6 @@ int db_job_position(struct db *db, int64_t id, int64_t *pos, struct kj_err *err)
 /* Claim, hold, finish                                                 */
 /* ------------------------------------------------------------------ */
 
-/* Inside a transaction: the oldest queued id for gpu, or 0. */
-static int oldest_queued(struct db *db, const char *gpu, int64_t *id, struct kj_err *err)
-{
-    sqlite3_stmt *st = NULL;
-    int rc = db_prep(db, err, &st, "SELECT id FROM submissions WHERE status = 'queued' AND gpu = ? "
-                     "ORDER BY id LIMIT 1", "t", gpu);
-    *id = 0;
-    if (rc == 0 && (rc = db_step(db, err, st)) == 1) {
-        *id = sqlite3_column_int64(st, 0);
-        rc = 0;
-    }
-    sqlite3_finalize(st);
-    return rc;
-}
-
 int db_job_claim(struct db *db, const char *gpu, int64_t runner_id, const char *runner_name,
                  struct db_sub *out, char *secret, size_t secretsz, struct kj_err *err)
 {
@@ -127,15 +103,15 @@ int db_job_claim(struct db *db, const char *gpu, int64_t runner_id, const char *
     /* IMMEDIATE takes the write lock first, so another process cannot claim the same row. */
     if ((rc = db_exec(db, err, "BEGIN IMMEDIATE")) != 0)
         goto out;
-    if ((rc = oldest_queued(db, gpu, &id, err)) != 0)
+    if ((rc = db_queue_pick_locked(db, gpu, now_ms, &id, err)) != 0)
         goto fail;
     if (id == 0) {
         rc = KJ_FAIL(err, KJ_ENOTFOUND, "no queued job for gpu %s", gpu);
         goto fail;
     }
     rc = db_prep(db, err, &st, "UPDATE submissions SET status = 'running', runner_id = ?, "
-                 "runner_name = ?, started_at = ?, lease_until = ? WHERE id = ? AND "
-                 "status = 'queued'", "itiii", runner_id, runner_name, db_now(),
+                 "runner_name = ?, started_at = ?, claimed_ms = ?, lease_until = ? WHERE id = ? "
+                 "AND status = 'queued'", "itiiii", runner_id, runner_name, db_now(), now_ms,
                  now_ms + db->lease_ms, id);
     if (rc == 0)
         rc = db_step(db, err, st);
@@ -241,6 +217,8 @@ static int finish_locked(struct db *db, int64_t id, const struct db_result *res,
         rc = KJ_FAIL(err, KJ_EINTERNAL, "finishing submission %lld changed no row", (long long)id);
     if (rc == 0)
         rc = db_rank_store_locked(db, id, res->medians, res->nmedians, err);
+    if (rc == 0) /* the GPU time it took, for the queue's fair share */
+        rc = db_queue_charge_locked(db, id, err);
     return rc;
 }
 

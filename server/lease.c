@@ -32,9 +32,11 @@ static void sweep_once(void *arg)
         if (ex[i].failed)
             kj_log(KJ_LOG_WARN, "lease", "expired id=%lld runner=%s attempts=%d: failed as "
                    "internal_error", (long long)ex[i].id, ex[i].runner_name, ex[i].attempts);
-        else
+        else {
             kj_log(KJ_LOG_WARN, "lease", "expired id=%lld runner=%s attempts=%d: queued again",
                    (long long)ex[i].id, ex[i].runner_name, ex[i].attempts);
+            wait_notify_gpu(s->wait, NULL); /* a parked claim may take it */
+        }
         wait_notify(s->wait, ex[i].id);
     }
     free(ex);

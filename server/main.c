@@ -10,7 +10,7 @@
  *                       [--rate-limit-benchmark 10/min] [--rate-limit-leaderboard 5/min]
  *                       [--max-waiters 512] [--max-waiters-per-user 8]
  *                       [--max-conns-per-ip 256] [--header-timeout 20]
- *                       [--tls-cert FILE --tls-key FILE]
+ *                       [--tls-cert FILE --tls-key FILE] [--queue-rule fair|fifo]
  *   kjudge-server user add NAME [--admin] [--db var/kjudge.db]
  *   kjudge-server runner add NAME --gpu TYPE[,TYPE...] [--db var/kjudge.db]
  *   kjudge-server runner bind NAME --gpu TYPE[,TYPE...] [--db var/kjudge.db]
@@ -69,7 +69,7 @@ static const char usage_text[] =
     "                      [--rate-limit-benchmark 10/min] [--rate-limit-leaderboard 5/min]\n"
     "                      [--max-waiters 512] [--max-waiters-per-user 8]\n"
     "                      [--max-conns-per-ip 256] [--header-timeout 20]\n"
-    "                      [--tls-cert FILE --tls-key FILE]\n"
+    "                      [--tls-cert FILE --tls-key FILE] [--queue-rule fair|fifo]\n"
     "  kjudge-server user add NAME [--admin] [--db var/kjudge.db]\n"
     "  kjudge-server runner add NAME --gpu TYPE[,TYPE...] [--db var/kjudge.db]\n"
     "  kjudge-server runner bind NAME --gpu TYPE[,TYPE...] [--db var/kjudge.db]\n"
@@ -98,6 +98,10 @@ static const char usage_text[] =
     "/static/vendor/; the pages work without them, plainer.\n"
     "--tls-cert/--tls-key: serve HTTPS with this PEM certificate (chain) and\n"
     "key; else tls_cert/tls_key in the config file; else plain HTTP.\n"
+    "--queue-rule: which queued job a runner gets next. fair (default): the\n"
+    "oldest job of the user with the least GPU time in the last minutes\n"
+    "(half-life 10 min), and never more than 3 test jobs in a row while a\n"
+    "benchmark or leaderboard job waits, nor the reverse; fifo: the oldest job.\n"
     "config trusted_proxies = ADDR[/BITS], ...: X-Forwarded-For from these\n"
     "peers names the client; metrics_allow = ...: may GET /metrics without\n"
     "an admin token.\n"
@@ -288,7 +292,7 @@ static int opt_rate(int argc, char **argv, int *i, int *rates)
 static int parse_serve(int argc, char **argv, struct server *srv)
 {
     char port[16] = "8080", lease[16] = "", waiters[16] = "", per_user[16] = "", perip[16] = "",
-         htime[16] = "";
+         htime[16] = "", rule[16] = "fair";
     for (int i = 1; i < argc; i++) {
         const char *o = argv[i];
         int rc;
@@ -322,6 +326,8 @@ static int parse_serve(int argc, char **argv, struct server *srv)
             rc = opt_value(argc, argv, &i, srv->tls_cert, sizeof srv->tls_cert);
         else if (strcmp(o, "--tls-key") == 0)
             rc = opt_value(argc, argv, &i, srv->tls_key, sizeof srv->tls_key);
+        else if (strcmp(o, "--queue-rule") == 0)
+            rc = opt_value(argc, argv, &i, rule, sizeof rule);
         else if ((rc = opt_rate(argc, argv, &i, srv->rate_limits)) == 1)
             return usage_error("unknown option '%s'", o);
         if (rc != 0)
@@ -338,6 +344,8 @@ static int parse_serve(int argc, char **argv, struct server *srv)
     if ((waiters[0] != '\0' && mw < 0) || (per_user[0] != '\0' && mu < 0))
         return usage_error("--max-waiters and --max-waiters-per-user take a whole number from 1 to "
                            "the connection limit (4096)%s", "");
+    if (queue_rule_parse(rule, &srv->queue_rule) != 0)
+        return usage_error("--queue-rule '%s' is not fair or fifo", rule);
     srv->port = (int)p;
     srv->lease_s = lease[0] != '\0' ? (int)l : KJ_LEASE_DEFAULT_S;
     srv->max_waiters = waiters[0] != '\0' ? (int)mw : KJ_MAX_WAITERS;

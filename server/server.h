@@ -17,6 +17,7 @@
 #include "config.h"
 #include "kj_err.h"
 #include "netacl.h"
+#include "queue.h"
 #include "spec.h"
 #include "tls.h"
 
@@ -36,6 +37,7 @@
 #define KJ_WAITERS_RETRY_S 5                       /*   Retry-After of the 429 past the per-user cap */
 #define KJ_WAIT_DEFAULT_S 300
 #define KJ_WAIT_MAX_S 600
+#define KJ_CLAIM_WAIT_MAX_S 30  /* POST /runner/claim?wait=S waits at most this long */
 #define KJ_LIST_DEFAULT 50                         /* GET /submissions page size */
 #define KJ_LIST_MAX 500
 #define KJ_MAX_ADMIN_BYTES (4 * 1024)              /* bodies of the user, invite, ban, disqualify routes */
@@ -82,6 +84,7 @@ struct server {
     char config_path[PATH_MAX];
     char openapi_path[PATH_MAX];
     int lease_s;             /* job lease length, seconds */
+    enum queue_rule queue_rule; /* --queue-rule: how claims pick (queue.h) */
     int max_conns_per_ip;    /* connections from one address at once, 0 = no limit */
     int header_timeout_s;    /* a request's head must arrive within this, 0 = no deadline */
     int rate_limits[KJ_MODE_COUNT]; /* submissions per user per minute by mode, 0 = none */

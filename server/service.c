@@ -47,6 +47,7 @@ int service_open(struct server *srv, struct kj_err *err)
         (rc = db_open(srv->db_path, &srv->db, err)) != 0)
         return rc;
     db_job_set_lease(srv->db, (int64_t)srv->lease_s * 1000);
+    db_queue_set_rule(srv->db, srv->queue_rule);
     if ((rc = db_job_grace(srv->db, &renewed, err)) != 0 ||
         (rc = boards_load(srv->boards_dir, &srv->boards, err)) != 0 ||
         (rc = boards_ensure_secrets(srv->db, srv->boards, err)) != 0)

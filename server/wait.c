@@ -17,6 +17,7 @@
 #include <microhttpd.h>
 #include <poll.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -49,7 +50,8 @@ static int assert_wait_state(const struct wait_entry *e)
 {
     if (!e->linked)
         return e->prev == NULL && e->next == NULL;
-    return e->conn != NULL && e->submission_id > 0 && (!e->parked || e->linked);
+    return e->conn != NULL && (e->submission_id > 0) != (e->gpu[0] != '\0') &&
+           (!e->parked || e->linked);
 }
 
 int64_t wait_now_ms(void)
@@ -75,8 +77,7 @@ static void unlink_entry(struct wait_list *w, struct wait_entry *e)
     w->count--;
 }
 
-/* Has the client of parked connection c closed its side (or reset it)? */
-static int client_gone(struct MHD_Connection *c)
+int wait_conn_gone(struct MHD_Connection *c)
 {
     const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
     struct pollfd p;
@@ -96,7 +97,7 @@ static void probe_parked(struct wait_list *w, int64_t now)
         return;
     w->next_probe_ms = now + WAIT_PROBE_MS;
     for (struct wait_entry *e = w->head; e != NULL; e = e->next)
-        if (e->parked && !e->gone && client_gone(e->conn))
+        if (e->parked && !e->gone && wait_conn_gone(e->conn))
             e->gone = 1;
 }
 
@@ -247,9 +248,10 @@ void wait_counts(struct wait_list *w, int64_t user_id, int *total, int *user)
     pthread_mutex_unlock(&w->mu);
 }
 
-int wait_add(struct wait_list *w, struct wait_entry *e, const struct wait_hold *h,
-             struct MHD_Connection *conn, int64_t submission_id, int timeout_s,
-             struct kj_err *err)
+/* Link e (waiting for submission_id, or for a job of gpu when not NULL). */
+static int add_entry(struct wait_list *w, struct wait_entry *e, const struct wait_hold *h,
+                     struct MHD_Connection *conn, int64_t submission_id, const char *gpu,
+                     int timeout_s, struct kj_err *err)
 {
     int rc = 0;
     pthread_mutex_lock(&w->mu);
@@ -261,6 +263,8 @@ int wait_add(struct wait_list *w, struct wait_entry *e, const struct wait_hold *
         memset(e, 0, sizeof *e);
         e->conn = conn;
         e->submission_id = submission_id;
+        if (gpu != NULL)
+            snprintf(e->gpu, sizeof e->gpu, "%s", gpu);
         e->user_id = h->user_id;
         e->deadline_ms = wait_now_ms() + (int64_t)timeout_s * 1000;
         e->linked = 1;
@@ -269,9 +273,26 @@ int wait_add(struct wait_list *w, struct wait_entry *e, const struct wait_hold *
             w->head->prev = e;
         w->head = e;
         w->count++;
+        KJ_ASSERT(assert_wait_state(e));
     }
     pthread_mutex_unlock(&w->mu);
     return rc;
+}
+
+int wait_add(struct wait_list *w, struct wait_entry *e, const struct wait_hold *h,
+             struct MHD_Connection *conn, int64_t submission_id, int timeout_s,
+             struct kj_err *err)
+{
+    return add_entry(w, e, h, conn, submission_id, NULL, timeout_s, err);
+}
+
+int wait_add_claim(struct wait_list *w, struct wait_entry *e, const struct wait_hold *h,
+                   struct MHD_Connection *conn, const char *gpu, int timeout_s,
+                   struct kj_err *err)
+{
+    if (KJ_NEVER(gpu == NULL || gpu[0] == '\0' || strlen(gpu) >= sizeof e->gpu))
+        return KJ_FAIL(err, KJ_EINVAL, "a claim waits for a GPU type name");
+    return add_entry(w, e, h, conn, 0, gpu, timeout_s, err);
 }
 
 void wait_parked(struct wait_list *w, struct wait_entry *e)
@@ -296,6 +317,21 @@ void wait_notify(struct wait_list *w, int64_t submission_id)
     pthread_mutex_lock(&w->mu);
     for (struct wait_entry *e = w->head; e != NULL; e = e->next) {
         if (e->submission_id == submission_id) {
+            e->ready = 1;
+            woke = 1;
+        }
+    }
+    if (woke)
+        kj_ticker_kick(w->ticker);
+    pthread_mutex_unlock(&w->mu);
+}
+
+void wait_notify_gpu(struct wait_list *w, const char *gpu)
+{
+    int woke = 0;
+    pthread_mutex_lock(&w->mu);
+    for (struct wait_entry *e = w->head; e != NULL; e = e->next) {
+        if (e->gpu[0] != '\0' && (gpu == NULL || strcmp(e->gpu, gpu) == 0)) {
             e->ready = 1;
             woke = 1;
         }

@@ -3,7 +3,10 @@
  *
  * api_submissions.c parks a GET /submissions/{id}?wait=1 whose job is not
  * done: wait_add(), MHD_suspend_connection(), wait_parked(). api_runner.c
- * calls wait_notify() after a result is committed. The notifier thread
+ * calls wait_notify() after a result is committed. A runner's long-poll
+ * claim (POST /runner/claim?wait=S) parks the same way for a GPU type
+ * (wait_add_claim); a submission or a job queued again wakes the claims
+ * of its GPU type (wait_notify_gpu). The notifier thread
  * resumes a parked connection when its submission is done, its timeout
  * passes or the server stops (checking every WAIT_TICK_MS); MHD then calls
  * the handler again, which answers with the submission as it is. No MHD
@@ -38,7 +41,8 @@ struct wait_hold {
 struct wait_entry {
     struct wait_entry *prev, *next;
     struct MHD_Connection *conn; /* borrowed from MHD */
-    int64_t submission_id;
+    int64_t submission_id;       /* 0 for a claim */
+    char gpu[64];                /* a claim's GPU type; "" for a submission's waiter */
     int64_t user_id;             /* the slot's user (wait_kick_user) */
     int64_t deadline_ms;         /* CLOCK_MONOTONIC */
     int linked;                  /* in the list */
@@ -48,6 +52,9 @@ struct wait_entry {
     int gone;                    /* resumed because the client closed its socket */
     int kicked;                  /* resumed by wait_kick_user: check the token again */
 };
+
+/* 1 when the client of connection c has closed its side (or reset it). */
+int wait_conn_gone(struct MHD_Connection *c);
 
 /* CLOCK_MONOTONIC in ms: the clock of every deadline_ms here and in sse.c. */
 int64_t wait_now_ms(void);
@@ -73,12 +80,19 @@ void wait_counts(struct wait_list *w, int64_t user_id, int *total, int *user);
 int wait_add(struct wait_list *w, struct wait_entry *e, const struct wait_hold *h,
              struct MHD_Connection *conn, int64_t submission_id, int timeout_s,
              struct kj_err *err);
+/* Link e as a runner's claim for a job of GPU type gpu, as wait_add. */
+int wait_add_claim(struct wait_list *w, struct wait_entry *e, const struct wait_hold *h,
+                   struct MHD_Connection *conn, const char *gpu, int timeout_s,
+                   struct kj_err *err);
 /* Mark e parked, after MHD_suspend_connection() returned. */
 void wait_parked(struct wait_list *w, struct wait_entry *e);
 /* Unlink e if linked (request answered or finished). */
 void wait_remove(struct wait_list *w, struct wait_entry *e);
 /* Wake every entry waiting for submission id. */
 void wait_notify(struct wait_list *w, int64_t submission_id);
+/* Wake every claim waiting for a job of GPU type gpu (NULL: every claim),
+ * after a job of that type was queued (or queued again). */
+void wait_notify_gpu(struct wait_list *w, const char *gpu);
 /* Wake every entry of user_id with kicked set, so that it checks its token
  * again at once (a ban, a revocation, a rotation). Streams not parked now
  * check it before they send anything more (sse.c). */

@@ -87,11 +87,20 @@ PROTECTED = ("st-alice", "st-rotor")
 @schemathesis.hook
 def before_call(ctx, case, **kwargs):
     """Ban and revoke st-bob instead of the users the run needs. A wait or an
-    event stream on an unfinished submission lasts its timeout (up to 600 s):
-    keep valid ones to 1 s so that the run stays bounded."""
+    event stream on an unfinished submission lasts its timeout (up to 600 s),
+    a runner's long-poll claim its ?wait (up to 30 s): keep valid ones to 1 s
+    so that the run stays bounded."""
     pp = case.path_parameters if isinstance(case.path_parameters, dict) else {}
     if case.operation.path.startswith("/api/v1/users/{name}/") and pp.get("name") in PROTECTED:
         pp["name"] = "st-bob"
+    if case.operation.path == "/api/v1/runner/claim":
+        # A long-poll claim waits up to 30 s for a job: 1 s at most here.
+        q = case.query if isinstance(case.query, dict) else None
+        w = q.get("wait") if q is not None else None
+        if (isinstance(w, int) and not isinstance(w, bool) and w > 1) or \
+                (isinstance(w, str) and w.isdigit() and int(w) > 1):
+            q["wait"] = 1 if isinstance(w, int) else "1"
+        return
     if case.operation.path not in ("/api/v1/submissions/{id}", "/api/v1/submissions/{id}/events"):
         return
     q = case.query if isinstance(case.query, dict) else None

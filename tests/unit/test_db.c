@@ -303,6 +303,7 @@ static void test_runner_gpus(struct db *db)
                           "ALTER TABLE submissions DROP COLUMN withdrawn_at; "
                           "ALTER TABLE submissions DROP COLUMN event_count; "
                           "ALTER TABLE submissions DROP COLUMN event_bytes; DROP TABLE shape_medians; "
+                          "ALTER TABLE submissions DROP COLUMN claimed_ms; DROP TABLE queue_usage; DROP TABLE queue_state; "
                           "PRAGMA user_version=4; "
                           "INSERT INTO users(name, role, token_hash, created_at) VALUES "
                           "('old', 'runner', 'h', 0)", NULL, NULL, NULL) == SQLITE_OK,

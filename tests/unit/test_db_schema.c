@@ -60,7 +60,9 @@ static void test_migrate_v6(void)
     KT_CHECK(sqlite3_open(p2, &h) == SQLITE_OK &&
              sqlite3_exec(h, "ALTER TABLE submissions DROP COLUMN event_count;"
                              "ALTER TABLE submissions DROP COLUMN event_bytes;"
-                             "DROP TABLE shape_medians; PRAGMA user_version=6",
+                             "DROP TABLE shape_medians; "
+                             "ALTER TABLE submissions DROP COLUMN claimed_ms; DROP TABLE queue_usage; DROP TABLE queue_state; "
+                             "PRAGMA user_version=6",
                           NULL, NULL, NULL) == SQLITE_OK, "back to version 6: %s", sqlite3_errmsg(h));
     sqlite3_close(h);
     db = NULL;
@@ -134,7 +136,8 @@ static void test_migrate_v7(void)
     db_close(db);
     db = NULL;
     KT_CHECK(sqlite3_open(p2, &h) == SQLITE_OK &&
-             sqlite3_exec(h, "DROP TABLE shape_medians; PRAGMA user_version=7", NULL, NULL,
+             sqlite3_exec(h, "DROP TABLE shape_medians; " "ALTER TABLE submissions DROP COLUMN claimed_ms; DROP TABLE queue_usage; DROP TABLE queue_state; "
+                             "PRAGMA user_version=7", NULL, NULL,
                           NULL) == SQLITE_OK, "back to version 7: %s", sqlite3_errmsg(h));
     sqlite3_close(h);
     KT_CHECK(db_open(p2, &db, &err) == 0, "version 7 migrates: %s", err.msg);

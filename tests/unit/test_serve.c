@@ -187,9 +187,12 @@ int main(int argc, char **argv)
              sv.refused, err.msg);
     KT_CHECK(strstr(req_body(&f, 0), "\"gpu\":\"H200\"") != NULL && strstr(f.req[0], "Bearer tok-0123"),
              "the claim names the GPU type, with the token");
+    KT_CHECK(strstr(f.req[0], "POST /api/v1/runner/claim?wait=20 ") != NULL,
+             "the claim is a long poll: %.80s", f.req[0]);
     close(f.lfd);
     curlc_free(sv.http);
     curlc_free(sv.watch_http);
+    curlc_free(sv.claim_http);
     curlc_cleanup();
     pthread_cond_destroy(&sv.cv);
     pthread_mutex_destroy(&sv.mu);

@@ -1,0 +1,340 @@
+#!/usr/bin/env python3
+"""bench/queue: scheduling through a real server and real runners.
+
+Prints one table of four parts:
+  1. warm test-mode latency (template.cu), split into its steps as the
+     submission's event stream shows them: POST answered, compile started
+     (the claim and the boxes' fork come first), compiled, last test, the
+     verdict event, and the result stored (the boxes are torn down before
+     the runner posts it); median of n, each job sent once the last is done;
+  2. test-mode jobs per minute per GPU: a burst of jobs, first POST to last
+     verdict;
+  3. a flood, under --queue-rule fair and then fifo: a heavy user submits
+     30 test jobs a minute plus a template bomb (tests/exploits/template_bomb.cu)
+     every 10 s, a third user a leaderboard job (examples/fast.cu) every 15 s,
+     and a light user one test job every 5 s (more samples than the one a
+     minute of the goal, same load): the light user's verdict latency p50 and
+     p99, and the leaderboard jobs' p50 and max;
+  4. scaling from one GPU to two (jobs per minute with two runners over one),
+     only with two GPUs ("not measured: one GPU" otherwise).
+Goals: light p99 < 5 s during the flood; warm test p50 < 0.5 s idle;
+>= 100 test jobs/min/GPU; two GPUs >= 1.8x one.
+
+--fake runs without a GPU: build/kjudge-runner-fakegpu (runner/serve.c as
+shipped, its judge replaced by a sleep that each source names with a
+"fakegpu:seconds=N" line: test 0.3 s, bomb 3 s, leaderboard 4 s), two fake
+runners for the scaling row. Its figures measure the server and the
+protocol, not a GPU. KJ_BENCH_FLOOD_S (default 40) sets each flood's
+length, KJ_BENCH_N (default 8) the latency samples, KJ_BENCH_BURST
+(default 40) the throughput burst, KJ_BENCH_DRAIN_S (default 30) how long
+the jobs of a flood may take to finish after it; KJ_BENCH_LOGS names a folder that gets
+each service's server and runner log.
+"""
+import argparse, http.client as httpc, json, os, shutil, statistics, subprocess, sys, tempfile, threading, time
+from urllib.parse import urlparse
+
+from common import ROOT, RUNNER, SERVER, LB, free_port, http, submit, wait_runner
+
+FAKE_RUNNER = os.path.join(ROOT, "build", "kjudge-runner-fakegpu")
+BOMB = os.path.join(ROOT, "tests", "exploits", "template_bomb.cu")
+FLOOD_S = float(os.environ.get("KJ_BENCH_FLOOD_S", "40"))
+N = int(os.environ.get("KJ_BENCH_N", "8"))
+BURST = int(os.environ.get("KJ_BENCH_BURST", "40"))
+DRAIN_S = float(os.environ.get("KJ_BENCH_DRAIN_S", "30"))
+FAKE_S = {"test": 0.3, "bomb": 3.0, "leaderboard": 4.0}
+
+
+class Service:
+    """kjudge-server (--queue-rule rule, no rate limits) and one runner per GPU."""
+
+    def __init__(self, rule, gpus, fake):
+        self.rule, self.gpus, self.fake = rule, gpus, fake
+
+    def __enter__(self):
+        self.tmp = tempfile.mkdtemp(prefix="kjudge-bench-queue-")
+        port = free_port()
+        db, conf = os.path.join(self.tmp, "k.db"), os.path.join(self.tmp, "k.conf")
+        with open(conf, "w") as f:
+            f.write("admin_token = %s\n" % os.urandom(16).hex())
+        os.chmod(conf, 0o600)
+        self.base = "http://127.0.0.1:%d" % port
+        self.log = open(os.path.join(self.tmp, "log"), "w")
+        self.procs = [subprocess.Popen(
+            [SERVER, "serve", "--port", str(port), "--db", db, "--config", conf, "--queue-rule", self.rule,
+             "--rate-limit-test", "0", "--rate-limit-benchmark", "0", "--rate-limit-leaderboard", "0",
+             "--leaderboards", os.path.join(ROOT, "leaderboards"),
+             "--openapi", os.path.join(ROOT, "server", "openapi.json")], cwd=ROOT,
+            stdout=subprocess.DEVNULL, stderr=self.log)]
+        try:
+            self.start_rest(db)
+        except Exception:
+            self.__exit__()
+            raise
+        return self
+
+    def start_rest(self, db):
+        for _ in range(100):
+            try:
+                if http("GET", self.base + "/healthz", timeout=2)[0] == 200:
+                    break
+            except OSError:
+                time.sleep(0.1)
+        else:
+            raise RuntimeError("the server did not start: %s" % self.log_tail())
+        run = lambda *a: subprocess.run([SERVER, *a, "--db", db], capture_output=True, text=True).stdout.strip()
+        self.tok = {u: run("user", "add", u) for u in ("light", "heavy", "third")}
+        rtok = run("runner", "add", "bench", "--gpu", "H200")
+        env = dict(os.environ, KJUDGE_RUNNER_TOKEN=rtok)
+        for g in range(self.gpus):
+            argv = ([FAKE_RUNNER] if self.fake else [RUNNER]) + [
+                "serve", "--server", self.base, "--name", "bench-%d" % g,
+                "--leaderboards", os.path.join(ROOT, "leaderboards")] + ([] if self.fake else ["--gpu", str(g)])
+            self.procs.append(subprocess.Popen(argv, cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
+                                               stderr=self.log))
+        try:
+            wait_runner(self.base, "H200", timeout=60, proc=self.procs[-1])
+        except RuntimeError as e:
+            raise RuntimeError("%s: %s" % (e, self.log_tail()))
+        time.sleep(0.5)  # every runner's first claim is parked
+
+    def log_tail(self):
+        self.log.flush()
+        with open(os.path.join(self.tmp, "log"), errors="replace") as f:
+            return "log:\n" + "".join(f.readlines()[-15:])
+
+    def __exit__(self, *exc):
+        for p in self.procs[1:] + self.procs[:1]:
+            p.terminate()
+            try:
+                p.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                p.kill()
+        if not self.log.closed:
+            self.log.close()
+        keep = os.environ.get("KJ_BENCH_LOGS")  # a folder for the server's and runners' logs
+        if keep:
+            shutil.copy(os.path.join(self.tmp, "log"),
+                        os.path.join(keep, "queue-%s-%dgpu-%d.log" % (self.rule, self.gpus, int(time.time()))))
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+
+def sources(fake):
+    """Path per kind of job; in --fake mode copies that name their fake time."""
+    src = {"test": os.path.join(LB, "template.cu"), "bomb": BOMB,
+           "leaderboard": os.path.join(LB, "examples", "fast.cu")}
+    if not fake:
+        return src
+    d = tempfile.mkdtemp(prefix="kjudge-bench-src-")
+    out = {}
+    for k, p in src.items():
+        out[k] = os.path.join(d, os.path.basename(p))
+        with open(p) as f, open(out[k], "w") as g:
+            g.write(f.read() + "\n// fakegpu:seconds=%g\n" % FAKE_S[k])
+    return out
+
+
+def post(svc, user, src, kind):
+    st, d = submit(svc.base, svc.tok[user], src[kind], "leaderboard" if kind == "leaderboard" else "test")
+    if st != 202:
+        raise RuntimeError("submit %s: HTTP %d %s" % (kind, st, d))
+    return d["id"]
+
+
+def stream_steps(svc, sid, t_post):
+    """Seconds from POST to the first of each event of sid's stream, as they arrive."""
+    u = urlparse(svc.base)
+    c = httpc.HTTPConnection(u.hostname, u.port, timeout=120)
+    c.request("GET", "/api/v1/submissions/%d/events" % sid,
+              headers={"Authorization": "Bearer " + svc.tok["light"], "Accept": "text/event-stream"})
+    r = c.getresponse()
+    seen, event = {}, None
+    while True:
+        line = r.fp.readline()
+        if not line:
+            break
+        line = line.decode().rstrip("\r\n")
+        if line.startswith("event:"):
+            event = line[6:].strip()
+        elif line == "" and event:
+            seen.setdefault(event, []).append(time.time() - t_post)
+            if event in ("verdict", "timeout", "stopping", "error"):
+                break
+            event = None
+    c.close()
+    return seen
+
+
+def latency_split(svc, src):
+    rows = []
+    for i in range(N + 1):
+        t0 = time.time()
+        sid = post(svc, "light", src, "test")
+        t_post = time.time() - t0
+        seen = stream_steps(svc, sid, t0)
+        # The runner sends the verdict event before it tears its boxes down
+        # and posts the result: the user's verdict is the stored result, and
+        # the next job is sent only then, so no step waits on the last job.
+        st, d = http("GET", svc.base + "/api/v1/submissions/%d?wait=1&timeout=120" % sid, svc.tok["light"])
+        t_done = time.time() - t0 if st == 200 and d.get("status") == "done" else None
+        if i == 0:
+            continue  # warm-up
+        first = lambda e: seen.get(e, [None])[0]
+        last = lambda e: seen.get(e, [None])[-1]
+        rows.append({"POST answered": t_post, "compile started (claim, boxes forked)": first("compiling"),
+                     "compiled": first("compiled"), "last test": last("test"), "verdict event": first("verdict"),
+                     "result stored (the user's verdict)": t_done})
+    out = []
+    for k in rows[0]:
+        v = [r[k] for r in rows if r[k] is not None]
+        out.append((k, statistics.median(v) if v else None))
+    return out
+
+
+class Watch:
+    """Polls every job it is given until done; keeps (kind, seconds POST to seen done)."""
+
+    def __init__(self, svc):
+        self.svc, self.pending, self.done, self.mu = svc, [], [], threading.Lock()
+        self.stop = False
+        self.t = threading.Thread(target=self.loop, daemon=True)
+        self.t.start()
+
+    def add(self, user, kind, sid, t0):
+        with self.mu:
+            self.pending.append((user, kind, sid, t0))
+
+    def loop(self):
+        while not self.stop:
+            with self.mu:
+                todo = list(self.pending)
+            for job in todo:
+                user, kind, sid, t0 = job
+                st, d = http("GET", self.svc.base + "/api/v1/submissions/%d" % sid, self.svc.tok[user], timeout=30)
+                if st == 200 and d.get("status") == "done":
+                    with self.mu:
+                        self.pending.remove(job)
+                        self.done.append((kind, time.time() - t0, d.get("verdict")))
+            time.sleep(0.05)
+
+    def wait_all(self, timeout):
+        end = time.time() + timeout
+        while time.time() < end:
+            with self.mu:
+                if not self.pending:
+                    return True
+            time.sleep(0.1)
+        return False
+
+    def close(self):
+        self.stop = True
+        self.t.join(30)
+
+
+def burst(svc, src, n):
+    """Jobs per minute for n test jobs submitted at once."""
+    w = Watch(svc)
+    t0 = time.time()
+    for _ in range(n):
+        w.add("light", "test", post(svc, "light", src, "test"), t0)
+    ok = w.wait_all(600)
+    el = time.time() - t0
+    w.close()
+    return n / el * 60 if ok else None
+
+
+def pct(v, p):
+    if not v:
+        return None
+    v = sorted(v)
+    return v[min(len(v) - 1, int(round(p / 100 * (len(v) - 1))))]
+
+
+def flood(svc, src):
+    w = Watch(svc)
+    t0 = time.time()
+    plan = []  # (time offset, user, kind)
+    t = 0.0
+    while t < FLOOD_S:
+        plan.append((t, "heavy", "test"))
+        t += 2.0
+    plan += [(t, "heavy", "bomb") for t in range(1, int(FLOOD_S), 10)]
+    plan += [(t + 0.5, "third", "leaderboard") for t in range(0, int(FLOOD_S), 15)]
+    plan += [(t + 3.3, "light", "test") for t in range(0, int(FLOOD_S), 5)]
+    plan.sort()
+    for off, user, kind in plan:
+        d = t0 + off - time.time()
+        if d > 0:
+            time.sleep(d)
+        ts = time.time()
+        w.add(user, kind if user != "light" else "light", post(svc, user, src, kind), ts)
+    drained = w.wait_all(DRAIN_S)
+    with w.mu:
+        done, left = list(w.done), [(u, k, time.time() - t) for u, k, _, t in w.pending]
+    w.close()
+    # A light job still queued at the end counts with its age then (a lower bound).
+    cut = [a for _, k, a in left if k == "light"]
+    light = [s for k, s, _ in done if k == "light"] + cut
+    lb = [s for k, s, _ in done if k == "leaderboard"]
+    nlight = sum(1 for _, u, _ in plan if u == "light")
+    return {"light_p50": pct(light, 50), "light_p99": pct(light, 99), "light_n": len(light) - len(cut),
+            "light_sent": nlight, "light_cut": len(cut),
+            "lb_p50": pct(lb, 50), "lb_max": max(lb) if lb else None, "lb_n": len(lb),
+            "unfinished": len(left), "drained": drained}
+
+
+def gpu_count():
+    try:
+        out = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True, timeout=30).stdout
+        return sum(1 for l in out.splitlines() if l.startswith("GPU "))
+    except (OSError, subprocess.TimeoutExpired):
+        return 0
+
+
+def fmt(x, unit=""):
+    return "-" if x is None else ("%.3f%s" % (x, unit) if x < 10 else "%.1f%s" % (x, unit))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--fake", action="store_true", help="fake runners (no GPU): the server and protocol only")
+    args = ap.parse_args()
+    exe = FAKE_RUNNER if args.fake else RUNNER
+    if not os.access(exe, os.X_OK):
+        sys.exit("%s is not built" % exe)
+    ngpu = 2 if args.fake else gpu_count()
+    if ngpu < 1:
+        sys.exit("no GPU (nvidia-smi -L lists none); --fake runs without one")
+    src = sources(args.fake)
+    print("\n%s\n| part | measure | value |\n|---|---|---|" % (
+        "bench/queue (fake runners: server and protocol only, no GPU)" if args.fake else "bench/queue"), flush=True)
+
+    class Rows:  # each row printed as it is measured: a run cut short keeps what it had
+        def append(self, r):
+            print("| %s | %s | %s |" % r, flush=True)
+    rows = Rows()
+    with Service("fair", 1, args.fake) as svc:
+        for step, v in latency_split(svc, src):
+            rows.append(("warm test latency (1 GPU, n=%d, median)" % N, step + " (from POST)", fmt(v, " s")))
+        one = burst(svc, src, BURST)
+        rows.append(("throughput (1 GPU, %d test jobs at once)" % BURST, "test jobs/min/GPU", fmt(one)))
+    for rule in ("fair", "fifo"):
+        with Service(rule, 1, args.fake) as svc:
+            f = flood(svc, src)
+        what = "flood %.0f s, --queue-rule %s (1 GPU)" % (FLOOD_S, rule)
+        rows.append((what, "light test p50 / p99 (%d of %d done%s)" % (
+            f["light_n"], f["light_sent"], "; the rest counted at their age: a lower bound" if f["light_cut"] else ""),
+            "%s / %s" % (fmt(f["light_p50"], " s"), fmt(f["light_p99"], " s"))))
+        rows.append((what, "leaderboard p50 / max (n=%d)" % f["lb_n"],
+                     "%s / %s" % (fmt(f["lb_p50"], " s"), fmt(f["lb_max"], " s"))))
+        rows.append((what, "jobs unfinished %.0f s after the flood" % DRAIN_S, str(f["unfinished"])))
+    if ngpu >= 2:
+        with Service("fair", 2, args.fake) as svc:
+            two = burst(svc, src, BURST * 2)
+        rows.append(("scaling", "2 GPUs / 1 GPU (jobs per minute, all GPUs)",
+                     "%.2fx" % (two / one) if one and two else "-"))
+    else:
+        rows.append(("scaling", "2 GPUs / 1 GPU", "not measured: one GPU"))
+
+
+if __name__ == "__main__":
+    main()

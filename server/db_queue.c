@@ -1,0 +1,265 @@
+/*
+ * db_queue.c - the database side of the queue rule (queue.c): which queued
+ * job a claim takes, queue positions, and the GPU time each finished job
+ * charges its user (tables queue_usage and queue_state, schema version 9).
+ *
+ * db_job.c calls these inside its transactions (db->mu held): the claim
+ * asks db_queue_pick_locked for the job to take, finish charges the run
+ * time with db_queue_charge_locked, and the position of a queued job
+ * (the "queued" events, sse.c's replay) comes from db_queue_position_locked.
+ *
+ * Why a table and not a sum over finished jobs: the decayed usage is one
+ * row per user and GPU type, updated in O(1) when a job finishes
+ * (usage = usage * 2^(-elapsed / half-life) + run time), so a claim reads
+ * one row per user with queued work however long the contest has run;
+ * summing finished jobs would read every job of the last hour or more on
+ * each claim, and submissions.started_at is in whole seconds, too coarse
+ * for half-second jobs. The claim's millisecond is kept in
+ * submissions.claimed_ms for the charge. queue_state keeps the class
+ * streak and the measured run time of each class per GPU type, so a
+ * restart does not reset the class bound.
+ */
+#include "db_int.h"
+#include "queue.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* The queue of one GPU type as the rule sees it. */
+struct snap {
+    struct queue_job *jobs;  /* owned: queued jobs, oldest first */
+    int n, cap;
+    int64_t *uids;           /* owned: user ids, indexed as queue_job.user */
+    double *usage;           /* owned: per user, decayed usage plus running jobs */
+    int nusers, idcap, ucap;
+    struct queue_state st;
+};
+
+static void snap_free(struct snap *s)
+{
+    free(s->jobs);
+    free(s->uids);
+    free(s->usage);
+    memset(s, 0, sizeof *s);
+}
+
+static enum queue_class class_of(enum kj_mode m)
+{
+    return m == KJ_MODE_TEST ? QUEUE_TEST : QUEUE_RANKED;
+}
+
+/* The index of user uid in s, or -1. */
+static int user_find(const struct snap *s, int64_t uid)
+{
+    for (int u = 0; u < s->nusers; u++)
+        if (s->uids[u] == uid)
+            return u;
+    return -1;
+}
+
+/* The index of user uid in s, added with no usage when new. */
+static int user_index(struct snap *s, int64_t uid, int *out, struct kj_err *err)
+{
+    int u = user_find(s, uid), rc;
+    if (u >= 0) {
+        *out = u;
+        return 0;
+    }
+    if ((rc = db_grow((void **)&s->uids, &s->idcap, s->nusers, sizeof *s->uids, "queue users",
+                      err)) != 0 ||
+        (rc = db_grow((void **)&s->usage, &s->ucap, s->nusers, sizeof *s->usage, "queue users",
+                      err)) != 0)
+        return rc;
+    s->uids[s->nusers] = uid;
+    s->usage[s->nusers] = 0;
+    *out = s->nusers++;
+    return 0;
+}
+
+/* Inside a transaction: gpu's streak and estimates (defaults when none). */
+static int state_load(struct db *db, const char *gpu, struct queue_state *st, struct kj_err *err)
+{
+    sqlite3_stmt *q = NULL;
+    int rc = db_prep(db, err, &q, "SELECT last_class, streak, est_test_ms, est_ranked_ms FROM "
+                     "queue_state WHERE gpu = ?", "t", gpu);
+    queue_state_init(st);
+    if (rc == 0 && (rc = db_step(db, err, q)) == 1) {
+        st->last = sqlite3_column_int(q, 0) == QUEUE_RANKED ? QUEUE_RANKED : QUEUE_TEST;
+        st->streak = sqlite3_column_int(q, 1);
+        if (sqlite3_column_double(q, 2) > 0)
+            st->est_ms[QUEUE_TEST] = sqlite3_column_double(q, 2);
+        if (sqlite3_column_double(q, 3) > 0)
+            st->est_ms[QUEUE_RANKED] = sqlite3_column_double(q, 3);
+        rc = 0;
+    }
+    sqlite3_finalize(q);
+    return rc;
+}
+
+static int state_store(struct db *db, const char *gpu, const struct queue_state *st,
+                       struct kj_err *err)
+{
+    sqlite3_stmt *q = NULL;
+    int rc = db_prep(db, err, &q, "INSERT OR REPLACE INTO queue_state (gpu, last_class, streak, "
+                     "est_test_ms, est_ranked_ms) VALUES (?, ?, ?, ?, ?)", "tiidd", gpu,
+                     (int64_t)st->last, (int64_t)st->streak, st->est_ms[QUEUE_TEST],
+                     st->est_ms[QUEUE_RANKED]);
+    if (rc == 0)
+        rc = db_step(db, err, q);
+    sqlite3_finalize(q);
+    return rc;
+}
+
+/* Inside a transaction: the queued jobs of gpu, their users' decayed usage
+ * at now_ms and the time of their running jobs, and the rule's state. */
+static int snap_load(struct db *db, const char *gpu, int64_t now_ms, struct snap *s,
+                     struct kj_err *err)
+{
+    sqlite3_stmt *q = NULL;
+    enum kj_mode mode;
+    int rc, u;
+    memset(s, 0, sizeof *s);
+    if ((rc = state_load(db, gpu, &s->st, err)) != 0)
+        return rc;
+    rc = db_prep(db, err, &q, "SELECT id, user_id, mode FROM submissions WHERE status = 'queued' "
+                 "AND gpu = ? ORDER BY id", "t", gpu);
+    while (rc == 0 && (rc = db_step(db, err, q)) == 1) {
+        if ((rc = db_col_mode(err, q, 2, &mode)) != 0 ||
+            (rc = user_index(s, sqlite3_column_int64(q, 1), &u, err)) != 0 ||
+            (rc = db_grow((void **)&s->jobs, &s->cap, s->n, sizeof *s->jobs, "queued jobs",
+                          err)) != 0)
+            break;
+        s->jobs[s->n].id = sqlite3_column_int64(q, 0);
+        s->jobs[s->n].user = u;
+        s->jobs[s->n].cls = class_of(mode);
+        s->n++;
+        rc = 0;
+    }
+    sqlite3_finalize(q);
+    q = NULL;
+    if (rc != 0 || s->n == 0)
+        return rc;
+    rc = db_prep(db, err, &q, "SELECT user_id, usage_ms, at_ms FROM queue_usage WHERE gpu = ?",
+                 "t", gpu);
+    while (rc == 0 && (rc = db_step(db, err, q)) == 1) {
+        rc = 0;
+        if ((u = user_find(s, sqlite3_column_int64(q, 0))) >= 0)
+            s->usage[u] += queue_decay(sqlite3_column_double(q, 1),
+                                       now_ms - sqlite3_column_int64(q, 2));
+    }
+    sqlite3_finalize(q);
+    q = NULL;
+    if (rc != 0)
+        return rc;
+    /* Running jobs count as their time so far, at least their class's estimate. */
+    rc = db_prep(db, err, &q, "SELECT user_id, mode, claimed_ms FROM submissions WHERE "
+                 "status = 'running' AND gpu = ?", "t", gpu);
+    while (rc == 0 && (rc = db_step(db, err, q)) == 1) {
+        if ((rc = db_col_mode(err, q, 1, &mode)) != 0)
+            break;
+        if ((u = user_find(s, sqlite3_column_int64(q, 0))) >= 0) {
+            double ran = sqlite3_column_type(q, 2) == SQLITE_NULL
+                             ? 0 : (double)(now_ms - sqlite3_column_int64(q, 2));
+            double est = s->st.est_ms[class_of(mode)];
+            s->usage[u] += ran > est ? ran : est;
+        }
+        rc = 0;
+    }
+    sqlite3_finalize(q);
+    return rc;
+}
+
+void db_queue_set_rule(struct db *db, enum queue_rule rule)
+{
+    pthread_mutex_lock(&db->mu);
+    db->queue_rule = rule;
+    pthread_mutex_unlock(&db->mu);
+}
+
+int db_queue_pick_locked(struct db *db, const char *gpu, int64_t now_ms, int64_t *id,
+                         struct kj_err *err)
+{
+    struct snap s;
+    int rc = snap_load(db, gpu, now_ms, &s, err), p;
+    *id = 0;
+    if (rc == 0 && s.n > 0) {
+        p = queue_pick(db->queue_rule, s.jobs, (size_t)s.n, s.usage, s.nusers, &s.st);
+        if (KJ_ALWAYS(p >= 0 && p < s.n)) {
+            *id = s.jobs[p].id;
+            queue_state_picked(&s.st, s.jobs[p].cls);
+            rc = state_store(db, gpu, &s.st, err);
+        }
+    }
+    snap_free(&s);
+    return rc;
+}
+
+int db_queue_position_locked(struct db *db, int64_t id, int64_t *pos, struct kj_err *err)
+{
+    sqlite3_stmt *q = NULL;
+    char gpu[DB_MAX_NAME] = "";
+    struct snap s;
+    int rc = db_prep(db, err, &q, "SELECT gpu FROM submissions WHERE id = ? AND "
+                     "status = 'queued'", "i", id);
+    *pos = 0;
+    if (rc == 0 && (rc = db_step(db, err, q)) == 1) {
+        db_col_text(q, 0, gpu, sizeof gpu);
+        rc = 0;
+    }
+    sqlite3_finalize(q);
+    if (rc != 0 || gpu[0] == '\0')
+        return rc;
+    if ((rc = snap_load(db, gpu, db_now_ms(), &s, err)) == 0) {
+        for (int i = 0; i < s.n; i++)
+            if (s.jobs[i].id == id)
+                rc = queue_position(db->queue_rule, s.jobs, (size_t)s.n, s.usage, s.nusers,
+                                    &s.st, (size_t)i, pos, err);
+    }
+    snap_free(&s);
+    return rc;
+}
+
+int db_queue_charge_locked(struct db *db, int64_t id, struct kj_err *err)
+{
+    sqlite3_stmt *q = NULL;
+    char gpu[DB_MAX_NAME] = "";
+    int64_t uid = 0, claimed = -1, now_ms = db_now_ms();
+    double usage = 0;
+    enum kj_mode mode = KJ_MODE_TEST;
+    struct queue_state st;
+    int rc = db_prep(db, err, &q, "SELECT user_id, gpu, mode, claimed_ms FROM submissions "
+                     "WHERE id = ?", "i", id);
+    if (rc == 0 && (rc = db_step(db, err, q)) == 1) {
+        uid = sqlite3_column_int64(q, 0);
+        db_col_text(q, 1, gpu, sizeof gpu);
+        if (sqlite3_column_type(q, 3) != SQLITE_NULL)
+            claimed = sqlite3_column_int64(q, 3);
+        rc = db_col_mode(err, q, 2, &mode);
+    }
+    sqlite3_finalize(q);
+    q = NULL;
+    if (rc != 0 || claimed < 0) /* claimed before version 9: nothing to charge */
+        return rc;
+    double run_ms = (double)(now_ms - claimed);
+    if (run_ms < 0)
+        run_ms = 0;
+    rc = db_prep(db, err, &q, "SELECT usage_ms, at_ms FROM queue_usage WHERE gpu = ? AND "
+                 "user_id = ?", "ti", gpu, uid);
+    if (rc == 0 && (rc = db_step(db, err, q)) == 1) {
+        usage = queue_decay(sqlite3_column_double(q, 0), now_ms - sqlite3_column_int64(q, 1));
+        rc = 0;
+    }
+    sqlite3_finalize(q);
+    q = NULL;
+    if (rc == 0)
+        rc = db_prep(db, err, &q, "INSERT OR REPLACE INTO queue_usage (gpu, user_id, usage_ms, "
+                     "at_ms) VALUES (?, ?, ?, ?)", "tidi", gpu, uid, usage + run_ms, now_ms);
+    if (rc == 0)
+        rc = db_step(db, err, q);
+    sqlite3_finalize(q);
+    if (rc == 0 && (rc = state_load(db, gpu, &st, err)) == 0) {
+        queue_state_measured(&st, class_of(mode), run_ms);
+        rc = state_store(db, gpu, &st, err);
+    }
+    return rc;
+}
