@@ -303,6 +303,8 @@ static int db_migrate(struct db *db, struct kj_err *err)
     if (version < 8 && ((rc = db_exec(db, err, schema_v8)) != 0 ||
                         (rc = migrate_v8_medians(db, err)) != 0))
         goto fail;
+    if (version < 10 && (rc = db_migrate_v10(db, err)) != 0)
+        goto fail;
     if (version != DB_SCHEMA_VERSION) {
         snprintf(sql, sizeof sql, "PRAGMA user_version=%d", DB_SCHEMA_VERSION);
         if ((rc = db_exec(db, err, sql)) != 0)

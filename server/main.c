@@ -385,14 +385,16 @@ static int setup_http_limits(struct server *srv, struct kj_err *err)
 static int setup_rates(struct server *srv, struct kj_err *err)
 {
     int file[KJ_MODE_COUNT] = {KJ_RATE_DEFAULT_TEST, KJ_RATE_DEFAULT_BENCHMARK,
-                               KJ_RATE_DEFAULT_LEADERBOARD};
+                               KJ_RATE_DEFAULT_LEADERBOARD, KJ_RATE_DEFAULT_PROFILE,
+                               KJ_RATE_DEFAULT_SANITIZE};
     int rc = config_rate_limits(srv->config_path, file, err);
     for (int m = 0; rc == 0 && m < KJ_MODE_COUNT; m++)
         if (srv->rate_limits[m] < 0)
             srv->rate_limits[m] = file[m];
     if (rc == 0)
-        kj_log(KJ_LOG_INFO, "main", "rate limits per minute test=%d benchmark=%d leaderboard=%d",
-               srv->rate_limits[0], srv->rate_limits[1], srv->rate_limits[2]);
+        kj_log(KJ_LOG_INFO, "main", "rate limits per minute test=%d benchmark=%d leaderboard=%d "
+               "profile=%d sanitize=%d", srv->rate_limits[0], srv->rate_limits[1],
+               srv->rate_limits[2], srv->rate_limits[3], srv->rate_limits[4]);
     return rc;
 }
 
