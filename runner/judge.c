@@ -279,6 +279,15 @@ static void judge_cleanup(struct judge *j)
     plan_free(j->plan);
 }
 
+/* Profile and sanitize modes' wall limit: $KJUDGE_TOOL_LIMIT_S (seconds,
+ * for the operator of a slow or a test host), else JUDGE_TOOL_LIMIT_S. */
+static double judge_tool_limit(void)
+{
+    const char *v = getenv("KJUDGE_TOOL_LIMIT_S");
+    double s = v != NULL ? atof(v) : 0;
+    return s > 0 && s <= 3600 ? s : JUDGE_TOOL_LIMIT_S;
+}
+
 /* Profile and sanitize modes compile with line information, so that the
  * tools can name source lines. */
 static void judge_lineinfo(struct directives *d)
@@ -436,7 +445,7 @@ int judge_run(const struct judge_job *job, struct judge_result **result, struct 
     double limit = job->mode == KJ_MODE_TEST ? job->spec->limit_test_s :
                    job->mode == KJ_MODE_BENCHMARK ? job->spec->limit_benchmark_s :
                    job->mode == KJ_MODE_LEADERBOARD ? job->spec->limit_leaderboard_s :
-                   JUDGE_TOOL_LIMIT_S;
+                   judge_tool_limit();
     if (job->time_limit_s > 0)
         limit = job->time_limit_s;
     j.deadline = mono_now() + (limit > 0 ? limit : 180);

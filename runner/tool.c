@@ -289,9 +289,13 @@ int tool_start(const struct tool_cfg *c, struct box_proc *out, struct kj_err *er
         return rc;
     if (realpath("/proc/self/exe", self) == NULL)
         return KJ_FAIL(err, KJ_EIO, "cannot find this program: %s", strerror(errno));
-    if (strncmp(self, "/tmp/", 5) == 0)
-        return KJ_FAIL(err, KJ_EINVAL, "the runner must not live under /tmp for %s",
-                       c->kind == TOOL_NCU ? "profile mode" : "sanitize mode");
+    char spec[PATH_MAX];
+    if (realpath(c->spec_dir, spec) == NULL)
+        return KJ_FAIL(err, KJ_EIO, "%s: %s", c->spec_dir, strerror(errno));
+    /* The launcher replaces /tmp with its own tmpfs before the exec. */
+    if (strncmp(self, "/tmp/", 5) == 0 || strncmp(spec, "/tmp/", 5) == 0)
+        return KJ_FAIL(err, KJ_EINVAL, "neither the runner nor the leaderboards may live under "
+                       "/tmp for %s", c->kind == TOOL_NCU ? "profile mode" : "sanitize mode");
     if ((src = memfd_create("source", MFD_CLOEXEC)) < 0 ||
         write(src, c->source, c->source_len) != (ssize_t)c->source_len ||
         pipe2(req, O_CLOEXEC) != 0 || pipe2(rep, O_CLOEXEC) != 0 || pipe2(info, O_CLOEXEC) != 0)
@@ -301,7 +305,9 @@ int tool_start(const struct tool_cfg *c, struct box_proc *out, struct kj_err *er
         goto fail;
     if (pid == 0) {
         int fds[5] = {req[0], rep[1], info[1], src, c->region_fd};
-        tool_child(c, tool, self, fds, skip);
+        struct tool_cfg cc = *c;
+        cc.spec_dir = spec;
+        tool_child(&cc, tool, self, fds, skip);
     }
     setpgid(pid, pid); /* also in the child: whichever runs first */
     close(req[0]);

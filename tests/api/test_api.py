@@ -37,7 +37,8 @@ GOOD_SOURCE = (
 # The API tests submit far more than a user may per minute; test_access.py
 # checks the limits themselves.
 NO_RATE_LIMITS = ["--rate-limit-test", "0", "--rate-limit-benchmark", "0",
-                  "--rate-limit-leaderboard", "0"]
+                  "--rate-limit-leaderboard", "0", "--rate-limit-profile", "0",
+                  "--rate-limit-sanitize", "0"]
 
 
 class Counts:

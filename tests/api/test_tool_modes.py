@@ -1,0 +1,230 @@
+#!/usr/bin/env python3
+"""test_tool_modes.py - profile and sanitize modes through a real server
+(real SQLite file, loopback HTTP), the runner side played over the runner
+protocol with results recorded by a real runner on an H200
+(tests/data/tool/*_result.json):
+
+1. requests: mode=profile with shape=N and mode=sanitize with tool=T are
+   queued, and the claim hands them to the runner ("shape", "tool"); a
+   tool outside sanitize mode, a shape outside profile mode, an unknown
+   tool and a shape the board does not have are refused and store nothing;
+2. results: the recorded profile and sanitize results are accepted and
+   shown; neither has a score nor reaches the rankings;
+3. the artifact: only the job's runner, while it holds the job, uploads it
+   (application/octet-stream); its owner and admins download it, others
+   and anonymous callers get the 404 of a missing submission; a name the
+   mode has no artifact for is refused;
+4. rate limits: rate_limit_profile and rate_limit_sanitize default to 2
+   per minute and each answers 429 on its own;
+5. a database at schema version 8 (made by this test) migrates to 10 and
+   then takes profile submissions (the mode CHECK list is rewritten).
+Prints "test_tool_modes: N passed, N failed, N skipped".
+"""
+import json
+import os
+import sqlite3
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from test_api import ROOT, Client, Counts, check, GOOD_SOURCE  # noqa: E402
+from kjtest import Server, claim  # noqa: E402
+
+DATA = os.path.join(ROOT, "tests", "data", "tool")
+
+
+def sub(c, token, mode, extra=()):
+    st, _, data, _ = c.submit(token, [("leaderboard", "fp8_quant"), ("gpu", "H200"), ("mode", mode)]
+                              + list(extra), [("file", "k.cu", GOOD_SOURCE.encode())])
+    return st, data
+
+
+def recorded(name, job):
+    res = json.load(open(os.path.join(DATA, name)))
+    res["leaderboard"] = job["leaderboard"]
+    return res
+
+
+def post_result(c, runner, job, res):
+    return c.post_json("/api/v1/runner/jobs/%d/result?attempt=%d" % (job["id"], job["attempt"]), res, runner)
+
+
+def upload(c, token, job, name, data, ctype="application/octet-stream", attempt=None):
+    return c.request("POST", "/api/v1/runner/jobs/%d/artifacts/%s?attempt=%d" %
+                     (job["id"], name, attempt or job["attempt"]), token=token, body=data,
+                     headers={"Content-Type": ctype}, runner=True)
+
+
+def test_requests(srv, c, t):
+    n0 = len(srv.rows())
+    for extra, mode, status, code in [
+            ([("tool", "racecheck")], "profile", 400, "bad_tool"),
+            ([("shape", "1")], "sanitize", 400, "bad_shape"),
+            ([("tool", "helgrind")], "sanitize", 400, "bad_tool"),
+            ([("shape", "3")], "profile", 422, "bad_shape"),
+            ([("shape", "-1")], "profile", 422, "bad_shape"),
+            ([("shape", "1x")], "profile", 422, "bad_shape"),
+            ([("mode", "profiled")], None, 400, None)]:
+        if mode is None:
+            st, _, data, _ = c.submit(t["alice"], [("leaderboard", "fp8_quant"), ("gpu", "H200")] + extra,
+                                      [("file", "k.cu", GOOD_SOURCE.encode())])
+        else:
+            st, data = sub(c, t["alice"], mode, extra)
+        got = (data or {}).get("error", {}).get("code")
+        check(st == status and (code is None or got == code), "%s %s -> %d %s" % (mode, extra, status, code),
+              (st, data))
+    check(len(srv.rows()) == n0, "refused requests stored nothing")
+    st, a = sub(c, t["alice"], "profile", [("shape", "2")])
+    st2, b = sub(c, t["alice"], "sanitize", [("tool", "racecheck")])
+    check(st == 202 and st2 == 202 and a["mode"] == "profile" and b["mode"] == "sanitize", "both queued", (a, b))
+    j1, j2 = claim(c, t["runner"]), claim(c, t["runner"])
+    check(j1 and j1["mode"] == "profile" and j1.get("shape") == 2 and "tool" not in j1, "the claim names the shape", j1)
+    check(j2 and j2["mode"] == "sanitize" and j2.get("tool") == "racecheck" and "shape" not in j2,
+          "the claim names the tool", j2)
+    return j1, j2
+
+
+def test_results(srv, c, t, j1, j2):
+    rep = b"NVIDIA Nsight Compute report (test bytes)" * 100
+    st = upload(c, t["alice"], j1, "profile.ncu-rep", rep)[0]
+    check(st in (401, 403), "a user cannot upload an artifact (%d)" % st)
+    st, _, d, _ = upload(c, t["runner"], j1, "profile.ncu-rep", rep, ctype="application/json")
+    check(st == 415, "an artifact is application/octet-stream (%d)" % st, d)
+    st, _, d, _ = upload(c, t["runner"], j1, "sanitize.log", rep)
+    check(st == 404 and d["error"]["code"] == "unknown_artifact", "unknown artifact names are refused", d)
+    st, _, d, _ = upload(c, t["runner"], j2, "profile.ncu-rep", rep)
+    check(st == 404, "a sanitize job has no profile report", d)
+    st, _, d, _ = upload(c, t["runner"], j1, "profile.ncu-rep", rep, attempt=2)
+    check(st == 409, "another attempt does not hold the job (%d)" % st, d)
+    st, _, d, _ = upload(c, t["runner"], j1, "profile.ncu-rep", b"")
+    check(st == 400, "an empty artifact is refused", d)
+    st, _, d, _ = upload(c, t["runner"], j1, "profile.ncu-rep", rep)
+    check(st == 200 and d.get("bytes") == len(rep), "the runner uploads the report", d)
+    st, _, d, _ = post_result(c, t["runner"], j1, recorded("profile_result.json", j1))
+    check(st == 200, "the recorded profile result is accepted", d)
+    st, _, d, _ = post_result(c, t["runner"], j2, recorded("sanitize_race_result.json", j2))
+    check(st == 200, "the recorded sanitize result is accepted", d)
+    st, _, d, _ = upload(c, t["runner"], j1, "profile.ncu-rep", rep)
+    check(st == 409, "no upload once the job is done (%d)" % st, d)
+    st, _, p, _ = c.get("/api/v1/submissions/%d" % j1["id"], t["alice"])
+    prof = (p or {}).get("result", {}).get("profile", {})
+    check(st == 200 and p["verdict"] == "accepted" and p.get("score_ns") is None, "profile: accepted, no score", p)
+    check(prof.get("shapes", [{}])[0].get("launches", [{}])[0].get("kernel") == "quant_fast",
+          "the profile summary is stored", prof)
+    st, _, s, _ = c.get("/api/v1/submissions/%d" % j2["id"], t["alice"])
+    san = (s or {}).get("result", {}).get("sanitize", {})
+    check(st == 200 and san.get("tool") == "racecheck" and san.get("errors") == 5, "the findings are stored", san)
+    st, _, rk, _ = c.get("/api/v1/leaderboards/fp8_quant/rankings?gpu=H200")
+    check(st == 200 and not rk.get("rankings"), "nothing from these modes is ranked", rk)
+    url = "/api/v1/submissions/%d/artifacts/profile.ncu-rep" % j1["id"]
+    st, h, _, raw = c.get(url, t["alice"])
+    check(st == 200 and raw == rep and h.get("content-type") == "application/octet-stream" and
+          "attachment" in h.get("content-disposition", ""), "the owner downloads the report", (st, h))
+    st, _, _, raw = c.get(url, t["admin"])
+    check(st == 200 and raw == rep, "an admin downloads it")
+    st_b, _, db, _ = c.get(url, t["bob"])
+    st_n, _, dn, _ = c.get(url)
+    st_x, _, dx, _ = c.get("/api/v1/submissions/999999/artifacts/profile.ncu-rep", t["bob"])
+    check(st_b == 404 and st_n == 404 and db["error"]["code"] == dx["error"]["code"] == "not_found" and
+          dn["error"]["code"] == "not_found",
+          "others get the 404 of a missing submission", (st_b, db, dx))
+    st, _, d, _ = c.get("/api/v1/submissions/%d/artifacts/profile.ncu-rep" % j2["id"], t["alice"])
+    check(st == 404, "a sanitize submission has no report", d)
+
+
+def test_rates(tmp):
+    srv = Server(os.path.join(tmp, "rates"), rate_flags=[])
+    os.makedirs(srv.tmp, exist_ok=True)
+    if not check(srv.start(), "a server with the default rate limits starts"):
+        return
+    try:
+        c = Client(srv.port)
+        tok = srv.cli("user", "add", "carol", "--db", srv.db)[1].strip()
+        for mode in ("profile", "sanitize"):
+            got = [sub(c, tok, mode)[0] for _ in range(3)]
+            check(got == [202, 202, 429], "rate_limit_%s: 2 per minute by default" % mode, got)
+        st, d = sub(c, tok, "test")
+        check(st == 202, "test mode has its own limit", d)
+    finally:
+        srv.stop()
+
+
+def test_migration(tmp):
+    """A version-8 database (the v1 CHECK list of three modes) migrates."""
+    path = os.path.join(tmp, "v8", "var")
+    os.makedirs(path)
+    db = os.path.join(path, "kjudge.db")
+    srv = Server(os.path.join(tmp, "v8"))
+    if not check(srv.start(), "a fresh server starts"):
+        return
+    srv.stop()
+    con = sqlite3.connect(db)
+    con.execute("PRAGMA writable_schema=ON")
+    sql = con.execute("SELECT sql FROM sqlite_master WHERE name='submissions'").fetchone()[0]
+    old = sql.replace("'test','benchmark','leaderboard','profile','sanitize'", "'test','benchmark','leaderboard'")
+    old = old.replace(", sanitizer TEXT, profile_shape INTEGER", "")
+    ver = con.execute("PRAGMA schema_version").fetchone()[0]
+    con.execute("UPDATE sqlite_master SET sql=? WHERE name='submissions'", (old,))
+    con.execute("PRAGMA schema_version=%d" % (ver + 1))
+    con.execute("PRAGMA writable_schema=OFF")
+    con.commit()
+    con.close()
+    con = sqlite3.connect(db)
+    check("'leaderboard')" in con.execute("SELECT sql FROM sqlite_master WHERE name='submissions'").fetchone()[0],
+          "the test made a three-mode CHECK list")
+    con.execute("DROP TABLE artifacts")
+    con.execute("PRAGMA user_version=8")
+    con.commit()
+    con.close()
+    # the columns stay (SQLite cannot drop them here); the migration adds them with ALTER, so
+    # rebuild a table without them by copying through the three-mode schema
+    con = sqlite3.connect(db)
+    cols = [r[1] for r in con.execute("PRAGMA table_info(submissions)")]
+    con.close()
+    if "sanitizer" in cols:
+        con = sqlite3.connect(db)
+        con.execute("PRAGMA foreign_keys=OFF")
+        con.execute("ALTER TABLE submissions DROP COLUMN sanitizer")
+        con.execute("ALTER TABLE submissions DROP COLUMN profile_shape")
+        con.commit()
+        con.close()
+    if not check(srv.start(), "the server migrates a version-8 database", srv.server_log()[-800:]):
+        return
+    try:
+        c = Client(srv.port)
+        tok = srv.cli("user", "add", "dave", "--db", srv.db)[1].strip()
+        st, d = sub(c, tok, "profile", [("shape", "0")])
+        check(st == 202, "a profile submission is stored after the migration", d)
+        con = sqlite3.connect(db)
+        check(con.execute("PRAGMA user_version").fetchone()[0] == 10, "schema version 10")
+        check("'sanitize'" in con.execute("SELECT sql FROM sqlite_master WHERE name='submissions'").fetchone()[0],
+              "the CHECK list has the new modes")
+        con.close()
+    finally:
+        srv.stop()
+
+
+def main():
+    with tempfile.TemporaryDirectory(prefix="kjudge-toolmodes-") as tmp:
+        srv = Server(os.path.join(tmp, "main"))
+        os.makedirs(srv.tmp, exist_ok=True)
+        if check(srv.start(), "the server starts"):
+            try:
+                c = Client(srv.port)
+                t = {"admin": srv.printed().strip()}
+                for name in ("alice", "bob"):
+                    t[name] = srv.cli("user", "add", name, "--db", srv.db)[1].strip()
+                t["runner"] = srv.cli("runner", "add", "h200-0", "--gpu", "H200", "--db", srv.db)[1].strip()
+                j1, j2 = test_requests(srv, c, t)
+                if j1 and j2:
+                    test_results(srv, c, t, j1, j2)
+            finally:
+                srv.stop()
+        test_rates(tmp)
+        test_migration(tmp)
+    print("test_tool_modes: %d passed, %d failed, %d skipped" % (Counts.passed, Counts.failed, Counts.skipped))
+    return 1 if Counts.failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
