@@ -102,9 +102,11 @@ static void san_detail(struct san_finding *f, const char *s)
         f->thread[0] = a; f->thread[1] = b; f->thread[2] = c; f->has_thread = 1;
         f->block[0] = x; f->block[1] = y; f->block[2] = z; f->has_block = 1;
     }
-    const char *ad = strstr(s, "Address 0x");
-    if (ad != NULL && f->address[0] == '\0')
-        san_copy(f->address, sizeof f->address, ad + 8, strspn(ad + 10, "0123456789abcdefABCDEF") + 2);
+    /* "Address 0x.. is out of bounds" (older tools), "Access to 0x.. is out of bounds" */
+    const char *ad = strstr(s, "Address 0x"), *ac = strstr(s, "Access to 0x");
+    const char *hex = ad != NULL ? ad + 8 : ac != NULL ? ac + 10 : NULL;
+    if (hex != NULL && f->address[0] == '\0')
+        san_copy(f->address, sizeof f->address, hex, strspn(hex + 2, "0123456789abcdefABCDEF") + 2);
     san_location(f, s);
 }
 

@@ -22,6 +22,7 @@
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -258,6 +259,11 @@ static void tool_child(const struct tool_cfg *c, const char *tool, const char *s
          mount("kjshm", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, TOOL_SHM_SIZE) != 0))
         tool_die("private /tmp");
     rbox_cgroup_self(cg, sizeof cg); /* the tool and the box: removed by rbox_cleanup(pid) */
+    /* The tool creates its channel to the box (sockets and files in the
+     * private /tmp and /dev/shm) as root; the box, at uid 65534 after its
+     * lock, must still reach them when it opens one late (memcheck's report
+     * of a fault hung otherwise). Only the tool and its box see these mounts. */
+    umask(0);
     tool_env(c);
     snprintf(lc, sizeof lc, "%d", c->launch_count > 0 ? c->launch_count : 64);
     snprintf(out, sizeof out, "%s/%s", c->outdir,

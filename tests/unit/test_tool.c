@@ -12,7 +12,9 @@
  * 3. race_racecheck.log (tests/gpu/tool/race.cu): five races grouped in one
  *    kind with both lines and the hazard count; the same log with other
  *    kernel names counts them as the judge's;
- * 4. clean_memcheck.log: clean;
+ * 4. clean_memcheck.log: clean; oob_memcheck.log (tests/gpu/tool/oob_read.cu,
+ *    recorded with the box's uid change skipped, see docs/profile.md): one
+ *    invalid read of 4 bytes at line 15 with thread, block and address;
  * 5. a memcheck log in the tool's documented format: kind, size, thread,
  *    block, address, line, and the cap (shown / more).
  * Prints "test_tool: N passed, N failed, N skipped".
@@ -182,6 +184,19 @@ static void test_memcheck(void)
              "the recorded clean run");
     cJSON_Delete(o);
     free(clean);
+    const char *quant[] = {"quant"};
+    char *oob = kt_slurp(DATA "oob_memcheck.log", &n);
+    o = oob != NULL ? sanitize_report(oob, n, "memcheck", quant, 1, 10) : NULL;
+    g = o != NULL ? cJSON_GetArrayItem(cJSON_GetObjectItem(o, "groups"), 0) : NULL;
+    f = g != NULL ? cJSON_GetArrayItem(cJSON_GetObjectItem(g, "findings"), 0) : NULL;
+    KT_CHECK(f != NULL && num(o, "errors") == 1 && strcmp(str(g, "kind"), "Invalid __global__ read") == 0,
+             "the recorded out-of-bounds read");
+    KT_CHECK(f != NULL && num(f, "line") == 15 && num(f, "size") == 4 &&
+             strcmp(str(f, "address"), "0x7f7e41a01600") == 0 &&
+             cJSON_GetArrayItem(cJSON_GetObjectItem(f, "block"), 0)->valueint == 3,
+             "line 15, 4 bytes, its address and block");
+    cJSON_Delete(o);
+    free(oob);
 }
 
 int main(void)
