@@ -236,6 +236,15 @@ int box_prepare(struct box *b, int set, uint64_t seed, uint64_t poison, struct b
     return box_prepare_set(b, b->buf[set], seed, poison, rep);
 }
 
+/* 1 for the errors of a kernel that ran (a fault), not of a launch refused. */
+static int box_exec_error(CUresult r)
+{
+    return r == CUDA_ERROR_LAUNCH_FAILED || r == CUDA_ERROR_ILLEGAL_ADDRESS ||
+           r == CUDA_ERROR_MISALIGNED_ADDRESS || r == CUDA_ERROR_HARDWARE_STACK_ERROR ||
+           r == CUDA_ERROR_ILLEGAL_INSTRUCTION || r == CUDA_ERROR_INVALID_ADDRESS_SPACE ||
+           r == CUDA_ERROR_INVALID_PC || r == CUDA_ERROR_LAUNCH_TIMEOUT || r == CUDA_ERROR_ASSERT;
+}
+
 /* Queue the launches of d (kernels fn, dimensions dims) in directive order
  * with args. A launch the driver refuses is reported with status and its
  * line (the submission's: rejected). */
@@ -262,6 +271,13 @@ int box_launch_set(struct box *b, const struct directives *d, const CUfunction *
             lc.numAttrs = 1;
         }
         CUresult r = b->d.cuLaunchKernelEx(&lc, fn[l], args, NULL);
+        if (r != CUDA_SUCCESS && box_exec_error(r)) {
+            /* A fault of an earlier launch that a blocking launch (sanitize
+             * mode) reports here: the kernel's, not its configuration's. */
+            box_rep_cuda(b, rep, BOX_RUNTIME, r, "the kernel failed");
+            rep->line = d->launch[l].line;
+            return -1;
+        }
         if (r != CUDA_SUCCESS) {
             int line = d->launch[l].line;
             char what[64];

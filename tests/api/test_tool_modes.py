@@ -14,6 +14,8 @@ protocol with results recorded by a real runner on an H200
    (application/octet-stream); its owner and admins download it, others
    and anonymous callers get the 404 of a missing submission; a name the
    mode has no artifact for is refused;
+   `kjudge show` renders the summary and the findings, `kjudge artifact`
+   writes the report and refuses to overwrite a file without --force;
 4. rate limits: rate_limit_profile and rate_limit_sanitize default to 2
    per minute and each answers 429 on its own;
 5. a database at schema version 8 (made by this test) migrates to 10 and
@@ -23,6 +25,7 @@ Prints "test_tool_modes: N passed, N failed, N skipped".
 import json
 import os
 import sqlite3
+import subprocess
 import sys
 import tempfile
 
@@ -132,6 +135,50 @@ def test_results(srv, c, t, j1, j2):
     check(st == 404, "a sanitize submission has no report", d)
 
 
+def kj(srv, token, *args, cwd=None):
+    env = {k: v for k, v in os.environ.items() if not k.startswith("KJUDGE_")}
+    env.update(KJUDGE_URL="http://127.0.0.1:%d" % srv.port, KJUDGE_TOKEN=token, HOME=cwd or srv.tmp)
+    p = subprocess.run([os.path.join(ROOT, "bin", "kjudge")] + list(args), capture_output=True, text=True,
+                       env=env, cwd=cwd or srv.tmp, timeout=30)
+    return p.returncode, p.stdout, p.stderr
+
+
+def test_cli(srv, t, j1, j2):
+    rc, out, err = kj(srv, t["alice"], "show", str(j1["id"]))
+    print(out)
+    check(rc == 0 and "profile mode" in out and "profile (Nsight Compute, 1 launches" in out and
+          "benchmark 2: T=4096 H=7168 GS=128" in out and "quant_fast  grid (7168, 1, 1)" in out,
+          "kjudge show: the profile's shape and launch", (rc, out, err))
+    check("at 3630 GB/s" in out and "occupancy 40.8% of 50.0% theoretical" in out and "62 registers" in out and
+          "L2 hit 52.4%" in out and "memory-bound" in out and "long_scoreboard 6.31" in out,
+          "kjudge show: bandwidth, occupancy, registers, hit rates, roofline, stalls", out)
+    rc, out, err = kj(srv, t["alice"], "show", str(j2["id"]))
+    print(out)
+    check(rc == 0 and "sanitize (racecheck): 5 findings in 1 kind" in out and
+          "quant  submission.cu:15 and submission.cu:19  512 hazards" in out,
+          "kjudge show: the findings by kind with both lines", (rc, out, err))
+    rc, out, err = kj(srv, t["alice"], "artifact", str(j1["id"]))
+    path = os.path.join(srv.tmp, "submission-%d-profile.ncu-rep" % j1["id"])
+    check(rc == 0 and os.path.exists(path) and os.path.getsize(path) == 4100, "kjudge artifact writes the report",
+          (rc, out, err))
+    rc, out, err = kj(srv, t["alice"], "artifact", str(j1["id"]))
+    check(rc == 2 and "--force" in err, "and does not overwrite it without --force", (rc, err))
+    rc, out, err = kj(srv, t["bob"], "artifact", str(j1["id"]), "-o", "-")
+    check(rc == 2 and out == "", "bob gets nothing", (rc, out, err))
+    rc, out, err = kj(srv, t["alice"], "submit", "x.cu", "--mode", "test", "--tool", "racecheck")
+    check(rc == 2 and "--tool goes with --mode sanitize" in err, "submit --tool needs sanitize mode", err)
+    # the recorded out-of-bounds read (tests/gpu/tool/oob_read.cu) under memcheck
+    st, d = sub(c := Client(srv.port), t["alice"], "sanitize")
+    job = claim(c, t["runner"])
+    st, _, d, _ = post_result(c, t["runner"], job, recorded("sanitize_oob_result.json", job))
+    check(st == 200, "the recorded memcheck result is accepted", d)
+    rc, out, err = kj(srv, t["alice"], "show", str(job["id"]))
+    print(out)
+    check("sanitize (memcheck): 1 finding in 1 kind" in out and "Invalid __global__ read: 1" in out and
+          "quant  submission.cu:15  thread (63,0,0) block (3,0,0)  address 0x7f7e41a01600  4 bytes" in out,
+          "kjudge show: the memcheck finding with thread, block, address and size", out)
+
+
 def test_rates(tmp):
     srv = Server(os.path.join(tmp, "rates"), rate_flags=[])
     os.makedirs(srv.tmp, exist_ok=True)
@@ -218,6 +265,7 @@ def main():
                 j1, j2 = test_requests(srv, c, t)
                 if j1 and j2:
                     test_results(srv, c, t, j1, j2)
+                    test_cli(srv, t, j1, j2)
             finally:
                 srv.stop()
         test_rates(tmp)
