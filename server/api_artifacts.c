@@ -47,9 +47,14 @@ enum MHD_Result api_runner_artifact(struct http_req *r)
     if (ref.attempt == 0)
         return http_error(r, MHD_HTTP_BAD_REQUEST, "bad_attempt",
                           "send ?attempt=N, the job's attempt number from the claim");
-    int rc = db_sub_get(r->srv->db, ref.id, 0, &s, &err);
+    /* Held by the caller under a live lease (else 409 not_held), as for events. */
+    int rc = db_job_heartbeat(r->srv->db, &ref, &err);
+    if (rc == 0)
+        rc = db_sub_get(r->srv->db, ref.id, 0, &s, &err);
     if (rc == KJ_ENOTFOUND)
         return http_error(r, MHD_HTTP_NOT_FOUND, "not_found", "no job %s", r->params[0]);
+    if (rc == KJ_ECONFLICT)
+        return http_error(r, MHD_HTTP_CONFLICT, "not_held", "%s", err.msg);
     if (rc != 0)
         return http_internal(r, &err);
     if (!artifact_known(r->params[1], s.mode))
@@ -57,13 +62,7 @@ enum MHD_Result api_runner_artifact(struct http_req *r)
                           "a %s job has no artifact '%s'", kj_mode_name(s.mode), safe);
     if (r->body.len == 0)
         return http_error(r, MHD_HTTP_BAD_REQUEST, "empty_artifact", "the body is empty");
-    /* Held by the caller under a live lease (else 409 not_held), as for events. */
-    if ((rc = db_job_heartbeat(r->srv->db, &ref, &err)) == 0)
-        rc = db_artifact_put(r->srv->db, ref.id, r->params[1], r->body.p, r->body.len, &err);
-    if (rc == KJ_ENOTFOUND)
-        return http_error(r, MHD_HTTP_NOT_FOUND, "not_found", "no job %s", r->params[0]);
-    if (rc == KJ_ECONFLICT)
-        return http_error(r, MHD_HTTP_CONFLICT, "not_held", "%s", err.msg);
+    rc = db_artifact_put(r->srv->db, ref.id, r->params[1], r->body.p, r->body.len, &err);
     if (rc == KJ_ELIMIT)
         return http_error(r, MHD_HTTP_CONTENT_TOO_LARGE, "too_large", "%s", err.msg);
     if (rc != 0)
