@@ -8,6 +8,7 @@
  *                       [--config var/kjudge.conf] [--openapi PATH]
  *                       [--lease-seconds 120] [--rate-limit-test 30/min]
  *                       [--rate-limit-benchmark 10/min] [--rate-limit-leaderboard 5/min]
+ *                       [--rate-limit-profile 2/min] [--rate-limit-sanitize 2/min]
  *                       [--max-waiters 512] [--max-waiters-per-user 8]
  *                       [--max-conns-per-ip 256] [--header-timeout 20]
  *                       [--tls-cert FILE --tls-key FILE]
@@ -67,6 +68,7 @@ static const char usage_text[] =
     "                      [--config var/kjudge.conf] [--openapi server/openapi.json]\n"
     "                      [--lease-seconds 120] [--rate-limit-test 30/min]\n"
     "                      [--rate-limit-benchmark 10/min] [--rate-limit-leaderboard 5/min]\n"
+    "                      [--rate-limit-profile 2/min] [--rate-limit-sanitize 2/min]\n"
     "                      [--max-waiters 512] [--max-waiters-per-user 8]\n"
     "                      [--max-conns-per-ip 256] [--header-timeout 20]\n"
     "                      [--tls-cert FILE --tls-key FILE]\n"
