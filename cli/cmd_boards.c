@@ -183,7 +183,7 @@ int cmd_board(struct kjc *k, int argc, char **argv)
 /* ------------------------------------------------------------------ */
 
 /* Write n bytes of buf to path: a new file, or replace it when force. */
-static int write_file(struct kjc *k, const char *path, const char *buf, size_t n, int force)
+int cmd_write_file(struct kjc *k, const char *path, const char *buf, size_t n, int force)
 {
     int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | (force ? O_TRUNC : O_EXCL), 0644);
     size_t done = 0;
@@ -234,7 +234,7 @@ int cmd_template(struct kjc *k, int argc, char **argv)
         return rc;
     if (outp == NULL || strcmp(outp, "-") == 0) {
         fwrite(r.body, 1, r.len, k->out);
-    } else if ((rc = write_file(k, outp, r.body, r.len, force)) == KJC_OK) {
+    } else if ((rc = cmd_write_file(k, outp, r.body, r.len, force)) == KJC_OK) {
         fprintf(k->err, "kjudge: wrote %s of %s to %s (%zu bytes)\n", file, board, outp, r.len);
     }
     curlc_resp_free(&r);

@@ -23,7 +23,7 @@
 #define SUBMIT_MAX_FILE (1024 * 1024) /* the server's KJ_MAX_SOURCE_BYTES */
 
 struct submit_opts {
-    const char *file, *board, *gpu, *mode;
+    const char *file, *board, *gpu, *mode, *tool, *shape;
     int no_wait;
 };
 
@@ -33,7 +33,8 @@ struct submit_opts {
 
 static int parse_args(struct kjc *k, int argc, char **argv, struct submit_opts *o)
 {
-    static const char *const with_value[] = {"leaderboard", "gpu", "mode", "l", NULL};
+    static const char *const with_value[] = {"leaderboard", "gpu", "mode", "l", "tool", "shape",
+                                             NULL};
     static const char *const flags[] = {"no-wait", NULL};
     struct kjc_args a = {argc, 1, argv, "submit", with_value, flags, 0};
     const char *name, *val;
@@ -49,6 +50,10 @@ static int parse_args(struct kjc *k, int argc, char **argv, struct submit_opts *
             o->gpu = val;
         else if (strcmp(name, "mode") == 0)
             o->mode = val;
+        else if (strcmp(name, "tool") == 0)
+            o->tool = val;
+        else if (strcmp(name, "shape") == 0)
+            o->shape = val;
         else
             o->no_wait = 1;
     }
@@ -56,9 +61,18 @@ static int parse_args(struct kjc *k, int argc, char **argv, struct submit_opts *
         return KJC_ERROR;
     if (o->file == NULL)
         return kjc_usage(k, "submit", "name the file to submit");
-    if (o->mode != NULL && strcmp(o->mode, "test") != 0 && strcmp(o->mode, "benchmark") != 0 &&
-        strcmp(o->mode, "leaderboard") != 0)
-        return kjc_usage(k, "submit", "--mode must be test, benchmark or leaderboard");
+    static const char *const modes[] = {"test", "benchmark", "leaderboard", "profile", "sanitize",
+                                        NULL};
+    int known = o->mode == NULL;
+    for (int i = 0; modes[i] != NULL && !known; i++)
+        known = strcmp(o->mode, modes[i]) == 0;
+    if (!known)
+        return kjc_usage(k, "submit", "--mode must be test, benchmark, leaderboard, profile or "
+                         "sanitize");
+    if (o->tool != NULL && (o->mode == NULL || strcmp(o->mode, "sanitize") != 0))
+        return kjc_usage(k, "submit", "--tool goes with --mode sanitize");
+    if (o->shape != NULL && (o->mode == NULL || strcmp(o->mode, "profile") != 0))
+        return kjc_usage(k, "submit", "--shape goes with --mode profile");
     return KJC_OK;
 }
 
@@ -129,7 +143,7 @@ static int board_facts(struct kjc *k, const char *board, const char **gpu, char 
 static int upload(struct kjc *k, const struct submit_opts *o, const char *gpu, const char *src,
                   size_t len, char *id, size_t idsz)
 {
-    struct curlc_part parts[4];
+    struct curlc_part parts[6];
     struct curlc_resp r;
     const char *base = strrchr(o->file, '/');
     int n = 0;
@@ -140,6 +154,10 @@ static int upload(struct kjc *k, const struct submit_opts *o, const char *gpu, c
         parts[n++] = (struct curlc_part){"gpu", gpu, strlen(gpu), NULL};
     if (o->mode != NULL)
         parts[n++] = (struct curlc_part){"mode", o->mode, strlen(o->mode), NULL};
+    if (o->tool != NULL) /* the server checks both */
+        parts[n++] = (struct curlc_part){"tool", o->tool, strlen(o->tool), NULL};
+    if (o->shape != NULL)
+        parts[n++] = (struct curlc_part){"shape", o->shape, strlen(o->shape), NULL};
     parts[n++] = (struct curlc_part){"file", src, len, base != NULL ? base + 1 : o->file};
     if (kjc_post_form(k, "/api/v1/submissions", parts, n, &r) != KJC_OK)
         return KJC_ERROR;
@@ -223,7 +241,9 @@ int cmd_submit(struct kjc *k, int argc, char **argv)
         char h2[300];
         snprintf(h2, sizeof h2, "#%s %s", id, head);
         fprintf(k->out, "submitted #%s: %s\n", id, head);
-        prog_init(&p, k->out, k->tty, k->width, h2, ntests, strcmp(mode, "test") ? nbench : 0);
+        int shapes = strcmp(mode, "test") == 0 || strcmp(mode, "sanitize") == 0 ? 0 :
+                     strcmp(mode, "profile") == 0 && o.shape != NULL ? 1 : nbench;
+        prog_init(&p, k->out, k->tty, k->width, h2, ntests, shapes);
     }
     if ((rc = cmd_follow(k, id, k->json ? NULL : &p, &final)) != KJC_OK)
         return rc;

@@ -48,6 +48,7 @@ void cmd_print_sub(struct kjc *k, const cJSON *sub, const cJSON *rank)
         return;
     if (strcmp(verdict, "accepted") != 0) {
         rend_evidence(k->out, sub);
+        rend_sanitize(k->out, res); /* findings explain many a failure */
         return;
     }
     if (cJSON_IsNumber(score)) {
@@ -57,7 +58,13 @@ void cmd_print_sub(struct kjc *k, const cJSON *sub, const cJSON *rank)
                 cJSON_IsObject(rank) ? ", rank " : "",
                 cJSON_IsObject(rank) ? kjc_str(rank, "text", rk, sizeof rk) : "");
     }
-    if (cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(res, "benchmarks")) > 0)
+    if (cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(res, "profile")) ||
+        cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(res, "sanitize"))) {
+        fprintf(k->out, "%d tests passed\n",
+                cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(res, "tests")));
+        rend_profile(k->out, res, kjc_str(sub, "id", id, sizeof id));
+        rend_sanitize(k->out, res);
+    } else if (cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(res, "benchmarks")) > 0)
         rend_timing(k->out, res);
     else
         fprintf(k->out, "%d tests passed\n",
@@ -430,6 +437,54 @@ int cmd_withdraw(struct kjc *k, int argc, char **argv)
     } else {
         rc = KJC_ERROR;
     }
+    curlc_resp_free(&r);
+    return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* artifact                                                            */
+/* ------------------------------------------------------------------ */
+
+int cmd_artifact(struct kjc *k, int argc, char **argv)
+{
+    static const char *const with_value[] = {"o", "output", "name", NULL};
+    static const char *const flags[] = {"force", NULL};
+    struct kjc_args a = {argc, 1, argv, "artifact", with_value, flags, 0};
+    const char *name, *val, *id = NULL, *outp = NULL, *file = "profile.ncu-rep";
+    char path[160], def[96];
+    struct curlc_resp r;
+    int force = 0, rc;
+    while ((name = kjc_opt(k, &a, &val)) != NULL) {
+        if (name[0] == '\0' && id == NULL)
+            id = val;
+        else if (name[0] == '\0')
+            return kjc_usage(k, "artifact", "one submission at a time");
+        else if (strcmp(name, "force") == 0)
+            force = 1;
+        else if (strcmp(name, "name") == 0)
+            file = val;
+        else
+            outp = val;
+    }
+    if (a.bad)
+        return KJC_ERROR;
+    if (id == NULL || id[0] == '\0' || strspn(id, "0123456789") != strlen(id) || strlen(id) > 18)
+        return kjc_usage(k, "artifact", "name a submission by its number");
+    if (strspn(file, "abcdefghijklmnopqrstuvwxyz0123456789.-_") != strlen(file) || strlen(file) > 64)
+        return kjc_usage(k, "artifact", "--name is an artifact's name, e.g. profile.ncu-rep");
+    if ((rc = kjc_ready(k, 1)) != KJC_OK)
+        return rc;
+    snprintf(path, sizeof path, "/api/v1/submissions/%s/artifacts/%s", id, file);
+    if ((rc = kjc_get(k, path, &r)) != KJC_OK)
+        return rc;
+    if (outp == NULL) {
+        snprintf(def, sizeof def, "submission-%s-%s", id, file);
+        outp = def;
+    }
+    if (strcmp(outp, "-") == 0)
+        fwrite(r.body, 1, r.len, k->out);
+    else if ((rc = cmd_write_file(k, outp, r.body, r.len, force)) == KJC_OK)
+        fprintf(k->err, "kjudge: wrote %s of #%s to %s (%zu bytes)\n", file, id, outp, r.len);
     curlc_resp_free(&r);
     return rc;
 }

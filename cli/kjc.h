@@ -108,6 +108,10 @@ int cmd_template(struct kjc *k, int argc, char **argv);
 int cmd_rankings(struct kjc *k, int argc, char **argv);
 int cmd_submissions(struct kjc *k, int argc, char **argv);
 int cmd_show(struct kjc *k, int argc, char **argv);
+int cmd_artifact(struct kjc *k, int argc, char **argv);
+/* cmd_boards.c: write n bytes of buf to a new file at path (replace it
+ * only with force). */
+int cmd_write_file(struct kjc *k, const char *path, const char *buf, size_t n, int force);
 int cmd_events(struct kjc *k, int argc, char **argv);
 int cmd_withdraw(struct kjc *k, int argc, char **argv);
 int cmd_admin(struct kjc *k, int argc, char **argv);

@@ -28,7 +28,8 @@ static const struct command commands[] = {
      "check a token (or redeem an invite) and save the server and token in the config file; "
      "without --token or --invite the token is read from standard input"},
     {"whoami", cmd_whoami, "", "the account the token belongs to"},
-    {"submit", cmd_submit, "FILE [--leaderboard L] [--gpu G] [--mode test|benchmark|leaderboard] "
+    {"submit", cmd_submit, "FILE [--leaderboard L] [--gpu G] [--mode test|benchmark|leaderboard|profile|sanitize] "
+     "[--tool memcheck|racecheck|initcheck|synccheck] [--shape N] "
      "[--no-wait]",
      "upload a kernel and follow its judging live; board, GPU and mode may come from "
      "\"//!kjudge leaderboard|gpu|mode\" lines; exit 0 accepted, 1 another verdict"},
@@ -43,6 +44,8 @@ static const struct command commands[] = {
     {"show", cmd_show, "ID [--source] [--diff [ID2]]",
      "a submission's verdict and evidence or timings; its source; its diff against your previous "
      "submission or against ID2"},
+    {"artifact", cmd_artifact, "ID [-o FILE] [--force] [--name profile.ncu-rep]",
+     "a profile submission's Nsight Compute report (open it with ncu-ui or ncu --import)"},
     {"events", cmd_events, "ID", "a submission's progress events, live until its verdict"},
     {"withdraw", cmd_withdraw, "ID",
      "take your accepted leaderboard-mode submission out of the rankings (kept, marked withdrawn)"},

@@ -73,4 +73,10 @@ void rend_mismatch(FILE *out, const cJSON *mismatch, const char *indent);
  * CUDA errors, the judge's reason. */
 void rend_evidence(FILE *out, const cJSON *sub);
 
+/* rend_tool.c: profile mode's summary, per shape and launch (id: the
+ * submission's number, for the artifact command it suggests), and sanitize
+ * mode's findings by kind; each prints nothing when result has none. */
+void rend_profile(FILE *out, const cJSON *result, const char *id);
+void rend_sanitize(FILE *out, const cJSON *result);
+
 #endif

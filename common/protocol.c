@@ -7,7 +7,11 @@
 #include <stdio.h>
 #include <string.h>
 
-static const char *const mode_names[KJ_MODE_COUNT] = {"test", "benchmark", "leaderboard"};
+static const char *const mode_names[KJ_MODE_COUNT] = {"test", "benchmark", "leaderboard",
+                                                         "profile", "sanitize"};
+
+static const char *const sanitizer_names[KJ_SAN_COUNT] = {"memcheck", "racecheck", "initcheck",
+                                                          "synccheck"};
 
 static const char *const verdict_names[KJ_V_COUNT] = {
     "accepted", "compile_error", "rejected", "wrong_answer",
@@ -99,3 +103,19 @@ int kj_verdict_sql_list(char *buf, size_t size)
 {
     return sql_list(verdict_names, KJ_V_COUNT, buf, size);
 }
+
+const char *kj_sanitizer_name(enum kj_sanitizer t)
+{
+    return name_at(sanitizer_names, KJ_SAN_COUNT, (int)t);
+}
+
+int kj_sanitizer_parse(const char *s, enum kj_sanitizer *out)
+{
+    int i = index_of(sanitizer_names, KJ_SAN_COUNT, s);
+    if (i < 0)
+        return -1;
+    *out = (enum kj_sanitizer)i;
+    return 0;
+}
+
+int kj_mode_timed(enum kj_mode m) { return m == KJ_MODE_BENCHMARK || m == KJ_MODE_LEADERBOARD; }

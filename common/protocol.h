@@ -19,7 +19,19 @@ enum kj_mode {
     KJ_MODE_TEST = 0,    /* compile; every test shape once, checked */
     KJ_MODE_BENCHMARK,   /* test, then every benchmark shape timed, public seeds */
     KJ_MODE_LEADERBOARD, /* benchmark with secret seeds; the only ranked mode */
+    KJ_MODE_PROFILE,     /* test, then the benchmark shapes (or one) under Nsight Compute */
+    KJ_MODE_SANITIZE,    /* the test shapes under compute-sanitizer (docs/profile.md) */
     KJ_MODE_COUNT
+};
+
+/* The compute-sanitizer tools a sanitize request may pick (memcheck when
+ * it picks none). */
+enum kj_sanitizer {
+    KJ_SAN_MEMCHECK = 0,
+    KJ_SAN_RACECHECK,
+    KJ_SAN_INITCHECK,
+    KJ_SAN_SYNCCHECK,
+    KJ_SAN_COUNT
 };
 
 /* The outcome of a judged submission. Every verdict but KJ_V_INTERNAL is
@@ -52,12 +64,18 @@ enum kj_event {
 const char *kj_mode_name(enum kj_mode m);
 const char *kj_verdict_name(enum kj_verdict v);
 const char *kj_event_name(enum kj_event e);
+const char *kj_sanitizer_name(enum kj_sanitizer t);
 
 /* The enum named by s (exact, case-sensitive match). Returns 0 and sets
  * *out, or -1 when s is NULL or names nothing (then *out is untouched). */
 int kj_mode_parse(const char *s, enum kj_mode *out);
 int kj_verdict_parse(const char *s, enum kj_verdict *out);
 int kj_event_parse(const char *s, enum kj_event *out);
+int kj_sanitizer_parse(const char *s, enum kj_sanitizer *out);
+
+/* 1 for the modes that run the timed benchmark protocol (benchmark,
+ * leaderboard); profile and sanitize never time anything. */
+int kj_mode_timed(enum kj_mode m);
 
 /* Write "'a','b',..." of every name of a table into buf (an SQL IN list),
  * for the CHECK constraints. Returns 0, or -1 when buf is too small. */

@@ -482,6 +482,7 @@ void box_main(const struct box_cfg *cfg0)
     /* The sandbox's first half, before CUDA; a failure is reported like a
      * failed context (the judge's error, the job goes back). */
     rb.skip = cfg0->rbox_skip;
+    rb.tool = cfg0->tool;
     if (rbox_prepare(&rb, fds, &err) != KJ_OK) {
         kj_printable(b.info.error, sizeof b.info.error, err.msg, sizeof err.msg);
         /* The info pipe is at its old number or, if the fds moved, at its new one. */
@@ -502,11 +503,18 @@ void box_main(const struct box_cfg *cfg0)
     if (box_init(&b, &rep) != 0)
         kj_printable(b.info.error, sizeof b.info.error, rep.msg, sizeof rep.msg);
     /* The second half: from here on the submission's code may run. */
-    else if (rbox_lock(&rb, &err) != KJ_OK)
+    else if ((snprintf(rb.pci, sizeof rb.pci, "%s", b.info.pci), rbox_lock(&rb, &err)) != KJ_OK)
         kj_printable(b.info.error, sizeof b.info.error, err.msg, sizeof err.msg);
-    prctl(PR_SET_PDEATHSIG, SIGKILL); /* a change of uid cleared it */
-    if (getppid() == 1)
-        _exit(0); /* the judge died before that */
+    /* A change of uid cleared it. Under a tool the parent is the tool's
+     * thread that started the box, which may end while the tool goes on
+     * (Nsight Compute's does when profiling starts): the box ends instead
+     * when the judge's end of its pipes closes, and the judge kills the
+     * tool's process group. */
+    if (!cfg->tool) {
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (getppid() == 1)
+            _exit(0); /* the judge died before that */
+    }
     rbox_describe(rb.applied, b.info.sandbox, sizeof b.info.sandbox);
     if (fdio_write_full(cfg->fd_info, &b.info, sizeof b.info) != 0 || b.info.error[0] != '\0')
         _exit(3);

@@ -131,6 +131,8 @@ struct box_req {
     int nsets;                /* WARMUP/BATCH: buffer sets the case holds (0 = 1); the box may
                                * allocate fewer when memory is short (rep.count says how many) */
     int set;                  /* COPY: which buffer set to copy */
+    int profile;              /* CASE: bracket the submission's launches with the profiler's
+                               * start and stop marks (profile mode; see tool.h) */
     uint64_t seed;            /* input seed for this call */
     uint64_t poison_seed;
     double seconds;           /* WARMUP: how long; GRAPH: the shape's median, to size the graph */
@@ -223,6 +225,7 @@ struct box_cfg {
     void *unmap;              /* the other box's region, unmapped in the child */
     size_t unmap_size;
     unsigned rbox_skip;       /* protections not to apply (KJUDGE_RBOX_SKIP; box_start fills it) */
+    int tool;                 /* 1: started by tool.c under a profiler or sanitizer (rbox.h) */
     const struct secret_list *wipe; /* what the child wipes first (secret.h); NULL = nothing */
 };
 
@@ -231,7 +234,8 @@ void box_main(const struct box_cfg *cfg) __attribute__((noreturn));
 
 /* Parent side: a started box. */
 struct box_proc {
-    int pid;
+    int pid;                  /* the box, or under a tool the tool's process (tool.h) */
+    int pgid;                 /* > 0: kill this process group too (the tool and its box) */
     int fd_req, fd_rep, fd_info;
 };
 

@@ -111,6 +111,9 @@ int box_call(struct box_proc *p, const struct box_req *req, const void *payload,
 
 void box_kill(struct box_proc *p)
 {
+    if (p->pgid > 0)
+        kill(-p->pgid, SIGKILL);
+    p->pgid = 0;
     if (p->pid > 0) {
         kill(p->pid, SIGKILL);
         while (waitpid(p->pid, NULL, 0) < 0 && errno == EINTR)

@@ -236,6 +236,15 @@ int box_prepare(struct box *b, int set, uint64_t seed, uint64_t poison, struct b
     return box_prepare_set(b, b->buf[set], seed, poison, rep);
 }
 
+/* 1 for the errors of a kernel that ran (a fault), not of a launch refused. */
+static int box_exec_error(CUresult r)
+{
+    return r == CUDA_ERROR_LAUNCH_FAILED || r == CUDA_ERROR_ILLEGAL_ADDRESS ||
+           r == CUDA_ERROR_MISALIGNED_ADDRESS || r == CUDA_ERROR_HARDWARE_STACK_ERROR ||
+           r == CUDA_ERROR_ILLEGAL_INSTRUCTION || r == CUDA_ERROR_INVALID_ADDRESS_SPACE ||
+           r == CUDA_ERROR_INVALID_PC || r == CUDA_ERROR_LAUNCH_TIMEOUT || r == CUDA_ERROR_ASSERT;
+}
+
 /* Queue the launches of d (kernels fn, dimensions dims) in directive order
  * with args. A launch the driver refuses is reported with status and its
  * line (the submission's: rejected). */
@@ -262,6 +271,13 @@ int box_launch_set(struct box *b, const struct directives *d, const CUfunction *
             lc.numAttrs = 1;
         }
         CUresult r = b->d.cuLaunchKernelEx(&lc, fn[l], args, NULL);
+        if (r != CUDA_SUCCESS && box_exec_error(r)) {
+            /* A fault of an earlier launch that a blocking launch (sanitize
+             * mode) reports here: the kernel's, not its configuration's. */
+            box_rep_cuda(b, rep, BOX_RUNTIME, r, "the kernel failed");
+            rep->line = d->launch[l].line;
+            return -1;
+        }
         if (r != CUDA_SUCCESS) {
             int line = d->launch[l].line;
             char what[64];
@@ -338,11 +354,23 @@ int box_once(struct box *b, const struct box_req *req, struct box_rep *rep)
     if (box_setup_case(b, req->bench, req->case_index, 0, rep) != 0 ||
         box_prepare(b, 0, req->seed, req->poison_seed, rep) != 0)
         return -1;
+    /* Profile mode: only the submission's launches between the marks, not
+     * the judge's fill and poison kernels before them. */
+    int marks = req->profile && b->d.cuProfilerStart != NULL && b->d.cuProfilerStop != NULL;
+    if (marks) {
+        BOX_CU(b, rep, cuCtxSynchronize(), "waiting for the inputs");
+        b->d.cuProfilerStart();
+    }
     if (box_launch_all(b, 0, rep) != 0) {
         b->d.cuCtxSynchronize();
+        if (marks)
+            b->d.cuProfilerStop();
         return -1;
     }
-    if (box_sync_user(b, rep) != 0)
+    int sync = box_sync_user(b, rep);
+    if (marks)
+        b->d.cuProfilerStop();
+    if (sync != 0)
         return -1;
     box_share(b, rep);
     return req->no_copy ? 0 : box_copy_out(b, 0, req, rep);

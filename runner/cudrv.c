@@ -48,5 +48,7 @@ int cudrv_load(struct cudrv *d, struct kj_err *err)
         cudrv_unload(d);
         return KJ_FAIL(err, KJ_ECUDA, "the CUDA driver lacks cuCtxSynchronize");
     }
+    *(void **)&d->cuProfilerStart = dlsym(d->lib, "cuProfilerStart");
+    *(void **)&d->cuProfilerStop = dlsym(d->lib, "cuProfilerStop");
     return KJ_OK;
 }

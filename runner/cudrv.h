@@ -38,6 +38,10 @@
 struct cudrv {
     void *lib; /* dlopen handle, owned */
     CUDRV_FUNCS(CUDRV_MEMBER)
+    /* Optional (NULL when absent): the profiler's start and stop marks, which
+     * bracket the launches a profile run measures (ncu --profile-from-start off). */
+    CUresult (*cuProfilerStart)(void);
+    CUresult (*cuProfilerStop)(void);
 };
 #undef CUDRV_MEMBER
 

@@ -20,6 +20,7 @@
 #include "expr.h"
 #include "kj_file.h"
 #include "mono.h"
+#include "tool.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -31,6 +32,7 @@
 #include <unistd.h>
 
 #define JUDGE_START_MS 120000   /* a box must have its context within this */
+#define JUDGE_TOOL_LIMIT_S 300  /* profile and sanitize modes: the whole job (a tool is slow) */
 
 /* Every case resolved (plan.h), and one shared mapping per box big enough
  * for the inputs and outputs of any case. */
@@ -42,7 +44,10 @@ static int judge_regions(struct judge *j, struct kj_err *err)
         return rc;
     size_t max = j->plan->max_total;
     j->region_size = max;
-    j->run_region = mmap(NULL, max, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (j->tool && (rc = judge_tool_region(j, err)) != KJ_OK)
+        return rc;
+    if (!j->tool)
+        j->run_region = mmap(NULL, max, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     j->ref_region = mmap(NULL, max, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     if (j->run_region == MAP_FAILED || j->ref_region == MAP_FAILED)
         return KJ_FAIL(err, KJ_ENOMEM, "cannot map %zu bytes for results", max);
@@ -71,7 +76,7 @@ static int judge_start_boxes(struct judge *j, struct kj_err *err)
     c.role_reference = 0;
     c.region = j->run_region;
     c.unmap = j->ref_region;
-    return box_start(&c, &j->run, err);
+    return j->tool ? judge_tool_start(j, &c, err) : box_start(&c, &j->run, err);
 }
 
 /* Wait for both boxes to have their contexts; j->dev from the submission's
@@ -127,7 +132,7 @@ static int judge_compile(struct judge *j, struct kj_err *err)
      * nvdisasm takes about a second and test mode is for fast answers. */
     struct kj_err serr;
     kj_err_clear(&serr);
-    if (j->sub.ok && j->job->mode != KJ_MODE_TEST &&
+    if (j->sub.ok && kj_mode_timed(j->job->mode) &&
         sass_start(&j->sub, &j->sass, &serr) != KJ_OK && serr.code != KJ_ENOTFOUND)
         kj_log(KJ_LOG_WARN, "judge", "instruction classes from the PTX only: %s", serr.msg);
     cJSON *cj = result_compile_json(&j->sub);
@@ -256,6 +261,12 @@ static void judge_cleanup(struct judge *j)
     box_kill(&j->ref);
     if (j->run_region != NULL && j->run_region != MAP_FAILED)
         munmap(j->run_region, j->region_size);
+    if (j->run_region_fd >= 0)
+        close(j->run_region_fd);
+    if (j->tool_dir[0] != '\0' && getenv("KJUDGE_TOOL_KEEP") != NULL)
+        kj_log(KJ_LOG_INFO, "judge", "the tool's output stays in %s", j->tool_dir);
+    else if (j->tool_dir[0] != '\0' && (j->res == NULL || j->res->artifact[0] == '\0'))
+        tool_outdir_remove(j->tool_dir); /* a report stays for the supervisor to upload */
     if (j->ref_region != NULL && j->ref_region != MAP_FAILED)
         munmap(j->ref_region, j->region_size);
     compile_result_free(&j->sub);
@@ -266,6 +277,28 @@ static void judge_cleanup(struct judge *j)
     free(j->samples);
     free(j->empties);
     plan_free(j->plan);
+}
+
+/* Profile and sanitize modes' wall limit: $KJUDGE_TOOL_LIMIT_S (seconds,
+ * for the operator of a slow or a test host), else JUDGE_TOOL_LIMIT_S. */
+static double judge_tool_limit(void)
+{
+    const char *v = getenv("KJUDGE_TOOL_LIMIT_S");
+    double s = v != NULL ? atof(v) : 0;
+    return s > 0 && s <= 3600 ? s : JUDGE_TOOL_LIMIT_S;
+}
+
+/* Profile and sanitize modes compile with line information, so that the
+ * tools can name source lines. */
+static void judge_lineinfo(struct directives *d)
+{
+    for (int i = 0; i < d->nnvrtc; i++)
+        if (strcmp(d->nvrtc[i], "-lineinfo") == 0)
+            return;
+    if (d->nnvrtc < DIR_MAX_NVRTC) {
+        snprintf(d->nvrtc[d->nnvrtc], DIR_MAX_OPT, "-lineinfo");
+        d->nvrtc_line[d->nnvrtc++] = 0;
+    }
 }
 
 /* Directives of the submission and the reference; a bad submission line is
@@ -306,6 +339,8 @@ static int judge_directives(struct judge *j, struct kj_err *err)
     else if (j->dirs.leaderboard[0] != '\0' && strcmp(j->dirs.leaderboard, s->name) != 0)
         judge_verdict(j, KJ_V_REJECTED, "line %d: the source names leaderboard '%s' but is "
                       "judged on '%s'", j->dirs.leaderboard_line, j->dirs.leaderboard, s->name);
+    else if (j->tool)
+        judge_lineinfo(&j->dirs);
     return KJ_OK;
 }
 
@@ -381,11 +416,15 @@ static int judge_steps(struct judge *j, struct kj_err *err)
         return judge_dump(j, err);
     if ((rc = judge_tests(j, err)) != KJ_OK || judge_has_verdict(j))
         return rc;
-    if (j->job->mode != KJ_MODE_TEST && (rc = judge_benchmarks(j, err)) != KJ_OK)
+    if (kj_mode_timed(j->job->mode) && (rc = judge_benchmarks(j, err)) != KJ_OK)
+        return rc;
+    if (j->job->mode == KJ_MODE_PROFILE && (rc = judge_tool_shapes(j, err)) != KJ_OK)
         return rc;
     if (!judge_has_verdict(j))
         judge_verdict(j, KJ_V_ACCEPTED, "%d tests passed%s", j->spec->ntests,
-                      j->job->mode == KJ_MODE_TEST ? "" : "; benchmark shapes timed");
+                      kj_mode_timed(j->job->mode) ? "; benchmark shapes timed" :
+                      j->job->mode == KJ_MODE_PROFILE ? "; benchmark shapes profiled" :
+                      j->job->mode == KJ_MODE_SANITIZE ? " under compute-sanitizer" : "");
     return KJ_OK;
 }
 
@@ -401,9 +440,12 @@ int judge_run(const struct judge_job *job, struct judge_result **result, struct 
     j.job = job;
     j.spec = job->spec;
     j.gpu_verify = getenv("KJUDGE_HOST_VERIFY") == NULL;
+    j.run_region_fd = -1;
+    j.tool = job->mode == KJ_MODE_PROFILE || job->mode == KJ_MODE_SANITIZE;
     double limit = job->mode == KJ_MODE_TEST ? job->spec->limit_test_s :
                    job->mode == KJ_MODE_BENCHMARK ? job->spec->limit_benchmark_s :
-                   job->spec->limit_leaderboard_s;
+                   job->mode == KJ_MODE_LEADERBOARD ? job->spec->limit_leaderboard_s :
+                   judge_tool_limit();
     if (job->time_limit_s > 0)
         limit = job->time_limit_s;
     j.deadline = mono_now() + (limit > 0 ? limit : 180);
@@ -412,6 +454,8 @@ int judge_run(const struct judge_job *job, struct judge_result **result, struct 
     if ((j.res = result_new(j.spec, job->mode)) == NULL)
         return KJ_FAIL(err, KJ_ENOMEM, "out of memory for the result");
     int rc = judge_steps(&j, err);
+    if (j.tool)
+        judge_tool_finish(&j);
     judge_sass(&j);
     if (j.res->has_system) {
         j.res->sys.has_verify = 1;

@@ -48,6 +48,8 @@ struct judge_job {
     int compile_unboxed;          /* eval --compile-unboxed only: NVRTC in this process, no
                                    * compile box (a profiler that follows forks, such as ncu,
                                    * breaks inside it); never for others' code */
+    enum kj_sanitizer sanitizer;  /* sanitize mode: the tool (memcheck when zeroed) */
+    int profile_shape;            /* profile mode: 1 + the benchmark shape to profile; 0 = all */
     const char *dump_dir;         /* non-NULL: run every shape once untimed and write it there (dump.h) */
     judge_progress_fn progress;   /* may be NULL */
     void *progress_ctx;

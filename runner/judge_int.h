@@ -59,7 +59,23 @@ struct judge {
     size_t cap;
     double *empties;            /* owned: protocol v2's interleaved empty-kernel samples */
     size_t nempty, empty_cap;
+    int tool;                   /* profile or sanitize mode: the submission box runs under a tool */
+    int run_region_fd;          /* tool mode: the memfd behind run_region, -1 otherwise */
+    int profile_marks;          /* CASE calls of the submission box carry box_req.profile */
+    char tool_dir[4096];        /* tool mode: the tool's output folder ("" = none yet) */
 };
+
+/* judge_tool.c: profile and sanitize modes (tool.h) */
+/* The run region as a memfd (which the tool's box maps). */
+int judge_tool_region(struct judge *j, struct kj_err *err);
+/* Start the submission box under the mode's tool; c is box_start's config. */
+int judge_tool_start(struct judge *j, const struct box_cfg *c, struct kj_err *err);
+/* Profile mode, after the tests: one checked call of each benchmark shape
+ * (or the one the job names) between the profiler's marks. */
+int judge_tool_shapes(struct judge *j, struct kj_err *err);
+/* Stop the box, wait for the tool's output, read it into j->res->tool.
+ * Any verdict so far stands; a tool that produced nothing is noted. */
+void judge_tool_finish(struct judge *j);
 
 /* judge_check.c */
 /* Report event (data borrowed for the call) to the job's progress callback. */

@@ -22,6 +22,7 @@
 #include "compile.h"
 #include "curlc.h"
 #include "directive.h"
+#include "box_exec.h"
 #include "judge.h"
 #include "kj_file.h"
 #include "protocol.h"
@@ -68,8 +69,8 @@ static void on_signal(int sig)
 
 struct opts {
     const char *cmd, *file, *leaderboard, *arch, *mode, *leaderboards, *server, *name,
-        *gpu_type, *token_file, *dump, *ca_file, *grace, *protocol;
-    int json, gpu, once, compile_unboxed;
+        *gpu_type, *token_file, *dump, *ca_file, *grace, *protocol, *tool;
+    int json, gpu, once, compile_unboxed, shape;
     double warmup, time_limit;
     long samples;
 };
@@ -78,7 +79,10 @@ static void usage(FILE *f)
 {
     fprintf(f,
         "usage: kjudge-runner compile FILE [--leaderboard NAME] [--arch sm_90a]\n"
-        "       kjudge-runner eval FILE [--leaderboard NAME] [--mode test|benchmark|leaderboard]\n"
+        "       kjudge-runner eval FILE [--leaderboard NAME]\n"
+        "                     [--mode test|benchmark|leaderboard|profile|sanitize]\n"
+        "                     [--shape N]     (profile: only benchmark shape N, from 0)\n"
+        "                     [--tool memcheck|racecheck|initcheck|synccheck] (sanitize)\n"
         "                     [--json] [--gpu N] [--warmup SECONDS] [--time-limit SECONDS]\n"
         "                     [--samples N]   (exactly N timed calls per shape, for profiling)\n"
         "                     [--protocol v1|v2] (how shapes are timed, docs/timing.md; v2 is\n"
@@ -115,6 +119,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
             {"--leaderboards", &o->leaderboards}, {"--server", &o->server}, {"--name", &o->name},
             {"--gpu-type", &o->gpu_type}, {"--token-file", &o->token_file}, {"--dump", &o->dump},
             {"--ca-file", &o->ca_file}, {"--grace", &o->grace}, {"--protocol", &o->protocol},
+            {"--tool", &o->tool},
         };
         int hit = 0;
         for (size_t k = 0; k < sizeof s / sizeof s[0]; k++)
@@ -134,6 +139,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
         else if (strcmp(a, "--warmup") == 0 && v) { o->warmup = atof(v); i++; }
         else if (strcmp(a, "--time-limit") == 0 && v) { o->time_limit = atof(v); i++; }
         else if (strcmp(a, "--samples") == 0 && v) { o->samples = atol(v); i++; }
+        else if (strcmp(a, "--shape") == 0 && v) { o->shape = 1 + atoi(v); i++; }
         else if (a[0] != '-' && o->file == NULL) o->file = a;
         else { fprintf(stderr, "kjudge-runner: unknown argument '%s'\n", a); return -1; }
     }
@@ -244,9 +250,15 @@ static int cmd_eval(const struct opts *o)
     struct kj_err err;
     int proto_ok = o->protocol == NULL || strcmp(o->protocol, "v1") == 0 ||
                    strcmp(o->protocol, "v2") == 0;
-    if (s == NULL || !mode_ok || !proto_ok) {
+    enum kj_sanitizer san = KJ_SAN_MEMCHECK;
+    int tool_ok = o->tool == NULL || kj_sanitizer_parse(o->tool, &san) == 0;
+    if (s == NULL || !mode_ok || !proto_ok || !tool_ok) {
         if (!mode_ok)
-            fprintf(stderr, "kjudge-runner: --mode must be test, benchmark or leaderboard\n");
+            fprintf(stderr, "kjudge-runner: --mode must be test, benchmark, leaderboard, "
+                            "profile or sanitize\n");
+        if (!tool_ok)
+            fprintf(stderr, "kjudge-runner: --tool must be memcheck, racecheck, initcheck or "
+                            "synccheck\n");
         if (!proto_ok)
             fprintf(stderr, "kjudge-runner: --protocol must be v1 or v2\n");
         goto out;
@@ -264,6 +276,8 @@ static int cmd_eval(const struct opts *o)
     jj.time_limit_s = o->time_limit;
     jj.samples = o->samples;
     jj.dump_dir = o->dump;
+    jj.sanitizer = san;
+    jj.profile_shape = o->shape;
     jj.compile_unboxed = o->compile_unboxed;
     jj.progress = report_progress;
     jj.progress_ctx = stderr;
@@ -285,6 +299,8 @@ static int cmd_eval(const struct opts *o)
     } else {
         report_table(stdout, res, o->file);
     }
+    if (res->artifact[0] != '\0')
+        fprintf(stderr, "kjudge-runner: the Nsight Compute report is %s\n", res->artifact);
     rc = res->has_verdict && res->verdict == KJ_V_ACCEPTED ? EXIT_OK : EXIT_VERDICT;
 out:
     result_free(res);
@@ -448,6 +464,8 @@ int main(int argc, char **argv)
         usage(stdout);
         return EXIT_OK;
     }
+    if (argc >= 2 && strcmp(argv[1], "box-exec") == 0) /* a tool's target (tool.h) */
+        return box_exec_main(argc, argv);
     if (parse_opts(argc, argv, &o) != 0) {
         usage(stderr);
         return EXIT_USAGE;

@@ -88,7 +88,7 @@ void rbox_describe(unsigned mask, char *buf, size_t bufsz)
 
 /* The box's pipes to 3, 4, 5 (through fds above them, so that no dup2
  * overwrites a pipe not yet moved), 0 and 1 on /dev/null, the rest closed. */
-static int rbox_fds(const int fds[3], struct kj_err *err)
+static int rbox_fds(const int fds[3], int tool, struct kj_err *err)
 {
     int tmp[3], null = open("/dev/null", O_RDWR | O_CLOEXEC);
     if (null < 0)
@@ -96,10 +96,14 @@ static int rbox_fds(const int fds[3], struct kj_err *err)
     for (int i = 0; i < 3; i++)
         if ((tmp[i] = fcntl(fds[i], F_DUPFD_CLOEXEC, 64)) < 0)
             return KJ_FAIL(err, KJ_EINTERNAL, "sandbox: dup: %s", strerror(errno));
-    if (dup2(null, 0) < 0 || dup2(null, 1) < 0 || dup3(tmp[0], RBOX_FD_IN, O_CLOEXEC) < 0 ||
+    /* Under a tool stderr is the tool's log, which the judge reads: the box
+     * gets /dev/null there too. */
+    if (dup2(null, 0) < 0 || dup2(null, 1) < 0 || (tool && dup2(null, 2) < 0) || dup3(tmp[0], RBOX_FD_IN, O_CLOEXEC) < 0 ||
         dup3(tmp[1], RBOX_FD_OUT, O_CLOEXEC) < 0 || dup3(tmp[2], RBOX_FD_INFO, O_CLOEXEC) < 0)
         return KJ_FAIL(err, KJ_EINTERNAL, "sandbox: dup2: %s", strerror(errno));
-    if (syscall(SYS_close_range, RBOX_FD_INFO + 1, ~0u, 0) != 0)
+    /* Under a tool the descriptors above are the tool's own channel to its
+     * launcher (the runner closed everything else before the exec). */
+    if (!tool && syscall(SYS_close_range, RBOX_FD_INFO + 1, ~0u, 0) != 0)
         return KJ_FAIL(err, KJ_EINTERNAL, "sandbox: close_range: %s", strerror(errno));
     return KJ_OK;
 }
@@ -154,7 +158,7 @@ static int rbox_unshare(struct kj_err *err)
 /* A cgroup of its own with memory and pid limits, when root on a host whose
  * cgroup v2 root delegates those controllers; 0 when it is not possible
  * (not an error: the probe reports it). */
-static int rbox_cgroup(struct rbox *r)
+int rbox_cgroup_self(char *dir, size_t dirsz)
 {
     char path[192], pid[32];
     if (geteuid() != 0 || access(RBOX_CG_ROOT "/cgroup.controllers", F_OK) != 0)
@@ -162,24 +166,29 @@ static int rbox_cgroup(struct rbox *r)
     if (mkdir(RBOX_CG_DIR, 0755) != 0 && errno != EEXIST)
         return 0;
     sandbox_write_file(RBOX_CG_DIR "/cgroup.subtree_control", "+memory +pids");
-    snprintf(r->cgroup, sizeof r->cgroup, RBOX_CG_DIR "/box-%d", (int)getpid());
-    if (mkdir(r->cgroup, 0755) != 0 && errno != EEXIST)
+    snprintf(dir, dirsz, RBOX_CG_DIR "/box-%d", (int)getpid());
+    if (mkdir(dir, 0755) != 0 && errno != EEXIST)
         goto fail;
-    snprintf(path, sizeof path, "%s/pids.max", r->cgroup);
+    snprintf(path, sizeof path, "%s/pids.max", dir);
     if (sandbox_write_file(path, RBOX_CG_PIDS) != 0)
         goto fail;
-    snprintf(path, sizeof path, "%s/memory.max", r->cgroup);
+    snprintf(path, sizeof path, "%s/memory.max", dir);
     if (sandbox_write_file(path, RBOX_CG_MEM) != 0)
         goto fail;
-    snprintf(path, sizeof path, "%s/cgroup.procs", r->cgroup);
+    snprintf(path, sizeof path, "%s/cgroup.procs", dir);
     snprintf(pid, sizeof pid, "%d", (int)getpid());
     if (sandbox_write_file(path, pid) != 0)
         goto fail;
     return 1;
 fail:
-    rmdir(r->cgroup);
-    r->cgroup[0] = '\0';
+    rmdir(dir);
+    dir[0] = '\0';
     return 0;
+}
+
+static int rbox_cgroup(struct rbox *r)
+{
+    return rbox_cgroup_self(r->cgroup, sizeof r->cgroup);
 }
 
 int rbox_prepare(struct rbox *r, const int fds[3], struct kj_err *err)
@@ -187,8 +196,16 @@ int rbox_prepare(struct rbox *r, const int fds[3], struct kj_err *err)
     int rc;
     r->applied = 0;
     r->cgroup[0] = '\0';
-    if ((rc = rbox_fds(fds, err)) != KJ_OK || (rc = rbox_limits(err)) != KJ_OK)
+    if ((rc = rbox_fds(fds, r->tool, err)) != KJ_OK || (rc = rbox_limits(err)) != KJ_OK)
         return rc;
+    if (r->tool) { /* tool.c made the rest; the box needs its own mount ns for its root */
+        if (!(r->skip & RBOX_NS)) {
+            if ((rc = sandbox_unshare(CLONE_NEWNS, err)) != KJ_OK)
+                return rc;
+            r->applied |= RBOX_NS;
+        }
+        return KJ_OK;
+    }
     if (!(r->skip & RBOX_ENV)) {
         if ((rc = rbox_env(err)) != KJ_OK)
             return rc;
@@ -288,7 +305,7 @@ int rbox_lock(struct rbox *r, struct kj_err *err)
 {
     int rc;
     if (!(r->skip & RBOX_FS) && (r->applied & RBOX_NS)) {
-        if ((rc = rbox_fs(err)) != KJ_OK)
+        if ((rc = r->tool ? rbox_tool_fs(r->pci, err) : rbox_fs(err)) != KJ_OK)
             return rc;
         r->applied |= RBOX_FS;
     }

@@ -51,8 +51,14 @@ enum {
 
 struct rbox {
     unsigned skip;            /* RBOX_* bits not to apply */
+    int tool;                 /* 1: the box runs under a profiler or sanitizer that the
+                               * runner started (tool.h): the network, IPC and UTS
+                               * namespaces, the cgroup and the environment are the
+                               * launcher's; the box keeps the tool's descriptors and its
+                               * root holds what the tool loads late (rbox_tool_fs) */
     unsigned applied;         /* RBOX_* bits in force */
     char cgroup[128];         /* the box's cgroup folder, "" if none */
+    char pci[32];             /* tool mode: the GPU's PCI bus id (box.c sets it before lock) */
 };
 
 /* Parse KJUDGE_RBOX_SKIP's value (NULL = skip nothing); unknown words are
@@ -78,6 +84,17 @@ struct sandbox_probe;
  * (KJUDGE_RBOX_SKIP does not lower this: the compile box needs them all.)
  * A cgroup is used where offered, never required. */
 int rbox_missing(const struct sandbox_probe *p, char *buf, size_t bufsz);
+
+/* Tool mode's root (rbox_tool.c): an empty read-only tmpfs holding binds
+ * of the launcher's private /tmp and /dev/shm (read-write), the GPU's
+ * device files, the tool's own library folder and the driver's PTX JIT
+ * library (read-only), which the tool's injected code opens after the box
+ * is locked. */
+int rbox_tool_fs(const char *pci, struct kj_err *err);
+
+/* The launcher's cgroup (tool.c): as the box's own, for the calling
+ * process, named after its pid. 1 when made, 0 when the host offers none. */
+int rbox_cgroup_self(char *dir, size_t dirsz);
 
 /* Parent side: remove the cgroup of a reaped box (pid), if it made one. */
 void rbox_cleanup(int pid);

@@ -50,6 +50,7 @@ void result_free(struct judge_result *r)
     if (r == NULL)
         return;
     compile_result_free(&r->compile);
+    cJSON_Delete(r->tool);
     free(r);
 }
 
@@ -366,6 +367,9 @@ cJSON *result_json(const struct judge_result *r)
     }
     if (r->timing.protocol != 0)
         PUT(add_item(o, "timing", timing_top_json(&r->timing)));
+    if (r->tool != NULL)
+        PUT(add_item(o, r->mode == KJ_MODE_PROFILE ? "profile" : "sanitize",
+                     cJSON_Duplicate(r->tool, 1)));
     if (r->has_verdict) {
         PUT(cJSON_AddStringToObject(o, "verdict", kj_verdict_name(r->verdict)));
         PUT(cJSON_AddStringToObject(o, "message", r->message));

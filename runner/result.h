@@ -145,6 +145,10 @@ struct judge_result {
     struct result_timing timing;
     int has_score;                  /* 0: "score_ns" is null */
     double score_ns;
+    cJSON *tool;                    /* owned, NULL when none: profile mode's "profile" or
+                                     * sanitize mode's "sanitize" object (docs/profile.md) */
+    char artifact[4096];            /* profile mode: the .ncu-rep file the supervisor uploads
+                                     * and then removes with its folder; "" = none */
 };
 
 /* A new, empty result for board s (NULL: none, a bare result) in mode m.

@@ -42,7 +42,9 @@
 #include "mono.h"
 #include "protocol.h"
 #include "rbox.h"
+#include "kj_file.h"
 #include "result.h"
+#include "tool.h"
 #include "sandbox.h"
 #include "secret.h"
 #include "spec.h"
@@ -58,6 +60,7 @@
 #define SERVE_TIMEOUT_MS 30000L  /* one request, connect included */
 /* A claim's long poll: 20 s, well under SERVE_TIMEOUT_MS. */
 #define SERVE_CLAIM_PATH "/api/v1/runner/claim?wait=20"
+#define SERVE_MAX_ARTIFACT (64u << 20) /* the server's limit of an artifact */
 #define SERVE_CONNECT_MS 10000L
 #define SERVE_IDLE_S 1
 #define SERVE_MAX_BACKOFF_S 30
@@ -392,6 +395,42 @@ static struct judge_result *serve_judge(struct serve *sv, const struct judge_job
     return result != NULL ? serve_check_gpu(sv, result) : NULL;
 }
 
+/* Upload the file at path (profile mode's report) as the job's artifact
+ * named after its base name, then remove it and its folder (tool.h). A
+ * failed upload is logged: the result still goes out, without the file. */
+static void serve_post_artifact(struct serve *sv, long id, const char *path)
+{
+    char url[256], dir[4096];
+    char *data = NULL;
+    size_t n = 0;
+    struct kj_err err;
+    struct curlc_resp r;
+    const char *base = strrchr(path, '/');
+    base = base != NULL ? base + 1 : path;
+    kj_err_clear(&err);
+    memset(&r, 0, sizeof r);
+    snprintf(url, sizeof url, "/api/v1/runner/jobs/%ld/artifacts/%.64s?attempt=%ld", id, base,
+             sv->attempt);
+    if (kj_read_file(path, SERVE_MAX_ARTIFACT, &data, &n, &err) != KJ_OK) {
+        kj_log(KJ_LOG_WARN, "serve", "artifact of job=%ld not read: %s", id, err.msg);
+    } else {
+        int rc = curlc_post(sv->http, url, "application/octet-stream", data, n, &r, &err);
+        if (rc != 0 || r.status < 200 || r.status > 299)
+            kj_log(KJ_LOG_WARN, "serve", "artifact of job=%ld not delivered status=%ld: %s", id,
+                   r.status, rc != 0 ? err.msg : r.body != NULL ? r.body : "");
+        else
+            kj_log(KJ_LOG_INFO, "serve", "artifact of job=%ld delivered bytes=%zu", id, n);
+        curlc_resp_free(&r);
+    }
+    free(data);
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (slash != NULL) {
+        *slash = '\0';
+        tool_outdir_remove(dir);
+    }
+}
+
 /* Judge one claimed job object and post its result. The job's secret seed
  * string is wiped once read. */
 static void serve_job(struct serve *sv, cJSON *job)
@@ -422,6 +461,12 @@ static void serve_job(struct serve *sv, cJSON *job)
         jj.source = src->valuestring;
         jj.source_len = strlen(src->valuestring);
         jj.mode = m;
+        const cJSON *tool = cJSON_GetObjectItem(job, "tool"), *shape = cJSON_GetObjectItem(job, "shape");
+        if (cJSON_IsString(tool) && kj_sanitizer_parse(tool->valuestring, &jj.sanitizer) != 0)
+            jj.sanitizer = KJ_SAN_MEMCHECK;
+        if (cJSON_IsNumber(shape) && shape->valuedouble >= 0 &&
+            shape->valuedouble < spec->nbenchmarks)
+            jj.profile_shape = 1 + (int)shape->valuedouble;
         jj.secret_seed = cJSON_IsString(secret) ? strtoull(secret->valuestring, NULL, 10) : 0;
         if (cJSON_IsString(secret))
             explicit_bzero(secret->valuestring, strlen(secret->valuestring));
@@ -442,6 +487,8 @@ static void serve_job(struct serve *sv, cJSON *job)
     }
     kj_log(KJ_LOG_INFO, "serve", "judged job=%ld verdict=%s", sv->job_id,
            result->has_verdict ? kj_verdict_name(result->verdict) : "?");
+    if (result->artifact[0] != '\0')
+        serve_post_artifact(sv, sv->job_id, result->artifact);
     serve_post_result(sv, sv->job_id, result);
     result_free(result);
 }

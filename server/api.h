@@ -101,6 +101,11 @@ enum MHD_Result api_runner_claim(struct http_req *r);
 enum MHD_Result api_runner_event(struct http_req *r);
 enum MHD_Result api_runner_heartbeat(struct http_req *r);
 enum MHD_Result api_runner_result(struct http_req *r);
+
+/* api_artifacts.c: a job's files (profile mode's report): the runner's
+ * upload and their download */
+enum MHD_Result api_runner_artifact(struct http_req *r);
+enum MHD_Result api_sub_artifact(struct http_req *r);
 enum MHD_Result api_runner_release(struct http_req *r);
 
 /* api_users.c */

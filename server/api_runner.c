@@ -52,6 +52,11 @@ static cJSON *job_json(const struct db_sub *s, const char *secret, int lease_s)
     cJSON_AddStringToObject(job, "source", s->source != NULL ? s->source : "");
     if (s->mode == KJ_MODE_LEADERBOARD)
         cJSON_AddStringToObject(job, "secret_seed", secret);
+    if (s->mode == KJ_MODE_SANITIZE)
+        cJSON_AddStringToObject(job, "tool", s->sanitizer[0] ? s->sanitizer :
+                                kj_sanitizer_name(KJ_SAN_MEMCHECK));
+    if (s->mode == KJ_MODE_PROFILE && s->profile_shape > 0)
+        cJSON_AddNumberToObject(job, "shape", s->profile_shape - 1);
     cJSON_AddNumberToObject(job, "attempt", s->attempts + 1);
     cJSON_AddNumberToObject(job, "lease_seconds", lease_s);
     return root;

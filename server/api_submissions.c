@@ -98,7 +98,8 @@ static int check_fields(struct http_req *r, struct upload_fields *f, enum kj_mod
         char safe[72];
         kj_printable(safe, sizeof safe, f->mode, 64);
         *res = http_error(r, MHD_HTTP_BAD_REQUEST, "bad_mode",
-                          "mode '%s' is not one of test, benchmark, leaderboard", safe);
+                          "mode '%s' is not one of test, benchmark, leaderboard, profile, "
+                          "sanitize", safe);
         return 1;
     }
     return 0;
@@ -167,13 +168,59 @@ static enum MHD_Result accepted(struct http_req *r, const struct db_sub *s)
     return http_json(r, MHD_HTTP_ACCEPTED, o);
 }
 
+/* The options of profile and sanitize modes: "tool" only in sanitize mode
+ * (a compute-sanitizer tool), "shape" only in profile mode (a benchmark
+ * shape's index on board b). Fills s; returns 1 when it answered. */
+static int check_tool_fields(struct http_req *r, const struct upload_fields *f, enum kj_mode mode,
+                             const struct board *b, struct db_sub *s, enum MHD_Result *res)
+{
+    char safe[72];
+    if (f->has_tool) {
+        enum kj_sanitizer t;
+        kj_printable(safe, sizeof safe, f->tool, 64);
+        if (mode != KJ_MODE_SANITIZE) {
+            *res = http_error(r, MHD_HTTP_BAD_REQUEST, "bad_tool",
+                              "the 'tool' field belongs to mode=sanitize");
+            return 1;
+        }
+        if (kj_sanitizer_parse(f->tool, &t) != 0) {
+            *res = http_error(r, MHD_HTTP_BAD_REQUEST, "bad_tool", "tool '%s' is not one of "
+                              "memcheck, racecheck, initcheck, synccheck", safe);
+            return 1;
+        }
+        snprintf(s->sanitizer, sizeof s->sanitizer, "%s", kj_sanitizer_name(t));
+    }
+    if (f->has_shape) {
+        char *end = NULL;
+        long v = strtol(f->shape, &end, 10);
+        kj_printable(safe, sizeof safe, f->shape, 64);
+        if (mode != KJ_MODE_PROFILE) {
+            *res = http_error(r, MHD_HTTP_BAD_REQUEST, "bad_shape",
+                              "the 'shape' field belongs to mode=profile");
+            return 1;
+        }
+        if (f->shape[0] == '\0' || *end != '\0' || v < 0 || v >= b->spec->nbenchmarks) {
+            *res = http_error(r, MHD_HTTP_UNPROCESSABLE_CONTENT, "bad_shape",
+                              "shape '%s' is not a benchmark shape's index of %s (0 to %d)", safe,
+                              b->spec->name, b->spec->nbenchmarks - 1);
+            return 1;
+        }
+        s->profile_shape = 1 + (int)v;
+    }
+    return 0;
+}
+
 /* Store the checked submission and answer 202, or 429 over the caller's rate limit. */
-static enum MHD_Result store(struct http_req *r, const struct upload_fields *f, enum kj_mode mode)
+static enum MHD_Result store(struct http_req *r, const struct upload_fields *f, enum kj_mode mode,
+                             const struct board *b)
 {
     struct db_sub s;
     struct kj_err err;
+    enum MHD_Result res;
     int limit, rc;
     memset(&s, 0, sizeof s);
+    if (check_tool_fields(r, f, mode, b, &s, &res))
+        return res;
     kj_err_clear(&err);
     s.user_id = r->user.id;
     snprintf(s.user, sizeof s.user, "%s", r->user.name);
@@ -254,7 +301,7 @@ enum MHD_Result api_sub_create(struct http_req *r)
     }
     if ((b = check_board(r, &f, mode, &res)) == NULL || check_directives(r, &f, d, b, &res))
         goto out;
-    res = store(r, &f, mode);
+    res = store(r, &f, mode, b);
 out:
     free(d);
     return res;

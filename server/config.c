@@ -134,6 +134,7 @@ static int config_key(const char *path, int n, const char *key, const char *val,
     if (strcmp(key, "admin_token") != 0)
         return KJ_FAIL(err, KJ_EINVAL, "%s: line %d: unknown key '%.40s' (known: admin_token, "
                        "rate_limit_test, rate_limit_benchmark, rate_limit_leaderboard, "
+                       "rate_limit_profile, rate_limit_sanitize, "
                        "max_conns_per_ip, header_timeout, tls_cert, tls_key, trusted_proxies, "
                        "metrics_allow)", path, n, key);
     if (!valid_token(val) || strlen(val) >= v->toksz)

@@ -77,7 +77,8 @@
 #include "protocol.h"
 #include "queue.h"
 
-#define DB_SCHEMA_VERSION 9
+#define DB_SCHEMA_VERSION 10
+#define DB_MAX_ARTIFACT_BYTES (64 * 1024 * 1024)  /* one artifact (an Nsight Compute report) */
 #define DB_MAX_ATTEMPTS 3    /* attempts of one job before it ends as internal_error */
 #define DB_MAX_JOB_EVENTS 1000               /* progress events a runner may store per job (all attempts) */
 #define DB_MAX_JOB_EVENT_BYTES (1024 * 1024) /*   and their bytes (event name + data) */
@@ -133,6 +134,8 @@ struct db_sub {
     int disqualified;              /* 1: marked by an admin; never ranked */
     char dq_reason[DB_MAX_REASON]; /* the admin's reason ("" when not disqualified) */
     int64_t withdrawn_at;          /* unix seconds its owner withdrew it from the rankings; 0 = not */
+    char sanitizer[16];            /* sanitize mode: the tool ("" = memcheck) */
+    int profile_shape;             /* profile mode: 1 + the benchmark shape; 0 = every shape */
 };
 
 /* Which job a runner request is about: the job, the runner's user id and,
@@ -254,6 +257,17 @@ int db_register(struct db *db, const char *name, const char *code_hash, const ch
 /* Give board the secret seed seed unless it has one already (the caller
  * draws it: auth_random_seed). */
 int db_secret_ensure(struct db *db, const char *board, uint64_t seed, struct kj_err *err);
+/* db_artifact.c: a finished job's files (profile mode's report), at most
+ * DB_MAX_ARTIFACT_BYTES each (KJ_ELIMIT), replaced when put again. get:
+ * KJ_ENOTFOUND when there is none; *data is the caller's to free. size:
+ * -1 when there is none. */
+int db_artifact_put(struct db *db, int64_t id, const char *name, const void *data, size_t len,
+                    struct kj_err *err);
+int db_artifact_get(struct db *db, int64_t id, const char *name, char **data, size_t *len,
+                    struct kj_err *err);
+int db_artifact_size(struct db *db, int64_t id, const char *name, int64_t *size,
+                     struct kj_err *err);
+
 /* The board's secret seed as a decimal string in out (>= 21 bytes). */
 int db_secret_get(struct db *db, const char *board, char *out, size_t outsz, struct kj_err *err);
 

@@ -39,7 +39,8 @@ enum http_auth {
 };
 
 /* What the route's body is. */
-enum http_body { HTTP_BODY_NONE = 0, HTTP_BODY_JSON, HTTP_BODY_MULTIPART };
+enum http_body { HTTP_BODY_NONE = 0, HTTP_BODY_JSON, HTTP_BODY_MULTIPART,
+                 HTTP_BODY_OCTETS /* application/octet-stream, kept whole in r->body */ };
 
 struct http_req;
 typedef enum MHD_Result (*http_handler)(struct http_req *r);

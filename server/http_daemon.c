@@ -307,6 +307,13 @@ static enum MHD_Result req_body_setup(struct http_req *r)
         r->phase = HTTP_PHASE_RECEIVING;
         return MHD_YES;
     }
+    if (rt->body == HTTP_BODY_OCTETS) {
+        if (ct == NULL || strncasecmp(ct, "application/octet-stream", 24) != 0)
+            return req_reject(r, MHD_HTTP_UNSUPPORTED_MEDIA_TYPE, "unsupported_media_type",
+                              "the body must be application/octet-stream");
+        r->phase = HTTP_PHASE_RECEIVING;
+        return MHD_YES;
+    }
     if (ct == NULL || strncasecmp(ct, "multipart/form-data", 19) != 0)
         return req_reject(r, MHD_HTTP_UNSUPPORTED_MEDIA_TYPE, "unsupported_media_type",
                           "the body must be multipart/form-data (curl -F ...)");
@@ -384,7 +391,8 @@ static enum MHD_Result req_run(struct http_req *r)
     if (r->too_large)
         return http_error(r, MHD_HTTP_CONTENT_TOO_LARGE, "too_large",
                           "the request body is larger than the limit");
-    if (r->route->body == HTTP_BODY_JSON && r->body.p == NULL &&
+    if ((r->route->body == HTTP_BODY_JSON || r->route->body == HTTP_BODY_OCTETS) &&
+        r->body.p == NULL &&
         kj_buf_putn(&r->body, "", 0) != 0) /* no body: "" */
         return MHD_NO;
     return r->route->handler(r);

@@ -8,6 +8,7 @@
  *                       [--config var/kjudge.conf] [--openapi PATH]
  *                       [--lease-seconds 120] [--rate-limit-test 30/min]
  *                       [--rate-limit-benchmark 10/min] [--rate-limit-leaderboard 5/min]
+ *                       [--rate-limit-profile 2/min] [--rate-limit-sanitize 2/min]
  *                       [--max-waiters 512] [--max-waiters-per-user 8]
  *                       [--max-conns-per-ip 256] [--header-timeout 20]
  *                       [--tls-cert FILE --tls-key FILE] [--queue-rule fair|fifo]
@@ -67,6 +68,7 @@ static const char usage_text[] =
     "                      [--config var/kjudge.conf] [--openapi server/openapi.json]\n"
     "                      [--lease-seconds 120] [--rate-limit-test 30/min]\n"
     "                      [--rate-limit-benchmark 10/min] [--rate-limit-leaderboard 5/min]\n"
+    "                      [--rate-limit-profile 2/min] [--rate-limit-sanitize 2/min]\n"
     "                      [--max-waiters 512] [--max-waiters-per-user 8]\n"
     "                      [--max-conns-per-ip 256] [--header-timeout 20]\n"
     "                      [--tls-cert FILE --tls-key FILE] [--queue-rule fair|fifo]\n"
@@ -393,14 +395,16 @@ static int setup_http_limits(struct server *srv, struct kj_err *err)
 static int setup_rates(struct server *srv, struct kj_err *err)
 {
     int file[KJ_MODE_COUNT] = {KJ_RATE_DEFAULT_TEST, KJ_RATE_DEFAULT_BENCHMARK,
-                               KJ_RATE_DEFAULT_LEADERBOARD};
+                               KJ_RATE_DEFAULT_LEADERBOARD, KJ_RATE_DEFAULT_PROFILE,
+                               KJ_RATE_DEFAULT_SANITIZE};
     int rc = config_rate_limits(srv->config_path, file, err);
     for (int m = 0; rc == 0 && m < KJ_MODE_COUNT; m++)
         if (srv->rate_limits[m] < 0)
             srv->rate_limits[m] = file[m];
     if (rc == 0)
-        kj_log(KJ_LOG_INFO, "main", "rate limits per minute test=%d benchmark=%d leaderboard=%d",
-               srv->rate_limits[0], srv->rate_limits[1], srv->rate_limits[2]);
+        kj_log(KJ_LOG_INFO, "main", "rate limits per minute test=%d benchmark=%d leaderboard=%d "
+               "profile=%d sanitize=%d", srv->rate_limits[0], srv->rate_limits[1],
+               srv->rate_limits[2], srv->rate_limits[3], srv->rate_limits[4]);
     return rc;
 }
 

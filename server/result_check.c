@@ -148,7 +148,9 @@ static const struct rc_field f_top_keys[] = {
     {"baseline_empty_kernel_ns", RK_NUM, RF_NULL, 0, RCHECK_MAX_NS, NULL},
     {"baseline_event_pair_ns", RK_NUM, RF_NULL, 0, RCHECK_MAX_NS, NULL},
     {"timing", RK_OBJ, 0, 0, 0, f_timing_keys},
-    {"system", RK_OBJ, 0, 0, 0, f_system_keys}, {NULL, 0, 0, 0, 0, NULL}};
+    {"system", RK_OBJ, 0, 0, 0, f_system_keys},
+    {"profile", RK_OBJ, 0, 0, 0, rc_profile_keys}, {"sanitize", RK_OBJ, 0, 0, 0, rc_sanitize_keys},
+    {NULL, 0, 0, 0, 0, NULL}};
 static const struct rc_field f_top = {NULL, RK_OBJ, 0, 0, 0, f_top_keys};
 
 static const char *const statuses[] = {"pass", "fail", "error", NULL};
@@ -293,11 +295,15 @@ static int rc_benchmarks(struct rc *c, const struct spec *s, const struct rcheck
                          const cJSON *benches, int accepted, double *medians, double *corrected)
 {
     int n = cJSON_GetArraySize(benches), i = 0, rc = KJ_OK;
-    if (job->mode == KJ_MODE_TEST) {
+    if (job->mode == KJ_MODE_TEST || job->mode == KJ_MODE_SANITIZE) {
         if (n != 0)
-            return rc_fail(c, "%d entries; a test-mode result times no shape", n);
+            return rc_fail(c, "%d entries; a %s-mode result runs no benchmark shape", n,
+                           kj_mode_name(job->mode));
         return KJ_OK;
     }
+    if (job->mode == KJ_MODE_PROFILE) /* the profiled shapes, checked once each, untimed */
+        return n <= s->nbenchmarks ? KJ_OK
+               : rc_fail(c, "%d entries, the board has %d benchmark shapes", n, s->nbenchmarks);
     if (n != 0 && n != s->nbenchmarks)
         return rc_fail(c, "%d entries, the board has %d benchmark shapes", n, s->nbenchmarks);
     if (accepted && n == 0)
@@ -408,8 +414,8 @@ static int rc_score(struct rc *c, const struct rcheck_job *job, cJSON *res, int 
         if (fabs(sc->valuedouble - o->score_ns) > RCHECK_SCORE_REL * o->score_ns)
             return rc_fail(c, "%.17g is not the geometric mean of the ranked medians (%.17g)",
                            sc->valuedouble, o->score_ns);
-    } else if (cJSON_IsNumber(sc) && job->mode == KJ_MODE_TEST && o->verdict == KJ_V_ACCEPTED) {
-        return rc_fail(c, "a test-mode result has no score");
+    } else if (cJSON_IsNumber(sc) && !kj_mode_timed(job->mode) && o->verdict == KJ_V_ACCEPTED) {
+        return rc_fail(c, "a %s-mode result has no score", kj_mode_name(job->mode));
     }
     rc_pop(c, saved);
     v = o->has_score ? cJSON_CreateNumber(o->score_ns) : cJSON_CreateNull();
@@ -474,7 +480,7 @@ static int rc_semantics(struct rc *c, const struct rcheck_job *job, cJSON *res)
     rc_pop(c, saved);
     accepted = c->out->verdict == KJ_V_ACCEPTED;
     internal = c->out->verdict == KJ_V_INTERNAL;
-    timed = accepted && job->mode != KJ_MODE_TEST;
+    timed = accepted && kj_mode_timed(job->mode);
     if ((rc = rc_job(c, job, res, internal)) != KJ_OK)
         return rc;
     if (accepted && !cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(compile, "ok")))

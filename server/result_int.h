@@ -32,6 +32,11 @@ struct rc_field {
     const struct rc_field *sub; /* objects: their keys (ended by a NULL key); arrays: the item */
 };
 
+/* result_tool.c: the keys of profile mode's "profile" and sanitize mode's
+ * "sanitize" objects (docs/profile.md). */
+extern const struct rc_field rc_profile_keys[];
+extern const struct rc_field rc_sanitize_keys[];
+
 /* One check in progress. */
 struct rc {
     char path[192];         /* where we are: "benchmarks[1].median_ns" */

@@ -45,6 +45,8 @@
 #define KJ_RATE_DEFAULT_TEST 30                    /* per user per minute; 0 = no limit */
 #define KJ_RATE_DEFAULT_BENCHMARK 10
 #define KJ_RATE_DEFAULT_LEADERBOARD 5
+#define KJ_RATE_DEFAULT_PROFILE 2                  /* Nsight Compute holds a GPU for long */
+#define KJ_RATE_DEFAULT_SANITIZE 2
 #define KJ_INVITE_DEFAULT_DAYS 7
 #define KJ_INVITE_MAX_DAYS 365
 #define KJ_NAME_MAX 32                             /* user names: [a-z0-9][a-z0-9_.-]{0,31} */

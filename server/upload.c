@@ -126,10 +126,14 @@ static enum MHD_Result on_field(void *cls, enum MHD_ValueKind kind, const char *
         text_chunk(u, "gpu", &u->f.has_gpu, u->f.gpu, data, off, size);
     else if (strcmp(key, "mode") == 0)
         text_chunk(u, "mode", &u->f.has_mode, u->f.mode, data, off, size);
+    else if (strcmp(key, "tool") == 0)
+        text_chunk(u, "tool", &u->f.has_tool, u->f.tool, data, off, size);
+    else if (strcmp(key, "shape") == 0)
+        text_chunk(u, "shape", &u->f.has_shape, u->f.shape, data, off, size);
     else {
         char safe[40];
         kj_printable(safe, sizeof safe, key, 32);
-        set_problem(u, KJ_EINVAL, "unknown field '%s' (expected leaderboard, gpu, mode, file)", safe);
+        set_problem(u, KJ_EINVAL, "unknown field '%s' (expected leaderboard, gpu, mode, tool, shape, file)", safe);
     }
     return MHD_YES;
 }

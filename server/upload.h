@@ -24,10 +24,12 @@ struct upload;
 
 /* The fields as received; every string is NUL-terminated. */
 struct upload_fields {
-    int has_leaderboard, has_gpu, has_mode, has_file;
+    int has_leaderboard, has_gpu, has_mode, has_file, has_tool, has_shape;
     char leaderboard[UPLOAD_MAX_FIELD + 1];
     char gpu[UPLOAD_MAX_FIELD + 1];
     char mode[UPLOAD_MAX_FIELD + 1];
+    char tool[UPLOAD_MAX_FIELD + 1];      /* sanitize mode: memcheck, racecheck, ... */
+    char shape[UPLOAD_MAX_FIELD + 1];     /* profile mode: a benchmark shape's index */
     char file_name[UPLOAD_MAX_FILE_NAME]; /* sanitized base name, "submission.cu" if none */
     const char *file;                     /* borrowed from the upload until upload_free */
     size_t file_len;

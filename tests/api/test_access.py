@@ -53,7 +53,9 @@ ROLES = ("none", "user", "other", "admin", "runner", "banned")
 # to a runner: the job {id} is queued, not held by it. Publishing fp8_quant's
 # sources answers the admin 409: its deadline has not passed. A reload with
 # nothing changed on disk answers 200. Only the owner withdraws {id}, which
-# is still queued (409). {file} is template.cu. /metrics is the admin's only
+# is still queued (409). {file} is template.cu; an artifact {name} is
+# profile.ncu-rep (the queued test submission has none: 404 to its owner
+# too). /metrics is the admin's only
 # (this server's config has no metrics_allow).
 #                                                     none user other admin runner banned
 MATRIX = {
@@ -68,6 +70,7 @@ MATRIX = {
     ("GET", "/api/v1/submissions/{id}"):              (404, 200, 404, 200, 404, 403),
     ("GET", "/api/v1/submissions/{id}/events"):       (401, 200, 404, 200, 404, 403),
     ("GET", "/api/v1/submissions/{id}/detail"):       (404, 200, 404, 200, 404, 403),
+    ("GET", "/api/v1/submissions/{id}/artifacts/{name}"): (404, 404, 404, 404, 404, 403),
     ("POST", "/api/v1/submissions/{id}/disqualify"):  (401, 403, 403, 200, 403, 403),
     ("GET", "/api/v1/leaderboards"):                  (200, 200, 200, 200, 200, 403),
     ("GET", "/api/v1/leaderboards/{name}"):           (200, 200, 200, 200, 200, 403),
@@ -81,6 +84,7 @@ MATRIX = {
     ("POST", "/api/v1/runner/jobs/{id}/heartbeat"):   (401, 403, 403, 403, 409, 403),
     ("POST", "/api/v1/runner/jobs/{id}/result"):      (401, 403, 403, 403, 409, 403),
     ("POST", "/api/v1/runner/jobs/{id}/release"):     (401, 403, 403, 403, 409, 403),
+    ("POST", "/api/v1/runner/jobs/{id}/artifacts/{name}"): (401, 403, 403, 403, 409, 403),
     ("GET", "/api/v1/gpus"):                          (200, 200, 200, 200, 200, 403),
     ("POST", "/api/v1/me/token"):                     (401, 200, 200, 403, 200, 403),
     ("POST", "/api/v1/users"):                        (401, 403, 403, 201, 403, 403),
@@ -136,6 +140,11 @@ def matrix_call(c, srv, method, pattern, role, tokens, ctx):
     if pattern.startswith("/api/v1/runner/jobs/"):
         path += "?attempt=1"
     path = path.replace("{file}", "template.cu")
+    if "/artifacts/" in pattern:
+        path = path.replace("{name}", "profile.ncu-rep")
+        if method == "POST":
+            return c.request("POST", path, token=tok, body=b"report",
+                             headers={"Content-Type": "application/octet-stream"}, runner=True)[0]
     path = path.replace("{name}", "victim" if pattern.startswith("/api/v1/users/") else "fp8_quant")
     if pattern.endswith("/rankings") or pattern.endswith("/history"):
         path += "?gpu=H200"

@@ -385,7 +385,7 @@ def test_submit_directives(t):
     rc, out, err = alice.run("submit", os.path.join(alice.home, "missing.cu"))
     check(rc == 2 and "cannot read" in err and "missing.cu" in err, "a missing file", (rc, err))
     rc, out, err = alice.run("submit", f2, "--gpu", "H200", "--mode", "fast")
-    check(rc == 2 and "--mode must be test, benchmark or leaderboard" in err, "a bad --mode", (rc, err))
+    check(rc == 2 and "--mode must be test, benchmark, leaderboard, profile or sanitize" in err, "a bad --mode", (rc, err))
 
 
 # ---------------------------------------------------------------------------

@@ -11,7 +11,9 @@
 # checks suffers from a busier GPU but in the direction of a slower pass), so
 # the whole run takes about as long as 1 alone; its output follows 1's.
 # KJ_GPU_ONLY=name,... runs only those parts of 1 (e.g. "boards,corpus");
-# KJ_GPU_ORACLE=0 leaves out 2. Ends with one line summing both:
+# KJ_GPU_ORACLE=0 leaves out 2. KJ_GPU_PROFILE=1 adds tests/gpu/profile_round.py
+# (profile and sanitize modes; needs ncu and compute-sanitizer; a few
+# minutes). Ends with one line summing them:
 # "gpu-test: N passed, N failed, N skipped".
 set -u
 cd "$(dirname "$0")/../.."
@@ -28,6 +30,9 @@ if [ "${KJ_GPU_ORACLE:-1}" != 0 ]; then
   opid=$!
 fi
 python3 tests/gpu/test_gpu.py 2>&1 | tee -a "$log"
+if [ "${KJ_GPU_PROFILE:-0}" = 1 ]; then
+  python3 tests/gpu/profile_round.py 2>&1 | tee -a "$log"
+fi
 if [ -n "$opid" ]; then
   wait "$opid"
   tee -a "$log" <"$olog"
@@ -36,7 +41,7 @@ python3 - "$log" <<'PY'
 import re, sys
 p = f = s = 0
 for line in open(sys.argv[1], errors="replace"):
-    m = re.match(r"(test_gpu|oracle-suite): (\d+) passed, (\d+) failed, (\d+) skipped", line)
+    m = re.match(r"(test_gpu|oracle-suite|profile_round): (\d+) passed, (\d+) failed, (\d+) skipped", line)
     if m:
         p += int(m.group(2)); f += int(m.group(3)); s += int(m.group(4))
 print("gpu-test: %d passed, %d failed, %d skipped" % (p, f, s))

@@ -30,7 +30,8 @@ WEB = os.path.join(ROOT, "web")
 # The tests submit far more than a user may per minute; test_access.py
 # checks the limits themselves.
 NO_RATE_LIMITS = ["--rate-limit-test", "0", "--rate-limit-benchmark", "0",
-                  "--rate-limit-leaderboard", "0"]
+                  "--rate-limit-leaderboard", "0", "--rate-limit-profile", "0",
+                  "--rate-limit-sanitize", "0"]
 
 # Settings of the calling environment that would change what a runner does.
 RUNNER_ENV_CLEAN = ("http_proxy", "https_proxy", "HTTP_PROXY", "HTTPS_PROXY", "all_proxy", "ALL_PROXY",

@@ -192,7 +192,7 @@ static void test_protocol(void)
     KT_CHECK(strcmp(kj_verdict_name((enum kj_verdict)KJ_V_COUNT), "?") == 0,
              "an out-of-range value prints as ?");
     KT_CHECK(kj_mode_sql_list(list, sizeof list) == 0 &&
-                 strcmp(list, "'test','benchmark','leaderboard'") == 0,
+                 strcmp(list, "'test','benchmark','leaderboard','profile','sanitize'") == 0,
              "mode SQL list: %s", list);
     KT_CHECK(kj_verdict_sql_list(list, sizeof list) == 0 && strstr(list, "'time_limit'") != NULL,
              "verdict SQL list: %s", list);

@@ -29,7 +29,8 @@ export class ApiError extends Error {
 }
 
 // fetch path; returns the parsed JSON (or text) of a 2xx, throws ApiError otherwise.
-// opts: method, json (a body to send as JSON), body (FormData), signal, noAuth.
+// opts: method, json (a body to send as JSON), body (FormData), signal, noAuth,
+// blob (return a 2xx body as a Blob: a binary download such as an artifact).
 export async function api(path, opts = {}) {
   const headers = {Accept: "application/json"};
   const tok = opts.noAuth ? "" : token();
@@ -48,6 +49,7 @@ export async function api(path, opts = {}) {
     throw new ApiError(0, "network", "cannot reach the server (" + e.message + ")");
   }
   const ct = r.headers.get("Content-Type") || "";
+  if (opts.blob && r.ok) return await r.blob();
   const data = ct.startsWith("application/json") ? await r.json().catch(() => null) : await r.text();
   if (!r.ok) {
     const err = data && data.error ? data.error : {};

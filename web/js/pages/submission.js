@@ -5,10 +5,12 @@
 // the CUDA error); per-shape timings with their confidence intervals, floor
 // and launch configuration; the kernels' resources; the source, highlighted
 // and numbered; and its diff against any earlier submission of the same
-// user to the board. What is shown is what the API gives this caller
+// user to the board; in profile and sanitize modes the Nsight Compute summary
+// and the sanitizer's findings (pages/tool.js). What is shown is what the API gives this caller
 // (docs/protocol.md, "Who sees a submission").
 
 import {api, board, events, whoami} from "../api.js";
+import {profileSection, sanitizeSection} from "./tool.js";
 import {errorBox, fill, fmtBytes, fmtNs, h, saveText, shapeLabel, table, timeEl, verdictBadge,
         VERDICT_TEXT} from "../dom.js";
 import {lib} from "../libs.js";
@@ -64,7 +66,12 @@ function render(box, s, d, b, u, live, reload, signal) {
   const src = {view: null};
   if (done && res) box.append(evidence(s, res, n => src.view && src.view.goto(n)));
   if (res && res.tests && res.tests.length && owner) box.append(testsSection(res.tests));
-  box.append(timings(s, d, res));
+  if (s.mode === "profile" || s.mode === "sanitize") {
+    if (res && res.profile) box.append(profileSection(s, res.profile, owner));
+    if (res && res.sanitize) box.append(sanitizeSection(res.sanitize));
+  } else {
+    box.append(timings(s, d, res));
+  }
   if (d && d.kernels && d.kernels.length) box.append(kernels(d.kernels));
   if (res && res.system && res.system.gpu) box.append(system(res.system));
   if (done && live.el) box.append(h("details.log", h("summary", "Judging log"), live.el));

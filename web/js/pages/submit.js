@@ -11,6 +11,8 @@ const MODES = [
   ["test", "test", "compile and check every test shape once"],
   ["benchmark", "benchmark", "check, then time every shape (not ranked)"],
   ["leaderboard", "leaderboard", "as benchmark, with secret seeds: ranked"],
+  ["profile", "profile", "check, then profile the benchmark shapes with Nsight Compute (not ranked)"],
+  ["sanitize", "sanitize", "check the tests under compute-sanitizer: races, bad accesses (not ranked)"],
 ];
 
 export async function submitPage({main, query, signal}) {
@@ -35,6 +37,17 @@ export async function submitPage({main, query, signal}) {
   const modeBox = h("fieldset.modes", h("legend", "Mode"), MODES.map(([v, label, help], i) =>
     h("label.mode", h("input", {type: "radio", name: "mode", value: v, checked: i === 0}), " ", h("strong", label),
       h("span.muted", " \u2013 " + help))));
+  const toolSel = h("select", {name: "tool", id: "f-tool"}, ["memcheck", "racecheck", "initcheck", "synccheck"].map(t =>
+    h("option", {value: t}, t)));
+  const shapeIn = h("input", {type: "number", id: "f-shape", min: 0, step: 1, size: 4, placeholder: "all"});
+  const toolRow = h("div.row", h("label", "Sanitizer tool ", toolSel));
+  const shapeRow = h("div.row", h("label", "Benchmark shape to profile ", shapeIn),
+                     h("span.muted", "its index from 0; empty: every shape"));
+  const showOptions = () => {
+    const m = form.querySelector("input[name=mode]:checked").value;
+    toolRow.hidden = m !== "sanitize";
+    shapeRow.hidden = m !== "profile";
+  };
   const fileIn = h("input", {type: "file", id: "f-file", accept: ".cu,.cuh,.txt,text/plain"});
   const nameIn = h("input", {type: "text", id: "f-name", value: "kernel.cu", size: 24, maxlength: 128,
                              pattern: "[A-Za-z0-9_.\\-]+", title: "letters, digits, '_', '.', '-'"});
@@ -44,11 +57,13 @@ export async function submitPage({main, query, signal}) {
   const send = h("button.button", {type: "submit"}, "Submit");
   const tmpl = h("button.button.light", {type: "button"}, "Start from the template");
   const form = h("form.submit",
-    h("div.row", h("label", "Board ", boardSel), h("label", "GPU ", gpuSel)), modeBox,
+    h("div.row", h("label", "Board ", boardSel), h("label", "GPU ", gpuSel)), modeBox, toolRow, shapeRow,
     h("div.row", h("label", "Upload a file ", fileIn), h("span.muted", "or write below"), tmpl),
     h("div.editor", area),
     h("div.row", h("label", "File name ", nameIn), send), msg);
   main.append(form);
+  modeBox.addEventListener("change", showOptions);
+  showOptions();
 
   let editor = null;
   const text = () => (editor ? editor.getValue() : area.value);
@@ -81,7 +96,10 @@ export async function submitPage({main, query, signal}) {
     const fd = new FormData();
     fd.append("leaderboard", boardSel.value);
     fd.append("gpu", gpuSel.value);
-    fd.append("mode", form.querySelector("input[name=mode]:checked").value);
+    const mode = form.querySelector("input[name=mode]:checked").value;
+    fd.append("mode", mode);
+    if (mode === "sanitize") fd.append("tool", toolSel.value);
+    if (mode === "profile" && shapeIn.value !== "") fd.append("shape", shapeIn.value);
     fd.append("file", new Blob([src], {type: "text/plain"}), nameIn.value || "kernel.cu");
     send.disabled = true;
     fill(msg, h("p.muted", "Sending..."));

@@ -1,0 +1,34 @@
+/*
+ * sanitize.h - compute-sanitizer's text log read into sanitize mode's
+ * result object (docs/profile.md "sanitize").
+ *
+ * Input: the log of `compute-sanitizer --tool T --log-file F` (judge_tool.c).
+ * Each finding is a line "========= WHAT" followed by indented lines
+ * "=========     at KERNEL+0xOFF in FILE:LINE", "by thread (x,y,z) in block
+ * (x,y,z)", "Address 0x... is out of bounds", ...; racecheck's analysis
+ * has "Error: Race reported between A access at K in F:L" and "and B
+ * access at K in F:L [N hazards]". The log ends with "ERROR SUMMARY".
+ * Output:
+ *   {"tool":"memcheck", "clean":false, "errors":N, "shown":n, "more":N-n,
+ *    "groups":[{"kind":"Invalid __global__ read", "count":c,
+ *               "findings":[{"kernel","file","line","thread":[x,y,z],
+ *                            "block":[x,y,z],"address","size","text"}...]}...],
+ *    "judge_findings":k}
+ * Findings in kernels that are not the submission's (the judge's own fill
+ * and check kernels) are only counted in judge_findings.
+ */
+#ifndef KJ_SANITIZE_H
+#define KJ_SANITIZE_H
+
+#include <stddef.h>
+#include <cjson/cJSON.h>
+
+#define SANITIZE_MAX_FINDINGS 200
+
+/* The result object for log (len bytes) of tool, the submission's kernel
+ * names (as in its launch lines; a template-id matches its base name);
+ * at most max findings listed. NULL only when out of memory. */
+cJSON *sanitize_report(const char *log, size_t len, const char *tool, const char *const *kernels,
+                       int nkernels, int max);
+
+#endif
