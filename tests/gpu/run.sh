@@ -15,7 +15,7 @@
 # (profile and sanitize modes; needs ncu and compute-sanitizer; a few
 # minutes). KJ_GPU_SPLIT=1 runs 1 as three processes at once (the boards,
 # corpus and server loop; the exploit corpus; the fault cycles), which takes
-# about 40 % of the time on one GPU: every check is a verdict or a bound
+# the time of the longest part: every check is a verdict or a bound
 # that a busier GPU only makes harder to pass, but the latencies and medians
 # it prints are then not for comparison. Ends with one line summing them:
 # "gpu-test: N passed, N failed, N skipped".
