@@ -9,131 +9,29 @@ its own config folder: login (token, standard input, invite, a refused
 token), whoami, boards, board, template, submit (progress in a pipe and in
 a pseudo-terminal, --json, --no-wait, the verdicts' evidence, directives,
 exit codes), submissions (filters, pages), show (source, diffs), events,
-withdraw, rankings and the admin commands; then each error a user can meet:
-no config, an unreachable server, TLS failures (https:// against a plain
-listener, a self-signed certificate; the same certificate trusted through
-KJUDGE_CA_FILE works), 401, 403, 404, 409, 422, 429 with Retry-After, an
-answer that is not from kjudge, usage errors. The token is never printed
-except by `login --invite`. Python 3 standard library and openssl only;
-ends with "test_cli: N passed, N failed, N skipped" and exits 1 on failure.
+withdraw, rankings and the admin commands, with 403, 404, 409, 422 and 429
+(Retry-After) on the way. The errors before the server is reached (no
+config, unreachable, TLS, a stranger's answer, 401, usage) are
+test_cli_errors.py's. The token is never printed except by
+`login --invite`. Python 3 standard library only; ends with
+"test_cli: N passed, N failed, N skipped" and exits 1 on failure.
 """
-import fcntl
-import http.client
-import http.server
 import json
 import os
-import pty
 import re
 import shutil
-import ssl
-import struct
-import subprocess
 import sys
 import tempfile
-import termios
-import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "lib"))
-from kjcheck import Counts, check, skip  # noqa: E402
-from kjhttp import Client, free_port  # noqa: E402
-from kjservice import ROOT, BIN  # noqa: E402
+from kjcheck import Counts, check  # noqa: E402
+from kjservice import BIN  # noqa: E402
 from kjtest import Server  # noqa: E402
 from fakerunner import FakeRunner  # noqa: E402
-
-KJ = os.environ.get("KJUDGE_CLI_BIN", os.path.join(ROOT, "bin", "kjudge"))
-BOARD_DIR = os.path.join(ROOT, "leaderboards", "fp8_quant")
-TEMPLATE = open(os.path.join(BOARD_DIR, "template.cu")).read()
-REFERENCE = open(os.path.join(BOARD_DIR, "reference.cu"), "rb").read()
-SECRETS = []          # tokens that must never be printed
-OUTPUTS = []          # (what, stdout + stderr) of every run, checked at the end
-
-
-def copy_board(boards, dst, **fields):
-    shutil.copytree(BOARD_DIR, os.path.join(boards, dst))
-    p = os.path.join(boards, dst, "leaderboard.json")
-    spec = json.load(open(p))
-    spec.update(dict(name=dst, **fields))
-    json.dump(spec, open(p, "w"), indent=2)
-
-
-class Cli:
-    """One user of the client: a config folder of its own and a clean environment."""
-
-    def __init__(self, tmp, name, env=None):
-        self.home = os.path.join(tmp, "home-" + name)
-        os.makedirs(self.home, exist_ok=True)
-        self.env = {k: v for k, v in os.environ.items() if not k.startswith("KJUDGE_")}
-        self.env.update({"HOME": self.home, "XDG_CONFIG_HOME": os.path.join(self.home, "cfg")})
-        self.env.update(env or {})
-        self.config = os.path.join(self.home, "cfg", "kjudge", "config")
-
-    def run(self, *args, env=None, stdin=None, timeout=60, record=True):
-        e = dict(self.env)
-        e.update(env or {})
-        p = subprocess.run([KJ] + list(args), input=stdin, capture_output=True, text=True,
-                           timeout=timeout, env=e, cwd=self.home)
-        if record:
-            OUTPUTS.append((" ".join(args), p.stdout + p.stderr))
-        return p.returncode, p.stdout, p.stderr
-
-    def run_held(self, args, hold, lines=2, timeout=60):
-        """Run while hold (the fake runner's) is set, until the first `lines`
-        lines are out, then clear it; returns (rc, stdout, stderr). So the
-        job is still queued when the client opens its event stream."""
-        p = subprocess.Popen([KJ] + list(args), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                             env=self.env, cwd=self.home)
-        head = "".join(p.stdout.readline() for _ in range(lines))
-        hold.clear()
-        rest, err = p.communicate(timeout=timeout)
-        OUTPUTS.append((" ".join(args), head + rest + err))
-        return p.returncode, head + rest, err
-
-    def run_pty(self, *args, cols=100, timeout=60, hold=None, until=None):
-        """Run with stdout and stderr on a pseudo-terminal; returns (rc, everything written).
-        hold: an Event cleared once the output contains until."""
-        master, slave = pty.openpty()
-        fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 30, cols, 0, 0))
-        p = subprocess.Popen([KJ] + list(args), stdin=slave, stdout=slave, stderr=slave,
-                             env=self.env, cwd=self.home, close_fds=True)
-        os.close(slave)
-        out, deadline = b"", time.time() + timeout
-        while time.time() < deadline:
-            try:
-                chunk = os.read(master, 65536)
-            except OSError:
-                break
-            if not chunk:
-                break
-            out += chunk
-            if hold is not None and until.encode() in out:
-                hold.clear()
-        os.close(master)
-        try:
-            p.wait(10)
-        except subprocess.TimeoutExpired:
-            p.kill()
-            p.wait()
-        text = out.decode(errors="replace")
-        OUTPUTS.append((" ".join(args), text))
-        return p.returncode, text
-
-
-def api(port):
-    return Client(port)
-
-
-def write(tmp, name, text):
-    p = os.path.join(tmp, name)
-    with open(p, "w") as f:
-        f.write(text)
-    return p
-
-
-def sub_id(out):
-    m = re.search(r"submitted #(\d+)", out)
-    return int(m.group(1)) if m else None
+from kjcli import (BOARD_DIR, KJ, REFERENCE, SECRETS, TEMPLATE, Cli, api, copy_board,  # noqa: E402
+                   sub_id, test_no_secret_printed, write)
 
 
 # ---------------------------------------------------------------------------
@@ -552,129 +450,6 @@ def test_admin(t):
 # Errors
 # ---------------------------------------------------------------------------
 
-def closed_port():
-    """A loopback port nobody listens on."""
-    return free_port()
-
-
-class Proxy(http.server.BaseHTTPRequestHandler):
-    """A TLS front for the test server (GET only), or a stranger that answers 502 in HTML."""
-    target = None
-
-    def do_GET(self):
-        if self.target is None:
-            body = b"<html><body>Bad gateway</body></html>"
-            self.send_response(502)
-            self.send_header("Content-Type", "text/html")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-            return
-        conn = http.client.HTTPConnection("127.0.0.1", self.target, timeout=30)
-        h = {k: v for k, v in self.headers.items() if k.lower() in ("authorization", "accept")}
-        conn.request("GET", self.path, headers=h)
-        r = conn.getresponse()
-        body = r.read()
-        self.send_response(r.status)
-        self.send_header("Content-Type", r.getheader("Content-Type", "application/json"))
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-        conn.close()
-
-    def log_message(self, *a):
-        pass
-
-
-def serve_in_thread(handler, tls=None):
-    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    if tls is not None:
-        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-        ctx.load_cert_chain(*tls)
-        srv.socket = ctx.wrap_socket(srv.socket, server_side=True)
-    threading.Thread(target=srv.serve_forever, daemon=True).start()
-    return srv
-
-
-def self_signed(tmp):
-    cert, key = os.path.join(tmp, "cert.pem"), os.path.join(tmp, "key.pem")
-    p = subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", cert,
-                        "-days", "1", "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"],
-                       capture_output=True, text=True)
-    return (cert, key) if p.returncode == 0 else None
-
-
-def test_errors(t):
-    fresh, alice = t["fresh"], t["alice"]
-    for args in (["boards"], ["submit", "x.cu"], ["rankings", "fp8_quant"]):
-        rc, out, err = fresh.run(*args)
-        check(rc == 2 and "no server configured: %s does not exist and KJUDGE_URL is not set; run: kjudge login"
-              % fresh.config in err, "no config: %s" % args[0], (rc, err))
-    rc, out, err = fresh.run("submissions", env={"KJUDGE_URL": t["url"]})
-    check(rc == 2 and "not logged in:" in err and "KJUDGE_TOKEN is not set" in err, "a URL but no token", (rc, err))
-    url = "http://127.0.0.1:%d" % closed_port()
-    rc, out, err = alice.run("boards", env={"KJUDGE_URL": url})
-    check(rc == 2 and "cannot reach the server at %s: nothing answers there" % url in err,
-          "unreachable: a closed port", (rc, err))
-    rc, out, err = alice.run("boards", env={"KJUDGE_URL": "http://no-such-host.invalid"})
-    check(rc == 2 and "cannot resolve the server's host name" in err, "a host that does not resolve", (rc, err))
-    tls_url = "https://127.0.0.1:%d" % t["port"]
-    rc, out, err = alice.run("boards", env={"KJUDGE_URL": tls_url})
-    check(rc == 2 and "TLS failure talking to %s" % tls_url in err, "TLS failure: https:// against a plain listener",
-          (rc, err))
-    pair = self_signed(t["tmp"])
-    if pair is None:
-        skip("openssl could not make a certificate")
-    else:
-        Proxy.target = t["port"]
-        front = serve_in_thread(Proxy, pair)
-        furl = "https://127.0.0.1:%d" % front.server_address[1]
-        rc, out, err = alice.run("boards", env={"KJUDGE_URL": furl})
-        check(rc == 2 and "TLS failure talking to %s" % furl in err and "certificate" in err,
-              "TLS failure: a self-signed certificate", (rc, err))
-        rc, out, err = alice.run("whoami", env={"KJUDGE_URL": furl, "KJUDGE_CA_FILE": pair[0]})
-        check(rc == 0 and out.startswith("alice (user) at https://"), "KJUDGE_CA_FILE trusts it", (rc, out, err))
-        front.shutdown()
-        Proxy.target = None
-    stranger = serve_in_thread(Proxy)
-    surl = "http://127.0.0.1:%d" % stranger.server_address[1]
-    rc, out, err = alice.run("boards", env={"KJUDGE_URL": surl})
-    check(rc == 2 and "unexpected answer from %s: HTTP 502 (text/html)" % surl in err,
-          "an answer that is not kjudge's", (rc, err))
-    stranger.shutdown()
-    rc, out, err = alice.run("whoami", env={"KJUDGE_TOKEN": "0" * 64})
-    check(rc == 2 and "the server did not accept the token (HTTP 401 invalid_token)" in err and
-          "the token came from the KJUDGE_TOKEN variable; log in again: kjudge login" in err,
-          "401: says where the token came from", (rc, err))
-    rc, out, err = alice.run("--json", "whoami", env={"KJUDGE_TOKEN": "0" * 64})
-    check(rc == 2 and json.loads(out)["error"]["code"] == "invalid_token", "--json prints the error JSON too", out)
-    rc, out, err = alice.run("boards", env={"KJUDGE_URL": "ftp://x"})
-    check(rc == 2 and "must start with http:// or https://" in err, "a URL that is not http(s)", (rc, err))
-    os.makedirs(os.path.dirname(fresh.config), exist_ok=True)
-    open(fresh.config, "w").write("url http://x\n")
-    rc, out, err = fresh.run("boards")
-    check(rc == 2 and "line 1: expected \"key = value\"" in err, "a broken config file is named", (rc, err))
-    os.unlink(fresh.config)
-    for args, needle in [(["frobnicate"], "unknown command 'frobnicate'"), (["submit"], "name the file"),
-                         (["submit", "a.cu", "--gpu"], "--gpu needs a value"),
-                         (["submit", "a.cu", "--colour", "red"], "unknown option '--colour'"),
-                         (["events"], "name a submission"), ([], "usage: kjudge")]:
-        rc, out, err = alice.run(*args)
-        check(rc == 2 and needle in err, "usage error: %s" % args, (rc, err))
-    rc, out, err = alice.run("--help")
-    check(rc == 0 and "kjudge submit FILE" in out and "exit codes: 0" in out, "--help", (rc, out))
-    rc, out, err = alice.run("submit", "--help")
-    check(rc == 0 and out.startswith("usage: kjudge submit FILE"), "submit --help", (rc, out))
-
-
-def test_no_secret_printed():
-    leaked = [what for what, text in OUTPUTS if any(s in text for s in SECRETS)]
-    check(not leaked, "no token appears in any output (%d runs)" % len(OUTPUTS), leaked)
-    # With KJUDGE_CLI_BIN pointing at a sanitizer build, its reports land here.
-    bad = [what for what, text in OUTPUTS if "Sanitizer" in text or "runtime error:" in text]
-    check(not bad, "no sanitizer report in any output", bad)
-
-
 def run_all(t):
     test_login(t)
     test_boards(t)
@@ -688,7 +463,6 @@ def run_all(t):
     test_events(t)
     test_withdraw_rankings(t)
     test_admin(t)
-    test_errors(t)
     test_no_secret_printed()
 
 
