@@ -360,21 +360,43 @@ static void failed_cases(FILE *out, const cJSON *arr, const char *what)
     }
 }
 
+/* Does some failed case of arr say exactly msg, as "what N (shape): its
+ * message"? Then its own line (with its status) says it already. */
+static int case_says(const cJSON *arr, const char *what, const char *msg)
+{
+    const cJSON *e;
+    char shape[256], cmsg[1024], line[1400];
+    cJSON_ArrayForEach(e, arr) {
+        const char *st = str(e, "status");
+        if (st == NULL || strcmp(st, "pass") == 0)
+            continue;
+        rend_shape(cJSON_GetObjectItemCaseSensitive(e, "shape"), shape, sizeof shape);
+        rend_clean(cmsg, sizeof cmsg, str(e, "message"));
+        snprintf(line, sizeof line, "%s %.0f (%s): %s", what, num(e, "index"), shape, cmsg);
+        if (strcmp(line, msg) == 0)
+            return 1;
+    }
+    return 0;
+}
+
 void rend_evidence(FILE *out, const cJSON *sub)
 {
     const cJSON *res = cJSON_GetObjectItemCaseSensitive(sub, "result");
     const cJSON *comp = cJSON_GetObjectItemCaseSensitive(res, "compile");
+    const cJSON *tests = cJSON_GetObjectItemCaseSensitive(res, "tests");
+    const cJSON *benches = cJSON_GetObjectItemCaseSensitive(res, "benchmarks");
     const char *verdict = str(sub, "verdict"), *log = str(comp, "log");
     char msg[2048];
     rend_clean(msg, sizeof msg, str(res, "message"));
-    if (msg[0] != '\0')
+    if (msg[0] != '\0' && !case_says(tests, "test", msg) && !case_says(benches, "shape", msg) &&
+        !case_says(benches, "benchmark", msg))
         fprintf(out, "%s\n", msg);
     if (verdict != NULL && strcmp(verdict, "compile_error") == 0 && log != NULL && log[0]) {
         fputs("compile log:\n", out);
         rend_block(out, log, "  ", 60);
     }
-    failed_cases(out, cJSON_GetObjectItemCaseSensitive(res, "tests"), "test");
-    failed_cases(out, cJSON_GetObjectItemCaseSensitive(res, "benchmarks"), "shape");
+    failed_cases(out, tests, "test");
+    failed_cases(out, benches, "shape");
     rend_clean(msg, sizeof msg, str(sub, "reason"));
     if (msg[0] != '\0')
         fprintf(out, "reason: %s\n", msg);

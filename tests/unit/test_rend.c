@@ -157,6 +157,17 @@ static void test_evidence(void)
     free(s);
     cJSON_Delete(sub);
 
+    /* The judge's own message repeats the failing test's line: said once. */
+    sub = cJSON_Parse("{\"verdict\": \"wrong_answer\", \"result\": {\"message\":"
+                      " \"test 0 (T=1 H=256): x_q: 189 of 256 elements differ\","
+                      " \"tests\": [{\"index\": 0, \"shape\": {\"T\": 1, \"H\": 256}, \"status\": \"fail\","
+                      " \"message\": \"x_q: 189 of 256 elements differ\"}]}}");
+    s = capture(rend_evidence, sub);
+    KT_CHECK(strcmp(s, "test 0 (T=1 H=256): fail: x_q: 189 of 256 elements differ\n") == 0,
+             "a message that the failing test's line repeats is shown once:\n%s", s);
+    free(s);
+    cJSON_Delete(sub);
+
     sub = cJSON_Parse("{\"verdict\": \"internal_error\", \"reason\": \"the runner stopped answering 3 times\","
                       " \"result\": {\"message\": \"the runner stopped answering 3 times\"}}");
     s = capture(rend_evidence, sub);
