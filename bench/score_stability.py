@@ -25,6 +25,11 @@ run 3-10 s: about 7 minutes for 10 v2 and 5 v1 rounds.
 a fresh process with a made-up per-process launch offset; KJ_FAKE_WRONG=
 PATH makes the runs of the file whose path ends so fail) so the harness is testable without a
 GPU (tests/api/test_score_stability.py).
+
+Ten rounds of the six kernels take longer than one device call on an H200
+(about 45 s per v2 round): run it in several calls (each its own --out)
+and combine them with --merge OUT1/score_stability.csv OUT2/... , which
+runs nothing and prints the table of all their runs.
 """
 import argparse
 import csv
@@ -325,6 +330,28 @@ FIELDS = ["round", "kernel", "board", "file", "protocol", "verdict", "score_ns",
           "driver", "sm_clock_before", "sm_clock_after", "medians", "corrected_medians"]
 
 
+def read_rows(path):
+    """The accepted runs of an earlier call's score_stability.csv, typed as run_one makes them."""
+    def num(v):
+        try:
+            return float(v)
+        except (TypeError, ValueError):
+            return None
+    rows = []
+    with open(path, newline="") as f:
+        for r in csv.DictReader(f):
+            if r.get("verdict") != "accepted" or num(r.get("score_ns")) is None:
+                continue
+            for k in ("score_ns", "raw_score_ns", "offset_ns", "empty_run_ns", "empty_gpu_ns", "empty_samples",
+                      "bench_wall_s", "eval_wall_s", "sm_clock_before", "sm_clock_after"):
+                r[k] = num(r.get(k))
+            r["raw_score_ns"] = r["raw_score_ns"] if r["raw_score_ns"] is not None else r["score_ns"]
+            r["eval_wall_s"] = r["eval_wall_s"] or 0.0
+            r["corrected"] = r.get("corrected") == "True"
+            rows.append(r)
+    return rows
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--runs", type=int, default=10, help="v2 runs per kernel (default 10)")
@@ -333,7 +360,18 @@ def main(argv=None):
     ap.add_argument("--runner", default=os.path.join(ROOT, "bin", "kjudge-runner"))
     ap.add_argument("--kernels", help="comma-separated labels to run (default: all)")
     ap.add_argument("--fake", action="store_true", help="a stand-in runner, no GPU (tests)")
+    ap.add_argument("--merge", nargs="+", metavar="CSV",
+                    help="run nothing: the table of the runs in these score_stability.csv files "
+                         "(several device calls of the same binaries, one table)")
     args = ap.parse_args(argv)
+    if args.merge:
+        os.makedirs(args.out, exist_ok=True)
+        rows = []
+        for path in args.merge:
+            got = read_rows(path)
+            log("%s: %d accepted runs" % (path, len(got)))
+            rows.extend(got)
+        return report(rows, [], args.out)
     kernels = KERNELS
     if args.kernels:
         want = [k.strip() for k in args.kernels.split(",")]

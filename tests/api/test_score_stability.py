@@ -6,7 +6,8 @@ per run whose scores carry a made-up per-process launch offset, which the
 v2 correction removes) for three rounds, and checks: one CSV row per run
 with the columns the analysis needs, every kernel under both protocols,
 the table and the goal lines (v2 below 0.3 %, v1 not), a failing kernel
-reported and the exit status 1; then the pure parts: the sizing of the
+reported and the exit status 1; two calls' CSVs combined by --merge into
+one table; then the pure parts: the sizing of the
 rounds within the budget, the spread of v1 rounds, the pair check (a swap
 within the resolution is fine, one above it is not), the suggested
 resolution and the GPU type of a device name. Python 3 standard library
@@ -77,6 +78,25 @@ def summary_of(scores, board="b"):
             "cv": 100 * (sum((x - m) ** 2 for x in scores) / (len(scores) - 1)) ** 0.5 / m}
 
 
+def test_merge():
+    """Two calls' CSVs give one table with the runs of both; --merge runs nothing."""
+    with tempfile.TemporaryDirectory(prefix="kjudge-ss-") as tmp:
+        a, b, m = (os.path.join(tmp, x) for x in ("a", "b", "m"))
+        ra, _, _ = run_bench(a, "--kernels", "fp8 fast,fp8 template")
+        rb, _, _ = run_bench(b, "--kernels", "fp8 fast,fp8 template")
+        check(ra == 0 and rb == 0, "two calls of the bench", (ra, rb))
+        p = subprocess.run([sys.executable, BENCH, "--out", m, "--merge", os.path.join(a, "score_stability.csv"),
+                            os.path.join(b, "score_stability.csv")], capture_output=True, text=True, timeout=120)
+        check(p.returncode == 0 and "| fp8 fast | fp8_quant | v2 | 6 |" in p.stdout and
+              "| fp8 template | fp8_quant | v2 | 6 |" in p.stdout and "round  1" not in p.stdout,
+              "--merge: one table of both calls' runs (3 + 3 v2 runs per kernel), nothing run", p.stdout[-1500:])
+        check(os.path.exists(os.path.join(m, "table.md")) and not os.path.exists(os.path.join(m, "score_stability.csv")),
+              "--merge writes the table, not a CSV of its own")
+        rows = ss.read_rows(os.path.join(a, "score_stability.csv"))
+        check(rows and isinstance(rows[0]["score_ns"], float) and rows[0]["corrected"] in (True, False),
+              "the CSV reads back typed", rows[:1])
+
+
 def test_pure():
     check(ss.plan_rounds({"v2": [2.0, 3.0], "v1": [4.0, 5.0]}, 10, 100) == (9, 6),
           "sizing: v2 rounds first, v1 in what is left", ss.plan_rounds({"v2": [2.0, 3.0], "v1": [4.0, 5.0]}, 10, 100))
@@ -108,6 +128,7 @@ def test_pure():
 
 def main():
     test_fake_run()
+    test_merge()
     test_pure()
     print("test_score_stability: %d passed, %d failed, %d skipped" % (Counts.passed, Counts.failed, Counts.skipped))
     return 1 if Counts.failed else 0
