@@ -159,8 +159,11 @@ static const char *kind_name(enum rc_kind k)
 }
 
 /* s[0..n) with every byte that does not start a valid UTF-8 sequence
- * replaced by U+FFFD; a new string (caller frees) or NULL. */
-static char *utf8_repair(const char *s, size_t n)
+ * replaced by U+FFFD, cut at a character boundary so that it stays within
+ * max bytes (a U+FFFD is 3 bytes for 1, so the repaired text can grow past
+ * the limit the original met, and the stored text must pass the same check
+ * again); a new string (caller frees) or NULL. */
+static char *utf8_repair(const char *s, size_t n, size_t max)
 {
     const unsigned char *u = (const unsigned char *)s;
     char *out = malloc(3 * n + 1), *o = out;
@@ -168,15 +171,13 @@ static char *utf8_repair(const char *s, size_t n)
         return NULL;
     for (size_t i = 0; i < n;) {
         size_t l = kj_utf8_decode(u + i, n - i, NULL);
-        if (l == 0) {
-            memcpy(o, "\xEF\xBF\xBD", 3);
-            o += 3;
-            i++;
-        } else {
-            memcpy(o, s + i, l);
-            o += l;
-            i += l;
-        }
+        const char *from = l == 0 ? "\xEF\xBF\xBD" : s + i;
+        size_t len = l == 0 ? 3 : l;
+        if ((size_t)(o - out) + len > max)
+            break;
+        memcpy(o, from, len);
+        o += len;
+        i += l == 0 ? 1 : l;
     }
     *o = '\0';
     return out;
@@ -192,7 +193,7 @@ static int rc_string(struct rc *c, const struct rc_field *f, const cJSON *in, cJ
     if (!(valid = kj_utf8_valid(in->valuestring, n, &bad)) && !(f->flags & RF_TEXT))
         return rc_fail(c, "not valid UTF-8 (byte %zu of the string)", bad);
     if (!valid) {
-        char *fixed = utf8_repair(in->valuestring, n);
+        char *fixed = utf8_repair(in->valuestring, n, (size_t)f->hi);
         *out = fixed != NULL ? cJSON_CreateString(fixed) : NULL;
         free(fixed);
     } else {

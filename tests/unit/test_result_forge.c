@@ -12,6 +12,7 @@
 #include "kt.h"
 
 #include "rcheck_fixture.h"
+#include "kj_utf8.h"
 
 /* One change to an accepted leaderboard result per case. */
 static void test_forgeries(void)
@@ -356,6 +357,35 @@ static void test_text(void)
                  strstr(out.json, want) != NULL, "bad UTF-8 %zu in a message is repaired: %s", i,
                  err.msg);
         rcheck_out_clear(&out);
+    }
+    /* A message of bad bytes within the limit grows by the repair (3 bytes
+     * for 1): it is cut at a character boundary to the limit, so the stored
+     * text passes the same check again. */
+    {
+        char *big = malloc(RCHECK_MAX_TEXT + 256), *again_txt;
+        size_t n = 0;
+        struct rcheck_out out, again;
+        struct kj_err err;
+        n += (size_t)sprintf(big, "{\"verdict\":\"internal_error\",\"message\":\"");
+        for (int k = 0; k < RCHECK_MAX_TEXT - 8; k++)
+            big[n++] = k % 3 == 0 ? '\xff' : 'a';
+        n += (size_t)sprintf(big + n, "\",\"score_ns\":null}");
+        int rc = check_text(big, n, "test", "H200", &out, &err);
+        KT_CHECK(rc == KJ_OK, "a long message of bad bytes is taken: %s", err.msg);
+        if (rc == KJ_OK) {
+            cJSON *j = cJSON_Parse(out.json);
+            const cJSON *m = cJSON_GetObjectItemCaseSensitive(j, "message");
+            KT_CHECK(cJSON_IsString(m) && strlen(m->valuestring) <= RCHECK_MAX_TEXT &&
+                         kj_utf8_valid(m->valuestring, strlen(m->valuestring), NULL),
+                     "repaired, it stays within %d bytes of UTF-8", RCHECK_MAX_TEXT);
+            again_txt = out.json;
+            KT_CHECK(check_text(again_txt, out.json_len, "test", "H200", &again, &err) == KJ_OK,
+                     "and the stored text passes again: %s", err.msg);
+            rcheck_out_clear(&again);
+            cJSON_Delete(j);
+            rcheck_out_clear(&out);
+        }
+        free(big);
     }
     /* Names are not free text: refused. */
     {
