@@ -342,18 +342,26 @@ void rend_mismatch(FILE *out, const cJSON *m, const char *indent)
 }
 
 /* The failing entries of a tests or benchmarks array. */
+/* "test 2 (T=16)": what, the case's index and its shape. */
+static void case_name(const cJSON *e, const char *what, char *name, size_t n)
+{
+    char shape[256];
+    rend_shape(cJSON_GetObjectItemCaseSensitive(e, "shape"), shape, sizeof shape);
+    snprintf(name, n, "%s %.0f (%s)", what, num(e, "index"), shape);
+}
+
 static void failed_cases(FILE *out, const cJSON *arr, const char *what)
 {
     const cJSON *e;
-    char shape[256], msg[1024];
+    char name[320], msg[1024];
     cJSON_ArrayForEach(e, arr) {
         const char *st = str(e, "status");
         if (st == NULL || strcmp(st, "pass") == 0)
             continue;
-        rend_shape(cJSON_GetObjectItemCaseSensitive(e, "shape"), shape, sizeof shape);
+        case_name(e, what, name, sizeof name);
         rend_clean(msg, sizeof msg, str(e, "message"));
-        fprintf(out, "%s %.0f (%s): %s%s%s\n", what, num(e, "index"), shape,
-                strcmp(st, "error") == 0 ? "error" : "fail", msg[0] ? ": " : "", msg);
+        fprintf(out, "%s: %s%s%s\n", name, strcmp(st, "error") == 0 ? "error" : "fail",
+                msg[0] ? ": " : "", msg);
         const cJSON *mm = cJSON_GetObjectItemCaseSensitive(e, "mismatch");
         if (cJSON_IsObject(mm))
             rend_mismatch(out, mm, "  ");
@@ -365,14 +373,14 @@ static void failed_cases(FILE *out, const cJSON *arr, const char *what)
 static int case_says(const cJSON *arr, const char *what, const char *msg)
 {
     const cJSON *e;
-    char shape[256], cmsg[1024], line[1400];
+    char name[320], cmsg[1024], line[1400];
     cJSON_ArrayForEach(e, arr) {
         const char *st = str(e, "status");
         if (st == NULL || strcmp(st, "pass") == 0)
             continue;
-        rend_shape(cJSON_GetObjectItemCaseSensitive(e, "shape"), shape, sizeof shape);
+        case_name(e, what, name, sizeof name);
         rend_clean(cmsg, sizeof cmsg, str(e, "message"));
-        snprintf(line, sizeof line, "%s %.0f (%s): %s", what, num(e, "index"), shape, cmsg);
+        snprintf(line, sizeof line, "%s: %s", name, cmsg);
         if (strcmp(line, msg) == 0)
             return 1;
     }
