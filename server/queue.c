@@ -19,10 +19,9 @@
  *      goes to the user whose job is oldest, so with no history the rule is
  *      first-in, first-out.
  *
- * Why this rule. DOMjudge judges submissions in arrival order but lets
- * the organisers give a team's later submissions a lower priority when the
- * team already has work queued ("judging priority by submission count"),
- * so one team cannot hold the judges; Slurm's fair-share factor ranks
+ * Why this rule. DOMjudge judges submissions in arrival order but lowers
+ * the judging priority of a team's submission while the team already has
+ * work queued, so one team cannot hold the judges; Slurm's fair-share factor ranks
  * accounts by their usage decayed with a half-life (PriorityDecayHalfLife)
  * against their share. Here every user has an equal share, so the factor
  * reduces to "least decayed usage first". Usage, not the count of queued
