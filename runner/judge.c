@@ -212,11 +212,7 @@ static int judge_tests(struct judge *j, struct kj_err *err)
         if (r == STEP_ERROR)
             return KJ_EINTERNAL;
         if (r == STEP_VERDICT) {
-            char shape[256];
-            spec_case_label(s, &s->tests[i], shape, sizeof shape);
-            judge_verdict(j, KJ_V_WRONG_ANSWER, "test %d (%s): %s", i, shape,
-                          e->check.status == RESULT_FAIL || e->check.status == RESULT_ERROR ?
-                          e->check.message : "wrong output");
+            judge_case_verdict(j, 0, i, e);
             return KJ_OK;
         }
     }

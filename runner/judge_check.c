@@ -52,6 +52,16 @@ void judge_shape_event(struct judge *j, enum kj_event ev, const struct result_sh
     cJSON_Delete(o);
 }
 
+void judge_case_verdict(struct judge *j, int bench, int idx, const struct result_shape *e)
+{
+    const struct spec *s = j->spec;
+    char shape[256];
+    spec_case_label(s, bench ? &s->benchmarks[idx] : &s->tests[idx], shape, sizeof shape);
+    judge_verdict(j, KJ_V_WRONG_ANSWER, "%s %d (%s): %s", bench ? "benchmark" : "test", idx, shape,
+                  e->check.status == RESULT_FAIL || e->check.status == RESULT_ERROR ?
+                  e->check.message : "wrong output");
+}
+
 /* A new entry for case idx of the board's tests (bench 0) or benchmarks. */
 struct result_shape *judge_entry(struct judge *j, int bench, int idx)
 {

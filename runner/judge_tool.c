@@ -78,11 +78,7 @@ int judge_tool_shapes(struct judge *j, struct kj_err *err)
             return KJ_EINTERNAL;
         }
         if (r == STEP_VERDICT) {
-            char shape[256];
-            spec_case_label(s, &s->benchmarks[i], shape, sizeof shape);
-            judge_verdict(j, KJ_V_WRONG_ANSWER, "benchmark %d (%s): %s", i, shape,
-                          e->check.status == RESULT_FAIL || e->check.status == RESULT_ERROR ?
-                          e->check.message : "wrong output");
+            judge_case_verdict(j, 1, i, e);
             break;
         }
     }
