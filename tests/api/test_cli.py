@@ -26,7 +26,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "lib"))
-from kjcheck import Counts, check  # noqa: E402
+from kjcheck import check, summary  # noqa: E402
 from kjservice import BIN  # noqa: E402
 from kjtest import Server  # noqa: E402
 from fakerunner import FakeRunner  # noqa: E402
@@ -467,11 +467,8 @@ def run_all(t):
 
 
 def main():
-    for b in (BIN, KJ):
-        if not os.access(b, os.X_OK):
-            print("FAIL %s is not built" % b)
-            print("test_cli: 0 passed, 1 failed, 0 skipped")
-            return 1
+    if not check(all(os.access(b, os.X_OK) for b in (BIN, KJ)), "%s and %s are built" % (BIN, KJ)):
+        return summary("test_cli")
     with tempfile.TemporaryDirectory(prefix="kjudge-cli-") as tmp:
         boards = os.path.join(tmp, "boards")
         os.makedirs(boards)
@@ -482,8 +479,7 @@ def main():
                      rate_flags=["--rate-limit-test", "0", "--rate-limit-benchmark", "1",
                                  "--rate-limit-leaderboard", "0"])
         if not check(srv.start(), "the server starts"):
-            print("test_cli: %d passed, %d failed, %d skipped" % (Counts.passed, Counts.failed, Counts.skipped))
-            return 1
+            return summary("test_cli")
         runner = None
         try:
             t = {"tmp": tmp, "srv": srv, "port": srv.port, "url": "http://127.0.0.1:%d" % srv.port,
@@ -502,8 +498,7 @@ def main():
             if runner is not None:
                 runner.stop()
             srv.stop()
-    print("test_cli: %d passed, %d failed, %d skipped" % (Counts.passed, Counts.failed, Counts.skipped))
-    return 1 if Counts.failed else 0
+    return summary("test_cli")
 
 
 if __name__ == "__main__":

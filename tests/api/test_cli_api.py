@@ -30,18 +30,10 @@ from kjhttp import Client  # noqa: E402
 from kjservice import ROOT, BIN  # noqa: E402
 from kjtest import is_error, result_body, GOOD_SOURCE  # noqa: E402
 from kjtest import Server, claim  # noqa: E402
+from kjcli import BOARD_DIR, copy_board  # noqa: E402
 
 CLOSED = "closed_quant"   # deadline passed
 PUBREF = "pubref_quant"   # "public_reference": true
-BOARD_DIR = os.path.join(ROOT, "leaderboards", "fp8_quant")
-
-
-def copy_board(boards, dst, **fields):
-    shutil.copytree(BOARD_DIR, os.path.join(boards, dst))
-    p = os.path.join(boards, dst, "leaderboard.json")
-    spec = json.load(open(p))
-    spec.update(dict(name=dst, **fields))
-    json.dump(spec, open(p, "w"), indent=2)
 
 
 def db_query(srv, sql, args=()):

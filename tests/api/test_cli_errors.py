@@ -22,7 +22,7 @@ import threading
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "lib"))
-from kjcheck import Counts, check, skip  # noqa: E402
+from kjcheck import check, skip, summary  # noqa: E402
 from kjhttp import free_port  # noqa: E402
 from kjservice import BIN  # noqa: E402
 from kjtest import Server  # noqa: E402
@@ -145,16 +145,12 @@ def test_errors(t):
 
 
 def main():
-    for b in (BIN, KJ):
-        if not os.access(b, os.X_OK):
-            print("FAIL %s is not built" % b)
-            print("test_cli_errors: 0 passed, 1 failed, 0 skipped")
-            return 1
+    if not check(all(os.access(b, os.X_OK) for b in (BIN, KJ)), "%s and %s are built" % (BIN, KJ)):
+        return summary("test_cli_errors")
     with tempfile.TemporaryDirectory(prefix="kjudge-cli-errors-") as tmp:
         srv = Server(tmp)
         if not check(srv.start(), "the server starts"):
-            print("test_cli_errors: %d passed, %d failed, %d skipped" % (Counts.passed, Counts.failed, Counts.skipped))
-            return 1
+            return summary("test_cli_errors")
         try:
             url = "http://127.0.0.1:%d" % srv.port
             t = {"tmp": tmp, "srv": srv, "port": srv.port, "url": url}
@@ -167,8 +163,7 @@ def main():
             test_no_secret_printed()
         finally:
             srv.stop()
-    print("test_cli_errors: %d passed, %d failed, %d skipped" % (Counts.passed, Counts.failed, Counts.skipped))
-    return 1 if Counts.failed else 0
+    return summary("test_cli_errors")
 
 
 if __name__ == "__main__":
