@@ -18,13 +18,14 @@ KJ_GPU_PROFILE=1; it needs ncu and compute-sanitizer, else it says skipped):
 Wall times of each mode for fast.cu are printed and written with everything
 else to $KJ_PROFILE_OUT (default /tmp/profile_round.json).
 Prints "profile_round: N passed, N failed, N skipped"."""
-import json, os, re, shutil, subprocess, sys, tempfile, time, urllib.request
+import json, os, shutil, subprocess, sys, time, urllib.request
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
-from kjhttp import free_port, http, wait_runner  # noqa: E402
+from kjhttp import http  # noqa: E402
+from kjservice import NO_RATE_LIMITS, Service  # noqa: E402
 import kjcorpus as corpus  # noqa: E402
 
 SERVER, RUNNER = os.path.join(ROOT, "bin", "kjudge-server"), os.path.join(ROOT, "bin", "kjudge-runner")
@@ -93,119 +94,93 @@ def board_bytes(shape):
     return T * H * 4 + T * H * 4 + T * (H // GS) * 4
 
 
-def round_server(tmp, ncu):
-    db, conf, port = os.path.join(tmp, "k.db"), os.path.join(tmp, "k.conf"), free_port()
-    with open(conf, "w") as f:
-        f.write("admin_token = %s\n" % os.urandom(16).hex())
-    base = "http://127.0.0.1:%d" % port
-    procs = []
-    rates = []
-    for m in ("test", "benchmark", "leaderboard", "profile", "sanitize"):
-        rates += ["--rate-limit-" + m, "0"]
-    try:
-        procs.append(subprocess.Popen([SERVER, "serve", "--port", str(port), "--db", db, "--config", conf] + rates +
-                                      ["--leaderboards", os.path.join(ROOT, "leaderboards"), "--web",
-                                       os.path.join(ROOT, "web")], cwd=ROOT, stdout=subprocess.DEVNULL,
-                                      stderr=open(os.path.join(tmp, "server.log"), "w")))
-        for _ in range(100):
-            try:
-                if http("GET", base + "/healthz", timeout=2)[0] == 200:
-                    break
-            except OSError:
-                time.sleep(0.1)
-        run = lambda *a: subprocess.run([SERVER] + list(a) + ["--db", db], capture_output=True, text=True).stdout.strip()
-        alice, bob, rtok = run("user", "add", "alice"), run("user", "add", "bob"), run("runner", "add", "gpu0", "--gpu", "H200")
-        env = dict(os.environ, KJUDGE_RUNNER_TOKEN=rtok, KJUDGE_TOOL_LIMIT_S="40")
-        procs.append(subprocess.Popen([RUNNER, "serve", "--server", base, "--gpu", "0", "--name", "gpu0",
-                                       "--leaderboards", os.path.join(ROOT, "leaderboards")], cwd=ROOT, env=env,
-                                      stdout=subprocess.DEVNULL, stderr=open(os.path.join(tmp, "runner.log"), "w")))
-        wait_runner(base, "H200", proc=procs[-1])
-        spec = json.load(open(os.path.join(LB, "leaderboard.json")))
-        walls = {}
-        # 1. benchmark, then profile
-        _, walls["benchmark"], bres = judged(base, alice, FAST, "benchmark")
-        bres = result_of(bres)
-        check(bres.get("verdict") == "accepted", "fast.cu benchmark mode accepted", json.dumps(bres)[:1500])
-        sid, walls["profile"], pres = judged(base, alice, FAST, "profile")
-        pres_all = pres
-        pres = result_of(pres)
-        report["profile_result"] = pres
-        prof = pres.get("profile") or {}
-        check(pres.get("verdict") == "accepted" and len(prof.get("shapes", [])) == len(spec["benchmarks"]),
-              "fast.cu profile mode: every benchmark shape profiled", json.dumps(pres)[:3000])
-        check(pres_all.get("score_ns") is None, "a profile result has no score")
-        for sh in prof.get("shapes", []):
-            i = sh["benchmark"]
-            med = bres["benchmarks"][i].get("median_ns") if i < len(bres.get("benchmarks", [])) else None
-            l = (sh.get("launches") or [{}])[0]
-            ncu_gbs = l.get("achieved_gbs")
-            if not med or not ncu_gbs:
-                check(False, "shape %d: a median and a DRAM rate" % i, json.dumps(sh)[:800])
-                continue
-            timed_gbs = board_bytes(spec["benchmarks"][i]) / med
-            ratio = ncu_gbs / timed_gbs
-            report.setdefault("bandwidth", []).append({"shape": sh.get("shape"), "median_ns": med,
-                                                       "timed_gbs": timed_gbs, "ncu_gbs": ncu_gbs,
-                                                       "ncu_duration_ns": l.get("duration_ns"), "ratio": ratio})
-            print("     %s: timed %.0f ns -> %.0f GB/s; ncu %.0f ns, DRAM %.0f GB/s (ratio %.3f)" %
-                  (sh.get("shape"), med, timed_gbs, l.get("duration_ns", 0), ncu_gbs, ratio))
-            if i == len(spec["benchmarks"]) - 1:  # the bandwidth-bound shape (256 MB, beyond L2)
-                check(abs(ratio - 1) <= 0.10, "%s: ncu's DRAM throughput within 10%% of the timing's" % sh.get("shape"),
-                      "ratio %.3f" % ratio)
-        url = base + "/api/v1/submissions/%d/artifacts/profile.ncu-rep" % (sid or 0)
-        st, body = download(url, alice)
-        check(st == 200 and len(body) > 1000, "the owner downloads profile.ncu-rep (%d bytes)" % len(body))
-        st2, _ = download(url, bob)
-        st3, _ = download(url, None)
-        check(st2 == 404 and st3 == 404, "others get 404 (%d, %d)" % (st2, st3))
-        if st == 200:
-            rep = os.path.join(tmp, "d.ncu-rep")
-            open(rep, "wb").write(body)
-            p = subprocess.run([ncu, "--import", rep, "--page", "details"], capture_output=True, text=True)
-            check(p.returncode == 0 and "quant_fast" in p.stdout, "ncu --import reads the download", p.stderr[-500:])
-        # 2. sanitize
-        _, walls["sanitize"], sres = judged(base, alice, FAST, "sanitize")
-        sres = result_of(sres)
-        report["sanitize_fast"] = sres
-        check(sres.get("verdict") == "accepted" and (sres.get("sanitize") or {}).get("clean") is True,
-              "fast.cu clean under memcheck", json.dumps(sres)[:1500])
-        _, _, tres = judged(base, alice, os.path.join(LB, "template.cu"), "sanitize")
-        check((result_of(tres).get("sanitize") or {}).get("clean") is True, "the template clean under memcheck",
-              json.dumps(result_of(tres))[:1500])
-        race = os.path.join(HERE, "tool", "race.cu")
-        _, _, rres = judged(base, alice, race, "sanitize", tool="racecheck")
-        report["sanitize_race"] = result_of(rres)
-        want = marked_line(race, "RACE")
-        hit = [f for f in findings(rres) if want in (f.get("line"), f.get("line2"))]
-        check(hit, "race.cu: a racecheck finding at line %d" % want, json.dumps(result_of(rres))[:1500])
-        oob = os.path.join(HERE, "tool", "oob_read.cu")
-        t0 = time.time()
-        _, _, ores = judged(base, alice, oob, "sanitize")
-        report["sanitize_oob"] = result_of(ores)
-        want = marked_line(oob, "OOB")
-        hit = [f for f in findings(ores) if f.get("line") == want]
-        check(hit, "oob_read.cu: a memcheck finding at line %d (%.1f s)" % (want, time.time() - t0),
-              json.dumps(result_of(ores))[:1500])
-        # 3. a hang under the profiler
-        t0 = time.time()
-        _, _, hres = judged(base, alice, os.path.join(ROOT, "tests", "gpu", "cases", "infinite_loop.cu"), "profile")
-        took = time.time() - t0
-        check(result_of(hres).get("verdict") == "time_limit" and took < 40 + 30,
-              "a hang in profile mode ends at the time limit (%.1f s, limit 40 s)" % took, json.dumps(result_of(hres))[:800])
-        report["walls_s"] = walls
-        print("     wall time for fast.cu: " + ", ".join("%s %.1f s" % kv for kv in walls.items()))
-    finally:
-        for p in procs:
-            p.terminate()
-        for p in procs:
-            try:
-                p.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                p.kill()
-        for log in ("server.log", "runner.log"):
-            path = os.path.join(tmp, log)
-            if counts["failed"] and os.path.exists(path):
-                print("---- %s (tail)\n%s" % (log, open(path).read()[-3000:]))
+def round_server(ncu):
+    # Service: the runner's environment without the caller's proxies (a
+    # proxy setting would send its loopback requests away) and tokens.
+    with Service(runner="real", runner_name="gpu0", rate_flags=NO_RATE_LIMITS, prefix="kjudge-profile-",
+                 runner_env={"KJUDGE_TOOL_LIMIT_S": "40"}) as svc:
+        round_jobs(svc, ncu)
+        if counts["failed"]:
+            svc.print_logs()
+
+
+def round_jobs(svc, ncu):
+    base, tmp = svc.base, svc.tmp
+    alice, bob = svc.user("alice"), svc.user("bob")
+    spec = json.load(open(os.path.join(LB, "leaderboard.json")))
+    walls = {}
+    # 1. benchmark, then profile
+    _, walls["benchmark"], bres = judged(base, alice, FAST, "benchmark")
+    bres = result_of(bres)
+    check(bres.get("verdict") == "accepted", "fast.cu benchmark mode accepted", json.dumps(bres)[:1500])
+    sid, walls["profile"], pres = judged(base, alice, FAST, "profile")
+    pres_all = pres
+    pres = result_of(pres)
+    report["profile_result"] = pres
+    prof = pres.get("profile") or {}
+    check(pres.get("verdict") == "accepted" and len(prof.get("shapes", [])) == len(spec["benchmarks"]),
+          "fast.cu profile mode: every benchmark shape profiled", json.dumps(pres)[:3000])
+    check(pres_all.get("score_ns") is None, "a profile result has no score")
+    for sh in prof.get("shapes", []):
+        i = sh["benchmark"]
+        med = bres["benchmarks"][i].get("median_ns") if i < len(bres.get("benchmarks", [])) else None
+        l = (sh.get("launches") or [{}])[0]
+        ncu_gbs = l.get("achieved_gbs")
+        if not med or not ncu_gbs:
+            check(False, "shape %d: a median and a DRAM rate" % i, json.dumps(sh)[:800])
+            continue
+        timed_gbs = board_bytes(spec["benchmarks"][i]) / med
+        ratio = ncu_gbs / timed_gbs
+        report.setdefault("bandwidth", []).append({"shape": sh.get("shape"), "median_ns": med,
+                                                   "timed_gbs": timed_gbs, "ncu_gbs": ncu_gbs,
+                                                   "ncu_duration_ns": l.get("duration_ns"), "ratio": ratio})
+        print("     %s: timed %.0f ns -> %.0f GB/s; ncu %.0f ns, DRAM %.0f GB/s (ratio %.3f)" %
+              (sh.get("shape"), med, timed_gbs, l.get("duration_ns", 0), ncu_gbs, ratio))
+        if i == len(spec["benchmarks"]) - 1:  # the bandwidth-bound shape (256 MB, beyond L2)
+            check(abs(ratio - 1) <= 0.10, "%s: ncu's DRAM throughput within 10%% of the timing's" % sh.get("shape"),
+                  "ratio %.3f" % ratio)
+    url = base + "/api/v1/submissions/%d/artifacts/profile.ncu-rep" % (sid or 0)
+    st, body = download(url, alice)
+    check(st == 200 and len(body) > 1000, "the owner downloads profile.ncu-rep (%d bytes)" % len(body))
+    st2, _ = download(url, bob)
+    st3, _ = download(url, None)
+    check(st2 == 404 and st3 == 404, "others get 404 (%d, %d)" % (st2, st3))
+    if st == 200:
+        rep = os.path.join(tmp, "d.ncu-rep")
+        open(rep, "wb").write(body)
+        p = subprocess.run([ncu, "--import", rep, "--page", "details"], capture_output=True, text=True)
+        check(p.returncode == 0 and "quant_fast" in p.stdout, "ncu --import reads the download", p.stderr[-500:])
+    # 2. sanitize
+    _, walls["sanitize"], sres = judged(base, alice, FAST, "sanitize")
+    sres = result_of(sres)
+    report["sanitize_fast"] = sres
+    check(sres.get("verdict") == "accepted" and (sres.get("sanitize") or {}).get("clean") is True,
+          "fast.cu clean under memcheck", json.dumps(sres)[:1500])
+    _, _, tres = judged(base, alice, os.path.join(LB, "template.cu"), "sanitize")
+    check((result_of(tres).get("sanitize") or {}).get("clean") is True, "the template clean under memcheck",
+          json.dumps(result_of(tres))[:1500])
+    race = os.path.join(HERE, "tool", "race.cu")
+    _, _, rres = judged(base, alice, race, "sanitize", tool="racecheck")
+    report["sanitize_race"] = result_of(rres)
+    want = marked_line(race, "RACE")
+    hit = [f for f in findings(rres) if want in (f.get("line"), f.get("line2"))]
+    check(hit, "race.cu: a racecheck finding at line %d" % want, json.dumps(result_of(rres))[:1500])
+    oob = os.path.join(HERE, "tool", "oob_read.cu")
+    t0 = time.time()
+    _, _, ores = judged(base, alice, oob, "sanitize")
+    report["sanitize_oob"] = result_of(ores)
+    want = marked_line(oob, "OOB")
+    hit = [f for f in findings(ores) if f.get("line") == want]
+    check(hit, "oob_read.cu: a memcheck finding at line %d (%.1f s)" % (want, time.time() - t0),
+          json.dumps(result_of(ores))[:1500])
+    # 3. a hang under the profiler
+    t0 = time.time()
+    _, _, hres = judged(base, alice, os.path.join(ROOT, "tests", "gpu", "cases", "infinite_loop.cu"), "profile")
+    took = time.time() - t0
+    check(result_of(hres).get("verdict") == "time_limit" and took < 40 + 30,
+          "a hang in profile mode ends at the time limit (%.1f s, limit 40 s)" % took, json.dumps(result_of(hres))[:800])
+    report["walls_s"] = walls
+    print("     wall time for fast.cu: " + ", ".join("%s %.1f s" % kv for kv in walls.items()))
 
 
 def eval_verdict(path, mode, extra):
@@ -234,9 +209,8 @@ def main():
         counts["skipped"] += 1
         print("  skip: ncu and compute-sanitizer are needed")
     else:
-        tmp = tempfile.mkdtemp(prefix="kjudge-profile-")
         try:
-            round_server(tmp, ncu)
+            round_server(ncu)
         except Exception as e:  # a crash of the round is a failure, with its reason
             check(False, "the server round ran", repr(e))
         try:

@@ -266,11 +266,14 @@ class Service:
     before the block starts. s.server, s.base, s.port, s.runner, s.user(name).
     On the way out the runner and the server are stopped and the folder is
     removed (kept, and its logs' tails printed, when keep_on_error and the
-    block raised). extra/rate_flags/boards go to Server."""
+    block raised). extra/rate_flags/boards go to Server; runner_env adds
+    to the runner's environment (after the calling one's proxies and
+    tokens are taken out)."""
 
     def __init__(self, runner=None, gpu="H200", runner_name="runner-0", extra=(), rate_flags=None,
-                 boards=BOARDS, prefix="kjudge-test-", runner_wait_s=180):
+                 boards=BOARDS, prefix="kjudge-test-", runner_wait_s=180, runner_env=None):
         self.kind = runner
+        self.runner_env = runner_env
         self.gpu = gpu
         self.runner_name = runner_name
         self.opts = dict(extra=extra, rate_flags=rate_flags, boards=boards)
@@ -291,7 +294,7 @@ class Service:
                 if tok is None:
                     raise RuntimeError("runner add %s failed" % self.runner_name)
                 self.runner = Runner(self.tmp, self.base, tok, name=self.runner_name, kind=self.kind,
-                                     boards=self.opts["boards"]).start()
+                                     boards=self.opts["boards"], env=self.runner_env).start()
                 wait_runner(self.base, self.gpu, timeout=self.runner_wait_s, proc=self.runner.proc)
         except BaseException:
             self.__exit__(*sys.exc_info())
