@@ -34,6 +34,12 @@ void judge_verdict(struct judge *j, enum kj_verdict verdict, const char *fmt, ..
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
     result_set_verdict(j->res, verdict, msg);
+    if (j->job->mode != KJ_MODE_SANITIZE) /* there judge_tool_finish reports it */
+        judge_verdict_event(j);
+}
+
+void judge_verdict_event(struct judge *j)
+{
     cJSON *ev = result_verdict_json(j->res);
     judge_event(j, KJ_EV_VERDICT, ev);
     cJSON_Delete(ev);

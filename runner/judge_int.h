@@ -84,6 +84,9 @@ void judge_event(struct judge *j, enum kj_event event, const cJSON *data);
  * verdict wins; later ones are dropped). */
 void judge_verdict(struct judge *j, enum kj_verdict verdict, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+/* The verdict event of the result's verdict (judge_verdict sends it, except
+ * in sanitize mode, where judge_tool_finish does once the findings are read). */
+void judge_verdict_event(struct judge *j);
 int judge_has_verdict(const struct judge *j);
 /* Report a shape entry as event ev. */
 void judge_shape_event(struct judge *j, enum kj_event ev, const struct result_shape *e);

@@ -180,12 +180,32 @@ static void judge_tool_sanitize(struct judge *j)
     j->res->tool = o;
 }
 
+/* Sanitize mode's verdict, reported only now: a wrong answer left by a
+ * kernel that memcheck stopped at an invalid access is that access's
+ * runtime error (the outputs compared are what the stopped kernel left). */
+static void judge_tool_sanitize_verdict(struct judge *j)
+{
+    char what[400], msg[RESULT_MAX_MESSAGE];
+    if (j->res->has_verdict && j->res->verdict == KJ_V_WRONG_ANSWER &&
+        sanitize_stopped(j->res->tool, what, sizeof what)) {
+        snprintf(msg, sizeof msg, "memcheck stopped the kernel at an invalid access: %s; so %.1500s",
+                 what, j->res->message);
+        j->res->has_verdict = 0;
+        result_set_verdict(j->res, KJ_V_RUNTIME_ERROR, msg);
+    }
+    if (j->res->has_verdict)
+        judge_verdict_event(j);
+}
+
 void judge_tool_finish(struct judge *j)
 {
     struct kj_err e;
     kj_err_clear(&e);
-    if (j->tool_dir[0] == '\0')
+    if (j->tool_dir[0] == '\0') {
+        if (j->job->mode == KJ_MODE_SANITIZE)
+            judge_tool_sanitize_verdict(j);
         return;
+    }
     if (j->run.pid > 0) {
         struct box_req q;
         memset(&q, 0, sizeof q);
@@ -195,8 +215,10 @@ void judge_tool_finish(struct judge *j)
         if (tool_wait(&j->run, mono_now() + (left > 10 ? left : 10), &e) != KJ_OK)
             judge_tool_note(j, "%s", e.msg);
     }
-    if (j->job->mode == KJ_MODE_PROFILE)
+    if (j->job->mode == KJ_MODE_PROFILE) {
         judge_tool_profile(j);
-    else
+    } else {
         judge_tool_sanitize(j);
+        judge_tool_sanitize_verdict(j);
+    }
 }

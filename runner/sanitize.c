@@ -214,6 +214,30 @@ static void san_add(cJSON *groups, const struct san_finding *f, int list)
         cJSON_AddItemToArray(cJSON_GetObjectItem(g, "findings"), san_finding_json(f));
 }
 
+int sanitize_stopped(const cJSON *report, char *out, size_t outsz)
+{
+    const cJSON *tool = cJSON_GetObjectItem(report, "tool");
+    const cJSON *errors = cJSON_GetObjectItem(report, "errors");
+    const cJSON *group = cJSON_GetArrayItem(cJSON_GetObjectItem(report, "groups"), 0);
+    const cJSON *f = cJSON_GetArrayItem(cJSON_GetObjectItem(group, "findings"), 0);
+    if (!cJSON_IsString(tool) || strcmp(tool->valuestring, "memcheck") != 0 ||
+        !cJSON_IsNumber(errors) || errors->valuedouble < 1 || f == NULL)
+        return 0;
+    const cJSON *text = cJSON_GetObjectItem(f, "text"), *kernel = cJSON_GetObjectItem(f, "kernel");
+    const cJSON *file = cJSON_GetObjectItem(f, "file"), *line = cJSON_GetObjectItem(f, "line");
+    const cJSON *th = cJSON_GetObjectItem(f, "thread"), *bl = cJSON_GetObjectItem(f, "block");
+    int n = snprintf(out, outsz, "%s in %s", cJSON_IsString(text) ? text->valuestring : "an invalid access",
+                     cJSON_IsString(kernel) ? kernel->valuestring : "the kernel");
+    if (n >= 0 && (size_t)n < outsz && cJSON_IsString(file) && cJSON_IsNumber(line))
+        n += snprintf(out + n, outsz - (size_t)n, " at %s:%d", file->valuestring, line->valueint);
+    if (n >= 0 && (size_t)n < outsz && cJSON_GetArraySize(th) == 3 && cJSON_GetArraySize(bl) == 3)
+        snprintf(out + n, outsz - (size_t)n, " (thread (%d,%d,%d), block (%d,%d,%d))",
+                 cJSON_GetArrayItem(th, 0)->valueint, cJSON_GetArrayItem(th, 1)->valueint,
+                 cJSON_GetArrayItem(th, 2)->valueint, cJSON_GetArrayItem(bl, 0)->valueint,
+                 cJSON_GetArrayItem(bl, 1)->valueint, cJSON_GetArrayItem(bl, 2)->valueint);
+    return 1;
+}
+
 cJSON *sanitize_report(const char *log, size_t len, const char *tool, const char *const *kernels,
                        int nkernels, int max)
 {

@@ -31,4 +31,12 @@
 cJSON *sanitize_report(const char *log, size_t len, const char *tool, const char *const *kernels,
                        int nkernels, int max);
 
+/* memcheck runs with --destroy-on-device-error kernel (tool.c): at the
+ * first invalid access of a kernel it ends that kernel, reports the access,
+ * and the process goes on with what the kernel left in its outputs. When
+ * report (sanitize_report's object) is memcheck's and lists a finding in
+ * the submission's kernels, writes "KIND in KERNEL at FILE:LINE (thread
+ * (x,y,z), block (x,y,z))" for its first one to out and returns 1; else 0. */
+int sanitize_stopped(const cJSON *report, char *out, size_t outsz);
+
 #endif

@@ -210,6 +210,13 @@ static void tool_argv(const struct tool_cfg *c, const char *tool, const char *se
             argv[n++] = "--leak-check";
             argv[n++] = "no";
         }
+        /* At a precise device error (memcheck's invalid access) end only
+         * the kernel, not the context: destroying the context hangs until
+         * the limit once the box runs under its own uid (seen on the H200,
+         * 2025.3.1), while root in the box would end it. The finding is
+         * reported either way; judge_tool.c words the verdict. */
+        argv[n++] = "--destroy-on-device-error";
+        argv[n++] = "kernel";
         argv[n++] = "--report-api-errors";
         argv[n++] = "no";
         argv[n++] = "--show-backtrace";
@@ -259,11 +266,6 @@ static void tool_child(const struct tool_cfg *c, const char *tool, const char *s
          mount("kjshm", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, TOOL_SHM_SIZE) != 0))
         tool_die("private /tmp");
     rbox_cgroup_self(cg, sizeof cg); /* the tool and the box: removed by rbox_cleanup(pid) */
-    /* The tool creates its channel to the box (sockets and files in the
-     * private /tmp and /dev/shm) as root; the box, at uid 65534 after its
-     * lock, must still reach them when it opens one late (memcheck's report
-     * of a fault hung otherwise). Only the tool and its box see these mounts. */
-    umask(0);
     tool_env(c);
     snprintf(lc, sizeof lc, "%d", c->launch_count > 0 ? c->launch_count : 64);
     snprintf(out, sizeof out, "%s/%s", c->outdir,

@@ -195,8 +195,28 @@ static void test_memcheck(void)
              strcmp(str(f, "address"), "0x7f7e41a01600") == 0 &&
              cJSON_GetArrayItem(cJSON_GetObjectItem(f, "block"), 0)->valueint == 3,
              "line 15, 4 bytes, its address and block");
+    char what[400];
+    KT_CHECK(o != NULL && sanitize_stopped(o, what, sizeof what) &&
+             strcmp(what, "Invalid __global__ read of size 4 bytes in quant at submission.cu:15 "
+                          "(thread (63,0,0), block (3,0,0))") == 0,
+             "the access memcheck stopped the kernel at: '%s'", o ? what : "");
     cJSON_Delete(o);
     free(oob);
+    /* No finding, or another tool's (racecheck does not stop kernels): none. */
+    o = sanitize_report("========= ERROR SUMMARY: 0 errors\n", 34, "memcheck", quant, 1, 10);
+    KT_CHECK(o != NULL && !sanitize_stopped(o, what, sizeof what), "a clean memcheck run stopped nothing");
+    cJSON_Delete(o);
+    char *race = kt_slurp(DATA "race_racecheck.log", &n);
+    o = race != NULL ? sanitize_report(race, n, "racecheck", quant, 1, 10) : NULL;
+    KT_CHECK(o != NULL && num(o, "errors") == 5 && !sanitize_stopped(o, what, sizeof what),
+             "racecheck's findings stop no kernel");
+    cJSON_Delete(o);
+    free(race);
+    /* memcheck's findings only in the judge's kernels: the submission's kernel was not stopped. */
+    const char *other[] = {"quant_fast"};
+    o = sanitize_report(memcheck, sizeof memcheck - 1, "memcheck", other, 1, 10);
+    KT_CHECK(o != NULL && !sanitize_stopped(o, what, sizeof what), "another kernel's finding");
+    cJSON_Delete(o);
 }
 
 int main(void)
