@@ -15,6 +15,10 @@ per board and the GPU's empty-kernel constant, and the goals: CV below
 resolution. Raw results go to OUT/score_stability.csv, the tables to
 OUT/table.md (OUT: --out, else $OUT, else build/score_stability).
 
+--old v2-1p puts v2 in one submission box beside v2 instead of v1 (v2 as
+it was before its rounds were spread over fresh processes, docs/timing.md
+4a), to measure what the processes bring.
+
 Sizing (one device call): round 1 measures each run's wall time; the
 remaining rounds are fitted into --budget seconds, v2 first (--runs
 rounds), v1 in as many rounds as are left (spread evenly, at least 3 when
@@ -54,7 +58,6 @@ KERNELS = [
     ("matmul fast", "matmul", "leaderboards/matmul/examples/fast.cu"),
     ("gdn fast", "gated_deltanet_recompute_w_u", "leaderboards/gated_deltanet_recompute_w_u/examples/fast.cu"),
 ]
-PROTOCOLS = ("v2", "v1")
 GOAL_CV = 0.3                 # percent
 RES_FACTOR = 1.96 * math.sqrt(2)  # 95 % of the difference of two runs, in CVs
 EVAL_TIMEOUT = 90            # a normal run takes 2-20 s; a stuck one must not eat the call
@@ -69,6 +72,9 @@ def log(msg):
 def eval_cmd(args, path, board, proto, seq):
     if args.fake:
         return [sys.executable, os.path.abspath(__file__), "--fake-eval", path, board, proto, str(seq)]
+    if proto == "v2-1p":  # v2 in one submission box: the protocol before TPLAN_PROCESSES
+        return [args.runner, "eval", path, "--leaderboard", board, "--mode", "leaderboard", "--protocol", "v2",
+                "--processes", "1", "--json"]
     return [args.runner, "eval", path, "--leaderboard", board, "--mode", "leaderboard", "--protocol", proto,
             "--json"]
 
@@ -110,11 +116,11 @@ def run_one(args, label, board, path, proto, seq):
     return row, None
 
 
-def plan_rounds(walls, runs, budget_left):
-    """After round 1: (v2 rounds, v1 rounds) still to run within budget_left seconds,
-    from the measured wall time of one run of each kernel under each protocol."""
+def plan_rounds(walls, runs, budget_left, old="v1"):
+    """After round 1: (v2 rounds, old-protocol rounds) still to run within budget_left
+    seconds, from the measured wall time of one run of each kernel under each protocol."""
     c2 = sum(walls.get("v2", [])) or 1e-9
-    c1 = sum(walls.get("v1", [])) or 1e-9
+    c1 = sum(walls.get(old, [])) or 1e-9
     n2 = max(0, min(runs - 1, int(budget_left // c2)))
     left = budget_left - n2 * c2
     n1 = max(0, min(runs - 1, int(left // c1)))
@@ -153,26 +159,27 @@ def run_all(args, kernels, writer, rows):
         return row["eval_wall_s"]
 
     # Round 1: every kernel under both protocols, measuring what a run costs.
-    walls = {"v1": [], "v2": []}
+    protocols = ("v2", args.old)
+    walls = {args.old: [], "v2": []}
     for i, (label, board, path) in enumerate(kernels):
-        for proto in (PROTOCOLS if i % 2 == 0 else PROTOCOLS[::-1]):
+        for proto in (protocols if i % 2 == 0 else protocols[::-1]):
             w = one(0, label, board, path, proto)
             walls[proto].append(w if w is not None else 0.0)
     used = time.time() - t_start
     if errors:
         log("round 1 had %d failed runs: stopping here (the rest would fail the same way)" % len(errors))
         return errors
-    n2, n1 = plan_rounds(walls, args.runs, args.budget - used)
-    log("sizing: round 1 took %.0f s (v2 %.1f s, v1 %.1f s per round); budget %.0f s: %d more v2 rounds, "
-        "%d more v1 rounds (%d kernels)" % (used, sum(walls["v2"]), sum(walls["v1"]), args.budget, n2, n1,
-                                            len(kernels)))
+    n2, n1 = plan_rounds(walls, args.runs, args.budget - used, args.old)
+    log("sizing: round 1 took %.0f s (v2 %.1f s, %s %.1f s per round); budget %.0f s: %d more v2 rounds, "
+        "%d more %s rounds (%d kernels)" % (used, sum(walls["v2"]), args.old, sum(walls[args.old]), args.budget,
+                                            n2, n1, args.old, len(kernels)))
     if n2 < args.runs - 1:
         log("WARNING: only %d v2 runs per kernel fit the budget (asked for %d)" % (n2 + 1, args.runs))
     v1_rounds = spread(n1, n2)
     for rnd in range(1, n2 + 1):
         order = kernels[rnd % len(kernels):] + kernels[:rnd % len(kernels)]
         for i, (label, board, path) in enumerate(order):
-            protos = ["v2"] + (["v1"] if (rnd - 1) in v1_rounds else [])
+            protos = ["v2"] + ([args.old] if (rnd - 1) in v1_rounds else [])
             if (rnd + i) % 2 == 1:
                 protos.reverse()
             for proto in protos:
@@ -273,9 +280,9 @@ def report(rows, errors, out_dir):
     for (k, p), s in sorted(summary.items(), key=lambda kv: (kv[0][0], kv[0][1] != "v2")):
         emit("| %s | %s | %s | %d | %.4f | %.3f | %.3f | %s | %s | %d | %.1f |" % (
             k, s["board"], p, s["n"], s["mean"] / 1e3, s["cv"], s["range"],
-            "%.3f" % s["raw_cv"] if p == "v2" else "-",
+            "%.3f" % s["raw_cv"] if p.startswith("v2") else "-",
             "%.1f" % s["offset_sd"] if s["offset_sd"] == s["offset_sd"] else "-", s["corrected"], s["wall"]))
-    for proto in PROTOCOLS:
+    for proto in ["v2"] + sorted({p for (_, p) in summary} - {"v2"}):
         ps = pairs(summary, proto, resolution)
         if not ps:
             continue
@@ -359,6 +366,9 @@ def main(argv=None):
     ap.add_argument("--out", default=os.environ.get("OUT") or os.path.join(ROOT, "build", "score_stability"))
     ap.add_argument("--runner", default=os.path.join(ROOT, "bin", "kjudge-runner"))
     ap.add_argument("--kernels", help="comma-separated labels to run (default: all)")
+    ap.add_argument("--old", choices=("v1", "v2-1p"), default="v1",
+                    help="the protocol beside v2: v1, or v2-1p (v2 in one submission box, before "
+                         "the rounds were spread over fresh processes)")
     ap.add_argument("--fake", action="store_true", help="a stand-in runner, no GPU (tests)")
     ap.add_argument("--merge", nargs="+", metavar="CSV",
                     help="run nothing: the table of the runs in these score_stability.csv files "
@@ -408,20 +418,22 @@ def fake_eval(path, board, proto, seq):
     base = FAKE_MEDIANS.get(name, (7000.0, 8000.0, 11000.0))
     if board != "fp8_quant":
         base = tuple(b * (1.0 + 0.1 * (len(board) % 3)) for b in base)
-    off = rnd.gauss(0, 70)
+    # One launch offset per process: v2 spreads its rounds over four.
+    off = sum(rnd.gauss(0, 70) for _ in range(4)) / 4 if proto == "v2" else rnd.gauss(0, 70)
     raw = [b + off + rnd.gauss(0, 8) for b in base]
     gm = lambda xs: math.exp(sum(math.log(x) for x in xs) / len(xs))
     r = {"verdict": "accepted", "message": "fake", "mode": "leaderboard", "leaderboard": board,
          "system": {"gpu": "NVIDIA H200", "driver": "580.159.04", "sm_clock_mhz_before": 1980,
                     "sm_clock_mhz_after": 1980}}
     benches = [{"index": i, "median_ns": m} for i, m in enumerate(raw)]
-    if proto == "v2":
+    if proto.startswith("v2"):
         gpu = 2897.0
         erun = gpu + 0.95 * off + rnd.gauss(0, 6)
         cor = [m - (erun - gpu) for m in raw]
         for b, c in zip(benches, cor):
             b["corrected_median_ns"] = c
-        r["timing"] = {"protocol": "v2", "rounds": 4, "lanes": 4, "empty_every": 8, "empty_kernel_samples": 600,
+        r["timing"] = {"protocol": "v2", "rounds": 4, "processes": 4 if proto == "v2" else 1, "lanes": 4,
+                       "empty_every": 8, "empty_kernel_samples": 600,
                        "empty_kernel_run_ns": erun, "empty_kernel_gpu_ns": gpu, "corrected": True,
                        "offset_ns": erun - gpu, "raw_score_ns": gm(raw), "wall_s": 1.5}
         r["score_ns"] = gm(cor)

@@ -54,28 +54,31 @@ static int judge_regions(struct judge *j, struct kj_err *err)
     return KJ_OK;
 }
 
+/* The configuration of the reference's box (ref) or the submission's. */
+static void judge_box_cfg(const struct judge *j, int ref, struct box_cfg *c)
+{
+    memset(c, 0, sizeof *c);
+    c->spec = j->spec;
+    c->plan = j->plan;
+    c->wipe = j->job->secrets;
+    c->gpu = j->job->gpu;
+    c->region_size = j->region_size;
+    c->unmap_size = j->region_size;
+    c->gendirs = j->gensrc != NULL ? &j->gendirs : NULL;
+    c->role_reference = ref;
+    c->dirs = ref ? &j->refdirs : &j->dirs;
+    c->region = ref ? j->ref_region : j->run_region;
+    c->unmap = ref ? j->run_region : j->ref_region;
+}
+
 static int judge_start_boxes(struct judge *j, struct kj_err *err)
 {
     struct box_cfg c;
-    memset(&c, 0, sizeof c);
-    c.spec = j->spec;
-    c.plan = j->plan;
-    c.wipe = j->job->secrets;
-    c.gpu = j->job->gpu;
-    c.region_size = j->region_size;
-    c.dirs = &j->refdirs;
-    c.gendirs = j->gensrc != NULL ? &j->gendirs : NULL;
-    c.role_reference = 1;
-    c.region = j->ref_region;
-    c.unmap = j->run_region;
-    c.unmap_size = j->region_size;
+    judge_box_cfg(j, 1, &c);
     int rc = box_start(&c, &j->ref, err);
     if (rc != KJ_OK)
         return rc;
-    c.dirs = &j->dirs;
-    c.role_reference = 0;
-    c.region = j->run_region;
-    c.unmap = j->ref_region;
+    judge_box_cfg(j, 0, &c);
     return j->tool ? judge_tool_start(j, &c, err) : box_start(&c, &j->run, err);
 }
 
@@ -197,6 +200,23 @@ static int judge_load(struct judge *j, int is_ref, struct kj_err *err)
     enum judge_step r = judge_call(j, is_ref, &req, payload, &rep, "loading the module", err);
     free(payload);
     return r == STEP_ERROR ? KJ_EINTERNAL : KJ_OK;
+}
+
+int judge_restart_run(struct judge *j, struct kj_err *err)
+{
+    struct box_cfg c;
+    struct box_device dev;
+    box_kill(&j->run);
+    j->run_epoch++;
+    judge_box_cfg(j, 0, &c);
+    int rc = box_start(&c, &j->run, err);
+    if (rc == KJ_OK)
+        rc = box_read_info(&j->run, &dev, JUDGE_START_MS, err);
+    if (rc == KJ_OK && strcmp(dev.pci, j->dev.pci) != 0)
+        rc = KJ_FAIL(err, KJ_EINTERNAL, "the new box found GPU %s, not %s", dev.pci, j->dev.pci);
+    if (rc == KJ_OK)
+        rc = judge_load(j, 0, err);
+    return rc;
 }
 
 static int judge_tests(struct judge *j, struct kj_err *err)

@@ -216,7 +216,7 @@ static int judge_gpu_check(struct judge *j, int bench, int idx, int check_inputs
         return 0;
     }
     memset(&v, 0, sizeof v);
-    v.gen = run->gen;
+    v.gen = (uint64_t)j->run_epoch << 40 | run->gen;
     memcpy(v.ipc, run->ipc[0], sizeof v.ipc);
     req.copy_inputs = check_inputs;
     req.payload = sizeof v;
@@ -335,7 +335,7 @@ enum judge_step judge_verify_batch(struct judge *j, int idx, const struct box_re
     memset(&rep, 0, sizeof rep);
     if (j->gpu_verify) {
         memset(&v, 0, sizeof v);
-        v.gen = run->gen;
+        v.gen = (uint64_t)j->run_epoch << 40 | run->gen;
         v.n = n;
         v.inputs = inputs;
         v.salt = salt;

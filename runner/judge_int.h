@@ -51,6 +51,9 @@ struct judge {
     struct sass_proc sass;      /* nvdisasm on the submission, pid -1 when not running */
     struct judge_result *res;   /* owned until returned */
     double deadline;            /* CLOCK_MONOTONIC seconds */
+    uint32_t run_epoch;         /* submission boxes started before the current one: the
+                                 * high bits of the buffer generation the reference box
+                                 * maps, which each new box counts again from 1 */
     uint64_t poison;
     int gpu_verify;             /* 1: verify in the reference box through CUDA IPC */
     double copy_gbs;            /* measured device-to-device bandwidth, 0 = not measured */
@@ -87,6 +90,13 @@ void judge_verdict(struct judge *j, enum kj_verdict verdict, const char *fmt, ..
 /* The verdict event of the result's verdict (judge_verdict sends it, except
  * in sanitize mode, where judge_tool_finish does once the findings are read). */
 void judge_verdict_event(struct judge *j);
+
+/* Protocol v2: replace the submission's box by a fresh process (the old
+ * one killed and reaped, the new one started alike, its context awaited
+ * and the module loaded again), so that the rounds of one job average over
+ * several processes' launch paths (docs/timing.md). A failure to load the
+ * module again is a verdict, as the first load's. judge.c. */
+int judge_restart_run(struct judge *j, struct kj_err *err);
 int judge_has_verdict(const struct judge *j);
 /* Report a shape entry as event ev. */
 void judge_shape_event(struct judge *j, enum kj_event ev, const struct result_shape *e);

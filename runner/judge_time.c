@@ -481,12 +481,32 @@ static int judge_v2_finish(struct judge *j, struct v2_shape *shapes, const int *
     return KJ_OK;
 }
 
-/* Protocol v2: the warm-up, the rounds, then judge_v2_finish. */
+/* The submission boxes of a v2 job: job->processes, else TPLAN_PROCESSES. */
+static int judge_v2_processes(const struct judge *j)
+{
+    int p = j->job->processes;
+    return p >= 1 && p <= TPLAN_ROUNDS ? p : TPLAN_PROCESSES;
+}
+
+/* Whether planned round r (from 0) starts in a fresh box: the rounds are
+ * split evenly over the job's processes. */
+static int judge_v2_new_box(int round, int processes)
+{
+    return round > 0 && round < TPLAN_ROUNDS &&
+           round * processes / TPLAN_ROUNDS != (round - 1) * processes / TPLAN_ROUNDS;
+}
+
+/* Protocol v2: the warm-up, the rounds (each group of them in its own
+ * submission box), then judge_v2_finish. */
 static int judge_shapes_v2(struct judge *j, const int *order, double *medians,
                            struct kj_err *err)
 {
     const struct spec *s = j->spec;
     struct stats_rule rule = judge_rule(j);
+    int processes = judge_v2_processes(j);
+    if (j->job->samples <= 0)
+        rule.max_wall_s = TPLAN_MAX_WALL_S;
+    j->res->timing.processes = processes;
     struct v2_shape *shapes = calloc((size_t)s->nbenchmarks, sizeof *shapes);
     double warm = j->job->warmup_s > 0 ? j->job->warmup_s : TPLAN_WARM_S;
     enum judge_step r = STEP_PASS;
@@ -517,6 +537,14 @@ static int judge_shapes_v2(struct judge *j, const int *order, double *medians,
     /* The planned rounds, then more visits for shapes whose rule goes on. */
     for (int round = 0, more = 1; r == STEP_PASS && more; round++) {
         more = 0;
+        if (judge_v2_new_box(round, processes)) {
+            if (judge_restart_run(j, err) != KJ_OK)
+                r = STEP_ERROR;
+            else if (judge_has_verdict(j))
+                r = STEP_VERDICT;
+            if (r != STEP_PASS)
+                break;
+        }
         for (int i = 0; i < s->nbenchmarks && r == STEP_PASS; i++) {
             struct v2_shape *sh = &shapes[order[i]];
             if (sh->stop != STATS_CONTINUE)

@@ -26,6 +26,7 @@
 #include "judge.h"
 #include "kj_file.h"
 #include "protocol.h"
+#include "tplan.h"
 #include "report.h"
 #include "rbox.h"
 #include "result.h"
@@ -73,6 +74,7 @@ struct opts {
     int json, gpu, once, compile_unboxed, shape;
     double warmup, time_limit;
     long samples;
+    int processes;
 };
 
 static void usage(FILE *f)
@@ -87,6 +89,8 @@ static void usage(FILE *f)
         "                     [--samples N]   (exactly N timed calls per shape, for profiling)\n"
         "                     [--protocol v1|v2] (how shapes are timed, docs/timing.md; v2 is\n"
         "                                      the ranked one and the default)\n"
+        "                     [--processes N] (v2: submission boxes the rounds are spread\n"
+        "                                      over, 1-4; runners always use 4)\n"
         "                     [--dump DIR]    (every shape once, untimed: inputs and outputs\n"
         "                                      as raw files + manifest.json, see runner/dump.h)\n"
         "                     [--compile-unboxed] (NVRTC in this process, not in the compile\n"
@@ -139,6 +143,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
         else if (strcmp(a, "--warmup") == 0 && v) { o->warmup = atof(v); i++; }
         else if (strcmp(a, "--time-limit") == 0 && v) { o->time_limit = atof(v); i++; }
         else if (strcmp(a, "--samples") == 0 && v) { o->samples = atol(v); i++; }
+        else if (strcmp(a, "--processes") == 0 && v) { o->processes = atoi(v); i++; }
         else if (strcmp(a, "--shape") == 0 && v) { o->shape = 1 + atoi(v); i++; }
         else if (a[0] != '-' && o->file == NULL) o->file = a;
         else { fprintf(stderr, "kjudge-runner: unknown argument '%s'\n", a); return -1; }
@@ -252,7 +257,10 @@ static int cmd_eval(const struct opts *o)
                    strcmp(o->protocol, "v2") == 0;
     enum kj_sanitizer san = KJ_SAN_MEMCHECK;
     int tool_ok = o->tool == NULL || kj_sanitizer_parse(o->tool, &san) == 0;
-    if (s == NULL || !mode_ok || !proto_ok || !tool_ok) {
+    int procs_ok = o->processes == 0 || (o->processes >= 1 && o->processes <= TPLAN_ROUNDS);
+    if (s == NULL || !mode_ok || !proto_ok || !tool_ok || !procs_ok) {
+        if (!procs_ok)
+            fprintf(stderr, "kjudge-runner: --processes must be 1 to %d\n", TPLAN_ROUNDS);
         if (!mode_ok)
             fprintf(stderr, "kjudge-runner: --mode must be test, benchmark, leaderboard, "
                             "profile or sanitize\n");
@@ -275,6 +283,7 @@ static int cmd_eval(const struct opts *o)
     jj.warmup_s = o->warmup;
     jj.time_limit_s = o->time_limit;
     jj.samples = o->samples;
+    jj.processes = o->processes;
     jj.dump_dir = o->dump;
     jj.sanitizer = san;
     jj.profile_shape = o->shape;

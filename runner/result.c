@@ -314,6 +314,7 @@ static cJSON *timing_top_json(const struct result_timing *t)
     PUT(cJSON_AddStringToObject(o, "protocol", t->protocol == 1 ? "v1" : "v2"));
     if (t->protocol == 2) {
         PUT(cJSON_AddNumberToObject(o, "rounds", t->rounds));
+        PUT(cJSON_AddNumberToObject(o, "processes", t->processes));
         PUT(cJSON_AddNumberToObject(o, "lanes", t->lanes));
         PUT(cJSON_AddNumberToObject(o, "empty_every", t->empty_every));
         PUT(cJSON_AddNumberToObject(o, "empty_kernel_samples", (double)t->empty_samples));

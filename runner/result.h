@@ -111,6 +111,7 @@ struct result_system {
 struct result_timing {
     int protocol;                   /* 1 or 2; 0 = no "timing" key (nothing was timed) */
     int rounds, lanes, empty_every; /* v2's plan */
+    int processes;                  /* v2: submission boxes the rounds ran in */
     long empty_samples;             /* v2: interleaved empty-kernel samples */
     int has_empty_run;
     double empty_run_ns;            /* v2: E_run, their 10 % trimmed mean */

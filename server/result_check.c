@@ -105,6 +105,7 @@ static const struct rc_field f_bench = {NULL, RK_OBJ, 0, 0, 0, f_bench_keys};
 
 static const struct rc_field f_timing_keys[] = {
     {"protocol", RK_STR, 0, 0, 8, NULL}, {"rounds", RK_INT, 0, 0, 1e6, NULL},
+    {"processes", RK_INT, 0, 0, 64, NULL},
     {"lanes", RK_INT, 0, 0, 1024, NULL}, {"empty_every", RK_INT, 0, 0, 1e6, NULL},
     {"empty_kernel_samples", RK_INT, 0, 0, 1e12, NULL},
     {"empty_kernel_run_ns", RK_NUM, RF_NULL, 0, RCHECK_MAX_NS, NULL},

@@ -68,6 +68,11 @@ def test_fake_run():
         check("round 1 had 2 failed runs: stopping here" in stdout and "round  2" not in stdout and
               "| histogram fast | histogram | v2 | 1 |" in stdout,
               "failures in round 1 stop the bench before it spends its budget", stdout[-1500:])
+        rc, stdout, _ = run_bench(out, "--kernels", "fp8 fast,fp8 template", "--old", "v2-1p")
+        rows = list(csv.DictReader(open(os.path.join(out, "score_stability.csv"))))
+        check(rc == 0 and {r["protocol"] for r in rows} == {"v2", "v2-1p"} and
+              "| fp8 fast | fp8_quant | v2-1p |" in stdout and "Ranked pairs under v2-1p" in stdout,
+              "--old v2-1p: v2 in one box beside v2, its own table rows and pairs", stdout[-1500:])
         rc, _, err = run_bench(out, "--kernels", "nope")
         check(rc == 2 and "unknown kernel" in err, "an unknown kernel label is a usage error", err[-300:])
 

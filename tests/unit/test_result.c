@@ -403,6 +403,7 @@ static void test_accepted_v2(void)
     double raw[SPEC_MAX_CASES], cor[SPEC_MAX_CASES];
     t->protocol = 2;
     t->rounds = 4;
+    t->processes = 4;
     t->lanes = 4;
     t->empty_every = 8;
     t->empty_samples = 692;
@@ -430,7 +431,7 @@ static void test_accepted_v2(void)
     KT_CHECK(keys_are(j, "leaderboard,mode,tests,benchmarks,system,compile,timing,"
                          "baseline_empty_kernel_ns,baseline_event_pair_ns,verdict,message,score_ns"),
              "top-level keys");
-    KT_CHECK(keys_are(cJSON_GetObjectItem(j, "timing"), "protocol,rounds,lanes,empty_every,"
+    KT_CHECK(keys_are(cJSON_GetObjectItem(j, "timing"), "protocol,rounds,processes,lanes,empty_every,"
                       "empty_kernel_samples,empty_kernel_run_ns,empty_kernel_gpu_ns,"
                       "empty_kernel_gpu_source,corrected,offset_ns,raw_score_ns,wall_s") &&
              strcmp(str(cJSON_GetObjectItem(j, "timing"), "protocol"), "v2") == 0 &&
