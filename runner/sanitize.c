@@ -149,8 +149,15 @@ static int san_header(const char *s, size_t n)
 }
 
 /* 1 when kernel is one of the submission's (base names compared). */
-static int san_is_sub(const char *kernel, const char *const *kernels, int n)
+/* Whether finding f is in the submission's code: in its source file (the
+ * name compile.c gives NVRTC; a device function of it is named by its own
+ * name, not its kernel's), or in one of its kernels. The judge's own
+ * kernels come from other files or carry no line information. */
+static int san_is_sub(const struct san_finding *f, const char *const *kernels, int n)
 {
+    const char *kernel = f->kernel;
+    if (strcmp(f->file, "submission.cu") == 0)
+        return 1;
     for (int i = 0; i < n; i++) {
         size_t k = strcspn(kernels[i], "<");
         if (strncmp(kernel, kernels[i], k) == 0 &&
@@ -260,7 +267,7 @@ cJSON *sanitize_report(const char *log, size_t len, const char *tool, const char
         const char *body = san_body(log + at, e - at, &blen, &indent);
         if (body != NULL && indent <= 1 && blen > 0) {
             if (open) {
-                int sub = san_is_sub(f.kernel, kernels, nkernels);
+                int sub = san_is_sub(&f, kernels, nkernels);
                 if (sub) {
                     errors++;
                     san_add(groups, &f, shown < max);
@@ -287,7 +294,7 @@ cJSON *sanitize_report(const char *log, size_t len, const char *tool, const char
         at = e + 1;
     }
     if (open) {
-        if (san_is_sub(f.kernel, kernels, nkernels)) {
+        if (san_is_sub(&f, kernels, nkernels)) {
             errors++;
             san_add(groups, &f, shown < max);
             shown += shown < max;

@@ -14,8 +14,9 @@
  *               "findings":[{"kernel","file","line","thread":[x,y,z],
  *                            "block":[x,y,z],"address","size","text"}...]}...],
  *    "judge_findings":k}
- * Findings in kernels that are not the submission's (the judge's own fill
- * and check kernels) are only counted in judge_findings.
+ * Findings outside the submission's code (neither in submission.cu nor in
+ * one of its kernels: the judge's own fill and check kernels, generate.cu)
+ * are only counted in judge_findings.
  */
 #ifndef KJ_SANITIZE_H
 #define KJ_SANITIZE_H
