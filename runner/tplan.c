@@ -14,7 +14,7 @@ static const struct {
     double empty_ns;
     const char *where;
 } tplan_gpus[] = {
-    {"NVIDIA H200", 2897.0, "H200, driver 580.159.04, 2026-12-01: mean of 27 fresh processes"},
+    {"NVIDIA H200", 2931.0, "H200, driver 580.159.04, 2026-12-01: mean E_run of 60 four-process v2 runs"},
 };
 
 int tplan_sets(uint64_t case_bytes, long long total_mem, int max_sets)

@@ -30,6 +30,7 @@
 #define TPLAN_ROUNDS 4            /* planned rounds over the shapes */
 #define TPLAN_PROCESSES 4         /* a fresh submission box for each planned round (docs/timing.md) */
 #define TPLAN_MAX_WALL_S 2.5      /* per shape: v1's 3 s less what the fresh boxes cost */
+#define TPLAN_CORRECT_WEIGHT 0.5  /* the share of the job's empty-kernel deviation subtracted */
 #define TPLAN_EMPTY_EVERY 8       /* timed samples per interleaved empty-kernel sample */
 #define TPLAN_WARM_S 0.2          /* the job's one warm-up, all shapes together */
 #define TPLAN_SET_BYTES (4ull << 30) /* all buffer sets of one case together, at most */
