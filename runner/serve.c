@@ -333,17 +333,32 @@ static void *serve_watch(void *arg)
     return NULL;
 }
 
+/* Tear down what job id left behind (judge.h; NULL: nothing) and log how
+ * long it took. */
+static void serve_teardown(long id, struct judge_leftover *left)
+{
+    double t0 = mono_now();
+    if (left == NULL)
+        return;
+    judge_leftover_finish(left);
+    kj_log(KJ_LOG_INFO, "serve", "torn down job=%ld in %.3f s", id, mono_now() - t0);
+}
+
 /* After a time_limit or runtime_error the GPU may be wedged: a known-answer
- * kernel in a fresh box decides. When it fails, the verdict cannot be
- * trusted either: the job goes back to the queue as an internal error (a
- * retry elsewhere) and this runner stops. */
-static struct judge_result *serve_check_gpu(struct serve *sv, struct judge_result *result)
+ * kernel in a fresh box decides, once the job's own boxes are gone (*left
+ * is torn down first). When it fails, the verdict cannot be trusted
+ * either: the job goes back to the queue as an internal error (a retry
+ * elsewhere) and this runner stops. */
+static struct judge_result *serve_check_gpu(struct serve *sv, struct judge_result *result,
+                                            struct judge_leftover **left)
 {
     struct kj_err err;
     char msg[400];
     if (!result->has_verdict ||
         (result->verdict != KJ_V_TIME_LIMIT && result->verdict != KJ_V_RUNTIME_ERROR))
         return result;
+    serve_teardown(sv->job_id, *left);
+    *left = NULL;
     kj_err_clear(&err);
     if (sv->ops->health(sv->cfg->gpu, &sv->secrets, &err) == KJ_OK) {
         kj_log(KJ_LOG_INFO, "serve", "GPU health check passed after job=%ld (%s)", sv->job_id,
@@ -371,7 +386,8 @@ static double serve_beat_s(const cJSON *job)
     return s;
 }
 
-/* Judge jj beside the watcher thread (heartbeats, the stop's grace). */
+/* Judge jj beside the watcher thread (heartbeats, the stop's grace). The
+ * boxes' teardown is left in *jj->leftover for after the result is posted. */
 static struct judge_result *serve_judge(struct serve *sv, const struct judge_job *jj)
 {
     struct judge_result *result = NULL;
@@ -392,7 +408,7 @@ static struct judge_result *serve_judge(struct serve *sv, const struct judge_job
     pthread_mutex_unlock(&sv->mu);
     if (watching)
         pthread_join(watch, NULL);
-    return result != NULL ? serve_check_gpu(sv, result) : NULL;
+    return result != NULL ? serve_check_gpu(sv, result, jj->leftover) : NULL;
 }
 
 /* Upload the file at path (profile mode's report) as the job's artifact
@@ -431,14 +447,16 @@ static void serve_post_artifact(struct serve *sv, long id, const char *path)
     }
 }
 
-/* Judge one claimed job object and post its result. The job's secret seed
- * string is wiped once read. */
+/* Judge one claimed job object and post its result; only then are its
+ * boxes torn down (the user's verdict waits for none of it). The job's
+ * secret seed string is wiped once read. */
 static void serve_job(struct serve *sv, cJSON *job)
 {
     const cJSON *id = cJSON_GetObjectItem(job, "id"), *lb = cJSON_GetObjectItem(job, "leaderboard"),
                 *mode = cJSON_GetObjectItem(job, "mode"), *src = cJSON_GetObjectItem(job, "source"),
                 *secret = cJSON_GetObjectItem(job, "secret_seed");
     struct judge_result *result = NULL;
+    struct judge_leftover *left = NULL; /* owned: the boxes still to reap */
     if (!cJSON_IsNumber(id) || !cJSON_IsString(lb) || !cJSON_IsString(mode) || !cJSON_IsString(src)) {
         kj_log(KJ_LOG_ERROR, "serve", "malformed job from the server");
         return;
@@ -477,12 +495,14 @@ static void serve_job(struct serve *sv, cJSON *job)
         jj.arch = sv->dev.arch;
         jj.progress = serve_progress;
         jj.progress_ctx = sv;
+        jj.leftover = &left;
         sv->beat_s = serve_beat_s(job);
         result = serve_judge(sv, &jj);
         explicit_bzero(&jj.secret_seed, sizeof jj.secret_seed);
     }
     if (result == NULL) { /* out of memory: the lease runs out and the job is tried again */
         kj_log(KJ_LOG_ERROR, "serve", "no memory for the result of job=%ld", sv->job_id);
+        serve_teardown(sv->job_id, left);
         return;
     }
     kj_log(KJ_LOG_INFO, "serve", "judged job=%ld verdict=%s", sv->job_id,
@@ -491,6 +511,7 @@ static void serve_job(struct serve *sv, cJSON *job)
         serve_post_artifact(sv, sv->job_id, result->artifact);
     serve_post_result(sv, sv->job_id, result);
     result_free(result);
+    serve_teardown(sv->job_id, left);
 }
 
 /* Report to the server that this runner is ready (reason NULL) or refuses
