@@ -13,6 +13,25 @@
  * bound to this GPU type) stops the runner with the server's message, and
  * so does a server whose certificate cannot be verified at start.
  *
+ * The result goes out before the job's boxes are torn down: the judge
+ * kills them and hands over their reaping (judge.h's judge_leftover),
+ * which a thread of its own does (teardown.h) while this loop already
+ * claims the next job and starts judging it. Only the GPU health check
+ * after a time_limit or runtime_error comes before the post, since it can
+ * change the verdict; it waits for every teardown first. Why the overlap
+ * is safe: the boxes are dead (SIGKILL, pipes closed) before the result is
+ * posted, so nothing of the old job runs or answers; what is left is the
+ * kernel and driver freeing their memory and CUDA contexts, and reaping
+ * names each pid (no other waitpid of this process takes -1). A test-mode
+ * job's verdict does not depend on timing, so its boxes may start while
+ * the old contexts go; a benchmark, leaderboard, profile or sanitize job
+ * waits for the teardown before it is judged, so ranked timing and the
+ * tools never share the GPU with it. At most one teardown runs; a second
+ * waits for it. A stop waits for it too before the process ends (when the
+ * watcher gives a job back, at most SERVE_TEARDOWN_WAIT_S), so no box and
+ * no cgroup of a judged job is left behind. The thread forks nothing and
+ * takes only the locks the watcher thread also takes (the log's).
+ *
  * Claims are long polls (SERVE_CLAIM_PATH, POST /runner/claim?wait=20): the
  * server answers the moment a job of this GPU type is queued, or 204 when
  * the wait ends, and the runner asks again at once; a stop drops the
@@ -48,6 +67,7 @@
 #include "sandbox.h"
 #include "secret.h"
 #include "spec.h"
+#include "teardown.h"
 
 #include <cjson/cJSON.h>
 #include <pthread.h>
@@ -66,6 +86,7 @@
 #define SERVE_MAX_BACKOFF_S 30
 #define SERVE_HEARTBEAT_S 20 /* at most; a third of the job's lease_seconds when shorter */
 #define SERVE_WATCH_TICK_S 0.2 /* how often the watcher looks at the stop flag */
+#define SERVE_TEARDOWN_WAIT_S 10 /* a release's wait for the last job's teardown */
 
 struct serve {
     const struct serve_cfg *cfg;
@@ -87,6 +108,7 @@ struct serve {
     int releasing;             /* 1: the watcher gives the job back; post nothing more about it */
     int unhealthy;             /* 1: the GPU failed its health check; stop taking work */
     int refused;               /* 1: the server refused this token's claims (401/403); stop */
+    struct teardown td;        /* the last job's boxes, torn down beside the next job */
     char why[256];             /* what the health check said */
     struct secret_list secrets; /* what every child wipes (secret.h): the token and the
                                  * clients' copies; a job adds its secret seed to a copy */
@@ -279,6 +301,9 @@ static void serve_release(struct serve *sv)
         kj_log(KJ_LOG_WARN, "serve", "stopped: job=%ld not given back (status %d%s%s); it goes "
                "back to the queue when its lease runs out", sv->job_id, st, st < 0 ? ": " : "",
                st < 0 ? err.msg : "");
+    if (!teardown_wait_for(&sv->td, SERVE_TEARDOWN_WAIT_S)) /* the job before's boxes */
+        kj_log(KJ_LOG_WARN, "serve", "stopped: the boxes of job=%ld were not reaped within "
+               "%d s", sv->td.job_id, SERVE_TEARDOWN_WAIT_S);
     _exit(0);
 }
 
@@ -333,17 +358,6 @@ static void *serve_watch(void *arg)
     return NULL;
 }
 
-/* Tear down what job id left behind (judge.h; NULL: nothing) and log how
- * long it took. */
-static void serve_teardown(long id, struct judge_leftover *left)
-{
-    double t0 = mono_now();
-    if (left == NULL)
-        return;
-    judge_leftover_finish(left);
-    kj_log(KJ_LOG_INFO, "serve", "torn down job=%ld in %.3f s", id, mono_now() - t0);
-}
-
 /* After a time_limit or runtime_error the GPU may be wedged: a known-answer
  * kernel in a fresh box decides, once the job's own boxes are gone (*left
  * is torn down first). When it fails, the verdict cannot be trusted
@@ -357,8 +371,9 @@ static struct judge_result *serve_check_gpu(struct serve *sv, struct judge_resul
     if (!result->has_verdict ||
         (result->verdict != KJ_V_TIME_LIMIT && result->verdict != KJ_V_RUNTIME_ERROR))
         return result;
-    serve_teardown(sv->job_id, *left);
+    teardown_start(&sv->td, sv->job_id, *left); /* after the one before */
     *left = NULL;
+    teardown_wait(&sv->td);
     kj_err_clear(&err);
     if (sv->ops->health(sv->cfg->gpu, &sv->secrets, &err) == KJ_OK) {
         kj_log(KJ_LOG_INFO, "serve", "GPU health check passed after job=%ld (%s)", sv->job_id,
@@ -467,6 +482,8 @@ static void serve_job(struct serve *sv, cJSON *job)
     const struct spec *spec = serve_spec(sv, lb->valuestring);
     enum kj_mode m;
     int mode_ok = kj_mode_parse(mode->valuestring, &m) == 0;
+    if (!mode_ok || m != KJ_MODE_TEST) /* timed or under a tool: the GPU to itself */
+        teardown_wait(&sv->td);
     kj_log(KJ_LOG_INFO, "serve", "judging job=%ld leaderboard=%s mode=%s", sv->job_id,
            lb->valuestring, mode->valuestring);
     if (spec == NULL || !mode_ok) {
@@ -502,7 +519,7 @@ static void serve_job(struct serve *sv, cJSON *job)
     }
     if (result == NULL) { /* out of memory: the lease runs out and the job is tried again */
         kj_log(KJ_LOG_ERROR, "serve", "no memory for the result of job=%ld", sv->job_id);
-        serve_teardown(sv->job_id, left);
+        teardown_start(&sv->td, sv->job_id, left);
         return;
     }
     kj_log(KJ_LOG_INFO, "serve", "judged job=%ld verdict=%s", sv->job_id,
@@ -511,7 +528,7 @@ static void serve_job(struct serve *sv, cJSON *job)
         serve_post_artifact(sv, sv->job_id, result->artifact);
     serve_post_result(sv, sv->job_id, result);
     result_free(result);
-    serve_teardown(sv->job_id, left);
+    teardown_start(&sv->td, sv->job_id, left); /* beside the next claim and job */
 }
 
 /* Report to the server that this runner is ready (reason NULL) or refuses
@@ -685,6 +702,10 @@ int serve_loop(const struct serve_cfg *cfg, struct kj_err *err)
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
     pthread_cond_init(&sv.cv, &ca);
     pthread_condattr_destroy(&ca);
+    if (teardown_init(&sv.td) != KJ_OK) {
+        rc = KJ_FAIL(err, KJ_EINTERNAL, "cannot set up the teardown's lock");
+        goto early;
+    }
     if ((rc = serve_open(&sv, err)) != KJ_OK || (rc = serve_ready(&sv, err)) != KJ_OK)
         goto out;
     while (!*cfg->stop && !sv.unhealthy) {
@@ -716,6 +737,8 @@ int serve_loop(const struct serve_cfg *cfg, struct kj_err *err)
     else if (*cfg->stop)
         kj_log(KJ_LOG_INFO, "serve", "stopped name=%s", cfg->name);
 out:
+    teardown_destroy(&sv.td); /* no box is left behind */
+early:
     spec_free_all(sv.specs, sv.nspecs);
     curlc_free(sv.http);
     curlc_free(sv.watch_http);

@@ -9,6 +9,10 @@ the order of things does not depend on the machine's speed). Checks:
 
 - the result is stored (status done) while the job's box is still there,
   and the runner then logs "torn down job=N in X s" and the box is gone;
+- the next test-mode job is claimed and judged while the last job's
+  teardown still runs, and its own teardown waits for that one;
+- a leaderboard-mode job is judged only once the last job's teardown is
+  over (ranked timing never shares the GPU with it);
 - SIGTERM while a teardown is pending: the runner finishes it, leaves no
   box behind and exits 0.
 Ends with "test_teardown: N passed, N failed, N skipped".
@@ -75,6 +79,40 @@ def test_result_first(srv, tok, rtok, tmp):
         r.stop()
 
 
+def torn(r, sid):
+    """Where the runner's log says job sid was torn down (-1: not yet)."""
+    return r.text().find("torn down job=%d in " % sid)
+
+
+def test_overlap(srv, tok, rtok, tmp):
+    url = "http://127.0.0.1:%d" % srv.port
+    r, bdir = fake_runner(tmp, "overlap", url, rtok)
+    r.start()
+    try:
+        a = submit(srv, tok, seconds=0.3)
+        b = submit(srv, tok, seconds=0.3)
+        ok = wait_until(lambda: done(srv, tok, a) and done(srv, tok, b))
+        log = r.text()
+        check(ok and torn(r, a) < 0 and len(boxes(bdir)) == 2,
+              "the next test job is judged while the last one's boxes are still torn down",
+              (ok, boxes(bdir), log[-600:]))
+        ok = wait_until(lambda: torn(r, b) >= 0, 2 * TEARDOWN_S + 10)
+        check(ok and 0 <= torn(r, a) < torn(r, b) and boxes(bdir) == [],
+              "one teardown at a time: the second waits for the first", (boxes(bdir), r.text()[-600:]))
+
+        a = submit(srv, tok, seconds=0.3)
+        lb = submit(srv, tok, seconds=0.3, mode="leaderboard")
+        ok = wait_until(lambda: done(srv, tok, a) and done(srv, tok, lb), TEARDOWN_S + 30)
+        log = r.text()
+        judging = log.find("judging job=%d " % lb)
+        check(ok and 0 <= torn(r, a) < judging,
+              "a leaderboard job is judged only after the last job's teardown", (ok, log[-800:]))
+        check(wait_until(lambda: torn(r, lb) >= 0, TEARDOWN_S + 10) and boxes(bdir) == [],
+              "and its own boxes are torn down after its result", r.text()[-400:])
+    finally:
+        r.stop()
+
+
 def test_stop_pending(srv, tok, rtok, tmp):
     url = "http://127.0.0.1:%d" % srv.port
     r, bdir = fake_runner(tmp, "stop", url, rtok)
@@ -104,6 +142,7 @@ def main():
                 tok = kjrunner.user_token(srv, "alice")
                 rtok = kjrunner.runner_token(srv, "gpuhost")
                 test_result_first(srv, tok, rtok, tmp)
+                test_overlap(srv, tok, rtok, tmp)
                 test_stop_pending(srv, tok, rtok, tmp)
             finally:
                 srv.stop()
