@@ -5,8 +5,11 @@ Prints one table of four parts:
   1. warm test-mode latency (template.cu), split into its steps as the
      submission's event stream shows them: POST answered, compile started
      (the claim and the boxes' fork come first), compiled, last test, the
-     verdict event, and the result stored (the boxes are torn down before
-     the runner posts it); median of n, each job sent once the last is done;
+     verdict event, and the result stored; then the time from the verdict
+     event to the stored result (the result is posted before the boxes are
+     torn down, so no teardown sits in it) and, from the runner's log
+     ("torn down job=N in X s"), the teardown that follows the post beside
+     the next job; median of n, each job sent once the last is done;
   2. test-mode jobs per minute per GPU: a burst of jobs, first POST to last
      verdict;
   3. a flood, under --queue-rule fair and then fifo: a heavy user submits
@@ -22,15 +25,16 @@ Goals: light p99 < 5 s during the flood; warm test p50 < 0.5 s idle;
 
 --fake runs without a GPU: build/kjudge-runner-fakegpu (runner/serve.c as
 shipped, its judge replaced by a sleep that each source names with a
-"fakegpu:seconds=N" line: test 0.3 s, bomb 3 s, leaderboard 4 s), two fake
-runners for the scaling row. Its figures measure the server and the
+"fakegpu:seconds=N" line: test 0.3 s, bomb 3 s, leaderboard 4 s; its
+boxes' teardown a sleep of 0.28 s, an H200's), two fake runners for the
+scaling row. Its figures measure the server and the
 protocol, not a GPU. KJ_BENCH_FLOOD_S (default 40) sets each flood's
 length, KJ_BENCH_N (default 8) the latency samples, KJ_BENCH_BURST
 (default 40) the throughput burst, KJ_BENCH_DRAIN_S (default 30) how long
 the jobs of a flood may take to finish after it; KJ_BENCH_LOGS names a folder that gets
 each service's server and runner log.
 """
-import argparse, http.client as httpc, json, os, shutil, statistics, subprocess, sys, tempfile, threading, time
+import argparse, http.client as httpc, json, os, re, shutil, statistics, subprocess, sys, tempfile, threading, time
 from urllib.parse import urlparse
 
 from common import ROOT, RUNNER, SERVER, LB, free_port, http, submit, wait_runner
@@ -42,6 +46,7 @@ N = int(os.environ.get("KJ_BENCH_N", "8"))
 BURST = int(os.environ.get("KJ_BENCH_BURST", "40"))
 DRAIN_S = float(os.environ.get("KJ_BENCH_DRAIN_S", "30"))
 FAKE_S = {"test": 0.3, "bomb": 3.0, "leaderboard": 4.0}
+FAKE_TEARDOWN_S = 0.28  # a warm test job's teardown on an H200 (run box's CUDA context, reaping, cgroup)
 
 
 class Service:
@@ -85,6 +90,8 @@ class Service:
         self.tok = {u: run("user", "add", u) for u in ("light", "heavy", "third")}
         rtok = run("runner", "add", "bench", "--gpu", "H200")
         env = dict(os.environ, KJUDGE_RUNNER_TOKEN=rtok)
+        if self.fake:
+            env["KJUDGE_FAKE_TEARDOWN_S"] = str(FAKE_TEARDOWN_S)
         for g in range(self.gpus):
             argv = ([FAKE_RUNNER] if self.fake else [RUNNER]) + [
                 "serve", "--server", self.base, "--name", "bench-%d" % g,
@@ -96,6 +103,11 @@ class Service:
         except RuntimeError as e:
             raise RuntimeError("%s: %s" % (e, self.log_tail()))
         time.sleep(0.5)  # every runner's first claim is parked
+
+    def log_text(self):
+        self.log.flush()
+        with open(os.path.join(self.tmp, "log"), errors="replace") as f:
+            return f.read()
 
     def log_tail(self):
         self.log.flush()
@@ -164,25 +176,49 @@ def stream_steps(svc, sid, t_post):
     return seen
 
 
+def torn_down(svc, sids, wait_s=10):
+    """Seconds each of sids' teardown took, from the runner's log lines
+    "torn down job=N in X s" (waiting up to wait_s for the last ones)."""
+    want, got = set(sids), {}
+    deadline = time.time() + wait_s
+    while True:
+        for m in re.finditer(r"torn down job=(\d+) in ([0-9.]+) s", svc.log_text()):
+            if int(m.group(1)) in want:
+                got[int(m.group(1))] = float(m.group(2))
+        if len(got) == len(want) or time.time() > deadline:
+            return got
+        time.sleep(0.1)
+
+
 def latency_split(svc, src):
-    rows = []
+    """(step, median seconds) rows of the warm test-mode latency."""
+    rows, sids = [], []
     for i in range(N + 1):
         t0 = time.time()
         sid = post(svc, "light", src, "test")
         t_post = time.time() - t0
         seen = stream_steps(svc, sid, t0)
-        # The runner sends the verdict event before it tears its boxes down
-        # and posts the result: the user's verdict is the stored result, and
-        # the next job is sent only then, so no step waits on the last job.
+        # The runner sends the verdict event, posts the result and only then
+        # tears its boxes down (beside the next claim): the user's verdict
+        # is the stored result, and the next job is sent only then.
         st, d = http("GET", svc.base + "/api/v1/submissions/%d?wait=1&timeout=120" % sid, svc.tok["light"])
         t_done = time.time() - t0 if st == 200 and d.get("status") == "done" else None
         if i == 0:
             continue  # warm-up
+        sids.append(sid)
         first = lambda e: seen.get(e, [None])[0]
         last = lambda e: seen.get(e, [None])[-1]
-        rows.append({"POST answered": t_post, "compile started (claim, boxes forked)": first("compiling"),
-                     "compiled": first("compiled"), "last test": last("test"), "verdict event": first("verdict"),
-                     "result stored (the user's verdict)": t_done})
+        verdict = first("verdict")
+        rows.append({"POST answered (from POST)": t_post,
+                     "compile started (claim, boxes forked) (from POST)": first("compiling"),
+                     "compiled (from POST)": first("compiled"), "last test (from POST)": last("test"),
+                     "verdict event (from POST)": verdict,
+                     "result stored, the user's verdict (from POST)": t_done,
+                     "verdict event to result stored (no teardown in it)":
+                         t_done - verdict if t_done is not None and verdict is not None else None})
+    torn = torn_down(svc, sids)
+    for r, sid in zip(rows, sids):
+        r["boxes torn down after the result, beside the next job (runner log)"] = torn.get(sid)
     out = []
     for k in rows[0]:
         v = [r[k] for r in rows if r[k] is not None]
@@ -314,7 +350,7 @@ def main():
     rows = Rows()
     with Service("fair", 1, args.fake) as svc:
         for step, v in latency_split(svc, src):
-            rows.append(("warm test latency (1 GPU, n=%d, median)" % N, step + " (from POST)", fmt(v, " s")))
+            rows.append(("warm test latency (1 GPU, n=%d, median)" % N, step, fmt(v, " s")))
         one = burst(svc, src, BURST)
         rows.append(("throughput (1 GPU, %d test jobs at once)" % BURST, "test jobs/min/GPU", fmt(one)))
     for rule in ("fair", "fifo"):

@@ -247,8 +247,19 @@ int box_call(struct box_proc *p, const struct box_req *req, const void *payload,
 /* Read the box_device the child writes after creating its context. */
 int box_read_info(struct box_proc *p, struct box_device *dev, int timeout_ms, struct kj_err *err);
 
-/* Kill (SIGKILL) and reap the box; safe to call twice. */
+/* Kill (SIGKILL) and reap the box; safe to call twice. The same as
+ * box_signal() then box_reap(). */
 void box_kill(struct box_proc *p);
+
+/* The first half of box_kill: SIGKILL to the box (and its process group)
+ * and its pipes closed, at once. p->pid stays for box_reap(). */
+void box_signal(struct box_proc *p);
+
+/* The second half: wait until the killed box has ended (for a run box,
+ * until the driver has destroyed its CUDA context: a few hundred ms) and
+ * remove its cgroup. Blocks; safe to call twice, and from another thread
+ * than the one that started the box (waitpid names the pid). */
+void box_reap(struct box_proc *p);
 
 /* Fork a box running box_main() with cfg (its fd fields are filled here). */
 int box_start(const struct box_cfg *cfg, struct box_proc *out, struct kj_err *err);

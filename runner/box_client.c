@@ -109,22 +109,33 @@ int box_call(struct box_proc *p, const struct box_req *req, const void *payload,
     return rc != KJ_OK ? rc : box_recv(p, rep, timeout_ms, err);
 }
 
-void box_kill(struct box_proc *p)
+void box_signal(struct box_proc *p)
 {
     if (p->pgid > 0)
         kill(-p->pgid, SIGKILL);
     p->pgid = 0;
-    if (p->pid > 0) {
+    if (p->pid > 0)
         kill(p->pid, SIGKILL);
+    if (p->fd_req >= 0) close(p->fd_req);
+    if (p->fd_rep >= 0) close(p->fd_rep);
+    if (p->fd_info >= 0) close(p->fd_info);
+    p->fd_req = p->fd_rep = p->fd_info = -1;
+}
+
+void box_reap(struct box_proc *p)
+{
+    if (p->pid > 0) {
         while (waitpid(p->pid, NULL, 0) < 0 && errno == EINTR)
             ;
         rbox_cleanup(p->pid);
         p->pid = -1;
     }
-    if (p->fd_req >= 0) close(p->fd_req);
-    if (p->fd_rep >= 0) close(p->fd_rep);
-    if (p->fd_info >= 0) close(p->fd_info);
-    p->fd_req = p->fd_rep = p->fd_info = -1;
+}
+
+void box_kill(struct box_proc *p)
+{
+    box_signal(p);
+    box_reap(p);
 }
 
 int box_probe(int gpu, const struct secret_list *wipe, struct box_device *dev,

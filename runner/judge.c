@@ -8,7 +8,10 @@
  * were left alone -> in benchmark and leaderboard modes, every benchmark
  * shape is warmed up and then sampled until the stopping rule (stats.c) is
  * met; every timed call has its own seed and its output is verified the same
- * way -> score = geometric mean of the per-shape medians.
+ * way -> score = geometric mean of the per-shape medians -> the boxes are
+ * killed; reaping them (the driver destroys their CUDA contexts then) is
+ * left to the caller when it asks (judge.h's judge_leftover), so that
+ * serve posts the result first.
  * The judge never trusts the submission box: it compares in this process.
  *
  * This file runs the steps; one checked call is judge_check.c's, the
@@ -271,10 +274,49 @@ static void judge_sass(struct judge *j)
         kj_log(KJ_LOG_WARN, "judge", "instruction classes from the PTX only: %s", err.msg);
 }
 
+/* judge_leftover of the GPU: the two boxes to reap. */
+struct judge_boxes_left {
+    struct judge_leftover base; /* first: finish gets &base */
+    struct box_proc run, ref;
+};
+
+static void judge_boxes_finish(struct judge_leftover *left)
+{
+    struct judge_boxes_left *b = (struct judge_boxes_left *)left;
+    box_reap(&b->run);
+    box_reap(&b->ref);
+    free(b);
+}
+
+void judge_leftover_finish(struct judge_leftover *left)
+{
+    if (left != NULL)
+        left->finish(left);
+}
+
+/* Kill both boxes at once; reap them here, or hand them to the caller in
+ * *job->leftover when it asked (judge.h). */
+static void judge_boxes_stop(struct judge *j)
+{
+    struct judge_boxes_left *b = NULL;
+    box_signal(&j->run);
+    box_signal(&j->ref);
+    if (j->job->leftover != NULL && (j->run.pid > 0 || j->ref.pid > 0) &&
+        (b = malloc(sizeof *b)) != NULL) {
+        b->base.finish = judge_boxes_finish;
+        b->run = j->run;
+        b->ref = j->ref;
+        j->run.pid = j->ref.pid = -1;
+        *j->job->leftover = &b->base;
+        return;
+    }
+    box_reap(&j->run); /* not asked, nothing left, or no memory for it: now */
+    box_reap(&j->ref);
+}
+
 static void judge_cleanup(struct judge *j)
 {
-    box_kill(&j->run);
-    box_kill(&j->ref);
+    judge_boxes_stop(j);
     if (j->run_region != NULL && j->run_region != MAP_FAILED)
         munmap(j->run_region, j->region_size);
     if (j->run_region_fd >= 0)
@@ -449,6 +491,8 @@ int judge_run(const struct judge_job *job, struct judge_result **result, struct 
     struct judge j;
     memset(&j, 0, sizeof j);
     *result = NULL;
+    if (job->leftover != NULL)
+        *job->leftover = NULL;
     j.run.pid = j.ref.pid = -1;
     j.sass.pid = j.sass.fd = -1;
     j.run.fd_req = j.run.fd_rep = j.run.fd_info = -1;

@@ -58,15 +58,36 @@ struct judge_job {
     void *progress_ctx;
     const struct secret_list *secrets; /* what every child of the job wipes right after fork
                                         * (the token, secret_seed): borrowed; NULL = nothing */
+    struct judge_leftover **leftover; /* NULL: judge_run tears the boxes down before it
+                                       * returns; else it kills them and sets *leftover to what
+                                       * is still to be done (or NULL when nothing is), which
+                                       * the caller finishes: judge_leftover_finish() */
 };
 
 struct judge_result;
+
+/* What a judged job leaves behind when the caller asks for it
+ * (judge_job.leftover): its boxes, already killed (SIGKILL) and their
+ * pipes closed, still to be reaped, which waits until the driver has
+ * destroyed each box's CUDA context (a few hundred ms), and their cgroups
+ * removed. The caller posts the result first and finishes this after.
+ * Whoever holds the pointer owns it; judge_leftover_finish() tears down
+ * what is left and frees it. The fake GPU of the API tests
+ * (tests/api/fakegpu.c) makes its own with its own finish. */
+struct judge_leftover {
+    void (*finish)(struct judge_leftover *self); /* tears down, then frees self */
+};
+
+/* Tear down what left holds and free it (blocks until done); NULL does
+ * nothing. Any thread may call it, once. */
+void judge_leftover_finish(struct judge_leftover *left);
 
 /* Judge the job. On success (return 0) *result is a new result (result.h)
  * the caller frees with result_free(); it has a verdict, any but
  * internal_error. A return < 0 is the judge's own fault (err says what;
  * *result is NULL): the caller reports internal_error and may retry; the
- * submission is not charged. */
+ * submission is not charged. Either way, with job->leftover set, the
+ * boxes' teardown is handed over in *job->leftover (see there). */
 int judge_run(const struct judge_job *job, struct judge_result **result, struct kj_err *err);
 
 #endif

@@ -13,10 +13,32 @@
  * bound to this GPU type) stops the runner with the server's message, and
  * so does a server whose certificate cannot be verified at start.
  *
+ * The result goes out before the job's boxes are torn down: the judge
+ * kills them and hands over their reaping (judge.h's judge_leftover),
+ * which a thread of its own does (teardown.h) while this loop already
+ * claims the next job and starts judging it. Only the GPU health check
+ * after a time_limit or runtime_error comes before the post, since it can
+ * change the verdict; it waits for every teardown first. Why the overlap
+ * is safe: the boxes are dead (SIGKILL, pipes closed) before the result is
+ * posted, so nothing of the old job runs or answers; what is left is the
+ * kernel and driver freeing their memory and CUDA contexts, and reaping
+ * names each pid (no other waitpid of this process takes -1). A test-mode
+ * job's verdict does not depend on timing, so its boxes may start while
+ * the old contexts go; a benchmark, leaderboard, profile or sanitize job
+ * waits for the teardown before it is judged, so ranked timing and the
+ * tools never share the GPU with it. At most one teardown runs; a second
+ * waits for it. A stop waits for it too before the process ends (when the
+ * watcher gives a job back, at most SERVE_TEARDOWN_WAIT_S), so no box and
+ * no cgroup of a judged job is left behind. The thread forks nothing and
+ * takes only the locks the watcher thread also takes (the log's).
+ *
  * Claims are long polls (SERVE_CLAIM_PATH, POST /runner/claim?wait=20): the
  * server answers the moment a job of this GPU type is queued, or 204 when
  * the wait ends, and the runner asks again at once; a stop drops the
  * claim in flight within about a second (curlc's abort flag).
+ *
+ * The result and profile mode's artifact are posted by deliver.c, which
+ * every JSON request of this file goes through (deliver_post).
  *
  * Requests go through common/curlc.h (libcurl: http and https, the
  * certificate verified against the system's CAs plus --ca-file, proxies
@@ -37,17 +59,17 @@
 #include "serve.h"
 #include "box.h"
 #include "curlc.h"
+#include "deliver.h"
 #include "gputype.h"
 #include "judge.h"
 #include "mono.h"
 #include "protocol.h"
 #include "rbox.h"
-#include "kj_file.h"
 #include "result.h"
-#include "tool.h"
 #include "sandbox.h"
 #include "secret.h"
 #include "spec.h"
+#include "teardown.h"
 
 #include <cjson/cJSON.h>
 #include <pthread.h>
@@ -60,12 +82,12 @@
 #define SERVE_TIMEOUT_MS 30000L  /* one request, connect included */
 /* A claim's long poll: 20 s, well under SERVE_TIMEOUT_MS. */
 #define SERVE_CLAIM_PATH "/api/v1/runner/claim?wait=20"
-#define SERVE_MAX_ARTIFACT (64u << 20) /* the server's limit of an artifact */
 #define SERVE_CONNECT_MS 10000L
 #define SERVE_IDLE_S 1
 #define SERVE_MAX_BACKOFF_S 30
 #define SERVE_HEARTBEAT_S 20 /* at most; a third of the job's lease_seconds when shorter */
 #define SERVE_WATCH_TICK_S 0.2 /* how often the watcher looks at the stop flag */
+#define SERVE_TEARDOWN_WAIT_S 10 /* a release's wait for the last job's teardown */
 
 struct serve {
     const struct serve_cfg *cfg;
@@ -87,59 +109,11 @@ struct serve {
     int releasing;             /* 1: the watcher gives the job back; post nothing more about it */
     int unhealthy;             /* 1: the GPU failed its health check; stop taking work */
     int refused;               /* 1: the server refused this token's claims (401/403); stop */
+    struct teardown td;        /* the last job's boxes, torn down beside the next job */
     char why[256];             /* what the health check said */
     struct secret_list secrets; /* what every child wipes (secret.h): the token and the
                                  * clients' copies; a job adds its secret seed to a copy */
 };
-
-/* Sleep s seconds, or less when a stop is asked. */
-static void sleep_s(const struct serve *sv, double s)
-{
-    double until = mono_now() + s;
-    for (double left = s; left > 0 && !*sv->cfg->stop; left = until - mono_now()) {
-        double step = left < 0.1 ? left : 0.1;
-        struct timespec ts = {0, (long)(step * 1e9)};
-        nanosleep(&ts, NULL);
-    }
-}
-
-/* What to check when a request failed on the way (not an HTTP answer). */
-static const char *serve_hint(const struct curlc_resp *r)
-{
-    switch (r->fail) {
-    case CURLC_FAIL_TLS:
-        return " (TLS failed: certificate not trusted, or no TLS server; a private CA: "
-               "--ca-file; a plain server: http://)";
-    case CURLC_FAIL_IO:
-        return " (no HTTP answer: is it an https:// server?)";
-    case CURLC_FAIL_RESOLVE:
-        return " (the host name does not resolve)";
-    case CURLC_FAIL_CONNECT:
-        return " (nothing answers there, or at the proxy of https_proxy/http_proxy)";
-    default:
-        return "";
-    }
-}
-
-/* POST a JSON body with client h; returns the HTTP status or <0 (err
- * names the URL, never the token, and what to check). Caller frees *resp. */
-static int serve_post(struct curlc *h, const char *path, const cJSON *body,
-                      struct curlc_resp *resp, struct kj_err *err)
-{
-    char *text = cJSON_PrintUnformatted(body);
-    memset(resp, 0, sizeof *resp);
-    if (text == NULL)
-        return KJ_FAIL(err, KJ_ENOMEM, "out of memory");
-    int rc = curlc_post(h, path, "application/json", text, strlen(text), resp, err);
-    free(text);
-    if (rc != KJ_OK) { /* the hint always fits: the message is cut before it */
-        char msg[KJ_ERR_MSG];
-        const char *hint = serve_hint(resp);
-        snprintf(msg, sizeof msg, "%.*s%s", (int)(sizeof msg - 1 - strlen(hint)), err->msg, hint);
-        snprintf(err->msg, sizeof err->msg, "%s", msg);
-    }
-    return rc == KJ_OK ? (int)resp->status : rc;
-}
 
 static void serve_progress(void *ctx, enum kj_event event, const cJSON *data)
 {
@@ -162,7 +136,7 @@ static void serve_progress(void *ctx, enum kj_event event, const cJSON *data)
     snprintf(path, sizeof path, "/api/v1/runner/jobs/%ld/events?attempt=%ld", sv->job_id,
              sv->attempt);
     kj_err_clear(&err);
-    int st = serve_post(sv->http, path, body, &r, &err);
+    int st = deliver_post(sv->http, path, body, &r, &err);
     if (st < 0 || st >= 300)
         kj_log(KJ_LOG_WARN, "serve", "progress not recorded job=%ld event=%s status=%d%s%s",
                sv->job_id, kj_event_name(event), st, st < 0 ? ": " : "", st < 0 ? err.msg : "");
@@ -193,66 +167,6 @@ static const struct spec *serve_spec(struct serve *sv, const char *name)
     return NULL;
 }
 
-/* The "message" of a JSON error answer into out (printable, "" when none). */
-static void serve_error_msg(const struct curlc_resp *r, char *out, size_t outsz)
-{
-    cJSON *j = r->body != NULL ? cJSON_Parse(r->body) : NULL;
-    const cJSON *m = cJSON_GetObjectItem(cJSON_GetObjectItem(j, "error"), "message");
-    out[0] = '\0';
-    if (cJSON_IsString(m))
-        kj_printable(out, outsz, m->valuestring, outsz - 1);
-    cJSON_Delete(j);
-}
-
-/* Post the result until the server answers 2xx (or says the job is not
- * ours). A result it refuses (422) becomes an internal_error naming why,
- * posted in its place once: the job is tried again, the user not charged.
- * While the runner stops, a failed post is not tried again: the server
- * requeues the job when its lease runs out. */
-static void serve_post_result(struct serve *sv, long id, const struct judge_result *result)
-{
-    char path[128], why[300];
-    double backoff = 1;
-    cJSON *body = result_json(result), *replaced = NULL;
-    snprintf(path, sizeof path, "/api/v1/runner/jobs/%ld/result?attempt=%ld", id, sv->attempt);
-    for (int attempt = 0; attempt < 20; attempt++) {
-        struct curlc_resp r;
-        struct kj_err err;
-        kj_err_clear(&err);
-        int st = serve_post(sv->http, path, replaced != NULL ? replaced : body, &r, &err);
-        if (st == 422)
-            serve_error_msg(&r, why, sizeof why);
-        curlc_resp_free(&r);
-        if ((st >= 200 && st < 300) || st == 409 || st == 404 || (st == 422 && replaced != NULL)) {
-            if (st >= 300)
-                kj_log(KJ_LOG_WARN, "serve", "result refused job=%ld status=%d", id, st);
-            break;
-        }
-        if (st == 422) {
-            char msg[400];
-            kj_log(KJ_LOG_ERROR, "serve", "the server refused the result of job=%ld: %s; "
-                   "posting internal_error instead", id, why);
-            snprintf(msg, sizeof msg, "runner %s: the server refused its result (%s)",
-                     sv->cfg->name, why);
-            struct judge_result *ir = result_internal(msg);
-            replaced = ir != NULL ? result_json(ir) : NULL;
-            result_free(ir);
-            continue;
-        }
-        kj_log(KJ_LOG_WARN, "serve", "result not delivered job=%ld status=%d: %s", id, st,
-               st < 0 ? err.msg : "");
-        if (*sv->cfg->stop) {
-            kj_log(KJ_LOG_WARN, "serve", "stopping: job=%ld goes back to the queue when its "
-                   "lease runs out", id);
-            break;
-        }
-        sleep_s(sv, backoff);
-        backoff = backoff * 2 > SERVE_MAX_BACKOFF_S ? SERVE_MAX_BACKOFF_S : backoff * 2;
-    }
-    cJSON_Delete(replaced);
-    cJSON_Delete(body);
-}
-
 /* The watcher gives the job back (POST .../release), then ends the
  * process: the boxes of the job still being judged die with it
  * (PR_SET_PDEATHSIG). Called with sv->mu held. */
@@ -269,7 +183,7 @@ static void serve_release(struct serve *sv)
     snprintf(path, sizeof path, "/api/v1/runner/jobs/%ld/release?attempt=%ld", sv->job_id,
              sv->attempt);
     kj_err_clear(&err);
-    int st = serve_post(sv->watch_http, path, body, &r, &err);
+    int st = deliver_post(sv->watch_http, path, body, &r, &err);
     cJSON_Delete(body);
     curlc_resp_free(&r);
     if (st >= 200 && st < 300)
@@ -279,6 +193,9 @@ static void serve_release(struct serve *sv)
         kj_log(KJ_LOG_WARN, "serve", "stopped: job=%ld not given back (status %d%s%s); it goes "
                "back to the queue when its lease runs out", sv->job_id, st, st < 0 ? ": " : "",
                st < 0 ? err.msg : "");
+    if (!teardown_wait_for(&sv->td, SERVE_TEARDOWN_WAIT_S)) /* the job before's boxes */
+        kj_log(KJ_LOG_WARN, "serve", "stopped: the boxes of job=%ld were not reaped within "
+               "%d s", sv->td.job_id, SERVE_TEARDOWN_WAIT_S);
     _exit(0);
 }
 
@@ -321,7 +238,7 @@ static void *serve_watch(void *arg)
         struct kj_err err;
         cJSON *empty = cJSON_CreateObject();
         kj_err_clear(&err);
-        int st = serve_post(sv->watch_http, path, empty, &r, &err);
+        int st = deliver_post(sv->watch_http, path, empty, &r, &err);
         if (st < 0 || st >= 300)
             kj_log(KJ_LOG_WARN, "serve", "heartbeat not taken job=%ld status=%d%s%s", sv->job_id,
                    st, st < 0 ? ": " : "", st < 0 ? err.msg : "");
@@ -334,16 +251,21 @@ static void *serve_watch(void *arg)
 }
 
 /* After a time_limit or runtime_error the GPU may be wedged: a known-answer
- * kernel in a fresh box decides. When it fails, the verdict cannot be
- * trusted either: the job goes back to the queue as an internal error (a
- * retry elsewhere) and this runner stops. */
-static struct judge_result *serve_check_gpu(struct serve *sv, struct judge_result *result)
+ * kernel in a fresh box decides, once the job's own boxes are gone (*left
+ * is torn down first). When it fails, the verdict cannot be trusted
+ * either: the job goes back to the queue as an internal error (a retry
+ * elsewhere) and this runner stops. */
+static struct judge_result *serve_check_gpu(struct serve *sv, struct judge_result *result,
+                                            struct judge_leftover **left)
 {
     struct kj_err err;
     char msg[400];
     if (!result->has_verdict ||
         (result->verdict != KJ_V_TIME_LIMIT && result->verdict != KJ_V_RUNTIME_ERROR))
         return result;
+    teardown_start(&sv->td, sv->job_id, *left); /* after the one before */
+    *left = NULL;
+    teardown_wait(&sv->td);
     kj_err_clear(&err);
     if (sv->ops->health(sv->cfg->gpu, &sv->secrets, &err) == KJ_OK) {
         kj_log(KJ_LOG_INFO, "serve", "GPU health check passed after job=%ld (%s)", sv->job_id,
@@ -371,7 +293,8 @@ static double serve_beat_s(const cJSON *job)
     return s;
 }
 
-/* Judge jj beside the watcher thread (heartbeats, the stop's grace). */
+/* Judge jj beside the watcher thread (heartbeats, the stop's grace). The
+ * boxes' teardown is left in *jj->leftover for after the result is posted. */
 static struct judge_result *serve_judge(struct serve *sv, const struct judge_job *jj)
 {
     struct judge_result *result = NULL;
@@ -392,53 +315,26 @@ static struct judge_result *serve_judge(struct serve *sv, const struct judge_job
     pthread_mutex_unlock(&sv->mu);
     if (watching)
         pthread_join(watch, NULL);
-    return result != NULL ? serve_check_gpu(sv, result) : NULL;
+    return result != NULL ? serve_check_gpu(sv, result, jj->leftover) : NULL;
 }
 
-/* Upload the file at path (profile mode's report) as the job's artifact
- * named after its base name, then remove it and its folder (tool.h). A
- * failed upload is logged: the result still goes out, without the file. */
-static void serve_post_artifact(struct serve *sv, long id, const char *path)
+/* Where job sv->job_id's result goes (deliver.h). */
+static struct deliver_to serve_to(const struct serve *sv)
 {
-    char url[256], dir[4096];
-    char *data = NULL;
-    size_t n = 0;
-    struct kj_err err;
-    struct curlc_resp r;
-    const char *base = strrchr(path, '/');
-    base = base != NULL ? base + 1 : path;
-    kj_err_clear(&err);
-    memset(&r, 0, sizeof r);
-    snprintf(url, sizeof url, "/api/v1/runner/jobs/%ld/artifacts/%.64s?attempt=%ld", id, base,
-             sv->attempt);
-    if (kj_read_file(path, SERVE_MAX_ARTIFACT, &data, &n, &err) != KJ_OK) {
-        kj_log(KJ_LOG_WARN, "serve", "artifact of job=%ld not read: %s", id, err.msg);
-    } else {
-        int rc = curlc_post(sv->http, url, "application/octet-stream", data, n, &r, &err);
-        if (rc != 0 || r.status < 200 || r.status > 299)
-            kj_log(KJ_LOG_WARN, "serve", "artifact of job=%ld not delivered status=%ld: %s", id,
-                   r.status, rc != 0 ? err.msg : r.body != NULL ? r.body : "");
-        else
-            kj_log(KJ_LOG_INFO, "serve", "artifact of job=%ld delivered bytes=%zu", id, n);
-        curlc_resp_free(&r);
-    }
-    free(data);
-    snprintf(dir, sizeof dir, "%s", path);
-    char *slash = strrchr(dir, '/');
-    if (slash != NULL) {
-        *slash = '\0';
-        tool_outdir_remove(dir);
-    }
+    struct deliver_to to = {sv->http, sv->job_id, sv->attempt, sv->cfg->name, sv->cfg->stop};
+    return to;
 }
 
-/* Judge one claimed job object and post its result. The job's secret seed
- * string is wiped once read. */
+/* Judge one claimed job object and post its result; only then are its
+ * boxes torn down (the user's verdict waits for none of it). The job's
+ * secret seed string is wiped once read. */
 static void serve_job(struct serve *sv, cJSON *job)
 {
     const cJSON *id = cJSON_GetObjectItem(job, "id"), *lb = cJSON_GetObjectItem(job, "leaderboard"),
                 *mode = cJSON_GetObjectItem(job, "mode"), *src = cJSON_GetObjectItem(job, "source"),
                 *secret = cJSON_GetObjectItem(job, "secret_seed");
     struct judge_result *result = NULL;
+    struct judge_leftover *left = NULL; /* owned: the boxes still to reap */
     if (!cJSON_IsNumber(id) || !cJSON_IsString(lb) || !cJSON_IsString(mode) || !cJSON_IsString(src)) {
         kj_log(KJ_LOG_ERROR, "serve", "malformed job from the server");
         return;
@@ -449,6 +345,8 @@ static void serve_job(struct serve *sv, cJSON *job)
     const struct spec *spec = serve_spec(sv, lb->valuestring);
     enum kj_mode m;
     int mode_ok = kj_mode_parse(mode->valuestring, &m) == 0;
+    if (!mode_ok || m != KJ_MODE_TEST) /* timed or under a tool: the GPU to itself */
+        teardown_wait(&sv->td);
     kj_log(KJ_LOG_INFO, "serve", "judging job=%ld leaderboard=%s mode=%s", sv->job_id,
            lb->valuestring, mode->valuestring);
     if (spec == NULL || !mode_ok) {
@@ -477,20 +375,24 @@ static void serve_job(struct serve *sv, cJSON *job)
         jj.arch = sv->dev.arch;
         jj.progress = serve_progress;
         jj.progress_ctx = sv;
+        jj.leftover = &left;
         sv->beat_s = serve_beat_s(job);
         result = serve_judge(sv, &jj);
         explicit_bzero(&jj.secret_seed, sizeof jj.secret_seed);
     }
     if (result == NULL) { /* out of memory: the lease runs out and the job is tried again */
         kj_log(KJ_LOG_ERROR, "serve", "no memory for the result of job=%ld", sv->job_id);
+        teardown_start(&sv->td, sv->job_id, left);
         return;
     }
     kj_log(KJ_LOG_INFO, "serve", "judged job=%ld verdict=%s", sv->job_id,
            result->has_verdict ? kj_verdict_name(result->verdict) : "?");
+    struct deliver_to to = serve_to(sv);
     if (result->artifact[0] != '\0')
-        serve_post_artifact(sv, sv->job_id, result->artifact);
-    serve_post_result(sv, sv->job_id, result);
+        deliver_artifact(&to, result->artifact);
+    deliver_result(&to, result);
     result_free(result);
+    teardown_start(&sv->td, sv->job_id, left); /* beside the next claim and job */
 }
 
 /* Report to the server that this runner is ready (reason NULL) or refuses
@@ -516,7 +418,7 @@ static int serve_hello(struct serve *sv, const char *reason, struct kj_err *err)
             cJSON_AddStringToObject(body, "gpu", sv->cfg->gpu_type);
     }
     kj_err_clear(&herr);
-    int st = serve_post(sv->http, "/api/v1/runner/hello", body, &r, &herr);
+    int st = deliver_post(sv->http, "/api/v1/runner/hello", body, &r, &herr);
     enum curlc_fail fail = r.fail;
     cJSON_Delete(body);
     curlc_resp_free(&r);
@@ -543,7 +445,7 @@ static int serve_claim(struct serve *sv, struct kj_err *err)
     cJSON_AddStringToObject(body, "runner", sv->cfg->name);
     cJSON_AddStringToObject(body, "gpu", sv->gpu_type);
     cJSON_AddStringToObject(body, "arch", sv->dev.arch);
-    int st = serve_post(sv->claim_http, SERVE_CLAIM_PATH, body, &r, err), rc = 0;
+    int st = deliver_post(sv->claim_http, SERVE_CLAIM_PATH, body, &r, err), rc = 0;
     cJSON_Delete(body);
     if (st == 200 && r.body != NULL) {
         reply = cJSON_Parse(r.body);
@@ -554,7 +456,7 @@ static int serve_claim(struct serve *sv, struct kj_err *err)
         rc = 1;
     } else if (st == 401 || st == 403) {
         char why[300];
-        serve_error_msg(&r, why, sizeof why);
+        deliver_error_msg(&r, why, sizeof why);
         rc = KJ_FAIL(err, KJ_EINVAL, "the server refused this runner's claim for %s (HTTP %d): %s",
                      sv->gpu_type, st, why);
         sv->refused = 1;
@@ -664,6 +566,10 @@ int serve_loop(const struct serve_cfg *cfg, struct kj_err *err)
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
     pthread_cond_init(&sv.cv, &ca);
     pthread_condattr_destroy(&ca);
+    if (teardown_init(&sv.td) != KJ_OK) {
+        rc = KJ_FAIL(err, KJ_EINTERNAL, "cannot set up the teardown's lock");
+        goto early;
+    }
     if ((rc = serve_open(&sv, err)) != KJ_OK || (rc = serve_ready(&sv, err)) != KJ_OK)
         goto out;
     while (!*cfg->stop && !sv.unhealthy) {
@@ -680,14 +586,14 @@ int serve_loop(const struct serve_cfg *cfg, struct kj_err *err)
         }
         if (r < 0) {
             kj_log(KJ_LOG_WARN, "serve", "claim failed, retrying in %.0f s: %s", backoff, cerr.msg);
-            sleep_s(&sv, backoff);
+            mono_sleep(backoff, cfg->stop);
             backoff = backoff * 2 > SERVE_MAX_BACKOFF_S ? SERVE_MAX_BACKOFF_S : backoff * 2;
         } else {
             backoff = SERVE_IDLE_S;
             /* An empty answer that came at once (every waiting slot of the
              * server taken, or a server without long polls): ask again soon. */
             if (r == 0 && mono_now() - t0 < 0.5)
-                sleep_s(&sv, 0.1);
+                mono_sleep(0.1, cfg->stop);
         }
     }
     if (sv.unhealthy)
@@ -695,6 +601,8 @@ int serve_loop(const struct serve_cfg *cfg, struct kj_err *err)
     else if (*cfg->stop)
         kj_log(KJ_LOG_INFO, "serve", "stopped name=%s", cfg->name);
 out:
+    teardown_destroy(&sv.td); /* no box is left behind */
+early:
     spec_free_all(sv.specs, sv.nspecs);
     curlc_free(sv.http);
     curlc_free(sv.watch_http);

@@ -11,6 +11,13 @@
  * source names (default $KJUDGE_FAKE_JUDGE_S, else 0.5) and answers
  * compile_error with a log saying nothing was compiled: a verdict the
  * server accepts for any board and mode.
+ *
+ * Its "boxes" (judge.h's judge_leftover): while a job is judged, a file
+ * box-XXXXXX stands for its boxes in $KJUDGE_FAKE_BOX_DIR (when set); the
+ * teardown takes $KJUDGE_FAKE_TEARDOWN_S seconds (default 0, the time a
+ * real run box's CUDA context takes to go) and then removes the file. So
+ * a test sees when the teardown is over, and whether a stopped runner left
+ * a box behind.
  */
 #include "box.h"
 #include "judge.h"
@@ -20,10 +27,12 @@
 #include "spec.h"
 
 #include <cjson/cJSON.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 static int fakegpu_probe(int gpu, const struct secret_list *wipe, struct box_device *dev,
                          struct kj_err *err)
@@ -48,19 +57,64 @@ static double fakegpu_seconds(const struct judge_job *job)
     return env != NULL ? atof(env) : 0.5;
 }
 
+static void fakegpu_sleep(double s)
+{
+    for (double left = s; left > 0; left -= 0.05) {
+        struct timespec ts = {0, 50 * 1000000L};
+        nanosleep(&ts, NULL);
+    }
+}
+
+/* The fake's judge_leftover: the file that stands for a job's boxes. */
+struct fakegpu_left {
+    struct judge_leftover base; /* first */
+    char path[PATH_MAX];        /* "" when $KJUDGE_FAKE_BOX_DIR is not set */
+};
+
+static void fakegpu_teardown(struct judge_leftover *left)
+{
+    struct fakegpu_left *f = (struct fakegpu_left *)left;
+    const char *env = getenv("KJUDGE_FAKE_TEARDOWN_S");
+    fakegpu_sleep(env != NULL ? atof(env) : 0);
+    if (f->path[0] != '\0')
+        unlink(f->path);
+    free(f);
+}
+
+/* "Start the boxes": the file of $KJUDGE_FAKE_BOX_DIR. NULL: no memory. */
+static struct fakegpu_left *fakegpu_boxes(void)
+{
+    struct fakegpu_left *f = calloc(1, sizeof *f);
+    const char *dir = getenv("KJUDGE_FAKE_BOX_DIR");
+    if (f == NULL)
+        return NULL;
+    f->base.finish = fakegpu_teardown;
+    if (dir != NULL) {
+        snprintf(f->path, sizeof f->path, "%s/box-XXXXXX", dir);
+        int fd = mkstemp(f->path);
+        if (fd >= 0)
+            close(fd);
+        else
+            f->path[0] = '\0';
+    }
+    return f;
+}
+
 static int fakegpu_judge(const struct judge_job *job, struct judge_result **out,
                          struct kj_err *err)
 {
     double s = fakegpu_seconds(job);
     cJSON *empty = cJSON_CreateObject();
     struct judge_result *r = result_new(job->spec, job->mode);
+    struct fakegpu_left *boxes = fakegpu_boxes();
     if (job->progress != NULL)
         job->progress(job->progress_ctx, KJ_EV_COMPILING, empty);
     cJSON_Delete(empty);
-    for (double left = s; left > 0; left -= 0.05) {
-        struct timespec ts = {0, 50 * 1000000L};
-        nanosleep(&ts, NULL);
-    }
+    fakegpu_sleep(s);
+    if (job->leftover != NULL) /* the caller tears the boxes down (judge.h) */
+        *job->leftover = boxes != NULL ? &boxes->base : NULL;
+    else
+        judge_leftover_finish(boxes != NULL ? &boxes->base : NULL);
     if (r == NULL || (r->compile.log = strdup("fakegpu: nothing was compiled")) == NULL) {
         result_free(r);
         return KJ_FAIL(err, KJ_ENOMEM, "fakegpu: out of memory");

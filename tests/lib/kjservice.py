@@ -35,7 +35,8 @@ NO_RATE_LIMITS = ["--rate-limit-test", "0", "--rate-limit-benchmark", "0",
 
 # Settings of the calling environment that would change what a runner does.
 RUNNER_ENV_CLEAN = ("http_proxy", "https_proxy", "HTTP_PROXY", "HTTPS_PROXY", "all_proxy", "ALL_PROXY",
-                    "no_proxy", "NO_PROXY", "KJUDGE_CA_FILE", "KJUDGE_RUNNER_TOKEN", "KJUDGE_FAKE_JUDGE_S")
+                    "no_proxy", "NO_PROXY", "KJUDGE_CA_FILE", "KJUDGE_RUNNER_TOKEN", "KJUDGE_FAKE_JUDGE_S",
+                    "KJUDGE_FAKE_TEARDOWN_S", "KJUDGE_FAKE_BOX_DIR")
 
 
 def cli(*args, timeout=60):

@@ -2,7 +2,8 @@
  * test_judge.c - what the judge decides before any GPU is involved: bad
  * directive lines and a source naming another leaderboard are "rejected"
  * with the line, the result records the mode and board and nothing else
- * ran. (The layout of the cases is test_plan's.)
+ * ran; a caller that asks for the teardown (judge_job.leftover) gets none,
+ * since no box was started. (The layout of the cases is test_plan's.)
  */
 #define KT_MAIN
 #include "kt.h"
@@ -54,6 +55,20 @@ int main(int argc, char **argv)
     r = judge_src(s, "//!kjudge leaderboard other_board\n//!kjudge launch quant grid=(1) block=(32)\n");
     KT_CHECK(r && r->verdict == KJ_V_REJECTED && strstr(r->message, "other_board"),
              "another leaderboard -> rejected: %s", r ? r->message : "");
+    result_free(r);
+
+    struct judge_job jj;
+    struct judge_leftover stale = {NULL}, *left = &stale;
+    memset(&jj, 0, sizeof jj);
+    jj.spec = s;
+    jj.source = "//!kjudge launch quant grid=(Q) block=(32)\n";
+    jj.source_len = strlen(jj.source);
+    jj.mode = KJ_MODE_TEST;
+    jj.leftover = &left;
+    r = NULL;
+    KT_CHECK(judge_run(&jj, &r, &err) == KJ_OK && r != NULL && r->verdict == KJ_V_REJECTED &&
+             left == NULL, "rejected before any box: no teardown left (%p)", (void *)left);
+    judge_leftover_finish(left); /* NULL: nothing */
     result_free(r);
 
     r = judge_src(s, "extern \"C\" __global__ void quant() {}\n");

@@ -1,5 +1,6 @@
 /*
- * test_serve.c - what runner/serve.c sends to the server, without a GPU.
+ * test_serve.c - what runner/serve.c (and runner/deliver.c, which posts
+ * the results) sends to the server, without a GPU.
  *
  * Includes runner/serve.c to reach its static functions (the archive's copy
  * is then never linked). A thread listens on 127.0.0.1, answers each
@@ -142,6 +143,7 @@ int main(int argc, char **argv)
     cJSON_Delete(d);
 
     /* A refused result: one internal_error quoting the server, then done. */
+    struct deliver_to to = serve_to(&sv); /* job 42, attempt 2 */
     struct judge_result *res = result_new(NULL, KJ_MODE_TEST);
     result_set_verdict(res, KJ_V_ACCEPTED, "");
     res->has_score = 1;
@@ -150,7 +152,7 @@ int main(int argc, char **argv)
         "422 {\"error\":{\"code\":\"bad_score\",\"message\":\"score_ns: not the geometric mean\"}}",
         "200 {\"ok\":true,\"requeued\":true}"};
     fake_serve(&f, 2, refuse_then_ok);
-    serve_post_result(&sv, 42, res);
+    deliver_result(&to, res);
     pthread_join(f.tid, NULL);
     KT_CHECK(f.got == 2, "two posts: %d", f.got);
     KT_CHECK(strncmp(f.req[0], "POST /api/v1/runner/jobs/42/result?attempt=2 ", 45) == 0 &&
@@ -169,7 +171,7 @@ int main(int argc, char **argv)
         "422 {\"error\":{\"code\":\"bad_result\",\"message\":\"mode: wrong\"}}",
         "422 {\"error\":{\"code\":\"bad_result\",\"message\":\"still wrong\"}}"};
     fake_serve(&f, 2, refuse_twice);
-    serve_post_result(&sv, 42, res);
+    deliver_result(&to, res);
     pthread_join(f.tid, NULL);
     KT_CHECK(f.got == 2, "a refused internal_error ends the posting after 2 requests: %d", f.got);
     result_free(res);
