@@ -148,10 +148,10 @@ static int san_header(const char *s, size_t n)
     return 1;
 }
 
-/* 1 when kernel is one of the submission's (base names compared). */
 /* Whether finding f is in the submission's code: in its source file (the
  * name compile.c gives NVRTC; a device function of it is named by its own
- * name, not its kernel's), or in one of its kernels. The judge's own
+ * name, not its kernel's), or in one of its kernels (base names compared,
+ * a template-id matching its base). The judge's own
  * kernels come from other files or carry no line information. */
 static int san_is_sub(const struct san_finding *f, const char *const *kernels, int n)
 {
