@@ -8,8 +8,10 @@ Prints one table of four parts:
      verdict event, and the result stored; then the time from the verdict
      event to the stored result (the result is posted before the boxes are
      torn down, so no teardown sits in it) and, from the runner's log
-     ("torn down job=N in X s"), the teardown that follows the post beside
-     the next job; median of n, each job sent once the last is done;
+     ("torn down job=N in X s"), the teardown that follows the post; median
+     of n, on an idle system: each job is sent once the last one's boxes
+     are torn down (a job sent at once would create its contexts while the
+     last one's are destroyed, as in part 2);
   2. test-mode jobs per minute per GPU: a burst of jobs, first POST to last
      verdict;
   3. a flood, under --queue-rule fair and then fifo: a heavy user submits
@@ -203,6 +205,8 @@ def latency_split(svc, src):
         # is the stored result, and the next job is sent only then.
         st, d = http("GET", svc.base + "/api/v1/submissions/%d?wait=1&timeout=120" % sid, svc.tok["light"])
         t_done = time.time() - t0 if st == 200 and d.get("status") == "done" else None
+        torn_down(svc, [sid], wait_s=5)  # an idle system: the last job's boxes are gone
+        time.sleep(0.2)
         if i == 0:
             continue  # warm-up
         sids.append(sid)
@@ -218,7 +222,7 @@ def latency_split(svc, src):
                          t_done - verdict if t_done is not None and verdict is not None else None})
     torn = torn_down(svc, sids)
     for r, sid in zip(rows, sids):
-        r["boxes torn down after the result, beside the next job (runner log)"] = torn.get(sid)
+        r["boxes torn down after the result (runner log)"] = torn.get(sid)
     out = []
     for k in rows[0]:
         v = [r[k] for r in rows if r[k] is not None]
@@ -350,7 +354,7 @@ def main():
     rows = Rows()
     with Service("fair", 1, args.fake) as svc:
         for step, v in latency_split(svc, src):
-            rows.append(("warm test latency (1 GPU, n=%d, median)" % N, step, fmt(v, " s")))
+            rows.append(("warm test latency, idle (1 GPU, n=%d, median)" % N, step, fmt(v, " s")))
         one = burst(svc, src, BURST)
         rows.append(("throughput (1 GPU, %d test jobs at once)" % BURST, "test jobs/min/GPU", fmt(one)))
     for rule in ("fair", "fifo"):
