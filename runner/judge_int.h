@@ -91,11 +91,19 @@ void judge_verdict(struct judge *j, enum kj_verdict verdict, const char *fmt, ..
  * in sanitize mode, where judge_tool_finish does once the findings are read). */
 void judge_verdict_event(struct judge *j);
 
+/* judge_box.c: start both boxes (the submission's under its tool in
+ * profile and sanitize modes); wait for both contexts (j->dev from the
+ * submission's box); load the reference's (is_ref) or the submission's
+ * module, a failed load of the submission's being a verdict. */
+int judge_start_boxes(struct judge *j, struct kj_err *err);
+int judge_box_info(struct judge *j, struct kj_err *err);
+int judge_load(struct judge *j, int is_ref, struct kj_err *err);
+
 /* Protocol v2: replace the submission's box by a fresh process (the old
  * one killed and reaped, the new one started alike, its context awaited
  * and the module loaded again), so that the rounds of one job average over
  * several processes' launch paths (docs/timing.md). A failure to load the
- * module again is a verdict, as the first load's. judge.c. */
+ * module again is a verdict, as the first load's. judge_box.c. */
 int judge_restart_run(struct judge *j, struct kj_err *err);
 int judge_has_verdict(const struct judge *j);
 /* Report a shape entry as event ev. */
