@@ -33,7 +33,10 @@ GPU (tests/api/test_score_stability.py).
 Ten rounds of the six kernels take longer than one device call on an H200
 (about 45 s per v2 round): run it in several calls (each its own --out)
 and combine them with --merge OUT1/score_stability.csv OUT2/... , which
-runs nothing and prints the table of all their runs.
+runs nothing and prints the table of all their runs; --merge ... --weight W
+scores those runs again with W x their empty-kernel deviation subtracted
+(the runner's weight is TPLAN_CORRECT_WEIGHT), to compare weights without a
+GPU.
 """
 import argparse
 import csv
@@ -359,6 +362,20 @@ def read_rows(path):
     return rows
 
 
+def reweigh(rows, weight):
+    """Each corrected run's score again, with weight x (E_run - E_gpu) subtracted from
+    its raw medians instead of what the run subtracted: the same runs under another
+    correction weight (docs/timing.md 4.10), by arithmetic, no new measurement."""
+    out = []
+    for r in rows:
+        meds = [float(x) for x in (r.get("medians") or "").split()]
+        if r.get("corrected") and meds and r.get("empty_run_ns") is not None and r.get("empty_gpu_ns"):
+            off = weight * (r["empty_run_ns"] - r["empty_gpu_ns"])
+            r = dict(r, score_ns=math.exp(sum(math.log(m - off) for m in meds) / len(meds)), offset_ns=off)
+        out.append(r)
+    return out
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--runs", type=int, default=10, help="v2 runs per kernel (default 10)")
@@ -373,7 +390,12 @@ def main(argv=None):
     ap.add_argument("--merge", nargs="+", metavar="CSV",
                     help="run nothing: the table of the runs in these score_stability.csv files "
                          "(several device calls of the same binaries, one table)")
+    ap.add_argument("--weight", type=float,
+                    help="with --merge: score the v2 runs again with this share of their empty-kernel "
+                         "deviation subtracted (the runner's is runner/tplan.h's TPLAN_CORRECT_WEIGHT)")
     args = ap.parse_args(argv)
+    if args.weight is not None and not args.merge:
+        ap.error("--weight recomputes the runs of --merge; it changes nothing the runner does")
     if args.merge:
         os.makedirs(args.out, exist_ok=True)
         rows = []
@@ -381,6 +403,10 @@ def main(argv=None):
             got = read_rows(path)
             log("%s: %d accepted runs" % (path, len(got)))
             rows.extend(got)
+        if args.weight is not None:
+            rows = reweigh(rows, args.weight)
+            log("scores recomputed with %.2f x (E_run - E_gpu) subtracted from each corrected run's medians"
+                % args.weight)
         return report(rows, [], args.out)
     kernels = KERNELS
     if args.kernels:

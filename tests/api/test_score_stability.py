@@ -100,6 +100,22 @@ def test_merge():
         rows = ss.read_rows(os.path.join(a, "score_stability.csv"))
         check(rows and isinstance(rows[0]["score_ns"], float) and rows[0]["corrected"] in (True, False),
               "the CSV reads back typed", rows[:1])
+        # --weight: the same runs scored again; weight 0 leaves the raw medians, whose
+        # geometric mean is the raw score (the CSV keeps medians to 0.1 ns); weight 1
+        # subtracts the run's whole deviation.
+        v2 = [r for r in rows if r["protocol"] == "v2"]
+        w0, w1 = ss.reweigh(v2, 0.0), ss.reweigh(v2, 1.0)
+        check(v2 and all(abs(x["score_ns"] - x["raw_score_ns"]) < 1e-5 * x["raw_score_ns"] for x in w0) and
+              all(abs(y["offset_ns"] - (y["empty_run_ns"] - y["empty_gpu_ns"])) < 1e-9 for y in w1) and
+              all(y["score_ns"] < x["score_ns"] for x, y in zip(w0, w1) if y["offset_ns"] > 1),
+              "reweigh: weight 0 gives the raw score, weight 1 subtracts the whole deviation")
+        p = subprocess.run([sys.executable, BENCH, "--out", m, "--weight", "0.5", "--merge",
+                            os.path.join(a, "score_stability.csv")], capture_output=True, text=True, timeout=120)
+        check(p.returncode == 0 and "recomputed with 0.50" in p.stderr + p.stdout and "| fp8 fast | fp8_quant | v2 | 3 |" in p.stdout,
+              "--merge --weight 0.5 prints the table of the runs scored again", (p.stdout[-800:], p.stderr[-300:]))
+        p = subprocess.run([sys.executable, BENCH, "--weight", "0.5"], capture_output=True, text=True, timeout=60)
+        check(p.returncode == 2 and "--weight recomputes the runs of --merge" in p.stderr,
+              "--weight without --merge is a usage error", p.stderr[-300:])
 
 
 def test_pure():
