@@ -463,14 +463,11 @@ static int judge_v2_finish(struct judge *j, struct v2_shape *shapes, const int *
     tm->empty_run_ns = stats_trimmed_mean(j->empties, j->nempty, TPLAN_EMPTY_TRIM);
     tm->has_empty_run = isfinite(tm->empty_run_ns);
     tm->empty_gpu_ns = judge_gpu_empty_ns(j, tm->empty_gpu_source, sizeof tm->empty_gpu_source);
-    /* Half the job's deviation (TPLAN_CORRECT_WEIGHT, docs/timing.md 4a):
-     * over four processes the kernels follow the empties only in part.
-     * An estimate out of range stays out of range. */
-    double dev = tm->empty_run_ns - tm->empty_gpu_ns;
-    double e_run = isfinite(dev) && fabs(dev) <= STATS_MAX_OFFSET_FRAC * tm->empty_gpu_ns
-                   ? tm->empty_gpu_ns + TPLAN_CORRECT_WEIGHT * dev : tm->empty_run_ns;
-    tm->corrected = stats_correct_offset(raw, (size_t)s->nbenchmarks, e_run, tm->empty_gpu_ns,
-                                         medians, &tm->offset_ns);
+    /* Half the job's deviation (TPLAN_CORRECT_WEIGHT, docs/timing.md 4.10):
+     * over four processes the kernels follow the empties only in part. */
+    tm->corrected = stats_correct_offset(raw, (size_t)s->nbenchmarks, tm->empty_run_ns,
+                                         tm->empty_gpu_ns, TPLAN_CORRECT_WEIGHT, medians,
+                                         &tm->offset_ns);
     if (!tm->corrected && tm->empty_gpu_ns > 0)
         snprintf(tm->empty_gpu_source + strlen(tm->empty_gpu_source),
                  sizeof tm->empty_gpu_source - strlen(tm->empty_gpu_source),

@@ -227,11 +227,11 @@ long stats_planned_samples(double warm_median_ns, const struct stats_rule *rule)
 }
 
 int stats_correct_offset(const double *medians, size_t n, double e_run_ns, double e_gpu_ns,
-                         double *corrected, double *offset_ns)
+                         double weight, double *corrected, double *offset_ns)
 {
-    double off = e_run_ns - e_gpu_ns;
+    double dev = e_run_ns - e_gpu_ns, off = weight * dev;
     int ok = e_gpu_ns > 0.0 && isfinite(e_gpu_ns) && e_run_ns > 0.0 && isfinite(e_run_ns) &&
-             fabs(off) <= STATS_MAX_OFFSET_FRAC * e_gpu_ns;
+             fabs(dev) <= STATS_MAX_OFFSET_FRAC * e_gpu_ns;
 
     for (size_t i = 0; ok && i < n; i++)
         ok = isfinite(medians[i]) && medians[i] - off >= 0.5 * medians[i];

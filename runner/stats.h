@@ -115,15 +115,16 @@ long stats_planned_samples(double warm_median_ns, const struct stats_rule *rule)
 #define STATS_MAX_OFFSET_FRAC 0.25
 
 /* Protocol v2's correction (docs/timing.md): the job's launch-path offset is
- * offset = e_run_ns - e_gpu_ns (the job's empty-kernel estimate less the GPU
- * model's constant), and corrected[i] = medians[i] - offset for i < n.
- * Returns 1 when applied, with *offset_ns set. Returns 0 and copies the
- * medians unchanged (*offset_ns = 0) when e_gpu_ns is not positive (no
- * constant for this GPU), e_run_ns is not finite and positive, |offset| >
- * STATS_MAX_OFFSET_FRAC * e_gpu_ns, or a corrected median would fall below
- * half its raw value. medians and corrected may be the same array. */
+ * offset = weight x (e_run_ns - e_gpu_ns) (the share weight of the job's
+ * empty-kernel estimate less the GPU model's constant), and corrected[i] =
+ * medians[i] - offset for i < n. Returns 1 when applied, with *offset_ns
+ * set. Returns 0 and copies the medians unchanged (*offset_ns = 0) when
+ * e_gpu_ns is not positive (no constant for this GPU), e_run_ns is not
+ * finite and positive, |e_run_ns - e_gpu_ns| > STATS_MAX_OFFSET_FRAC *
+ * e_gpu_ns, or a corrected median would fall below half its raw value.
+ * medians and corrected may be the same array. */
 int stats_correct_offset(const double *medians, size_t n, double e_run_ns, double e_gpu_ns,
-                         double *corrected, double *offset_ns);
+                         double weight, double *corrected, double *offset_ns);
 
 /* 1 if floor_ns > 0 and median_ns is below it (physically impossible: flag
  * for review), else 0. A NaN median with a positive floor is flagged too. */

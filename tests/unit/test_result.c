@@ -417,7 +417,7 @@ static void test_accepted_v2(void)
         r->benches[b].t.visits = 4;
     }
     t->corrected = stats_correct_offset(raw, (size_t)spec->nbenchmarks, t->empty_run_ns,
-                                        t->empty_gpu_ns, cor, &t->offset_ns);
+                                        t->empty_gpu_ns, 1.0, cor, &t->offset_ns);
     for (int b = 0; b < spec->nbenchmarks; b++) {
         r->benches[b].has_corrected = 1;
         r->benches[b].corrected_median_ns = cor[b];
@@ -447,8 +447,8 @@ static void test_accepted_v2(void)
     table_is(r, "table_accepted_v2.txt");
 
     /* Without a constant for the GPU: raw medians ranked, said so. */
-    t->corrected = stats_correct_offset(raw, (size_t)spec->nbenchmarks, t->empty_run_ns, 0, cor,
-                                        &t->offset_ns);
+    t->corrected = stats_correct_offset(raw, (size_t)spec->nbenchmarks, t->empty_run_ns, 0, 1.0,
+                                        cor, &t->offset_ns);
     snprintf(t->empty_gpu_source, sizeof t->empty_gpu_source,
              "no constant for this GPU");
     t->empty_gpu_ns = 0;

@@ -352,35 +352,41 @@ static void test_planned_samples(void)
 static void test_correct_offset(void)
 {
     double med[3] = {7000.0, 8500.0, 60000.0}, out[3], off = -1;
-    KT_CHECK(stats_correct_offset(med, 3, 2980.0, 2900.0, out, &off) == 1 && off == 80.0 &&
+    KT_CHECK(stats_correct_offset(med, 3, 2980.0, 2900.0, 1.0, out, &off) == 1 && off == 80.0 &&
              out[0] == 6920.0 && out[1] == 8420.0 && out[2] == 59920.0,
              "a slow process is corrected down: off %g", off);
-    KT_CHECK(stats_correct_offset(med, 3, 2850.0, 2900.0, out, &off) == 1 && off == -50.0 &&
+    KT_CHECK(stats_correct_offset(med, 3, 2850.0, 2900.0, 1.0, out, &off) == 1 && off == -50.0 &&
              out[0] == 7050.0, "a fast one up");
     KT_CHECK(med[0] == 7000.0, "medians untouched");
     /* Two runs of one kernel whose medians carry their process's offset
      * agree after the correction. */
     double a[2] = {6900.0 + 100.0, 8400.0 + 100.0}, b[2] = {6900.0 - 60.0, 8400.0 - 60.0};
     double ca[2], cb[2];
-    stats_correct_offset(a, 2, 2897.0 + 100.0, 2897.0, ca, &off);
-    stats_correct_offset(b, 2, 2897.0 - 60.0, 2897.0, cb, &off);
+    stats_correct_offset(a, 2, 2897.0 + 100.0, 2897.0, 1.0, ca, &off);
+    stats_correct_offset(b, 2, 2897.0 - 60.0, 2897.0, 1.0, cb, &off);
     KT_CHECK(ca[0] == cb[0] && ca[1] == cb[1] && ca[0] == 6900.0, "runs agree: %g %g", ca[0],
              cb[0]);
     /* Not applied: the medians come back as they are, offset 0. */
-    KT_CHECK(stats_correct_offset(med, 3, 2980.0, 0.0, out, &off) == 0 && off == 0.0 &&
+    KT_CHECK(stats_correct_offset(med, 3, 2980.0, 0.0, 1.0, out, &off) == 0 && off == 0.0 &&
              out[0] == 7000.0 && out[2] == 60000.0, "no constant for the GPU");
-    KT_CHECK(stats_correct_offset(med, 3, NAN, 2900.0, out, &off) == 0 && out[1] == 8500.0,
+    KT_CHECK(stats_correct_offset(med, 3, NAN, 2900.0, 1.0, out, &off) == 0 && out[1] == 8500.0,
              "no estimate (no empty samples)");
-    KT_CHECK(stats_correct_offset(med, 3, 2900.0 * 1.26, 2900.0, out, &off) == 0,
+    KT_CHECK(stats_correct_offset(med, 3, 2900.0 * 1.26, 2900.0, 1.0, out, &off) == 0,
              "an offset beyond 25 %% of the constant");
-    KT_CHECK(stats_correct_offset(med, 3, 2900.0 * 1.24, 2900.0, out, &off) == 1,
+    KT_CHECK(stats_correct_offset(med, 3, 2900.0 * 1.24, 2900.0, 1.0, out, &off) == 1,
              "one within it");
+    /* A weight subtracts that share of the deviation; the range is the
+     * deviation's, whatever the weight. */
+    KT_CHECK(stats_correct_offset(med, 3, 2980.0, 2900.0, 0.5, out, &off) == 1 && off == 40.0 &&
+             out[0] == 6960.0, "half the deviation: off %g", off);
+    KT_CHECK(stats_correct_offset(med, 3, 2900.0 * 1.26, 2900.0, 0.5, out, &off) == 0,
+             "a deviation beyond 25 %% of the constant, even at weight 0.5");
     double tiny[2] = {1000.0, 8000.0};
-    KT_CHECK(stats_correct_offset(tiny, 2, 3500.0, 2900.0, out, &off) == 0 && out[0] == 1000.0,
+    KT_CHECK(stats_correct_offset(tiny, 2, 3500.0, 2900.0, 1.0, out, &off) == 0 && out[0] == 1000.0,
              "a median that would lose half its value");
     /* In place. */
     double in[2] = {7000.0, 9000.0};
-    KT_CHECK(stats_correct_offset(in, 2, 2910.0, 2900.0, in, &off) == 1 && in[0] == 6990.0 &&
+    KT_CHECK(stats_correct_offset(in, 2, 2910.0, 2900.0, 1.0, in, &off) == 1 && in[0] == 6990.0 &&
              in[1] == 8990.0, "in place");
 }
 
