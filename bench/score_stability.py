@@ -362,6 +362,10 @@ def read_rows(path):
     return rows
 
 
+def geomean(xs):
+    return math.exp(sum(math.log(x) for x in xs) / len(xs))
+
+
 def reweigh(rows, weight):
     """Each corrected run's score again, with weight x (E_run - E_gpu) subtracted from
     its raw medians instead of what the run subtracted: the same runs under another
@@ -371,7 +375,7 @@ def reweigh(rows, weight):
         meds = [float(x) for x in (r.get("medians") or "").split()]
         if r.get("corrected") and meds and r.get("empty_run_ns") is not None and r.get("empty_gpu_ns"):
             off = weight * (r["empty_run_ns"] - r["empty_gpu_ns"])
-            r = dict(r, score_ns=math.exp(sum(math.log(m - off) for m in meds) / len(meds)), offset_ns=off)
+            r = dict(r, score_ns=geomean([m - off for m in meds]), offset_ns=off)
         out.append(r)
     return out
 
@@ -447,7 +451,6 @@ def fake_eval(path, board, proto, seq):
     # One launch offset per process: v2 spreads its rounds over four.
     off = sum(rnd.gauss(0, 70) for _ in range(4)) / 4 if proto == "v2" else rnd.gauss(0, 70)
     raw = [b + off + rnd.gauss(0, 8) for b in base]
-    gm = lambda xs: math.exp(sum(math.log(x) for x in xs) / len(xs))
     r = {"verdict": "accepted", "message": "fake", "mode": "leaderboard", "leaderboard": board,
          "system": {"gpu": "NVIDIA H200", "driver": "580.159.04", "sm_clock_mhz_before": 1980,
                     "sm_clock_mhz_after": 1980}}
@@ -461,11 +464,11 @@ def fake_eval(path, board, proto, seq):
         r["timing"] = {"protocol": "v2", "rounds": 4, "processes": 4 if proto == "v2" else 1, "lanes": 4,
                        "empty_every": 8, "empty_kernel_samples": 600,
                        "empty_kernel_run_ns": erun, "empty_kernel_gpu_ns": gpu, "corrected": True,
-                       "offset_ns": erun - gpu, "raw_score_ns": gm(raw), "wall_s": 1.5}
-        r["score_ns"] = gm(cor)
+                       "offset_ns": erun - gpu, "raw_score_ns": geomean(raw), "wall_s": 1.5}
+        r["score_ns"] = geomean(cor)
     else:
-        r["timing"] = {"protocol": "v1", "raw_score_ns": gm(raw), "wall_s": 2.5}
-        r["score_ns"] = gm(raw)
+        r["timing"] = {"protocol": "v1", "raw_score_ns": geomean(raw), "wall_s": 2.5}
+        r["score_ns"] = geomean(raw)
     r["benchmarks"] = benches
     print(json.dumps(r))
     return 0
