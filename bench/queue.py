@@ -201,8 +201,7 @@ def latency_split(svc, src):
         t_post = time.time() - t0
         seen = stream_steps(svc, sid, t0)
         # The runner sends the verdict event, posts the result and only then
-        # tears its boxes down (beside the next claim): the user's verdict
-        # is the stored result, and the next job is sent only then.
+        # tears its boxes down: the user's verdict is the stored result.
         st, d = http("GET", svc.base + "/api/v1/submissions/%d?wait=1&timeout=120" % sid, svc.tok["light"])
         t_done = time.time() - t0 if st == 200 and d.get("status") == "done" else None
         torn_down(svc, [sid], wait_s=5)  # an idle system: the last job's boxes are gone

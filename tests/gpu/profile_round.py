@@ -24,7 +24,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
-from kjhttp import http  # noqa: E402
+from kjhttp import http, submit  # noqa: E402
 from kjservice import NO_RATE_LIMITS, Service  # noqa: E402
 import kjcorpus as corpus  # noqa: E402
 
@@ -45,17 +45,6 @@ def marked_line(path, mark):
         if "// " + mark in line:
             return i
     raise ValueError("%s has no '// %s' line" % (path, mark))
-
-
-def submit(base, token, path, mode, **fields):
-    boundary = "kjudge%d" % time.time_ns()
-    parts = [("leaderboard", "fp8_quant"), ("gpu", "H200"), ("mode", mode)] + list(fields.items())
-    data = b"".join(('--%s\r\nContent-Disposition: form-data; name="%s"\r\n\r\n%s\r\n' % (boundary, k, v)).encode()
-                    for k, v in parts)
-    data += ('--%s\r\nContent-Disposition: form-data; name="file"; filename="%s"\r\n\r\n' %
-             (boundary, os.path.basename(path))).encode() + open(path, "rb").read()
-    data += ("\r\n--%s--\r\n" % boundary).encode()
-    return http("POST", base + "/api/v1/submissions", token, data, "multipart/form-data; boundary=" + boundary)
 
 
 def judged(base, token, path, mode, **fields):

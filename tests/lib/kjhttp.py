@@ -144,11 +144,12 @@ def http(method, url, token=None, body=None, ctype=None, timeout=900):
         conn.close()
 
 
-def submit(base, token, path, mode, leaderboard="fp8_quant", gpu="H200"):
-    """POST the file at path as a multipart submission to base; returns (status, JSON)."""
+def submit(base, token, path, mode, leaderboard="fp8_quant", gpu="H200", **fields):
+    """POST the file at path as a multipart submission to base, with any further
+    form fields (tool="racecheck", shape="2"); returns (status, JSON)."""
     with open(path, "rb") as f:
         data = f.read()
-    body, ctype = multipart([("leaderboard", leaderboard), ("gpu", gpu), ("mode", mode)],
+    body, ctype = multipart([("leaderboard", leaderboard), ("gpu", gpu), ("mode", mode)] + list(fields.items()),
                             [("file", os.path.basename(path), data)], boundary="kjudge%d" % time.time_ns())
     return http("POST", base + "/api/v1/submissions", token, body, ctype)
 
