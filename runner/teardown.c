@@ -46,12 +46,16 @@ int teardown_init(struct teardown *t)
     t->job_id = 0;
     if (pthread_mutex_init(&t->mu, NULL) != 0)
         return KJ_EINTERNAL;
-    if (pthread_condattr_init(&ca) != 0 || pthread_condattr_setclock(&ca, CLOCK_MONOTONIC) != 0 ||
-        pthread_cond_init(&t->cv, &ca) != 0) {
+    if (pthread_condattr_init(&ca) != 0) {
         pthread_mutex_destroy(&t->mu);
         return KJ_EINTERNAL;
     }
+    int ok = pthread_condattr_setclock(&ca, CLOCK_MONOTONIC) == 0 && pthread_cond_init(&t->cv, &ca) == 0;
     pthread_condattr_destroy(&ca);
+    if (!ok) {
+        pthread_mutex_destroy(&t->mu);
+        return KJ_EINTERNAL;
+    }
     return KJ_OK;
 }
 
