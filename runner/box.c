@@ -192,6 +192,30 @@ static int box_bind(struct box *b, const struct directives *d, CUmodule mod,
     return 0;
 }
 
+/* The plan and directives of a box started before its job, from the LOAD
+ * payload (box.h): both or neither, the sizes of this build's structs, and
+ * only for a box that has none yet. */
+static int box_load_job(struct box *b, const struct box_load *ld, struct box_rep *rep)
+{
+    int given = ld->plan_size != 0 || ld->dirs_size != 0;
+    if (!given && b->cfg->plan != NULL && b->cfg->dirs != NULL)
+        return 0;
+    if (!given)
+        return box_rep_fail(rep, BOX_INTERNAL, 0, "a box started before its job got no plan");
+    if (b->cfg->plan != NULL || b->cfg->dirs != NULL || ld->plan_size != sizeof *b->job_plan ||
+        ld->dirs_size != sizeof *b->job_dirs)
+        return box_rep_fail(rep, BOX_INTERNAL, 0, "inconsistent plan in the LOAD request");
+    b->job_plan = malloc(sizeof *b->job_plan);
+    b->job_dirs = malloc(sizeof *b->job_dirs);
+    if (b->job_plan == NULL || b->job_dirs == NULL ||
+        fdio_read_full(b->cfg->fd_in, b->job_plan, sizeof *b->job_plan) != 0 ||
+        fdio_read_full(b->cfg->fd_in, b->job_dirs, sizeof *b->job_dirs) != 0)
+        return box_rep_fail(rep, BOX_INTERNAL, 0, "cannot read the plan");
+    b->cfgv.plan = b->job_plan;
+    b->cfgv.dirs = b->job_dirs;
+    return 0;
+}
+
 static int box_load(struct box *b, const struct box_req *req, struct box_rep *rep)
 {
     struct box_load ld;
@@ -199,9 +223,12 @@ static int box_load(struct box *b, const struct box_req *req, struct box_rep *re
     int rc = -1;
     if (req->payload < sizeof ld || fdio_read_full(b->cfg->fd_in, &ld, sizeof ld) != 0)
         return box_rep_fail(rep, BOX_INTERNAL, 0, "short LOAD request");
-    if (req->payload - sizeof ld != (uint64_t)ld.cubin_size + ld.gen_size ||
+    if (req->payload - sizeof ld != (uint64_t)ld.plan_size + ld.dirs_size + ld.cubin_size +
+                                    ld.gen_size ||
         ld.cubin_size == 0 || (ld.gen_size > 0) != (b->cfg->gendirs != NULL))
         return box_rep_fail(rep, BOX_INTERNAL, 0, "inconsistent LOAD request");
+    if (box_load_job(b, &ld, rep) != 0)
+        return -1;
     cubin = malloc((size_t)ld.cubin_size + ld.gen_size);
     if (cubin == NULL ||
         fdio_read_full(b->cfg->fd_in, cubin, (size_t)ld.cubin_size + ld.gen_size) != 0) {
@@ -466,8 +493,7 @@ static int box_dispatch(struct box *b, const struct box_req *req, struct box_rep
 void box_main(const struct box_cfg *cfg0)
 {
     static struct box b; /* one per process: this process exists only to hold it */
-    static struct box_cfg cfgv;
-    const struct box_cfg *cfg = &cfgv;
+    const struct box_cfg *cfg = &b.cfgv;
     struct box_rep rep;
     struct box_req req;
     struct rbox rb;
@@ -478,7 +504,7 @@ void box_main(const struct box_cfg *cfg0)
     memset(&rep, 0, sizeof rep);
     memset(&rb, 0, sizeof rb);
     kj_err_clear(&err);
-    cfgv = *cfg0;
+    b.cfgv = *cfg0;
     /* The sandbox's first half, before CUDA; a failure is reported like a
      * failed context (the judge's error, the job goes back). */
     rb.skip = cfg0->rbox_skip;
@@ -490,9 +516,9 @@ void box_main(const struct box_cfg *cfg0)
             (void)!fdio_write_full(RBOX_FD_INFO, &b.info, sizeof b.info);
         _exit(3);
     }
-    cfgv.fd_in = RBOX_FD_IN;
-    cfgv.fd_out = RBOX_FD_OUT;
-    cfgv.fd_info = RBOX_FD_INFO;
+    b.cfgv.fd_in = RBOX_FD_IN;
+    b.cfgv.fd_out = RBOX_FD_OUT;
+    b.cfgv.fd_info = RBOX_FD_INFO;
     b.cfg = cfg;
     b.spec = cfg->spec;
     /* A profiler that serialises launches would wait on the blocking kernel

@@ -197,9 +197,15 @@ struct box_vsets {
     unsigned char ipc[BOX_MAX_SETS][SPEC_MAX_BUFFERS][64];
 };
 
-/* LOAD payload: this struct, the cubin, then (gen_size > 0) the cubin of
- * the board's generate.cu. */
+/* LOAD payload: this struct, then (plan_size > 0) the job's struct plan
+ * and this box's struct directives, then the cubin, then (gen_size > 0)
+ * the cubin of the board's generate.cu. A box started before its job
+ * (box_cfg.plan and .dirs NULL: judge.h's judge_prestart) gets its plan
+ * and directives here, exactly once; a box given them at fork refuses
+ * them here. */
 struct box_load {
+    uint32_t plan_size;                  /* 0, or sizeof(struct plan) */
+    uint32_t dirs_size;                  /* 0, or sizeof(struct directives) */
     uint32_t cubin_size;
     int nlaunch;
     char lowered[DIR_MAX_LAUNCHES][256]; /* function name per launch line */
@@ -213,7 +219,9 @@ struct box_load {
  * point to, made by fork(), and nothing it does reaches the judge's. */
 struct box_cfg {
     const struct spec *spec;
-    const struct plan *plan;  /* every case resolved (plan.h); NULL for probe and health boxes */
+    const struct plan *plan;  /* every case resolved (plan.h); NULL for probe and health
+                               * boxes, and for a box started before its job, which LOAD
+                               * gives it (with dirs) */
     const struct directives *dirs;    /* this box's: the submission's or reference.cu's */
     const struct directives *gendirs; /* the board's generate.cu, NULL if none */
     int gpu;                  /* device ordinal */

@@ -24,7 +24,12 @@
 #include "cudrv.h"
 
 struct box {
-    const struct box_cfg *cfg;
+    const struct box_cfg *cfg;  /* &cfgv */
+    struct box_cfg cfgv;        /* the box's own copy of what box_start gave it; LOAD sets
+                                 * plan and dirs of a box started before its job, pointing
+                                 * at job_plan and job_dirs */
+    struct plan *job_plan;      /* owned by the box process, NULL unless LOAD gave it */
+    struct directives *job_dirs;
     const struct spec *spec;
     struct cudrv d;
     CUdevice dev;

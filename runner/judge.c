@@ -45,6 +45,10 @@ static int judge_regions(struct judge *j, struct kj_err *err)
                         &j->plan, err);
     if (rc != KJ_OK)
         return rc;
+    struct judge_prestart *pre = j->pre;
+    j->pre = NULL;
+    if (pre != NULL && judge_adopt(j, pre))
+        return KJ_OK; /* its regions and boxes, started for this board */
     size_t max = j->plan->max_total;
     j->region_size = max;
     if (j->tool && (rc = judge_tool_region(j, err)) != KJ_OK)
@@ -174,20 +178,6 @@ static void judge_sass(struct judge *j)
         kj_log(KJ_LOG_WARN, "judge", "instruction classes from the PTX only: %s", err.msg);
 }
 
-/* judge_leftover of the GPU: the two boxes to reap. */
-struct judge_boxes_left {
-    struct judge_leftover base; /* first: finish gets &base */
-    struct box_proc run, ref;
-};
-
-static void judge_boxes_finish(struct judge_leftover *left)
-{
-    struct judge_boxes_left *b = (struct judge_boxes_left *)left;
-    box_reap(&b->run);
-    box_reap(&b->ref);
-    free(b);
-}
-
 void judge_leftover_finish(struct judge_leftover *left)
 {
     if (left != NULL)
@@ -198,20 +188,11 @@ void judge_leftover_finish(struct judge_leftover *left)
  * *job->leftover when it asked (judge.h). */
 static void judge_boxes_stop(struct judge *j)
 {
-    struct judge_boxes_left *b = NULL;
-    box_signal(&j->run);
-    box_signal(&j->ref);
-    if (j->job->leftover != NULL && (j->run.pid > 0 || j->ref.pid > 0) &&
-        (b = malloc(sizeof *b)) != NULL) {
-        b->base.finish = judge_boxes_finish;
-        b->run = j->run;
-        b->ref = j->ref;
-        j->run.pid = j->ref.pid = -1;
-        *j->job->leftover = &b->base;
-        return;
-    }
-    box_reap(&j->run); /* not asked, nothing left, or no memory for it: now */
-    box_reap(&j->ref);
+    struct judge_leftover *left = judge_boxes_kill(&j->run, &j->ref);
+    if (j->job->leftover != NULL)
+        *j->job->leftover = left;
+    else
+        judge_leftover_finish(left); /* not asked: now */
 }
 
 static void judge_cleanup(struct judge *j)
@@ -265,31 +246,13 @@ static int judge_directives(struct judge *j, struct kj_err *err)
 {
     const struct spec *s = j->spec;
     const char *names[SPEC_MAX_VARS];
-    char path[SPEC_MAX_PATH + 32];
     struct kj_err uerr;
     struct expr_vars vars;
     spec_expr_vars(s, names, NULL, &vars);
-    snprintf(path, sizeof path, "%s/reference.cu", s->dir);
-    int rc = kj_read_file(path, COMPILE_MAX_SOURCE, &j->refsrc, &j->reflen, err);
-    if (rc == KJ_OK && (dir_parse(j->refsrc, j->reflen, &j->refdirs, err) != KJ_OK ||
-                        dir_check_names(&j->refdirs, &vars, err) != KJ_OK))
-        rc = KJ_EINTERNAL;
+    int rc = judge_board_dirs(s, &j->refdirs, &j->refsrc, &j->reflen, &j->gendirs, &j->gensrc,
+                              &j->genlen, err);
     if (rc != KJ_OK)
         return rc;
-    if (s->has_generate) {
-        snprintf(path, sizeof path, "%s/generate.cu", s->dir);
-        struct kj_err gerr;
-        kj_err_clear(&gerr);
-        rc = kj_read_file(path, COMPILE_MAX_SOURCE, &j->gensrc, &j->genlen, err);
-        if (rc == KJ_OK && (dir_parse(j->gensrc, j->genlen, &j->gendirs, &gerr) != KJ_OK ||
-                            dir_check_names(&j->gendirs, &vars, &gerr) != KJ_OK))
-            rc = KJ_FAIL(err, KJ_EINTERNAL, "generate.cu of %s: %s", s->name, gerr.msg);
-        if (rc == KJ_OK && j->gendirs.workspace[0] != '\0')
-            rc = KJ_FAIL(err, KJ_EINTERNAL, "generate.cu of %s: a workspace line is not "
-                         "supported there", s->name);
-        if (rc != KJ_OK)
-            return rc;
-    }
     kj_err_clear(&uerr);
     if (dir_parse(j->job->source, j->job->source_len, &j->dirs, &uerr) != KJ_OK ||
         dir_check_names(&j->dirs, &vars, &uerr) != KJ_OK)
@@ -348,7 +311,9 @@ static int judge_steps(struct judge *j, struct kj_err *err)
     int rc = judge_directives(j, err);
     if (rc != KJ_OK || judge_has_verdict(j))
         return rc;
-    if ((rc = judge_regions(j, err)) != KJ_OK || (rc = judge_start_boxes(j, err)) != KJ_OK)
+    if ((rc = judge_regions(j, err)) != KJ_OK)
+        return rc;
+    if (!j->run_bare && (rc = judge_start_boxes(j, err)) != KJ_OK)
         return rc;
     /* The boxes have their regions; the compile boxes forked next must not:
      * for big shapes the two regions alone exceed a compile box's RLIMIT_AS. */
@@ -399,6 +364,7 @@ int judge_run(const struct judge_job *job, struct judge_result **result, struct 
     j.ref.fd_req = j.ref.fd_rep = j.ref.fd_info = -1;
     j.job = job;
     j.spec = job->spec;
+    j.pre = job->prestart; /* ours now (judge.h): used or torn down */
     j.gpu_verify = getenv("KJUDGE_HOST_VERIFY") == NULL;
     j.run_region_fd = -1;
     j.tool = job->mode == KJ_MODE_PROFILE || job->mode == KJ_MODE_SANITIZE;
@@ -428,6 +394,8 @@ int judge_run(const struct judge_job *job, struct judge_result **result, struct 
         j.res->compile.cubin_size = 0;
         memset(&j.sub, 0, sizeof j.sub);
     }
+    if (j.pre != NULL) /* judge_steps ended before the regions */
+        judge_leftover_finish(j.pre->drop(j.pre));
     judge_cleanup(&j);
     if (rc != KJ_OK) {
         result_free(j.res);

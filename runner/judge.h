@@ -62,6 +62,12 @@ struct judge_job {
                                        * returns; else it kills them and sets *leftover to what
                                        * is still to be done (or NULL when nothing is), which
                                        * the caller finishes: judge_leftover_finish() */
+    struct judge_prestart *prestart; /* NULL: the boxes start with the job. Else a pair
+                                      * started for this job's board before the job
+                                      * (judge_prestart_start), which judge_run takes over
+                                      * whatever happens: it judges in them, or (a board
+                                      * file changed since, a tool or dump job) tears them
+                                      * down and starts its own. Owned by judge_run. */
 };
 
 struct judge_result;
@@ -81,6 +87,35 @@ struct judge_leftover {
 /* Tear down what left holds and free it (blocks until done); NULL does
  * nothing. Any thread may call it, once. */
 void judge_leftover_finish(struct judge_leftover *left);
+
+/* A job's two boxes started before the job (runner/judge_box.c): forked,
+ * sandboxed and creating their CUDA contexts while no job is known, so
+ * that the next job of the board finds its contexts made (about 0.4 s on
+ * an H200) and only compiles, loads and runs. They are still a fresh pair
+ * of processes for one job, never used before and never reused: the
+ * job's plan and the submission's directives reach them at LOAD
+ * (box.h). They hold no secret of any job: forked before the job was
+ * claimed, they wipe what wipe lists (the runner's token) first.
+ * spec is the board they were started for: a job of another board, or in
+ * profile or sanitize mode, cannot use them. Whoever holds the pointer
+ * owns it: judge_run (given in judge_job.prestart) or the caller, who
+ * gives up an unused pair with drop(), which kills its boxes at once,
+ * frees it and returns their teardown (judge_leftover_finish). The fake
+ * GPU of the API tests makes its own (tests/api/fakegpu.c). */
+struct judge_prestart {
+    const struct spec *spec;
+    struct judge_leftover *(*drop)(struct judge_prestart *self);
+};
+
+/* Start the pair for board spec on device gpu; the children wipe wipe
+ * first. KJ_OK with *out set, else *out NULL and err says why. */
+int judge_prestart_start(const struct spec *spec, int gpu, const struct secret_list *wipe,
+                         struct judge_prestart **out, struct kj_err *err);
+
+/* 1 when a pair started for board spec can judge a job of spec in mode
+ * (test, benchmark or leaderboard: the tools start their own box). */
+int judge_prestart_fits(const struct judge_prestart *p, const struct spec *spec,
+                        enum kj_mode mode);
 
 /* Judge the job. On success (return 0) *result is a new result (result.h)
  * the caller frees with result_free(); it has a verdict, any but

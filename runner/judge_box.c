@@ -1,14 +1,28 @@
 /*
  * judge_box.c - the judge's two boxes (judge_int.h): their configuration,
- * their start, the wait for their contexts, the module load, and protocol
- * v2's fresh submission box between rounds. judge.c starts and loads them
- * once per job; judge_time.c restarts the submission's.
+ * their start, the wait for their contexts, the module load, protocol v2's
+ * fresh submission box between rounds, and the kill. judge.c starts and
+ * loads them once per job; judge_time.c restarts the submission's.
+ *
+ * A pair may also be started before its job (judge.h's judge_prestart):
+ * the serve loop starts one for the board of the job it is judging, so
+ * that the next job of that board finds its CUDA contexts made. Such
+ * boxes are configured as the job's boxes would be, except for what only
+ * the job knows: the plan (its launch dimensions come from the
+ * submission's directives) and the submission's directives, which
+ * judge_load sends with the module (box.h's LOAD). The regions are sized
+ * by the board alone (plan.c's layout depends on the buffers, not the
+ * directives); judge_adopt checks that the job's plan fits them.
  */
 #include "judge_int.h"
+#include "expr.h"
+#include "kj_file.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #define JUDGE_START_MS 120000   /* a box must have its context within this */
 
@@ -28,6 +42,181 @@ static void judge_box_cfg(const struct judge *j, int ref, struct box_cfg *c)
     c->region = ref ? j->ref_region : j->run_region;
     c->unmap = ref ? j->run_region : j->ref_region;
 }
+
+int judge_board_dirs(const struct spec *s, struct directives *refdirs, char **refsrc,
+                     size_t *reflen, struct directives *gendirs, char **gensrc, size_t *genlen,
+                     struct kj_err *err)
+{
+    const char *names[SPEC_MAX_VARS];
+    char path[SPEC_MAX_PATH + 32];
+    struct expr_vars vars;
+    struct kj_err gerr;
+    *refsrc = *gensrc = NULL;
+    spec_expr_vars(s, names, NULL, &vars);
+    snprintf(path, sizeof path, "%s/reference.cu", s->dir);
+    int rc = kj_read_file(path, COMPILE_MAX_SOURCE, refsrc, reflen, err);
+    if (rc == KJ_OK && (dir_parse(*refsrc, *reflen, refdirs, err) != KJ_OK ||
+                        dir_check_names(refdirs, &vars, err) != KJ_OK))
+        rc = KJ_EINTERNAL;
+    if (rc != KJ_OK || !s->has_generate)
+        return rc;
+    snprintf(path, sizeof path, "%s/generate.cu", s->dir);
+    kj_err_clear(&gerr);
+    rc = kj_read_file(path, COMPILE_MAX_SOURCE, gensrc, genlen, err);
+    if (rc == KJ_OK && (dir_parse(*gensrc, *genlen, gendirs, &gerr) != KJ_OK ||
+                        dir_check_names(gendirs, &vars, &gerr) != KJ_OK))
+        rc = KJ_FAIL(err, KJ_EINTERNAL, "generate.cu of %s: %s", s->name, gerr.msg);
+    if (rc == KJ_OK && gendirs->workspace[0] != '\0')
+        rc = KJ_FAIL(err, KJ_EINTERNAL, "generate.cu of %s: a workspace line is not "
+                     "supported there", s->name);
+    return rc;
+}
+
+/* judge_leftover of the GPU: the two boxes to reap. */
+struct judge_boxes_left {
+    struct judge_leftover base; /* first: finish gets &base */
+    struct box_proc run, ref;
+};
+
+static void judge_boxes_finish(struct judge_leftover *left)
+{
+    struct judge_boxes_left *b = (struct judge_boxes_left *)left;
+    box_reap(&b->run);
+    box_reap(&b->ref);
+    free(b);
+}
+
+struct judge_leftover *judge_boxes_kill(struct box_proc *run, struct box_proc *ref)
+{
+    struct judge_boxes_left *b = NULL;
+    box_signal(run);
+    box_signal(ref);
+    if ((run->pid > 0 || ref->pid > 0) && (b = malloc(sizeof *b)) != NULL) {
+        b->base.finish = judge_boxes_finish;
+        b->run = *run;
+        b->ref = *ref;
+        run->pid = ref->pid = -1;
+        return &b->base;
+    }
+    box_reap(run); /* nothing left, or no memory for it: now */
+    box_reap(ref);
+    return NULL;
+}
+
+/* ------------------------------------------------------------ prestart */
+
+/* A pair started before its job (judge.h). */
+struct judge_pre {
+    struct judge_prestart base;       /* first: drop gets &base */
+    struct directives gendirs;        /* what the boxes were given at fork */
+    int has_gen;
+    size_t region_size;
+    unsigned char *run_region, *ref_region; /* owned mappings of region_size, or NULL */
+    struct box_proc run, ref;
+};
+
+static void judge_pre_unmap(struct judge_pre *p)
+{
+    if (p->run_region != NULL && p->run_region != MAP_FAILED)
+        munmap(p->run_region, p->region_size);
+    if (p->ref_region != NULL && p->ref_region != MAP_FAILED)
+        munmap(p->ref_region, p->region_size);
+}
+
+static struct judge_leftover *judge_pre_drop(struct judge_prestart *self)
+{
+    struct judge_pre *p = (struct judge_pre *)self;
+    struct judge_leftover *left = judge_boxes_kill(&p->run, &p->ref);
+    judge_pre_unmap(p);
+    free(p);
+    return left;
+}
+
+int judge_prestart_fits(const struct judge_prestart *p, const struct spec *spec,
+                        enum kj_mode mode)
+{
+    return p != NULL && p->spec == spec &&
+           (mode == KJ_MODE_TEST || mode == KJ_MODE_BENCHMARK || mode == KJ_MODE_LEADERBOARD);
+}
+
+int judge_prestart_start(const struct spec *spec, int gpu, const struct secret_list *wipe,
+                         struct judge_prestart **out, struct kj_err *err)
+{
+    struct judge_pre *p = calloc(1, sizeof *p);
+    struct directives refdirs;
+    struct plan *plan = NULL;
+    char *refsrc = NULL, *gensrc = NULL;
+    size_t reflen = 0, genlen = 0;
+    struct box_cfg c;
+    *out = NULL;
+    if (p == NULL)
+        return KJ_FAIL(err, KJ_ENOMEM, "out of memory");
+    p->base.spec = spec;
+    p->base.drop = judge_pre_drop;
+    p->run.pid = p->ref.pid = -1;
+    p->run.fd_req = p->run.fd_rep = p->run.fd_info = -1;
+    p->ref.fd_req = p->ref.fd_rep = p->ref.fd_info = -1;
+    int rc = judge_board_dirs(spec, &refdirs, &refsrc, &reflen, &p->gendirs, &gensrc, &genlen, err);
+    p->has_gen = gensrc != NULL;
+    free(refsrc);
+    free(gensrc);
+    if (rc == KJ_OK)
+        rc = plan_build(spec, NULL, &refdirs, p->has_gen ? &p->gendirs : NULL, &plan, err);
+    if (rc == KJ_OK) {
+        p->region_size = plan->max_total;
+        plan_free(plan);
+        p->run_region = mmap(NULL, p->region_size, PROT_READ | PROT_WRITE,
+                             MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+        p->ref_region = mmap(NULL, p->region_size, PROT_READ | PROT_WRITE,
+                             MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+        if (p->run_region == MAP_FAILED || p->ref_region == MAP_FAILED)
+            rc = KJ_FAIL(err, KJ_ENOMEM, "cannot map %zu bytes for results", p->region_size);
+    }
+    for (int ref = 1; rc == KJ_OK && ref >= 0; ref--) {
+        memset(&c, 0, sizeof c);
+        c.spec = spec;
+        c.wipe = wipe;
+        c.gpu = gpu;
+        c.region_size = c.unmap_size = p->region_size;
+        c.gendirs = p->has_gen ? &p->gendirs : NULL;
+        c.role_reference = ref;
+        c.region = ref ? p->ref_region : p->run_region;
+        c.unmap = ref ? p->run_region : p->ref_region;
+        rc = box_start(&c, ref ? &p->ref : &p->run, err);
+    }
+    /* As judge_steps: the compile boxes forked later must not inherit them. */
+    if (rc == KJ_OK && (madvise(p->run_region, p->region_size, MADV_DONTFORK) != 0 ||
+                        madvise(p->ref_region, p->region_size, MADV_DONTFORK) != 0))
+        rc = KJ_FAIL(err, KJ_EINTERNAL, "madvise(MADV_DONTFORK): %s", strerror(errno));
+    if (rc != KJ_OK) {
+        judge_leftover_finish(judge_pre_drop(&p->base));
+        return rc;
+    }
+    *out = &p->base;
+    return KJ_OK;
+}
+
+int judge_adopt(struct judge *j, struct judge_prestart *pre)
+{
+    struct judge_pre *p = (struct judge_pre *)pre;
+    int same_gen = p->has_gen == (j->gensrc != NULL) &&
+                   (!p->has_gen || memcmp(&p->gendirs, &j->gendirs, sizeof p->gendirs) == 0);
+    if (!judge_prestart_fits(pre, j->spec, j->job->mode) || j->job->dump_dir != NULL ||
+        !same_gen || j->plan->max_total > p->region_size) {
+        judge_leftover_finish(judge_pre_drop(pre));
+        return 0;
+    }
+    j->region_size = p->region_size;
+    j->run_region = p->run_region;
+    j->ref_region = p->ref_region;
+    j->run = p->run;
+    j->ref = p->ref;
+    j->run_bare = j->ref_bare = 1;
+    free(p);
+    return 1;
+}
+
+/* ------------------------------------------------------------ the job's */
 
 int judge_start_boxes(struct judge *j, struct kj_err *err)
 {
@@ -72,7 +261,12 @@ int judge_load(struct judge *j, int is_ref, struct kj_err *err)
     struct box_load ld;
     struct box_req req = judge_req(BOX_OP_LOAD, 0, 0);
     struct box_rep rep;
+    int bare = is_ref ? j->ref_bare : j->run_bare;
     memset(&ld, 0, sizeof ld);
+    if (bare) {
+        ld.plan_size = (uint32_t)sizeof *j->plan;
+        ld.dirs_size = (uint32_t)sizeof *d;
+    }
     ld.cubin_size = (uint32_t)cr->cubin_size;
     ld.nlaunch = d->nlaunch;
     judge_lowered(d, cr, ld.lowered);
@@ -81,14 +275,19 @@ int judge_load(struct judge *j, int is_ref, struct kj_err *err)
         ld.gen_nlaunch = j->gendirs.nlaunch;
         judge_lowered(&j->gendirs, &j->genc, ld.gen_lowered);
     }
-    size_t n = sizeof ld + cr->cubin_size + ld.gen_size;
+    size_t job = (size_t)ld.plan_size + ld.dirs_size;
+    size_t n = sizeof ld + job + cr->cubin_size + ld.gen_size;
     unsigned char *payload = malloc(n);
     if (payload == NULL)
         return KJ_FAIL(err, KJ_ENOMEM, "out of memory");
     memcpy(payload, &ld, sizeof ld);
-    memcpy(payload + sizeof ld, cr->cubin, cr->cubin_size);
+    if (bare) {
+        memcpy(payload + sizeof ld, j->plan, ld.plan_size);
+        memcpy(payload + sizeof ld + ld.plan_size, d, ld.dirs_size);
+    }
+    memcpy(payload + sizeof ld + job, cr->cubin, cr->cubin_size);
     if (ld.gen_size > 0)
-        memcpy(payload + sizeof ld + cr->cubin_size, j->genc.cubin, ld.gen_size);
+        memcpy(payload + sizeof ld + job + cr->cubin_size, j->genc.cubin, ld.gen_size);
     req.payload = (uint32_t)n;
     enum judge_step r = judge_call(j, is_ref, &req, payload, &rep, "loading the module", err);
     free(payload);
@@ -100,6 +299,7 @@ int judge_restart_run(struct judge *j, struct kj_err *err)
     struct box_cfg c;
     struct box_device dev;
     box_kill(&j->run);
+    j->run_bare = 0; /* the new box has the plan from its fork */
     j->run_epoch++;
     judge_box_cfg(j, 0, &c);
     int rc = box_start(&c, &j->run, err);

@@ -9,6 +9,9 @@
  *   judge_time.c   the benchmark shapes: warm-up, sampling until the
  *                  stopping rule, the floor, the clock, the graph check,
  *                  the score
+ *   judge_box.c    the two boxes: configuration, start (or a pair started
+ *                  before the job: judge.h's judge_prestart), contexts,
+ *                  module load, the restart between rounds, the kill
  *   judge.c        the steps of a job: directives, plan, boxes, compile,
  *                  load, tests (or the dump), benchmarks, the result
  *
@@ -46,6 +49,9 @@ struct judge {
     unsigned char *run_region, *ref_region; /* owned mappings of region_size */
     size_t region_size;
     struct box_proc run, ref;
+    struct judge_prestart *pre; /* owned: job->prestart until judge_regions takes or drops it */
+    int run_bare, ref_bare;     /* 1: the box was started before the job (judge_prestart) and
+                                 * gets the plan and its directives with LOAD */
     struct box_device dev;
     struct compile_result sub, refc, genc;
     struct sass_proc sass;      /* nvdisasm on the submission, pid -1 when not running */
@@ -98,6 +104,27 @@ void judge_verdict_event(struct judge *j);
 int judge_start_boxes(struct judge *j, struct kj_err *err);
 int judge_box_info(struct judge *j, struct kj_err *err);
 int judge_load(struct judge *j, int is_ref, struct kj_err *err);
+
+/* Judge in the pair job->prestart (judge_box.c), which j takes over: its
+ * regions and boxes become j's (run_bare, ref_bare set), when the job's
+ * plan fits its regions and generate.cu's directives are the ones its
+ * boxes were given. Returns 1 when taken; 0 when the pair was torn down
+ * instead (the caller starts its own boxes); either way the pair is
+ * consumed. Called with j->plan built and no region mapped yet. */
+int judge_adopt(struct judge *j, struct judge_prestart *pre);
+
+/* Board spec's reference.cu (*refsrc, owned, *reflen bytes) and its
+ * directives, and generate.cu's when the board has one (*gensrc NULL
+ * otherwise); checked against the board's variables. A bad file is the
+ * board's error (KJ_EINTERNAL, err names it). */
+int judge_board_dirs(const struct spec *s, struct directives *refdirs, char **refsrc,
+                     size_t *reflen, struct directives *gendirs, char **gensrc, size_t *genlen,
+                     struct kj_err *err);
+
+/* Kill both boxes at once (box_signal) and return their reaping, still to
+ * be done (judge_leftover_finish), or NULL when neither runs; run and ref
+ * are emptied. Out of memory for it: they are reaped here, NULL. */
+struct judge_leftover *judge_boxes_kill(struct box_proc *run, struct box_proc *ref);
 
 /* Protocol v2: replace the submission's box by a fresh process (the old
  * one killed and reaped, the new one started alike, its context awaited

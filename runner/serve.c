@@ -32,6 +32,19 @@
  * no cgroup of a judged job is left behind. The thread forks nothing and
  * takes only the locks the watcher thread also takes (the log's).
  *
+ * The next job's boxes are started before it is claimed (judge.h's
+ * judge_prestart): after a job's result is posted, and at the start of a
+ * test-mode job, the loop starts a pair for the same board, so a job of
+ * that board finds its CUDA contexts made (they take about 0.4 s on an
+ * H200, most of a test-mode verdict) and only compiles, loads and runs.
+ * A timed job never has another pair started beside it: a pair is started
+ * during a test-mode job only, or between jobs, and a timed job that finds
+ * one uses it or has it torn down (with the teardown it waits for) before
+ * it is judged. A job of another board, or under a tool, gives the pair
+ * up to the teardown thread. At most one pair waits; it holds no secret of
+ * any job (forked before the job was claimed). A stop tears it down with
+ * the rest.
+ *
  * Claims are long polls (SERVE_CLAIM_PATH, POST /runner/claim?wait=20): the
  * server answers the moment a job of this GPU type is queued, or 204 when
  * the wait ends, and the runner asks again at once; a stop drops the
@@ -110,6 +123,8 @@ struct serve {
     int unhealthy;             /* 1: the GPU failed its health check; stop taking work */
     int refused;               /* 1: the server refused this token's claims (401/403); stop */
     struct teardown td;        /* the last job's boxes, torn down beside the next job */
+    struct judge_prestart *pre; /* owned: the boxes started for the next job of pre->spec,
+                                 * NULL = none */
     char why[256];             /* what the health check said */
     struct secret_list secrets; /* what every child wipes (secret.h): the token and the
                                  * clients' copies; a job adds its secret seed to a copy */
@@ -193,6 +208,12 @@ static void serve_release(struct serve *sv)
         kj_log(KJ_LOG_WARN, "serve", "stopped: job=%ld not given back (status %d%s%s); it goes "
                "back to the queue when its lease runs out", sv->job_id, st, st < 0 ? ": " : "",
                st < 0 ? err.msg : "");
+    /* The main thread is in the judge and leaves sv->pre alone until the
+     * watcher has ended, so this thread may take it. */
+    if (sv->pre != NULL) {
+        judge_leftover_finish(sv->pre->drop(sv->pre));
+        sv->pre = NULL;
+    }
     if (!teardown_wait_for(&sv->td, SERVE_TEARDOWN_WAIT_S)) /* the job before's boxes */
         kj_log(KJ_LOG_WARN, "serve", "stopped: the boxes of job=%ld were not reaped within "
                "%d s", sv->td.job_id, SERVE_TEARDOWN_WAIT_S);
@@ -325,6 +346,29 @@ static struct deliver_to serve_to(const struct serve *sv)
     return to;
 }
 
+/* Give the waiting pair of boxes (if any) to the teardown thread. */
+static void serve_drop_pre(struct serve *sv)
+{
+    if (sv->pre == NULL)
+        return;
+    teardown_start(&sv->td, sv->job_id, sv->pre->drop(sv->pre));
+    sv->pre = NULL;
+}
+
+/* Start the boxes of the next job of board spec, unless a pair waits
+ * already, the runner is stopping or judges one job only. A failure is
+ * logged: the next job starts its own. */
+static void serve_prestart(struct serve *sv, const struct spec *spec)
+{
+    struct kj_err err;
+    if (sv->pre != NULL || spec == NULL || sv->ops->prestart == NULL || sv->cfg->once ||
+        *sv->cfg->stop || sv->unhealthy)
+        return;
+    kj_err_clear(&err);
+    if (sv->ops->prestart(spec, sv->cfg->gpu, &sv->secrets, &sv->pre, &err) != KJ_OK)
+        kj_log(KJ_LOG_WARN, "serve", "the next job's boxes start with it: %s", err.msg);
+}
+
 /* Judge one claimed job object and post its result; only then are its
  * boxes torn down (the user's verdict waits for none of it). The job's
  * secret seed string is wiped once read. */
@@ -345,6 +389,12 @@ static void serve_job(struct serve *sv, cJSON *job)
     const struct spec *spec = serve_spec(sv, lb->valuestring);
     enum kj_mode m;
     int mode_ok = kj_mode_parse(mode->valuestring, &m) == 0;
+    struct judge_prestart *pre = NULL; /* the waiting pair, when it fits this job */
+    if (spec != NULL && mode_ok && judge_prestart_fits(sv->pre, spec, m)) {
+        pre = sv->pre;
+        sv->pre = NULL;
+    }
+    serve_drop_pre(sv); /* another board's, or a tool's job */
     if (!mode_ok || m != KJ_MODE_TEST) /* timed or under a tool: the GPU to itself */
         teardown_wait(&sv->td);
     kj_log(KJ_LOG_INFO, "serve", "judging job=%ld leaderboard=%s mode=%s", sv->job_id,
@@ -353,6 +403,8 @@ static void serve_job(struct serve *sv, cJSON *job)
         result = result_internal(spec == NULL ? "this runner does not have that leaderboard"
                                               : "unknown mode");
     } else {
+        if (m == KJ_MODE_TEST) /* untimed: the next pair may start beside it */
+            serve_prestart(sv, spec);
         struct judge_job jj;
         memset(&jj, 0, sizeof jj);
         jj.spec = spec;
@@ -376,10 +428,14 @@ static void serve_job(struct serve *sv, cJSON *job)
         jj.progress = serve_progress;
         jj.progress_ctx = sv;
         jj.leftover = &left;
+        jj.prestart = pre; /* the judge's now */
+        pre = NULL;
         sv->beat_s = serve_beat_s(job);
         result = serve_judge(sv, &jj);
         explicit_bzero(&jj.secret_seed, sizeof jj.secret_seed);
     }
+    if (pre != NULL) /* not judged: no leaderboard or mode for it */
+        teardown_start(&sv->td, sv->job_id, pre->drop(pre));
     if (result == NULL) { /* out of memory: the lease runs out and the job is tried again */
         kj_log(KJ_LOG_ERROR, "serve", "no memory for the result of job=%ld", sv->job_id);
         teardown_start(&sv->td, sv->job_id, left);
@@ -393,6 +449,7 @@ static void serve_job(struct serve *sv, cJSON *job)
     deliver_result(&to, result);
     result_free(result);
     teardown_start(&sv->td, sv->job_id, left); /* beside the next claim and job */
+    serve_prestart(sv, spec);                  /* beside that teardown */
 }
 
 /* Report to the server that this runner is ready (reason NULL) or refuses
@@ -489,7 +546,8 @@ static int serve_gpu_probe(int gpu, const struct secret_list *wipe, struct box_d
     return KJ_OK;
 }
 
-static const struct serve_ops serve_gpu_ops = {serve_gpu_probe, judge_run, box_health};
+static const struct serve_ops serve_gpu_ops = {serve_gpu_probe, judge_run, box_health,
+                                               judge_prestart_start};
 
 /* The two HTTP clients of cfg's server (a malformed URL or token fails here). */
 static int serve_open(struct serve *sv, struct kj_err *err)
@@ -601,6 +659,7 @@ int serve_loop(const struct serve_cfg *cfg, struct kj_err *err)
     else if (*cfg->stop)
         kj_log(KJ_LOG_INFO, "serve", "stopped name=%s", cfg->name);
 out:
+    serve_drop_pre(&sv);
     teardown_destroy(&sv.td); /* no box is left behind */
 early:
     spec_free_all(sv.specs, sv.nspecs);

@@ -14,8 +14,10 @@
 
 struct box_device;
 struct judge_job;
+struct judge_prestart;
 struct judge_result;
 struct secret_list;
+struct spec;
 
 /* How this runner checks its host and judges. NULL in serve_cfg: on the
  * GPU (sandbox_probe + box_probe, judge_run, box_health); the API tests
@@ -29,6 +31,9 @@ struct serve_ops {
     int (*judge)(const struct judge_job *job, struct judge_result **result, struct kj_err *err);
     /* box_health() (box.h): 0 when the GPU still computes a known answer. */
     int (*health)(int gpu, const struct secret_list *wipe, struct kj_err *err);
+    /* judge_prestart_start() (judge.h): the boxes of the next job of board spec. */
+    int (*prestart)(const struct spec *spec, int gpu, const struct secret_list *wipe,
+                    struct judge_prestart **out, struct kj_err *err);
 };
 
 struct serve_cfg {

@@ -17,7 +17,9 @@
  * teardown takes $KJUDGE_FAKE_TEARDOWN_S seconds (default 0, the time a
  * real run box's CUDA context takes to go) and then removes the file. So
  * a test sees when the teardown is over, and whether a stopped runner left
- * a box behind.
+ * a box behind. Boxes started before their job (judge.h's judge_prestart)
+ * are a file pre-XXXXXX, renamed box-XXXXXX when a job takes them; the
+ * verdict's message then ends with "in boxes started before the job".
  */
 #include "box.h"
 #include "judge.h"
@@ -81,8 +83,9 @@ static void fakegpu_teardown(struct judge_leftover *left)
     free(f);
 }
 
-/* "Start the boxes": the file of $KJUDGE_FAKE_BOX_DIR. NULL: no memory. */
-static struct fakegpu_left *fakegpu_boxes(void)
+/* "Start the boxes": the file of $KJUDGE_FAKE_BOX_DIR, named prefix-XXXXXX.
+ * NULL: no memory. */
+static struct fakegpu_left *fakegpu_boxes(const char *prefix)
 {
     struct fakegpu_left *f = calloc(1, sizeof *f);
     const char *dir = getenv("KJUDGE_FAKE_BOX_DIR");
@@ -90,7 +93,7 @@ static struct fakegpu_left *fakegpu_boxes(void)
         return NULL;
     f->base.finish = fakegpu_teardown;
     if (dir != NULL) {
-        snprintf(f->path, sizeof f->path, "%s/box-XXXXXX", dir);
+        snprintf(f->path, sizeof f->path, "%s/%s-XXXXXX", dir, prefix);
         int fd = mkstemp(f->path);
         if (fd >= 0)
             close(fd);
@@ -100,13 +103,71 @@ static struct fakegpu_left *fakegpu_boxes(void)
     return f;
 }
 
+/* The fake's judge_prestart: the boxes' file, named pre-XXXXXX. */
+struct fakegpu_pre {
+    struct judge_prestart base; /* first */
+    struct fakegpu_left *boxes; /* owned */
+};
+
+static struct judge_leftover *fakegpu_pre_drop(struct judge_prestart *self)
+{
+    struct fakegpu_pre *p = (struct fakegpu_pre *)self;
+    struct judge_leftover *left = p->boxes != NULL ? &p->boxes->base : NULL;
+    free(p);
+    return left;
+}
+
+static int fakegpu_prestart(const struct spec *spec, int gpu, const struct secret_list *wipe,
+                            struct judge_prestart **out, struct kj_err *err)
+{
+    struct fakegpu_pre *p = calloc(1, sizeof *p);
+    (void)gpu;
+    (void)wipe;
+    *out = NULL;
+    if (p == NULL || (p->boxes = fakegpu_boxes("pre")) == NULL) {
+        free(p);
+        return KJ_FAIL(err, KJ_ENOMEM, "fakegpu: out of memory");
+    }
+    p->base.spec = spec;
+    p->base.drop = fakegpu_pre_drop;
+    *out = &p->base;
+    return KJ_OK;
+}
+
+/* The boxes a job judges in: the pair started before it (its file renamed
+ * box-XXXXXX), or new ones. Sets *pre to whether they were started before. */
+static struct fakegpu_left *fakegpu_job_boxes(const struct judge_job *job, int *pre)
+{
+    struct judge_prestart *p = job->prestart;
+    *pre = 0;
+    if (p == NULL)
+        return fakegpu_boxes("box");
+    if (!judge_prestart_fits(p, job->spec, job->mode)) { /* as judge_run: torn down here */
+        judge_leftover_finish(p->drop(p));
+        return fakegpu_boxes("box");
+    }
+    struct fakegpu_left *f = ((struct fakegpu_pre *)p)->boxes;
+    char *slash = strrchr(f->path, '/');
+    if (f->path[0] != '\0' && slash != NULL) {
+        char renamed[PATH_MAX];
+        snprintf(renamed, sizeof renamed, "%.*s/box-%s", (int)(slash - f->path), f->path,
+                 slash + 5);
+        if (rename(f->path, renamed) == 0)
+            snprintf(f->path, sizeof f->path, "%s", renamed);
+    }
+    free(p);
+    *pre = 1;
+    return f;
+}
+
 static int fakegpu_judge(const struct judge_job *job, struct judge_result **out,
                          struct kj_err *err)
 {
     double s = fakegpu_seconds(job);
     cJSON *empty = cJSON_CreateObject();
     struct judge_result *r = result_new(job->spec, job->mode);
-    struct fakegpu_left *boxes = fakegpu_boxes();
+    int pre;
+    struct fakegpu_left *boxes = fakegpu_job_boxes(job, &pre);
     if (job->progress != NULL)
         job->progress(job->progress_ctx, KJ_EV_COMPILING, empty);
     cJSON_Delete(empty);
@@ -121,7 +182,9 @@ static int fakegpu_judge(const struct judge_job *job, struct judge_result **out,
     }
     r->has_compile = 1;
     snprintf(r->compile.arch, sizeof r->compile.arch, "sm_90a");
-    result_set_verdict(r, KJ_V_COMPILE_ERROR, "fakegpu: nothing was compiled");
+    result_set_verdict(r, KJ_V_COMPILE_ERROR, pre ? "fakegpu: nothing was compiled in boxes "
+                                                    "started before the job"
+                                                  : "fakegpu: nothing was compiled");
     *out = r;
     return KJ_OK;
 }
@@ -134,4 +197,5 @@ static int fakegpu_health(int gpu, const struct secret_list *wipe, struct kj_err
     return KJ_OK;
 }
 
-const struct serve_ops fakegpu_ops = {fakegpu_probe, fakegpu_judge, fakegpu_health};
+const struct serve_ops fakegpu_ops = {fakegpu_probe, fakegpu_judge, fakegpu_health,
+                                      fakegpu_prestart};

@@ -3,7 +3,9 @@
  * directive lines and a source naming another leaderboard are "rejected"
  * with the line, the result records the mode and board and nothing else
  * ran; a caller that asks for the teardown (judge_job.leftover) gets none,
- * since no box was started. (The layout of the cases is test_plan's.)
+ * since no box was started; a pair of boxes started before the job
+ * (judge_job.prestart) is given up all the same, exactly once, and which
+ * jobs such a pair may judge. (The layout of the cases is test_plan's.)
  */
 #define KT_MAIN
 #include "kt.h"
@@ -25,6 +27,51 @@ static struct judge_result *judge_src(const struct spec *s, const char *src)
     if (judge_run(&jj, &res, &err) != KJ_OK)
         fprintf(stderr, "judge_run: %s\n", err.msg);
     return res;
+}
+
+/* A judge_prestart that counts its drops. */
+struct counted_pre {
+    struct judge_prestart base; /* first */
+    int drops;
+};
+
+static struct judge_leftover *counted_drop(struct judge_prestart *self)
+{
+    ((struct counted_pre *)self)->drops++;
+    return NULL;
+}
+
+static void test_prestart(const struct spec *s)
+{
+    struct spec other;
+    struct counted_pre pre;
+    memset(&pre, 0, sizeof pre);
+    memset(&other, 0, sizeof other);
+    pre.base.spec = s;
+    pre.base.drop = counted_drop;
+    KT_CHECK(judge_prestart_fits(&pre.base, s, KJ_MODE_TEST) &&
+             judge_prestart_fits(&pre.base, s, KJ_MODE_BENCHMARK) &&
+             judge_prestart_fits(&pre.base, s, KJ_MODE_LEADERBOARD),
+             "a pair judges the test, benchmark and leaderboard jobs of its board");
+    KT_CHECK(!judge_prestart_fits(&pre.base, s, KJ_MODE_PROFILE) &&
+             !judge_prestart_fits(&pre.base, s, KJ_MODE_SANITIZE),
+             "not a profile or sanitize job: the tool starts its own box");
+    KT_CHECK(!judge_prestart_fits(&pre.base, &other, KJ_MODE_TEST) &&
+             !judge_prestart_fits(NULL, s, KJ_MODE_TEST), "nor another board's job; NULL fits none");
+
+    struct judge_job jj;
+    struct judge_result *r = NULL;
+    struct kj_err err;
+    memset(&jj, 0, sizeof jj);
+    jj.spec = s;
+    jj.source = "//!kjudge launch quant grid=(Q) block=(32)\n";
+    jj.source_len = strlen(jj.source);
+    jj.mode = KJ_MODE_TEST;
+    jj.prestart = &pre.base;
+    KT_CHECK(judge_run(&jj, &r, &err) == KJ_OK && r != NULL && r->verdict == KJ_V_REJECTED &&
+             pre.drops == 1, "rejected before any box: the pair given is torn down once (%d)",
+             pre.drops);
+    result_free(r);
 }
 
 int main(int argc, char **argv)
@@ -76,6 +123,7 @@ int main(int argc, char **argv)
              "no launch line -> rejected: %s", r ? r->message : "");
     result_free(r);
 
+    KT_RUN(test_prestart(s));
     spec_free(s);
     return kt_done("test_judge");
 }

@@ -177,11 +177,43 @@ out:
     spec_free(s);
 }
 
+/* Boxes started before their job size their regions with no submission
+ * (judge.h's judge_prestart): the layout must not depend on its directives,
+ * workspace line included. */
+static void test_board_region(void)
+{
+    static const char *boards[] = {"fp8_quant", "histogram", "prefixsum", "matmul"};
+    for (size_t b = 0; b < sizeof boards / sizeof boards[0]; b++) {
+        struct spec *s = NULL;
+        struct plan *with = NULL, *without = NULL;
+        struct directives ref, sub;
+        struct kj_err err;
+        char path[256];
+        snprintf(path, sizeof path, "leaderboards/%s", boards[b]);
+        KT_CHECK(spec_load(path, &s, &err) == KJ_OK, "spec %s: %s", boards[b], err.msg);
+        snprintf(path, sizeof path, "leaderboards/%s/reference.cu", boards[b]);
+        if (s == NULL || parse(path, &ref) != KJ_OK)
+            goto next;
+        sub = ref;
+        snprintf(sub.workspace, sizeof sub.workspace, "1 << 20");
+        KT_CHECK(plan_build(s, &sub, &ref, NULL, &with, &err) == KJ_OK &&
+                 plan_build(s, NULL, &ref, NULL, &without, &err) == KJ_OK, "build: %s", err.msg);
+        KT_CHECK(with != NULL && without != NULL && with->max_total == without->max_total &&
+                 without->max_total > 0, "%s: the region is the board's alone (%zu, %zu)",
+                 boards[b], with ? with->max_total : 0, without ? without->max_total : 0);
+    next:
+        plan_free(with);
+        plan_free(without);
+        spec_free(s);
+    }
+}
+
 int main(int argc, char **argv)
 {
     kt_init(argc, argv);
     KT_RUN(test_layout());
     KT_RUN(test_prefixsum());
     KT_RUN(test_generate());
+    KT_RUN(test_board_region());
     return kt_done("test_plan");
 }

@@ -1,0 +1,153 @@
+#!/usr/bin/env python3
+"""test_prestart.py - a runner starts the next job's boxes before the job.
+
+Real processes: bin/kjudge-server and the real runner program without a GPU
+(build/kjudge-runner-fakegpu, tests/api/fakegpu.c). The fake stands for a
+pair of boxes started before its job with a file pre-XXXXXX in
+$KJUDGE_FAKE_BOX_DIR, renamed box-XXXXXX when a job takes it, removed by
+its teardown; its verdict message says "in boxes started before the job"
+when the job was judged in such a pair. Checks (runner/serve.c's top
+comment says the rule):
+
+- the first job starts its own boxes; once its result is posted, one pair
+  waits for the next job of the same board;
+- the next test job of that board is judged in it, and one more pair is
+  started beside it (never more than one waits);
+- a job of another board does not take the pair: it is torn down, and the
+  next pair is for the new board;
+- a profile-mode job (its tool starts its own box) does not take it either;
+  a leaderboard-mode job of the board does;
+- SIGTERM with a pair waiting: the runner tears it down, leaves no box and
+  no pair behind, and exits 0.
+Ends with "test_prestart: N passed, N failed, N skipped".
+"""
+import os
+import signal
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "lib"))
+from kjcheck import Counts, check  # noqa: E402
+from kjdeploy import request, json_of  # noqa: E402
+from kjhttp import multipart  # noqa: E402
+from kjservice import NO_RATE_LIMITS  # noqa: E402
+from kjtest import GOOD_SOURCE  # noqa: E402
+import kjdeploy  # noqa: E402
+import kjrunner  # noqa: E402
+from kjrunner import Runner, sub  # noqa: E402
+
+TEARDOWN_S = 0.3
+PRE = "in boxes started before the job"
+HISTOGRAM_SOURCE = (
+    "//!kjudge launch zero grid=(1) block=(256)\n"
+    "//!kjudge launch count grid=(ceil_div(N, 256)) block=(256)\n"
+    "extern \"C\" __global__ void zero(const unsigned char* x, unsigned int* h, int N) {}\n"
+    "extern \"C\" __global__ void count(const unsigned char* x, unsigned int* h, int N) {}\n"
+)
+
+
+def files(d, prefix):
+    return sorted(f for f in os.listdir(d) if f.startswith(prefix + "-"))
+
+
+def wait_until(cond, seconds=30):
+    deadline = time.time() + seconds
+    while time.time() < deadline:
+        if cond():
+            return True
+        time.sleep(0.02)
+    return cond()
+
+
+def submit(srv, tok, board, mode="test"):
+    src = (GOOD_SOURCE if board == "fp8_quant" else HISTOGRAM_SOURCE) + "\n// fakegpu:seconds=0.2\n"
+    fields = [("leaderboard", board), ("gpu", "H200"), ("mode", mode)]
+    body, ctype = multipart(fields, [("file", "k.cu", src.encode())])
+    st, _, raw = request(srv, "POST", "/api/v1/submissions", tok, body, {"Content-Type": ctype})
+    d = json_of(raw)
+    return d.get("id") if st == 202 and isinstance(d, dict) else None
+
+
+def judged(srv, tok, sid):
+    """The stored verdict message of sid once done, else None."""
+    ok = wait_until(lambda: (sub(srv, tok, sid) or {}).get("status") == "done")
+    d = sub(srv, tok, sid) if ok else None
+    res = d.get("result") if isinstance(d, dict) else None
+    return (res.get("message") or "") if isinstance(res, dict) else None
+
+
+def test_prestart(srv, tok, rtok, tmp):
+    url = "http://127.0.0.1:%d" % srv.port
+    bdir = os.path.join(tmp, "boxes")
+    os.makedirs(bdir, exist_ok=True)
+    r = Runner(os.path.join(tmp, "runner"), url, rtok, [],
+               env={"KJUDGE_FAKE_BOX_DIR": bdir, "KJUDGE_FAKE_TEARDOWN_S": str(TEARDOWN_S)})
+    r.start()
+    try:
+        a = submit(srv, tok, "fp8_quant")
+        msg = judged(srv, tok, a)
+        check(msg is not None and PRE not in msg, "the first job starts its own boxes", (msg, r.text()[-400:]))
+        check(wait_until(lambda: len(files(bdir, "pre")) == 1 and files(bdir, "box") == []),
+              "after its result, one pair waits for the next job", (os.listdir(bdir), r.text()[-400:]))
+
+        b = submit(srv, tok, "fp8_quant")
+        msg = judged(srv, tok, b)
+        check(msg is not None and msg.endswith(PRE), "the next test job of the board is judged in it",
+              (msg, r.text()[-400:]))
+        check(wait_until(lambda: len(files(bdir, "pre")) == 1 and files(bdir, "box") == []),
+              "one more pair was started beside it, and only one waits", os.listdir(bdir))
+        waiting = files(bdir, "pre")
+
+        c = submit(srv, tok, "histogram")
+        msg = judged(srv, tok, c)
+        check(msg is not None and PRE not in msg, "a job of another board starts its own boxes", msg)
+        check(wait_until(lambda: len(files(bdir, "pre")) == 1 and files(bdir, "pre") != waiting and
+                         files(bdir, "box") == []),
+              "the other board's pair is torn down; the next pair is the new board's",
+              (waiting, os.listdir(bdir), r.text()[-400:]))
+
+        p = submit(srv, tok, "histogram", mode="profile")
+        msg = judged(srv, tok, p)
+        check(msg is not None and PRE not in msg, "a profile job does not take the pair (its tool "
+              "starts its own box)", (msg, r.text()[-400:]))
+        check(wait_until(lambda: len(files(bdir, "pre")) == 1 and files(bdir, "box") == []),
+              "a pair waits again after it", os.listdir(bdir))
+
+        lb = submit(srv, tok, "histogram", mode="leaderboard")
+        msg = judged(srv, tok, lb)
+        check(msg is not None and msg.endswith(PRE), "a leaderboard job of the board takes it",
+              (msg, r.text()[-400:]))
+        check(wait_until(lambda: len(files(bdir, "pre")) == 1 and files(bdir, "box") == []),
+              "and the pair for the job after it waits", os.listdir(bdir))
+
+        r.signal(signal.SIGTERM)
+        rc = r.wait(30)
+        check(rc == 0 and os.listdir(bdir) == [] and "stopped name=" in r.text(),
+              "SIGTERM with a pair waiting: it is torn down, nothing is left, exit 0",
+              (rc, os.listdir(bdir), r.text()[-600:]))
+    finally:
+        r.stop()
+
+
+def main():
+    if not kjrunner.built():
+        print("FAIL %s is not built (make build/kjudge-runner-fakegpu)\n"
+              "test_prestart: 0 passed, 1 failed, 0 skipped" % kjrunner.FAKE)
+        return 1
+    with tempfile.TemporaryDirectory(prefix="kjudge-prestart-") as tmp:
+        srv = kjdeploy.Server(os.path.join(tmp, "srv"), extra=NO_RATE_LIMITS)
+        if check(srv.start(), "the server starts"):
+            try:
+                tok = kjrunner.user_token(srv, "alice")
+                rtok = kjrunner.runner_token(srv, "gpuhost")
+                test_prestart(srv, tok, rtok, tmp)
+            finally:
+                srv.stop()
+    print("test_prestart: %d passed, %d failed, %d skipped" % (Counts.passed, Counts.failed, Counts.skipped))
+    return 1 if Counts.failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
