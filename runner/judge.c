@@ -178,12 +178,6 @@ static void judge_sass(struct judge *j)
         kj_log(KJ_LOG_WARN, "judge", "instruction classes from the PTX only: %s", err.msg);
 }
 
-void judge_leftover_finish(struct judge_leftover *left)
-{
-    if (left != NULL)
-        left->finish(left);
-}
-
 /* Kill both boxes at once; reap them here, or hand them to the caller in
  * *job->leftover when it asked (judge.h). */
 static void judge_boxes_stop(struct judge *j)

@@ -72,6 +72,12 @@ int judge_board_dirs(const struct spec *s, struct directives *refdirs, char **re
     return rc;
 }
 
+void judge_leftover_finish(struct judge_leftover *left)
+{
+    if (left != NULL)
+        left->finish(left);
+}
+
 /* judge_leftover of the GPU: the two boxes to reap. */
 struct judge_boxes_left {
     struct judge_leftover base; /* first: finish gets &base */
