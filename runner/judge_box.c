@@ -308,7 +308,15 @@ int judge_restart_run(struct judge *j, struct kj_err *err)
     j->run_bare = 0; /* the new box has the plan from its fork */
     j->run_epoch++;
     judge_box_cfg(j, 0, &c);
+    /* The regions are kept out of forks once the first boxes have them
+     * (judge_steps); the new box needs its own, or it could neither pin it
+     * nor copy a set into it for the report (nor at all under
+     * KJUDGE_HOST_VERIFY). The reference's stays out. */
+    if (madvise(j->run_region, j->region_size, MADV_DOFORK) != 0)
+        return KJ_FAIL(err, KJ_EINTERNAL, "madvise(MADV_DOFORK): %s", strerror(errno));
     int rc = box_start(&c, &j->run, err);
+    if (madvise(j->run_region, j->region_size, MADV_DONTFORK) != 0 && rc == KJ_OK)
+        rc = KJ_FAIL(err, KJ_EINTERNAL, "madvise(MADV_DONTFORK): %s", strerror(errno));
     if (rc == KJ_OK)
         rc = box_read_info(&j->run, &dev, JUDGE_START_MS, err);
     if (rc == KJ_OK && strcmp(dev.pci, j->dev.pci) != 0)
