@@ -64,5 +64,32 @@ def built():
     return os.access(FAKE, os.X_OK)
 
 
+def run_suite(name, tests):
+    """The main() of a suite of the fake runner: one server (no rate limits)
+    in a temporary folder, a user token and a runner token, then each
+    test(srv, tok, rtok, tmp); prints "name: N passed, N failed, N skipped"
+    and returns the exit status."""
+    import tempfile
+    import kjdeploy
+    from kjcheck import Counts, check
+    from kjservice import NO_RATE_LIMITS
+    if not built():
+        print("FAIL %s is not built (make build/kjudge-runner-fakegpu)\n"
+              "%s: 0 passed, 1 failed, 0 skipped" % (FAKE, name))
+        return 1
+    with tempfile.TemporaryDirectory(prefix="kjudge-%s-" % name) as tmp:
+        srv = kjdeploy.Server(os.path.join(tmp, "srv"), extra=NO_RATE_LIMITS)
+        if check(srv.start(), "the server starts"):
+            try:
+                tok = user_token(srv, "alice")
+                rtok = runner_token(srv, "gpuhost")
+                for test in tests:
+                    test(srv, tok, rtok, tmp)
+            finally:
+                srv.stop()
+    print("%s: %d passed, %d failed, %d skipped" % (name, Counts.passed, Counts.failed, Counts.skipped))
+    return 1 if Counts.failed else 0
+
+
 def dumps(x):
     return json.dumps(x)[:600]

@@ -24,17 +24,14 @@ Ends with "test_prestart: N passed, N failed, N skipped".
 import os
 import signal
 import sys
-import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "lib"))
-from kjcheck import Counts, check  # noqa: E402
+from kjcheck import check  # noqa: E402
 from kjdeploy import request, json_of  # noqa: E402
 from kjhttp import multipart  # noqa: E402
-from kjservice import NO_RATE_LIMITS  # noqa: E402
 from kjtest import GOOD_SOURCE  # noqa: E402
-import kjdeploy  # noqa: E402
 import kjrunner  # noqa: E402
 from kjrunner import Runner, sub  # noqa: E402
 
@@ -132,21 +129,7 @@ def test_prestart(srv, tok, rtok, tmp):
 
 
 def main():
-    if not kjrunner.built():
-        print("FAIL %s is not built (make build/kjudge-runner-fakegpu)\n"
-              "test_prestart: 0 passed, 1 failed, 0 skipped" % kjrunner.FAKE)
-        return 1
-    with tempfile.TemporaryDirectory(prefix="kjudge-prestart-") as tmp:
-        srv = kjdeploy.Server(os.path.join(tmp, "srv"), extra=NO_RATE_LIMITS)
-        if check(srv.start(), "the server starts"):
-            try:
-                tok = kjrunner.user_token(srv, "alice")
-                rtok = kjrunner.runner_token(srv, "gpuhost")
-                test_prestart(srv, tok, rtok, tmp)
-            finally:
-                srv.stop()
-    print("test_prestart: %d passed, %d failed, %d skipped" % (Counts.passed, Counts.failed, Counts.skipped))
-    return 1 if Counts.failed else 0
+    return kjrunner.run_suite("test_prestart", [test_prestart])
 
 
 if __name__ == "__main__":

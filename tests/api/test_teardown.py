@@ -20,14 +20,11 @@ Ends with "test_teardown: N passed, N failed, N skipped".
 import os
 import signal
 import sys
-import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "lib"))
-from kjcheck import Counts, check  # noqa: E402
-from kjservice import NO_RATE_LIMITS  # noqa: E402
-import kjdeploy  # noqa: E402
+from kjcheck import check  # noqa: E402
 import kjrunner  # noqa: E402
 from kjrunner import Runner, submit, sub  # noqa: E402
 
@@ -136,23 +133,7 @@ def test_stop_pending(srv, tok, rtok, tmp):
 
 
 def main():
-    if not kjrunner.built():
-        print("FAIL %s is not built (make build/kjudge-runner-fakegpu)\n"
-              "test_teardown: 0 passed, 1 failed, 0 skipped" % kjrunner.FAKE)
-        return 1
-    with tempfile.TemporaryDirectory(prefix="kjudge-teardown-") as tmp:
-        srv = kjdeploy.Server(os.path.join(tmp, "srv"), extra=NO_RATE_LIMITS)
-        if check(srv.start(), "the server starts"):
-            try:
-                tok = kjrunner.user_token(srv, "alice")
-                rtok = kjrunner.runner_token(srv, "gpuhost")
-                test_result_first(srv, tok, rtok, tmp)
-                test_overlap(srv, tok, rtok, tmp)
-                test_stop_pending(srv, tok, rtok, tmp)
-            finally:
-                srv.stop()
-    print("test_teardown: %d passed, %d failed, %d skipped" % (Counts.passed, Counts.failed, Counts.skipped))
-    return 1 if Counts.failed else 0
+    return kjrunner.run_suite("test_teardown", [test_result_first, test_overlap, test_stop_pending])
 
 
 if __name__ == "__main__":
