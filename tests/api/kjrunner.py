@@ -60,6 +60,16 @@ def wait_status(srv, token, sid, want, seconds=30):
     return d
 
 
+def wait_until(cond, seconds=30):
+    """Poll cond() every 20 ms for up to seconds; its last value."""
+    deadline = time.time() + seconds
+    while time.time() < deadline:
+        if cond():
+            return True
+        time.sleep(0.02)
+    return cond()
+
+
 def built():
     return os.access(FAKE, os.X_OK)
 

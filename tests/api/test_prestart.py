@@ -24,7 +24,6 @@ Ends with "test_prestart: N passed, N failed, N skipped".
 import os
 import signal
 import sys
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "lib"))
@@ -33,7 +32,7 @@ from kjdeploy import request, json_of  # noqa: E402
 from kjhttp import multipart  # noqa: E402
 from kjtest import GOOD_SOURCE  # noqa: E402
 import kjrunner  # noqa: E402
-from kjrunner import Runner, sub  # noqa: E402
+from kjrunner import Runner, wait_until, sub  # noqa: E402
 
 TEARDOWN_S = 0.3
 PRE = "in boxes started before the job"
@@ -47,15 +46,6 @@ HISTOGRAM_SOURCE = (
 
 def files(d, prefix):
     return sorted(f for f in os.listdir(d) if f.startswith(prefix + "-"))
-
-
-def wait_until(cond, seconds=30):
-    deadline = time.time() + seconds
-    while time.time() < deadline:
-        if cond():
-            return True
-        time.sleep(0.02)
-    return cond()
 
 
 def submit(srv, tok, board, mode="test"):

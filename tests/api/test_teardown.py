@@ -20,28 +20,18 @@ Ends with "test_teardown: N passed, N failed, N skipped".
 import os
 import signal
 import sys
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "lib"))
 from kjcheck import check  # noqa: E402
 import kjrunner  # noqa: E402
-from kjrunner import Runner, submit, sub  # noqa: E402
+from kjrunner import Runner, wait_until, submit, sub  # noqa: E402
 
 TEARDOWN_S = 4
 
 
 def boxes(d):
     return sorted(f for f in os.listdir(d) if f.startswith("box-"))
-
-
-def wait_until(cond, seconds=30):
-    deadline = time.time() + seconds
-    while time.time() < deadline:
-        if cond():
-            return True
-        time.sleep(0.02)
-    return cond()
 
 
 def done(srv, tok, sid):
