@@ -19,7 +19,8 @@ Prints one table of four parts:
      every 10 s, a third user a leaderboard job (examples/fast.cu) every 15 s,
      and a light user one test job every 5 s (more samples than the one a
      minute of the goal, same load): the light user's verdict latency p50 and
-     p99, and the leaderboard jobs' p50 and max;
+     p99, the leaderboard jobs' p50 and max, and the verdicts per kind of
+     job (the flood must be judged, not only answered);
   4. scaling from one GPU to two (jobs per minute with two runners over one),
      only with two GPUs ("not measured: one GPU" otherwise).
 Goals: light p99 < 5 s during the flood; warm test p50 < 0.5 s idle;
@@ -315,7 +316,12 @@ def flood(svc, src):
     light = [s for k, s, _ in done if k == "light"] + cut
     lb = [s for k, s, _ in done if k == "leaderboard"]
     nlight = sum(1 for _, u, _ in plan if u == "light")
-    return {"light_p50": pct(light, 50), "light_p99": pct(light, 99), "light_n": len(light) - len(cut),
+    verdicts = {}
+    for k, _, v in done:
+        verdicts.setdefault(k, {}).setdefault(v, 0)
+        verdicts[k][v] += 1
+    return {"verdicts": verdicts,
+            "light_p50": pct(light, 50), "light_p99": pct(light, 99), "light_n": len(light) - len(cut),
             "light_sent": nlight, "light_cut": len(cut),
             "lb_p50": pct(lb, 50), "lb_max": max(lb) if lb else None, "lb_n": len(lb),
             "unfinished": len(left), "drained": drained}
@@ -366,6 +372,9 @@ def main():
         rows.append((what, "leaderboard p50 / max (n=%d)" % f["lb_n"],
                      "%s / %s" % (fmt(f["lb_p50"], " s"), fmt(f["lb_max"], " s"))))
         rows.append((what, "jobs unfinished %.0f s after the flood" % DRAIN_S, str(f["unfinished"])))
+        rows.append((what, "verdicts of the jobs done, per kind", "; ".join(
+            "%s: %s" % (k, ", ".join("%d %s" % (n, v) for v, n in sorted(vs.items(), key=str)))
+            for k, vs in sorted(f["verdicts"].items()))))
     if ngpu >= 2:
         with Service("fair", 2, args.fake) as svc:
             two = burst(svc, src, BURST * 2)
