@@ -20,6 +20,7 @@
  */
 #include "judge_int.h"
 #include "cbox.h"
+#include "cslot.h"
 #include "dump.h"
 #include "expr.h"
 #include "kj_file.h"
@@ -61,11 +62,43 @@ static int judge_regions(struct judge *j, struct kj_err *err)
     return KJ_OK;
 }
 
+/* One compile of a job: its source and directives, where its result and
+ * error go, and its compile box while it runs. */
+struct judge_cjob {
+    const char *src;
+    size_t len;
+    const struct directives *d;
+    struct compile_result *out;
+    struct kj_err *err;
+    int rc, started;
+    struct cbox_proc p;
+};
+
+/* Run the n compiles of c in compile boxes, at most k at once, in turns
+ * from c[0] (the submission's): once it has failed to compile, the turns
+ * after are not run (their results stay empty; its verdict needs none). */
+static void judge_compile_turns(struct judge *j, int k, struct judge_cjob *c, int n)
+{
+    for (int i = 0; i < n; i += k) {
+        int end = i + k < n ? i + k : n;
+        if (i > 0 && c[0].rc == KJ_OK && !c[0].out->ok)
+            break;
+        for (int m = i; m < end; m++) {
+            c[m].rc = cbox_start(c[m].src, c[m].len, c[m].d, j->dev.arch, j->job->secrets, &c[m].p,
+                                 c[m].err);
+            c[m].started = c[m].rc == KJ_OK;
+        }
+        for (int m = i; m < end; m++)
+            if (c[m].started)
+                c[m].rc = cbox_finish(&c[m].p, j->dev.arch, c[m].out, c[m].err);
+    }
+}
+
 /* Compile the submission, the reference and the board's generate.cu for the
- * box's architecture, in compile boxes running at once. */
+ * box's architecture, in compile boxes running at once as far as this
+ * host's compile slots allow (cslot.h). */
 static int judge_compile(struct judge *j, struct kj_err *err)
 {
-    struct cbox_proc sp, rp, gp;
     struct kj_err rerr, gerr;
     int grc = KJ_OK;
     cJSON *ev = result_compiling_json(j->dev.arch);
@@ -80,17 +113,22 @@ static int judge_compile(struct judge *j, struct kj_err *err)
         if (j->gensrc != NULL)
             grc = compile_source(j->gensrc, j->genlen, &j->gendirs, j->dev.arch, &j->genc, &gerr);
     } else {
-        const struct secret_list *w = j->job->secrets;
-        if ((rc = cbox_start(j->refsrc, j->reflen, &j->refdirs, j->dev.arch, w, &rp, err)) != KJ_OK)
+        struct judge_cjob c[3] = {
+            {j->job->source, j->job->source_len, &j->dirs, &j->sub, err, KJ_OK, 0, {-1, -1, 0}},
+            {j->refsrc, j->reflen, &j->refdirs, &j->refc, &rerr, KJ_OK, 0, {-1, -1, 0}},
+            {j->gensrc, j->genlen, &j->gendirs, &j->genc, &gerr, KJ_OK, 0, {-1, -1, 0}}};
+        int n = j->gensrc != NULL ? 3 : 2;
+        struct cslot slots;
+        if ((rc = cslot_take(&slots, NULL, cslot_count(), n, j->deadline, err)) != KJ_OK)
             return rc;
-        if (j->gensrc != NULL)
-            grc = cbox_start(j->gensrc, j->genlen, &j->gendirs, j->dev.arch, w, &gp, &gerr);
-        rc = cbox_start(j->job->source, j->job->source_len, &j->dirs, j->dev.arch, w, &sp, err);
-        if (rc == KJ_OK)
-            rc = cbox_finish(&sp, j->dev.arch, &j->sub, err);
-        rrc = cbox_finish(&rp, j->dev.arch, &j->refc, &rerr);
-        if (j->gensrc != NULL && grc == KJ_OK)
-            grc = cbox_finish(&gp, j->dev.arch, &j->genc, &gerr);
+        if (slots.waited_s >= 1)
+            kj_log(KJ_LOG_INFO, "judge", "waited %.1f s for a compile slot (this host's are "
+                   "all in use)", slots.waited_s);
+        judge_compile_turns(j, slots.n, c, n);
+        cslot_give(&slots);
+        rc = c[0].rc;
+        rrc = c[1].rc;
+        grc = c[2].rc;
     }
     if (rc != KJ_OK)
         return rc;

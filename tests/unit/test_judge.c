@@ -5,14 +5,20 @@
  * ran; a caller that asks for the teardown (judge_job.leftover) gets none,
  * since no box was started; a pair of boxes started before the job
  * (judge_job.prestart) is given up all the same, exactly once, and which
- * jobs such a pair may judge. (The layout of the cases is test_plan's.)
+ * jobs such a pair may judge; with one compile slot on the host (cslot.h)
+ * the submission and the reference still compile, in turns, and a
+ * submission that does not compile is reported as such. (The layout of
+ * the cases is test_plan's.)
  */
 #define KT_MAIN
 #include "kt.h"
 #include "judge.h"
 #include "result.h"
 
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include "kj_file.h"
 
 static struct judge_result *judge_src(const struct spec *s, const char *src)
 {
@@ -74,6 +80,56 @@ static void test_prestart(const struct spec *s)
     result_free(r);
 }
 
+/* The "compiled" event's ok, -1 before it came. */
+static void on_event(void *ctx, enum kj_event ev, const cJSON *data)
+{
+    if (ev == KJ_EV_COMPILED)
+        *(int *)ctx = cJSON_IsTrue(cJSON_GetObjectItem(data, "ok"));
+}
+
+/* One slot: the compiles run in turns. The job itself ends at its boxes
+ * (no GPU here), after the compile: only the event is looked at. */
+static void test_compile_turns(const struct spec *s)
+{
+    static const char *files[] = {"leaderboards/fp8_quant/template.cu",
+                                  "leaderboards/fp8_quant/examples/broken.cu"};
+    char slots[] = "/tmp/kjudge-test-judge-slots-XXXXXX";
+    KT_CHECK(mkdtemp(slots) != NULL, "a slot folder");
+    if (access(slots, F_OK) != 0)
+        return;
+    setenv("KJUDGE_COMPILE_SLOTS", "1", 1);
+    setenv("KJUDGE_COMPILE_SLOT_DIR", slots, 1);
+    for (int f = 0; f < 2; f++) {
+        char *src = NULL;
+        size_t len = 0;
+        struct kj_err err;
+        struct judge_result *r = NULL;
+        struct judge_job jj;
+        int ok = -1;
+        if (kj_read_file(files[f], 1 << 20, &src, &len, &err) != KJ_OK)
+            continue;
+        memset(&jj, 0, sizeof jj);
+        jj.spec = s;
+        jj.source = src;
+        jj.source_len = len;
+        jj.mode = KJ_MODE_TEST;
+        jj.arch = "sm_90a"; /* compile while the boxes start, as serve does */
+        jj.progress = on_event;
+        jj.progress_ctx = &ok;
+        judge_run(&jj, &r, &err);
+        KT_CHECK(ok == (f == 0), "one compile slot: %s %s", files[f],
+                 f == 0 ? "compiles" : "is a compile error");
+        result_free(r);
+        free(src);
+    }
+    unsetenv("KJUDGE_COMPILE_SLOTS");
+    unsetenv("KJUDGE_COMPILE_SLOT_DIR");
+    char slot0[64];
+    snprintf(slot0, sizeof slot0, "%s/slot-0", slots);
+    unlink(slot0);
+    rmdir(slots);
+}
+
 int main(int argc, char **argv)
 {
     kt_init(argc, argv);
@@ -124,6 +180,7 @@ int main(int argc, char **argv)
     result_free(r);
 
     KT_RUN(test_prestart(s));
+    KT_RUN(test_compile_turns(s));
     spec_free(s);
     return kt_done("test_judge");
 }
