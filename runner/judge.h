@@ -107,8 +107,15 @@ struct judge_prestart {
     struct judge_leftover *(*drop)(struct judge_prestart *self);
 };
 
+/* The result regions a waiting pair may hold, both together: their pages
+ * stay pinned while the runner is idle. $KJUDGE_PRESTART_MAX_MB overrides
+ * it (0: no pair is ever started before its job). */
+#define JUDGE_PRESTART_MAX_BYTES (2ull << 30)
+
 /* Start the pair for board spec on device gpu; the children wipe wipe
- * first. KJ_OK with *out set, else *out NULL and err says why. */
+ * first. KJ_OK with *out set, else *out NULL and err says why: KJ_ELIMIT
+ * when the board's two regions exceed the limit above (nothing started:
+ * its jobs start their own boxes). */
 int judge_prestart_start(const struct spec *spec, int gpu, const struct secret_list *wipe,
                          struct judge_prestart **out, struct kj_err *err);
 

@@ -145,6 +145,17 @@ int judge_prestart_fits(const struct judge_prestart *p, const struct spec *spec,
            (mode == KJ_MODE_TEST || mode == KJ_MODE_BENCHMARK || mode == KJ_MODE_LEADERBOARD);
 }
 
+/* JUDGE_PRESTART_MAX_BYTES, or $KJUDGE_PRESTART_MAX_MB when it is a number. */
+static unsigned long long judge_prestart_limit(void)
+{
+    const char *env = getenv("KJUDGE_PRESTART_MAX_MB");
+    char *end = NULL;
+    if (env == NULL || env[0] == '\0')
+        return JUDGE_PRESTART_MAX_BYTES;
+    unsigned long long mb = strtoull(env, &end, 10);
+    return *end == '\0' && mb < (1ull << 40) ? mb << 20 : JUDGE_PRESTART_MAX_BYTES;
+}
+
 int judge_prestart_start(const struct spec *spec, int gpu, const struct secret_list *wipe,
                          struct judge_prestart **out, struct kj_err *err)
 {
@@ -171,6 +182,13 @@ int judge_prestart_start(const struct spec *spec, int gpu, const struct secret_l
     if (rc == KJ_OK) {
         p->region_size = plan->max_total;
         plan_free(plan);
+        if (2ull * p->region_size > judge_prestart_limit()) {
+            rc = KJ_FAIL(err, KJ_ELIMIT, "%s: two regions of %.0f MB would stay pinned while "
+                         "idle, more than %llu MB (KJUDGE_PRESTART_MAX_MB)", spec->name,
+                         p->region_size / 1e6, judge_prestart_limit() >> 20);
+            free(p);
+            return rc;
+        }
         p->run_region = mmap(NULL, p->region_size, PROT_READ | PROT_WRITE,
                              MAP_SHARED | MAP_ANONYMOUS, -1, 0);
         p->ref_region = mmap(NULL, p->region_size, PROT_READ | PROT_WRITE,

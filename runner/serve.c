@@ -365,7 +365,8 @@ static void serve_prestart(struct serve *sv, const struct spec *spec)
         *sv->cfg->stop || sv->unhealthy)
         return;
     kj_err_clear(&err);
-    if (sv->ops->prestart(spec, sv->cfg->gpu, &sv->secrets, &sv->pre, &err) != KJ_OK)
+    int rc = sv->ops->prestart(spec, sv->cfg->gpu, &sv->secrets, &sv->pre, &err);
+    if (rc != KJ_OK && rc != KJ_ELIMIT) /* over the limit: by design, not worth a warning */
         kj_log(KJ_LOG_WARN, "serve", "the next job's boxes start with it: %s", err.msg);
 }
 

@@ -78,6 +78,18 @@ static void test_prestart(const struct spec *s)
              pre.drops == 1, "rejected before any box: the pair given is torn down once (%d)",
              pre.drops);
     result_free(r);
+
+    /* fp8_quant's two regions are 472 MB: over a 100 MB limit nothing starts. */
+    struct judge_prestart *got = &pre.base;
+    setenv("KJUDGE_PRESTART_MAX_MB", "100", 1);
+    KT_CHECK(judge_prestart_start(s, 0, NULL, &got, &err) == KJ_ELIMIT && got == NULL &&
+             strstr(err.msg, "KJUDGE_PRESTART_MAX_MB") != NULL,
+             "regions over the limit: no pair, and why (%s)", err.msg);
+    setenv("KJUDGE_PRESTART_MAX_MB", "0", 1);
+    got = &pre.base;
+    KT_CHECK(judge_prestart_start(s, 0, NULL, &got, &err) == KJ_ELIMIT && got == NULL,
+             "KJUDGE_PRESTART_MAX_MB=0: never a pair");
+    unsetenv("KJUDGE_PRESTART_MAX_MB");
 }
 
 /* The "compiled" event's ok, -1 before it came. */
