@@ -341,25 +341,31 @@ void rend_mismatch(FILE *out, const cJSON *m, const char *indent)
     }
 }
 
-/* The failing entries of a tests or benchmarks array. */
-/* "test 2 (T=16)": what, the case's index and its shape. */
-static void case_name(const cJSON *e, const char *what, char *name, size_t n)
+/* Entry e of a tests or benchmarks array, when it failed: its status, its
+ * name as "test 2 (T=16)" (what, the case's index and its shape) and its
+ * message, cleaned. NULL when it passed or has no status. */
+static const char *case_failed(const cJSON *e, const char *what, char *name, size_t namesz,
+                               char *msg, size_t msgsz)
 {
     char shape[256];
+    const char *st = str(e, "status");
+    if (st == NULL || strcmp(st, "pass") == 0)
+        return NULL;
     rend_shape(cJSON_GetObjectItemCaseSensitive(e, "shape"), shape, sizeof shape);
-    snprintf(name, n, "%s %.0f (%s)", what, num(e, "index"), shape);
+    snprintf(name, namesz, "%s %.0f (%s)", what, num(e, "index"), shape);
+    rend_clean(msg, msgsz, str(e, "message"));
+    return st;
 }
 
+/* The failing entries of a tests or benchmarks array. */
 static void failed_cases(FILE *out, const cJSON *arr, const char *what)
 {
     const cJSON *e;
     char name[320], msg[1024];
     cJSON_ArrayForEach(e, arr) {
-        const char *st = str(e, "status");
-        if (st == NULL || strcmp(st, "pass") == 0)
+        const char *st = case_failed(e, what, name, sizeof name, msg, sizeof msg);
+        if (st == NULL)
             continue;
-        case_name(e, what, name, sizeof name);
-        rend_clean(msg, sizeof msg, str(e, "message"));
         fprintf(out, "%s: %s%s%s\n", name, strcmp(st, "error") == 0 ? "error" : "fail",
                 msg[0] ? ": " : "", msg);
         const cJSON *mm = cJSON_GetObjectItemCaseSensitive(e, "mismatch");
@@ -375,11 +381,8 @@ static int case_says(const cJSON *arr, const char *what, const char *msg)
     const cJSON *e;
     char name[320], cmsg[1024], line[1400];
     cJSON_ArrayForEach(e, arr) {
-        const char *st = str(e, "status");
-        if (st == NULL || strcmp(st, "pass") == 0)
+        if (case_failed(e, what, name, sizeof name, cmsg, sizeof cmsg) == NULL)
             continue;
-        case_name(e, what, name, sizeof name);
-        rend_clean(cmsg, sizeof cmsg, str(e, "message"));
         snprintf(line, sizeof line, "%s: %s", name, cmsg);
         if (strcmp(line, msg) == 0)
             return 1;
