@@ -177,7 +177,7 @@ static int judge_tests(struct judge *j, struct kj_err *err)
         if (r == STEP_ERROR)
             return KJ_EINTERNAL;
         if (r == STEP_VERDICT) {
-            judge_case_verdict(j, 0, i, e);
+            judge_case_verdict(j, 0, i, -1, e);
             return KJ_OK;
         }
     }

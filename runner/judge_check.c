@@ -58,13 +58,16 @@ void judge_shape_event(struct judge *j, enum kj_event ev, const struct result_sh
     cJSON_Delete(o);
 }
 
-void judge_case_verdict(struct judge *j, int bench, int idx, const struct result_shape *e)
+void judge_case_verdict(struct judge *j, int bench, int idx, long call,
+                        const struct result_shape *e)
 {
     const struct spec *s = j->spec;
-    char shape[256];
+    char shape[256], which[48] = "";
     spec_case_label(s, bench ? &s->benchmarks[idx] : &s->tests[idx], shape, sizeof shape);
-    judge_verdict(j, KJ_V_WRONG_ANSWER, "%s %d (%s): %s", bench ? "benchmark" : "test", idx, shape,
-                  e->check.status == RESULT_FAIL || e->check.status == RESULT_ERROR ?
+    if (call >= 0)
+        snprintf(which, sizeof which, ", timed call %ld", call);
+    judge_verdict(j, KJ_V_WRONG_ANSWER, "%s %d (%s)%s: %s", bench ? "benchmark" : "test", idx,
+                  shape, which, e->check.status == RESULT_FAIL || e->check.status == RESULT_ERROR ?
                   e->check.message : "wrong output");
 }
 

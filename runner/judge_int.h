@@ -136,8 +136,10 @@ int judge_has_verdict(const struct judge *j);
 /* Report a shape entry as event ev. */
 void judge_shape_event(struct judge *j, enum kj_event ev, const struct result_shape *e);
 /* The wrong_answer verdict for entry e of case idx of the tests (bench 0)
- * or benchmarks: "test 2 (T=16 ...): <its message>". */
-void judge_case_verdict(struct judge *j, int bench, int idx, const struct result_shape *e);
+ * or benchmarks: "test 2 (T=16 ...): <its message>", with ", timed call N"
+ * after the shape when call >= 0 (a failed timed call of a benchmark). */
+void judge_case_verdict(struct judge *j, int bench, int idx, long call,
+                        const struct result_shape *e);
 /* Append a fresh entry for case idx of the tests (bench 0) or benchmarks. */
 struct result_shape *judge_entry(struct judge *j, int bench, int idx);
 /* A request for case (bench, idx) with every other field zero. */

@@ -229,12 +229,7 @@ static int judge_graph_check(struct judge *j, int b, double median, struct resul
 /* A failed timed call of shape b: the wrong_answer verdict that names it. */
 static void judge_timed_verdict(struct judge *j, int b, const struct result_shape *e)
 {
-    char shape[256];
-    spec_case_label(j->spec, &j->spec->benchmarks[b], shape, sizeof shape);
-    judge_verdict(j, KJ_V_WRONG_ANSWER, "benchmark %d (%s), timed call %d: %s", b, shape,
-                  e->failed_call >= 0 ? (int)e->failed_call : 0,
-                  e->check.status == RESULT_FAIL || e->check.status == RESULT_ERROR ?
-                  e->check.message : "wrong output");
+    judge_case_verdict(j, 1, b, e->failed_call >= 0 ? e->failed_call : 0, e);
 }
 
 /* Protocol v1: each shape warmed up, sampled and cross-checked in turn. */

@@ -78,7 +78,7 @@ int judge_tool_shapes(struct judge *j, struct kj_err *err)
             return KJ_EINTERNAL;
         }
         if (r == STEP_VERDICT) {
-            judge_case_verdict(j, 1, i, e);
+            judge_case_verdict(j, 1, i, -1, e);
             break;
         }
     }
