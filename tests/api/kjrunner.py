@@ -8,6 +8,7 @@ tests/lib/kjservice.py starts it (Runner); this module makes runner tokens
 and submissions for it and reads submissions back, over plain HTTP or
 HTTPS. Python 3 stdlib only.
 """
+import contextlib
 import json
 import os
 import time
@@ -26,11 +27,12 @@ def user_token(srv, name):
     return srv.user(name)
 
 
-def submit(srv, token, seconds=0.5, gpu="H200", mode="test"):
-    """A submission the fake judge takes `seconds` on (None: the runner's
-    KJUDGE_FAKE_JUDGE_S); returns its id or None."""
-    src = GOOD_SOURCE + ("\n// fakegpu:seconds=%g\n" % seconds if seconds is not None else "")
-    body, ctype = multipart([("leaderboard", "fp8_quant"), ("gpu", gpu), ("mode", mode)],
+def submit(srv, token, seconds=0.5, gpu="H200", mode="test", leaderboard="fp8_quant",
+           source=GOOD_SOURCE):
+    """A submission (source, on leaderboard) the fake judge takes `seconds` on
+    (None: the runner's KJUDGE_FAKE_JUDGE_S); returns its id or None."""
+    src = source + ("\n// fakegpu:seconds=%g\n" % seconds if seconds is not None else "")
+    body, ctype = multipart([("leaderboard", leaderboard), ("gpu", gpu), ("mode", mode)],
                             [("file", "k.cu", src.encode())])
     st, _, raw = request(srv, "POST", "/api/v1/submissions", token, body, {"Content-Type": ctype})
     d = json_of(raw)
@@ -68,6 +70,22 @@ def wait_until(cond, seconds=30):
             return True
         time.sleep(0.02)
     return cond()
+
+
+@contextlib.contextmanager
+def boxed_runner(srv, rtok, tmp, name, teardown_s):
+    """The fake runner named name, started, its boxes files in a folder of its
+    own ($KJUDGE_FAKE_BOX_DIR, fakegpu.c) whose teardown takes teardown_s;
+    yields (runner, folder) and stops the runner at the end."""
+    bdir = os.path.join(tmp, name + "-boxes")
+    os.makedirs(bdir, exist_ok=True)
+    r = Runner(os.path.join(tmp, name), "http://127.0.0.1:%d" % srv.port, rtok, [],
+               env={"KJUDGE_FAKE_BOX_DIR": bdir, "KJUDGE_FAKE_TEARDOWN_S": str(teardown_s)})
+    r.start()
+    try:
+        yield r, bdir
+    finally:
+        r.stop()
 
 
 def built():

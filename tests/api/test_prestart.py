@@ -28,11 +28,9 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "lib"))
 from kjcheck import check  # noqa: E402
-from kjdeploy import request, json_of  # noqa: E402
-from kjhttp import multipart  # noqa: E402
 from kjtest import GOOD_SOURCE  # noqa: E402
 import kjrunner  # noqa: E402
-from kjrunner import Runner, wait_until, sub  # noqa: E402
+from kjrunner import boxed_runner, wait_status, wait_until  # noqa: E402
 
 TEARDOWN_S = 0.3
 PRE = "in boxes started before the job"
@@ -48,31 +46,20 @@ def files(d, prefix):
     return sorted(f for f in os.listdir(d) if f.startswith(prefix + "-"))
 
 
-def submit(srv, tok, board, mode="test"):
-    src = (GOOD_SOURCE if board == "fp8_quant" else HISTOGRAM_SOURCE) + "\n// fakegpu:seconds=0.2\n"
-    fields = [("leaderboard", board), ("gpu", "H200"), ("mode", mode)]
-    body, ctype = multipart(fields, [("file", "k.cu", src.encode())])
-    st, _, raw = request(srv, "POST", "/api/v1/submissions", tok, body, {"Content-Type": ctype})
-    d = json_of(raw)
-    return d.get("id") if st == 202 and isinstance(d, dict) else None
-
-
 def judged(srv, tok, sid):
     """The stored verdict message of sid once done, else None."""
-    ok = wait_until(lambda: (sub(srv, tok, sid) or {}).get("status") == "done")
-    d = sub(srv, tok, sid) if ok else None
-    res = d.get("result") if isinstance(d, dict) else None
+    d = wait_status(srv, tok, sid, "done")
+    res = d.get("result") if isinstance(d, dict) and d.get("status") == "done" else None
     return (res.get("message") or "") if isinstance(res, dict) else None
 
 
+def submit(srv, tok, board, mode="test"):
+    return kjrunner.submit(srv, tok, seconds=0.2, mode=mode, leaderboard=board,
+                           source=GOOD_SOURCE if board == "fp8_quant" else HISTOGRAM_SOURCE)
+
+
 def test_prestart(srv, tok, rtok, tmp):
-    url = "http://127.0.0.1:%d" % srv.port
-    bdir = os.path.join(tmp, "boxes")
-    os.makedirs(bdir, exist_ok=True)
-    r = Runner(os.path.join(tmp, "runner"), url, rtok, [],
-               env={"KJUDGE_FAKE_BOX_DIR": bdir, "KJUDGE_FAKE_TEARDOWN_S": str(TEARDOWN_S)})
-    r.start()
-    try:
+    with boxed_runner(srv, rtok, tmp, "runner", TEARDOWN_S) as (r, bdir):
         a = submit(srv, tok, "fp8_quant")
         msg = judged(srv, tok, a)
         check(msg is not None and PRE not in msg, "the first job starts its own boxes", (msg, r.text()[-400:]))
@@ -114,8 +101,6 @@ def test_prestart(srv, tok, rtok, tmp):
         check(rc == 0 and os.listdir(bdir) == [] and "stopped name=" in r.text(),
               "SIGTERM with a pair waiting: it is torn down, nothing is left, exit 0",
               (rc, os.listdir(bdir), r.text()[-600:]))
-    finally:
-        r.stop()
 
 
 def main():

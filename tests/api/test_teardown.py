@@ -25,7 +25,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "lib"))
 from kjcheck import check  # noqa: E402
 import kjrunner  # noqa: E402
-from kjrunner import Runner, wait_until, submit, sub  # noqa: E402
+from kjrunner import boxed_runner, wait_until, submit, sub  # noqa: E402
 
 TEARDOWN_S = 4
 
@@ -39,19 +39,8 @@ def done(srv, tok, sid):
     return d is not None and d.get("status") == "done"
 
 
-def fake_runner(tmp, name, url, rtok, args=()):
-    bdir = os.path.join(tmp, name + "-boxes")
-    os.makedirs(bdir, exist_ok=True)
-    r = Runner(os.path.join(tmp, name), url, rtok, list(args),
-               env={"KJUDGE_FAKE_BOX_DIR": bdir, "KJUDGE_FAKE_TEARDOWN_S": str(TEARDOWN_S)})
-    return r, bdir
-
-
 def test_result_first(srv, tok, rtok, tmp):
-    url = "http://127.0.0.1:%d" % srv.port
-    r, bdir = fake_runner(tmp, "first", url, rtok)
-    r.start()
-    try:
+    with boxed_runner(srv, rtok, tmp, "first", TEARDOWN_S) as (r, bdir):
         sid = submit(srv, tok, seconds=0.3)
         ok = wait_until(lambda: done(srv, tok, sid))
         left = boxes(bdir)
@@ -62,8 +51,6 @@ def test_result_first(srv, tok, rtok, tmp):
               boxes(bdir) == [], "then the runner tears it down and says so", (boxes(bdir), r.text()[-500:]))
         d = sub(srv, tok, sid)
         check(d is not None and d.get("verdict") == "compile_error", "the verdict is the judge's", d)
-    finally:
-        r.stop()
 
 
 def torn(r, sid):
@@ -72,10 +59,7 @@ def torn(r, sid):
 
 
 def test_overlap(srv, tok, rtok, tmp):
-    url = "http://127.0.0.1:%d" % srv.port
-    r, bdir = fake_runner(tmp, "overlap", url, rtok)
-    r.start()
-    try:
+    with boxed_runner(srv, rtok, tmp, "overlap", TEARDOWN_S) as (r, bdir):
         a = submit(srv, tok, seconds=0.3)
         b = submit(srv, tok, seconds=0.3)
         ok = wait_until(lambda: done(srv, tok, a) and done(srv, tok, b))
@@ -101,25 +85,20 @@ def test_overlap(srv, tok, rtok, tmp):
               "a leaderboard job is judged only after the last job's teardown", (ok, log[-800:]))
         check(wait_until(lambda: torn(r, lb) >= 0, TEARDOWN_S + 10) and boxes(bdir) == [],
               "and its own boxes are torn down after its result", r.text()[-400:])
-    finally:
-        r.stop()
 
 
 def test_stop_pending(srv, tok, rtok, tmp):
-    url = "http://127.0.0.1:%d" % srv.port
-    r, bdir = fake_runner(tmp, "stop", url, rtok)
-    r.start()
-    sid = submit(srv, tok, seconds=0.3)
-    ok = wait_until(lambda: done(srv, tok, sid))
-    pending = boxes(bdir)
-    check(ok and len(pending) == 1, "a job done, its teardown pending", (ok, pending, r.text()[-400:]))
-    r.signal(signal.SIGTERM)
-    rc = r.wait(TEARDOWN_S + 30)
-    check(rc == 0 and boxes(bdir) == [] and "torn down job=%d in " % sid in r.text() and
-          "stopped name=" in r.text(),
-          "SIGTERM during the teardown: it is finished, no box is left, exit 0",
-          (rc, boxes(bdir), r.text()[-600:]))
-    r.stop()
+    with boxed_runner(srv, rtok, tmp, "stop", TEARDOWN_S) as (r, bdir):
+        sid = submit(srv, tok, seconds=0.3)
+        ok = wait_until(lambda: done(srv, tok, sid))
+        pending = boxes(bdir)
+        check(ok and len(pending) == 1, "a job done, its teardown pending", (ok, pending, r.text()[-400:]))
+        r.signal(signal.SIGTERM)
+        rc = r.wait(TEARDOWN_S + 30)
+        check(rc == 0 and boxes(bdir) == [] and "torn down job=%d in " % sid in r.text() and
+              "stopped name=" in r.text(),
+              "SIGTERM during the teardown: it is finished, no box is left, exit 0",
+              (rc, boxes(bdir), r.text()[-600:]))
 
 
 def main():
