@@ -113,9 +113,7 @@ class Service:
             return f.read()
 
     def log_tail(self):
-        self.log.flush()
-        with open(os.path.join(self.tmp, "log"), errors="replace") as f:
-            return "log:\n" + "".join(f.readlines()[-15:])
+        return "log:\n" + "".join(self.log_text().splitlines(True)[-15:])
 
     def __exit__(self, *exc):
         for p in self.procs[1:] + self.procs[:1]:
