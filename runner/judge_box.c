@@ -26,21 +26,32 @@
 
 #define JUDGE_START_MS 120000   /* a box must have its context within this */
 
-/* The configuration of the reference's box (ref) or the submission's. */
-static void judge_box_cfg(const struct judge *j, int ref, struct box_cfg *c)
+/* What every box of a pair is given, the job's or one started before it
+ * (plan and dirs stay NULL): the reference's box (ref) maps ref_region
+ * and gives up run_region, the submission's the other way round. */
+static void judge_pair_cfg(struct box_cfg *c, int ref, const struct spec *spec,
+                           const struct directives *gendirs, const struct secret_list *wipe,
+                           int gpu, unsigned char *run_region, unsigned char *ref_region,
+                           size_t region_size)
 {
     memset(c, 0, sizeof *c);
-    c->spec = j->spec;
-    c->plan = j->plan;
-    c->wipe = j->job->secrets;
-    c->gpu = j->job->gpu;
-    c->region_size = j->region_size;
-    c->unmap_size = j->region_size;
-    c->gendirs = j->gensrc != NULL ? &j->gendirs : NULL;
+    c->spec = spec;
+    c->wipe = wipe;
+    c->gpu = gpu;
+    c->region_size = c->unmap_size = region_size;
+    c->gendirs = gendirs;
     c->role_reference = ref;
+    c->region = ref ? ref_region : run_region;
+    c->unmap = ref ? run_region : ref_region;
+}
+
+/* The configuration of the job's reference box (ref) or submission box. */
+static void judge_box_cfg(const struct judge *j, int ref, struct box_cfg *c)
+{
+    judge_pair_cfg(c, ref, j->spec, j->gensrc != NULL ? &j->gendirs : NULL, j->job->secrets,
+                   j->job->gpu, j->run_region, j->ref_region, j->region_size);
+    c->plan = j->plan;
     c->dirs = ref ? &j->refdirs : &j->dirs;
-    c->region = ref ? j->ref_region : j->run_region;
-    c->unmap = ref ? j->run_region : j->ref_region;
 }
 
 int judge_board_dirs(const struct spec *s, struct directives *refdirs, char **refsrc,
@@ -197,15 +208,8 @@ int judge_prestart_start(const struct spec *spec, int gpu, const struct secret_l
             rc = KJ_FAIL(err, KJ_ENOMEM, "cannot map %zu bytes for results", p->region_size);
     }
     for (int ref = 1; rc == KJ_OK && ref >= 0; ref--) {
-        memset(&c, 0, sizeof c);
-        c.spec = spec;
-        c.wipe = wipe;
-        c.gpu = gpu;
-        c.region_size = c.unmap_size = p->region_size;
-        c.gendirs = p->has_gen ? &p->gendirs : NULL;
-        c.role_reference = ref;
-        c.region = ref ? p->ref_region : p->run_region;
-        c.unmap = ref ? p->run_region : p->ref_region;
+        judge_pair_cfg(&c, ref, spec, p->has_gen ? &p->gendirs : NULL, wipe, gpu,
+                       p->run_region, p->ref_region, p->region_size);
         rc = box_start(&c, ref ? &p->ref : &p->run, err);
     }
     /* As judge_steps: the compile boxes forked later must not inherit them. */
