@@ -11,6 +11,7 @@
 
 #include <stdint.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <cjson/cJSON.h>
 #include "kj_err.h"
 #include "protocol.h"
@@ -54,6 +55,9 @@ struct judge_job {
     enum kj_sanitizer sanitizer;  /* sanitize mode: the tool (memcheck when zeroed) */
     int profile_shape;            /* profile mode: 1 + the benchmark shape to profile; 0 = all */
     const char *dump_dir;         /* non-NULL: run every shape once untimed and write it there (dump.h) */
+    FILE *trace;                  /* non-NULL (eval --trace): every v2 sample is written there as
+                                   * a CSV line (docs/timing.md 7.2); borrowed, the caller
+                                   * closes it and checks the close */
     judge_progress_fn progress;   /* may be NULL */
     void *progress_ctx;
     const struct secret_list *secrets; /* what every child of the job wipes right after fork

@@ -306,6 +306,22 @@ static int judge_batch_sane(const struct box_rep *rep, int asked)
     return 1;
 }
 
+/* eval --trace: one CSV line per sample of a verified batch (docs/timing.md
+ * 7.2). Timed sample i ran on set i; the empty-kernel samples have no set. */
+static void judge_v2_trace(const struct judge *j, const struct v2_shape *sh, int lane,
+                           const struct box_rep *rep)
+{
+    FILE *f = j->job->trace;
+    if (f == NULL)
+        return;
+    for (int i = 0; i < rep->nbatch; i++)
+        fprintf(f, "%d,%u,%d,%ld,%d,%d,%d,timed,%.1f\n", sh->b, j->run_epoch, sh->visits,
+                sh->batches, i, i, lane, rep->batch_ns[i]);
+    for (int i = 0; i < rep->nempty; i++)
+        fprintf(f, "%d,%u,%d,%ld,%d,-1,%d,empty,%.1f\n", sh->b, j->run_epoch, sh->visits,
+                sh->batches, i, lane, rep->empty_ns[i]);
+}
+
 /* One batch of at most n timed calls of shape sh, then their verification.
  * The samples join the shape's, the empty-kernel samples the job's. */
 static enum judge_step judge_v2_batch(struct judge *j, struct v2_shape *sh, int n,
@@ -354,6 +370,7 @@ static enum judge_step judge_v2_batch(struct judge *j, struct v2_shape *sh, int 
         return r;
     }
     sh->sets = rep.nsets;
+    judge_v2_trace(j, sh, a.lane, &rep);
     sh->batches++;
     sh->wall_s += mono_now() - t0;
     for (int i = 0; i < rep.nempty; i++)
@@ -505,6 +522,8 @@ static int judge_shapes_v2(struct judge *j, const int *order, double *medians,
     if (j->job->samples <= 0)
         rule.max_wall_s = TPLAN_MAX_WALL_S;
     j->res->timing.processes = processes;
+    if (j->job->trace != NULL)
+        fprintf(j->job->trace, "shape,process,visit,batch,slot,set,lane,kind,ns\n");
     struct v2_shape *shapes = calloc((size_t)s->nbenchmarks, sizeof *shapes);
     double warm = j->job->warmup_s > 0 ? j->job->warmup_s : TPLAN_WARM_S;
     enum judge_step r = STEP_PASS;

@@ -70,7 +70,7 @@ static void on_signal(int sig)
 
 struct opts {
     const char *cmd, *file, *leaderboard, *arch, *mode, *leaderboards, *server, *name,
-        *gpu_type, *token_file, *dump, *ca_file, *grace, *protocol, *tool;
+        *gpu_type, *token_file, *dump, *ca_file, *grace, *protocol, *tool, *trace;
     int json, gpu, once, compile_unboxed, shape;
     double warmup, time_limit;
     long samples;
@@ -91,6 +91,8 @@ static void usage(FILE *f)
         "                                      the ranked one and the default)\n"
         "                     [--processes N] (v2: submission boxes the rounds are spread\n"
         "                                      over, 1-4; runners always use 4)\n"
+        "                     [--trace FILE]  (v2: every timed and empty-kernel sample as CSV,\n"
+        "                                      docs/timing.md 7.2)\n"
         "                     [--dump DIR]    (every shape once, untimed: inputs and outputs\n"
         "                                      as raw files + manifest.json, see runner/dump.h)\n"
         "                     [--compile-unboxed] (NVRTC in this process, not in the compile\n"
@@ -123,7 +125,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
             {"--leaderboards", &o->leaderboards}, {"--server", &o->server}, {"--name", &o->name},
             {"--gpu-type", &o->gpu_type}, {"--token-file", &o->token_file}, {"--dump", &o->dump},
             {"--ca-file", &o->ca_file}, {"--grace", &o->grace}, {"--protocol", &o->protocol},
-            {"--tool", &o->tool},
+            {"--tool", &o->tool}, {"--trace", &o->trace},
         };
         int hit = 0;
         for (size_t k = 0; k < sizeof s / sizeof s[0]; k++)
@@ -258,6 +260,7 @@ static int cmd_eval(const struct opts *o)
     enum kj_sanitizer san = KJ_SAN_MEMCHECK;
     int tool_ok = o->tool == NULL || kj_sanitizer_parse(o->tool, &san) == 0;
     int procs_ok = o->processes == 0 || (o->processes >= 1 && o->processes <= TPLAN_ROUNDS);
+    FILE *trace = NULL;
     if (s == NULL || !mode_ok || !proto_ok || !tool_ok || !procs_ok) {
         if (!procs_ok)
             fprintf(stderr, "kjudge-runner: --processes must be 1 to %d\n", TPLAN_ROUNDS);
@@ -271,8 +274,13 @@ static int cmd_eval(const struct opts *o)
             fprintf(stderr, "kjudge-runner: --protocol must be v1 or v2\n");
         goto out;
     }
+    if (o->trace != NULL && (trace = fopen(o->trace, "w")) == NULL) {
+        fprintf(stderr, "kjudge-runner: --trace %s: %s\n", o->trace, strerror(errno));
+        goto out;
+    }
     struct judge_job jj;
     memset(&jj, 0, sizeof jj);
+    jj.trace = trace;
     jj.spec = s;
     jj.source = src;
     jj.source_len = len;
@@ -312,6 +320,10 @@ static int cmd_eval(const struct opts *o)
         fprintf(stderr, "kjudge-runner: the Nsight Compute report is %s\n", res->artifact);
     rc = res->has_verdict && res->verdict == KJ_V_ACCEPTED ? EXIT_OK : EXIT_VERDICT;
 out:
+    if (trace != NULL && fclose(trace) != 0) {
+        fprintf(stderr, "kjudge-runner: --trace %s: %s\n", o->trace, strerror(errno));
+        rc = EXIT_USAGE;
+    }
     result_free(res);
     spec_free(s);
     free(src);
