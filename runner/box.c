@@ -441,17 +441,18 @@ static int assert_box_state(const struct box *b, int op, struct box_rep *rep)
     else if ((b->cur_case >= 0) != (b->cp != NULL) ||
              (b->cp != NULL && b->cp != plan_case(b->cfg->plan, b->cur_bench, b->cur_case)))
         broken = "the current case and its plan disagree";
-    else if (st == BOX_CASE && (b->ws != 0) != (b->ws_size > 0))
-        broken = "the workspace does not match the plan";
     else if (st == BOX_CASE && (b->nsets < 1 || b->nsets > BOX_MAX_SETS))
         broken = "the case has no buffer set";
     for (int k = 0; broken == NULL && k < BOX_MAX_SETS; k++)
         if (b->peer[k][0] != 0 && !b->cfg->role_reference)
             broken = "a submission box mapped another box's buffers";
-    for (int k = 0; broken == NULL && st == BOX_CASE && k < b->nsets; k++)
+    for (int k = 0; broken == NULL && st == BOX_CASE && k < b->nsets; k++) {
         for (int i = 0; broken == NULL && i < b->spec->nbuffers; i++)
             if (b->buf[k][i] == 0)
                 broken = "a buffer of the current case is missing";
+        if (broken == NULL && (b->ws[k] != 0) != (b->ws_size > 0))
+            broken = "the workspace does not match the plan";
+    }
     if (broken != NULL) {
         box_rep_fail(rep, BOX_INTERNAL, 0, "box state: %s", broken);
         return 0;

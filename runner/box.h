@@ -65,8 +65,9 @@
  *     its kernel; cfg->plan is set; no case.
  *   CASE: cp is the plan of (cur_bench, cur_case); every buffer of the case
  *     is allocated in each of its nsets buffer sets (1 <= nsets <=
- *     BOX_MAX_SETS; only BATCH and WARMUP ask for more than one), the
- *     workspace too when the plan has one; launch dimensions are checked
+ *     BOX_MAX_SETS; only BATCH and WARMUP ask for more than one), and
+ *     each set has its own workspace when the plan has one (zeroed before
+ *     every call on that set); launch dimensions are checked
  *     against the device and the kernels.
  *   Only a reference box maps another box's buffers (VERIFY).
  * A request in a state that does not take it, or a state whose invariants

@@ -53,7 +53,10 @@ struct box {
     CUdeviceptr buf[BOX_MAX_SETS][SPEC_MAX_BUFFERS];
     int64_t nelem[SPEC_MAX_BUFFERS];             /* the following are copied from cp */
     size_t off[SPEC_MAX_BUFFERS], size[SPEC_MAX_BUFFERS];
-    CUdeviceptr ws;
+    CUdeviceptr ws[BOX_MAX_SETS]; /* each set's own workspace (0 without a workspace line):
+                                   * where it lands moves a kernel that counts into it
+                                   * (docs/timing.md 3.8), so it varies with the set as the
+                                   * buffers do */
     uint64_t ws_size;
     int32_t ivals[SPEC_MAX_VARS];
     struct dir_dims dims[DIR_MAX_LAUNCHES];
@@ -118,8 +121,8 @@ int box_setup_case(struct box *b, int bench, int idx, int nsets, struct box_rep 
 void box_share(const struct box *b, struct box_rep *rep);
 unsigned box_grid_for(const struct box *b, int64_t n);
 int box_args(struct box *b, CUdeviceptr *buf, void **args);
-int box_prepare_set(struct box *b, CUdeviceptr *buf, uint64_t seed, uint64_t poison,
-                    struct box_rep *rep);
+int box_prepare_set(struct box *b, CUdeviceptr *buf, CUdeviceptr ws, uint64_t seed,
+                    uint64_t poison, struct box_rep *rep);
 int box_prepare(struct box *b, int set, uint64_t seed, uint64_t poison, struct box_rep *rep);
 int box_launch_set(struct box *b, const struct directives *d, const CUfunction *fn,
                    const struct dir_dims *dims, void **args, int status, struct box_rep *rep);

@@ -18,30 +18,36 @@ static void box_free_set(struct box *b, int k)
             b->d.cuMemFree(b->buf[k][i]);
         b->buf[k][i] = 0;
     }
+    if (b->ws[k] != 0)
+        b->d.cuMemFree(b->ws[k]);
+    b->ws[k] = 0;
 }
 
 static void box_free_buffers(struct box *b)
 {
     for (int k = 0; k < BOX_MAX_SETS; k++)
         box_free_set(b, k);
-    if (b->ws != 0)
-        b->d.cuMemFree(b->ws);
-    b->ws = 0;
     b->nsets = b->nsets_asked = 0;
     b->cur_bench = b->cur_case = -1;
     b->cp = NULL;
 }
 
-/* Buffer sets 1 .. want-1 of the current case, as many as memory allows
- * (set 0 exists already); b->nsets says how many there are. */
+/* Buffer sets 1 .. want-1 of the current case, each with its workspace, as
+ * many as memory allows (set 0 exists already); b->nsets says how many
+ * there are. */
 static void box_alloc_sets(struct box *b, int want)
 {
-    for (b->nsets = 1; b->nsets < want; b->nsets++)
-        for (int i = 0; i < b->spec->nbuffers; i++)
-            if (b->d.cuMemAlloc(&b->buf[b->nsets][i], b->size[i]) != CUDA_SUCCESS) {
-                box_free_set(b, b->nsets);
-                return; /* fewer sets: the reply's count says so */
-            }
+    for (b->nsets = 1; b->nsets < want; b->nsets++) {
+        int k = b->nsets, ok = 1;
+        for (int i = 0; i < b->spec->nbuffers && ok; i++)
+            ok = b->d.cuMemAlloc(&b->buf[k][i], b->size[i]) == CUDA_SUCCESS;
+        if (ok && b->ws_size > 0)
+            ok = b->d.cuMemAlloc(&b->ws[k], b->ws_size) == CUDA_SUCCESS;
+        if (!ok) {
+            box_free_set(b, k);
+            return; /* fewer sets: the reply's count says so */
+        }
+    }
 }
 
 /* Check one launch's evaluated dimensions against the device and the kernel
@@ -144,7 +150,7 @@ int box_setup_case(struct box *b, int bench, int idx, int nsets, struct box_rep 
     if (box_case_launches(b, cp, rep) != 0)
         return -1;
     if (b->ws_size > 0)
-        BOX_CU(b, rep, cuMemAlloc(&b->ws, b->ws_size), "allocating the workspace");
+        BOX_CU(b, rep, cuMemAlloc(&b->ws[0], b->ws_size), "allocating the workspace");
     box_alloc_sets(b, nsets);
     b->nsets_asked = nsets;
     b->cur_bench = bench;
@@ -195,10 +201,10 @@ int box_args(struct box *b, CUdeviceptr *buf, void **args)
 }
 
 /* Queue: fresh inputs for seed (the fill kernel, then the board's
- * generate.cu, which may rewrite any input), poisoned outputs, zeroed
- * workspace. */
-int box_prepare_set(struct box *b, CUdeviceptr *buf, uint64_t seed, uint64_t poison,
-                           struct box_rep *rep)
+ * generate.cu, which may rewrite any input), poisoned outputs, and the
+ * workspace ws zeroed (0: none to zero). */
+int box_prepare_set(struct box *b, CUdeviceptr *buf, CUdeviceptr ws, uint64_t seed,
+                    uint64_t poison, struct box_rep *rep)
 {
     for (int i = 0; i < b->spec->nbuffers; i++) {
         const struct spec_buffer *sb = &b->spec->buffers[i];
@@ -226,14 +232,14 @@ int box_prepare_set(struct box *b, CUdeviceptr *buf, uint64_t seed, uint64_t poi
         if (box_launch_set(b, b->cfg->gendirs, b->gfn, b->gdims, gargs, BOX_INTERNAL, rep) != 0)
             return -1;
     }
-    if (b->ws != 0)
-        BOX_CU(b, rep, cuMemsetD8Async(b->ws, 0, b->ws_size, b->stream), "zeroing the workspace");
+    if (ws != 0)
+        BOX_CU(b, rep, cuMemsetD8Async(ws, 0, b->ws_size, b->stream), "zeroing the workspace");
     return 0;
 }
 
 int box_prepare(struct box *b, int set, uint64_t seed, uint64_t poison, struct box_rep *rep)
 {
-    return box_prepare_set(b, b->buf[set], seed, poison, rep);
+    return box_prepare_set(b, b->buf[set], b->ws[set], seed, poison, rep);
 }
 
 /* 1 for the errors of a kernel that ran (a fault), not of a launch refused. */
@@ -292,13 +298,13 @@ int box_launch_set(struct box *b, const struct directives *d, const CUfunction *
 }
 
 /* Queue the submission's launches on buffer set `set`: buffers, vars, then
- * the workspace. */
+ * the set's workspace. */
 int box_launch_all(struct box *b, int set, struct box_rep *rep)
 {
     void *args[SPEC_MAX_BUFFERS + SPEC_MAX_VARS + 1];
     int n = box_args(b, b->buf[set], args);
     if (b->cfg->dirs->workspace[0] != '\0')
-        args[n++] = &b->ws;
+        args[n++] = &b->ws[set];
     return box_launch_set(b, b->cfg->dirs, b->fn, b->dims, args, BOX_REJECTED, rep);
 }
 

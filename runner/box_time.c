@@ -257,7 +257,7 @@ sized:
     K = nalloc;
     /* The contract zeroes the workspace before every run: each launch of the
      * graph gets its own, zeroed before each replay. */
-    if (b->ws != 0) {
+    if (b->ws[0] != 0) {
         if ((uint64_t)N * b->ws_size > BOX_GRAPH_MAX_WS) {
             snprintf(rep->msg, sizeof rep->msg, "no graph: %d workspaces of %llu bytes are too many",
                      N, (unsigned long long)b->ws_size);
@@ -272,7 +272,7 @@ sized:
             }
     }
     for (int k = 0; k < K; k++)
-        if (box_prepare_set(b, sets[k], req->seed + (uint64_t)k, req->poison_seed, rep) != 0)
+        if (box_prepare_set(b, sets[k], 0, req->seed + (uint64_t)k, req->poison_seed, rep) != 0)
             goto out;
     if (box_sync_user(b, rep) != 0)
         goto out;
@@ -287,7 +287,7 @@ sized:
         void *args[SPEC_MAX_BUFFERS + SPEC_MAX_VARS + 1];
         int na = box_args(b, sets[n % K], args);
         if (b->cfg->dirs->workspace[0] != '\0')
-            args[na++] = b->ws != 0 ? &ws[n] : &b->ws;
+            args[na++] = b->ws[0] != 0 ? &ws[n] : &b->ws[0];
         lrc = box_launch_set(b, b->cfg->dirs, b->fn, b->dims, args, BOX_OK, rep);
     }
     r = b->d.cuStreamEndCapture(b->stream, &g);
@@ -332,8 +332,8 @@ out:
         b->d.cuMemFree(ws[w]);
     /* The shape's own buffers and workspace go back to the state a call
      * expects (the next SAMPLE prepares them again anyway). */
-    if (b->ws != 0)
-        b->d.cuMemsetD8Async(b->ws, 0, b->ws_size, b->stream);
+    if (b->ws[0] != 0)
+        b->d.cuMemsetD8Async(b->ws[0], 0, b->ws_size, b->stream);
     return rc;
 }
 

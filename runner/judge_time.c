@@ -540,8 +540,9 @@ static int judge_shapes_v2(struct judge *j, const int *order, double *medians,
         int b = order[i];
         struct v2_shape *sh = &shapes[b];
         sh->e->reached = 1;
-        sh->sets_asked = tplan_sets(plan_case(j->plan, 1, b)->total,
-                                    j->dev.total_mem, BOX_MAX_SETS);
+        const struct case_plan *cp = plan_case(j->plan, 1, b);
+        sh->sets_asked = tplan_sets(cp->total + cp->set[PLAN_SUB].ws_bytes, j->dev.total_mem,
+                                    BOX_MAX_SETS);
         r = judge_v2_warmup(j, sh, warm / s->nbenchmarks, &rule, err);
         if (r == STEP_PASS) {
             struct stats_rule own = rule;

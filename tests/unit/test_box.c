@@ -126,8 +126,15 @@ static void test_invariants(void)
     in_case(&b);
     b.ws_size = 64;
     KT_CHECK(takes(&b, BOX_OP_CASE, "the workspace does not match"), "no workspace");
-    b.ws = (CUdeviceptr)0x9000;
+    b.ws[0] = (CUdeviceptr)0x9000;
     KT_CHECK(takes(&b, BOX_OP_CASE, NULL), "with its workspace");
+    b.nsets = 2;
+    for (int i = 0; i < spec->nbuffers; i++)
+        b.buf[1][i] = (CUdeviceptr)(0x20000 + 0x1000 * i);
+    KT_CHECK(takes(&b, BOX_OP_CASE, "the workspace does not match"),
+             "every set has its own workspace");
+    b.ws[1] = (CUdeviceptr)0xa000;
+    KT_CHECK(takes(&b, BOX_OP_CASE, NULL), "two sets, two workspaces");
     b.peer[3][0] = (CUdeviceptr)0x8000;
     KT_CHECK(takes(&b, BOX_OP_CASE, "mapped another box's buffers"), "only the reference maps");
     cfg.role_reference = 1;
