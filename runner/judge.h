@@ -48,7 +48,7 @@ struct judge_job {
     long samples;                 /* > 0: exactly this many timed calls per shape (profiling, benches) */
     int processes;                /* v2: submission boxes the rounds are spread over, 1 to
                                    * TPLAN_ROUNDS; 0 = TPLAN_PROCESSES (bench/score_stability
-                                   * compares 1) */
+                                   * compares others) */
     int compile_unboxed;          /* eval --compile-unboxed only: NVRTC in this process, no
                                    * compile box (a profiler that follows forks, such as ncu,
                                    * breaks inside it); never for others' code */

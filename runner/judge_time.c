@@ -496,6 +496,26 @@ static int judge_v2_finish(struct judge *j, struct v2_shape *shapes, const int *
     return KJ_OK;
 }
 
+/* Before planned round `round`: a shape that would reach its
+ * wall cap before its last planned visit takes fewer samples per visit
+ * (tplan_fit_visit), and its stopping rule asks for no more than the rounds
+ * will give, so every process gets its share of it. */
+static void judge_v2_fit(struct v2_shape *shapes, int n, int round, double max_wall_s)
+{
+    int left = TPLAN_ROUNDS - round;
+    for (int b = 0; b < n && round > 0 && left > 0; b++) {
+        struct v2_shape *sh = &shapes[b];
+        if (sh->stop != STATS_CONTINUE)
+            continue;
+        long fit = tplan_fit_visit(sh->per_visit, left, (long)sh->n, sh->wall_s, max_wall_s);
+        if (fit >= sh->per_visit)
+            continue;
+        sh->per_visit = fit;
+        sh->st.rule.min_samples = (long)sh->n + fit * left;
+        sh->st.rule.min_total_s = 0;
+    }
+}
+
 /* The submission boxes of a v2 job: job->processes, else TPLAN_PROCESSES. */
 static int judge_v2_processes(const struct judge *j)
 {
@@ -555,6 +575,7 @@ static int judge_shapes_v2(struct judge *j, const int *order, double *medians,
     /* The planned rounds, then more visits for shapes whose rule goes on. */
     for (int round = 0, more = 1; r == STEP_PASS && more; round++) {
         more = 0;
+        judge_v2_fit(shapes, s->nbenchmarks, round, rule.max_wall_s);
         if (judge_v2_new_box(round, processes)) {
             if (judge_restart_run(j, err) != KJ_OK)
                 r = STEP_ERROR;

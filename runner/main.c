@@ -90,7 +90,7 @@ static void usage(FILE *f)
         "                     [--protocol v1|v2] (how shapes are timed, docs/timing.md; v2 is\n"
         "                                      the ranked one and the default)\n"
         "                     [--processes N] (v2: submission boxes the rounds are spread\n"
-        "                                      over, 1-4; runners always use 4)\n"
+        "                                      over, 1-8; runners always use 8)\n"
         "                     [--trace FILE]  (v2: every timed and empty-kernel sample as CSV,\n"
         "                                      docs/timing.md 7.2)\n"
         "                     [--dump DIR]    (every shape once, untimed: inputs and outputs\n"

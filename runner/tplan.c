@@ -39,6 +39,17 @@ long tplan_visit_samples(long planned, int rounds)
     return (planned + rounds - 1) / rounds;
 }
 
+long tplan_fit_visit(long per_visit, int left, long n, double wall_s, double max_wall_s)
+{
+    if (left < 1 || n < 1 || !(wall_s > 0))
+        return per_visit < 1 ? 1 : per_visit;
+    double per_sample = wall_s / (double)n;
+    double budget = TPLAN_WALL_SHARE * max_wall_s - wall_s;
+    double fit = budget / ((double)left * per_sample);
+    long k = fit >= (double)per_visit ? per_visit : (long)fit;
+    return k < 1 ? 1 : k;
+}
+
 int tplan_next_batch(int sets, long per_visit, long done_in_visit, long done, long max_samples)
 {
     long left = per_visit - done_in_visit, cap = max_samples - done;

@@ -12,8 +12,10 @@
  *   warm-up  one pass over the shapes in the job's order, TPLAN_WARM_S in
  *            all (at least 10 samples each), rotating over the sets; its
  *            median sizes each shape (stats_planned_samples)
- *   rounds   TPLAN_ROUNDS rounds; in each, every shape in the job's order
- *            gets one visit of tplan_visit_samples() timed samples, in
+ *   rounds   TPLAN_ROUNDS rounds, each in its own submission box; in each,
+ *            every shape in the job's order gets one visit of
+ *            tplan_visit_samples() timed samples (fewer when the shape's
+ *            wall cap would end it before its last round: tplan_fit_visit), in
  *            batches of at most `sets` samples (sample i of a batch on set
  *            i, one untimed lead-in first); after each batch the reference
  *            box checks every set of it. After the planned rounds, a shape
@@ -27,10 +29,12 @@
 
 #include <stdint.h>
 
-#define TPLAN_ROUNDS 4            /* planned rounds over the shapes */
-#define TPLAN_PROCESSES 4         /* a fresh submission box for each planned round (docs/timing.md) */
-#define TPLAN_MAX_WALL_S 2.5      /* per shape: v1's 3 s less what the fresh boxes cost */
-#define TPLAN_CORRECT_WEIGHT 0.5  /* the share of the job's empty-kernel deviation subtracted */
+#define TPLAN_ROUNDS 8            /* planned rounds over the shapes */
+#define TPLAN_PROCESSES 8         /* a fresh submission box for each planned round (docs/timing.md) */
+#define TPLAN_MAX_WALL_S 2.2      /* per shape: v1's 3 s less what the fresh boxes cost */
+#define TPLAN_WALL_SHARE 0.9      /* the planned rounds of a shape end within this share of
+                                   * TPLAN_MAX_WALL_S (tplan_fit_visit) */
+#define TPLAN_CORRECT_WEIGHT 0.25 /* the share of the job's empty-kernel deviation subtracted */
 #define TPLAN_EMPTY_EVERY 8       /* timed samples per interleaved empty-kernel sample */
 #define TPLAN_WARM_S 0.2          /* the job's one warm-up, all shapes together */
 #define TPLAN_SET_BYTES (4ull << 30) /* all buffer sets of one case together, at most */
@@ -43,6 +47,14 @@ int tplan_sets(uint64_t case_bytes, long long total_mem, int max_sets);
 
 /* Timed samples per visit: planned spread over rounds, rounded up. */
 long tplan_visit_samples(long planned, int rounds);
+
+/* Timed samples per visit for the `left` planned visits still to come of a
+ * shape that took wall_s (wall time) over its n timed samples so far:
+ * per_visit, or fewer so that those visits end within TPLAN_WALL_SHARE x
+ * max_wall_s at the same wall time per sample. At least 1. Every planned
+ * round, and so every process, then gets its share of the shape instead of
+ * the wall cap ending it during the last ones. */
+long tplan_fit_visit(long per_visit, int left, long n, double wall_s, double max_wall_s);
 
 /* Samples the next batch of a visit takes: at most `sets`, at most what is
  * left of the visit (per_visit - done_in_visit) and of the shape's cap

@@ -277,7 +277,7 @@ def test_board(b, site):
     t = b.text(".facts")
     see("4096" in t and "7168" in t and "atol 0.001" in t, "board: the timed shapes and tolerances are listed", t[:300])
     res = b.text(".facts .resolution")
-    see("H200 0.7 %" in res and "B200 not measured" in res,
+    see("H200 0.65 %" in res and "B200 not measured" in res,
         "board: the resolution per GPU type is stated (H200 measured, B200 not)", res)
     b.shot("laptop-board-problem")
 
@@ -293,7 +293,7 @@ def test_board(b, site):
         "rankings: each row has its per-shape medians (alice 988 ns, bob 1.111 us on the first shape)", rows)
     ranks = b.js("return [...document.querySelectorAll('table.rank tbody tr')].map(r => r.cells[0].textContent)")
     res = b.text("p.resolution")
-    see(ranks == ["1", "2"] and "Resolution on H200: 0.7 %" in res and "tied (rank marked =)" in res,
+    see(ranks == ["1", "2"] and "Resolution on H200: 0.65 %" in res and "tied (rank marked =)" in res,
         "rankings: 12 % apart is no tie (ranks 1, 2), and the resolution on H200 is stated", (ranks, res))
     see(b.wait(lambda x: x.js("return !!document.querySelector('.chartwrap canvas')"), "the chart"),
         "rankings: the best score over time is drawn as a chart")

@@ -89,9 +89,43 @@ static void test_rounds(void)
         timed += s.n;
         batches += s.batches;
     }
-    KT_CHECK(timed == 5540 && batches == 700, "fp8_quant fast: %ld timed in %ld batches", timed,
+    KT_CHECK(timed == 5544 && batches == 704, "fp8_quant fast: %ld timed in %ld batches", timed,
              batches);
     KT_CHECK(timed / TPLAN_EMPTY_EVERY >= 600, "about 690 empty-kernel samples");
+}
+
+/* The wall cap shared by the rounds: a short shape that the cap would end
+ * during its last rounds takes fewer samples per visit instead. */
+static void test_fit(void)
+{
+    /* fp8_quant fast's 7 us shape on the H200: 2858 planned, 0.866 ms of
+     * wall per timed sample (batch, fingerprint and check included). */
+    KT_CHECK(tplan_fit_visit(358, 7, 358, 0.31, 2.2) == 275, "7 visits left in 1.67 s: %ld",
+             tplan_fit_visit(358, 7, 358, 0.31, 2.2));
+    KT_CHECK(tplan_fit_visit(42, 7, 42, 0.04, 2.2) == 42, "a shape far from its cap keeps its visits");
+    KT_CHECK(tplan_fit_visit(300, 3, 1000, 2.1, 2.2) == 1, "past the share already: 1 per visit");
+    KT_CHECK(tplan_fit_visit(300, 0, 1000, 1.0, 2.2) == 300 &&
+             tplan_fit_visit(300, 3, 0, 0, 2.2) == 300 && tplan_fit_visit(0, 3, 0, 0, 2.2) == 1,
+             "nothing to fit to");
+    KT_CHECK(tplan_fit_visit(300, 3, 100, 0.1, 1e9) == 300, "no wall cap (exact sample counts)");
+    /* Every planned round gets its share, and the rounds end within the share. */
+    const double per_sample = 0.000866, cap = TPLAN_MAX_WALL_S;
+    long per_visit = tplan_visit_samples(2858, TPLAN_ROUNDS), n = 0, least = per_visit, most = 0;
+    double wall = 0;
+    for (int round = 0; round < TPLAN_ROUNDS; round++) {
+        if (round > 0)
+            per_visit = tplan_fit_visit(per_visit, TPLAN_ROUNDS - round, n, wall, cap);
+        if (round > 0 && per_visit < least)
+            least = per_visit;
+        if (round > 0 && per_visit > most)
+            most = per_visit;
+        n += per_visit;
+        wall += (double)per_visit * per_sample;
+    }
+    KT_CHECK(wall <= TPLAN_WALL_SHARE * cap + per_sample && wall < cap,
+             "the rounds end at %.3f s of the %.1f s cap", wall, cap);
+    KT_CHECK(least >= 1 && most - least <= 1, "the later visits split it evenly: %ld-%ld", least,
+             most);
 }
 
 static void test_lanes(void)
@@ -161,6 +195,7 @@ int main(int argc, char **argv)
     kt_init(argc, argv);
     KT_RUN(test_sets());
     KT_RUN(test_rounds());
+    KT_RUN(test_fit());
     KT_RUN(test_lanes());
     KT_RUN(test_gpu_table());
     KT_RUN(test_fingerprint());
