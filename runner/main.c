@@ -40,6 +40,7 @@
 #include <errno.h>
 #include <libgen.h>
 #include <limits.h>
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -109,6 +110,23 @@ static void usage(FILE *f)
         "exit: 0 ok/accepted, 1 the submission failed, 2 usage or judge error\n");
 }
 
+/* The number v of option flag into *out: all of v, finite, within [lo, hi],
+ * and whole when integer is set. -1 after a message on stderr. */
+static int opt_num(const char *flag, const char *v, double lo, double hi, int integer,
+                   double *out)
+{
+    char *end = NULL;
+    double x = v != NULL ? strtod(v, &end) : NAN;
+    if (v == NULL || end == v || *end != '\0' || !isfinite(x) || x < lo || x > hi ||
+        (integer && x != floor(x))) {
+        fprintf(stderr, "kjudge-runner: %s '%s' is not %s from %.10g to %.10g\n", flag, v ? v : "",
+                integer ? "a whole number" : "a number", lo, hi);
+        return -1;
+    }
+    *out = x;
+    return 0;
+}
+
 static int parse_opts(int argc, char **argv, struct opts *o)
 {
     memset(o, 0, sizeof *o);
@@ -138,15 +156,33 @@ static int parse_opts(int argc, char **argv, struct opts *o)
             }
         if (hit)
             continue;
+        /* Numbers: flag, range, whole, where it goes. */
+        struct { const char *flag; double lo, hi; int integer; double x; } n[] = {
+            {"--gpu", 0, 1023, 1, 0}, {"--warmup", 0, 3600, 0, 0},
+            {"--time-limit", 0, 86400, 0, 0}, {"--samples", 0, 1e7, 1, 0},
+            {"--processes", 1, TPLAN_ROUNDS, 1, 0}, {"--shape", 0, SPEC_MAX_CASES - 1, 1, 0},
+        };
+        for (size_t k = 0; k < sizeof n / sizeof n[0] && !hit; k++) {
+            if (strcmp(a, n[k].flag) != 0)
+                continue;
+            if (opt_num(a, v, n[k].lo, n[k].hi, n[k].integer, &n[k].x) != 0)
+                return -2;
+            i++;
+            hit = 1;
+            switch (k) {
+            case 0: o->gpu = (int)n[k].x; break;
+            case 1: o->warmup = n[k].x; break;
+            case 2: o->time_limit = n[k].x; break;
+            case 3: o->samples = (long)n[k].x; break;
+            case 4: o->processes = (int)n[k].x; break;
+            default: o->shape = 1 + (int)n[k].x; break;
+            }
+        }
+        if (hit)
+            continue;
         if (strcmp(a, "--json") == 0) o->json = 1;
         else if (strcmp(a, "--once") == 0) o->once = 1;
         else if (strcmp(a, "--compile-unboxed") == 0) o->compile_unboxed = 1;
-        else if (strcmp(a, "--gpu") == 0 && v) { o->gpu = atoi(v); i++; }
-        else if (strcmp(a, "--warmup") == 0 && v) { o->warmup = atof(v); i++; }
-        else if (strcmp(a, "--time-limit") == 0 && v) { o->time_limit = atof(v); i++; }
-        else if (strcmp(a, "--samples") == 0 && v) { o->samples = atol(v); i++; }
-        else if (strcmp(a, "--processes") == 0 && v) { o->processes = atoi(v); i++; }
-        else if (strcmp(a, "--shape") == 0 && v) { o->shape = 1 + atoi(v); i++; }
         else if (a[0] != '-' && o->file == NULL) o->file = a;
         else { fprintf(stderr, "kjudge-runner: unknown argument '%s'\n", a); return -1; }
     }
@@ -259,11 +295,8 @@ static int cmd_eval(const struct opts *o)
                    strcmp(o->protocol, "v2") == 0;
     enum kj_sanitizer san = KJ_SAN_MEMCHECK;
     int tool_ok = o->tool == NULL || kj_sanitizer_parse(o->tool, &san) == 0;
-    int procs_ok = o->processes == 0 || (o->processes >= 1 && o->processes <= TPLAN_ROUNDS);
     FILE *trace = NULL;
-    if (s == NULL || !mode_ok || !proto_ok || !tool_ok || !procs_ok) {
-        if (!procs_ok)
-            fprintf(stderr, "kjudge-runner: --processes must be 1 to %d\n", TPLAN_ROUNDS);
+    if (s == NULL || !mode_ok || !proto_ok || !tool_ok) {
         if (!mode_ok)
             fprintf(stderr, "kjudge-runner: --mode must be test, benchmark, leaderboard, "
                             "profile or sanitize\n");
@@ -487,8 +520,10 @@ int main(int argc, char **argv)
     }
     if (argc >= 2 && strcmp(argv[1], "box-exec") == 0) /* a tool's target (tool.h) */
         return box_exec_main(argc, argv);
-    if (parse_opts(argc, argv, &o) != 0) {
-        usage(stderr);
+    int prc = parse_opts(argc, argv, &o);
+    if (prc != 0) {
+        if (prc == -1) /* -2: a bad number, said already */
+            usage(stderr);
         return EXIT_USAGE;
     }
     find_nvdisasm();

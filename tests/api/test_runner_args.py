@@ -5,7 +5,9 @@ before it starts anything.
 The real bin/kjudge-runner, no GPU needed: each bad option ends the command
 with exit 2 and one line naming the option, and no GPU work is tried (no
 "judge error" and no "no GPU" message). Checked: --trace into a folder that
-does not exist, and --trace naming a folder. Ends with
+does not exist, --trace naming a folder, and numbers that are not numbers,
+not whole or out of range (--processes outside 1 to 8, the v2 rounds of
+docs/timing.md section 4; --gpu, --warmup, --samples, --shape). Ends with
 "test_runner_args: N passed, N failed, N skipped".
 """
 import os
@@ -48,6 +50,18 @@ def main():
         refused("--trace naming a folder", ["--trace", folder], "--trace %s: Is a directory" % folder)
         check(os.listdir(tmp) == ["a-folder"] and os.listdir(folder) == [], "nothing was written",
               (os.listdir(tmp), os.listdir(folder)))
+    for flag, bad, says in (("--processes", "9", "a whole number from 1 to 8"),
+                            ("--processes", "0", "a whole number from 1 to 8"),
+                            ("--processes", "x", "a whole number from 1 to 8"),
+                            ("--processes", "2.5", "a whole number from 1 to 8"),
+                            ("--gpu", "-1", "a whole number from 0 to 1023"),
+                            ("--warmup", "1e400", "a number from 0 to 3600"),
+                            ("--warmup", "nan", "a number from 0 to 3600"),
+                            ("--samples", "10abc", "a whole number from 0 to 10000000"),
+                            ("--shape", "", "a whole number from 0 to")):
+        refused("%s %r" % (flag, bad), [flag, bad], "%s '%s' is not %s" % (flag, bad, says))
+    rc, out, err = run_eval("--samples")
+    check(rc == 2 and "is not a whole number" in err, "a number flag without its value is refused", err[-300:])
     print("test_runner_args: %d passed, %d failed, %d skipped" % (Counts.passed, Counts.failed, Counts.skipped))
     return 1 if Counts.failed else 0
 
