@@ -496,8 +496,8 @@ static int judge_v2_finish(struct judge *j, struct v2_shape *shapes, const int *
     return KJ_OK;
 }
 
-/* Before planned round `round`: a shape that would reach its
- * wall cap before its last planned visit takes fewer samples per visit
+/* Before planned round `round`: a shape that would reach its wall cap
+ * before its last planned visit takes fewer samples per visit
  * (tplan_fit_visit), and its stopping rule asks for no more than the rounds
  * will give, so every process gets its share of it. */
 static void judge_v2_fit(struct v2_shape *shapes, int n, int round, double max_wall_s)

@@ -353,9 +353,13 @@ static int cmd_eval(const struct opts *o)
         fprintf(stderr, "kjudge-runner: the Nsight Compute report is %s\n", res->artifact);
     rc = res->has_verdict && res->verdict == KJ_V_ACCEPTED ? EXIT_OK : EXIT_VERDICT;
 out:
-    if (trace != NULL && fclose(trace) != 0) {
-        fprintf(stderr, "kjudge-runner: --trace %s: %s\n", o->trace, strerror(errno));
-        rc = EXIT_USAGE;
+    if (trace != NULL) {
+        int werr = ferror(trace); /* a failed write before the close */
+        if (fclose(trace) != 0 || werr) {
+            fprintf(stderr, "kjudge-runner: --trace %s: not all of it was written: %s\n",
+                    o->trace, strerror(errno));
+            rc = EXIT_USAGE;
+        }
     }
     result_free(res);
     spec_free(s);
