@@ -22,8 +22,9 @@ it was before its rounds were spread over fresh processes, docs/timing.md
 Sizing (one device call): round 1 measures each run's wall time; the
 remaining rounds are fitted into --budget seconds, v2 first (--runs
 rounds), v1 in as many rounds as are left (spread evenly, at least 3 when
-possible). On an H200 a v2 run of these kernels takes about 2-6 s, a v1
-run 3-10 s: about 7 minutes for 10 v2 and 5 v1 rounds.
+possible). On an H200 a v2 run of these kernels takes about 6-15 s (eight
+fresh processes each), a v1 run 3-15 s: about 50 s per v2 round and 45 s
+per v1 round.
 
 --fake runs a stand-in for kjudge-runner (this script with --fake-eval:
 a fresh process with a made-up per-process launch offset; KJ_FAKE_WRONG=
@@ -31,7 +32,7 @@ PATH makes the runs of the file whose path ends so fail) so the harness is testa
 GPU (tests/api/test_score_stability.py).
 
 Ten rounds of the six kernels take longer than one device call on an H200
-(about 45 s per v2 round): run it in several calls (each its own --out)
+(about 50 s per v2 round): run it in several calls (each its own --out)
 and combine them with --merge OUT1/score_stability.csv OUT2/... , which
 runs nothing and prints the table of all their runs; --merge ... --weight W
 scores those runs again with W x their empty-kernel deviation subtracted
