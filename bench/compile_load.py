@@ -8,8 +8,9 @@ each one `quiet` and one `loaded` run in alternating order, every run a fresh
 `kjudge-runner eval KERNEL --leaderboard B --mode leaderboard --json`. For a
 loaded run, --load N workers (default: the host's CPUs less 2, at least 1)
 start 2 s before the eval and are stopped right after it; each loops
-`kjudge-runner compile bench/compile_load_heavy.cu` (a legal fp8_quant source
-whose templates keep NVRTC busy for a few seconds) with
+`kjudge-runner compile` on fp8_quant's template.cu with
+bench/compile_load_heavy.cuh appended (a legal submission whose templates keep
+NVRTC busy for a few seconds) with
 KJUDGE_COMPILE_SLOT_DIR in a private folder and KJUDGE_COMPILE_SLOTS=N, so the
 load never holds a slot the eval's own compile needs (`compile` takes no slot
 today; this keeps it so). Each run records the compiles the workers completed
@@ -45,8 +46,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from score_stability import gpu_type, resolution_of  # noqa: E402
 
-LOAD_SOURCE = os.path.join(ROOT, "bench", "compile_load_heavy.cu")
-LOAD_BOARD = "fp8_quant"     # the load source's own board
+LOAD_WEIGHT = os.path.join(ROOT, "bench", "compile_load_heavy.cuh")
+LOAD_BOARD = "fp8_quant"     # the board whose template.cu carries the weight
 LEAD_S = 2.0                 # the load runs this long before a loaded eval starts
 EVAL_TIMEOUT = 180           # a leaderboard run takes 5-20 s, longer on a loaded host
 COMPILE_TIMEOUT = 90         # the compile box's own wall limit is 60 s
@@ -106,6 +107,19 @@ def runner_env():
     return env
 
 
+def load_source(folder):
+    """Write the load's source into folder and return its path: LOAD_BOARD's
+    template.cu (a correct submission) with compile_load_heavy.cuh after it."""
+    path = os.path.join(folder, "load.cu")
+    try:
+        with open(os.path.join(ROOT, "leaderboards", LOAD_BOARD, "template.cu")) as t, open(LOAD_WEIGHT) as w, \
+                open(path, "w") as out:
+            out.write(t.read() + "\n" + w.read())
+    except OSError as e:
+        raise Bad("the load's source: %s" % e)
+    return path
+
+
 class Load:
     """N compile workers (this script with --load-worker TAG LOG CMD), each its own
     process writing one line per finished compile: start end ok."""
@@ -114,12 +128,13 @@ class Load:
         self.args, self.tmp, self.procs, self.logs = args, tmp, [], []
         self.slots = os.path.join(tmp, "slots")
         os.makedirs(self.slots, exist_ok=True)
+        self.source = load_source(tmp)
 
     def start(self, rnd):
         env = runner_env()
         env["KJUDGE_COMPILE_SLOT_DIR"] = self.slots
         env["KJUDGE_COMPILE_SLOTS"] = str(self.args.load)
-        cmd = runner_cmd(self.args, 0, "compile", LOAD_SOURCE, "--leaderboard", LOAD_BOARD)
+        cmd = runner_cmd(self.args, 0, "compile", self.source, "--leaderboard", LOAD_BOARD)
         self.logs = [os.path.join(self.tmp, "r%02d-w%02d.log" % (rnd, i)) for i in range(self.args.load)]
         libc = ctypes.CDLL(None)  # a worker gets SIGTERM when the bench dies (PR_SET_PDEATHSIG)
         self.procs = [subprocess.Popen([sys.executable, os.path.abspath(__file__), "--load-worker", self.args.tag, lg,
