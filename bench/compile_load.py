@@ -44,6 +44,7 @@ import argparse, csv, ctypes, json, math, os, random, shutil, signal, statistics
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from common import runner_env  # noqa: E402
 from score_stability import gpu_type, resolution_of  # noqa: E402
 
 LOAD_WEIGHT = os.path.join(ROOT, "bench", "compile_load_heavy.cuh")
@@ -97,14 +98,6 @@ def runner_cmd(args, seq, *rest):
     if args.fake:
         return [sys.executable, os.path.abspath(__file__), "--fake-runner", args.tag, str(seq)] + list(rest)
     return [args.runner] + list(rest)
-
-
-def runner_env():
-    env = dict(os.environ)
-    libs = os.path.join(ROOT, ".gpulibs")
-    if os.path.isdir(libs):
-        env["LD_LIBRARY_PATH"] = libs + (":" + env["LD_LIBRARY_PATH"] if env.get("LD_LIBRARY_PATH") else "")
-    return env
 
 
 def load_source(folder):

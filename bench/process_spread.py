@@ -41,6 +41,8 @@ import time
 import zlib
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from common import geomean, runner_env  # noqa: E402
 HEADER = ["shape", "process", "visit", "batch", "slot", "set", "lane", "kind", "ns"]
 TRACE_RE = re.compile(r"^trace-([A-Za-z0-9_.]+)-r([0-9]+)\.csv$")
 RESULT_RE = re.compile(r"^result-([A-Za-z0-9_.]+)-r([0-9]+)\.json$")
@@ -73,10 +75,6 @@ def trimmed_mean(xs, trim=EMPTY_TRIM):
 def median(xs):
     """runner/stats.c's median (type 7 quantile at 0.5: the middle value, or the mean of the two)."""
     return statistics.median(xs)
-
-
-def geomean(xs):
-    return math.exp(math.fsum(math.log(x) for x in xs) / len(xs))
 
 
 def cv(xs):
@@ -359,10 +357,7 @@ def run_one(args, procs, run):
     """One eval in a fresh process: (result dict, None), or (None, why) with its output in failed-pP-rR.*."""
     name = os.path.join(args.out, "%s-p%d-r%d.%s")
     trace = name % ("trace", procs, run, "csv")
-    env = dict(os.environ)
-    libs = os.path.join(ROOT, ".gpulibs")
-    if os.path.isdir(libs):
-        env["LD_LIBRARY_PATH"] = libs + (":" + env["LD_LIBRARY_PATH"] if env.get("LD_LIBRARY_PATH") else "")
+    env = runner_env()
     r, out = None, ""
     try:
         p = subprocess.run(eval_cmd(args, procs, run, trace), cwd=ROOT, env=env, capture_output=True, text=True,

@@ -52,6 +52,8 @@ import time
 import zlib
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from common import geomean, runner_env  # noqa: E402
 
 # (label, board, file): at least six kernels over at least three boards.
 KERNELS = [
@@ -85,10 +87,7 @@ def eval_cmd(args, path, board, proto, seq):
 
 def run_one(args, label, board, path, proto, seq):
     """One eval in a fresh process: (row dict, error text or None)."""
-    env = dict(os.environ)
-    libs = os.path.join(ROOT, ".gpulibs")
-    if os.path.isdir(libs):
-        env["LD_LIBRARY_PATH"] = libs + (":" + env["LD_LIBRARY_PATH"] if env.get("LD_LIBRARY_PATH") else "")
+    env = runner_env()
     t0 = time.time()
     try:
         p = subprocess.run(eval_cmd(args, os.path.join(ROOT, path), board, proto, seq), cwd=ROOT, env=env,
@@ -362,10 +361,6 @@ def read_rows(path):
             r["corrected"] = r.get("corrected") == "True"
             rows.append(r)
     return rows
-
-
-def geomean(xs):
-    return math.exp(sum(math.log(x) for x in xs) / len(xs))
 
 
 def reweigh(rows, weight):
