@@ -27,7 +27,6 @@
 #include "mono.h"
 #include "tool.h"
 
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -347,11 +346,9 @@ static int judge_steps(struct judge *j, struct kj_err *err)
         return rc;
     if (!j->run_bare && (rc = judge_start_boxes(j, err)) != KJ_OK)
         return rc;
-    /* The boxes have their regions; the compile boxes forked next must not:
-     * for big shapes the two regions alone exceed a compile box's RLIMIT_AS. */
-    if (madvise(j->run_region, j->region_size, MADV_DONTFORK) != 0 ||
-        madvise(j->ref_region, j->region_size, MADV_DONTFORK) != 0)
-        return KJ_FAIL(err, KJ_EINTERNAL, "madvise(MADV_DONTFORK): %s", strerror(errno));
+    /* The boxes have their regions; the compile boxes forked next must not. */
+    if ((rc = judge_regions_dontfork(j->run_region, j->ref_region, j->region_size, err)) != KJ_OK)
+        return rc;
     /* With the architecture known, NVRTC runs while the boxes start CUDA
      * (each takes a few hundred ms); otherwise the boxes say it first. */
     int early = j->job->arch != NULL;

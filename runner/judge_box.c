@@ -120,6 +120,14 @@ struct judge_leftover *judge_boxes_kill(struct box_proc *run, struct box_proc *r
     return NULL;
 }
 
+int judge_regions_dontfork(unsigned char *run, unsigned char *ref, size_t size,
+                           struct kj_err *err)
+{
+    if (madvise(run, size, MADV_DONTFORK) != 0 || madvise(ref, size, MADV_DONTFORK) != 0)
+        return KJ_FAIL(err, KJ_EINTERNAL, "madvise(MADV_DONTFORK): %s", strerror(errno));
+    return KJ_OK;
+}
+
 /* ------------------------------------------------------------ prestart */
 
 /* A pair started before its job (judge.h). */
@@ -212,10 +220,8 @@ int judge_prestart_start(const struct spec *spec, int gpu, const struct secret_l
                        p->run_region, p->ref_region, p->region_size);
         rc = box_start(&c, ref ? &p->ref : &p->run, err);
     }
-    /* As judge_steps: the compile boxes forked later must not inherit them. */
-    if (rc == KJ_OK && (madvise(p->run_region, p->region_size, MADV_DONTFORK) != 0 ||
-                        madvise(p->ref_region, p->region_size, MADV_DONTFORK) != 0))
-        rc = KJ_FAIL(err, KJ_EINTERNAL, "madvise(MADV_DONTFORK): %s", strerror(errno));
+    if (rc == KJ_OK)
+        rc = judge_regions_dontfork(p->run_region, p->ref_region, p->region_size, err);
     if (rc != KJ_OK) {
         judge_leftover_finish(judge_pre_drop(&p->base));
         return rc;

@@ -121,6 +121,13 @@ int judge_board_dirs(const struct spec *s, struct directives *refdirs, char **re
                      size_t *reflen, struct directives *gendirs, char **gensrc, size_t *genlen,
                      struct kj_err *err);
 
+/* Keep the two result regions (size bytes each) out of every process
+ * forked from now on, once the boxes that map them have started: the
+ * compile boxes forked later must not inherit them (for big shapes the two
+ * alone exceed a compile box's RLIMIT_AS). judge_box.c. */
+int judge_regions_dontfork(unsigned char *run, unsigned char *ref, size_t size,
+                           struct kj_err *err);
+
 /* Kill both boxes at once (box_signal) and return their reaping, still to
  * be done (judge_leftover_finish), or NULL when neither runs; run and ref
  * are emptied. Out of memory for it: they are reaped here, NULL. */
