@@ -2,7 +2,7 @@
 """bench/gap_load: do test-mode jobs judged in the gaps of a timed job move its score?
 
 A runner judges queued test-mode jobs between the rounds of a benchmark or
-leaderboard job (runner/serve_gap.c, docs/timing.md 4.2). This bench judges
+leaderboard job (runner/serve_gap.c, docs/timing.md 4.1). This bench judges
 --kernel on --leaderboard in interleaved rounds; each round has one `quiet`
 run and one run per gap kind, in an order that rotates from round to round,
 every run a fresh `kjudge-runner eval KERNEL --leaderboard B --mode

@@ -27,7 +27,7 @@ typedef void (*judge_progress_fn)(void *ctx, enum kj_event event, const cJSON *d
  * the next one starts. Nothing of the job runs on the GPU then (its
  * reference box waits, idle, in its own context), so the callee may judge
  * a short test-mode job there, in boxes of its own that are gone again
- * before it returns (docs/timing.md 4.2). Every child the callee forks
+ * before it returns (docs/timing.md 4.1). Every child the callee forks
  * must wipe outer first: the job's secrets (judge_job.secrets) and its
  * submission's source and compiled code, which the runner's memory holds
  * until the job ends. The callee returns when its GPU work and teardown

@@ -24,7 +24,7 @@
  *      returns, so the next round never shares the GPU with them.
  *
  * So a timed job lasts at most its own time plus, per gap, one gap job's
- * give-up time and teardown; docs/timing.md 4.2 measures what gap jobs do
+ * give-up time and teardown; docs/timing.md 4.1 measures what gap jobs do
  * to its score. At most one gap job per gap (the judge's gaps are
  * TPLAN_PROCESSES - 1 per job), none when the runner is stopping or its
  * GPU failed a health check. A server whose claim does not know the

@@ -126,7 +126,7 @@ def test_examples():
                     b.get("wall_ms_per_call", 0), b.get("verified_on_gpu")))
     rc, out, err = run([RUNNER, "eval", os.path.join(LB, "template.cu"), "--leaderboard", "fp8_quant"])
     check(rc == 0 and "verdict: accepted" in out, "eval prints a table", out + err)
-    # Test-mode jobs in the gaps between the rounds (docs/timing.md 4.2): the
+    # Test-mode jobs in the gaps between the rounds (docs/timing.md 4.1): the
     # template in all seven, then the heavy kernel given up in each.
     rc, res, err = evaluate(os.path.join(LB, "examples", "fast.cu"), "leaderboard",
                             ("--gap", os.path.join(LB, "template.cu")))
