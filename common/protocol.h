@@ -14,6 +14,9 @@
 
 #include <stddef.h>
 
+/* POST /runner/claim's "skip": at most this many submission ids (docs/protocol.md). */
+#define KJ_CLAIM_MAX_SKIP 16
+
 /* What a submission asks the runner to do (DESIGN.md "Modes and verdicts"). */
 enum kj_mode {
     KJ_MODE_TEST = 0,    /* compile; every test shape once, checked */

@@ -6,7 +6,8 @@
  * GPU hosts (runner tokens only) pull the job the queue rule picks
  * (queue.h: fair share, or FIFO) for a GPU type their token is bound to
  * (db_runner_gpus; db_job_claim moves it to running under a lease, in one
- * transaction), waiting for one with ?wait=S (a long poll parked in
+ * transaction), among the modes and less the jobs the claim's body names
+ * (claim_filter.h), waiting for one with ?wait=S (a long poll parked in
  * wait.h, woken by wait_notify_gpu when a job of that type is queued),
  * report progress events and heartbeats (each extends the lease), and post the result object, which
  * result_check.c checks against the job and its board and rebuilds before
@@ -19,6 +20,7 @@
  */
 #include "api.h"
 #include "auth.h"
+#include "claim_filter.h"
 #include "gputype.h"
 #include "result_check.h"
 #include "metrics.h"
@@ -89,42 +91,57 @@ static int gpu_allowed(struct http_req *r, const char *gpu, enum MHD_Result *res
     return 0;
 }
 
-/* The claim's arguments from its JSON body: gpu (required) and runner
- * (default: the token's name), both checked; the caller's token must be
- * bound to gpu. On failure answers (400, 403) and returns 1. The strings
- * point into *body, which the caller deletes. */
-static int claim_args(struct http_req *r, cJSON **body, const char **gpu, const char **runner,
-                      enum MHD_Result *res)
+/* What a claim's JSON body asks for. */
+struct claim_req {
+    cJSON *body;                    /* owned: the parsed body; delete with cJSON_Delete() */
+    const char *gpu, *runner;       /* borrowed from body */
+    struct db_claim_filter filter;  /* its skip points into skip_ids */
+    int64_t skip_ids[KJ_CLAIM_MAX_SKIP];
+};
+
+/* The claim's arguments from its JSON body: gpu (required), runner
+ * (default: the token's name), and the optional filter (modes, skip), all
+ * checked; the caller's token must be bound to gpu. Nothing is claimed or
+ * recorded here, so a malformed body changes nothing. On failure answers
+ * (400, 403) and returns 1. The caller deletes a->body in either case. */
+static int claim_args(struct http_req *r, struct claim_req *a, enum MHD_Result *res)
 {
-    if ((*body = http_body_object(r, res)) == NULL)
+    struct kj_err err;
+    kj_err_clear(&err);
+    if ((a->body = http_body_object(r, res)) == NULL)
         return 1;
-    *gpu = name_field(*body, "gpu");
-    *runner = name_field(*body, "runner");
-    if (*gpu == NULL || (*gpu)[0] == '\0' || (*runner != NULL && (*runner)[0] == '\0')) {
+    a->gpu = name_field(a->body, "gpu");
+    a->runner = name_field(a->body, "runner");
+    if (a->gpu == NULL || a->gpu[0] == '\0' || (a->runner != NULL && a->runner[0] == '\0')) {
         *res = http_error(r, MHD_HTTP_BAD_REQUEST, "bad_claim",
                           "send {\"runner\": NAME, \"gpu\": GPU_TYPE, \"arch\": ARCH}");
         return 1;
     }
-    if (gpu_allowed(r, *gpu, res))
+    if (claim_filter_parse(a->body, &a->filter, a->skip_ids, &err) != 0) {
+        *res = http_error(r, MHD_HTTP_BAD_REQUEST, "bad_claim", "%s", err.msg);
         return 1;
-    if (*runner == NULL)
-        *runner = r->user.name;
+    }
+    if (gpu_allowed(r, a->gpu, res))
+        return 1;
+    if (a->runner == NULL)
+        a->runner = r->user.name;
     return 0;
 }
 
-/* Claim the job the queue rule picks for gpu. Returns 1 when it answered
- * (the job, or an error), 0 when none is queued (nothing answered). */
-static int try_claim(struct http_req *r, const char *gpu, const char *runner,
-                     enum MHD_Result *res)
+/* Claim the job the queue rule picks for a's gpu among those a's filter
+ * allows. Returns 1 when it answered (the job, or an error), 0 when none
+ * is queued (nothing answered). */
+static int try_claim(struct http_req *r, const struct claim_req *a, enum MHD_Result *res)
 {
     struct db_sub s;
     struct kj_err err;
     char secret[32];
     int rc;
     kj_err_clear(&err);
-    rc = db_runner_seen(r->srv->db, r->user.id, runner, gpu, &err);
+    rc = db_runner_seen(r->srv->db, r->user.id, a->runner, a->gpu, &err);
     if (rc == 0)
-        rc = db_job_claim(r->srv->db, gpu, r->user.id, runner, &s, secret, sizeof secret, &err);
+        rc = db_job_claim(r->srv->db, a->gpu, &a->filter, r->user.id, a->runner, &s, secret,
+                          sizeof secret, &err);
     if (rc == KJ_ENOTFOUND)
         return 0;
     if (rc != 0) {
@@ -141,22 +158,24 @@ static int try_claim(struct http_req *r, const char *gpu, const char *runner,
 }
 
 /* Nothing queued and the runner asked to wait: park the connection on a
- * waiting slot until a job of gpu is queued or timeout_s passes (wait.h).
+ * waiting slot until a job of gpu is queued or deadline_ms (wait_now_ms's
+ * clock) passes (wait.h).
  * Runner tokens are bound by the total of slots only (one token may
  * serve many GPUs); with every slot taken, or while the server stops, the
- * answer is 204 at once and the runner asks again. */
-static enum MHD_Result park_claim(struct http_req *r, const char *gpu, const char *runner,
-                                  int timeout_s)
+ * answer is 204 at once and the runner asks again. Any job of gpu wakes
+ * it, one its filter refuses too: reclaim() then parks it again. */
+static enum MHD_Result park_claim(struct http_req *r, const struct claim_req *a,
+                                  int64_t deadline_ms)
 {
     enum MHD_Result res;
     struct kj_err err;
     kj_err_clear(&err);
     if (!r->hold.held && wait_hold(r->srv->wait, &r->hold, r->user.id, 1, &err) != 0)
         return http_no_content(r);
-    if (wait_add_claim(r->srv->wait, &r->wait, &r->hold, r->conn, gpu, timeout_s, &err) != 0)
+    if (wait_add_claim(r->srv->wait, &r->wait, &r->hold, r->conn, a->gpu, deadline_ms, &err) != 0)
         return http_no_content(r);
     /* Linked first, then claimed again: a job queued in between is not missed. */
-    if (try_claim(r, gpu, runner, &res)) {
+    if (try_claim(r, a, &res)) {
         wait_remove(r->srv->wait, &r->wait);
         return res;
     }
@@ -167,13 +186,14 @@ static enum MHD_Result park_claim(struct http_req *r, const char *gpu, const cha
 }
 
 /* A parked claim was resumed: a job of its type was queued, its time is
- * up, its token changed, or the server stops. */
+ * up, its token changed, or the server stops. The body is read again, so
+ * the claim's filter holds for the job it may take now. */
 static enum MHD_Result reclaim(struct http_req *r)
 {
     enum MHD_Result res;
     struct kj_err err;
-    const char *why = NULL, *gpu, *runner;
-    cJSON *body = NULL;
+    const char *why = NULL;
+    struct claim_req a = {0};
     /* Nobody to answer (MHD closes the connection): checked again now, so
      * that a runner stopped since the last probe is not handed a job. */
     if (r->wait.gone || wait_conn_gone(r->conn))
@@ -183,29 +203,29 @@ static enum MHD_Result reclaim(struct http_req *r)
         return http_internal(r, &err);
     if (why != NULL)
         return api_token_gone(r, why);
-    if (claim_args(r, &body, &gpu, &runner, &res)) { /* the token was bound elsewhere */
-        cJSON_Delete(body);
+    if (claim_args(r, &a, &res)) { /* the token was bound elsewhere */
+        cJSON_Delete(a.body);
         return res;
     }
     /* A stopping server hands out nothing more: the runner asks the next one. */
     if (atomic_load(&r->srv->draining))
         res = http_no_content(r);
-    else if (!try_claim(r, gpu, runner, &res)) {
-        int64_t left_ms = r->wait.deadline_ms - wait_now_ms();
-        if (r->wait.timed_out || left_ms <= 0)
+    else if (!try_claim(r, &a, &res)) {
+        int64_t deadline_ms = r->wait.deadline_ms; /* the first park's: woken early, not extended */
+        if (r->wait.timed_out || deadline_ms - wait_now_ms() <= 0)
             res = http_no_content(r);
         else
-            res = park_claim(r, gpu, runner, (int)((left_ms + 999) / 1000));
+            res = park_claim(r, &a, deadline_ms);
     }
-    cJSON_Delete(body);
+    cJSON_Delete(a.body);
     return res;
 }
 
 enum MHD_Result api_runner_claim(struct http_req *r)
 {
     enum MHD_Result res;
-    const char *w = http_query(r, "wait"), *gpu, *runner;
-    cJSON *body = NULL;
+    const char *w = http_query(r, "wait");
+    struct claim_req a = {0};
     long wait_s = 0;
     char *end;
 
@@ -220,13 +240,13 @@ enum MHD_Result api_runner_claim(struct http_req *r)
         if (wait_s > KJ_CLAIM_WAIT_MAX_S)
             wait_s = KJ_CLAIM_WAIT_MAX_S;
     }
-    if (claim_args(r, &body, &gpu, &runner, &res)) {
-        cJSON_Delete(body);
+    if (claim_args(r, &a, &res)) {
+        cJSON_Delete(a.body);
         return res;
     }
-    if (!try_claim(r, gpu, runner, &res))
-        res = wait_s > 0 ? park_claim(r, gpu, runner, (int)wait_s) : http_no_content(r);
-    cJSON_Delete(body);
+    if (!try_claim(r, &a, &res))
+        res = wait_s > 0 ? park_claim(r, &a, wait_now_ms() + wait_s * 1000) : http_no_content(r);
+    cJSON_Delete(a.body);
     return res;
 }
 

@@ -295,14 +295,30 @@ void db_sub_list_free(struct db_sub *rows, int n);
 /* Count the submissions in state status (for tests and /healthz). */
 int db_sub_count(struct db *db, enum db_status status, int64_t *n, struct kj_err *err);
 
+/* Which queued jobs one claim may take (POST /runner/claim's "modes" and
+ * "skip", docs/protocol.md): a runner filling the gaps of a timed job asks
+ * for test-mode jobs only, less the ones it gave back in earlier gaps. The
+ * queue rule picks among the jobs the filter allows; every user's usage,
+ * the class streak and the queue positions are as without a filter. */
+struct db_claim_filter {
+    unsigned modes;        /* bit (1u << enum kj_mode) per mode it may take; 0 = every mode */
+    const int64_t *skip;   /* borrowed for the call: submission ids it never takes */
+    int nskip;             /* entries of skip; 0 = none (skip may then be NULL) */
+};
+/* 1 when filter (NULL: none) lets a claim take queued job id of mode m. */
+int db_claim_filter_allows(const struct db_claim_filter *filter, int64_t id, enum kj_mode m);
+
 /* jobs (db_job.c): every transition after the insert */
-/* Move the oldest queued submission for gpu to running for this runner, in
- * one transaction, and copy it (with source) into out; for mode leaderboard
+/* Move the queued submission for gpu that the queue rule picks among those
+ * filter allows (NULL: all) to running for this runner, in one
+ * transaction, and copy it (with source) into out; for mode leaderboard
  * also copy the board's secret seed into secret (else secret = ""), read in
  * the same transaction so a claimed job always comes with its seed.
- * KJ_ENOTFOUND when nothing is queued for that GPU type. */
-int db_job_claim(struct db *db, const char *gpu, int64_t runner_id, const char *runner_name,
-                 struct db_sub *out, char *secret, size_t secretsz, struct kj_err *err);
+ * KJ_ENOTFOUND when no job of that GPU type the filter allows is queued
+ * (then nothing changed). */
+int db_job_claim(struct db *db, const char *gpu, const struct db_claim_filter *filter,
+                 int64_t runner_id, const char *runner_name, struct db_sub *out, char *secret,
+                 size_t secretsz, struct kj_err *err);
 /* Runner requests about a job (struct db_job_ref; attempt 0 = any).
  * KJ_ENOTFOUND: no such submission; KJ_ECONFLICT: the runner does not hold
  * it, its lease expired or ref->attempt is not the current attempt. Each

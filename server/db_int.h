@@ -140,9 +140,10 @@ int db_col_dup(struct db *db, struct kj_err *err, sqlite3_stmt *st, int i, char 
 int db_grow(void **arr, int *cap, int count, size_t elem, const char *what, struct kj_err *err);
 
 /* db_queue.c, inside a transaction: the queued job of gpu the rule picks
- * next (*id = 0 when none), noting the pick in the class streak. */
-int db_queue_pick_locked(struct db *db, const char *gpu, int64_t now_ms, int64_t *id,
-                         struct kj_err *err);
+ * next among those filter allows (NULL: all; db.h), *id = 0 when none,
+ * noting the pick in the class streak. */
+int db_queue_pick_locked(struct db *db, const char *gpu, const struct db_claim_filter *filter,
+                         int64_t now_ms, int64_t *id, struct kj_err *err);
 /* The position of queued job id under the rule (queue.h); 0 when not queued. */
 int db_queue_position_locked(struct db *db, int64_t id, int64_t *pos, struct kj_err *err);
 /* Charge job id's user the job's run time (claim to now) on its GPU type,

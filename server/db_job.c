@@ -91,8 +91,9 @@ int db_job_position(struct db *db, int64_t id, int64_t *pos, struct kj_err *err)
 /* Claim, hold, finish                                                 */
 /* ------------------------------------------------------------------ */
 
-int db_job_claim(struct db *db, const char *gpu, int64_t runner_id, const char *runner_name,
-                 struct db_sub *out, char *secret, size_t secretsz, struct kj_err *err)
+int db_job_claim(struct db *db, const char *gpu, const struct db_claim_filter *filter,
+                 int64_t runner_id, const char *runner_name, struct db_sub *out, char *secret,
+                 size_t secretsz, struct kj_err *err)
 {
     sqlite3_stmt *st = NULL;
     int64_t id = 0, now_ms = db_now_ms();
@@ -103,10 +104,11 @@ int db_job_claim(struct db *db, const char *gpu, int64_t runner_id, const char *
     /* IMMEDIATE takes the write lock first, so another process cannot claim the same row. */
     if ((rc = db_exec(db, err, "BEGIN IMMEDIATE")) != 0)
         goto out;
-    if ((rc = db_queue_pick_locked(db, gpu, now_ms, &id, err)) != 0)
+    if ((rc = db_queue_pick_locked(db, gpu, filter, now_ms, &id, err)) != 0)
         goto fail;
     if (id == 0) {
-        rc = KJ_FAIL(err, KJ_ENOTFOUND, "no queued job for gpu %s", gpu);
+        rc = KJ_FAIL(err, KJ_ENOTFOUND, "no queued job for gpu %s%s", gpu,
+                     filter != NULL ? " the claim's filter allows" : "");
         goto fail;
     }
     rc = db_prep(db, err, &st, "UPDATE submissions SET status = 'running', runner_id = ?, "

@@ -4,9 +4,12 @@
  * charges its user (tables queue_usage and queue_state, schema version 9).
  *
  * db_job.c calls these inside its transactions (db->mu held): the claim
- * asks db_queue_pick_locked for the job to take, finish charges the run
- * time with db_queue_charge_locked, and the position of a queued job
- * (the "queued" events, sse.c's replay) comes from db_queue_position_locked.
+ * asks db_queue_pick_locked for the job to take (among those the claim's
+ * filter allows: its snapshot holds only those jobs, but the usage of
+ * every user with a job queued, as the unfiltered snapshot of positions
+ * does), finish charges the run time with db_queue_charge_locked, and the
+ * position of a queued job (the "queued" events, sse.c's replay) comes
+ * from db_queue_position_locked.
  *
  * Why a table and not a sum over finished jobs: the decayed usage is one
  * row per user and GPU type, updated in O(1) when a job finishes
@@ -110,10 +113,13 @@ static int state_store(struct db *db, const char *gpu, const struct queue_state 
     return rc;
 }
 
-/* Inside a transaction: the queued jobs of gpu, their users' decayed usage
- * at now_ms and the time of their running jobs, and the rule's state. */
-static int snap_load(struct db *db, const char *gpu, int64_t now_ms, struct snap *s,
-                     struct kj_err *err)
+/* Inside a transaction: the queued jobs of gpu that filter allows (NULL:
+ * all), the decayed usage at now_ms and the time of the running jobs of
+ * every user with a job of gpu queued (allowed or not: a filter changes
+ * which jobs the rule may pick, never what it knows of the users), and
+ * the rule's state. */
+static int snap_load(struct db *db, const char *gpu, const struct db_claim_filter *filter,
+                     int64_t now_ms, struct snap *s, struct kj_err *err)
 {
     sqlite3_stmt *q = NULL;
     enum kj_mode mode;
@@ -125,8 +131,12 @@ static int snap_load(struct db *db, const char *gpu, int64_t now_ms, struct snap
                  "AND gpu = ? ORDER BY id", "t", gpu);
     while (rc == 0 && (rc = db_step(db, err, q)) == 1) {
         if ((rc = db_col_mode(err, q, 2, &mode)) != 0 ||
-            (rc = user_index(s, sqlite3_column_int64(q, 1), &u, err)) != 0 ||
-            (rc = db_grow((void **)&s->jobs, &s->cap, s->n, sizeof *s->jobs, "queued jobs",
+            (rc = user_index(s, sqlite3_column_int64(q, 1), &u, err)) != 0)
+            break;
+        rc = 0;
+        if (!db_claim_filter_allows(filter, sqlite3_column_int64(q, 0), mode))
+            continue;
+        if ((rc = db_grow((void **)&s->jobs, &s->cap, s->n, sizeof *s->jobs, "queued jobs",
                           err)) != 0)
             break;
         s->jobs[s->n].id = sqlite3_column_int64(q, 0);
@@ -169,6 +179,18 @@ static int snap_load(struct db *db, const char *gpu, int64_t now_ms, struct snap
     return rc;
 }
 
+int db_claim_filter_allows(const struct db_claim_filter *filter, int64_t id, enum kj_mode m)
+{
+    if (filter == NULL)
+        return 1;
+    if (filter->modes != 0 && ((unsigned)m >= KJ_MODE_COUNT || !(filter->modes & (1u << m))))
+        return 0;
+    for (int i = 0; i < filter->nskip; i++)
+        if (filter->skip[i] == id)
+            return 0;
+    return 1;
+}
+
 void db_queue_set_rule(struct db *db, enum queue_rule rule)
 {
     pthread_mutex_lock(&db->mu);
@@ -176,11 +198,11 @@ void db_queue_set_rule(struct db *db, enum queue_rule rule)
     pthread_mutex_unlock(&db->mu);
 }
 
-int db_queue_pick_locked(struct db *db, const char *gpu, int64_t now_ms, int64_t *id,
-                         struct kj_err *err)
+int db_queue_pick_locked(struct db *db, const char *gpu, const struct db_claim_filter *filter,
+                         int64_t now_ms, int64_t *id, struct kj_err *err)
 {
     struct snap s;
-    int rc = snap_load(db, gpu, now_ms, &s, err), p;
+    int rc = snap_load(db, gpu, filter, now_ms, &s, err), p;
     *id = 0;
     if (rc == 0 && s.n > 0) {
         p = queue_pick(db->queue_rule, s.jobs, (size_t)s.n, s.usage, s.nusers, &s.st);
@@ -209,7 +231,7 @@ int db_queue_position_locked(struct db *db, int64_t id, int64_t *pos, struct kj_
     sqlite3_finalize(q);
     if (rc != 0 || gpu[0] == '\0')
         return rc;
-    if ((rc = snap_load(db, gpu, db_now_ms(), &s, err)) == 0) {
+    if ((rc = snap_load(db, gpu, NULL, db_now_ms(), &s, err)) == 0) { /* positions: no filter */
         for (int i = 0; i < s.n; i++)
             if (s.jobs[i].id == id)
                 rc = queue_position(db->queue_rule, s.jobs, (size_t)s.n, s.usage, s.nusers,

@@ -248,10 +248,11 @@ void wait_counts(struct wait_list *w, int64_t user_id, int *total, int *user)
     pthread_mutex_unlock(&w->mu);
 }
 
-/* Link e (waiting for submission_id, or for a job of gpu when not NULL). */
+/* Link e (waiting for submission_id, or for a job of gpu when not NULL)
+ * until deadline_ms (wait_now_ms's clock). */
 static int add_entry(struct wait_list *w, struct wait_entry *e, const struct wait_hold *h,
                      struct MHD_Connection *conn, int64_t submission_id, const char *gpu,
-                     int timeout_s, struct kj_err *err)
+                     int64_t deadline_ms, struct kj_err *err)
 {
     int rc = 0;
     pthread_mutex_lock(&w->mu);
@@ -266,7 +267,7 @@ static int add_entry(struct wait_list *w, struct wait_entry *e, const struct wai
         if (gpu != NULL)
             snprintf(e->gpu, sizeof e->gpu, "%s", gpu);
         e->user_id = h->user_id;
-        e->deadline_ms = wait_now_ms() + (int64_t)timeout_s * 1000;
+        e->deadline_ms = deadline_ms;
         e->linked = 1;
         e->next = w->head;
         if (w->head != NULL)
@@ -283,16 +284,17 @@ int wait_add(struct wait_list *w, struct wait_entry *e, const struct wait_hold *
              struct MHD_Connection *conn, int64_t submission_id, int timeout_s,
              struct kj_err *err)
 {
-    return add_entry(w, e, h, conn, submission_id, NULL, timeout_s, err);
+    return add_entry(w, e, h, conn, submission_id, NULL,
+                     wait_now_ms() + (int64_t)timeout_s * 1000, err);
 }
 
 int wait_add_claim(struct wait_list *w, struct wait_entry *e, const struct wait_hold *h,
-                   struct MHD_Connection *conn, const char *gpu, int timeout_s,
+                   struct MHD_Connection *conn, const char *gpu, int64_t deadline_ms,
                    struct kj_err *err)
 {
     if (KJ_NEVER(gpu == NULL || gpu[0] == '\0' || strlen(gpu) >= sizeof e->gpu))
         return KJ_FAIL(err, KJ_EINVAL, "a claim waits for a GPU type name");
-    return add_entry(w, e, h, conn, 0, gpu, timeout_s, err);
+    return add_entry(w, e, h, conn, 0, gpu, deadline_ms, err);
 }
 
 void wait_parked(struct wait_list *w, struct wait_entry *e)

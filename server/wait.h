@@ -80,9 +80,11 @@ void wait_counts(struct wait_list *w, int64_t user_id, int *total, int *user);
 int wait_add(struct wait_list *w, struct wait_entry *e, const struct wait_hold *h,
              struct MHD_Connection *conn, int64_t submission_id, int timeout_s,
              struct kj_err *err);
-/* Link e as a runner's claim for a job of GPU type gpu, as wait_add. */
+/* Link e as a runner's claim for a job of GPU type gpu, as wait_add, until
+ * deadline_ms (wait_now_ms's clock): a claim parked again after a wake it
+ * could not use keeps the deadline of its first park. */
 int wait_add_claim(struct wait_list *w, struct wait_entry *e, const struct wait_hold *h,
-                   struct MHD_Connection *conn, const char *gpu, int timeout_s,
+                   struct MHD_Connection *conn, const char *gpu, int64_t deadline_ms,
                    struct kj_err *err);
 /* Mark e parked, after MHD_suspend_connection() returned. */
 void wait_parked(struct wait_list *w, struct wait_entry *e);

@@ -72,7 +72,7 @@ static inline int64_t running_job(struct db *db, int64_t u, int64_t r)
     struct kj_err err;
     char secret[32];
     int64_t id = submit(db, u, "EV1", "test");
-    KT_CHECK(db_job_claim(db, "EV1", r, "ev", &s, secret, sizeof secret, &err) == 0 && s.id == id,
+    KT_CHECK(db_job_claim(db, "EV1", NULL, r, "ev", &s, secret, sizeof secret, &err) == 0 && s.id == id,
              "claim the events job: %s", err.msg);
     db_sub_clear(&s);
     return id;

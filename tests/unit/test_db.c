@@ -9,7 +9,9 @@
  * threads (every row stored once, the rate limit exact within a batch),
  * the published-sources table, runner tokens bound to GPU types, and a
  * job's events: read from a cursor in bounded batches, capped per job
- * (count and bytes; a refused event stores nothing). The schema's
+ * (count and bytes; a refused event stores nothing), and a claim's filter
+ * (modes, skip): the queue rule picking among the jobs it allows by every
+ * user's usage, the class streak moved as by any claim. The schema's
  * migrations and limits are in test_db_schema.c.
  */
 #define KT_MAIN
@@ -76,14 +78,14 @@ static void test_lifecycle(struct db *db)
     KT_CHECK(finish(db, a, r1, "accepted", 0, 0, "{}", &dup, &err) == KJ_ECONFLICT,
              "a queued job cannot be finished");
     KT_CHECK(event(db, a, r1, "compiled", NULL, &err) == KJ_ECONFLICT, "no events while queued");
-    KT_CHECK(db_job_claim(db, "H200", r1, "h0", &s, secret, sizeof secret, &err) == 0 && s.id == a &&
+    KT_CHECK(db_job_claim(db, "H200", NULL, r1, "h0", &s, secret, sizeof secret, &err) == 0 && s.id == a &&
              s.status == DB_RUNNING && s.source != NULL && secret[0] == '\0',
              "claim takes the oldest H200 job, no secret for test mode");
     db_sub_clear(&s);
-    KT_CHECK(db_job_claim(db, "H200", r2, "h1", &s, secret, sizeof secret, &err) == 0 && s.id == c &&
+    KT_CHECK(db_job_claim(db, "H200", NULL, r2, "h1", &s, secret, sizeof secret, &err) == 0 && s.id == c &&
              secret[0] != '\0', "the next claim takes the leaderboard job with its secret");
     db_sub_clear(&s);
-    KT_CHECK(db_job_claim(db, "H200", r2, "h1", &s, secret, sizeof secret, &err) == KJ_ENOTFOUND,
+    KT_CHECK(db_job_claim(db, "H200", NULL, r2, "h1", &s, secret, sizeof secret, &err) == KJ_ENOTFOUND,
              "nothing left for H200");
     KT_CHECK(event(db, a, r1, "compiled", "{\"ok\":true}", &err) == 0 &&
              event(db, a, r1, "test", NULL, &err) == 0, "events");
@@ -129,12 +131,12 @@ static void test_rank_rows(struct db *db)
     int64_t owners[] = {u1, u1, u2};
     for (int i = 0; i < 3; i++) {
         submit(db, owners[i], "X1", "leaderboard");
-        KT_CHECK(db_job_claim(db, "X1", r, "rr", &s, secret, sizeof secret, &err) == 0, "claim");
+        KT_CHECK(db_job_claim(db, "X1", NULL, r, "rr", &s, secret, sizeof secret, &err) == 0, "claim");
         finish(db, s.id, r, "accepted", 1, scores[i][0], "{}", &dup, &err);
         db_sub_clear(&s);
     }
     submit(db, u2, "X1", "leaderboard");
-    KT_CHECK(db_job_claim(db, "X1", r, "rr", &s, secret, sizeof secret, &err) == 0, "claim");
+    KT_CHECK(db_job_claim(db, "X1", NULL, r, "rr", &s, secret, sizeof secret, &err) == 0, "claim");
     finish(db, s.id, r, "wrong_answer", 1, 1.0, "{}", &dup, &err);
     db_sub_clear(&s);
     struct db_rank_row *rows = NULL;
@@ -163,12 +165,12 @@ static void test_rank_medians(struct db *db)
     int64_t u = add_user(db, "medu", "user"), r = add_user(db, "medr", "runner");
     int64_t id = submit(db, u, "X2", "leaderboard");
     struct db_job_ref ref = {id, r, 0};
-    KT_CHECK(db_job_claim(db, "X2", r, "mr", &s, secret, sizeof secret, &err) == 0, "claim: %s",
+    KT_CHECK(db_job_claim(db, "X2", NULL, r, "mr", &s, secret, sizeof secret, &err) == 0, "claim: %s",
              err.msg);
     db_sub_clear(&s);
     KT_CHECK(db_job_finish(db, &ref, &bad, &outcome, &err) == 0 && outcome == DB_FINISH_REQUEUED,
              "internal_error: queued again");
-    KT_CHECK(db_job_claim(db, "X2", r, "mr", &s, secret, sizeof secret, &err) == 0, "claim again");
+    KT_CHECK(db_job_claim(db, "X2", NULL, r, "mr", &s, secret, sizeof secret, &err) == 0, "claim again");
     db_sub_clear(&s);
     KT_CHECK(db_job_finish(db, &ref, &ok, &outcome, &err) == 0 && outcome == DB_FINISH_DONE,
              "finish: %s", err.msg);
@@ -199,7 +201,7 @@ static void test_sweep(struct db *db)
     int64_t id = submit(db, u, "SW1", "test");
     db_job_set_lease(db, 1000);
     for (int attempt = 1; attempt <= DB_MAX_ATTEMPTS; attempt++) {
-        ok &= db_job_claim(db, "SW1", r, "sw", &s, secret, sizeof secret, &err) == 0 && s.id == id;
+        ok &= db_job_claim(db, "SW1", NULL, r, "sw", &s, secret, sizeof secret, &err) == 0 && s.id == id;
         db_sub_clear(&s);
         ok &= db_job_sweep(db, db_now_ms() + 5000, &ex, &n, &err) == 0 && n == 1 &&
               ex[0].id == id && ex[0].attempts == attempt &&
@@ -237,7 +239,7 @@ static void *race(void *arg)
     char secret[32];
     if (db_open(path, &db, &err) != 0)
         return NULL;
-    while (rc->n < 64 && db_job_claim(db, "RACE", rc->runner, "r", &s, secret, sizeof secret, &err) == 0) {
+    while (rc->n < 64 && db_job_claim(db, "RACE", NULL, rc->runner, "r", &s, secret, sizeof secret, &err) == 0) {
         rc->claimed[rc->n++] = (int)s.id;
         db_sub_clear(&s);
     }
@@ -466,6 +468,69 @@ static void test_event_cursor(struct db *db)
     free(blob);
 }
 
+/* The class streak of gpu in queue_state: last class * 1000 + streak (-1: no row). */
+static int streak_of(struct db *db, const char *gpu)
+{
+    sqlite3_stmt *q = NULL;
+    int v = -1;
+    if (sqlite3_prepare_v2(db->h, "SELECT last_class * 1000 + streak FROM queue_state WHERE gpu = ?",
+                           -1, &q, NULL) == SQLITE_OK &&
+        sqlite3_bind_text(q, 1, gpu, -1, SQLITE_STATIC) == SQLITE_OK && sqlite3_step(q) == SQLITE_ROW)
+        v = sqlite3_column_int(q, 0);
+    sqlite3_finalize(q);
+    return v;
+}
+
+/* Claim for gpu through filter f; the id taken, 0 for KJ_ENOTFOUND, -1 on error. */
+static int64_t claim_f(struct db *db, const char *gpu, const struct db_claim_filter *f, int64_t r)
+{
+    struct db_sub s;
+    struct kj_err err;
+    char secret[32];
+    int rc = db_job_claim(db, gpu, f, r, "cf", &s, secret, sizeof secret, &err);
+    int64_t id = rc == 0 ? s.id : rc == KJ_ENOTFOUND ? 0 : -1;
+    db_sub_clear(&s);
+    return id;
+}
+
+/* A claim's filter (modes, skip): the rule picks among the jobs it allows
+ * by every user's usage, the streak moves as for any claim, and a claim
+ * that finds nothing changes nothing. */
+static void test_claim_filter(struct db *db)
+{
+    struct kj_err err;
+    struct db_sub s;
+    int64_t heavy = add_user(db, "cfheavy", "user"), light = add_user(db, "cflight", "user"),
+            r = add_user(db, "cfr", "runner"), pos = 0;
+    int64_t held = submit(db, heavy, "CF1", "test");
+    KT_CHECK(claim_f(db, "CF1", NULL, r) == held, "the heavy user's first job runs");
+    int64_t b1 = submit(db, heavy, "CF1", "benchmark"), t1 = submit(db, heavy, "CF1", "test"),
+            t2 = submit(db, light, "CF1", "test"), t3 = submit(db, light, "CF1", "test");
+    int64_t skip_t2[] = {t2}, skip_both[] = {t1, t2, 999999};
+    struct db_claim_filter profile = {1u << KJ_MODE_PROFILE, NULL, 0},
+                           test_not_t2 = {1u << KJ_MODE_TEST, skip_t2, 1},
+                           bench = {1u << KJ_MODE_BENCHMARK, NULL, 0},
+                           test_none = {1u << KJ_MODE_TEST, skip_both, 3};
+    KT_CHECK(streak_of(db, "CF1") == 1, "one test pick so far: %d", streak_of(db, "CF1"));
+    KT_CHECK(claim_f(db, "CF1", &profile, r) == 0 && streak_of(db, "CF1") == 1,
+             "no profile job: not found, the streak unchanged");
+    /* Unfiltered: t2 (light), b1 (heavy, oldest at equal usage), t3, then t1. */
+    KT_CHECK(db_job_position(db, t1, &pos, &err) == 0 && pos == 4,
+             "t1's position over the whole queue: %lld", (long long)pos);
+    KT_CHECK(claim_f(db, "CF1", &test_not_t2, r) == t3,
+             "test jobs less t2: the light user's t3 before the heavy user's older t1");
+    KT_CHECK(streak_of(db, "CF1") == 2, "the filtered pick counts in the streak: %d", streak_of(db, "CF1"));
+    KT_CHECK(claim_f(db, "CF1", &bench, r) == b1 && streak_of(db, "CF1") == 1001,
+             "benchmark only: b1, a ranked streak begins");
+    KT_CHECK(claim_f(db, "CF1", &test_none, r) == 0, "both test jobs left skipped: not found");
+    KT_CHECK(db_sub_get(db, t1, 0, &s, &err) == 0 && s.status == DB_QUEUED, "t1 still queued");
+    db_sub_clear(&s);
+    KT_CHECK(db_sub_get(db, t2, 0, &s, &err) == 0 && s.status == DB_QUEUED, "t2 still queued");
+    db_sub_clear(&s);
+    KT_CHECK(claim_f(db, "CF1", NULL, r) == t2 && claim_f(db, "CF1", NULL, r) == t1 &&
+             claim_f(db, "CF1", NULL, r) == 0, "no filter: the light user's t2, then t1");
+}
+
 int main(int argc, char **argv)
 {
     kt_init(argc, argv);
@@ -490,6 +555,7 @@ int main(int argc, char **argv)
     KT_RUN(test_published(db));
     KT_RUN(test_runner_gpus(db));
     KT_RUN(test_event_cursor(db));
+    KT_RUN(test_claim_filter(db));
     db_close(db);
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);

@@ -128,7 +128,7 @@ static void test_migrate_v7(void)
     int64_t u = add_user(db, "v7u", "user"), r = add_user(db, "v7r", "runner");
     for (int i = 0; i < NRES; i++) {
         ids[i] = submit(db, u, "V7", "leaderboard");
-        ok &= db_job_claim(db, "V7", r, "v7", &s, secret, sizeof secret, &err) == 0 && s.id == ids[i];
+        ok &= db_job_claim(db, "V7", NULL, r, "v7", &s, secret, sizeof secret, &err) == 0 && s.id == ids[i];
         db_sub_clear(&s);
         ok &= finish(db, ids[i], r, "accepted", 1, 100.0 + i, results[i], &dup, &err) == 0;
     }
