@@ -178,7 +178,7 @@ static void serve_gap_judge(struct serve *sv, const cJSON *job, const struct sec
         kj_err_clear(&err);
         int rc = sv->ops->judge(&jj, &result, &err);
         if (rc == KJ_ETIMEOUT) {
-            if (g->nskip < SERVE_GAP_MAX_SKIP)
+            if (g->nskip < KJ_CLAIM_MAX_SKIP)
                 g->skip[g->nskip++] = id;
             judge_leftover_finish(left);
             left = NULL;

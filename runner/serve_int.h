@@ -33,7 +33,7 @@
 #define SERVE_WATCH_TICK_S 0.2 /* how often the watcher looks at the stop flag */
 #define SERVE_TEARDOWN_WAIT_S 10 /* a release's wait for the last job's teardown */
 
-#define SERVE_GAP_MAX_SKIP 16 /* jobs given back from the gaps of one timed job */
+/* KJ_CLAIM_MAX_SKIP (protocol.h): jobs given back from the gaps of one timed job */
 
 /* The gap jobs of one timed job (serve_gap.c). The main thread judges
  * them, inside the timed job's judge; id and attempt are read by the
@@ -42,7 +42,7 @@ struct serve_gap {
     long outer_id;             /* the timed job whose gaps these are */
     int jobs;                  /* gap jobs judged (or given back) in it */
     double spent_s;            /* the gaps' wall time in it */
-    int64_t skip[SERVE_GAP_MAX_SKIP]; /* given back in its gaps: not claimed again in it */
+    int64_t skip[KJ_CLAIM_MAX_SKIP]; /* given back in its gaps: not claimed again in it */
     int nskip;
     int off;                   /* 1: the server does not filter claims; no more gap jobs */
     long id, attempt;          /* the gap job being judged, 0 when none (serve.mu) */

@@ -42,6 +42,11 @@ def runner(srv, rtok, tmp, name, args=()):
     return r.start(), bdir
 
 
+def boxes(bdir):
+    """The fake's box files of jobs (a pair started for the next job, pre-*, may wait)."""
+    return sorted(f for f in os.listdir(bdir) if f.startswith("box-"))
+
+
 def status(srv, tok, sid):
     d = sub(srv, tok, sid)
     return d.get("status") if isinstance(d, dict) else None
@@ -91,7 +96,7 @@ def test_gap_job(srv, tok, rtok, tmp):
                   "the gap job's result is stored as any job's", d)
             ev = [e.get("event") for e in kjrunner.events(srv, tok, t)]
             check("compiling" in ev, "the gap job's own events are stored", ev)
-        check(wait_until(lambda: os.listdir(bdir) == [], 10), "no box is left behind",
+        check(wait_until(lambda: boxes(bdir) == [], 10), "no box of a job is left behind",
               os.listdir(bdir))
         check(("job=%d: 2 test job(s) judged in its gaps" % lb) in log,
               "the timed job's log line counts its gap jobs", log[-800:])
@@ -117,7 +122,7 @@ def test_give_back(srv, tok, rtok, tmp):
         check(isinstance(d, dict) and d.get("result", {}).get("verdict") == "compile_error" and
               d.get("attempts", 0) <= 1,
               "its result is the normal one, no attempt charged for the gap", d)
-        check(wait_until(lambda: os.listdir(bdir) == [], 10), "no box is left behind", os.listdir(bdir))
+        check(wait_until(lambda: boxes(bdir) == [], 10), "no box of a job is left behind", os.listdir(bdir))
     finally:
         r.stop()
 
@@ -152,7 +157,8 @@ def test_stop_in_gap(srv, tok, rtok, tmp):
           (sub(srv, tok, lb), sub(srv, tok, t), log[-800:]))
     check(("gave job=%d back (the runner stops)" % t) in log, "the runner says it gave the gap job back",
           log[-800:])
-    check(os.listdir(bdir) == [], "no box is left behind", os.listdir(bdir))
+    # (The real boxes die with the runner, PR_SET_PDEATHSIG; the fake's files of
+    # the two jobs being judged stay, so they are not counted here.)
     # Someone must finish them: a runner without gaps takes both.
     r2, _ = runner(srv, rtok, tmp, "after", ["--gap-seconds", "0"])
     try:
