@@ -14,7 +14,9 @@ Prints one table of four parts:
      last one's are destroyed, as in part 2);
   2. test-mode jobs per minute per GPU: a burst of jobs, first POST to last
      verdict;
-  3. a flood, under --queue-rule fair and then fifo: a heavy user submits
+  3. a flood, three times: --queue-rule fair with the runner judging test
+     jobs in the gaps of timed jobs (its default), fair without them
+     (--gap-seconds 0) and fifo without them (the rule before); a heavy user submits
      30 test jobs a minute plus a template bomb (tests/exploits/template_bomb.cu)
      every 10 s, a third user a leaderboard job (examples/fast.cu) every 15 s,
      and a light user one test job every 5 s (more samples than the one a
@@ -55,8 +57,8 @@ FAKE_TEARDOWN_S = 0.28  # a warm test job's teardown on an H200 (run box's CUDA 
 class Service:
     """kjudge-server (--queue-rule rule, no rate limits) and one runner per GPU."""
 
-    def __init__(self, rule, gpus, fake):
-        self.rule, self.gpus, self.fake = rule, gpus, fake
+    def __init__(self, rule, gpus, fake, runner_args=()):
+        self.rule, self.gpus, self.fake, self.runner_args = rule, gpus, fake, list(runner_args)
 
     def __enter__(self):
         self.tmp = tempfile.mkdtemp(prefix="kjudge-bench-queue-")
@@ -98,7 +100,8 @@ class Service:
         for g in range(self.gpus):
             argv = ([FAKE_RUNNER] if self.fake else [RUNNER]) + [
                 "serve", "--server", self.base, "--name", "bench-%d" % g,
-                "--leaderboards", os.path.join(ROOT, "leaderboards")] + ([] if self.fake else ["--gpu", str(g)])
+                "--leaderboards", os.path.join(ROOT, "leaderboards")] + ([] if self.fake else ["--gpu", str(g)]) + \
+                self.runner_args
             self.procs.append(subprocess.Popen(argv, cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
                                                stderr=self.log))
         try:
@@ -360,10 +363,11 @@ def main():
             rows.append(("warm test latency, idle (1 GPU, n=%d, median)" % N, step, fmt(v, " s")))
         one = burst(svc, src, BURST)
         rows.append(("throughput (1 GPU, %d test jobs at once)" % BURST, "test jobs/min/GPU", fmt(one)))
-    for rule in ("fair", "fifo"):
-        with Service(rule, 1, args.fake) as svc:
+    for rule, gaps in (("fair", True), ("fair", False), ("fifo", False)):
+        with Service(rule, 1, args.fake, [] if gaps else ["--gap-seconds", "0"]) as svc:
             f = flood(svc, src)
-        what = "flood %.0f s, --queue-rule %s (1 GPU)" % (FLOOD_S, rule)
+        what = "flood %.0f s, --queue-rule %s, %s (1 GPU)" % (FLOOD_S, rule, "test jobs in gaps" if gaps else
+                                                               "no gap jobs")
         rows.append((what, "light test p50 / p99 (%d of %d done%s)" % (
             f["light_n"], f["light_sent"], "; the rest counted at their age: a lower bound" if f["light_cut"] else ""),
             "%s / %s" % (fmt(f["light_p50"], " s"), fmt(f["light_p99"], " s"))))

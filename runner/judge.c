@@ -86,6 +86,8 @@ static void judge_compile_turns(struct judge *j, int k, struct judge_cjob *c, in
             c[m].rc = cbox_start(c[m].src, c[m].len, c[m].d, j->dev.arch, j->job->secrets, &c[m].p,
                                  c[m].err);
             c[m].started = c[m].rc == KJ_OK;
+            if (j->job->give_up_s > 0 && c[m].p.deadline > j->deadline)
+                c[m].p.deadline = j->deadline; /* a job given up ends its compiles too */
         }
         for (int m = i; m < end; m++)
             if (c[m].started)
@@ -380,6 +382,19 @@ static int judge_steps(struct judge *j, struct kj_err *err)
     return KJ_OK;
 }
 
+/* Whether a job with judge_job.give_up_s ran into it: its deadline
+ * passed, and what it came to (no verdict, a judge error, a time limit, a
+ * compile cut short) may be the cut's doing, not the submission's. */
+static int judge_given_up(const struct judge *j, int rc, double t0)
+{
+    const struct judge_job *job = j->job;
+    if (job->give_up_s <= 0 || mono_now() < t0 + job->give_up_s)
+        return 0;
+    if (rc != KJ_OK || !j->res->has_verdict)
+        return 1;
+    return j->res->verdict == KJ_V_TIME_LIMIT || j->res->verdict == KJ_V_COMPILE_ERROR;
+}
+
 int judge_run(const struct judge_job *job, struct judge_result **result, struct kj_err *err)
 {
     struct judge j;
@@ -403,12 +418,17 @@ int judge_run(const struct judge_job *job, struct judge_result **result, struct 
                    judge_tool_limit();
     if (job->time_limit_s > 0)
         limit = job->time_limit_s;
-    j.deadline = mono_now() + (limit > 0 ? limit : 180);
+    double t0 = mono_now();
+    j.deadline = t0 + (limit > 0 ? limit : 180);
+    if (job->give_up_s > 0 && t0 + job->give_up_s < j.deadline)
+        j.deadline = t0 + job->give_up_s;
     if (getrandom(&j.poison, sizeof j.poison, 0) != sizeof j.poison)
         j.poison = (uint64_t)time(NULL) ^ (uint64_t)getpid() << 32;
     if ((j.res = result_new(j.spec, job->mode)) == NULL)
         return KJ_FAIL(err, KJ_ENOMEM, "out of memory for the result");
     int rc = judge_steps(&j, err);
+    if (judge_given_up(&j, rc, t0))
+        rc = KJ_FAIL(err, KJ_ETIMEOUT, "no verdict within %.1f s: given up", job->give_up_s);
     if (j.tool)
         judge_tool_finish(&j);
     judge_sass(&j);

@@ -22,6 +22,18 @@
  * event's JSON object, borrowed for the duration of the call. */
 typedef void (*judge_progress_fn)(void *ctx, enum kj_event event, const cJSON *data);
 
+/* A gap of a timed job (protocol v2): between two of its rounds, after the
+ * submission box of the round before has been killed and reaped and before
+ * the next one starts. Nothing of the job runs on the GPU then (its
+ * reference box waits, idle, in its own context), so the callee may judge
+ * a short test-mode job there, in boxes of its own that are gone again
+ * before it returns (docs/timing.md 4.1). Every child the callee forks
+ * must wipe outer first: the job's secrets (judge_job.secrets) and its
+ * submission's source and compiled code, which the runner's memory holds
+ * until the job ends. The callee returns when its GPU work and teardown
+ * are over; the time it took is not counted against the job's limit. */
+typedef void (*judge_gap_fn)(void *ctx, const struct secret_list *outer);
+
 /* The timing protocol of the benchmark shapes (docs/timing.md). A zeroed
  * job gets v2. */
 enum judge_protocol {
@@ -66,6 +78,14 @@ struct judge_job {
                                        * returns; else it kills them and sets *leftover to what
                                        * is still to be done (or NULL when nothing is), which
                                        * the caller finishes: judge_leftover_finish() */
+    judge_gap_fn gap;             /* v2 timed jobs: called in each gap between two rounds
+                                   * (judge_gap_fn); NULL = no gaps. Then source must be
+                                   * writable memory (a child wipes its copy) */
+    void *gap_ctx;
+    double give_up_s;             /* > 0: a job whose verdict is not known this many seconds
+                                   * after it started is given up (a job judged in a gap):
+                                   * judge_run returns KJ_ETIMEOUT, no result, and the
+                                   * caller gives the job back. 0 = never */
     struct judge_prestart *prestart; /* NULL: the boxes start with the job. Else a pair
                                       * started for this job's board before the job
                                       * (judge_prestart_start), which judge_run takes over
@@ -132,7 +152,8 @@ int judge_prestart_fits(const struct judge_prestart *p, const struct spec *spec,
  * the caller frees with result_free(); it has a verdict, any but
  * internal_error. A return < 0 is the judge's own fault (err says what;
  * *result is NULL): the caller reports internal_error and may retry; the
- * submission is not charged. Either way, with job->leftover set, the
+ * submission is not charged; KJ_ETIMEOUT is a job given up at
+ * job->give_up_s, not judged. Either way, with job->leftover set, the
  * boxes' teardown is handed over in *job->leftover (see there). */
 int judge_run(const struct judge_job *job, struct judge_result **result, struct kj_err *err);
 

@@ -1,8 +1,10 @@
 /*
  * judge_box.c - the judge's two boxes (judge_int.h): their configuration,
  * their start, the wait for their contexts, the module load, protocol v2's
- * fresh submission box between rounds, and the kill. judge.c starts and
- * loads them once per job; judge_time.c restarts the submission's.
+ * fresh submission box between rounds (and the gap between them, where
+ * the caller may judge a short job: judge.h's judge_gap_fn), and the kill.
+ * judge.c starts and loads them once per job; judge_time.c restarts the
+ * submission's.
  *
  * A pair may also be started before its job (judge.h's judge_prestart):
  * the serve loop starts one for the board of the job it is judging, so
@@ -17,6 +19,7 @@
 #include "judge_int.h"
 #include "expr.h"
 #include "kj_file.h"
+#include "mono.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -328,11 +331,32 @@ int judge_load(struct judge *j, int is_ref, struct kj_err *err)
     return r == STEP_ERROR ? KJ_EINTERNAL : KJ_OK;
 }
 
+/* A gap between two rounds (judge.h's judge_gap_fn): the callee's children
+ * wipe the job's secrets and its submission's source and code; the time
+ * the gap took moves the job's deadline. */
+static void judge_gap(struct judge *j)
+{
+    const struct judge_job *job = j->job;
+    struct secret_list outer;
+    memset(&outer, 0, sizeof outer);
+    if (job->secrets != NULL)
+        outer = *job->secrets;
+    secret_add(&outer, (void *)job->source, job->source_len);
+    secret_add(&outer, j->sub.cubin, j->sub.cubin_size);
+    if (j->sub.log != NULL)
+        secret_add(&outer, j->sub.log, strlen(j->sub.log));
+    double t0 = mono_now();
+    job->gap(job->gap_ctx, &outer);
+    j->deadline += mono_now() - t0;
+}
+
 int judge_restart_run(struct judge *j, struct kj_err *err)
 {
     struct box_cfg c;
     struct box_device dev;
     box_kill(&j->run);
+    if (j->job->gap != NULL && !j->tool)
+        judge_gap(j);
     j->run_bare = 0; /* the new box has the plan from its fork */
     j->run_epoch++;
     judge_box_cfg(j, 0, &c);

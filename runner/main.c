@@ -25,6 +25,7 @@
 #include "box_exec.h"
 #include "judge.h"
 #include "kj_file.h"
+#include "mono.h"
 #include "protocol.h"
 #include "tplan.h"
 #include "report.h"
@@ -71,11 +72,12 @@ static void on_signal(int sig)
 
 struct opts {
     const char *cmd, *file, *leaderboard, *arch, *mode, *leaderboards, *server, *name,
-        *gpu_type, *token_file, *dump, *ca_file, *grace, *protocol, *tool, *trace;
+        *gpu_type, *token_file, *dump, *ca_file, *grace, *protocol, *tool, *trace, *gap;
     int json, gpu, once, compile_unboxed, shape;
     double warmup, time_limit;
     long samples;
     int processes;
+    double gap_s;       /* --gap-seconds; < 0: not given */
 };
 
 static void usage(FILE *f)
@@ -94,6 +96,10 @@ static void usage(FILE *f)
         "                                      over, 1-8; runners always use 8)\n"
         "                     [--trace FILE]  (v2: every timed and empty-kernel sample as CSV,\n"
         "                                      docs/timing.md 7.2)\n"
+        "                     [--gap FILE]    (v2 timed modes: judge FILE as a test-mode job of\n"
+        "                                      the board in every gap between rounds, as a\n"
+        "                                      runner does with queued test jobs;\n"
+        "                                      docs/timing.md 4.1)\n"
         "                     [--dump DIR]    (every shape once, untimed: inputs and outputs\n"
         "                                      as raw files + manifest.json, see runner/dump.h)\n"
         "                     [--compile-unboxed] (NVRTC in this process, not in the compile\n"
@@ -105,6 +111,10 @@ static void usage(FILE *f)
         "                                      KJUDGE_CA_FILE; proxies from https_proxy/no_proxy)\n"
         "                     [--grace SECONDS] (on SIGTERM: finish the job within this, default\n"
         "                                      20, else give it back to the server; 0 = at once)\n"
+        "                     [--gap-seconds S] (judge queued test jobs between the rounds of a\n"
+        "                                      timed job, each given back when it has no\n"
+        "                                      verdict within S; default 2, 0 = never; also\n"
+        "                                      eval --gap's limit)\n"
         "       kjudge-runner probe [--gpu N]\n"
         "common: --leaderboards DIR (default ./leaderboards)\n"
         "exit: 0 ok/accepted, 1 the submission failed, 2 usage or judge error\n");
@@ -133,6 +143,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
     o->leaderboards = "leaderboards";
     o->mode = "test";
     o->arch = "sm_90a";
+    o->gap_s = -1;
     if (argc < 2)
         return -1;
     o->cmd = argv[1];
@@ -143,7 +154,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
             {"--leaderboards", &o->leaderboards}, {"--server", &o->server}, {"--name", &o->name},
             {"--gpu-type", &o->gpu_type}, {"--token-file", &o->token_file}, {"--dump", &o->dump},
             {"--ca-file", &o->ca_file}, {"--grace", &o->grace}, {"--protocol", &o->protocol},
-            {"--tool", &o->tool}, {"--trace", &o->trace},
+            {"--tool", &o->tool}, {"--trace", &o->trace}, {"--gap", &o->gap},
         };
         int hit = 0;
         for (size_t k = 0; k < sizeof s / sizeof s[0]; k++)
@@ -161,6 +172,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
             {"--gpu", 0, 1023, 1, 0}, {"--warmup", 0, 3600, 0, 0},
             {"--time-limit", 0, 86400, 0, 0}, {"--samples", 0, 1e7, 1, 0},
             {"--processes", 1, TPLAN_ROUNDS, 1, 0}, {"--shape", 0, SPEC_MAX_CASES - 1, 1, 0},
+            {"--gap-seconds", 0, 60, 0, 0},
         };
         for (size_t k = 0; k < sizeof n / sizeof n[0] && !hit; k++) {
             if (strcmp(a, n[k].flag) != 0)
@@ -175,7 +187,8 @@ static int parse_opts(int argc, char **argv, struct opts *o)
             case 2: o->time_limit = n[k].x; break;
             case 3: o->samples = (long)n[k].x; break;
             case 4: o->processes = (int)n[k].x; break;
-            default: o->shape = 1 + (int)n[k].x; break;
+            case 5: o->shape = 1 + (int)n[k].x; break;
+            default: o->gap_s = n[k].x; break;
             }
         }
         if (hit)
@@ -281,6 +294,44 @@ static int cmd_compile(const struct opts *o)
     return rc;
 }
 
+/* eval --gap: the test-mode job judged in every gap of the timed one. */
+struct eval_gap {
+    const struct spec *spec;
+    char *src;          /* owned by cmd_eval */
+    size_t len;
+    double give_up_s;
+    int n;              /* gaps so far */
+    int failed;         /* 1: a gap job was not accepted (or not judged) */
+};
+
+static void eval_gap_fill(void *ctx, const struct secret_list *outer)
+{
+    struct eval_gap *g = ctx;
+    struct judge_job jj;
+    struct judge_result *res = NULL;
+    struct kj_err err;
+    memset(&jj, 0, sizeof jj);
+    jj.spec = g->spec;
+    jj.source = g->src;
+    jj.source_len = g->len;
+    jj.mode = KJ_MODE_TEST;
+    jj.secrets = outer;
+    jj.give_up_s = g->give_up_s;
+    kj_err_clear(&err);
+    double t0 = mono_now();
+    int rc = judge_run(&jj, &res, &err);
+    g->n++;
+    if (rc != KJ_OK) {
+        fprintf(stderr, "kjudge-runner: gap %d: %s (%.2f s)\n", g->n, err.msg, mono_now() - t0);
+        g->failed = 1;
+        return;
+    }
+    fprintf(stderr, "kjudge-runner: gap %d: %s (%.2f s)\n", g->n,
+            res->has_verdict ? kj_verdict_name(res->verdict) : "?", mono_now() - t0);
+    g->failed |= !res->has_verdict || res->verdict != KJ_V_ACCEPTED;
+    result_free(res);
+}
+
 static int cmd_eval(const struct opts *o)
 {
     size_t len;
@@ -296,6 +347,9 @@ static int cmd_eval(const struct opts *o)
     enum kj_sanitizer san = KJ_SAN_MEMCHECK;
     int tool_ok = o->tool == NULL || kj_sanitizer_parse(o->tool, &san) == 0;
     FILE *trace = NULL;
+    struct eval_gap gap = {s, NULL, 0, o->gap_s >= 0 ? o->gap_s : SERVE_GAP_DEFAULT_S, 0, 0};
+    if (s != NULL && o->gap != NULL && (gap.src = slurp(o->gap, &gap.len)) == NULL)
+        goto out;
     if (s == NULL || !mode_ok || !proto_ok || !tool_ok) {
         if (!mode_ok)
             fprintf(stderr, "kjudge-runner: --mode must be test, benchmark, leaderboard, "
@@ -331,6 +385,10 @@ static int cmd_eval(const struct opts *o)
     jj.compile_unboxed = o->compile_unboxed;
     jj.progress = report_progress;
     jj.progress_ctx = stderr;
+    if (gap.src != NULL) {
+        jj.gap = eval_gap_fill;
+        jj.gap_ctx = &gap;
+    }
     /* A local leaderboard run has no server secret: draw one for this run,
      * kept from the boxes like a server's. */
     if (getrandom(&jj.secret_seed, sizeof jj.secret_seed, 0) != sizeof jj.secret_seed)
@@ -352,6 +410,9 @@ static int cmd_eval(const struct opts *o)
     if (res->artifact[0] != '\0')
         fprintf(stderr, "kjudge-runner: the Nsight Compute report is %s\n", res->artifact);
     rc = res->has_verdict && res->verdict == KJ_V_ACCEPTED ? EXIT_OK : EXIT_VERDICT;
+    if (gap.src != NULL)
+        fprintf(stderr, "kjudge-runner: %d gap job(s)%s\n", gap.n,
+                gap.failed ? ", not all of them accepted" : ", all accepted");
 out:
     if (trace != NULL) {
         int werr = ferror(trace); /* a failed write before the close */
@@ -364,6 +425,7 @@ out:
     result_free(res);
     spec_free(s);
     free(src);
+    free(gap.src);
     return rc;
 }
 
@@ -482,6 +544,7 @@ static int cmd_serve(const struct opts *o)
         .server = o->server, .token = token, .ca_file = ca, .gpu = o->gpu,
         .name = o->name ? o->name : name, .gpu_type = o->gpu_type,
         .leaderboards = o->leaderboards, .once = o->once, .grace_s = grace, .stop = &stop_flag,
+        .gap_s = o->gap_s >= 0 ? o->gap_s : SERVE_GAP_DEFAULT_S,
     };
 #ifdef KJ_RUNNER_FAKE_GPU
     c.ops = &fakegpu_ops;

@@ -28,7 +28,8 @@
 
 #include <stddef.h>
 
-#define SECRET_MAX 8
+#define SECRET_MAX 16 /* the runner's (5 at most), a job's seed, and in a gap the
+                        * outer job's source and compiled code (judge.h) */
 
 struct secret_list {
     int n;

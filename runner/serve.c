@@ -69,8 +69,7 @@
  * for every forked child to wipe; the claim's body and seed string are
  * wiped once read (curlc wipes the bodies it frees).
  */
-#include "serve.h"
-#include "box.h"
+#include "serve_int.h"
 #include "curlc.h"
 #include "deliver.h"
 #include "gputype.h"
@@ -82,57 +81,16 @@
 #include "sandbox.h"
 #include "secret.h"
 #include "spec.h"
-#include "teardown.h"
 
-#include <cjson/cJSON.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
-#define SERVE_TIMEOUT_MS 30000L  /* one request, connect included */
-/* A claim's long poll: 20 s, well under SERVE_TIMEOUT_MS. */
-#define SERVE_CLAIM_PATH "/api/v1/runner/claim?wait=20"
-#define SERVE_CONNECT_MS 10000L
-#define SERVE_IDLE_S 1
-#define SERVE_MAX_BACKOFF_S 30
-#define SERVE_HEARTBEAT_S 20 /* at most; a third of the job's lease_seconds when shorter */
-#define SERVE_WATCH_TICK_S 0.2 /* how often the watcher looks at the stop flag */
-#define SERVE_TEARDOWN_WAIT_S 10 /* a release's wait for the last job's teardown */
-
-struct serve {
-    const struct serve_cfg *cfg;
-    const struct serve_ops *ops; /* borrowed: cfg->ops, or the GPU's */
-    struct curlc *http;        /* owned: the main thread's client */
-    struct curlc *watch_http;  /* owned: the watcher thread's client */
-    struct curlc *claim_http;  /* owned: the main thread's claims (aborted on a stop) */
-    struct spec **specs;       /* owned, nspecs entries */
-    int nspecs;
-    struct box_device dev;
-    char gpu_type[64];
-    long job_id;               /* job being judged, for progress posts */
-    long attempt;              /* the claim's attempt, sent back as ?attempt= */
-    double beat_s;             /* heartbeat period of the job being judged */
-    pthread_mutex_t mu;        /* guards beat_stop, posting, releasing and the condition */
-    pthread_cond_t cv;         /* on CLOCK_MONOTONIC */
-    int beat_stop;             /* 1: the job was judged; the watcher ends */
-    int posting;               /* 1: the main thread is posting an event of the job */
-    int releasing;             /* 1: the watcher gives the job back; post nothing more about it */
-    int unhealthy;             /* 1: the GPU failed its health check; stop taking work */
-    int refused;               /* 1: the server refused this token's claims (401/403); stop */
-    struct teardown td;        /* the last job's boxes, torn down beside the next job */
-    struct judge_prestart *pre; /* owned: the boxes started for the next job of pre->spec,
-                                 * NULL = none */
-    char why[256];             /* what the health check said */
-    struct secret_list secrets; /* what every child wipes (secret.h): the token and the
-                                 * clients' copies; a job adds its secret seed to a copy */
-};
-
-static void serve_progress(void *ctx, enum kj_event event, const cJSON *data)
+void serve_post_event(struct serve *sv, long id, long attempt, enum kj_event event,
+                      const cJSON *data)
 {
-    struct serve *sv = ctx;
     struct curlc_resp r;
     struct kj_err err;
     char path[128];
@@ -148,13 +106,12 @@ static void serve_progress(void *ctx, enum kj_event event, const cJSON *data)
     cJSON *body = cJSON_CreateObject();
     cJSON_AddStringToObject(body, "event", kj_event_name(event));
     cJSON_AddItemToObject(body, "data", cJSON_Duplicate(data, 1));
-    snprintf(path, sizeof path, "/api/v1/runner/jobs/%ld/events?attempt=%ld", sv->job_id,
-             sv->attempt);
+    snprintf(path, sizeof path, "/api/v1/runner/jobs/%ld/events?attempt=%ld", id, attempt);
     kj_err_clear(&err);
     int st = deliver_post(sv->http, path, body, &r, &err);
     if (st < 0 || st >= 300)
         kj_log(KJ_LOG_WARN, "serve", "progress not recorded job=%ld event=%s status=%d%s%s",
-               sv->job_id, kj_event_name(event), st, st < 0 ? ": " : "", st < 0 ? err.msg : "");
+               id, kj_event_name(event), st, st < 0 ? ": " : "", st < 0 ? err.msg : "");
     curlc_resp_free(&r);
     cJSON_Delete(body);
     pthread_mutex_lock(&sv->mu);
@@ -163,7 +120,13 @@ static void serve_progress(void *ctx, enum kj_event event, const cJSON *data)
     pthread_mutex_unlock(&sv->mu);
 }
 
-static const struct spec *serve_spec(struct serve *sv, const char *name)
+static void serve_progress(void *ctx, enum kj_event event, const cJSON *data)
+{
+    struct serve *sv = ctx;
+    serve_post_event(sv, sv->job_id, sv->attempt, event, data);
+}
+
+const struct spec *serve_spec(struct serve *sv, const char *name)
 {
     for (int pass = 0; pass < 2; pass++) {
         for (int i = 0; i < sv->nspecs; i++)
@@ -195,6 +158,7 @@ static void serve_release(struct serve *sv)
     while (sv->posting) /* an event post in flight ends first */
         pthread_cond_wait(&sv->cv, &sv->mu);
     pthread_mutex_unlock(&sv->mu);
+    serve_gap_release(sv); /* a job judged in a gap of this one first */
     snprintf(path, sizeof path, "/api/v1/runner/jobs/%ld/release?attempt=%ld", sv->job_id,
              sv->attempt);
     kj_err_clear(&err);
@@ -373,23 +337,35 @@ static void serve_prestart(struct serve *sv, const struct spec *spec)
 /* Judge one claimed job object and post its result; only then are its
  * boxes torn down (the user's verdict waits for none of it). The job's
  * secret seed string is wiped once read. */
+int serve_job_fields(const cJSON *job, long *id, long *attempt, const char **lb,
+                     const char **mode, const char **src)
+{
+    const cJSON *i = cJSON_GetObjectItem(job, "id"), *l = cJSON_GetObjectItem(job, "leaderboard"),
+                *m = cJSON_GetObjectItem(job, "mode"), *s = cJSON_GetObjectItem(job, "source"),
+                *a = cJSON_GetObjectItem(job, "attempt");
+    if (!cJSON_IsNumber(i) || !cJSON_IsString(l) || !cJSON_IsString(m) || !cJSON_IsString(s))
+        return 0;
+    *id = (long)i->valuedouble;
+    *attempt = cJSON_IsNumber(a) ? (long)a->valuedouble : 1;
+    *lb = l->valuestring;
+    *mode = m->valuestring;
+    *src = s->valuestring;
+    return 1;
+}
+
 static void serve_job(struct serve *sv, cJSON *job)
 {
-    const cJSON *id = cJSON_GetObjectItem(job, "id"), *lb = cJSON_GetObjectItem(job, "leaderboard"),
-                *mode = cJSON_GetObjectItem(job, "mode"), *src = cJSON_GetObjectItem(job, "source"),
-                *secret = cJSON_GetObjectItem(job, "secret_seed");
+    const cJSON *secret = cJSON_GetObjectItem(job, "secret_seed");
+    const char *lb, *mode, *src;
     struct judge_result *result = NULL;
     struct judge_leftover *left = NULL; /* owned: the boxes still to reap */
-    if (!cJSON_IsNumber(id) || !cJSON_IsString(lb) || !cJSON_IsString(mode) || !cJSON_IsString(src)) {
+    if (!serve_job_fields(job, &sv->job_id, &sv->attempt, &lb, &mode, &src)) {
         kj_log(KJ_LOG_ERROR, "serve", "malformed job from the server");
         return;
     }
-    sv->job_id = (long)id->valuedouble;
-    const cJSON *att = cJSON_GetObjectItem(job, "attempt");
-    sv->attempt = cJSON_IsNumber(att) ? (long)att->valuedouble : 1;
-    const struct spec *spec = serve_spec(sv, lb->valuestring);
+    const struct spec *spec = serve_spec(sv, lb);
     enum kj_mode m;
-    int mode_ok = kj_mode_parse(mode->valuestring, &m) == 0;
+    int mode_ok = kj_mode_parse(mode, &m) == 0;
     struct judge_prestart *pre = NULL; /* the waiting pair, when it fits this job */
     if (spec != NULL && mode_ok && judge_prestart_fits(sv->pre, spec, m)) {
         pre = sv->pre;
@@ -398,8 +374,7 @@ static void serve_job(struct serve *sv, cJSON *job)
     serve_drop_pre(sv); /* another board's, or a tool's job */
     if (!mode_ok || m != KJ_MODE_TEST) /* timed or under a tool: the GPU to itself */
         teardown_wait(&sv->td);
-    kj_log(KJ_LOG_INFO, "serve", "judging job=%ld leaderboard=%s mode=%s", sv->job_id,
-           lb->valuestring, mode->valuestring);
+    kj_log(KJ_LOG_INFO, "serve", "judging job=%ld leaderboard=%s mode=%s", sv->job_id, lb, mode);
     if (spec == NULL || !mode_ok) {
         result = result_internal(spec == NULL ? "this runner does not have that leaderboard"
                                               : "unknown mode");
@@ -409,8 +384,8 @@ static void serve_job(struct serve *sv, cJSON *job)
         struct judge_job jj;
         memset(&jj, 0, sizeof jj);
         jj.spec = spec;
-        jj.source = src->valuestring;
-        jj.source_len = strlen(src->valuestring);
+        jj.source = src; /* writable: a gap's children wipe their copy (judge_gap_fn) */
+        jj.source_len = strlen(src);
         jj.mode = m;
         const cJSON *tool = cJSON_GetObjectItem(job, "tool"), *shape = cJSON_GetObjectItem(job, "shape");
         if (cJSON_IsString(tool) && kj_sanitizer_parse(tool->valuestring, &jj.sanitizer) != 0)
@@ -431,8 +406,14 @@ static void serve_job(struct serve *sv, cJSON *job)
         jj.leftover = &left;
         jj.prestart = pre; /* the judge's now */
         pre = NULL;
+        if (kj_mode_timed(m) && sv->cfg->gap_s > 0 && !sv->cfg->once) {
+            jj.gap = serve_gap_fill; /* test-mode jobs between its rounds */
+            jj.gap_ctx = sv;
+        }
         sv->beat_s = serve_beat_s(job);
+        serve_gap_begin(sv, sv->job_id);
         result = serve_judge(sv, &jj);
+        serve_gap_end(sv);
         explicit_bzero(&jj.secret_seed, sizeof jj.secret_seed);
     }
     if (pre != NULL) /* not judged: no leaderboard or mode for it */

@@ -11,6 +11,7 @@
 #include "kj_err.h"
 
 #define SERVE_GRACE_DEFAULT_S 20.0 /* serve --grace: a stopping runner's time to finish its job */
+#define SERVE_GAP_DEFAULT_S 2.0    /* serve --gap-seconds: a gap job's time to its verdict */
 
 struct box_device;
 struct judge_job;
@@ -48,6 +49,9 @@ struct serve_cfg {
     double grace_s;            /* after a stop: finish the job within this, else give it back */
     volatile sig_atomic_t *stop; /* set by a signal handler: 1 = stop (finish within grace_s),
                                     2 or more = give the job back at once */
+    double gap_s;              /* > 0: between the rounds of a timed job, judge one test-mode
+                                * job per gap, given up (and given back) when it has no
+                                * verdict within this; 0 = no gap jobs (serve_gap.c) */
     const struct serve_ops *ops; /* NULL: the GPU */
 };
 

@@ -20,6 +20,11 @@
  * a box behind. Boxes started before their job (judge.h's judge_prestart)
  * are a file pre-XXXXXX, renamed box-XXXXXX when a job takes them; the
  * verdict's message then ends with "in boxes started before the job".
+ *
+ * A timed job with gaps (judge.h's judge_gap_fn) sleeps in eight rounds
+ * and calls the gap between two; a job given judge_job.give_up_s shorter
+ * than its seconds sleeps that long and is given up (KJ_ETIMEOUT), as
+ * judge_run would.
  */
 #include "box.h"
 #include "judge.h"
@@ -171,7 +176,21 @@ static int fakegpu_judge(const struct judge_job *job, struct judge_result **out,
     if (job->progress != NULL)
         job->progress(job->progress_ctx, KJ_EV_COMPILING, empty);
     cJSON_Delete(empty);
-    fakegpu_sleep(s);
+    if (job->give_up_s > 0 && s > job->give_up_s) { /* as judge_run: given up, no result */
+        fakegpu_sleep(job->give_up_s);
+        judge_leftover_finish(boxes != NULL ? &boxes->base : NULL);
+        result_free(r);
+        return KJ_FAIL(err, KJ_ETIMEOUT, "no verdict within %.1f s: given up", job->give_up_s);
+    }
+    if (job->gap != NULL) { /* a timed job: eight rounds, a gap between two */
+        for (int round = 0; round < 8; round++) {
+            if (round > 0)
+                job->gap(job->gap_ctx, job->secrets);
+            fakegpu_sleep(s / 8);
+        }
+    } else {
+        fakegpu_sleep(s);
+    }
     if (job->leftover != NULL) /* the caller tears the boxes down (judge.h) */
         *job->leftover = boxes != NULL ? &boxes->base : NULL;
     else

@@ -126,6 +126,21 @@ def test_examples():
                     b.get("wall_ms_per_call", 0), b.get("verified_on_gpu")))
     rc, out, err = run([RUNNER, "eval", os.path.join(LB, "template.cu"), "--leaderboard", "fp8_quant"])
     check(rc == 0 and "verdict: accepted" in out, "eval prints a table", out + err)
+    # Test-mode jobs in the gaps between the rounds (docs/timing.md 4.1): the
+    # template in all seven, then the heavy kernel given up in each.
+    rc, res, err = evaluate(os.path.join(LB, "examples", "fast.cu"), "leaderboard",
+                            ("--gap", os.path.join(LB, "template.cu")))
+    gaps = [ln for ln in err.splitlines() if ln.startswith("kjudge-runner: gap ")]
+    check(res is not None and res.get("verdict") == "accepted" and len(gaps) == 7 and
+          all(": accepted (" in ln for ln in gaps) and "7 gap job(s), all accepted" in err,
+          "fast.cu leaderboard with the template judged in each of its 7 gaps: all accepted", err[-2000:])
+    print("     " + "\n     ".join(gaps))
+    rc, res, err = evaluate(os.path.join(LB, "examples", "fast.cu"), "leaderboard",
+                            ("--gap", os.path.join(ROOT, "bench", "gap_heavy.cu"), "--gap-seconds", "0.5"))
+    gaps = [ln for ln in err.splitlines() if ln.startswith("kjudge-runner: gap ")]
+    check(res is not None and res.get("verdict") == "accepted" and len(gaps) == 7 and
+          all("given up" in ln for ln in gaps),
+          "a gap job with no verdict within --gap-seconds 0.5 is given up, the timed job accepted", err[-2000:])
 
 
 def test_server():
@@ -149,6 +164,20 @@ def test_server():
             check(res.get("verdict") == verdict, "%s via server -> %s" % (name, verdict), json.dumps(res)[:3000])
         st, rk2 = http("GET", base + "/api/v1/leaderboards/fp8_quant/rankings?gpu=H200")
         check(len(rk2.get("rankings", [])) == 1, "failed submissions are not ranked", json.dumps(rk2))
+        # A test job queued while a leaderboard job runs is judged in one of its gaps.
+        st, lb = submit(base, user, os.path.join(LB, "examples", "fast.cu"), "leaderboard")
+        t_end = time.time() + 60
+        while time.time() < t_end and http("GET", base + "/api/v1/submissions/%d" % lb["id"], user)[1].get(
+                "status") != "running":
+            time.sleep(0.05)
+        st, tj = submit(base, user, os.path.join(LB, "template.cu"), "test")
+        st, res = http("GET", base + "/api/v1/submissions/%d?wait=1&timeout=60" % tj["id"], user)
+        st2, lbnow = http("GET", base + "/api/v1/submissions/%d" % lb["id"], user)
+        check(res.get("verdict") == "accepted" and lbnow.get("status") == "running",
+              "a test job submitted during a leaderboard job is judged in its gaps, before it ends",
+              (json.dumps(res)[:1500], lbnow.get("status")))
+        st, res = http("GET", base + "/api/v1/submissions/%d?wait=1&timeout=600" % lb["id"], user)
+        check(res.get("verdict") == "accepted", "and the leaderboard job is accepted", json.dumps(res)[:1500])
         lat = []
         for _ in range(5):
             t0 = time.time()

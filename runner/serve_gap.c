@@ -1,0 +1,221 @@
+/*
+ * serve_gap.c - test-mode jobs judged in the gaps of a timed job (see
+ * serve_int.h; the gap itself is judge.h's judge_gap_fn).
+ *
+ * A benchmark or leaderboard job takes seconds and is never shared or
+ * interrupted while it samples, so a test-mode job that arrives just after
+ * one has started used to wait for all of it. Protocol v2 already stops
+ * between its rounds: each group of rounds runs in a fresh submission box,
+ * so between two of them nothing of the timed job runs on the GPU. In such
+ * a gap the judge calls serve_gap_fill, which:
+ *
+ *   1. claims one job at once (no long poll) with {"modes": ["test"],
+ *      "skip": [...]} (docs/protocol.md): a test-mode job the queue rule
+ *      picks among those of this GPU type, never one given back from an
+ *      earlier gap of the same timed job;
+ *   2. judges it as any test job, in boxes of its own, whose children wipe
+ *      the timed job's secrets, source and code as well as the runner's
+ *      (judge.h's judge_gap_fn), with judge_job.give_up_s: a job with no
+ *      verdict within cfg->gap_s (a slow compile, a slow kernel) is given
+ *      up: its boxes and compiles killed and the job given back to the
+ *      server (POST .../release: queued again at once, no attempt charged),
+ *      to be judged later as usual and not claimed again in this timed job;
+ *   3. posts its events and result, then tears its boxes down before it
+ *      returns, so the next round never shares the GPU with them.
+ *
+ * So a timed job lasts at most its own time plus, per gap, one gap job's
+ * give-up time and teardown; docs/timing.md 4.1 measures what gap jobs do
+ * to its score. At most one gap job per gap (the judge's gaps are
+ * TPLAN_PROCESSES - 1 per job), none when the runner is stopping or its
+ * GPU failed a health check. A server whose claim does not know the
+ * filter could hand out a timed job: it is given back at once and this
+ * runner claims nothing in gaps again until it restarts.
+ *
+ * Threads: everything here runs on the main thread inside the timed job's
+ * judge, with the main thread's HTTP client; only serve_gap_release runs
+ * on the watcher (a stop), which reads the gap job's id under serve.mu.
+ */
+#include "serve_int.h"
+#include "curlc.h"
+#include "deliver.h"
+#include "judge.h"
+#include "mono.h"
+#include "result.h"
+#include "spec.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* The gap job's events: under its own id and attempt. */
+static void serve_gap_progress(void *ctx, enum kj_event event, const cJSON *data)
+{
+    struct serve *sv = ctx;
+    serve_post_event(sv, sv->gap.id, sv->gap.attempt, event, data);
+}
+
+void serve_gap_begin(struct serve *sv, long outer_id)
+{
+    int off = sv->gap.off;
+    memset(&sv->gap, 0, sizeof sv->gap);
+    sv->gap.off = off;
+    sv->gap.outer_id = outer_id;
+}
+
+void serve_gap_end(struct serve *sv)
+{
+    if (sv->gap.jobs > 0)
+        kj_log(KJ_LOG_INFO, "serve", "job=%ld: %d test job(s) judged in its gaps, %.2f s, %d "
+               "given back", sv->gap.outer_id, sv->gap.jobs, sv->gap.spent_s, sv->gap.nskip);
+}
+
+/* Give gap job id back (POST .../release?attempt) with client h. */
+static void serve_gap_give_back(struct curlc *h, long id, long attempt,
+                                const char *why)
+{
+    char path[128];
+    struct curlc_resp r;
+    struct kj_err err;
+    cJSON *body = cJSON_CreateObject();
+    snprintf(path, sizeof path, "/api/v1/runner/jobs/%ld/release?attempt=%ld", id, attempt);
+    kj_err_clear(&err);
+    int st = deliver_post(h, path, body, &r, &err);
+    cJSON_Delete(body);
+    curlc_resp_free(&r);
+    if (st >= 200 && st < 300)
+        kj_log(KJ_LOG_INFO, "serve", "gave job=%ld back (%s); it is queued again", id, why);
+    else
+        kj_log(KJ_LOG_WARN, "serve", "job=%ld not given back (%s; status %d%s%s); it is queued "
+               "again when its lease runs out", id, why, st, st < 0 ? ": " : "",
+               st < 0 ? err.msg : "");
+}
+
+void serve_gap_release(struct serve *sv)
+{
+    pthread_mutex_lock(&sv->mu);
+    long id = sv->gap.id, attempt = sv->gap.attempt;
+    pthread_mutex_unlock(&sv->mu);
+    if (id != 0)
+        serve_gap_give_back(sv->watch_http, id, attempt, "the runner stops");
+}
+
+/* Claim a test-mode job for this gap: 1 with *reply holding it, 0 when
+ * none is queued (or the claim failed: logged, the timed job goes on). */
+static int serve_gap_claim(struct serve *sv, cJSON **reply)
+{
+    struct curlc_resp r;
+    struct kj_err err;
+    cJSON *body = cJSON_CreateObject(), *modes, *skip;
+    *reply = NULL;
+    cJSON_AddStringToObject(body, "runner", sv->cfg->name);
+    cJSON_AddStringToObject(body, "gpu", sv->gpu_type);
+    cJSON_AddStringToObject(body, "arch", sv->dev.arch);
+    modes = cJSON_AddArrayToObject(body, "modes");
+    cJSON_AddItemToArray(modes, cJSON_CreateString(kj_mode_name(KJ_MODE_TEST)));
+    skip = cJSON_AddArrayToObject(body, "skip");
+    for (int i = 0; i < sv->gap.nskip; i++)
+        cJSON_AddItemToArray(skip, cJSON_CreateNumber((double)sv->gap.skip[i]));
+    kj_err_clear(&err);
+    int st = deliver_post(sv->http, "/api/v1/runner/claim", body, &r, &err);
+    cJSON_Delete(body);
+    if (st == 200 && r.body != NULL) {
+        *reply = cJSON_Parse(r.body);
+        explicit_bzero(r.body, r.len);
+    }
+    if (st != 200 && st != 204)
+        kj_log(KJ_LOG_WARN, "serve", "no gap job claimed in job=%ld: status %d%s%s",
+               sv->gap.outer_id, st, st < 0 ? ": " : "", st < 0 ? err.msg : "");
+    curlc_resp_free(&r);
+    return *reply != NULL;
+}
+
+/* Judge gap job (the claim's object) in this gap, its children wiping
+ * outer; its result posted, or the job given back. */
+static void serve_gap_judge(struct serve *sv, const cJSON *job, const struct secret_list *outer)
+{
+    struct serve_gap *g = &sv->gap;
+    const char *lb, *mode, *src;
+    long id, attempt;
+    enum kj_mode m;
+    struct judge_result *result = NULL;
+    struct judge_leftover *left = NULL;
+    struct kj_err err;
+    if (!serve_job_fields(job, &id, &attempt, &lb, &mode, &src)) {
+        kj_log(KJ_LOG_ERROR, "serve", "malformed gap job from the server");
+        return;
+    }
+    if (kj_mode_parse(mode, &m) != 0 || m != KJ_MODE_TEST) {
+        /* An older server ignored the filter: this job needs the GPU to itself. */
+        g->off = 1;
+        kj_log(KJ_LOG_WARN, "serve", "the server handed out a %s job in a gap: it ignores the "
+               "claim's modes; no more gap jobs on this runner", mode);
+        serve_gap_give_back(sv->http, id, attempt, "not a test-mode job");
+        return;
+    }
+    const struct spec *spec = serve_spec(sv, lb);
+    pthread_mutex_lock(&sv->mu);
+    g->id = id;
+    g->attempt = attempt;
+    pthread_mutex_unlock(&sv->mu);
+    kj_log(KJ_LOG_INFO, "serve", "judging job=%ld leaderboard=%s mode=test in a gap of job=%ld",
+           id, lb, g->outer_id);
+    if (spec == NULL) {
+        result = result_internal("this runner does not have that leaderboard");
+    } else {
+        struct judge_job jj;
+        memset(&jj, 0, sizeof jj);
+        jj.spec = spec;
+        jj.source = src;
+        jj.source_len = strlen(src);
+        jj.mode = KJ_MODE_TEST;
+        jj.secrets = outer; /* the runner's, the timed job's seed, source and code */
+        jj.gpu = sv->cfg->gpu;
+        jj.arch = sv->dev.arch;
+        jj.progress = serve_gap_progress;
+        jj.progress_ctx = sv;
+        jj.leftover = &left;
+        /* A third of the lease at most: the watcher beats for the timed job only. */
+        jj.give_up_s = sv->cfg->gap_s < sv->beat_s ? sv->cfg->gap_s : sv->beat_s;
+        kj_err_clear(&err);
+        int rc = sv->ops->judge(&jj, &result, &err);
+        if (rc == KJ_ETIMEOUT) {
+            if (g->nskip < KJ_CLAIM_MAX_SKIP)
+                g->skip[g->nskip++] = id;
+            judge_leftover_finish(left);
+            left = NULL;
+            serve_gap_give_back(sv->http, id, attempt, "no verdict within the gap's time");
+        } else if (rc != KJ_OK) {
+            kj_log(KJ_LOG_ERROR, "serve", "judge failed job=%ld: %s", id, err.msg);
+            result = result_internal(err.msg);
+        }
+    }
+    if (result != NULL) {
+        struct deliver_to to = {sv->http, id, attempt, sv->cfg->name, sv->cfg->stop};
+        kj_log(KJ_LOG_INFO, "serve", "judged job=%ld verdict=%s in a gap", id,
+               result->has_verdict ? kj_verdict_name(result->verdict) : "?");
+        deliver_result(&to, result);
+        result_free(result);
+    }
+    judge_leftover_finish(left); /* before the next round: the GPU to the timed job */
+    pthread_mutex_lock(&sv->mu);
+    g->id = g->attempt = 0;
+    pthread_mutex_unlock(&sv->mu);
+}
+
+void serve_gap_fill(void *ctx, const struct secret_list *outer)
+{
+    struct serve *sv = ctx;
+    struct serve_gap *g = &sv->gap;
+    cJSON *reply = NULL;
+    if (g->off || *sv->cfg->stop || sv->unhealthy || sv->cfg->gap_s <= 0)
+        return;
+    double t0 = mono_now();
+    if (serve_gap_claim(sv, &reply)) {
+        const cJSON *job = cJSON_GetObjectItem(reply, "job");
+        if (cJSON_IsObject(job)) {
+            serve_gap_judge(sv, job, outer);
+            g->jobs++;
+        }
+    }
+    cJSON_Delete(reply);
+    g->spent_s += mono_now() - t0;
+}

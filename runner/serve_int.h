@@ -1,0 +1,103 @@
+/*
+ * serve_int.h - what the files of the supervisor share (serve.h is its
+ * public side): the state of one runner's loop. Files:
+ *
+ *   serve.c      the loop: start-up report, claims, one job judged beside
+ *                the watcher thread (heartbeats, a stop's grace), its
+ *                result posted, its boxes torn down beside the next claim
+ *   serve_gap.c  the test-mode jobs judged in the gaps of a timed job
+ *                (judge.h's judge_gap_fn): their claim, events, result or
+ *                give-back
+ *
+ * Only those files include it.
+ */
+#ifndef KJ_SERVE_INT_H
+#define KJ_SERVE_INT_H
+
+#include <pthread.h>
+#include <stdint.h>
+#include <cjson/cJSON.h>
+#include "box.h"
+#include "protocol.h"
+#include "secret.h"
+#include "serve.h"
+#include "teardown.h"
+
+#define SERVE_TIMEOUT_MS 30000L  /* one request, connect included */
+/* A claim's long poll: 20 s, well under SERVE_TIMEOUT_MS. */
+#define SERVE_CLAIM_PATH "/api/v1/runner/claim?wait=20"
+#define SERVE_CONNECT_MS 10000L
+#define SERVE_IDLE_S 1
+#define SERVE_MAX_BACKOFF_S 30
+#define SERVE_HEARTBEAT_S 20 /* at most; a third of the job's lease_seconds when shorter */
+#define SERVE_WATCH_TICK_S 0.2 /* how often the watcher looks at the stop flag */
+#define SERVE_TEARDOWN_WAIT_S 10 /* a release's wait for the last job's teardown */
+
+/* KJ_CLAIM_MAX_SKIP (protocol.h): jobs given back from the gaps of one timed job */
+
+/* The gap jobs of one timed job (serve_gap.c). The main thread judges
+ * them, inside the timed job's judge; id and attempt are read by the
+ * watcher's release too, so they change under serve.mu. */
+struct serve_gap {
+    long outer_id;             /* the timed job whose gaps these are */
+    int jobs;                  /* gap jobs judged (or given back) in it */
+    double spent_s;            /* the gaps' wall time in it */
+    int64_t skip[KJ_CLAIM_MAX_SKIP]; /* given back in its gaps: not claimed again in it */
+    int nskip;
+    int off;                   /* 1: the server does not filter claims; no more gap jobs */
+    long id, attempt;          /* the gap job being judged, 0 when none (serve.mu) */
+};
+
+struct serve {
+    const struct serve_cfg *cfg;
+    const struct serve_ops *ops; /* borrowed: cfg->ops, or the GPU's */
+    struct curlc *http;        /* owned: the main thread's client */
+    struct curlc *watch_http;  /* owned: the watcher thread's client */
+    struct curlc *claim_http;  /* owned: the main thread's claims (aborted on a stop) */
+    struct spec **specs;       /* owned, nspecs entries */
+    int nspecs;
+    struct box_device dev;
+    char gpu_type[64];
+    long job_id;               /* job being judged, for progress posts */
+    long attempt;              /* the claim's attempt, sent back as ?attempt= */
+    double beat_s;             /* heartbeat period of the job being judged */
+    pthread_mutex_t mu;        /* guards beat_stop, posting, releasing and the condition */
+    pthread_cond_t cv;         /* on CLOCK_MONOTONIC */
+    int beat_stop;             /* 1: the job was judged; the watcher ends */
+    int posting;               /* 1: the main thread is posting an event of the job */
+    int releasing;             /* 1: the watcher gives the job back; post nothing more about it */
+    int unhealthy;             /* 1: the GPU failed its health check; stop taking work */
+    int refused;               /* 1: the server refused this token's claims (401/403); stop */
+    struct teardown td;        /* the last job's boxes, torn down beside the next job */
+    struct judge_prestart *pre; /* owned: the boxes started for the next job of pre->spec,
+                                 * NULL = none */
+    char why[256];             /* what the health check said */
+    struct secret_list secrets; /* what every child wipes (secret.h): the token and the
+                                 * clients' copies; a job adds its secret seed to a copy */
+    struct serve_gap gap;       /* the gap jobs of the timed job being judged */
+};
+
+
+/* serve.c: post event with data about job id (?attempt), unless the
+ * watcher is giving the jobs back. */
+void serve_post_event(struct serve *sv, long id, long attempt, enum kj_event event,
+                      const cJSON *data);
+/* serve.c: the board named name (the folder is read again once when it
+ * is not known); NULL when this runner does not have it. */
+const struct spec *serve_spec(struct serve *sv, const char *name);
+/* serve.c: a job object's id, attempt, leaderboard, mode and source;
+ * 0 when one is missing or malformed. */
+int serve_job_fields(const cJSON *job, long *id, long *attempt, const char **lb,
+                     const char **mode, const char **src);
+
+/* serve_gap.c: judge_gap_fn for a timed job's judge (ctx: the serve). */
+void serve_gap_fill(void *ctx, const struct secret_list *outer);
+/* serve_gap.c: before a timed job is judged: no gap job yet. */
+void serve_gap_begin(struct serve *sv, long outer_id);
+/* serve_gap.c: after it: what its gaps did, to the log. */
+void serve_gap_end(struct serve *sv);
+/* serve_gap.c, the watcher's stop (sv->releasing set, sv->mu not held):
+ * give the gap job being judged, if any, back to the server. */
+void serve_gap_release(struct serve *sv);
+
+#endif

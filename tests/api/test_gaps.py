@@ -1,0 +1,186 @@
+#!/usr/bin/env python3
+"""test_gaps.py - a runner judges test-mode jobs in the gaps of a timed job.
+
+Real processes: bin/kjudge-server and the real runner program without a GPU
+(build/kjudge-runner-fakegpu, tests/api/fakegpu.c, whose timed jobs sleep
+in eight rounds and call the gap between two; box files stand for boxes).
+runner/serve_gap.c's top comment says the rule. Checks:
+
+- a test job submitted while a leaderboard job runs is judged in one of
+  its gaps: done while the leaderboard job is still running, its own
+  events and result stored, one gap job per gap;
+- a leaderboard job is never taken in a gap: two leaderboard jobs queued
+  behind a running one wait for it;
+- a test job with no verdict within --gap-seconds is given up: given back
+  (queued again, no attempt charged), not claimed again in the same timed
+  job, and judged after it as usual;
+- --gap-seconds 0: no gap jobs, the test job waits for the timed one;
+- a stop during a gap job gives both jobs back; nothing is left behind;
+- --gap-seconds is checked like the other numbers.
+Ends with "test_gaps: N passed, N failed, N skipped".
+"""
+import os
+import signal
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "lib"))
+from kjcheck import check  # noqa: E402
+import kjrunner  # noqa: E402
+from kjrunner import sub, submit, wait_status, wait_until  # noqa: E402
+
+TEARDOWN_S = 0.1
+
+
+def runner(srv, rtok, tmp, name, args=()):
+    bdir = os.path.join(tmp, name + "-boxes")
+    os.makedirs(bdir, exist_ok=True)
+    r = kjrunner.Runner(os.path.join(tmp, name), "http://127.0.0.1:%d" % srv.port, rtok, list(args),
+                        env={"KJUDGE_FAKE_BOX_DIR": bdir, "KJUDGE_FAKE_TEARDOWN_S": str(TEARDOWN_S)})
+    return r.start(), bdir
+
+
+def boxes(bdir):
+    """The fake's box files of jobs (a pair started for the next job, pre-*, may wait)."""
+    return sorted(f for f in os.listdir(bdir) if f.startswith("box-"))
+
+
+def status(srv, tok, sid):
+    d = sub(srv, tok, sid)
+    return d.get("status") if isinstance(d, dict) else None
+
+
+def running(srv, tok, sid):
+    return wait_until(lambda: status(srv, tok, sid) == "running", 15)
+
+
+def done_at(srv, tok, sids, seconds=40):
+    """{sid: time it was first seen done}, polled every 20 ms."""
+    seen, end = {}, time.time() + seconds
+    while time.time() < end and len(seen) < len(sids):
+        for s in sids:
+            if s not in seen and status(srv, tok, s) == "done":
+                seen[s] = time.time()
+        time.sleep(0.02)
+    return seen
+
+
+def test_gap_job(srv, tok, rtok, tmp):
+    r, bdir = runner(srv, rtok, tmp, "gaps")
+    try:
+        lb = submit(srv, tok, seconds=4, mode="leaderboard")
+        check(running(srv, tok, lb), "the leaderboard job runs", r.text()[-400:])
+        t1 = submit(srv, tok, seconds=0.1)
+        lb2 = submit(srv, tok, seconds=0.5, mode="leaderboard")
+        t2 = submit(srv, tok, seconds=0.1)
+        seen = done_at(srv, tok, [lb, lb2, t1, t2])
+        check(len(seen) == 4, "all four jobs are done", (seen, r.text()[-800:]))
+        if len(seen) == 4:
+            check(seen[t1] < seen[lb] and seen[t2] < seen[lb],
+                  "both test jobs are done while the first leaderboard job still runs",
+                  (seen, r.text()[-800:]))
+            check(seen[lb2] > seen[lb], "the second leaderboard job is not taken in a gap: it waits",
+                  seen)
+        log = r.text()
+        check(("in a gap of job=%d" % lb) in log and log.count("in a gap of job=%d" % lb) == 2,
+              "the runner says each test job was judged in a gap of the first", log[-800:])
+        check(("in a gap of job=%d" % lb2) not in log, "nothing was left for the second one's gaps",
+              log[-800:])
+        for t in (t1, t2):
+            d = sub(srv, tok, t)
+            res = d.get("result") if isinstance(d, dict) else None
+            check(isinstance(res, dict) and res.get("verdict") == "compile_error" and
+                  d.get("attempts", 0) <= 1,
+                  "the gap job's result is stored as any job's", d)
+            ev = [e.get("event") for e in kjrunner.events(srv, tok, t)]
+            check("compiling" in ev, "the gap job's own events are stored", ev)
+        check(wait_until(lambda: boxes(bdir) == [], 10), "no box of a job is left behind",
+              os.listdir(bdir))
+        check(("job=%d: 2 test job(s) judged in its gaps" % lb) in log,
+              "the timed job's log line counts its gap jobs", log[-800:])
+    finally:
+        r.stop()
+
+
+def test_give_back(srv, tok, rtok, tmp):
+    r, bdir = runner(srv, rtok, tmp, "giveback", ["--gap-seconds", "0.5"])
+    try:
+        lb = submit(srv, tok, seconds=4, mode="leaderboard")
+        check(running(srv, tok, lb), "the leaderboard job runs", r.text()[-400:])
+        slow = submit(srv, tok, seconds=1.5)
+        seen = done_at(srv, tok, [lb, slow])
+        check(len(seen) == 2 and seen[slow] > seen[lb],
+              "a test job slower than --gap-seconds is judged after the timed job", (seen, r.text()[-800:]))
+        log = r.text()
+        check(log.count("judging job=%d leaderboard=fp8_quant mode=test in a gap" % slow) == 1,
+              "it was tried in one gap only (skipped in the others)", log[-1200:])
+        check(("gave job=%d back (no verdict within the gap's time)" % slow) in log,
+              "the runner says it gave the job back", log[-1200:])
+        d = sub(srv, tok, slow)
+        check(isinstance(d, dict) and d.get("result", {}).get("verdict") == "compile_error" and
+              d.get("attempts", 0) <= 1,
+              "its result is the normal one, no attempt charged for the gap", d)
+        check(wait_until(lambda: boxes(bdir) == [], 10), "no box of a job is left behind", os.listdir(bdir))
+    finally:
+        r.stop()
+
+
+def test_no_gaps(srv, tok, rtok, tmp):
+    r, bdir = runner(srv, rtok, tmp, "nogaps", ["--gap-seconds", "0"])
+    try:
+        lb = submit(srv, tok, seconds=2, mode="leaderboard")
+        check(running(srv, tok, lb), "the leaderboard job runs", r.text()[-400:])
+        t = submit(srv, tok, seconds=0.1)
+        seen = done_at(srv, tok, [lb, t])
+        check(len(seen) == 2 and seen[t] > seen[lb],
+              "--gap-seconds 0: the test job waits for the timed one", (seen, r.text()[-600:]))
+        check("in a gap" not in r.text(), "and nothing is judged in a gap", r.text()[-600:])
+    finally:
+        r.stop()
+
+
+def test_stop_in_gap(srv, tok, rtok, tmp):
+    r, bdir = runner(srv, rtok, tmp, "stopgap", ["--gap-seconds", "5", "--grace", "0"])
+    lb = submit(srv, tok, seconds=6, mode="leaderboard")
+    check(running(srv, tok, lb), "the leaderboard job runs", r.text()[-400:])
+    t = submit(srv, tok, seconds=3)
+    check(wait_until(lambda: ("judging job=%d" % t) in r.text(), 15),
+          "the test job is being judged in a gap", r.text()[-600:])
+    r.signal(signal.SIGTERM)
+    rc = r.wait(30)
+    log = r.text()
+    check(rc == 0, "SIGTERM during a gap job: the runner exits 0", (rc, log[-800:]))
+    check(status(srv, tok, lb) == "queued" and status(srv, tok, t) == "queued",
+          "both the timed job and the gap job are queued again at once",
+          (sub(srv, tok, lb), sub(srv, tok, t), log[-800:]))
+    check(("gave job=%d back (the runner stops)" % t) in log, "the runner says it gave the gap job back",
+          log[-800:])
+    # (The real boxes die with the runner, PR_SET_PDEATHSIG; the fake's files of
+    # the two jobs being judged stay, so they are not counted here.)
+    # Someone must finish them: a runner without gaps takes both.
+    r2, _ = runner(srv, rtok, tmp, "after", ["--gap-seconds", "0"])
+    try:
+        check(wait_status(srv, tok, lb, "done", 30).get("status") == "done" and
+              wait_status(srv, tok, t, "done", 30).get("status") == "done",
+              "both are judged by the next runner", r2.text()[-600:])
+    finally:
+        r2.stop()
+
+
+def test_args(srv, tok, rtok, tmp):
+    for bad in ("-1", "61", "x", "nan", ""):
+        p = subprocess.run([kjrunner.FAKE, "serve", "--server", "http://127.0.0.1:9", "--gap-seconds", bad],
+                           capture_output=True, text=True, timeout=30)
+        check(p.returncode == 2 and "--gap-seconds" in p.stderr,
+              "--gap-seconds %r is refused with a message" % bad, (p.returncode, p.stderr[-300:]))
+
+
+def main():
+    return kjrunner.run_suite("test_gaps", [test_args, test_gap_job, test_give_back, test_no_gaps,
+                                            test_stop_in_gap])
+
+
+if __name__ == "__main__":
+    sys.exit(main())
