@@ -129,8 +129,10 @@ class Service:
             self.log.close()
         keep = os.environ.get("KJ_BENCH_LOGS")  # a folder for the server's and runners' logs
         if keep:
+            os.makedirs(keep, exist_ok=True)
             shutil.copy(os.path.join(self.tmp, "log"),
-                        os.path.join(keep, "queue-%s-%dgpu-%d.log" % (self.rule, self.gpus, int(time.time()))))
+                        os.path.join(keep, "queue-%s%s-%dgpu-%d.log" % (self.rule, "-nogaps" if self.runner_args else "",
+                                                                      self.gpus, int(time.time()))))
         shutil.rmtree(self.tmp, ignore_errors=True)
 
 
