@@ -8,6 +8,7 @@
  * that could not be built, or a call the filter stopped, is the judge's error.
  */
 #include "cbox.h"
+#include "cpus.h"
 #include "fdio.h"
 #include "mono.h"
 #include "sandbox.h"
@@ -269,6 +270,8 @@ static int cbox_fork(struct cbox_proc *p, pid_t *pid, int *wfd, const struct sec
                      struct kj_err *err)
 {
     int fds[2];
+    cpu_set_t cpus; /* found before the fork: the child only applies it */
+    int pin = cpus_compile_set(&cpus) > 0;
     p->pid = p->fd = -1;
     if (pipe2(fds, O_CLOEXEC) != 0)
         return KJ_FAIL(err, KJ_EIO, "cannot start the compile box: %s", strerror(errno));
@@ -280,6 +283,8 @@ static int cbox_fork(struct cbox_proc *p, pid_t *pid, int *wfd, const struct sec
     }
     if (*pid == 0) {
         secret_wipe(wipe); /* first: nothing of the runner's secrets reaches the compiler */
+        if (pin) /* off the CPUs kept for the run boxes (cpus.h); best effort */
+            (void)sched_setaffinity(0, sizeof cpus, &cpus);
         close(fds[0]);
         *wfd = fds[1];
         return KJ_OK;

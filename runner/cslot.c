@@ -4,6 +4,7 @@
  * non-blocking exclusive flock on a descriptor of its own.
  */
 #include "cslot.h"
+#include "cpus.h"
 #include "cbox.h"
 #include "mono.h"
 
@@ -43,7 +44,9 @@ int cslot_count(void)
         if (*end == '\0' && v >= 1 && v <= CSLOT_MAX)
             return (int)v;
     }
-    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    cpu_set_t set; /* the CPUs compile boxes may use (cpus.h) */
+    int c = cpus_compile_set(&set);
+    long cpus = c > 0 ? c : c == 0 ? CPU_COUNT(&set) : sysconf(_SC_NPROCESSORS_ONLN);
     unsigned long long mem = cslot_memtotal();
     long n = cpus > 0 ? cpus : 1;
     if (mem > 0 && (unsigned long long)n > mem / CBOX_MEM_BYTES)

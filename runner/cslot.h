@@ -8,7 +8,8 @@
  * back once they are collected. A slot is an exclusive flock(2) on one of
  * N files in a folder every runner of the host uses; the kernel drops the
  * lock when the holder closes it or dies, so a killed runner never leaves
- * a slot taken. N is cslot_count(): the host's online CPUs, at most its
+ * a slot taken. N is cslot_count(): the CPUs compile boxes may use
+ * (cpus.h: the runner's, less those kept for the run boxes), at most its
  * memory over a compile box's address-space limit (CBOX_MEM_BYTES), at
  * least 1; KJUDGE_COMPILE_SLOTS sets it (every runner of a host the same).
  *

@@ -20,6 +20,7 @@
 #include "box.h"
 #include "cbox.h"
 #include "compile.h"
+#include "cpus.h"
 #include "curlc.h"
 #include "directive.h"
 #include "box_exec.h"
@@ -594,6 +595,11 @@ int main(int argc, char **argv)
         return EXIT_USAGE;
     }
     find_nvdisasm();
+    if (cpus_reserved() < 0) { /* read by every compile box (cpus.h) */
+        fprintf(stderr, "kjudge-runner: KJUDGE_TIMING_CPUS must be a whole number from 0 to 1024 "
+                        "(the CPUs kept free of compiles; unset: one per GPU of the host)\n");
+        return EXIT_USAGE;
+    }
     if (strcmp(o.cmd, "compile") == 0 && o.file) return cmd_compile(&o);
     if (strcmp(o.cmd, "eval") == 0 && o.file) return cmd_eval(&o);
     if (strcmp(o.cmd, "serve") == 0) return cmd_serve(&o);
