@@ -68,14 +68,17 @@ void serve_gap_end(struct serve *sv)
                "given back", sv->gap.outer_id, sv->gap.jobs, sv->gap.spent_s, sv->gap.nskip);
 }
 
-/* Give gap job id back (POST .../release?attempt) with client h. */
-static void serve_gap_give_back(struct curlc *h, long id, long attempt,
+/* Give gap job id back (POST .../release?attempt) with client h; gap: it
+ * had no verdict within the gap (else the runner stops), which the
+ * job's "queued" event says. */
+static void serve_gap_give_back(struct curlc *h, long id, long attempt, int gap,
                                 const char *why)
 {
     char path[128];
     struct curlc_resp r;
     struct kj_err err;
     cJSON *body = cJSON_CreateObject();
+    cJSON_AddStringToObject(body, "why", gap ? "gap" : "stopping");
     snprintf(path, sizeof path, "/api/v1/runner/jobs/%ld/release?attempt=%ld", id, attempt);
     kj_err_clear(&err);
     int st = deliver_post(h, path, body, &r, &err);
@@ -95,7 +98,7 @@ void serve_gap_release(struct serve *sv)
     long id = sv->gap.id, attempt = sv->gap.attempt;
     pthread_mutex_unlock(&sv->mu);
     if (id != 0)
-        serve_gap_give_back(sv->watch_http, id, attempt, "the runner stops");
+        serve_gap_give_back(sv->watch_http, id, attempt, 0, "the runner stops");
 }
 
 /* Claim a test-mode job for this gap: 1 with *reply holding it, 0 when
@@ -148,7 +151,7 @@ static void serve_gap_judge(struct serve *sv, const cJSON *job, const struct sec
         g->off = 1;
         kj_log(KJ_LOG_WARN, "serve", "the server handed out a %s job in a gap: it ignores the "
                "claim's modes; no more gap jobs on this runner", mode);
-        serve_gap_give_back(sv->http, id, attempt, "not a test-mode job");
+        serve_gap_give_back(sv->http, id, attempt, 0, "not a test-mode job");
         return;
     }
     const struct spec *spec = serve_spec(sv, lb);
@@ -182,7 +185,7 @@ static void serve_gap_judge(struct serve *sv, const cJSON *job, const struct sec
                 g->skip[g->nskip++] = id;
             judge_leftover_finish(left);
             left = NULL;
-            serve_gap_give_back(sv->http, id, attempt, "no verdict within the gap's time");
+            serve_gap_give_back(sv->http, id, attempt, 1, "no verdict within the gap's time");
         } else if (rc != KJ_OK) {
             kj_log(KJ_LOG_ERROR, "serve", "judge failed job=%ld: %s", id, err.msg);
             result = result_internal(err.msg);

@@ -12,7 +12,8 @@
  * report progress events and heartbeats (each extends the lease), and post the result object, which
  * result_check.c checks against the job and its board and rebuilds before
  * db_job_finish stores it (an internal_error with attempts left queues the
- * job again). A stopping runner gives its job back (release): queued again
+ * job again). A stopping runner gives its job back (release; so does one
+ * whose gap job had no verdict in time, {"why": "gap"}): queued again
  * at once, no attempt charged. Every change wakes the ?wait=1 requests and event streams of
  * that submission (wait_notify). Job requests name the claim's ?attempt; one
  * naming a lost lease or another attempt gets 409 and changes nothing. The
@@ -353,20 +354,27 @@ enum MHD_Result api_runner_release(struct http_req *r)
     struct kj_err err;
     char runner[DB_MAX_NAME];
     cJSON *body;
-    int rc;
+    int rc, gap = 0;
 
     if (job_ref(r, &ref, &res))
         return res;
-    if (r->body.len > 0) { /* an optional JSON object, ignored */
+    if (r->body.len > 0) { /* an optional JSON object: {"why": "stopping" | "gap"} */
         if ((body = http_body_object(r, &res)) == NULL)
             return res;
+        const cJSON *why = cJSON_GetObjectItemCaseSensitive(body, "why");
+        int ok = why == NULL || (cJSON_IsString(why) && (strcmp(why->valuestring, "stopping") == 0 ||
+                                                        (gap = strcmp(why->valuestring, "gap") == 0)));
         cJSON_Delete(body);
+        if (!ok)
+            return http_error(r, MHD_HTTP_BAD_REQUEST, "bad_release",
+                              "why must be \"stopping\" (the runner stops) or \"gap\" (no verdict "
+                              "within a gap of a timed job)");
     }
     kj_err_clear(&err);
-    if ((rc = db_job_release(r->srv->db, &ref, runner, sizeof runner, &err)) != 0)
+    if ((rc = db_job_release(r->srv->db, &ref, gap, runner, sizeof runner, &err)) != 0)
         return job_error(r, rc, &err);
-    kj_log(KJ_LOG_INFO, "queue", "released id=%lld runner=%s attempt=%d: queued again",
-           (long long)ref.id, runner, ref.attempt);
+    kj_log(KJ_LOG_INFO, "queue", "released id=%lld runner=%s attempt=%d%s: queued again",
+           (long long)ref.id, runner, ref.attempt, gap ? " (no verdict within a gap)" : "");
     wait_notify(r->srv->wait, ref.id);
     wait_notify_gpu(r->srv->wait, NULL); /* queued again: any claim may take it */
     cJSON *o = cJSON_CreateObject();

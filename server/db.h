@@ -339,11 +339,12 @@ int db_job_event(struct db *db, const struct db_job_ref *ref, enum kj_event even
                  const char *data, struct kj_err *err);
 /* Extend the lease only. */
 int db_job_heartbeat(struct db *db, const struct db_job_ref *ref, struct kj_err *err);
-/* Give a running job back (its runner is stopping): queued again at once,
- * its attempt not counted, with a "queued" event naming the runner, whose
- * name is copied into runner_name. KJ_ECONFLICT as above, and for a job
- * already done. */
-int db_job_release(struct db *db, const struct db_job_ref *ref, char *runner_name,
+/* Give a running job back: queued again at once, its attempt not counted,
+ * with a "queued" event naming the runner and why (gap 0: it is stopping;
+ * 1: the job had no verdict within a gap of a timed job, runner/serve_gap.c),
+ * whose name is copied into runner_name. KJ_ECONFLICT as above, and for a
+ * job already done. */
+int db_job_release(struct db *db, const struct db_job_ref *ref, int gap, char *runner_name,
                    size_t namesz, struct kj_err *err);
 /* Lease length for later claims and extensions (ms > 0); default DB_LEASE_DEFAULT_MS. */
 void db_job_set_lease(struct db *db, int64_t ms);

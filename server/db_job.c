@@ -434,11 +434,13 @@ static int requeue_locked(struct db *db, int64_t id, const char *reason, const c
 
 /* db_job_release's runner name, for release_step. */
 struct release_arg {
+    int gap;
     char *runner_name;
     size_t namesz;
 };
 
-/* A stopping runner gives its job back: queued again, the attempt not counted. */
+/* A runner gives its job back (it stops, or the job did not fit a gap):
+ * queued again, the attempt not counted. */
 static int release_step(struct db *db, const struct db_job_ref *ref, const struct db_sub *s,
                         int done, void *arg, struct kj_err *err)
 {
@@ -446,15 +448,19 @@ static int release_step(struct db *db, const struct db_job_ref *ref, const struc
     char reason[DB_MAX_REASON];
     if (done)
         return KJ_FAIL(err, KJ_ECONFLICT, "job %lld is already done", (long long)ref->id);
-    snprintf(reason, sizeof reason, "runner %s stopped and gave the job back", s->runner_name);
+    if (a->gap)
+        snprintf(reason, sizeof reason, "runner %s gave the job back: no verdict within a gap "
+                 "of a timed job; it is judged later as usual", s->runner_name);
+    else
+        snprintf(reason, sizeof reason, "runner %s stopped and gave the job back", s->runner_name);
     snprintf(a->runner_name, a->namesz, "%s", s->runner_name);
     return back_to_queue_locked(db, ref->id, s->attempts, reason, err);
 }
 
-int db_job_release(struct db *db, const struct db_job_ref *ref, char *runner_name,
+int db_job_release(struct db *db, const struct db_job_ref *ref, int gap, char *runner_name,
                    size_t namesz, struct kj_err *err)
 {
-    struct release_arg a = {runner_name, namesz};
+    struct release_arg a = {gap, runner_name, namesz};
     runner_name[0] = '\0';
     return job_txn(db, ref, release_step, &a, err);
 }

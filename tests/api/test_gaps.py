@@ -118,6 +118,9 @@ def test_give_back(srv, tok, rtok, tmp):
               "it was tried in one gap only (skipped in the others)", log[-1200:])
         check(("gave job=%d back (no verdict within the gap's time)" % slow) in log,
               "the runner says it gave the job back", log[-1200:])
+        q = [e for e in kjrunner.events(srv, tok, slow) if e.get("event") == "queued"]
+        check(any("no verdict within a gap of a timed job" in (e.get("data") or {}).get("reason", "") for e in q),
+              "its user sees why it was queued again", q)
         d = sub(srv, tok, slow)
         check(isinstance(d, dict) and d.get("result", {}).get("verdict") == "compile_error" and
               d.get("attempts", 0) <= 1,

@@ -74,6 +74,10 @@ def test_release_endpoint(srv, alice, r1, r2):
     check(st == 403, "release with a user token: 403", (st, d))
     st, d = post(srv, rel + "?attempt=1", r1, b"[1]")
     check(st == 400 and code(d) == "bad_json", "release with a body that is not an object: 400", (st, d))
+    for bad in (b'{"why": "bored"}', b'{"why": 1}', b'{"why": null}', b'{"why": "GAP"}'):
+        st, d = post(srv, rel + "?attempt=1", r1, bad)
+        check(st == 400 and code(d) == "bad_release" and "stopping" in ((d or {}).get("error") or {}).get("message", ""),
+              "release with why %s: 400 bad_release, saying what it takes" % bad.decode(), (st, d))
     st, d = post(srv, "/api/v1/runner/jobs/999999/release?attempt=1", r1)
     check(st == 404, "release of no job: 404", (st, d))
     check(sub(srv, alice, sid).get("status") == "running", "the refusals changed nothing")
@@ -94,6 +98,13 @@ def test_release_endpoint(srv, alice, r1, r2):
     job = claim(srv, r2, "box-2")
     check(job is not None and job["id"] == sid and job["attempt"] == 1,
           "the next claim gets it at once, as attempt 1 again", job)
+    st, d = post(srv, rel + "?attempt=1", r2, b'{"why": "gap"}')
+    q = [e for e in events(srv, alice, sid) if e["event"] == "queued"]
+    check(st == 200 and sub(srv, alice, sid).get("attempts") == 0 and len(q) == 2 and
+          "box-2 gave the job back: no verdict within a gap of a timed job" in q[1]["data"].get("reason", ""),
+          "given back from a gap ({why: gap}): queued again, the event says why", (st, d, q))
+    job = claim(srv, r2, "box-2")
+    check(job is not None and job["id"] == sid and job["attempt"] == 1, "and claimed again as attempt 1", job)
     st, d = post(srv, "/api/v1/runner/jobs/%d/events?attempt=1" % sid, r1,
                  json.dumps({"event": "compiling", "data": {}}).encode())
     check(st == 409, "runner 1 can no longer post about it", (st, d))
