@@ -1,7 +1,7 @@
 """Helpers shared by the benchmarks: paths, running the runner, and the
 tests' own harness (tests/lib: the HTTP client and a real server with a
 real runner on GPU 0)."""
-import json, math, os, subprocess, sys
+import csv, json, math, os, subprocess, sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tests", "lib"))
 from kjhttp import free_port, http, submit, wait_runner  # noqa: E402,F401  (shared with the tests)
@@ -25,6 +25,55 @@ def runner_env():
 def geomean(xs):
     """The geometric mean of positive xs, as a score is (runner/stats.c)."""
     return math.exp(math.fsum(math.log(x) for x in xs) / len(xs))
+
+
+class BenchError(Exception):
+    """Input a bench cannot measure with: its message is printed, and the bench exits 1."""
+
+
+def eval_accepted(cmd, timeout):
+    """Run one `kjudge-runner eval ... --json` (cmd, with runner_env()) in a fresh
+    process: (its result, the completed process). BenchError unless it printed
+    an accepted result with a score within timeout seconds."""
+    try:
+        p = subprocess.run(cmd, cwd=ROOT, env=runner_env(), capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        raise BenchError("the eval took longer than %d s" % timeout)
+    try:
+        r = json.loads(p.stdout)
+        r.get("verdict")
+    except (ValueError, AttributeError):
+        raise BenchError("the runner printed no JSON (exit %d): %s" % (p.returncode,
+                                                                       (p.stderr or p.stdout).strip()[-400:]))
+    if r.get("verdict") != "accepted" or not isinstance(r.get("score_ns"), (int, float)):
+        raise BenchError("verdict %s, not accepted: %s" % (r.get("verdict"), str(r.get("message"))[:300]))
+    return r, p
+
+
+def read_csv_rows(paths, needed, numeric, what):
+    """The rows of earlier calls' CSV files (what: their name, for messages):
+    the columns in numeric as floats (None when empty), each row's "_src" the
+    index of its file and "_line" its line. BenchError when a file cannot be
+    read, lacks a column of needed, or holds something else than a number."""
+    rows = []
+    for i, path in enumerate(paths):
+        try:
+            with open(path, newline="") as f:
+                rd = csv.DictReader(f)
+                missing, body = set(needed) - set(rd.fieldnames or []), list(rd)
+        except OSError as e:
+            raise BenchError("%s: %s" % (path, e.strerror))
+        if missing:
+            raise BenchError("%s lacks the columns %s (not a %s?)" % (path, ", ".join(sorted(missing)), what))
+        for n, r in enumerate(body, 2):
+            for k in numeric:
+                try:
+                    r[k] = float(r[k]) if r.get(k) not in (None, "") else None
+                except ValueError:
+                    raise BenchError("%s line %d: %s is not a number" % (path, n, k))
+            r["_src"], r["_line"] = i, "%s line %d" % (path, n)
+            rows.append(r)
+    return rows
 
 
 def evaluate(path, mode, *extra, env=None):

@@ -44,7 +44,7 @@ import argparse, csv, ctypes, json, math, os, random, shutil, signal, statistics
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import runner_env  # noqa: E402
+from common import BenchError, eval_accepted, read_csv_rows, runner_env  # noqa: E402
 from score_stability import gpu_type, resolution_of  # noqa: E402
 
 LOAD_WEIGHT = os.path.join(ROOT, "bench", "compile_load_heavy.cuh")
@@ -58,8 +58,7 @@ FIELDS = ["round", "variant", "seq", "board", "kernel", "verdict", "score_ns", "
 NEEDED = {"round", "variant", "score_ns", "eval_wall_s", "compiles", "board", "gpu"}
 
 
-class Bad(Exception):
-    """Input the bench cannot measure with: message to print, exit 1."""
+Bad = BenchError  # input the bench cannot measure with: message to print, exit 1
 
 
 log = lambda msg: print(msg, flush=True)  # noqa: E731
@@ -201,17 +200,7 @@ def run_eval(args, seq):
     """One eval in a fresh process: (result dict, stdout) or Bad."""
     cmd = runner_cmd(args, seq, "eval", args.kernel, "--leaderboard", args.leaderboard, "--mode", "leaderboard",
                      "--json")
-    try:
-        p = subprocess.run(cmd, cwd=ROOT, env=runner_env(), capture_output=True, text=True, timeout=EVAL_TIMEOUT)
-    except subprocess.TimeoutExpired:
-        raise Bad("the eval took longer than %d s" % EVAL_TIMEOUT)
-    try:
-        r = json.loads(p.stdout)
-        r.get("verdict")
-    except (ValueError, AttributeError):
-        raise Bad("the runner printed no JSON (exit %d): %s" % (p.returncode, (p.stderr or p.stdout).strip()[-400:]))
-    if r.get("verdict") != "accepted" or not isinstance(r.get("score_ns"), (int, float)):
-        raise Bad("verdict %s, not accepted: %s" % (r.get("verdict"), str(r.get("message"))[:300]))
+    r, p = eval_accepted(cmd, EVAL_TIMEOUT)
     return r, p.stdout
 
 
@@ -381,27 +370,13 @@ def report(rows, out_dir):
 
 def read_rows(paths):
     """The runs of earlier calls' compile_load.csv files, typed; Bad when one lacks columns."""
-    rows = []
-    for i, path in enumerate(paths):
-        try:
-            with open(path, newline="") as f:
-                rd = csv.DictReader(f)
-                missing, body = NEEDED - set(rd.fieldnames or []), list(rd)
-        except OSError as e:
-            raise Bad("%s: %s" % (path, e.strerror))
-        if missing:
-            raise Bad("%s lacks the columns %s (not a compile_load.csv?)" % (path, ", ".join(sorted(missing))))
-        for n, r in enumerate(body, 2):
-            try:
-                for k in ("score_ns", "raw_score_ns", "offset_ns", "eval_wall_s", "load_before", "load_after",
-                          "cpu_busy_pct", "round", "compiles", "workers"):
-                    r[k] = float(r[k]) if r.get(k) not in (None, "") else None
-            except ValueError:
-                raise Bad("%s line %d: %s is not a number" % (path, n, k))
-            if r["variant"] not in ("quiet", "loaded") or r["score_ns"] is None or r["round"] is None:
-                raise Bad("%s line %d: variant %r, or no score or round" % (path, n, r["variant"]))
-            r["compiles"], r["_src"] = int(r["compiles"] or 0), i
-            rows.append(r)
+    rows = read_csv_rows(paths, NEEDED, ("score_ns", "raw_score_ns", "offset_ns", "eval_wall_s", "load_before",
+                                         "load_after", "cpu_busy_pct", "round", "compiles", "workers"),
+                         "compile_load.csv")
+    for r in rows:
+        if r["variant"] not in ("quiet", "loaded") or r["score_ns"] is None or r["round"] is None:
+            raise Bad("%s: variant %r, or no score or round" % (r["_line"], r["variant"]))
+        r["compiles"] = int(r["compiles"] or 0)
     return rows
 
 

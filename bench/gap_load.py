@@ -36,11 +36,11 @@ the template about 0.6 s, of the heavy kernel about 1.8 s (seven gaps a run):
 a round of the three about 45 s, --runs 8 in about 6 minutes.
 Python 3 standard library only.
 """
-import argparse, csv, json, os, random, re, statistics, subprocess, sys, time
+import argparse, csv, json, os, random, re, statistics, sys, time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import runner_env  # noqa: E402
+from common import BenchError, eval_accepted, read_csv_rows  # noqa: E402
 from compile_load import judge, paired, welch  # noqa: E402
 from score_stability import gpu_type, resolution_of  # noqa: E402
 
@@ -52,8 +52,7 @@ NEEDED = {"round", "variant", "score_ns", "eval_wall_s", "gap_jobs", "board", "g
 GAP_LINE = re.compile(r"^kjudge-runner: gap (\d+): (.*) \(([0-9.]+) s\)$")
 
 
-class Bad(Exception):
-    """Input the bench cannot measure with: message to print, exit 1."""
+Bad = BenchError  # input the bench cannot measure with: message to print, exit 1
 
 
 log = lambda msg: print(msg, flush=True)  # noqa: E731
@@ -83,17 +82,7 @@ def run_eval(args, seq, gap_file):
         rest += ["--gap", gap_file]
     cmd = ([sys.executable, os.path.abspath(__file__), "--fake-runner", str(seq)] if args.fake
            else [args.runner]) + rest
-    try:
-        p = subprocess.run(cmd, cwd=ROOT, env=runner_env(), capture_output=True, text=True, timeout=EVAL_TIMEOUT)
-    except subprocess.TimeoutExpired:
-        raise Bad("the eval took longer than %d s" % EVAL_TIMEOUT)
-    try:
-        r = json.loads(p.stdout)
-        r.get("verdict")
-    except (ValueError, AttributeError):
-        raise Bad("the runner printed no JSON (exit %d): %s" % (p.returncode, (p.stderr or p.stdout).strip()[-400:]))
-    if r.get("verdict") != "accepted" or not isinstance(r.get("score_ns"), (int, float)):
-        raise Bad("verdict %s, not accepted: %s" % (r.get("verdict"), str(r.get("message"))[:300]))
+    r, p = eval_accepted(cmd, EVAL_TIMEOUT)
     gaps = [(m.group(2), float(m.group(3))) for m in map(GAP_LINE.match, p.stderr.splitlines()) if m]
     return r, p.stdout, gaps
 
@@ -203,26 +192,12 @@ def report(rows, out_dir):
 
 def read_rows(paths):
     """The runs of earlier calls' gap_load.csv files, typed; Bad when one lacks columns."""
-    rows = []
-    for i, path in enumerate(paths):
-        try:
-            with open(path, newline="") as f:
-                rd = csv.DictReader(f)
-                missing, body = NEEDED - set(rd.fieldnames or []), list(rd)
-        except OSError as e:
-            raise Bad("%s: %s" % (path, e.strerror))
-        if missing:
-            raise Bad("%s lacks the columns %s (not a gap_load.csv?)" % (path, ", ".join(sorted(missing))))
-        for n, r in enumerate(body, 2):
-            try:
-                for k in ("score_ns", "raw_score_ns", "offset_ns", "eval_wall_s", "gap_s", "round", "gap_jobs"):
-                    r[k] = float(r[k]) if r.get(k) not in (None, "") else None
-            except ValueError:
-                raise Bad("%s line %d: %s is not a number" % (path, n, k))
-            if not r["variant"] or r["score_ns"] is None or r["round"] is None or r["gap_jobs"] is None:
-                raise Bad("%s line %d: no variant, score, round or gap_jobs" % (path, n))
-            r["gap_jobs"], r["_src"] = int(r["gap_jobs"]), i
-            rows.append(r)
+    rows = read_csv_rows(paths, NEEDED, ("score_ns", "raw_score_ns", "offset_ns", "eval_wall_s", "gap_s", "round",
+                                         "gap_jobs"), "gap_load.csv")
+    for r in rows:
+        if not r["variant"] or r["score_ns"] is None or r["round"] is None or r["gap_jobs"] is None:
+            raise Bad("%s: no variant, score, round or gap_jobs" % r["_line"])
+        r["gap_jobs"] = int(r["gap_jobs"])
     return rows
 
 

@@ -67,6 +67,15 @@ def done_at(srv, tok, sids, seconds=40):
     return seen
 
 
+def behind_timed(srv, tok, r, timed_s, test_s):
+    """A leaderboard job of timed_s, and once it runs a test job of test_s:
+    (leaderboard id, test id, {id: time seen done})."""
+    lb = submit(srv, tok, seconds=timed_s, mode="leaderboard")
+    check(running(srv, tok, lb), "the leaderboard job runs", r.text()[-400:])
+    t = submit(srv, tok, seconds=test_s)
+    return lb, t, done_at(srv, tok, [lb, t])
+
+
 def test_gap_job(srv, tok, rtok, tmp):
     r, bdir = runner(srv, rtok, tmp, "gaps")
     try:
@@ -107,10 +116,7 @@ def test_gap_job(srv, tok, rtok, tmp):
 def test_give_back(srv, tok, rtok, tmp):
     r, bdir = runner(srv, rtok, tmp, "giveback", ["--gap-seconds", "0.5"])
     try:
-        lb = submit(srv, tok, seconds=4, mode="leaderboard")
-        check(running(srv, tok, lb), "the leaderboard job runs", r.text()[-400:])
-        slow = submit(srv, tok, seconds=1.5)
-        seen = done_at(srv, tok, [lb, slow])
+        lb, slow, seen = behind_timed(srv, tok, r, 4, 1.5)
         check(len(seen) == 2 and seen[slow] > seen[lb],
               "a test job slower than --gap-seconds is judged after the timed job", (seen, r.text()[-800:]))
         log = r.text()
@@ -133,10 +139,7 @@ def test_give_back(srv, tok, rtok, tmp):
 def test_no_gaps(srv, tok, rtok, tmp):
     r, bdir = runner(srv, rtok, tmp, "nogaps", ["--gap-seconds", "0"])
     try:
-        lb = submit(srv, tok, seconds=2, mode="leaderboard")
-        check(running(srv, tok, lb), "the leaderboard job runs", r.text()[-400:])
-        t = submit(srv, tok, seconds=0.1)
-        seen = done_at(srv, tok, [lb, t])
+        lb, t, seen = behind_timed(srv, tok, r, 2, 0.1)
         check(len(seen) == 2 and seen[t] > seen[lb],
               "--gap-seconds 0: the test job waits for the timed one", (seen, r.text()[-600:]))
         check("in a gap" not in r.text(), "and nothing is judged in a gap", r.text()[-600:])
