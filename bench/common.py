@@ -1,7 +1,7 @@
 """Helpers shared by the benchmarks: paths, running the runner, and the
 tests' own harness (tests/lib: the HTTP client and a real server with a
 real runner on GPU 0)."""
-import csv, json, math, os, subprocess, sys
+import csv, json, math, os, statistics, subprocess, sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tests", "lib"))
 from kjhttp import free_port, http, submit, wait_runner  # noqa: E402,F401  (shared with the tests)
@@ -74,6 +74,34 @@ def read_csv_rows(paths, needed, numeric, what):
             r["_src"], r["_line"] = i, "%s line %d" % (path, n)
             rows.append(r)
     return rows
+
+
+def score_cells(rs):
+    """A table's cells for runs rs (at least one, each with score_ns and
+    offset_ns): "runs | mean score us | CV % | range % | mean offset ns"."""
+    s = [r["score_ns"] for r in rs]
+    m = statistics.mean(s)
+    offs = [r["offset_ns"] for r in rs if r.get("offset_ns") is not None]
+    return "%d | %.4f | %s | %.3f | %s" % (len(s), m / 1e3, "%.3f" % (100 * statistics.stdev(s) / m) if len(s) > 1
+                                           else "-", 100 * (max(s) - min(s)) / m,
+                                           "%+.1f" % statistics.mean(offs) if offs else "-")
+
+
+def run_to_csv(path, fields, run, report, out_dir):
+    """run(writer, rows) with each row written to the CSV at path as it comes;
+    then report(rows, out_dir)'s exit status. When run raises BenchError, the
+    rows it had are reported first and the error is raised again."""
+    rows = []
+    with open(path, "w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=fields, extrasaction="ignore")
+        writer.writeheader()
+        try:
+            run(writer, rows)
+        except BenchError:
+            if rows:
+                report(rows, out_dir)
+            raise
+    return report(rows, out_dir)
 
 
 def evaluate(path, mode, *extra, env=None):

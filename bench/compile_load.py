@@ -40,11 +40,11 @@ Sizing: a v2 leaderboard run of fast.cu takes about 6-10 s on an H200
 (bench/score_stability.py), a round with the load's lead and stop about
 20-25 s: --runs 12 fit in about 5 minutes. Python 3 standard library only.
 """
-import argparse, csv, ctypes, json, math, os, random, shutil, signal, statistics, subprocess, sys, tempfile, time
+import argparse, ctypes, json, math, os, random, shutil, signal, statistics, subprocess, sys, tempfile, time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import BenchError, eval_accepted, read_csv_rows, runner_env  # noqa: E402
+from common import BenchError, eval_accepted, read_csv_rows, run_to_csv, runner_env, score_cells  # noqa: E402
 from score_stability import gpu_type, resolution_of  # noqa: E402
 
 LOAD_WEIGHT = os.path.join(ROOT, "bench", "compile_load_heavy.cuh")
@@ -333,11 +333,8 @@ def report(rows, out_dir):
         if not s:
             emit("| %s | 0 |%s" % (v, " - |" * 9))
             continue
-        m = statistics.mean(s)
-        offs = [r["offset_ns"] for r in rs if r.get("offset_ns") is not None]
-        emit("| %s | %d | %.4f | %s | %.3f | %s | %.1f | %d | %.1f (%d) | %.0f | %.2f -> %.2f |" % (
-            v, len(s), m / 1e3, "%.3f" % (100 * statistics.stdev(s) / m) if len(s) > 1 else "-",
-            100 * (max(s) - min(s)) / m, "%+.1f" % statistics.mean(offs) if offs else "-", mean(rs, "eval_wall_s"),
+        emit("| %s | %s | %.1f | %d | %.1f (%d) | %.0f | %.2f -> %.2f |" % (
+            v, score_cells(rs), mean(rs, "eval_wall_s"),
             max(r.get("workers") or 0 for r in rs), mean(rs, "compiles"), min(r["compiles"] for r in rs),
             mean(rs, "cpu_busy_pct"), mean(rs, "load_before"), mean(rs, "load_after")))
     q, ld = [r["score_ns"] for r in by["quiet"]], [r["score_ns"] for r in by["loaded"]]
@@ -412,17 +409,8 @@ def main(argv=None):
         log("compile_load: %s on %s, up to %d rounds, %d compile workers beside each loaded run, budget %d s%s"
             % (os.path.relpath(args.kernel, ROOT), args.leaderboard, args.runs, args.load, args.budget,
                " (fake runner)" if args.fake else ""))
-        rows = []
-        with open(os.path.join(args.out, "compile_load.csv"), "w", newline="") as f:
-            writer = csv.DictWriter(f, fieldnames=FIELDS, extrasaction="ignore")
-            writer.writeheader()
-            try:
-                run_all(args, writer, rows)
-            except Bad:
-                if rows:
-                    report(rows, args.out)
-                raise
-        return report(rows, args.out)
+        return run_to_csv(os.path.join(args.out, "compile_load.csv"), FIELDS, lambda w, rows: run_all(args, w, rows), report,
+                          args.out)
     except Bad as e:
         print("compile_load: %s" % e, file=sys.stderr, flush=True)
         return 1

@@ -36,11 +36,11 @@ the template about 0.6 s, of the heavy kernel about 1.8 s (seven gaps a run):
 a round of the three about 45 s, --runs 8 in about 6 minutes.
 Python 3 standard library only.
 """
-import argparse, csv, json, os, random, re, statistics, sys, time
+import argparse, json, os, random, re, statistics, sys, time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import BenchError, eval_accepted, read_csv_rows  # noqa: E402
+from common import BenchError, eval_accepted, read_csv_rows, run_to_csv, score_cells  # noqa: E402
 from compile_load import judge, paired, welch  # noqa: E402
 from score_stability import gpu_type, resolution_of  # noqa: E402
 
@@ -148,13 +148,10 @@ def report(rows, out_dir):
         if not s:
             emit("| %s | 0 |%s" % (v, " - |" * 7))
             continue
-        m = statistics.mean(s)
-        offs = [r["offset_ns"] for r in rs if r.get("offset_ns") is not None]
-        emit("| %s | %d | %.4f | %s | %.3f | %s | %.1f | %.1f (%d) | %.2f |" % (
-            v, len(s), m / 1e3, "%.3f" % (100 * statistics.stdev(s) / m) if len(s) > 1 else "-",
-            100 * (max(s) - min(s)) / m, "%+.1f" % statistics.mean(offs) if offs else "-",
-            statistics.mean(r["eval_wall_s"] for r in rs), statistics.mean(r["gap_jobs"] for r in rs),
-            min(r["gap_jobs"] for r in rs), statistics.mean(r["gap_s"] or 0 for r in rs)))
+        emit("| %s | %s | %.1f | %.1f (%d) | %.2f |" % (
+            v, score_cells(rs), statistics.mean(r["eval_wall_s"] for r in rs),
+            statistics.mean(r["gap_jobs"] for r in rs), min(r["gap_jobs"] for r in rs),
+            statistics.mean(r["gap_s"] or 0 for r in rs)))
     q = [r["score_ns"] for r in by["quiet"]]
     emit("")
     emit("| gap - quiet | difference %% | 95 %% interval %% | df | published resolution_pct (%s) |" % (gpu or "?"))
@@ -232,17 +229,8 @@ def main(argv=None):
         log("gap_load: %s on %s, up to %d rounds of quiet, %s; budget %d s%s"
             % (os.path.relpath(args.kernel, ROOT), args.leaderboard, args.runs, ", ".join(n for n, _ in args.gaps),
                args.budget, " (fake runner)" if args.fake else ""))
-        rows = []
-        with open(os.path.join(args.out, "gap_load.csv"), "w", newline="") as f:
-            writer = csv.DictWriter(f, fieldnames=FIELDS, extrasaction="ignore")
-            writer.writeheader()
-            try:
-                run_all(args, writer, rows)
-            except Bad:
-                if rows:
-                    report(rows, args.out)
-                raise
-        return report(rows, args.out)
+        return run_to_csv(os.path.join(args.out, "gap_load.csv"), FIELDS, lambda w, rows: run_all(args, w, rows), report,
+                          args.out)
     except Bad as e:
         print("gap_load: %s" % e, file=sys.stderr, flush=True)
         return 1
