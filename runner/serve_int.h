@@ -2,6 +2,7 @@
  * serve_int.h - what the files of the supervisor share (serve.h is its
  * public side): the state of one runner's loop. Files:
  *
+ *   serve_base.c a claimed job's fields, its events posted, its board
  *   serve.c      the loop: start-up report, claims, one job judged beside
  *                the watcher thread (heartbeats, a stop's grace), its
  *                result posted, its boxes torn down beside the next claim
@@ -78,14 +79,14 @@ struct serve {
 };
 
 
-/* serve.c: post event with data about job id (?attempt), unless the
+/* serve_base.c: post event with data about job id (?attempt), unless the
  * watcher is giving the jobs back. */
 void serve_post_event(struct serve *sv, long id, long attempt, enum kj_event event,
                       const cJSON *data);
-/* serve.c: the board named name (the folder is read again once when it
+/* serve_base.c: the board named name (the folder is read again once when it
  * is not known); NULL when this runner does not have it. */
 const struct spec *serve_spec(struct serve *sv, const char *name);
-/* serve.c: a job object's id, attempt, leaderboard, mode and source;
+/* serve_base.c: a job object's id, attempt, leaderboard, mode and source;
  * 0 when one is missing or malformed. */
 int serve_job_fields(const cJSON *job, long *id, long *attempt, const char **lb,
                      const char **mode, const char **src);

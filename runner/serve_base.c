@@ -1,0 +1,80 @@
+/*
+ * serve_base.c - what the supervisor's files (serve_int.h) share about the
+ * jobs they judge: a claimed job's fields, its progress events posted to
+ * the server, and the board it names. serve.c judges the claimed job with
+ * them, serve_gap.c the test-mode jobs in the gaps of a timed one.
+ */
+#include "serve_int.h"
+#include "curlc.h"
+#include "deliver.h"
+#include "spec.h"
+
+#include <stdio.h>
+#include <string.h>
+
+int serve_job_fields(const cJSON *job, long *id, long *attempt, const char **lb,
+                     const char **mode, const char **src)
+{
+    const cJSON *i = cJSON_GetObjectItem(job, "id"), *l = cJSON_GetObjectItem(job, "leaderboard"),
+                *m = cJSON_GetObjectItem(job, "mode"), *s = cJSON_GetObjectItem(job, "source"),
+                *a = cJSON_GetObjectItem(job, "attempt");
+    if (!cJSON_IsNumber(i) || !cJSON_IsString(l) || !cJSON_IsString(m) || !cJSON_IsString(s))
+        return 0;
+    *id = (long)i->valuedouble;
+    *attempt = cJSON_IsNumber(a) ? (long)a->valuedouble : 1;
+    *lb = l->valuestring;
+    *mode = m->valuestring;
+    *src = s->valuestring;
+    return 1;
+}
+
+void serve_post_event(struct serve *sv, long id, long attempt, enum kj_event event,
+                      const cJSON *data)
+{
+    struct curlc_resp r;
+    struct kj_err err;
+    char path[128];
+    /* Nothing more about a job the watcher is giving back: the next claim
+     * of it may be another runner's, with the same attempt number. */
+    pthread_mutex_lock(&sv->mu);
+    if (sv->releasing) {
+        pthread_mutex_unlock(&sv->mu);
+        return;
+    }
+    sv->posting = 1;
+    pthread_mutex_unlock(&sv->mu);
+    cJSON *body = cJSON_CreateObject();
+    cJSON_AddStringToObject(body, "event", kj_event_name(event));
+    cJSON_AddItemToObject(body, "data", cJSON_Duplicate(data, 1));
+    snprintf(path, sizeof path, "/api/v1/runner/jobs/%ld/events?attempt=%ld", id, attempt);
+    kj_err_clear(&err);
+    int st = deliver_post(sv->http, path, body, &r, &err);
+    if (st < 0 || st >= 300)
+        kj_log(KJ_LOG_WARN, "serve", "progress not recorded job=%ld event=%s status=%d%s%s",
+               id, kj_event_name(event), st, st < 0 ? ": " : "", st < 0 ? err.msg : "");
+    curlc_resp_free(&r);
+    cJSON_Delete(body);
+    pthread_mutex_lock(&sv->mu);
+    sv->posting = 0;
+    pthread_cond_broadcast(&sv->cv);
+    pthread_mutex_unlock(&sv->mu);
+}
+
+const struct spec *serve_spec(struct serve *sv, const char *name)
+{
+    for (int pass = 0; pass < 2; pass++) {
+        for (int i = 0; i < sv->nspecs; i++)
+            if (strcmp(sv->specs[i]->name, name) == 0)
+                return sv->specs[i];
+        /* Not known: the server may have a newer folder; reload once. */
+        struct spec **specs;
+        int n;
+        struct kj_err err;
+        if (pass == 1 || spec_load_all(sv->cfg->leaderboards, &specs, &n, &err) != KJ_OK)
+            break;
+        spec_free_all(sv->specs, sv->nspecs);
+        sv->specs = specs;
+        sv->nspecs = n;
+    }
+    return NULL;
+}
