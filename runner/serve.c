@@ -188,12 +188,19 @@ static void *serve_watch(void *arg)
  * kernel in a fresh box decides, once the job's own boxes are gone (*left
  * is torn down first). When it fails, the verdict cannot be trusted
  * either: the job goes back to the queue as an internal error (a retry
- * elsewhere) and this runner stops. */
+ * elsewhere) and this runner stops. So does a job during whose gaps the
+ * GPU failed the check (serve_gap.c). */
 static struct judge_result *serve_check_gpu(struct serve *sv, struct judge_result *result,
                                             struct judge_leftover **left)
 {
     struct kj_err err;
     char msg[400];
+    if (sv->unhealthy) { /* failed after a job judged in this one's gaps */
+        snprintf(msg, sizeof msg, "runner %s: its GPU failed a health check during this job "
+                 "(%s); the job is judged again on another runner", sv->cfg->name, sv->why);
+        result_free(result);
+        return result_internal(msg);
+    }
     if (!result->has_verdict ||
         (result->verdict != KJ_V_TIME_LIMIT && result->verdict != KJ_V_RUNTIME_ERROR))
         return result;

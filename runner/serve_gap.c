@@ -21,7 +21,9 @@
  *      server (POST .../release: queued again at once, no attempt charged),
  *      to be judged later as usual and not claimed again in this timed job;
  *   3. posts its events and result, then tears its boxes down before it
- *      returns, so the next round never shares the GPU with them.
+ *      returns, so the next round never shares the GPU with them; after a
+ *      time_limit or runtime_error the GPU's health is checked first, as
+ *      after any job's.
  *
  * So a timed job lasts at most its own time plus, per gap, one gap job's
  * give-up time and teardown; docs/timing.md 4.1 measures what gap jobs do
@@ -131,6 +133,26 @@ static int serve_gap_claim(struct serve *sv, cJSON **reply)
     return *reply != NULL;
 }
 
+/* After a gap job's fault (time_limit, runtime_error) the GPU may be
+ * wedged, as after any job's (serve.c's serve_check_gpu): a known-answer
+ * kernel in a fresh box, which wipes outer too, decides before the timed
+ * job's next round. A GPU that fails it marks the runner unhealthy: the
+ * timed job's result comes out as the judge finds it, and the runner then
+ * stops taking work. The gap job's own verdict stands (posted already). */
+static void serve_gap_health(struct serve *sv, const struct secret_list *outer)
+{
+    struct kj_err err;
+    kj_err_clear(&err);
+    if (sv->ops->health(sv->cfg->gpu, outer, &err) == KJ_OK) {
+        kj_log(KJ_LOG_INFO, "serve", "GPU health check passed after gap job=%ld", sv->gap.id);
+        return;
+    }
+    sv->unhealthy = 1;
+    snprintf(sv->why, sizeof sv->why, "%s", err.msg);
+    kj_log(KJ_LOG_ERROR, "serve", "GPU %d failed its health check after gap job=%ld: %s; this "
+           "runner stops taking work", sv->cfg->gpu, sv->gap.id, err.msg);
+}
+
 /* Judge gap job (the claim's object) in this gap, its children wiping
  * outer; its result posted, or the job given back. */
 static void serve_gap_judge(struct serve *sv, const cJSON *job, const struct secret_list *outer)
@@ -191,14 +213,19 @@ static void serve_gap_judge(struct serve *sv, const cJSON *job, const struct sec
             result = result_internal(err.msg);
         }
     }
+    int faulted = 0;
     if (result != NULL) {
         struct deliver_to to = {sv->http, id, attempt, sv->cfg->name, sv->cfg->stop};
         kj_log(KJ_LOG_INFO, "serve", "judged job=%ld verdict=%s in a gap", id,
                result->has_verdict ? kj_verdict_name(result->verdict) : "?");
+        faulted = result->has_verdict && (result->verdict == KJ_V_TIME_LIMIT ||
+                                          result->verdict == KJ_V_RUNTIME_ERROR);
         deliver_result(&to, result);
         result_free(result);
     }
     judge_leftover_finish(left); /* before the next round: the GPU to the timed job */
+    if (faulted)
+        serve_gap_health(sv, outer);
     pthread_mutex_lock(&sv->mu);
     g->id = g->attempt = 0;
     pthread_mutex_unlock(&sv->mu);

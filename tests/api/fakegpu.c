@@ -21,6 +21,9 @@
  * are a file pre-XXXXXX, renamed box-XXXXXX when a job takes them; the
  * verdict's message then ends with "in boxes started before the job".
  *
+ * A source with a "fakegpu:verdict=runtime_error" line gets runtime_error
+ * instead; $KJUDGE_FAKE_HEALTH=fail makes the GPU health check fail.
+ *
  * A timed job with gaps (judge.h's judge_gap_fn) sleeps in eight rounds
  * and calls the gap between two; a job given judge_job.give_up_s shorter
  * than its seconds sleeps that long and is given up (KJ_ETIMEOUT), as
@@ -201,9 +204,12 @@ static int fakegpu_judge(const struct judge_job *job, struct judge_result **out,
     }
     r->has_compile = 1;
     snprintf(r->compile.arch, sizeof r->compile.arch, "sm_90a");
-    result_set_verdict(r, KJ_V_COMPILE_ERROR, pre ? "fakegpu: nothing was compiled in boxes "
-                                                    "started before the job"
-                                                  : "fakegpu: nothing was compiled");
+    if (strstr(job->source, "fakegpu:verdict=runtime_error") != NULL)
+        result_set_verdict(r, KJ_V_RUNTIME_ERROR, "fakegpu: an illegal address, as asked");
+    else
+        result_set_verdict(r, KJ_V_COMPILE_ERROR, pre ? "fakegpu: nothing was compiled in boxes "
+                                                        "started before the job"
+                                                      : "fakegpu: nothing was compiled");
     *out = r;
     return KJ_OK;
 }
@@ -212,7 +218,8 @@ static int fakegpu_health(int gpu, const struct secret_list *wipe, struct kj_err
 {
     (void)gpu;
     (void)wipe;
-    (void)err;
+    if (getenv("KJUDGE_FAKE_HEALTH") != NULL && strcmp(getenv("KJUDGE_FAKE_HEALTH"), "fail") == 0)
+        return KJ_FAIL(err, KJ_ECUDA, "fakegpu: the known-answer kernel gave another answer");
     return KJ_OK;
 }
 

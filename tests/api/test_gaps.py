@@ -16,6 +16,9 @@ runner/serve_gap.c's top comment says the rule. Checks:
   job, and judged after it as usual;
 - --gap-seconds 0: no gap jobs, the test job waits for the timed one;
 - a stop during a gap job gives both jobs back; nothing is left behind;
+- a gap job's runtime_error is followed by a GPU health check; when it
+  fails, the gap job's verdict stands, the timed job is queued again as an
+  internal error (not trusted) and the runner stops taking work;
 - --gap-seconds is checked like the other numbers.
 Ends with "test_gaps: N passed, N failed, N skipped".
 """
@@ -30,15 +33,17 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(
 from kjcheck import check  # noqa: E402
 import kjrunner  # noqa: E402
 from kjrunner import sub, submit, wait_status, wait_until  # noqa: E402
+from kjtest import GOOD_SOURCE  # noqa: E402
 
 TEARDOWN_S = 0.1
 
 
-def runner(srv, rtok, tmp, name, args=()):
+def runner(srv, rtok, tmp, name, args=(), env=None):
     bdir = os.path.join(tmp, name + "-boxes")
     os.makedirs(bdir, exist_ok=True)
     r = kjrunner.Runner(os.path.join(tmp, name), "http://127.0.0.1:%d" % srv.port, rtok, list(args),
-                        env={"KJUDGE_FAKE_BOX_DIR": bdir, "KJUDGE_FAKE_TEARDOWN_S": str(TEARDOWN_S)})
+                        env=dict({"KJUDGE_FAKE_BOX_DIR": bdir, "KJUDGE_FAKE_TEARDOWN_S": str(TEARDOWN_S)},
+                                 **(env or {})))
     return r.start(), bdir
 
 
@@ -175,6 +180,30 @@ def test_stop_in_gap(srv, tok, rtok, tmp):
         r2.stop()
 
 
+def test_gap_fault(srv, tok, rtok, tmp):
+    r, _ = runner(srv, rtok, tmp, "fault", env={"KJUDGE_FAKE_HEALTH": "fail"})
+    try:
+        lb = submit(srv, tok, seconds=4, mode="leaderboard")
+        check(running(srv, tok, lb), "the leaderboard job runs", r.text()[-400:])
+        t = submit(srv, tok, seconds=0.1, source=GOOD_SOURCE + "\n// fakegpu:verdict=runtime_error\n")
+        rc = r.wait(30)
+        log = r.text()
+        check(("GPU 0 failed its health check after gap job=%d" % t) in log,
+              "a gap job's runtime_error is followed by a GPU health check, which fails here", log[-1200:])
+        d = sub(srv, tok, t)
+        check(isinstance(d, dict) and (d.get("result") or {}).get("verdict") == "runtime_error",
+              "the gap job's own verdict stands", d)
+        d = sub(srv, tok, lb)
+        q = [e for e in kjrunner.events(srv, tok, lb) if e.get("event") == "queued"]
+        check(isinstance(d, dict) and d.get("status") == "queued" and d.get("attempts") == 1 and
+              any("the judge failed (attempt 1 of" in (e.get("data") or {}).get("reason", "") for e in q),
+              "the timed job is not trusted: an internal error, queued again for another runner", (d, q))
+        check(rc is not None and rc != 0 and "is unhealthy" in log,
+              "and the runner stops taking work", (rc, log[-600:]))
+    finally:
+        r.stop()
+
+
 def test_args(srv, tok, rtok, tmp):
     for bad in ("-1", "61", "x", "nan", ""):
         p = subprocess.run([kjrunner.FAKE, "serve", "--server", "http://127.0.0.1:9", "--gap-seconds", bad],
@@ -185,7 +214,7 @@ def test_args(srv, tok, rtok, tmp):
 
 def main():
     return kjrunner.run_suite("test_gaps", [test_args, test_gap_job, test_give_back, test_no_gaps,
-                                            test_stop_in_gap])
+                                            test_stop_in_gap, test_gap_fault])
 
 
 if __name__ == "__main__":
