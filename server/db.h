@@ -341,7 +341,8 @@ int db_job_event(struct db *db, const struct db_job_ref *ref, enum kj_event even
 int db_job_heartbeat(struct db *db, const struct db_job_ref *ref, struct kj_err *err);
 /* Give a running job back: queued again at once, its attempt not counted,
  * with a "queued" event naming the runner and why (gap 0: it is stopping;
- * 1: the job had no verdict within a gap of a timed job, runner/serve_gap.c),
+ * 1: the job had no verdict within a gap of a timed job, runner/serve_gap.c,
+ * whose time so far is charged to its user's fair share),
  * whose name is copied into runner_name. KJ_ECONFLICT as above, and for a
  * job already done. */
 int db_job_release(struct db *db, const struct db_job_ref *ref, int gap, char *runner_name,

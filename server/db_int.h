@@ -147,9 +147,10 @@ int db_queue_pick_locked(struct db *db, const char *gpu, const struct db_claim_f
 /* The position of queued job id under the rule (queue.h); 0 when not queued. */
 int db_queue_position_locked(struct db *db, int64_t id, int64_t *pos, struct kj_err *err);
 /* Charge job id's user the job's run time (claim to now) on its GPU type,
- * and fold it into its class's estimate. A job claimed before schema
- * version 9 (no claimed_ms) charges nothing. */
-int db_queue_charge_locked(struct db *db, int64_t id, struct kj_err *err);
+ * and when measured, fold it into its class's estimate (a job given back
+ * from a gap is charged, but its time is no job's run time). A job claimed
+ * before schema version 9 (no claimed_ms) charges nothing. */
+int db_queue_charge_locked(struct db *db, int64_t id, int measured, struct kj_err *err);
 
 /* Current unix time in seconds. */
 int64_t db_now(void);

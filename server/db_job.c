@@ -220,7 +220,7 @@ static int finish_locked(struct db *db, int64_t id, const struct db_result *res,
     if (rc == 0)
         rc = db_rank_store_locked(db, id, res->medians, res->nmedians, err);
     if (rc == 0) /* the GPU time it took, for the queue's fair share */
-        rc = db_queue_charge_locked(db, id, err);
+        rc = db_queue_charge_locked(db, id, 1, err);
     return rc;
 }
 
@@ -448,12 +448,18 @@ static int release_step(struct db *db, const struct db_job_ref *ref, const struc
     char reason[DB_MAX_REASON];
     if (done)
         return KJ_FAIL(err, KJ_ECONFLICT, "job %lld is already done", (long long)ref->id);
+    int rc;
     if (a->gap)
         snprintf(reason, sizeof reason, "runner %s gave the job back: no verdict within a gap "
                  "of a timed job; it is judged later as usual", s->runner_name);
     else
         snprintf(reason, sizeof reason, "runner %s stopped and gave the job back", s->runner_name);
     snprintf(a->runner_name, a->namesz, "%s", s->runner_name);
+    /* The GPU time a gap job took before it was given up is its user's
+     * (fair share: a slow compile sent again and again costs its sender);
+     * a stopping runner's is not. */
+    if (a->gap && (rc = db_queue_charge_locked(db, ref->id, 0, err)) != 0)
+        return rc;
     return back_to_queue_locked(db, ref->id, s->attempts, reason, err);
 }
 

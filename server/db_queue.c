@@ -241,7 +241,7 @@ int db_queue_position_locked(struct db *db, int64_t id, int64_t *pos, struct kj_
     return rc;
 }
 
-int db_queue_charge_locked(struct db *db, int64_t id, struct kj_err *err)
+int db_queue_charge_locked(struct db *db, int64_t id, int measured, struct kj_err *err)
 {
     sqlite3_stmt *q = NULL;
     char gpu[DB_MAX_NAME] = "";
@@ -279,7 +279,7 @@ int db_queue_charge_locked(struct db *db, int64_t id, struct kj_err *err)
     if (rc == 0)
         rc = db_step(db, err, q);
     sqlite3_finalize(q);
-    if (rc == 0 && (rc = state_load(db, gpu, &st, err)) == 0) {
+    if (rc == 0 && measured && (rc = state_load(db, gpu, &st, err)) == 0) {
         queue_state_measured(&st, class_of(mode), run_ms);
         rc = state_store(db, gpu, &st, err);
     }

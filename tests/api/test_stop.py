@@ -26,6 +26,7 @@ import os
 import signal
 import socket
 import sys
+import sqlite3
 import tempfile
 import threading
 import time
@@ -58,6 +59,17 @@ def code(d):
     return d.get("error", {}).get("code") if isinstance(d, dict) else None
 
 
+def usage_ms(srv, user):
+    """The user's fair-share usage on H200 (queue_usage), None when none."""
+    con = sqlite3.connect(srv.db, timeout=10)
+    try:
+        row = con.execute("SELECT q.usage_ms FROM queue_usage q JOIN users u ON u.id = q.user_id "
+                          "WHERE u.name = ? AND q.gpu = 'H200'", (user,)).fetchone()
+    finally:
+        con.close()
+    return row[0] if row else None
+
+
 def test_release_endpoint(srv, alice, r1, r2):
     sid = submit(srv, alice)
     job = claim(srv, r1, "box-1")
@@ -82,8 +94,11 @@ def test_release_endpoint(srv, alice, r1, r2):
     check(st == 404, "release of no job: 404", (st, d))
     check(sub(srv, alice, sid).get("status") == "running", "the refusals changed nothing")
 
+    before = usage_ms(srv, "alice")
     st, d = post(srv, rel + "?attempt=1", r1, b"")
     check(st == 200 and d == {"ok": True, "requeued": True}, "the holder gives the job back: 200", (st, d))
+    check(usage_ms(srv, "alice") == before, "a stopping runner's release charges its user nothing",
+          (before, usage_ms(srv, "alice")))
     s = sub(srv, alice, sid)
     check(s.get("status") == "queued" and s.get("attempts") == 0, "queued again, the attempt not counted", s)
     q = [e for e in events(srv, alice, sid) if e["event"] == "queued"]
@@ -98,7 +113,12 @@ def test_release_endpoint(srv, alice, r1, r2):
     job = claim(srv, r2, "box-2")
     check(job is not None and job["id"] == sid and job["attempt"] == 1,
           "the next claim gets it at once, as attempt 1 again", job)
+    before = usage_ms(srv, "alice") or 0
+    time.sleep(0.3)
     st, d = post(srv, rel + "?attempt=1", r2, b'{"why": "gap"}')
+    after = usage_ms(srv, "alice") or 0
+    check(after - before >= 250, "a job given back from a gap charges its user the time it was held "
+          "(%.0f ms)" % (after - before), (before, after))
     q = [e for e in events(srv, alice, sid) if e["event"] == "queued"]
     check(st == 200 and sub(srv, alice, sid).get("attempts") == 0 and len(q) == 2 and
           "box-2 gave the job back: no verdict within a gap of a timed job" in q[1]["data"].get("reason", ""),
