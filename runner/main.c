@@ -73,12 +73,13 @@ static void on_signal(int sig)
 
 struct opts {
     const char *cmd, *file, *leaderboard, *arch, *mode, *leaderboards, *server, *name,
-        *gpu_type, *token_file, *dump, *ca_file, *grace, *protocol, *tool, *trace, *gap;
+        *gpu_type, *token_file, *dump, *ca_file, *protocol, *tool, *trace, *gap;
     int json, gpu, once, compile_unboxed, shape;
     double warmup, time_limit;
     long samples;
     int processes;
     double gap_s;       /* --gap-seconds; < 0: not given */
+    double grace_s;     /* --grace; < 0: not given */
 };
 
 static void usage(FILE *f)
@@ -144,7 +145,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
     o->leaderboards = "leaderboards";
     o->mode = "test";
     o->arch = "sm_90a";
-    o->gap_s = -1;
+    o->gap_s = o->grace_s = -1;
     if (argc < 2)
         return -1;
     o->cmd = argv[1];
@@ -154,7 +155,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
             {"--leaderboard", &o->leaderboard}, {"--arch", &o->arch}, {"--mode", &o->mode},
             {"--leaderboards", &o->leaderboards}, {"--server", &o->server}, {"--name", &o->name},
             {"--gpu-type", &o->gpu_type}, {"--token-file", &o->token_file}, {"--dump", &o->dump},
-            {"--ca-file", &o->ca_file}, {"--grace", &o->grace}, {"--protocol", &o->protocol},
+            {"--ca-file", &o->ca_file}, {"--protocol", &o->protocol},
             {"--tool", &o->tool}, {"--trace", &o->trace}, {"--gap", &o->gap},
         };
         int hit = 0;
@@ -173,7 +174,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
             {"--gpu", 0, 1023, 1, 0}, {"--warmup", 0, 3600, 0, 0},
             {"--time-limit", 0, 86400, 0, 0}, {"--samples", 0, 1e7, 1, 0},
             {"--processes", 1, TPLAN_ROUNDS, 1, 0}, {"--shape", 0, SPEC_MAX_CASES - 1, 1, 0},
-            {"--gap-seconds", 0, 60, 0, 0},
+            {"--gap-seconds", 0, 60, 0, 0}, {"--grace", 0, 3600, 0, 0},
         };
         for (size_t k = 0; k < sizeof n / sizeof n[0] && !hit; k++) {
             if (strcmp(a, n[k].flag) != 0)
@@ -189,7 +190,8 @@ static int parse_opts(int argc, char **argv, struct opts *o)
             case 3: o->samples = (long)n[k].x; break;
             case 4: o->processes = (int)n[k].x; break;
             case 5: o->shape = 1 + (int)n[k].x; break;
-            default: o->gap_s = n[k].x; break;
+            case 6: o->gap_s = n[k].x; break;
+            default: o->grace_s = n[k].x; break;
             }
         }
         if (hit)
@@ -475,23 +477,12 @@ static int cmd_probe(const struct opts *o)
     return rc == KJ_OK ? EXIT_OK : EXIT_USAGE;
 }
 
-/* --grace: seconds from 0 to 3600; -1 when malformed. */
-static double parse_grace(const char *v)
-{
-    char *end;
-    double g;
-    if (v == NULL)
-        return SERVE_GRACE_DEFAULT_S;
-    g = strtod(v, &end);
-    return end != v && *end == '\0' && g >= 0 && g <= 3600 ? g : -1;
-}
-
 static int cmd_serve(const struct opts *o)
 {
     char token[256] = "", name[128];
     char *env = getenv("KJUDGE_RUNNER_TOKEN");
     const char *ca = o->ca_file;
-    double grace = parse_grace(o->grace);
+    double grace = o->grace_s >= 0 ? o->grace_s : SERVE_GRACE_DEFAULT_S;
     struct kj_err err;
     int rc;
     /* The token is kept in token[] only (the boxes wipe their copy of it,
@@ -518,10 +509,6 @@ static int cmd_serve(const struct opts *o)
     if (o->server == NULL || token[0] == '\0') {
         fprintf(stderr, "kjudge-runner: serve needs --server URL and a runner token "
                         "(KJUDGE_RUNNER_TOKEN or --token-file)\n");
-        return EXIT_USAGE;
-    }
-    if (grace < 0) {
-        fprintf(stderr, "kjudge-runner: --grace must be seconds from 0 to 3600\n");
         return EXIT_USAGE;
     }
     if (ca == NULL && getenv("KJUDGE_CA_FILE") != NULL && getenv("KJUDGE_CA_FILE")[0] != '\0')

@@ -236,7 +236,7 @@ void serve_gap_fill(void *ctx, const struct secret_list *outer)
     struct serve *sv = ctx;
     struct serve_gap *g = &sv->gap;
     cJSON *reply = NULL;
-    if (g->off || *sv->cfg->stop || sv->unhealthy || sv->cfg->gap_s <= 0)
+    if (g->off || *sv->cfg->stop || sv->unhealthy) /* serve_job sets no gap when gap_s is 0 */
         return;
     double t0 = mono_now();
     if (serve_gap_claim(sv, &reply)) {

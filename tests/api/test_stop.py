@@ -213,7 +213,8 @@ def test_runner_stop(srv, alice, rtok, tmp):
 
     r = Runner(os.path.join(tmp, "badgrace"), url, rtok, ["--grace", "soon"])
     rc = r.run(30)
-    check(rc == 2 and "--grace must be seconds" in r.text(), "a malformed --grace is a usage error", (rc, r.text()))
+    check(rc == 2 and "--grace 'soon' is not a number from 0 to 3600" in r.text(), "a malformed --grace is a usage error",
+          (rc, r.text()))
 
 
 def slow_upload(port, token):
