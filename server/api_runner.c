@@ -342,7 +342,7 @@ enum MHD_Result api_runner_heartbeat(struct http_req *r)
         cJSON_Delete(body);
     }
     kj_err_clear(&err);
-    if ((rc = db_job_heartbeat(r->srv->db, &ref, &err)) != 0)
+    if ((rc = db_job_heartbeat(r->srv->db, &ref, 0, &err)) != 0)
         return job_error(r, rc, &err);
     return http_no_content(r);
 }
