@@ -48,7 +48,7 @@ enum MHD_Result api_runner_artifact(struct http_req *r)
         return http_error(r, MHD_HTTP_BAD_REQUEST, "bad_attempt",
                           "send ?attempt=N, the job's attempt number from the claim");
     /* Held by the caller under a live lease (else 409 not_held), as for events. */
-    int rc = db_job_heartbeat(r->srv->db, &ref, &err);
+    int rc = db_job_heartbeat(r->srv->db, &ref, 0, &err);
     if (rc == 0)
         rc = db_sub_get(r->srv->db, ref.id, 0, &s, &err);
     if (rc == KJ_ENOTFOUND)

@@ -9,7 +9,9 @@
  * transaction), among the modes and less the jobs the claim's body names
  * (claim_filter.h), waiting for one with ?wait=S (a long poll parked in
  * wait.h, woken by wait_notify_gpu when a job of that type is queued),
- * report progress events and heartbeats (each extends the lease), and post the result object, which
+ * report progress events and heartbeats (each extends the lease; a heartbeat
+ * with {"gpu_start": true} also says the job's GPU work starts now, so its
+ * fair-share charge counts from then), and post the result object, which
  * result_check.c checks against the job and its board and rebuilds before
  * db_job_finish stores it (an internal_error with attempts left queues the
  * job again). A stopping runner gives its job back (release; so does one
@@ -331,18 +333,26 @@ enum MHD_Result api_runner_heartbeat(struct http_req *r)
     struct db_job_ref ref;
     enum MHD_Result res;
     struct kj_err err;
+    const cJSON *g;
     cJSON *body;
-    int rc;
+    int rc, ok, gpu_start;
 
     if (job_ref(r, &ref, &res))
         return res;
-    if (r->body.len > 0) { /* an optional JSON object, ignored */
-        if ((body = http_body_object(r, &res)) == NULL)
-            return res;
-        cJSON_Delete(body);
-    }
+    /* An optional JSON object (empty body: {}): {"gpu_start": true} says the
+     * job's GPU work starts now (db_job_heartbeat); other members are
+     * ignored, so runners older and newer than this server both work. */
+    if ((body = http_body_object(r, &res)) == NULL)
+        return res;
+    g = cJSON_GetObjectItemCaseSensitive(body, "gpu_start");
+    ok = g == NULL || cJSON_IsBool(g);
+    gpu_start = cJSON_IsTrue(g);
+    cJSON_Delete(body);
+    if (!ok)
+        return http_error(r, MHD_HTTP_BAD_REQUEST, "bad_heartbeat",
+                          "gpu_start must be true (the job's GPU work starts now) or false");
     kj_err_clear(&err);
-    if ((rc = db_job_heartbeat(r->srv->db, &ref, &err)) != 0)
+    if ((rc = db_job_heartbeat(r->srv->db, &ref, gpu_start, &err)) != 0)
         return job_error(r, rc, &err);
     return http_no_content(r);
 }

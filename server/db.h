@@ -35,7 +35,9 @@
  * Transitions, each one SQL transaction:
  *   (none)  -> queued   db_sub_insert
  *   queued  -> running  db_job_claim: runner_id, started_at, lease_until set
- *   running -> running  db_job_heartbeat, db_job_event: lease_until moved on
+ *   running -> running  db_job_heartbeat, db_job_event: lease_until moved on;
+ *                       a heartbeat with gpu_start also sets claimed_ms to
+ *                       now (its GPU work starts: fair share counts from then)
  *   running -> queued   db_job_sweep (lease_until passed) or db_job_finish
  *                       (internal_error): attempts + 1, a "queued" event logged
  *   running -> queued   db_job_release (a stopping runner gave it back):
@@ -337,8 +339,15 @@ int db_job_finish(struct db *db, const struct db_job_ref *ref, const struct db_r
  * are stored regardless). */
 int db_job_event(struct db *db, const struct db_job_ref *ref, enum kj_event event,
                  const char *data, struct kj_err *err);
-/* Extend the lease only. */
-int db_job_heartbeat(struct db *db, const struct db_job_ref *ref, struct kj_err *err);
+/* Extend the lease; with gpu_start (the runner says the job's GPU work
+ * starts now) also set claimed_ms to now in the same transaction, so the
+ * fair-share charge (db_queue_charge_locked) and the queue's count of
+ * running jobs start from here rather than from the claim: a job held
+ * before its GPU work starts (compiled ahead) charges nothing for the
+ * wait. A second gpu_start moves claimed_ms again (a retried heartbeat
+ * whose answer was lost must not fail). */
+int db_job_heartbeat(struct db *db, const struct db_job_ref *ref, int gpu_start,
+                     struct kj_err *err);
 /* Give a running job back: queued again at once, its attempt not counted,
  * with a "queued" event naming the runner and why (gap 0: it is stopping;
  * 1: the job had no verdict within a gap of a timed job, runner/serve_gap.c,

@@ -146,7 +146,8 @@ int db_queue_pick_locked(struct db *db, const char *gpu, const struct db_claim_f
                          int64_t now_ms, int64_t *id, struct kj_err *err);
 /* The position of queued job id under the rule (queue.h); 0 when not queued. */
 int db_queue_position_locked(struct db *db, int64_t id, int64_t *pos, struct kj_err *err);
-/* Charge job id's user the job's run time (claim to now) on its GPU type,
+/* Charge job id's user the job's run time (claimed_ms to now: from the
+ * claim, or from the heartbeat that said its GPU work started) on its GPU type,
  * and when measured, fold it into its class's estimate (a job given back
  * from a gap is charged, but its time is no job's run time). A job claimed
  * before schema version 9 (no claimed_ms) charges nothing. */

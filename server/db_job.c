@@ -1,7 +1,9 @@
 /*
  * db_job.c - the job state machine after the insert: claim, heartbeat and
- * progress events (each extends the lease), finish, requeue, give up, and
- * the lease sweep; plus the lease length and queue positions.
+ * progress events (each extends the lease; a heartbeat may also say the
+ * job's GPU work starts, which restarts its fair-share clock), finish,
+ * requeue, give up, and the lease sweep; plus the lease length and queue
+ * positions.
  *
  * api_runner.c calls db_job_claim, db_job_event, db_job_heartbeat,
  * db_job_finish and db_job_release (a stopping runner gives its job back); lease.c's ticker calls db_job_sweep; the serve set-up
@@ -290,14 +292,38 @@ int db_job_finish(struct db *db, const struct db_job_ref *ref, const struct db_r
     return job_txn(db, ref, finish_step, &a, err);
 }
 
-/* An event of a running job for touch_step (a heartbeat passes none). */
+/* Inside a transaction: running job s's GPU work starts now, so its
+ * run time counts from now (claimed_ms: what the fair-share charge and the
+ * queue's estimate of running jobs, db_queue.c, count from), not from the
+ * claim: a runner that holds a job before its GPU work starts (compiling
+ * it ahead while its GPU judges another) does not charge its user the
+ * wait. Sent again, it moves claimed_ms again. */
+static int gpu_start_locked(struct db *db, const struct db_sub *s, struct kj_err *err)
+{
+    sqlite3_stmt *st = NULL;
+    int rc = db_prep(db, err, &st, "UPDATE submissions SET claimed_ms = ? WHERE id = ? AND "
+                     "status = 'running'", "ii", db_now_ms(), s->id);
+    if (rc == 0)
+        rc = db_step(db, err, st);
+    sqlite3_finalize(st);
+    if (rc == 0 && sqlite3_changes(db->h) != 1)
+        rc = KJ_FAIL(err, KJ_EINTERNAL, "gpu start of submission %lld changed no row",
+                     (long long)s->id);
+    return rc;
+}
+
+/* What touch_step does besides moving the lease on: store an event
+ * (db_job_event), or for a heartbeat restart the job's run time
+ * (gpu_start) or nothing. */
 struct touch_arg {
+    int has_event;
     enum kj_event event;
     const char *data;
+    int gpu_start;
 };
 
-/* An event (arg) or a heartbeat (arg NULL): the lease moves on, the event
- * is stored if the job's cap has room. */
+/* An event or a heartbeat: the lease moves on, the event is stored if the
+ * job's cap has room (else nothing changes), a gpu_start sets claimed_ms. */
 static int touch_step(struct db *db, const struct db_job_ref *ref, const struct db_sub *s,
                       int done, void *arg, struct kj_err *err)
 {
@@ -305,23 +331,27 @@ static int touch_step(struct db *db, const struct db_job_ref *ref, const struct 
     int rc;
     if (done)
         return KJ_FAIL(err, KJ_ECONFLICT, "job %lld is already done", (long long)ref->id);
-    if (t != NULL && (rc = db_event_room_locked(db, ref->id, t->event, t->data, err)) != 0)
+    if (t->has_event && (rc = db_event_room_locked(db, ref->id, t->event, t->data, err)) != 0)
         return rc;
     if ((rc = extend_locked(db, s, err)) != 0)
         return rc;
-    return t != NULL ? db_event_insert_locked(db, ref->id, t->event, t->data, err) : 0;
+    if (t->gpu_start && (rc = gpu_start_locked(db, s, err)) != 0)
+        return rc;
+    return t->has_event ? db_event_insert_locked(db, ref->id, t->event, t->data, err) : 0;
 }
 
 int db_job_event(struct db *db, const struct db_job_ref *ref, enum kj_event event,
                  const char *data, struct kj_err *err)
 {
-    struct touch_arg t = {event, data};
+    struct touch_arg t = {1, event, data, 0};
     return job_txn(db, ref, touch_step, &t, err);
 }
 
-int db_job_heartbeat(struct db *db, const struct db_job_ref *ref, struct kj_err *err)
+int db_job_heartbeat(struct db *db, const struct db_job_ref *ref, int gpu_start,
+                     struct kj_err *err)
 {
-    return job_txn(db, ref, touch_step, NULL, err);
+    struct touch_arg t = {0, KJ_EV_QUEUED, NULL, gpu_start != 0};
+    return job_txn(db, ref, touch_step, &t, err);
 }
 
 /* ------------------------------------------------------------------ */

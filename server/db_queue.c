@@ -18,7 +18,10 @@
  * summing finished jobs would read every job of the last hour or more on
  * each claim, and submissions.started_at is in whole seconds, too coarse
  * for half-second jobs. The claim's millisecond is kept in
- * submissions.claimed_ms for the charge. queue_state keeps the class
+ * submissions.claimed_ms for the charge, moved to the millisecond the job's
+ * GPU work starts when the runner says so (a heartbeat's gpu_start,
+ * db_job_heartbeat): a job held while it is compiled ahead is not charged
+ * the wait, here or as a running job in the snapshot. queue_state keeps the class
  * streak and the measured run time of each class per GPU type, so a
  * restart does not reset the class bound.
  */

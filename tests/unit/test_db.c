@@ -11,7 +11,8 @@
  * job's events: read from a cursor in bounded batches, capped per job
  * (count and bytes; a refused event stores nothing), and a claim's filter
  * (modes, skip): the queue rule picking among the jobs it allows by every
- * user's usage, the class streak moved as by any claim. The schema's
+ * user's usage, the class streak moved as by any claim; a heartbeat's
+ * gpu_start restarting a job's fair-share charge. The schema's
  * migrations and limits are in test_db_schema.c.
  */
 #define KT_MAIN
@@ -531,6 +532,71 @@ static void test_claim_filter(struct db *db)
              claim_f(db, "CF1", NULL, r) == 0, "no filter: the light user's t2, then t1");
 }
 
+/* One number a query about row id gives (-1: no row). */
+static int64_t num_of(struct db *db, const char *sql, int64_t id)
+{
+    sqlite3_stmt *q = NULL;
+    int64_t v = -1;
+    if (sqlite3_prepare_v2(db->h, sql, -1, &q, NULL) == SQLITE_OK &&
+        sqlite3_bind_int64(q, 1, id) == SQLITE_OK && sqlite3_step(q) == SQLITE_ROW)
+        v = sqlite3_column_int64(q, 0);
+    sqlite3_finalize(q);
+    return v;
+}
+
+#define CLAIMED_MS "SELECT claimed_ms FROM submissions WHERE id = ?"
+#define USAGE_MS "SELECT CAST(usage_ms AS INTEGER) FROM queue_usage WHERE gpu = 'GS1' AND user_id = ?"
+
+/* Job id as if claimed ms earlier: a hold without sleeping. */
+static void hold_back(struct db *db, int64_t id, int64_t ms)
+{
+    char sql[128];
+    snprintf(sql, sizeof sql, "UPDATE submissions SET claimed_ms = claimed_ms - %lld WHERE id = %lld",
+             (long long)ms, (long long)id);
+    KT_CHECK(sqlite3_exec(db->h, sql, NULL, NULL, NULL) == SQLITE_OK, "move claimed_ms back");
+}
+
+/* A heartbeat's gpu_start: claimed_ms set to now in the heartbeat's
+ * transaction, so a job held before its GPU work starts charges its user
+ * from then; a plain heartbeat, a refused one, or none: from the claim. */
+static void test_gpu_start(struct db *db)
+{
+    struct kj_err err;
+    int dup = 0;
+    int64_t held = add_user(db, "gsheld", "user"), plain = add_user(db, "gsplain", "user"),
+            r = add_user(db, "gsr", "runner"), other = add_user(db, "gsother", "runner");
+    int64_t a = submit(db, held, "GS1", "test"), b = submit(db, plain, "GS1", "test"), t0;
+    struct db_job_ref ref = {a, r, 1}, stranger = {a, other, 1}, stale = {a, r, 2};
+    KT_CHECK(claim_f(db, "GS1", NULL, r) == a, "claim the held user's job");
+    hold_back(db, a, 5000);
+    int64_t claimed = num_of(db, CLAIMED_MS, a);
+    KT_CHECK(db_job_heartbeat(db, &ref, 0, &err) == 0 && num_of(db, CLAIMED_MS, a) == claimed,
+             "a heartbeat without gpu_start leaves claimed_ms: %s", err.msg);
+    KT_CHECK(db_job_heartbeat(db, &stranger, 1, &err) == KJ_ECONFLICT &&
+             db_job_heartbeat(db, &stale, 1, &err) == KJ_ECONFLICT &&
+             num_of(db, CLAIMED_MS, a) == claimed,
+             "gpu_start from another runner or for another attempt: refused, nothing changed");
+    t0 = db_now_ms();
+    KT_CHECK(db_job_heartbeat(db, &ref, 1, &err) == 0 && num_of(db, CLAIMED_MS, a) >= t0,
+             "gpu_start sets claimed_ms to now (%lld >= %lld)", (long long)num_of(db, CLAIMED_MS, a),
+             (long long)t0);
+    hold_back(db, a, 3000);
+    KT_CHECK(db_job_heartbeat(db, &ref, 1, &err) == 0 && num_of(db, CLAIMED_MS, a) >= t0,
+             "a second gpu_start moves it again");
+    KT_CHECK(finish(db, a, r, "accepted", 0, 0, "{}", &dup, &err) == 0, "finish: %s", err.msg);
+    int64_t usage = num_of(db, USAGE_MS, held);
+    KT_CHECK(usage >= 0 && usage < 1000, "charged from the GPU start, not the 5 s hold: %lld ms",
+             (long long)usage);
+    KT_CHECK(db_job_heartbeat(db, &ref, 1, &err) == KJ_ECONFLICT, "gpu_start for a done job: refused");
+    KT_CHECK(claim_f(db, "GS1", NULL, r) == b, "claim the plain user's job");
+    hold_back(db, b, 5000);
+    ref.id = b;
+    KT_CHECK(db_job_heartbeat(db, &ref, 0, &err) == 0 &&
+             finish(db, b, r, "accepted", 0, 0, "{}", &dup, &err) == 0, "heartbeat, finish");
+    usage = num_of(db, USAGE_MS, plain);
+    KT_CHECK(usage >= 5000, "without gpu_start the hold is charged: %lld ms", (long long)usage);
+}
+
 int main(int argc, char **argv)
 {
     kt_init(argc, argv);
@@ -556,6 +622,7 @@ int main(int argc, char **argv)
     KT_RUN(test_runner_gpus(db));
     KT_RUN(test_event_cursor(db));
     KT_RUN(test_claim_filter(db));
+    KT_RUN(test_gpu_start(db));
     db_close(db);
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
