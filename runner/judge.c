@@ -74,13 +74,14 @@ struct judge_cjob {
 };
 
 /* Run the n compiles of c in compile boxes, at most k at once, in turns
- * from c[0] (the submission's): once it has failed to compile, the turns
- * after are not run (their results stay empty; its verdict needs none). */
+ * from c[0]: once the submission's (c[0] when it is there) has failed to
+ * compile, the turns after are not run (their results stay empty; its
+ * verdict needs none). */
 static void judge_compile_turns(struct judge *j, int k, struct judge_cjob *c, int n)
 {
     for (int i = 0; i < n; i += k) {
         int end = i + k < n ? i + k : n;
-        if (i > 0 && c[0].rc == KJ_OK && !c[0].out->ok)
+        if (i > 0 && c[0].out == &j->sub && c[0].rc == KJ_OK && !c[0].out->ok)
             break;
         for (int m = i; m < end; m++) {
             c[m].rc = cbox_start(c[m].src, c[m].len, c[m].d, j->dev.arch, j->job->secrets, &c[m].p,
@@ -95,17 +96,42 @@ static void judge_compile_turns(struct judge *j, int k, struct judge_cjob *c, in
     }
 }
 
+/* The "compiled" event: the submission's compile report. */
+static void judge_compiled_event(struct judge *j)
+{
+    cJSON *cj = result_compile_json(&j->sub);
+    judge_event(j, KJ_EV_COMPILED, cj);
+    cJSON_Delete(cj);
+}
+
+/* The compile_error verdict of j->sub, with the log's first line. */
+static void judge_compile_verdict(struct judge *j)
+{
+    char first[512];
+    size_t n = strcspn(j->sub.log != NULL ? j->sub.log : "", "\n");
+    kj_printable(first, sizeof first, j->sub.log != NULL ? j->sub.log : "", n);
+    judge_verdict(j, KJ_V_COMPILE_ERROR, "%s", first[0] ? first : "compilation failed");
+}
+
 /* Compile the submission, the reference and the board's generate.cu for the
  * box's architecture, in compile boxes running at once as far as this
- * host's compile slots allow (cslot.h). */
+ * host's compile slots allow (cslot.h). A submission compiled before its
+ * turn (judge_job.compiled) for this architecture is used as it is. */
 static int judge_compile(struct judge *j, struct kj_err *err)
 {
     struct kj_err rerr, gerr;
     int grc = KJ_OK;
-    cJSON *ev = result_compiling_json(j->dev.arch);
-    judge_event(j, KJ_EV_COMPILING, ev);
-    cJSON_Delete(ev);
-    int rc, rrc;
+    struct compile_result *ahead = j->job->compiled;
+    int pre = ahead != NULL && strcmp(ahead->arch, j->dev.arch) == 0;
+    if (pre) { /* compiled before its turn, its events posted then (judge.h) */
+        j->sub = *ahead;
+        memset(ahead, 0, sizeof *ahead);
+    } else {
+        cJSON *ev = result_compiling_json(j->dev.arch);
+        judge_event(j, KJ_EV_COMPILING, ev);
+        cJSON_Delete(ev);
+    }
+    int rc = KJ_OK, rrc = KJ_OK;
     kj_err_clear(&gerr);
     kj_err_clear(&rerr);
     if (j->job->compile_unboxed) { /* eval --compile-unboxed: local files, under a profiler */
@@ -114,22 +140,39 @@ static int judge_compile(struct judge *j, struct kj_err *err)
         if (j->gensrc != NULL)
             grc = compile_source(j->gensrc, j->genlen, &j->gendirs, j->dev.arch, &j->genc, &gerr);
     } else {
-        struct judge_cjob c[3] = {
-            {j->job->source, j->job->source_len, &j->dirs, &j->sub, err, KJ_OK, 0, {-1, -1, 0}},
-            {j->refsrc, j->reflen, &j->refdirs, &j->refc, &rerr, KJ_OK, 0, {-1, -1, 0}},
-            {j->gensrc, j->genlen, &j->gendirs, &j->genc, &gerr, KJ_OK, 0, {-1, -1, 0}}};
-        int n = j->gensrc != NULL ? 3 : 2;
+        /* The submission first (unless compiled already), then the board's
+         * files (unless a job before compiled them: judge_boards). */
+        struct judge_cjob c[3];
+        int n = 0, kept = judge_boards_get(j->job->boards, j);
+        if (!pre)
+            c[n++] = (struct judge_cjob){j->job->source, j->job->source_len, &j->dirs, &j->sub,
+                                         err, KJ_OK, 0, {-1, -1, 0}};
+        if (!kept)
+            c[n++] = (struct judge_cjob){j->refsrc, j->reflen, &j->refdirs, &j->refc, &rerr,
+                                         KJ_OK, 0, {-1, -1, 0}};
+        if (!kept && j->gensrc != NULL)
+            c[n++] = (struct judge_cjob){j->gensrc, j->genlen, &j->gendirs, &j->genc, &gerr,
+                                         KJ_OK, 0, {-1, -1, 0}};
         struct cslot slots;
-        if ((rc = cslot_take(&slots, NULL, cslot_count(), n, j->deadline, err)) != KJ_OK)
+        if (n > 0 && (rc = cslot_take(&slots, NULL, cslot_count(), n, j->deadline, err)) != KJ_OK)
             return rc;
-        if (slots.waited_s >= 1)
+        if (n > 0 && slots.waited_s >= 1)
             kj_log(KJ_LOG_INFO, "judge", "waited %.1f s for a compile slot (this host's are "
                    "all in use)", slots.waited_s);
-        judge_compile_turns(j, slots.n, c, n);
-        cslot_give(&slots);
-        rc = c[0].rc;
-        rrc = c[1].rc;
-        grc = c[2].rc;
+        if (n > 0) {
+            judge_compile_turns(j, slots.n, c, n);
+            cslot_give(&slots);
+        }
+        for (int i = 0; i < n; i++) {
+            if (c[i].out == &j->sub)
+                rc = c[i].rc;
+            else if (c[i].out == &j->refc)
+                rrc = c[i].rc;
+            else
+                grc = c[i].rc;
+        }
+        if (!kept && rrc == KJ_OK && grc == KJ_OK)
+            judge_boards_put(j->job->boards, j);
     }
     if (rc != KJ_OK)
         return rc;
@@ -141,15 +184,11 @@ static int judge_compile(struct judge *j, struct kj_err *err)
     if (j->sub.ok && kj_mode_timed(j->job->mode) &&
         sass_start(&j->sub, &j->sass, &serr) != KJ_OK && serr.code != KJ_ENOTFOUND)
         kj_log(KJ_LOG_WARN, "judge", "instruction classes from the PTX only: %s", serr.msg);
-    cJSON *cj = result_compile_json(&j->sub);
-    judge_event(j, KJ_EV_COMPILED, cj);
-    cJSON_Delete(cj);
+    if (!pre)
+        judge_compiled_event(j);
     j->res->has_compile = 1; /* the report is j->sub's, taken at the end (judge_run) */
     if (!j->sub.ok) {
-        char first[512];
-        size_t n = strcspn(j->sub.log, "\n");
-        kj_printable(first, sizeof first, j->sub.log, n);
-        judge_verdict(j, KJ_V_COMPILE_ERROR, "%s", first[0] ? first : "compilation failed");
+        judge_compile_verdict(j);
         return KJ_OK;
     }
     if (rrc != KJ_OK)
@@ -395,6 +434,64 @@ static int judge_given_up(const struct judge *j, int rc, double t0)
     return j->res->verdict == KJ_V_TIME_LIMIT || j->res->verdict == KJ_V_COMPILE_ERROR;
 }
 
+/* The result's last fields: the verification path beside the system
+ * block, and the submission's compile report (with nvdisasm's classes),
+ * its cubin dropped. */
+static void judge_result_finish(struct judge *j)
+{
+    if (j->res->has_system) {
+        j->res->sys.has_verify = 1;
+        j->res->sys.verify_gpu = j->gpu_verify;
+    }
+    if (j->res->has_compile) {
+        j->res->compile = j->sub;
+        free(j->res->compile.cubin);
+        j->res->compile.cubin = NULL;
+        j->res->compile.cubin_size = 0;
+        memset(&j->sub, 0, sizeof j->sub);
+    }
+}
+
+int judge_ahead_dirs(const struct spec *spec, enum kj_mode mode, const char *source,
+                     size_t len, struct directives *d)
+{
+    const char *names[SPEC_MAX_VARS];
+    struct expr_vars vars;
+    struct kj_err err;
+    if (mode != KJ_MODE_TEST && !kj_mode_timed(mode))
+        return 0;
+    spec_expr_vars(spec, names, NULL, &vars);
+    kj_err_clear(&err);
+    if (dir_parse(source, len, d, &err) != KJ_OK || dir_check_names(d, &vars, &err) != KJ_OK)
+        return 0;
+    return d->leaderboard[0] == '\0' || strcmp(d->leaderboard, spec->name) == 0;
+}
+
+int judge_compile_failed(const struct judge_job *job, const struct box_device *dev,
+                         struct judge_result **result, struct kj_err *err)
+{
+    struct judge j;
+    memset(&j, 0, sizeof j);
+    *result = NULL;
+    j.job = job;
+    j.spec = job->spec;
+    j.dev = *dev;
+    j.gpu_verify = getenv("KJUDGE_HOST_VERIFY") == NULL;
+    j.sub = *job->compiled;
+    memset(job->compiled, 0, sizeof *job->compiled);
+    if ((j.res = result_new(j.spec, job->mode)) == NULL) {
+        compile_result_free(&j.sub);
+        return KJ_FAIL(err, KJ_ENOMEM, "out of memory for the result");
+    }
+    judge_compiled_event(&j);
+    j.res->has_compile = 1;
+    judge_compile_verdict(&j);
+    judge_system(&j);
+    judge_result_finish(&j);
+    *result = j.res;
+    return KJ_OK;
+}
+
 int judge_run(const struct judge_job *job, struct judge_result **result, struct kj_err *err)
 {
     struct judge j;
@@ -432,19 +529,11 @@ int judge_run(const struct judge_job *job, struct judge_result **result, struct 
     if (j.tool)
         judge_tool_finish(&j);
     judge_sass(&j);
-    if (j.res->has_system) {
-        j.res->sys.has_verify = 1;
-        j.res->sys.verify_gpu = j.gpu_verify;
-    }
-    if (j.res->has_compile) { /* the submission's report, with nvdisasm's classes */
-        j.res->compile = j.sub;
-        free(j.res->compile.cubin);
-        j.res->compile.cubin = NULL;
-        j.res->compile.cubin_size = 0;
-        memset(&j.sub, 0, sizeof j.sub);
-    }
+    judge_result_finish(&j);
     if (j.pre != NULL) /* judge_steps ended before the regions */
         judge_leftover_finish(j.pre->drop(j.pre));
+    if (job->compiled != NULL) /* not used: taken all the same (judge.h) */
+        compile_result_free(job->compiled);
     judge_cleanup(&j);
     if (rc != KJ_OK) {
         result_free(j.res);

@@ -86,6 +86,18 @@ struct judge_job {
                                    * after it started is given up (a job judged in a gap):
                                    * judge_run returns KJ_ETIMEOUT, no result, and the
                                    * caller gives the job back. 0 = never */
+    struct compile_result *compiled; /* NULL: the judge compiles the submission. Else it
+                                  * was compiled before the job's turn (the compile-ahead
+                                  * process, runner/ahead.h) with judge_ahead_dirs()'s
+                                  * directives for arch, and its "compiling" and
+                                  * "compiled" events were posted then: the judge uses it
+                                  * (compiling only the board's files) and posts neither.
+                                  * judge_run takes what it holds: it is freed and zeroed
+                                  * when judge_run returns, used or not. */
+    struct judge_boards *boards;  /* NULL: the board's reference.cu and generate.cu are
+                                   * compiled with the job. Else compiled ones are taken
+                                   * from there, and what this job compiles is kept there
+                                   * (judge_boards_new): borrowed, one thread at a time */
     struct judge_prestart *prestart; /* NULL: the boxes start with the job. Else a pair
                                       * started for this job's board before the job
                                       * (judge_prestart_start), which judge_run takes over
@@ -95,6 +107,9 @@ struct judge_job {
 };
 
 struct judge_result;
+struct compile_result;
+struct directives;
+struct box_device;
 
 /* What a judged job leaves behind when the caller asks for it
  * (judge_job.leftover): its boxes, already killed (SIGKILL) and their
@@ -156,5 +171,31 @@ int judge_prestart_fits(const struct judge_prestart *p, const struct spec *spec,
  * job->give_up_s, not judged. Either way, with job->leftover set, the
  * boxes' teardown is handed over in *job->leftover (see there). */
 int judge_run(const struct judge_job *job, struct judge_result **result, struct kj_err *err);
+
+/* The board's compiled files, kept across the jobs of one runner
+ * (judge_boards.c): judge_job.boards. The caller owns it; free it with
+ * judge_boards_free (NULL does nothing). NULL from new: out of memory. */
+struct judge_boards;
+struct judge_boards *judge_boards_new(void);
+void judge_boards_free(struct judge_boards *b);
+
+/* Compile-ahead (runner/ahead.h): whether a job of board spec in mode may
+ * have its submission compiled before its turn, and with which
+ * directives. 1 with *d set when the mode is test, benchmark or
+ * leaderboard and the source's directives are ones the judge accepts for
+ * the board (the judge parses them again, alike); 0 otherwise: the judge
+ * sees the job as it is (a "rejected" verdict needs no compile, and a
+ * tool's compile adds line information). */
+int judge_ahead_dirs(const struct spec *spec, enum kj_mode mode, const char *source,
+                     size_t len, struct directives *d);
+
+/* The result of a job whose submission failed to compile before its turn
+ * (job->compiled, ok 0, taken as by judge_run): the "compiled" and
+ * "verdict" events through job->progress and a compile_error result, its
+ * system block from dev (the runner's probe), as judge_run gives it; no
+ * box is started. KJ_OK with *result the caller's (result_free), else
+ * KJ_ENOMEM. */
+int judge_compile_failed(const struct judge_job *job, const struct box_device *dev,
+                         struct judge_result **result, struct kj_err *err);
 
 #endif

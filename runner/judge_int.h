@@ -12,6 +12,7 @@
  *   judge_box.c    the two boxes: configuration, start (or a pair started
  *                  before the job: judge.h's judge_prestart), contexts,
  *                  module load, the restart between rounds, the kill
+ *   judge_boards.c the board's compiled files kept across jobs
  *   judge.c        the steps of a job: directives, plan, boxes, compile,
  *                  load, tests (or the dump), benchmarks, the result
  *
@@ -73,6 +74,13 @@ struct judge {
     int profile_marks;          /* CASE calls of the submission box carry box_req.profile */
     char tool_dir[4096];        /* tool mode: the tool's output folder ("" = none yet) */
 };
+
+/* judge_boards.c (judge.h's judge_boards; b may be NULL): copy the compiled
+ * reference.cu and generate.cu of j's board, as j read them, into
+ * j->refc and j->genc: 1, or 0 when none is kept (nothing set). Keep
+ * j's (both compiled) for the next job. */
+int judge_boards_get(struct judge_boards *b, struct judge *j);
+void judge_boards_put(struct judge_boards *b, const struct judge *j);
 
 /* judge_tool.c: profile and sanitize modes (tool.h) */
 /* The run region as a memfd (which the tool's box maps). */

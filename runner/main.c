@@ -17,6 +17,7 @@
  * Exit status: 0 ok / accepted; 1 the submission failed (any other verdict,
  * or a compile error); 2 usage error or the judge's own failure.
  */
+#include "ahead.h"
 #include "box.h"
 #include "cbox.h"
 #include "compile.h"
@@ -80,6 +81,7 @@ struct opts {
     int processes;
     double gap_s;       /* --gap-seconds; < 0: not given */
     double grace_s;     /* --grace; < 0: not given */
+    int ahead;          /* --ahead; < 0: not given */
 };
 
 static void usage(FILE *f)
@@ -117,6 +119,10 @@ static void usage(FILE *f)
         "                                      timed job, each given back when it has no\n"
         "                                      verdict within S; default 2, 0 = never; also\n"
         "                                      eval --gap's limit)\n"
+        "                     [--ahead N]     (claim and compile up to N jobs while the GPU\n"
+        "                                      judges, 0-3, default 2; a job that does not\n"
+        "                                      compile never reaches the GPU; 0 = one job at\n"
+        "                                      a time)\n"
         "       kjudge-runner probe [--gpu N]\n"
         "common: --leaderboards DIR (default ./leaderboards)\n"
         "exit: 0 ok/accepted, 1 the submission failed, 2 usage or judge error\n");
@@ -146,6 +152,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
     o->mode = "test";
     o->arch = "sm_90a";
     o->gap_s = o->grace_s = -1;
+    o->ahead = -1;
     if (argc < 2)
         return -1;
     o->cmd = argv[1];
@@ -175,6 +182,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
             {"--time-limit", 0, 86400, 0, 0}, {"--samples", 0, 1e7, 1, 0},
             {"--processes", 1, TPLAN_ROUNDS, 1, 0}, {"--shape", 0, SPEC_MAX_CASES - 1, 1, 0},
             {"--gap-seconds", 0, 60, 0, 0}, {"--grace", 0, 3600, 0, 0},
+            {"--ahead", 0, AHEAD_SLOTS_MAX, 1, 0},
         };
         for (size_t k = 0; k < sizeof n / sizeof n[0] && !hit; k++) {
             if (strcmp(a, n[k].flag) != 0)
@@ -191,7 +199,8 @@ static int parse_opts(int argc, char **argv, struct opts *o)
             case 4: o->processes = (int)n[k].x; break;
             case 5: o->shape = 1 + (int)n[k].x; break;
             case 6: o->gap_s = n[k].x; break;
-            default: o->grace_s = n[k].x; break;
+            case 7: o->grace_s = n[k].x; break;
+            default: o->ahead = (int)n[k].x; break;
             }
         }
         if (hit)
@@ -533,9 +542,11 @@ static int cmd_serve(const struct opts *o)
         .name = o->name ? o->name : name, .gpu_type = o->gpu_type,
         .leaderboards = o->leaderboards, .once = o->once, .grace_s = grace, .stop = &stop_flag,
         .gap_s = o->gap_s >= 0 ? o->gap_s : SERVE_GAP_DEFAULT_S,
+        .ahead = o->ahead >= 0 ? o->ahead : AHEAD_SLOTS_DEFAULT,
     };
 #ifdef KJ_RUNNER_FAKE_GPU
     c.ops = &fakegpu_ops;
+    c.ahead = o->ahead >= 0 ? o->ahead : 0; /* the API tests ask for it by name */
 #endif
     kj_err_clear(&err);
     rc = serve_loop(&c, &err);

@@ -94,6 +94,27 @@ static void serve_progress(void *ctx, enum kj_event event, const cJSON *data)
     serve_post_event(sv, sv->job_id, sv->attempt, event, data);
 }
 
+/* Give job id back to the server (a stop): one handed over by the
+ * compile-ahead process and not judged. ahead_end's callback; runs on the
+ * watcher's client (the watcher is not running, or is the caller). */
+static void serve_give_back(void *ctx, long id, long attempt)
+{
+    struct serve *sv = ctx;
+    char path[128];
+    struct curlc_resp r;
+    struct kj_err err;
+    cJSON *body = cJSON_CreateObject();
+    cJSON_AddStringToObject(body, "why", "stopping");
+    snprintf(path, sizeof path, "/api/v1/runner/jobs/%ld/release?attempt=%ld", id, attempt);
+    kj_err_clear(&err);
+    int st = deliver_post(sv->watch_http, path, body, &r, &err);
+    cJSON_Delete(body);
+    curlc_resp_free(&r);
+    kj_log(st >= 200 && st < 300 ? KJ_LOG_INFO : KJ_LOG_WARN, "serve", "stopped: job=%ld %s",
+           id, st >= 200 && st < 300 ? "given back to the server" : "not given back; it goes "
+           "back to the queue when its lease runs out");
+}
+
 /* The watcher gives the job back (POST .../release), then ends the
  * process: the boxes of the job still being judged die with it
  * (PR_SET_PDEATHSIG). Called with sv->mu held. */
@@ -121,6 +142,8 @@ static void serve_release(struct serve *sv)
         kj_log(KJ_LOG_WARN, "serve", "stopped: job=%ld not given back (status %d%s%s); it goes "
                "back to the queue when its lease runs out", sv->job_id, st, st < 0 ? ": " : "",
                st < 0 ? err.msg : "");
+    ahead_end(sv->ahead, serve_give_back, sv); /* the jobs claimed ahead go back too */
+    sv->ahead = NULL;
     /* The main thread is in the judge and leaves sv->pre alone until the
      * watcher has ended, so this thread may take it. */
     if (sv->pre != NULL) {
@@ -140,7 +163,7 @@ static void *serve_watch(void *arg)
 {
     struct serve *sv = arg;
     char path[128];
-    double next_beat = mono_now() + sv->beat_s, deadline = -1;
+    double next_beat = mono_now() + (sv->gpu_start ? 0 : sv->beat_s), deadline = -1;
     snprintf(path, sizeof path, "/api/v1/runner/jobs/%ld/heartbeat?attempt=%ld", sv->job_id,
              sv->attempt);
     pthread_mutex_lock(&sv->mu);
@@ -171,6 +194,9 @@ static void *serve_watch(void *arg)
         struct curlc_resp r;
         struct kj_err err;
         cJSON *empty = cJSON_CreateObject();
+        if (sv->gpu_start) /* held before its turn: the server charges from now */
+            cJSON_AddBoolToObject(empty, "gpu_start", 1);
+        sv->gpu_start = 0;
         kj_err_clear(&err);
         int st = deliver_post(sv->watch_http, path, empty, &r, &err);
         if (st < 0 || st >= 300)
@@ -293,7 +319,7 @@ static void serve_prestart(struct serve *sv, const struct spec *spec)
 /* Judge one claimed job object and post its result; only then are its
  * boxes torn down (the user's verdict waits for none of it). The job's
  * secret seed string is wiped once read. */
-static void serve_job(struct serve *sv, cJSON *job)
+static void serve_job(struct serve *sv, cJSON *job, struct compile_result *compiled)
 {
     const cJSON *secret = cJSON_GetObjectItem(job, "secret_seed");
     const char *lb, *mode, *src;
@@ -341,6 +367,8 @@ static void serve_job(struct serve *sv, cJSON *job)
         jj.secrets = &wipe;
         jj.gpu = sv->cfg->gpu;
         jj.arch = sv->dev.arch;
+        jj.boards = sv->boards;
+        jj.compiled = compiled; /* taken by the judge */
         jj.progress = serve_progress;
         jj.progress_ctx = sv;
         jj.leftover = &left;
@@ -356,6 +384,9 @@ static void serve_job(struct serve *sv, cJSON *job)
         serve_gap_end(sv);
         explicit_bzero(&jj.secret_seed, sizeof jj.secret_seed);
     }
+    explicit_bzero((char *)src, strlen(src)); /* no later child finds it in freed memory */
+    if (compiled != NULL) /* not judged: no leaderboard or mode for it */
+        compile_result_free(compiled);
     if (pre != NULL) /* not judged: no leaderboard or mode for it */
         teardown_start(&sv->td, sv->job_id, pre->drop(pre));
     if (result == NULL) { /* out of memory: the lease runs out and the job is tried again */
@@ -431,7 +462,8 @@ static int serve_claim(struct serve *sv, struct kj_err *err)
         explicit_bzero(r.body, r.len); /* the job's seed: only the parsed copy stays */
     }
     if (st == 200 && reply != NULL && cJSON_IsObject(cJSON_GetObjectItem(reply, "job"))) {
-        serve_job(sv, cJSON_GetObjectItem(reply, "job"));
+        sv->gpu_start = 0;
+        serve_job(sv, cJSON_GetObjectItem(reply, "job"), NULL);
         rc = 1;
     } else if (st == 401 || st == 403) {
         char why[300];
@@ -445,6 +477,41 @@ static int serve_claim(struct serve *sv, struct kj_err *err)
     cJSON_Delete(reply);
     curlc_resp_free(&r);
     return rc;
+}
+
+/* The next job from the compile-ahead process: as serve_claim. When the
+ * process has ended, this loop claims for itself from then on. */
+static int serve_next_ahead(struct serve *sv, struct kj_err *err)
+{
+    cJSON *reply = NULL;
+    struct compile_result c;
+    int has = 0, rc = ahead_next(sv->ahead, sv->cfg->stop, &reply, &c, &has, err);
+    if (rc < 0) {
+        kj_log(KJ_LOG_WARN, "serve", "%s; this runner claims its jobs itself from now on",
+               err->msg);
+        ahead_end(sv->ahead, serve_give_back, sv);
+        sv->ahead = NULL;
+        return 0;
+    }
+    if (rc == 0)
+        return 0;
+    const cJSON *job = cJSON_GetObjectItem(reply, "job");
+    if (*sv->cfg->stop) { /* handed over as the stop came: back to the server */
+        const cJSON *id = cJSON_GetObjectItem(job, "id"), *at = cJSON_GetObjectItem(job, "attempt");
+        if (cJSON_IsNumber(id))
+            serve_give_back(sv, (long)id->valuedouble,
+                            cJSON_IsNumber(at) ? (long)at->valuedouble : 1);
+        const cJSON *src = cJSON_GetObjectItem(job, "source");
+        if (cJSON_IsString(src))
+            explicit_bzero(src->valuestring, strlen(src->valuestring));
+        compile_result_free(&c);
+        cJSON_Delete(reply);
+        return 0;
+    }
+    sv->gpu_start = 1; /* held since its claim */
+    serve_job(sv, (cJSON *)job, has ? &c : NULL);
+    cJSON_Delete(reply);
+    return 1;
 }
 
 /* The GPU host's probe: the sandbox first (refusing to judge on a host
@@ -532,6 +599,22 @@ static int serve_ready(struct serve *sv, struct kj_err *err)
     return serve_hello(sv, NULL, err);
 }
 
+/* Fork the compile-ahead process (ahead.h) when asked; without it this
+ * loop claims its jobs itself, as it does with --once. */
+static void serve_ahead_start(struct serve *sv)
+{
+    struct kj_err err;
+    const struct serve_cfg *cfg = sv->cfg;
+    if (cfg->ahead <= 0 || cfg->once)
+        return;
+    struct ahead_cfg ac = {cfg->server, cfg->token, cfg->ca_file, cfg->name, sv->gpu_type,
+                           &sv->dev, cfg->leaderboards, cfg->ahead, 20, &sv->secrets, cfg->stop};
+    kj_err_clear(&err);
+    if (ahead_start(&ac, &sv->ahead, &err) != KJ_OK)
+        kj_log(KJ_LOG_WARN, "serve", "no compile-ahead (%s): jobs are claimed one at a time",
+               err.msg);
+}
+
 int serve_loop(const struct serve_cfg *cfg, struct kj_err *err)
 {
     struct serve sv;
@@ -552,10 +635,13 @@ int serve_loop(const struct serve_cfg *cfg, struct kj_err *err)
     }
     if ((rc = serve_open(&sv, err)) != KJ_OK || (rc = serve_ready(&sv, err)) != KJ_OK)
         goto out;
+    if ((sv.boards = judge_boards_new()) == NULL)
+        kj_log(KJ_LOG_WARN, "serve", "no memory to keep the boards' compiled files");
+    serve_ahead_start(&sv);
     while (!*cfg->stop && !sv.unhealthy) {
         struct kj_err cerr;
         double t0 = mono_now();
-        int r = serve_claim(&sv, &cerr);
+        int r = sv.ahead != NULL ? serve_next_ahead(&sv, &cerr) : serve_claim(&sv, &cerr);
         if (r == 1 && cfg->once)
             break;
         if (r < 0 && *cfg->stop) /* the claim was dropped for the stop */
@@ -581,9 +667,11 @@ int serve_loop(const struct serve_cfg *cfg, struct kj_err *err)
     else if (*cfg->stop)
         kj_log(KJ_LOG_INFO, "serve", "stopped name=%s", cfg->name);
 out:
+    ahead_end(sv.ahead, serve_give_back, &sv);
     serve_drop_pre(&sv);
     teardown_destroy(&sv.td); /* no box is left behind */
 early:
+    judge_boards_free(sv.boards);
     spec_free_all(sv.specs, sv.nspecs);
     curlc_free(sv.http);
     curlc_free(sv.watch_http);

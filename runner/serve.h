@@ -52,6 +52,8 @@ struct serve_cfg {
     double gap_s;              /* > 0: between the rounds of a timed job, judge one test-mode
                                 * job per gap, given up (and given back) when it has no
                                 * verdict within this; 0 = no gap jobs (serve_gap.c) */
+    int ahead;                 /* > 0: claim and compile up to this many jobs while the GPU
+                                * judges (ahead.h); 0 = claim one job at a time */
     const struct serve_ops *ops; /* NULL: the GPU */
 };
 

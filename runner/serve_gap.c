@@ -195,6 +195,7 @@ static void serve_gap_judge(struct serve *sv, const cJSON *job, const struct sec
         jj.secrets = outer; /* the runner's, the timed job's seed, source and code */
         jj.gpu = sv->cfg->gpu;
         jj.arch = sv->dev.arch;
+        jj.boards = sv->boards;
         jj.progress = serve_gap_progress;
         jj.progress_ctx = sv;
         jj.leftover = &left;

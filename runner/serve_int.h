@@ -18,6 +18,7 @@
 #include <pthread.h>
 #include <stdint.h>
 #include <cjson/cJSON.h>
+#include "ahead.h"
 #include "box.h"
 #include "protocol.h"
 #include "secret.h"
@@ -76,6 +77,11 @@ struct serve {
     struct secret_list secrets; /* what every child wipes (secret.h): the token and the
                                  * clients' copies; a job adds its secret seed to a copy */
     struct serve_gap gap;       /* the gap jobs of the timed job being judged */
+    struct judge_boards *boards; /* owned: the boards' compiled files (judge.h), NULL = none */
+    struct ahead *ahead;        /* owned: the compile-ahead process (ahead.h), NULL = none:
+                                 * this loop claims its jobs itself */
+    int gpu_start;              /* 1: the job was held before its turn (compile-ahead): the
+                                 * watcher's first heartbeat, at once, says so */
 };
 
 

@@ -21,7 +21,10 @@
  * are a file pre-XXXXXX, renamed box-XXXXXX when a job takes them; the
  * verdict's message then ends with "in boxes started before the job".
  *
- * A source with a "fakegpu:verdict=runtime_error" line gets runtime_error
+ * A job whose submission was compiled ahead (judge_job.compiled, the
+ * compile-ahead process of runner/ahead.h with real NVRTC) is answered
+ * "fakegpu: judged a submission compiled ahead (N bytes of cubin)"; a
+ * source with a "fakegpu:verdict=runtime_error" line gets runtime_error
  * instead; $KJUDGE_FAKE_HEALTH=fail makes the GPU health check fail.
  *
  * A timed job with gaps (judge.h's judge_gap_fn) sleeps in eight rounds
@@ -30,6 +33,7 @@
  * judge_run would.
  */
 #include "box.h"
+#include "compile.h"
 #include "judge.h"
 #include "protocol.h"
 #include "result.h"
@@ -176,7 +180,7 @@ static int fakegpu_judge(const struct judge_job *job, struct judge_result **out,
     struct judge_result *r = result_new(job->spec, job->mode);
     int pre;
     struct fakegpu_left *boxes = fakegpu_job_boxes(job, &pre);
-    if (job->progress != NULL)
+    if (job->progress != NULL && job->compiled == NULL) /* else posted when it was compiled */
         job->progress(job->progress_ctx, KJ_EV_COMPILING, empty);
     cJSON_Delete(empty);
     if (job->give_up_s > 0 && s > job->give_up_s) { /* as judge_run: given up, no result */
@@ -204,12 +208,20 @@ static int fakegpu_judge(const struct judge_job *job, struct judge_result **out,
     }
     r->has_compile = 1;
     snprintf(r->compile.arch, sizeof r->compile.arch, "sm_90a");
-    if (strstr(job->source, "fakegpu:verdict=runtime_error") != NULL)
+    if (job->compiled != NULL && job->compiled->ok) { /* taken, as judge_run takes it */
+        char msg[128];
+        snprintf(msg, sizeof msg, "fakegpu: judged a submission compiled ahead (%zu bytes of "
+                 "cubin)", job->compiled->cubin_size);
+        compile_result_free(job->compiled);
+        result_set_verdict(r, KJ_V_COMPILE_ERROR, msg);
+    } else if (strstr(job->source, "fakegpu:verdict=runtime_error") != NULL)
         result_set_verdict(r, KJ_V_RUNTIME_ERROR, "fakegpu: an illegal address, as asked");
     else
         result_set_verdict(r, KJ_V_COMPILE_ERROR, pre ? "fakegpu: nothing was compiled in boxes "
                                                         "started before the job"
                                                       : "fakegpu: nothing was compiled");
+    if (job->compiled != NULL) /* judge_run takes it whatever happens */
+        compile_result_free(job->compiled);
     *out = r;
     return KJ_OK;
 }
