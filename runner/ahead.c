@@ -62,7 +62,8 @@ struct ahead_job {
 
 struct ahead_proc {
     const struct ahead_cfg *cfg;
-    struct curlc *http;         /* owned */
+    struct curlc *http;         /* owned: events, heartbeats, results, releases */
+    struct curlc *claim_http;   /* owned: claims (dropped within a second of a stop) */
     struct spec **specs;        /* owned */
     int nspecs;
     int fd;                     /* the supervisor's socket */
@@ -321,10 +322,10 @@ static int ahead_send(struct ahead_proc *ap, struct ahead_job *j)
         h.log_len = j->res.log != NULL ? (uint32_t)strlen(j->res.log) : 0;
         h.cubin_len = (uint32_t)j->res.cubin_size;
     }
-    if (fdio_write_full(ap->fd, &h, sizeof h) == 0 &&
-        fdio_write_full(ap->fd, text, h.json_len) == 0 &&
-        (!j->compile || fdio_write_full(ap->fd, j->res.log, h.log_len) == 0) &&
-        (!j->compile || fdio_write_full(ap->fd, j->res.cubin, h.cubin_len) == 0))
+    if (ahead_send_all(ap->fd, &h, sizeof h) == 0 &&
+        ahead_send_all(ap->fd, text, h.json_len) == 0 &&
+        (!j->compile || ahead_send_all(ap->fd, j->res.log, h.log_len) == 0) &&
+        (!j->compile || ahead_send_all(ap->fd, j->res.cubin, h.cubin_len) == 0))
         rc = 0;
     explicit_bzero(text, cap);
     free(text);
@@ -346,7 +347,7 @@ static void ahead_claim(struct ahead_proc *ap, int wait_s)
     cJSON_AddStringToObject(body, "arch", ap->cfg->dev->arch);
     snprintf(path, sizeof path, "/api/v1/runner/claim?wait=%d", wait_s);
     kj_err_clear(&err);
-    int st = deliver_post(ap->http, path, body, &r, &err);
+    int st = deliver_post(ap->claim_http, path, body, &r, &err);
     cJSON_Delete(body);
     if (st == 200 && r.body != NULL) {
         reply = cJSON_Parse(r.body);
@@ -521,16 +522,20 @@ void ahead_main(const struct ahead_cfg *cfg, int fd)
     o.connect_timeout_ms = 10000;
     o.timeout_ms = (long)(cfg->claim_wait_s + 10) * 1000;
     o.user_agent = "kjudge-runner";
-    o.abort_flag = cfg->stop;
     kj_err_clear(&err);
-    if (curlc_new(&o, &ap.http, &err) != KJ_OK ||
+    int rc = curlc_new(&o, &ap.http, &err);
+    o.abort_flag = cfg->stop;
+    if (rc != KJ_OK || curlc_new(&o, &ap.claim_http, &err) != KJ_OK ||
         spec_load_all(cfg->leaderboards, &ap.specs, &ap.nspecs, &err) != KJ_OK) {
         kj_log(KJ_LOG_ERROR, "ahead", "cannot start: %s", err.msg);
         _exit(1);
     }
-    size_t len = 0;
-    char *auth = curlc_auth(ap.http, &len);
-    secret_add(&ap.base, auth, len);
+    struct curlc *clients[2] = {ap.http, ap.claim_http};
+    for (int i = 0; i < 2; i++) {
+        size_t len = 0;
+        char *auth = curlc_auth(clients[i], &len);
+        secret_add(&ap.base, auth, len);
+    }
     kj_log(KJ_LOG_INFO, "ahead", "compiling up to %d jobs ahead of the GPU", cfg->slots);
     while (!*cfg->stop && !ap.gone)
         ahead_turn(&ap);
@@ -538,6 +543,7 @@ void ahead_main(const struct ahead_cfg *cfg, int fd)
         if (ap.jobs[i].st != AJ_FREE)
             ahead_give_back(&ap, &ap.jobs[i]);
     curlc_free(ap.http);
+    curlc_free(ap.claim_http);
     spec_free_all(ap.specs, ap.nspecs);
     _exit(0);
 }

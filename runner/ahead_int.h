@@ -7,12 +7,14 @@
  *   ahead_link.c  the socket between it and the supervisor: the fork, the
  *                 supervisor's requests and reads, the end
  *
- * Only those files include it.
+ * Only those files (and tests/unit/test_ahead.c) include it.
  */
 #ifndef KJ_AHEAD_INT_H
 #define KJ_AHEAD_INT_H
 
+#include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 #include "ahead.h"
 #include "compile.h"
 
@@ -30,6 +32,15 @@ struct ahead_head {
     struct compile_result r;    /* pointers meaningless here */
     uint32_t log_len, cubin_len;
 };
+
+/* ahead_link.c: all n bytes at p to the socket fd: 0, or -1 when the
+ * other end is gone (no SIGPIPE: MSG_NOSIGNAL). */
+int ahead_send_all(int fd, const void *p, size_t n);
+
+/* ahead_link.c: the supervisor's handle of the process pid on socket fd
+ * (owned from now on: ahead_end); NULL when out of memory. The unit tests
+ * make one on a socket of their own and play the process's part. */
+struct ahead *ahead_link_new(pid_t pid, int fd);
 
 /* ahead.c: the process, on socket fd; runs until a stop or the
  * supervisor's end, and never returns. */

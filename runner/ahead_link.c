@@ -30,23 +30,46 @@ struct ahead {
     int asked;                  /* 1: 'N' sent, no frame read since */
 };
 
+int ahead_send_all(int fd, const void *p, size_t n)
+{
+    const char *c = p;
+    while (n > 0) {
+        ssize_t w = send(fd, c, n, MSG_NOSIGNAL);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return -1;
+        c += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+struct ahead *ahead_link_new(pid_t pid, int fd)
+{
+    struct ahead *a = calloc(1, sizeof *a);
+    if (a != NULL) {
+        a->pid = pid;
+        a->fd = fd;
+    }
+    return a;
+}
+
 int ahead_start(const struct ahead_cfg *cfg, struct ahead **out, struct kj_err *err)
 {
     int sv[2];
-    struct ahead *a = calloc(1, sizeof *a);
     *out = NULL;
-    if (a == NULL)
-        return KJ_FAIL(err, KJ_ENOMEM, "out of memory");
-    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
-        free(a);
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
         return KJ_FAIL(err, KJ_EIO, "socketpair: %s", strerror(errno));
-    }
-    pid_t parent = getpid(), pid = fork();
+    struct ahead *a = ahead_link_new(-1, sv[0]);
+    pid_t parent = getpid(), pid = a != NULL ? fork() : -1;
     if (pid < 0) {
+        int e = errno;
         close(sv[0]);
         close(sv[1]);
         free(a);
-        return KJ_FAIL(err, KJ_EIO, "fork: %s", strerror(errno));
+        return a == NULL ? KJ_FAIL(err, KJ_ENOMEM, "out of memory")
+                         : KJ_FAIL(err, KJ_EIO, "fork: %s", strerror(e));
     }
     if (pid == 0) {
         close(sv[0]);
@@ -57,7 +80,6 @@ int ahead_start(const struct ahead_cfg *cfg, struct ahead **out, struct kj_err *
     }
     close(sv[1]);
     a->pid = pid;
-    a->fd = sv[0];
     *out = a;
     return KJ_OK;
 }
@@ -111,7 +133,7 @@ int ahead_next(struct ahead *a, const volatile sig_atomic_t *stop, cJSON **reply
     memset(compiled, 0, sizeof *compiled);
     if (!a->asked) {
         char c = 'N';
-        if (fdio_write_full(a->fd, &c, 1) != 0)
+        if (ahead_send_all(a->fd, &c, 1) != 0)
             return KJ_FAIL(err, KJ_EIO, "compile-ahead has ended");
         a->asked = 1;
     }
@@ -137,7 +159,8 @@ void ahead_end(struct ahead *a, void (*give_back)(void *ctx, long id, long attem
     int status;
     if (a == NULL)
         return;
-    kill(a->pid, SIGTERM);
+    if (a->pid > 0) /* never 0 or -1: those name groups */
+        kill(a->pid, SIGTERM);
     double until = mono_now() + AHEAD_END_WAIT_S;
     /* A frame already on its way: the job is ours to give back. */
     while (a->asked && fdio_wait(a->fd, until) == 1 &&
@@ -161,7 +184,7 @@ void ahead_end(struct ahead *a, void (*give_back)(void *ctx, long id, long attem
             explicit_bzero(c.cubin, c.cubin_size);
         compile_result_free(&c);
     }
-    while (waitpid(a->pid, &status, WNOHANG) == 0) {
+    while (a->pid > 0 && waitpid(a->pid, &status, WNOHANG) == 0) {
         if (mono_now() >= until) {
             kill(a->pid, SIGKILL);
             waitpid(a->pid, &status, 0);

@@ -156,6 +156,31 @@ static void serve_release(struct serve *sv)
     _exit(0);
 }
 
+/* The first heartbeat of a job held before its turn (compile-ahead):
+ * {"gpu_start": true}, so that its user's fair share is charged from now,
+ * not from the claim. Sent by the watcher as the judge starts; the result
+ * is posted only after it (serve_judge waits for sv->gpu_start to drop),
+ * so the server never sees the result first. */
+static void serve_gpu_start(struct serve *sv, const char *path)
+{
+    struct curlc_resp r;
+    struct kj_err err;
+    cJSON *body = cJSON_CreateObject();
+    cJSON_AddBoolToObject(body, "gpu_start", 1);
+    kj_err_clear(&err);
+    int st = deliver_post(sv->watch_http, path, body, &r, &err);
+    if (st < 0 || st >= 300)
+        kj_log(KJ_LOG_WARN, "serve", "gpu_start not taken job=%ld status=%d%s%s; its fair "
+               "share counts from its claim", sv->job_id, st, st < 0 ? ": " : "",
+               st < 0 ? err.msg : "");
+    cJSON_Delete(body);
+    curlc_resp_free(&r);
+    pthread_mutex_lock(&sv->mu);
+    sv->gpu_start = 0;
+    pthread_cond_broadcast(&sv->cv);
+    pthread_mutex_unlock(&sv->mu);
+}
+
 /* Runs beside the judge of one job until serve_job() sets beat_stop: a
  * heartbeat every beat_s keeps the lease; after a stop is asked, the job
  * has grace_s to end (a second signal: none) before serve_release(). */
@@ -163,9 +188,11 @@ static void *serve_watch(void *arg)
 {
     struct serve *sv = arg;
     char path[128];
-    double next_beat = mono_now() + (sv->gpu_start ? 0 : sv->beat_s), deadline = -1;
+    double next_beat = mono_now() + sv->beat_s, deadline = -1;
     snprintf(path, sizeof path, "/api/v1/runner/jobs/%ld/heartbeat?attempt=%ld", sv->job_id,
              sv->attempt);
+    if (sv->gpu_start) /* held before its turn: the server charges from now */
+        serve_gpu_start(sv, path);
     pthread_mutex_lock(&sv->mu);
     while (!sv->beat_stop) {
         struct timespec until;
@@ -194,9 +221,6 @@ static void *serve_watch(void *arg)
         struct curlc_resp r;
         struct kj_err err;
         cJSON *empty = cJSON_CreateObject();
-        if (sv->gpu_start) /* held before its turn: the server charges from now */
-            cJSON_AddBoolToObject(empty, "gpu_start", 1);
-        sv->gpu_start = 0;
         kj_err_clear(&err);
         int st = deliver_post(sv->watch_http, path, empty, &r, &err);
         if (st < 0 || st >= 300)
@@ -277,6 +301,9 @@ static struct judge_result *serve_judge(struct serve *sv, const struct judge_job
         result = result_internal(err.msg);
     }
     pthread_mutex_lock(&sv->mu);
+    while (watching && sv->gpu_start) /* its first heartbeat goes before the result */
+        pthread_cond_wait(&sv->cv, &sv->mu);
+    sv->gpu_start = 0;
     sv->beat_stop = 1;
     pthread_cond_signal(&sv->cv);
     pthread_mutex_unlock(&sv->mu);
