@@ -24,7 +24,13 @@ Prints one table of four parts:
      p99, the leaderboard jobs' p50 and max, and the verdicts per kind of
      job (the flood must be judged, not only answered);
   4. scaling from one GPU to two (jobs per minute with two runners over one),
-     only with two GPUs ("not measured: one GPU" otherwise).
+     only with two GPUs ("not measured: one GPU" otherwise);
+  5. a slow compile ahead of light jobs, with compile-ahead (--ahead 2, the
+     runner's default) and without (--ahead 0): one job whose compile runs
+     into the compile box's 60 s limit (bench/slow_compile.cu), then, once
+     it is claimed, one light test job a second for SLOW_N seconds: their
+     verdict latency p50 and max, and whether the slow one's compile held
+     the GPU (its verdict and when it came). GPU only.
 Goals: light p99 < 5 s during the flood; warm test p50 < 0.5 s idle;
 >= 100 test jobs/min/GPU; two GPUs >= 1.8x one.
 
@@ -46,6 +52,8 @@ from common import ROOT, RUNNER, SERVER, LB, free_port, http, submit, wait_runne
 
 FAKE_RUNNER = os.path.join(ROOT, "build", "kjudge-runner-fakegpu")
 BOMB = os.path.join(ROOT, "tests", "exploits", "template_bomb.cu")
+SLOW = os.path.join(ROOT, "bench", "slow_compile.cu")
+SLOW_N = int(os.environ.get("KJ_BENCH_SLOW_N", "5"))
 FLOOD_S = float(os.environ.get("KJ_BENCH_FLOOD_S", "40"))
 N = int(os.environ.get("KJ_BENCH_N", "8"))
 BURST = int(os.environ.get("KJ_BENCH_BURST", "40"))
@@ -131,7 +139,7 @@ class Service:
         if keep:
             os.makedirs(keep, exist_ok=True)
             shutil.copy(os.path.join(self.tmp, "log"),
-                        os.path.join(keep, "queue-%s%s-%dgpu-%d.log" % (self.rule, "-nogaps" if self.runner_args else "",
+                        os.path.join(keep, "queue-%s%s-%dgpu-%d.log" % (self.rule, "".join("-" + a.strip("-") for a in self.runner_args),
                                                                       self.gpus, int(time.time()))))
         shutil.rmtree(self.tmp, ignore_errors=True)
 
@@ -330,6 +338,32 @@ def flood(svc, src):
             "unfinished": len(left), "drained": drained}
 
 
+def slow_ahead(svc, src):
+    """Part 5: light test jobs behind a compile that runs into its limit."""
+    w = Watch(svc)
+    t0 = time.time()
+    slow = post(svc, "heavy", dict(src, slow=SLOW), "slow")
+    w.add("heavy", "slow", slow, t0)
+    # Once it is claimed (its compile started), the light jobs come.
+    end = time.time() + 30
+    while time.time() < end:
+        st, d = http("GET", svc.base + "/api/v1/submissions/%d" % slow, svc.tok["heavy"])
+        if st == 200 and d.get("status") != "queued":
+            break
+        time.sleep(0.05)
+    for i in range(SLOW_N):
+        w.add("light", "light", post(svc, "light", src, "test"), time.time())
+        time.sleep(1.0)
+    w.wait_all(90)
+    with w.mu:
+        done = list(w.done)
+    w.close()
+    light = [s for k, s, _ in done if k == "light"]
+    slow_done = [(s, v) for k, s, v in done if k == "slow"]
+    return {"light_p50": pct(light, 50), "light_max": max(light) if light else None,
+            "light_n": len(light), "slow": slow_done[0] if slow_done else None}
+
+
 def gpu_count():
     try:
         out = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True, timeout=30).stdout
@@ -386,6 +420,17 @@ def main():
                      "%.2fx" % (two / one) if one and two else "-"))
     else:
         rows.append(("scaling", "2 GPUs / 1 GPU", "not measured: one GPU"))
+    if args.fake:
+        rows.append(("slow compile", "light jobs behind it", "not measured: --fake (its judge compiles nothing)"))
+        return
+    for ahead in (2, 0):
+        with Service("fair", 1, args.fake, ["--ahead", str(ahead)]) as svc:
+            f = slow_ahead(svc, src)
+        what = "slow compile (60 s limit), then %d light test jobs, --ahead %d" % (SLOW_N, ahead)
+        rows.append((what, "light test p50 / max (%d of %d done)" % (f["light_n"], SLOW_N),
+                     "%s / %s" % (fmt(f["light_p50"], " s"), fmt(f["light_max"], " s"))))
+        rows.append((what, "the slow job: verdict, seconds POST to done",
+                     "%s, %s" % (f["slow"][1], fmt(f["slow"][0], " s")) if f["slow"] else "not done"))
 
 
 if __name__ == "__main__":
