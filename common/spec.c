@@ -219,3 +219,22 @@ void spec_free_all(struct spec **specs, int n)
         spec_free(specs[i]);
     free(specs);
 }
+
+const struct spec *spec_find_reload(const char *root, struct spec ***specs, int *n,
+                                    const char *name)
+{
+    for (int pass = 0; pass < 2; pass++) {
+        for (int i = 0; i < *n; i++)
+            if (strcmp((*specs)[i]->name, name) == 0)
+                return (*specs)[i];
+        struct spec **fresh;
+        int nfresh;
+        struct kj_err err;
+        if (pass == 1 || spec_load_all(root, &fresh, &nfresh, &err) != KJ_OK)
+            break;
+        spec_free_all(*specs, *n);
+        *specs = fresh;
+        *n = nfresh;
+    }
+    return NULL;
+}

@@ -138,4 +138,12 @@ void spec_case_label(const struct spec *s, const struct spec_case *c, char *buf,
 int spec_load_all(const char *root, struct spec ***out, int *n, struct kj_err *err);
 void spec_free_all(struct spec **specs, int n);
 
+/* The board named name among *specs (*n of them, loaded from root); when
+ * none is, root is read again once and, if it loads, replaces *specs (a
+ * board added since: the server may have a newer folder). NULL when root
+ * has no such board either. The runner's supervisor and its compile-ahead
+ * process look up each job's board so. */
+const struct spec *spec_find_reload(const char *root, struct spec ***specs, int *n,
+                                    const char *name);
+
 #endif

@@ -171,34 +171,18 @@ static void ahead_wipe_list(const struct ahead_proc *ap, const struct ahead_job 
     }
 }
 
-/* The board named name, the folder read again once when it is not known. */
-static const struct spec *ahead_spec(struct ahead_proc *ap, const char *name)
-{
-    for (int pass = 0; pass < 2; pass++) {
-        for (int i = 0; i < ap->nspecs; i++)
-            if (strcmp(ap->specs[i]->name, name) == 0)
-                return ap->specs[i];
-        struct spec **specs;
-        int n;
-        struct kj_err err;
-        if (pass == 1 || spec_load_all(ap->cfg->leaderboards, &specs, &n, &err) != KJ_OK)
-            break;
-        spec_free_all(ap->specs, ap->nspecs);
-        ap->specs = specs;
-        ap->nspecs = n;
-    }
-    return NULL;
-}
-
 /* Take the claim's answer (owned by the slot from now on). 0, or -1 when
  * it is not a job (dropped). */
 static int ahead_take(struct ahead_proc *ap, struct ahead_job *j, cJSON *reply)
 {
     const cJSON *job = cJSON_GetObjectItem(reply, "job");
-    const cJSON *id = cJSON_GetObjectItem(job, "id"), *at = cJSON_GetObjectItem(job, "attempt"),
-                *lb = cJSON_GetObjectItem(job, "leaderboard"), *m = cJSON_GetObjectItem(job, "mode"),
-                *src = cJSON_GetObjectItem(job, "source"), *seed = cJSON_GetObjectItem(job, "secret_seed"),
-                *lease = cJSON_GetObjectItem(job, "lease_seconds");
+    const cJSON *id = cJSON_GetObjectItem(job, "id");
+    const cJSON *at = cJSON_GetObjectItem(job, "attempt");
+    const cJSON *lb = cJSON_GetObjectItem(job, "leaderboard");
+    const cJSON *m = cJSON_GetObjectItem(job, "mode");
+    const cJSON *src = cJSON_GetObjectItem(job, "source");
+    const cJSON *seed = cJSON_GetObjectItem(job, "secret_seed");
+    const cJSON *lease = cJSON_GetObjectItem(job, "lease_seconds");
     memset(j, 0, sizeof *j);
     j->reply = reply;
     if (!cJSON_IsNumber(id) || !cJSON_IsString(lb) || !cJSON_IsString(m) || !cJSON_IsString(src)) {
@@ -211,7 +195,8 @@ static int ahead_take(struct ahead_proc *ap, struct ahead_job *j, cJSON *reply)
     j->src = src->valuestring;
     j->len = strlen(src->valuestring);
     j->seed = cJSON_IsString(seed) ? seed->valuestring : NULL;
-    j->spec = ahead_spec(ap, lb->valuestring);
+    j->spec = spec_find_reload(ap->cfg->leaderboards, &ap->specs, &ap->nspecs,
+                               lb->valuestring);
     j->claimed = mono_now();
     j->beat_s = AHEAD_BEAT_S;
     if (cJSON_IsNumber(lease) && lease->valuedouble / 3 < j->beat_s)
@@ -322,10 +307,10 @@ static int ahead_send(struct ahead_proc *ap, struct ahead_job *j)
         h.log_len = j->res.log != NULL ? (uint32_t)strlen(j->res.log) : 0;
         h.cubin_len = (uint32_t)j->res.cubin_size;
     }
-    if (ahead_send_all(ap->fd, &h, sizeof h) == 0 &&
-        ahead_send_all(ap->fd, text, h.json_len) == 0 &&
-        (!j->compile || ahead_send_all(ap->fd, j->res.log, h.log_len) == 0) &&
-        (!j->compile || ahead_send_all(ap->fd, j->res.cubin, h.cubin_len) == 0))
+    if (fdio_send_full(ap->fd, &h, sizeof h) == 0 &&
+        fdio_send_full(ap->fd, text, h.json_len) == 0 &&
+        (!j->compile || fdio_send_full(ap->fd, j->res.log, h.log_len) == 0) &&
+        (!j->compile || fdio_send_full(ap->fd, j->res.cubin, h.cubin_len) == 0))
         rc = 0;
     explicit_bzero(text, cap);
     free(text);

@@ -33,10 +33,6 @@ struct ahead_head {
     uint32_t log_len, cubin_len;
 };
 
-/* ahead_link.c: all n bytes at p to the socket fd: 0, or -1 when the
- * other end is gone (no SIGPIPE: MSG_NOSIGNAL). */
-int ahead_send_all(int fd, const void *p, size_t n);
-
 /* ahead_link.c: the supervisor's handle of the process pid on socket fd
  * (owned from now on: ahead_end); NULL when out of memory. The unit tests
  * make one on a socket of their own and play the process's part. */

@@ -30,21 +30,6 @@ struct ahead {
     int asked;                  /* 1: 'N' sent, no frame read since */
 };
 
-int ahead_send_all(int fd, const void *p, size_t n)
-{
-    const char *c = p;
-    while (n > 0) {
-        ssize_t w = send(fd, c, n, MSG_NOSIGNAL);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return -1;
-        c += w;
-        n -= (size_t)w;
-    }
-    return 0;
-}
-
 struct ahead *ahead_link_new(pid_t pid, int fd)
 {
     struct ahead *a = calloc(1, sizeof *a);
@@ -133,7 +118,7 @@ int ahead_next(struct ahead *a, const volatile sig_atomic_t *stop, cJSON **reply
     memset(compiled, 0, sizeof *compiled);
     if (!a->asked) {
         char c = 'N';
-        if (ahead_send_all(a->fd, &c, 1) != 0)
+        if (fdio_send_full(a->fd, &c, 1) != 0)
             return KJ_FAIL(err, KJ_EIO, "compile-ahead has ended");
         a->asked = 1;
     }

@@ -7,13 +7,15 @@
 
 #include <errno.h>
 #include <poll.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
-int fdio_write_full(int fd, const void *p, size_t n)
+/* write(2), or send(2) with MSG_NOSIGNAL on a socket, until all is out. */
+static int fdio_out(int fd, const void *p, size_t n, int sock)
 {
     const char *c = p;
     while (n > 0) {
-        ssize_t w = write(fd, c, n);
+        ssize_t w = sock ? send(fd, c, n, MSG_NOSIGNAL) : write(fd, c, n);
         if (w < 0 && errno == EINTR)
             continue;
         if (w <= 0)
@@ -22,6 +24,16 @@ int fdio_write_full(int fd, const void *p, size_t n)
         n -= (size_t)w;
     }
     return 0;
+}
+
+int fdio_write_full(int fd, const void *p, size_t n)
+{
+    return fdio_out(fd, p, n, 0);
+}
+
+int fdio_send_full(int fd, const void *p, size_t n)
+{
+    return fdio_out(fd, p, n, 1);
 }
 
 int fdio_read_full(int fd, void *p, size_t n)

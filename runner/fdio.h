@@ -10,6 +10,9 @@
 
 /* 0 when all n bytes went out / came in; -1 on error or end of file. */
 int fdio_write_full(int fd, const void *p, size_t n);
+/* The same on a socket, with MSG_NOSIGNAL: a peer that is gone is -1, not
+ * a SIGPIPE (compile-ahead's socket, ahead.h). */
+int fdio_send_full(int fd, const void *p, size_t n);
 int fdio_read_full(int fd, void *p, size_t n);
 
 /* Wait until fd can be read (data or end of file) or deadline (mono.h

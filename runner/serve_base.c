@@ -62,19 +62,5 @@ void serve_post_event(struct serve *sv, long id, long attempt, enum kj_event eve
 
 const struct spec *serve_spec(struct serve *sv, const char *name)
 {
-    for (int pass = 0; pass < 2; pass++) {
-        for (int i = 0; i < sv->nspecs; i++)
-            if (strcmp(sv->specs[i]->name, name) == 0)
-                return sv->specs[i];
-        /* Not known: the server may have a newer folder; reload once. */
-        struct spec **specs;
-        int n;
-        struct kj_err err;
-        if (pass == 1 || spec_load_all(sv->cfg->leaderboards, &specs, &n, &err) != KJ_OK)
-            break;
-        spec_free_all(sv->specs, sv->nspecs);
-        sv->specs = specs;
-        sv->nspecs = n;
-    }
-    return NULL;
+    return spec_find_reload(sv->cfg->leaderboards, &sv->specs, &sv->nspecs, name);
 }

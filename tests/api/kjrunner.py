@@ -50,6 +50,36 @@ def events(srv, token, sid):
     return d.get("events", []) if st == 200 and isinstance(d, dict) else []
 
 
+def status(srv, token, sid):
+    """The submission's status, None when it cannot be read."""
+    d = sub(srv, token, sid)
+    return d.get("status") if isinstance(d, dict) else None
+
+
+def done_at(srv, token, sids, seconds=40):
+    """{sid: time it was first seen done}, polled every 20 ms."""
+    seen, end = {}, time.time() + seconds
+    while time.time() < end and len(seen) < len(sids):
+        for s in sids:
+            if s not in seen and status(srv, token, s) == "done":
+                seen[s] = time.time()
+        time.sleep(0.02)
+    return seen
+
+
+def post_json(srv, path, token, body=b"{}"):
+    """POST a JSON body as a runner does: (status, parsed answer)."""
+    st, _, raw = request(srv, "POST", path, token, body, {"Content-Type": "application/json"})
+    return st, json_of(raw)
+
+
+def claim_job(srv, token, name="box"):
+    """Claim a job of H200 by hand (no long poll): the job object, or None."""
+    st, d = post_json(srv, "/api/v1/runner/claim", token,
+                      json.dumps({"runner": name, "gpu": "H200", "arch": "sm_90a"}).encode())
+    return d["job"] if st == 200 else None
+
+
 def wait_status(srv, token, sid, want, seconds=30):
     """Poll until the submission's status is want; returns the last view."""
     deadline = time.time() + seconds

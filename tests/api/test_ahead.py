@@ -40,6 +40,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(
 from kjcheck import check  # noqa: E402
 import kjrunner  # noqa: E402
 from kjrunner import sub, submit, wait_status, wait_until  # noqa: E402
+from kjrunner import done_at, status  # noqa: E402
 from kjtest import GOOD_SOURCE  # noqa: E402
 
 BAD_SOURCE = GOOD_SOURCE.replace("int GS) {}", "int GS) { undefined_thing(); }")
@@ -65,10 +66,6 @@ def runner(srv, rtok, tmp, name, args=()):
     return r.start()
 
 
-def status(srv, tok, sid):
-    d = sub(srv, tok, sid)
-    return d.get("status") if isinstance(d, dict) else None
-
 
 def result(srv, tok, sid):
     d = sub(srv, tok, sid)
@@ -78,16 +75,6 @@ def result(srv, tok, sid):
 def runner_events(srv, tok, sid):
     return [e.get("event") for e in kjrunner.events(srv, tok, sid) if e.get("event") != "queued"]
 
-
-def done_at(srv, tok, sids, seconds=60):
-    """{sid: time it was first seen done}, polled every 20 ms."""
-    seen, end = {}, time.time() + seconds
-    while time.time() < end and len(seen) < len(sids):
-        for s in sids:
-            if s not in seen and status(srv, tok, s) == "done":
-                seen[s] = time.time()
-        time.sleep(0.02)
-    return seen
 
 
 def helper_pid(r):

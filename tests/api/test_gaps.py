@@ -33,6 +33,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(
 from kjcheck import check  # noqa: E402
 import kjrunner  # noqa: E402
 from kjrunner import sub, submit, wait_status, wait_until  # noqa: E402
+from kjrunner import done_at, status  # noqa: E402
 from kjtest import GOOD_SOURCE  # noqa: E402
 
 TEARDOWN_S = 0.1
@@ -52,24 +53,10 @@ def boxes(bdir):
     return sorted(f for f in os.listdir(bdir) if f.startswith("box-"))
 
 
-def status(srv, tok, sid):
-    d = sub(srv, tok, sid)
-    return d.get("status") if isinstance(d, dict) else None
-
 
 def running(srv, tok, sid):
     return wait_until(lambda: status(srv, tok, sid) == "running", 15)
 
-
-def done_at(srv, tok, sids, seconds=40):
-    """{sid: time it was first seen done}, polled every 20 ms."""
-    seen, end = {}, time.time() + seconds
-    while time.time() < end and len(seen) < len(sids):
-        for s in sids:
-            if s not in seen and status(srv, tok, s) == "done":
-                seen[s] = time.time()
-        time.sleep(0.02)
-    return seen
 
 
 def behind_timed(srv, tok, r, timed_s, test_s):

@@ -37,21 +37,13 @@ import kjdeploy  # noqa: E402
 import kjrunner  # noqa: E402
 from kjdeploy import request, json_of  # noqa: E402
 from kjrunner import submit, sub  # noqa: E402
+from kjrunner import post_json as post, claim_job as claim  # noqa: E402
 
 HOLD_S = 1.5
 RESULT = {"verdict": "compile_error", "message": "x", "mode": "test", "leaderboard": "fp8_quant",
           "compile": {"ok": False, "log": "x"}, "score_ns": None}
 
 
-def post(srv, path, token, body=b"{}"):
-    st, _, raw = request(srv, "POST", path, token, body, {"Content-Type": "application/json"})
-    return st, json_of(raw)
-
-
-def claim(srv, token, name="box"):
-    st, d = post(srv, "/api/v1/runner/claim", token,
-                 json.dumps({"runner": name, "gpu": "H200", "arch": "sm_90a"}).encode())
-    return d["job"] if st == 200 else None
 
 
 def code(d):

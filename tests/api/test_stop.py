@@ -42,17 +42,9 @@ import kjrunner  # noqa: E402
 import kjtest  # noqa: E402
 from kjdeploy import request, json_of  # noqa: E402
 from kjrunner import Runner, submit, sub, events, wait_status  # noqa: E402
+from kjrunner import post_json as post, claim_job as claim  # noqa: E402
 
 
-def post(srv, path, token, body=b"{}"):
-    st, _, raw = request(srv, "POST", path, token, body, {"Content-Type": "application/json"})
-    return st, json_of(raw)
-
-
-def claim(srv, token, name="box"):
-    st, d = post(srv, "/api/v1/runner/claim", token,
-                 json.dumps({"runner": name, "gpu": "H200", "arch": "sm_90a"}).encode())
-    return d["job"] if st == 200 else None
 
 
 def code(d):

@@ -365,6 +365,35 @@ static void test_load_all(void)
              "missing folder: %s", err.msg);
 }
 
+/* spec_find_reload: a known board at once, a board added since after one
+ * reload, an unknown one NULL with the loaded boards kept. */
+static void test_find_reload(void)
+{
+    char root[512];
+    struct spec **specs = NULL;
+    struct kj_err err;
+    int n = 0;
+    snprintf(root, sizeof root, "%s/find", tmp_root);
+    mkdir(root, 0700);
+    char *text = variant("first", NULL, NULL);
+    make_board("find/first", text, 1);
+    free(text);
+    KT_CHECK(spec_load_all(root, &specs, &n, &err) == 0 && n == 1, "one board: %s", err.msg);
+    struct spec **before = specs;
+    const struct spec *s = spec_find_reload(root, &specs, &n, "first");
+    KT_CHECK(s != NULL && strcmp(s->name, "first") == 0 && specs == before,
+             "a known board: found without reading the folder again");
+    text = variant("second", NULL, NULL);
+    make_board("find/second", text, 1);
+    free(text);
+    s = spec_find_reload(root, &specs, &n, "second");
+    KT_CHECK(s != NULL && strcmp(s->name, "second") == 0 && n == 2,
+             "a board added since: the folder is read again and it is found (n=%d)", n);
+    s = spec_find_reload(root, &specs, &n, "nosuch");
+    KT_CHECK(s == NULL && n == 2 && specs != NULL, "an unknown board: NULL, the boards kept");
+    spec_free_all(specs, n);
+}
+
 int main(int argc, char **argv)
 {
     kt_init(argc, argv);
@@ -378,6 +407,7 @@ int main(int argc, char **argv)
     KT_RUN(test_valid_variant());
     KT_RUN(test_broken());
     KT_RUN(test_load_all());
+    KT_RUN(test_find_reload());
     char cmd[300];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp_root);
     if (system(cmd) != 0)
