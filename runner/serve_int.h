@@ -2,6 +2,8 @@
  * serve_int.h - what the files of the supervisor share (serve.h is its
  * public side): the state of one runner's loop. Files:
  *
+ *   serve_start.c the HTTP clients, the host's probe, the start-up report,
+ *                the compile-ahead process
  *   serve_base.c a claimed job's fields, its events posted, its board
  *   serve.c      the loop: start-up report, claims, one job judged beside
  *                the watcher thread (heartbeats, a stop's grace), its
@@ -84,6 +86,19 @@ struct serve {
                                  * watcher's first heartbeat, at once, says so */
 };
 
+
+/* serve_start.c: the three HTTP clients of the server (a malformed URL or
+ * token fails here), their secrets listed in sv->secrets. */
+int serve_open(struct serve *sv, struct kj_err *err);
+/* serve_start.c: probe the host and GPU, load the boards, and say so to
+ * the server: 0 when ready. */
+int serve_ready(struct serve *sv, struct kj_err *err);
+/* serve_start.c: fork the compile-ahead process when cfg->ahead asks for
+ * it (sv->ahead; a failure is logged and jobs are claimed one at a time). */
+void serve_ahead_start(struct serve *sv);
+/* serve_start.c: the ops of the GPU (sandbox and box probe, judge_run,
+ * box_health, judge_prestart_start). */
+extern const struct serve_ops serve_gpu_ops;
 
 /* serve_base.c: post event with data about job id (?attempt), unless the
  * watcher is giving the jobs back. */
