@@ -68,6 +68,10 @@ struct ahead_proc {
     int nspecs;
     int fd;                     /* the supervisor's socket */
     int asked;                  /* 1: the supervisor waits for a job */
+    int gap_asked;              /* 1: it asks for a test job for a gap, at once */
+    int64_t gap_skip[AHEAD_GAP_MAX_SKIP]; /* not those */
+    int gap_nskip;
+    struct ahead_shared *sh;    /* the page the supervisor reads (ahead_int.h) */
     int gone;                   /* 1: the supervisor's end is closed */
     struct secret_list base;    /* the runner's secrets and this process's client's */
     struct ahead_job jobs[AHEAD_SLOTS_MAX];
@@ -440,12 +444,66 @@ static void ahead_wait(struct ahead_proc *ap, double poll_s)
     int ms = poll_s <= 0 ? 0 : poll_s > 1 ? 1000 : (int)(poll_s * 1000) + 1;
     if (poll(pf, (nfds_t)n, ms) <= 0 || !(pf[0].revents & (POLLIN | POLLHUP | POLLERR)))
         return;
-    char c;
+    unsigned char c, k;
     ssize_t got = read(ap->fd, &c, 1);
-    if (got == 1 && c == 'N')
+    if (got == 1 && c == 'N') {
         ap->asked = 1;
-    else if (got == 0 || (got < 0 && errno != EINTR && errno != EAGAIN))
+    } else if (got == 1 && c == 'G') { /* then the skip list, written with it */
+        if (fdio_read_full(ap->fd, &k, 1) != 0 || k > AHEAD_GAP_MAX_SKIP ||
+            fdio_read_full(ap->fd, ap->gap_skip, k * sizeof(int64_t)) != 0)
+            ap->gone = 1;
+        ap->gap_nskip = k;
+        ap->gap_asked = 1;
+    } else if (got == 0 || (got < 0 && errno != EINTR && errno != EAGAIN)) {
         ap->gone = 1;
+    }
+}
+
+/* The oldest compiled job the supervisor may take: any for its next job,
+ * a test-mode one not in the skip list for a gap. NULL when none. */
+static struct ahead_job *ahead_first(struct ahead_proc *ap, int gap)
+{
+    struct ahead_job *first = NULL;
+    for (int i = 0; i < ap->cfg->slots; i++) {
+        struct ahead_job *j = &ap->jobs[i];
+        int skip = 0;
+        for (int k = 0; gap && k < ap->gap_nskip; k++)
+            skip |= ap->gap_skip[k] == (int64_t)j->id;
+        if (j->st == AJ_READY && (!gap || (j->mode == KJ_MODE_TEST && j->spec != NULL && !skip)) &&
+            (first == NULL || j->seq < first->seq))
+            first = j;
+    }
+    return first;
+}
+
+/* Hand the supervisor what it asked for, if held; a gap's request is
+ * answered at once, with "none" when nothing fits. */
+static void ahead_hand(struct ahead_proc *ap)
+{
+    if (ap->gap_asked) {
+        struct ahead_job *j = ahead_first(ap, 1);
+        struct ahead_head none = {AHEAD_MAGIC, 0, 0, {0}, 0, 0};
+        ap->gap_asked = 0;
+        if (j == NULL ? fdio_send_full(ap->fd, &none, sizeof none) != 0 : ahead_send(ap, j) != 0)
+            ap->gone = 1;
+        if (j != NULL && !ap->gone)
+            ahead_drop(j);
+    }
+    if (ap->asked) {
+        struct ahead_job *j = ahead_first(ap, 0);
+        if (j != NULL) {
+            ap->asked = 0;
+            if (ahead_send(ap, j) != 0)
+                ap->gone = 1;
+            else
+                ahead_drop(j);
+        }
+    }
+    int n = 0; /* what a gap may ask for next */
+    for (int i = 0; i < ap->cfg->slots; i++)
+        n += ap->jobs[i].st == AJ_READY && ap->jobs[i].mode == KJ_MODE_TEST &&
+             ap->jobs[i].spec != NULL;
+    ap->sh->ready_test = n;
 }
 
 /* 1 when fd can be read now (data or end of file). */
@@ -468,18 +526,7 @@ static void ahead_turn(struct ahead_proc *ap)
         if (j->st == AJ_SLOT)
             ahead_compile(ap, j);
     }
-    if (ap->asked) {
-        struct ahead_job *first = NULL;
-        for (int i = 0; i < c->slots; i++)
-            if (ap->jobs[i].st == AJ_READY && (first == NULL || ap->jobs[i].seq < first->seq))
-                first = &ap->jobs[i];
-        if (first != NULL) {
-            if (ahead_send(ap, first) != 0)
-                ap->gone = 1;
-            ap->asked = 0;
-            ahead_drop(first);
-        }
-    }
+    ahead_hand(ap);
     ahead_beats(ap);
     int wait_s;
     double poll_s;
@@ -490,7 +537,7 @@ static void ahead_turn(struct ahead_proc *ap)
 }
 
 /* The process: runs until a stop or the supervisor's end; never returns. */
-void ahead_main(const struct ahead_cfg *cfg, int fd)
+void ahead_main(const struct ahead_cfg *cfg, int fd, struct ahead_shared *sh)
 {
     struct ahead_proc ap;
     struct curlc_opts o;
@@ -498,6 +545,7 @@ void ahead_main(const struct ahead_cfg *cfg, int fd)
     memset(&ap, 0, sizeof ap);
     ap.cfg = cfg;
     ap.fd = fd;
+    ap.sh = sh;
     ap.base = *cfg->secrets;
     ap.backoff = 1;
     memset(&o, 0, sizeof o);

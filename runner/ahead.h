@@ -46,6 +46,7 @@
 #define KJ_AHEAD_H
 
 #include <signal.h>
+#include <stdint.h>
 #include <cjson/cJSON.h>
 #include "box.h"
 #include "compile.h"
@@ -81,6 +82,16 @@ int ahead_start(const struct ahead_cfg *cfg, struct ahead **out, struct kj_err *
  * for itself from then on (ahead_end still frees a). */
 int ahead_next(struct ahead *a, const volatile sig_atomic_t *stop, cJSON **reply,
                struct compile_result *compiled, int *has_compiled, struct kj_err *err);
+
+/* In a gap of a timed job (judge.h's judge_gap_fn): a test-mode job the
+ * process holds compiled, at once, none of whose id is among the nskip of
+ * skip (given back from earlier gaps of this timed job). 1 with *reply,
+ * *compiled, *has_compiled as ahead_next's; 0 when it holds none (it is
+ * not asked then) or none fits; <0 when it failed to answer within a few
+ * seconds (err; the caller claims from the server, and a late answer is
+ * read by ahead_next). Not while ahead_next's request is outstanding. */
+int ahead_gap(struct ahead *a, const int64_t *skip, int nskip, cJSON **reply,
+              struct compile_result *compiled, int *has_compiled, struct kj_err *err);
 
 /* Stop the process, which gives its jobs back, and wait for it (at most
  * a few seconds, then SIGKILL); a job it had already handed over on the

@@ -8,6 +8,16 @@
  *                 supervisor's requests and reads, the end
  *
  * Only those files (and tests/unit/test_ahead.c) include it.
+ *
+ * The socket (SOCK_STREAM, one each way):
+ *   supervisor -> process: 'N', "I am free: the next job"; or 'G' and a
+ *     skip list (AHEAD_GAP_MAX_SKIP), "a test-mode job for a gap of a
+ *     timed job, at once, if one is compiled";
+ *   process -> supervisor: one frame per job: struct ahead_head, the
+ *     claim's answer (JSON text), then the compile's log and cubin; a
+ *     header with json_len 0 answers a 'G' that nothing fits.
+ * Both ends are this program, so the header is sent as it is in memory;
+ * the reader still bounds every length.
  */
 #ifndef KJ_AHEAD_INT_H
 #define KJ_AHEAD_INT_H
@@ -38,8 +48,24 @@ struct ahead_head {
  * make one on a socket of their own and play the process's part. */
 struct ahead *ahead_link_new(pid_t pid, int fd);
 
+/* A page both processes map (MAP_SHARED, made before the fork, kept out of
+ * every later fork: MADV_DONTFORK): what the supervisor may read without
+ * asking. Written by the process only; a hint, since a job may still go
+ * (its lease lost) before the supervisor asks for it. */
+struct ahead_shared {
+    volatile int ready_test;    /* test-mode jobs held compiled: a gap may ask for one */
+};
+
+/* The supervisor's request for a gap job: 'G', then how many ids follow,
+ * then the ids (int64) it must not be given (given back from this timed
+ * job's gaps already). The answer is a frame, or a header with json_len 0
+ * when none fits. */
+#define AHEAD_GAP_MAX_SKIP 16
+#define AHEAD_GAP_WAIT_S 2.0 /* the supervisor's wait for that answer */
+
 /* ahead.c: the process, on socket fd; runs until a stop or the
  * supervisor's end, and never returns. */
-void ahead_main(const struct ahead_cfg *cfg, int fd) __attribute__((noreturn));
+void ahead_main(const struct ahead_cfg *cfg, int fd, struct ahead_shared *sh)
+    __attribute__((noreturn));
 
 #endif

@@ -1,13 +1,6 @@
 /*
  * ahead_link.c - the supervisor's side of compile-ahead (ahead.h): the
  * process forked, the next job asked for and read, the end.
- *
- * The socket (SOCK_STREAM, one each way):
- *   supervisor -> process: 'N', "I am free: the next job";
- *   process -> supervisor: one frame per job: struct ahead_head, the
- *     claim's answer (JSON text), then the compile's log and cubin.
- * Both ends are this program, so the header is sent as it is in memory;
- * the reader still bounds every length.
  */
 #include "ahead_int.h"
 #include "fdio.h"
@@ -18,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -28,6 +22,7 @@ struct ahead {
     pid_t pid;
     int fd;
     int asked;                  /* 1: 'N' sent, no frame read since */
+    struct ahead_shared *sh;    /* the shared page (mapped), NULL in the unit tests */
 };
 
 struct ahead *ahead_link_new(pid_t pid, int fd)
@@ -44,8 +39,14 @@ int ahead_start(const struct ahead_cfg *cfg, struct ahead **out, struct kj_err *
 {
     int sv[2];
     *out = NULL;
-    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
+    struct ahead_shared *sh = mmap(NULL, sizeof *sh, PROT_READ | PROT_WRITE,
+                                   MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (sh == MAP_FAILED)
+        return KJ_FAIL(err, KJ_ENOMEM, "compile-ahead: mmap: %s", strerror(errno));
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
+        munmap(sh, sizeof *sh);
         return KJ_FAIL(err, KJ_EIO, "socketpair: %s", strerror(errno));
+    }
     struct ahead *a = ahead_link_new(-1, sv[0]);
     pid_t parent = getpid(), pid = a != NULL ? fork() : -1;
     if (pid < 0) {
@@ -53,6 +54,7 @@ int ahead_start(const struct ahead_cfg *cfg, struct ahead **out, struct kj_err *
         close(sv[0]);
         close(sv[1]);
         free(a);
+        munmap(sh, sizeof *sh);
         return a == NULL ? KJ_FAIL(err, KJ_ENOMEM, "out of memory")
                          : KJ_FAIL(err, KJ_EIO, "fork: %s", strerror(e));
     }
@@ -61,9 +63,12 @@ int ahead_start(const struct ahead_cfg *cfg, struct ahead **out, struct kj_err *
         prctl(PR_SET_PDEATHSIG, SIGTERM);
         if (getppid() != parent) /* the supervisor ended before the line above */
             _exit(0);
-        ahead_main(cfg, sv[1]);
+        madvise(sh, sizeof *sh, MADV_DONTFORK); /* not for its compile boxes */
+        ahead_main(cfg, sv[1], sh);
     }
     close(sv[1]);
+    madvise(sh, sizeof *sh, MADV_DONTFORK); /* not for the run boxes */
+    a->sh = sh;
     a->pid = pid;
     *out = a;
     return KJ_OK;
@@ -133,7 +138,37 @@ int ahead_next(struct ahead *a, const volatile sig_atomic_t *stop, cJSON **reply
     }
     if (fdio_read_full(a->fd, &h, sizeof h) != 0)
         return KJ_FAIL(err, KJ_EIO, "compile-ahead has ended");
+    if (h.magic == AHEAD_MAGIC && h.json_len == 0) /* a late "none" to a gap's request */
+        return ahead_next(a, stop, reply, compiled, has_compiled, err);
     a->asked = 0;
+    int rc = ahead_read_frame(a, &h, reply, compiled, has_compiled, err);
+    return rc == KJ_OK ? 1 : rc;
+}
+
+int ahead_gap(struct ahead *a, const int64_t *skip, int nskip, cJSON **reply,
+              struct compile_result *compiled, int *has_compiled, struct kj_err *err)
+{
+    struct ahead_head h;
+    unsigned char msg[2 + AHEAD_GAP_MAX_SKIP * sizeof(int64_t)];
+    *reply = NULL;
+    *has_compiled = 0;
+    memset(compiled, 0, sizeof *compiled);
+    if (a == NULL || a->asked || (a->sh != NULL && a->sh->ready_test <= 0))
+        return 0;
+    if (nskip > AHEAD_GAP_MAX_SKIP)
+        nskip = AHEAD_GAP_MAX_SKIP;
+    msg[0] = 'G';
+    msg[1] = (unsigned char)nskip;
+    memcpy(msg + 2, skip, (size_t)nskip * sizeof(int64_t));
+    if (fdio_send_full(a->fd, msg, 2 + (size_t)nskip * sizeof(int64_t)) != 0)
+        return KJ_FAIL(err, KJ_EIO, "compile-ahead has ended");
+    /* It holds a compiled test job, so it waits in poll(), not in a claim. */
+    if (fdio_wait(a->fd, mono_now() + AHEAD_GAP_WAIT_S) != 1 ||
+        fdio_read_full(a->fd, &h, sizeof h) != 0)
+        return KJ_FAIL(err, KJ_ETIMEOUT, "compile-ahead did not answer a gap's request "
+                       "within %.0f s", AHEAD_GAP_WAIT_S);
+    if (h.magic == AHEAD_MAGIC && h.json_len == 0)
+        return 0; /* none fits */
     int rc = ahead_read_frame(a, &h, reply, compiled, has_compiled, err);
     return rc == KJ_OK ? 1 : rc;
 }
@@ -148,13 +183,13 @@ void ahead_end(struct ahead *a, void (*give_back)(void *ctx, long id, long attem
         kill(a->pid, SIGTERM);
     double until = mono_now() + AHEAD_END_WAIT_S;
     /* A frame already on its way: the job is ours to give back. */
-    while (a->asked && fdio_wait(a->fd, until) == 1 &&
-           fdio_read_full(a->fd, &h, sizeof h) == 0) {
+    while (fdio_wait(a->fd, until) == 1 && fdio_read_full(a->fd, &h, sizeof h) == 0) {
         cJSON *reply = NULL;
         struct compile_result c;
         int has = 0;
         struct kj_err err;
-        a->asked = 0;
+        if (h.magic == AHEAD_MAGIC && h.json_len == 0)
+            continue; /* a "none" */
         if (ahead_read_frame(a, &h, &reply, &c, &has, &err) != KJ_OK)
             break;
         const cJSON *job = cJSON_GetObjectItem(reply, "job");
@@ -179,5 +214,7 @@ void ahead_end(struct ahead *a, void (*give_back)(void *ctx, long id, long attem
         nanosleep(&ts, NULL);
     }
     close(a->fd);
+    if (a->sh != NULL)
+        munmap(a->sh, sizeof *a->sh);
     free(a);
 }

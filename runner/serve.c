@@ -168,20 +168,9 @@ static void serve_release(struct serve *sv)
  * not from the claim. Sent by the watcher as the judge starts; the result
  * is posted only after it (serve_judge waits for sv->gpu_start to drop),
  * so the server never sees the result first. */
-static void serve_gpu_start(struct serve *sv, const char *path)
+static void serve_gpu_start(struct serve *sv)
 {
-    struct curlc_resp r;
-    struct kj_err err;
-    cJSON *body = cJSON_CreateObject();
-    cJSON_AddBoolToObject(body, "gpu_start", 1);
-    kj_err_clear(&err);
-    int st = deliver_post(sv->watch_http, path, body, &r, &err);
-    if (st < 0 || st >= 300)
-        kj_log(KJ_LOG_WARN, "serve", "gpu_start not taken job=%ld status=%d%s%s; its fair "
-               "share counts from its claim", sv->job_id, st, st < 0 ? ": " : "",
-               st < 0 ? err.msg : "");
-    cJSON_Delete(body);
-    curlc_resp_free(&r);
+    serve_post_gpu_start(sv->watch_http, sv->job_id, sv->attempt);
     pthread_mutex_lock(&sv->mu);
     sv->gpu_start = 0;
     pthread_cond_broadcast(&sv->cv);
@@ -199,7 +188,7 @@ static void *serve_watch(void *arg)
     snprintf(path, sizeof path, "/api/v1/runner/jobs/%ld/heartbeat?attempt=%ld", sv->job_id,
              sv->attempt);
     if (sv->gpu_start) /* held before its turn: the server charges from now */
-        serve_gpu_start(sv, path);
+        serve_gpu_start(sv);
     pthread_mutex_lock(&sv->mu);
     while (!sv->beat_stop) {
         struct timespec until;

@@ -64,3 +64,20 @@ const struct spec *serve_spec(struct serve *sv, const char *name)
 {
     return spec_find_reload(sv->cfg->leaderboards, &sv->specs, &sv->nspecs, name);
 }
+
+void serve_post_gpu_start(struct curlc *h, long id, long attempt)
+{
+    char path[128];
+    struct curlc_resp r;
+    struct kj_err err;
+    cJSON *body = cJSON_CreateObject();
+    cJSON_AddBoolToObject(body, "gpu_start", 1);
+    snprintf(path, sizeof path, "/api/v1/runner/jobs/%ld/heartbeat?attempt=%ld", id, attempt);
+    kj_err_clear(&err);
+    int st = deliver_post(h, path, body, &r, &err);
+    if (st < 0 || st >= 300)
+        kj_log(KJ_LOG_WARN, "serve", "gpu_start not taken job=%ld status=%d%s%s; its fair "
+               "share counts from its claim", id, st, st < 0 ? ": " : "", st < 0 ? err.msg : "");
+    cJSON_Delete(body);
+    curlc_resp_free(&r);
+}

@@ -9,10 +9,12 @@
  * so between two of them nothing of the timed job runs on the GPU. In such
  * a gap the judge calls serve_gap_fill, which:
  *
- *   1. claims one job at once (no long poll) with {"modes": ["test"],
- *      "skip": [...]} (docs/protocol.md): a test-mode job the queue rule
- *      picks among those of this GPU type, never one given back from an
- *      earlier gap of the same timed job;
+ *   1. takes a test-mode job the compile-ahead process (ahead.h) holds
+ *      compiled, if there is one (its first heartbeat says gpu_start);
+ *      else claims one job at once (no long poll) with {"modes":
+ *      ["test"], "skip": [...]} (docs/protocol.md): a test-mode job the
+ *      queue rule picks among those of this GPU type; never one given
+ *      back from an earlier gap of the same timed job;
  *   2. judges it as any test job, in boxes of its own, whose children wipe
  *      the timed job's secrets, source and code as well as the runner's
  *      (judge.h's judge_gap_fn), with judge_job.give_up_s: a job with no
@@ -154,8 +156,10 @@ static void serve_gap_health(struct serve *sv, const struct secret_list *outer)
 }
 
 /* Judge gap job (the claim's object) in this gap, its children wiping
- * outer; its result posted, or the job given back. */
-static void serve_gap_judge(struct serve *sv, const cJSON *job, const struct secret_list *outer)
+ * outer; its result posted, or the job given back. compiled: its
+ * submission compiled ahead (taken), NULL when the judge compiles it. */
+static void serve_gap_judge(struct serve *sv, const cJSON *job, struct compile_result *compiled,
+                            const struct secret_list *outer)
 {
     struct serve_gap *g = &sv->gap;
     const char *lb, *mode, *src;
@@ -196,6 +200,7 @@ static void serve_gap_judge(struct serve *sv, const cJSON *job, const struct sec
         jj.gpu = sv->cfg->gpu;
         jj.arch = sv->dev.arch;
         jj.boards = sv->boards;
+        jj.compiled = compiled; /* taken by the judge */
         jj.progress = serve_gap_progress;
         jj.progress_ctx = sv;
         jj.leftover = &left;
@@ -240,13 +245,34 @@ void serve_gap_fill(void *ctx, const struct secret_list *outer)
     if (g->off || *sv->cfg->stop || sv->unhealthy) /* serve_job sets no gap when gap_s is 0 */
         return;
     double t0 = mono_now();
-    if (serve_gap_claim(sv, &reply)) {
-        const cJSON *job = cJSON_GetObjectItem(reply, "job");
+    struct compile_result c;
+    struct kj_err err;
+    int has = 0, ahead = 0;
+    memset(&c, 0, sizeof c);
+    kj_err_clear(&err);
+    /* A test job compiled ahead first: it was claimed before any the
+     * server still queues, and needs no compile now. */
+    if (sv->ahead != NULL) {
+        int rc = ahead_gap(sv->ahead, g->skip, g->nskip, &reply, &c, &has, &err);
+        ahead = rc == 1;
+        if (rc < 0)
+            kj_log(KJ_LOG_WARN, "serve", "gap of job=%ld: %s", g->outer_id, err.msg);
+    }
+    if (ahead || serve_gap_claim(sv, &reply)) {
+        cJSON *job = cJSON_GetObjectItem(reply, "job");
+        const cJSON *id = cJSON_GetObjectItem(job, "id"), *at = cJSON_GetObjectItem(job, "attempt");
+        if (ahead && cJSON_IsNumber(id)) /* held since its claim: charged from now */
+            serve_post_gpu_start(sv->http, (long)id->valuedouble,
+                                 cJSON_IsNumber(at) ? (long)at->valuedouble : 1);
         if (cJSON_IsObject(job)) {
-            serve_gap_judge(sv, job, outer);
+            serve_gap_judge(sv, job, has ? &c : NULL, outer);
             g->jobs++;
         }
+        const cJSON *src = cJSON_GetObjectItem(job, "source");
+        if (cJSON_IsString(src)) /* no later child finds it in freed memory */
+            explicit_bzero(src->valuestring, strlen(src->valuestring));
     }
+    compile_result_free(&c); /* taken by the judge, or never filled */
     cJSON_Delete(reply);
     g->spent_s += mono_now() - t0;
 }

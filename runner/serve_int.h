@@ -104,6 +104,10 @@ extern const struct serve_ops serve_gpu_ops;
  * watcher is giving the jobs back. */
 void serve_post_event(struct serve *sv, long id, long attempt, enum kj_event event,
                       const cJSON *data);
+/* serve_base.c: the heartbeat {"gpu_start": true} of job id (?attempt),
+ * with client h: a job held before its turn (compile-ahead) is charged to
+ * its user's fair share from now (docs/protocol.md). A failure is logged. */
+void serve_post_gpu_start(struct curlc *h, long id, long attempt);
 /* serve_base.c: the board named name (the folder is read again once when it
  * is not known); NULL when this runner does not have it. */
 const struct spec *serve_spec(struct serve *sv, const char *name);

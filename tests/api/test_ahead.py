@@ -21,6 +21,10 @@ cubin)" for a job handed over compiled. Checks:
   "compiled" event is stored before the first ends) and judged right
   after; its fair-share clock starts when its GPU work does (the
   heartbeat's gpu_start: submissions.claimed_ms moves past its claim);
+- a test job sent while a timed job runs is compiled ahead and judged in
+  one of its gaps with that cubin (its GPU time from then); one given up
+  in a gap is never offered again in that timed job's gaps, though the
+  process may hold it again, and is judged after it;
 - a stop while jobs are held gives every one back (queued again, no
   attempt charged), the runner exits 0 and the compile-ahead process
   with it; another runner then judges them;
@@ -196,6 +200,52 @@ def test_busy(srv, tok, rtok, tmp):
         r.stop()
 
 
+def test_gap(srv, tok, rtok, tmp):
+    r = runner(srv, rtok, tmp, "gapahead")
+    try:
+        lb = submit(srv, tok, seconds=4, mode="leaderboard")
+        check(wait_until(lambda: ("judging job=%d" % lb) in r.text(), 15), "a leaderboard job is judged",
+              r.text()[-400:])
+        t = submit(srv, tok, seconds=0.1)
+        check(wait_until(lambda: ("compiled job=%d" % t) in r.text(), 15),
+              "a test job sent during it is claimed and compiled ahead", r.text()[-600:])
+        held = claimed_ms(srv, t)
+        seen = done_at(srv, tok, [lb, t])
+        log = r.text()
+        check(len(seen) == 2 and seen[t] < seen[lb],
+              "it is judged in a gap of the timed job, not after it", (seen, log[-800:]))
+        check(("judging job=%d leaderboard=fp8_quant mode=test in a gap of job=%d" % (t, lb)) in log,
+              "the runner says so", log[-800:])
+        check(result(srv, tok, t).get("message", "").startswith("fakegpu: judged a submission compiled ahead"),
+              "with the cubin compiled ahead", result(srv, tok, t))
+        check(runner_events(srv, tok, t)[:2] == ["compiling", "compiled"] and
+              runner_events(srv, tok, t).count("compiling") == 1,
+              "its compile events once, from the compile-ahead process", runner_events(srv, tok, t))
+        start = claimed_ms(srv, t)
+        check(held is not None and start is not None and start > held,
+              "its fair-share clock starts in the gap (gpu_start)", (held, start))
+    finally:
+        r.stop()
+    r = runner(srv, rtok, tmp, "gapskip", ["--gap-seconds", "0.5"])
+    try:
+        lb = submit(srv, tok, seconds=4, mode="leaderboard")
+        check(wait_until(lambda: ("judging job=%d" % lb) in r.text(), 15), "a leaderboard job is judged",
+              r.text()[-400:])
+        slow = submit(srv, tok, seconds=1.5)
+        seen = done_at(srv, tok, [lb, slow])
+        log = r.text()
+        check(len(seen) == 2 and seen[slow] > seen[lb],
+              "a test job slower than --gap-seconds is judged after the timed job", (seen, log[-1200:]))
+        check(log.count("claimed job=%d " % slow) == 2,
+              "given back, it was claimed and compiled ahead again", log[-1500:])
+        check(log.count("judging job=%d leaderboard=fp8_quant mode=test in a gap" % slow) == 1,
+              "yet it was tried in one gap only: the gaps' skip list reaches the process",
+              log[-1500:])
+        check(sub(srv, tok, slow).get("attempts", 9) <= 1, "no attempt charged for the gap", sub(srv, tok, slow))
+    finally:
+        r.stop()
+
+
 def test_stop_holding(srv, tok, rtok, tmp):
     r = runner(srv, rtok, tmp, "stophold", ["--grace", "0"])
     check(wait_until(lambda: helper_pid(r) is not None, 10), "the compile-ahead process runs",
@@ -249,7 +299,7 @@ def test_helper_dies(srv, tok, rtok, tmp):
 
 def main():
     return kjrunner.run_suite("test_ahead", [test_args, test_compile_error, test_slow_compile, test_busy,
-                                             test_stop_holding, test_helper_dies])
+                                             test_gap, test_stop_holding, test_helper_dies])
 
 
 if __name__ == "__main__":

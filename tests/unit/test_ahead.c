@@ -4,8 +4,9 @@
  * does not compile (judge_compile_failed), the boards' compiled files kept
  * across jobs (judge_boards), and the supervisor's reading of the frames
  * the compile-ahead process hands jobs over in (ahead_link.c), played here
- * on a socket of the test's own: a good frame, and every malformed one
- * refused with nothing handed over. The process itself, with a real server
+ * on a socket of the test's own: a good frame, every malformed one
+ * refused with nothing handed over, and a gap's request with its skip list
+ * answered by a job or by "none" (a late "none" passed over). The process itself, with a real server
  * and real compile boxes, is tests/api/test_ahead.py's.
  */
 #define KT_MAIN
@@ -274,6 +275,81 @@ static void test_frames(void)
     compile_result_free(&c);
 }
 
+/* The process's side of a gap's request: read 'G' and its skip list, check
+ * it is {41, 42}, answer "none" (answer 0) or a frame of job 9 (1); then,
+ * for ahead_next, a late "none" before the frame of job 10. */
+static int gap_peer(int fd, int answer)
+{
+    unsigned char g[2];
+    int64_t ids[2];
+    struct ahead_head h;
+    const char *job9 = "{\"job\":{\"id\":9}}", *job10 = "{\"job\":{\"id\":10}}";
+    if (fdio_read_full(fd, g, 2) != 0 || g[0] != 'G' || g[1] != 2 ||
+        fdio_read_full(fd, ids, sizeof ids) != 0 || ids[0] != 41 || ids[1] != 42)
+        return 2;
+    memset(&h, 0, sizeof h);
+    h.magic = AHEAD_MAGIC;
+    if (answer == 1)
+        h.json_len = (uint32_t)strlen(job9);
+    if (fdio_write_full(fd, &h, sizeof h) != 0 ||
+        (answer == 1 && fdio_write_full(fd, job9, strlen(job9)) != 0))
+        return 3;
+    /* ahead_next: 'N', a "none" that came late, then job 10. */
+    char n;
+    if (read(fd, &n, 1) != 1 || n != 'N')
+        return 4;
+    memset(&h, 0, sizeof h);
+    h.magic = AHEAD_MAGIC;
+    if (fdio_write_full(fd, &h, sizeof h) != 0)
+        return 5;
+    h.json_len = (uint32_t)strlen(job10);
+    if (fdio_write_full(fd, &h, sizeof h) != 0 || fdio_write_full(fd, job10, strlen(job10)) != 0)
+        return 6;
+    return 0;
+}
+
+static void test_gap_request(void)
+{
+    static volatile sig_atomic_t stop;
+    const int64_t skip[2] = {41, 42};
+    for (int answer = 0; answer < 2; answer++) {
+        int sv[2], status = -1;
+        if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) != 0)
+            return;
+        pid_t pid = fork();
+        if (pid == 0) {
+            close(sv[0]);
+            _exit(gap_peer(sv[1], answer));
+        }
+        close(sv[1]);
+        struct ahead *a = ahead_link_new(-1, sv[0]);
+        cJSON *reply = NULL;
+        struct compile_result c;
+        struct kj_err err;
+        int has = 1;
+        int rc = ahead_gap(a, skip, 2, &reply, &c, &has, &err);
+        const cJSON *id = cJSON_GetObjectItem(cJSON_GetObjectItem(reply, "job"), "id");
+        if (answer == 0)
+            KT_CHECK(rc == 0 && reply == NULL && has == 0,
+                     "a gap's request that nothing fits: none, at once (%d)", rc);
+        else
+            KT_CHECK(rc == 1 && cJSON_IsNumber(id) && id->valueint == 9 && has == 0,
+                     "a gap's request: the job held, with the skip list sent along (%d)", rc);
+        cJSON_Delete(reply);
+        compile_result_free(&c);
+        rc = ahead_next(a, &stop, &reply, &c, &has, &err);
+        id = cJSON_GetObjectItem(cJSON_GetObjectItem(reply, "job"), "id");
+        KT_CHECK(rc == 1 && cJSON_IsNumber(id) && id->valueint == 10,
+                 "the next job after a late \"none\": the none is passed over (%d)", rc);
+        cJSON_Delete(reply);
+        compile_result_free(&c);
+        ahead_end(a, NULL, NULL);
+        waitpid(pid, &status, 0);
+        KT_CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+                 "the process's side saw 'G', the skip list and 'N' (%d)", WEXITSTATUS(status));
+    }
+}
+
 int main(int argc, char **argv)
 {
     struct kj_err err;
@@ -286,6 +362,7 @@ int main(int argc, char **argv)
     KT_RUN(test_compile_failed());
     KT_RUN(test_boards());
     KT_RUN(test_frames());
+    KT_RUN(test_gap_request());
     spec_free(board);
     return kt_done("test_ahead");
 }
