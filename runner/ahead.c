@@ -143,15 +143,16 @@ static void ahead_drop(struct ahead_job *j)
     memset(j, 0, sizeof *j);
 }
 
-/* Give job j back to the server (the process stops), then forget it. */
-static void ahead_give_back(struct ahead_proc *ap, struct ahead_job *j)
+/* Give job j back to the server (queued again at once, no attempt
+ * charged), saying why in the log, then forget it. */
+static void ahead_give_back(struct ahead_proc *ap, struct ahead_job *j, const char *why)
 {
     char path[128];
     cJSON *body = cJSON_CreateObject();
     cJSON_AddStringToObject(body, "why", "stopping");
     snprintf(path, sizeof path, "/api/v1/runner/jobs/%ld/release?attempt=%ld", j->id, j->attempt);
     if (ahead_post(ap, path, body, j->id, "release") == 0)
-        kj_log(KJ_LOG_INFO, "ahead", "stopped: gave job=%ld back to the server", j->id);
+        kj_log(KJ_LOG_INFO, "ahead", "%s: gave job=%ld back to the server", why, j->id);
     cJSON_Delete(body);
     ahead_drop(j);
 }
@@ -288,7 +289,8 @@ static void ahead_collect(struct ahead_proc *ap, struct ahead_job *j)
     ahead_drop(j);
 }
 
-/* Write job j to the supervisor. 0, or -1 when it is gone. */
+/* Write job j to the supervisor. 0; -1 when it is gone; 1 when there was
+ * no memory to write it (nothing sent, j still held). */
 static int ahead_send(struct ahead_proc *ap, struct ahead_job *j)
 {
     struct ahead_head h;
@@ -298,8 +300,10 @@ static int ahead_send(struct ahead_proc *ap, struct ahead_job *j)
     memset(&h, 0, sizeof h);
     if (text == NULL || !cJSON_PrintPreallocated(j->reply, text, (int)cap, 0)) {
         kj_log(KJ_LOG_ERROR, "ahead", "job=%ld: no memory to hand it over", j->id);
+        if (text != NULL)
+            explicit_bzero(text, cap); /* what was printed of it */
         free(text);
-        return 0; /* the lease runs out and the job is claimed again */
+        return 1;
     }
     h.magic = AHEAD_MAGIC;
     h.json_len = (uint32_t)strlen(text);
@@ -483,21 +487,26 @@ static void ahead_hand(struct ahead_proc *ap)
     if (ap->gap_asked) {
         struct ahead_job *j = ahead_first(ap, 1);
         struct ahead_head none = {AHEAD_MAGIC, 0, 0, {0}, 0, 0};
+        int rc = j != NULL ? ahead_send(ap, j) : 1;
         ap->gap_asked = 0;
-        if (j == NULL ? fdio_send_full(ap->fd, &none, sizeof none) != 0 : ahead_send(ap, j) != 0)
+        if (rc == 1 && fdio_send_full(ap->fd, &none, sizeof none) != 0)
+            rc = -1;
+        if (rc < 0)
             ap->gone = 1;
-        if (j != NULL && !ap->gone)
+        else if (rc == 0)
             ahead_drop(j);
     }
     if (ap->asked) {
         struct ahead_job *j = ahead_first(ap, 0);
-        if (j != NULL) {
+        int rc = j != NULL ? ahead_send(ap, j) : -2;
+        if (rc == 0 || rc == -1)
             ap->asked = 0;
-            if (ahead_send(ap, j) != 0)
-                ap->gone = 1;
-            else
-                ahead_drop(j);
-        }
+        if (rc == -1)
+            ap->gone = 1; /* j is given back with the rest as the process ends */
+        else if (rc == 0)
+            ahead_drop(j);
+        else if (rc == 1) /* it could not go: back to the queue for another try */
+            ahead_give_back(ap, j, "no memory to hand it over");
     }
     int n = 0; /* what a gap may ask for next */
     for (int i = 0; i < ap->cfg->slots; i++)
@@ -574,7 +583,7 @@ void ahead_main(const struct ahead_cfg *cfg, int fd, struct ahead_shared *sh)
         ahead_turn(&ap);
     for (int i = 0; i < cfg->slots; i++)
         if (ap.jobs[i].st != AJ_FREE)
-            ahead_give_back(&ap, &ap.jobs[i]);
+            ahead_give_back(&ap, &ap.jobs[i], "stopped");
     curlc_free(ap.http);
     curlc_free(ap.claim_http);
     spec_free_all(ap.specs, ap.nspecs);
