@@ -312,26 +312,36 @@ static void judge_lineinfo(struct directives *d)
     }
 }
 
+/* The submission's directives (*d) as the judge takes them for board s:
+ * lines it can parse, names the board knows, and no other board named.
+ * KJ_OK, or KJ_EINVAL with err saying which line and why (the job's
+ * "rejected" verdict). */
+static int judge_source_dirs(const struct spec *s, const char *src, size_t len,
+                             struct directives *d, struct kj_err *err)
+{
+    const char *names[SPEC_MAX_VARS];
+    struct expr_vars vars;
+    spec_expr_vars(s, names, NULL, &vars);
+    if (dir_parse(src, len, d, err) != KJ_OK || dir_check_names(d, &vars, err) != KJ_OK)
+        return KJ_EINVAL;
+    if (d->leaderboard[0] != '\0' && strcmp(d->leaderboard, s->name) != 0)
+        return KJ_FAIL(err, KJ_EINVAL, "line %d: the source names leaderboard '%s' but is "
+                       "judged on '%s'", d->leaderboard_line, d->leaderboard, s->name);
+    return KJ_OK;
+}
+
 /* Directives of the submission and the reference; a bad submission line is
  * a "rejected" verdict, a bad reference an error of ours. */
 static int judge_directives(struct judge *j, struct kj_err *err)
 {
-    const struct spec *s = j->spec;
-    const char *names[SPEC_MAX_VARS];
     struct kj_err uerr;
-    struct expr_vars vars;
-    spec_expr_vars(s, names, NULL, &vars);
-    int rc = judge_board_dirs(s, &j->refdirs, &j->refsrc, &j->reflen, &j->gendirs, &j->gensrc,
-                              &j->genlen, err);
+    int rc = judge_board_dirs(j->spec, &j->refdirs, &j->refsrc, &j->reflen, &j->gendirs,
+                              &j->gensrc, &j->genlen, err);
     if (rc != KJ_OK)
         return rc;
     kj_err_clear(&uerr);
-    if (dir_parse(j->job->source, j->job->source_len, &j->dirs, &uerr) != KJ_OK ||
-        dir_check_names(&j->dirs, &vars, &uerr) != KJ_OK)
+    if (judge_source_dirs(j->spec, j->job->source, j->job->source_len, &j->dirs, &uerr) != KJ_OK)
         judge_verdict(j, KJ_V_REJECTED, "%s", uerr.msg);
-    else if (j->dirs.leaderboard[0] != '\0' && strcmp(j->dirs.leaderboard, s->name) != 0)
-        judge_verdict(j, KJ_V_REJECTED, "line %d: the source names leaderboard '%s' but is "
-                      "judged on '%s'", j->dirs.leaderboard_line, j->dirs.leaderboard, s->name);
     else if (j->tool)
         judge_lineinfo(&j->dirs);
     return KJ_OK;
@@ -455,16 +465,10 @@ static void judge_result_finish(struct judge *j)
 int judge_ahead_dirs(const struct spec *spec, enum kj_mode mode, const char *source,
                      size_t len, struct directives *d)
 {
-    const char *names[SPEC_MAX_VARS];
-    struct expr_vars vars;
     struct kj_err err;
-    if (mode != KJ_MODE_TEST && !kj_mode_timed(mode))
-        return 0;
-    spec_expr_vars(spec, names, NULL, &vars);
     kj_err_clear(&err);
-    if (dir_parse(source, len, d, &err) != KJ_OK || dir_check_names(d, &vars, &err) != KJ_OK)
-        return 0;
-    return d->leaderboard[0] == '\0' || strcmp(d->leaderboard, spec->name) == 0;
+    return (mode == KJ_MODE_TEST || kj_mode_timed(mode)) &&
+           judge_source_dirs(spec, source, len, d, &err) == KJ_OK;
 }
 
 int judge_compile_failed(const struct judge_job *job, const struct box_device *dev,
