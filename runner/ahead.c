@@ -14,6 +14,7 @@
  */
 #include "ahead_int.h"
 #include "cbox.h"
+#include "claim.h"
 #include "cslot.h"
 #include "curlc.h"
 #include "deliver.h"
@@ -181,38 +182,28 @@ static void ahead_wipe_list(const struct ahead_proc *ap, const struct ahead_job 
 static int ahead_take(struct ahead_proc *ap, struct ahead_job *j, cJSON *reply)
 {
     const cJSON *job = cJSON_GetObjectItem(reply, "job");
-    const cJSON *id = cJSON_GetObjectItem(job, "id");
-    const cJSON *at = cJSON_GetObjectItem(job, "attempt");
-    const cJSON *lb = cJSON_GetObjectItem(job, "leaderboard");
-    const cJSON *m = cJSON_GetObjectItem(job, "mode");
-    const cJSON *src = cJSON_GetObjectItem(job, "source");
     const cJSON *seed = cJSON_GetObjectItem(job, "secret_seed");
-    const cJSON *lease = cJSON_GetObjectItem(job, "lease_seconds");
+    const char *lb, *mode, *src;
     memset(j, 0, sizeof *j);
     j->reply = reply;
-    if (!cJSON_IsNumber(id) || !cJSON_IsString(lb) || !cJSON_IsString(m) || !cJSON_IsString(src)) {
+    if (!claim_fields(job, &j->id, &j->attempt, &lb, &mode, &src)) {
         kj_log(KJ_LOG_ERROR, "ahead", "malformed job from the server");
         ahead_drop(j);
         return -1;
     }
-    j->id = (long)id->valuedouble;
-    j->attempt = cJSON_IsNumber(at) ? (long)at->valuedouble : 1;
-    j->src = src->valuestring;
-    j->len = strlen(src->valuestring);
+    j->src = (char *)src; /* the reply's, which this slot owns */
+    j->len = strlen(src);
     j->seed = cJSON_IsString(seed) ? seed->valuestring : NULL;
-    j->spec = spec_find_reload(ap->cfg->leaderboards, &ap->specs, &ap->nspecs,
-                               lb->valuestring);
+    j->spec = spec_find_reload(ap->cfg->leaderboards, &ap->specs, &ap->nspecs, lb);
     j->claimed = mono_now();
-    j->beat_s = AHEAD_BEAT_S;
-    if (cJSON_IsNumber(lease) && lease->valuedouble / 3 < j->beat_s)
-        j->beat_s = lease->valuedouble / 3 < 1 ? 1 : lease->valuedouble / 3;
+    j->beat_s = claim_beat_s(job);
     j->next_beat = j->claimed + j->beat_s;
     j->seq = ++ap->seq;
-    j->compile = j->spec != NULL && kj_mode_parse(m->valuestring, &j->mode) == 0 &&
+    j->compile = j->spec != NULL && kj_mode_parse(mode, &j->mode) == 0 &&
                  judge_ahead_dirs(j->spec, j->mode, j->src, j->len, &j->d);
     j->st = j->compile ? AJ_SLOT : AJ_READY;
-    kj_log(KJ_LOG_INFO, "ahead", "claimed job=%ld leaderboard=%s mode=%s%s", j->id,
-           lb->valuestring, m->valuestring, j->compile ? "" : " (the judge compiles it)");
+    kj_log(KJ_LOG_INFO, "ahead", "claimed job=%ld leaderboard=%s mode=%s%s", j->id, lb, mode,
+           j->compile ? "" : " (the judge compiles it)");
     return 0;
 }
 
@@ -463,8 +454,16 @@ static void ahead_wait(struct ahead_proc *ap, double poll_s)
     }
 }
 
+/* Whether j may go into a gap of a timed job: a compiled (or passed
+ * through) test-mode job of a board this process knows. */
+static int ahead_gap_fits(const struct ahead_job *j)
+{
+    return j->st == AJ_READY && j->mode == KJ_MODE_TEST && j->spec != NULL;
+}
+
 /* The oldest compiled job the supervisor may take: any for its next job,
- * a test-mode one not in the skip list for a gap. NULL when none. */
+ * one that fits a gap and is not in the skip list for a gap. NULL when
+ * none. */
 static struct ahead_job *ahead_first(struct ahead_proc *ap, int gap)
 {
     struct ahead_job *first = NULL;
@@ -473,7 +472,7 @@ static struct ahead_job *ahead_first(struct ahead_proc *ap, int gap)
         int skip = 0;
         for (int k = 0; gap && k < ap->gap_nskip; k++)
             skip |= ap->gap_skip[k] == (int64_t)j->id;
-        if (j->st == AJ_READY && (!gap || (j->mode == KJ_MODE_TEST && j->spec != NULL && !skip)) &&
+        if (j->st == AJ_READY && (!gap || (ahead_gap_fits(j) && !skip)) &&
             (first == NULL || j->seq < first->seq))
             first = j;
     }
@@ -510,8 +509,7 @@ static void ahead_hand(struct ahead_proc *ap)
     }
     int n = 0; /* what a gap may ask for next */
     for (int i = 0; i < ap->cfg->slots; i++)
-        n += ap->jobs[i].st == AJ_READY && ap->jobs[i].mode == KJ_MODE_TEST &&
-             ap->jobs[i].spec != NULL;
+        n += ahead_gap_fits(&ap->jobs[i]);
     ap->sh->ready_test = n;
 }
 

@@ -93,6 +93,12 @@ int ahead_next(struct ahead *a, const volatile sig_atomic_t *stop, cJSON **reply
 int ahead_gap(struct ahead *a, const int64_t *skip, int nskip, cJSON **reply,
               struct compile_result *compiled, int *has_compiled, struct kj_err *err);
 
+/* A job handed over (ahead_next, ahead_gap) that will not be judged:
+ * give_back(ctx, id, attempt) gives it back to the server, then its
+ * source and cubin are wiped and reply and compiled (may be NULL) freed. */
+void ahead_return(cJSON *reply, struct compile_result *compiled,
+                  void (*give_back)(void *ctx, long id, long attempt), void *ctx);
+
 /* Stop the process, which gives its jobs back, and wait for it (at most
  * a few seconds, then SIGKILL); a job it had already handed over on the
  * socket is passed to give_back(ctx, id, attempt) so that the caller

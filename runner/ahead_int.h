@@ -33,7 +33,6 @@
 #define AHEAD_MAX_CUBIN (256u << 20)     /* as the compile box's */
 #define AHEAD_END_WAIT_S 5.0             /* ahead_end's wait for the process */
 #define AHEAD_MAX_BACKOFF_S 30
-#define AHEAD_BEAT_S 20.0               /* at most; a third of the lease when shorter */
 
 struct ahead_head {
     uint32_t magic;

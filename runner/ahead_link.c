@@ -173,6 +173,22 @@ int ahead_gap(struct ahead *a, const int64_t *skip, int nskip, cJSON **reply,
     return rc == KJ_OK ? 1 : rc;
 }
 
+void ahead_return(cJSON *reply, struct compile_result *compiled,
+                  void (*give_back)(void *ctx, long id, long attempt), void *ctx)
+{
+    const cJSON *job = cJSON_GetObjectItem(reply, "job");
+    const cJSON *id = cJSON_GetObjectItem(job, "id"), *at = cJSON_GetObjectItem(job, "attempt");
+    const cJSON *src = cJSON_GetObjectItem(job, "source");
+    if (give_back != NULL && cJSON_IsNumber(id))
+        give_back(ctx, (long)id->valuedouble, cJSON_IsNumber(at) ? (long)at->valuedouble : 1);
+    if (cJSON_IsString(src))
+        explicit_bzero(src->valuestring, strlen(src->valuestring));
+    cJSON_Delete(reply);
+    if (compiled != NULL && compiled->cubin != NULL)
+        explicit_bzero(compiled->cubin, compiled->cubin_size);
+    compile_result_free(compiled);
+}
+
 void ahead_end(struct ahead *a, void (*give_back)(void *ctx, long id, long attempt), void *ctx)
 {
     struct ahead_head h;
@@ -192,17 +208,7 @@ void ahead_end(struct ahead *a, void (*give_back)(void *ctx, long id, long attem
             continue; /* a "none" */
         if (ahead_read_frame(a, &h, &reply, &c, &has, &err) != KJ_OK)
             break;
-        const cJSON *job = cJSON_GetObjectItem(reply, "job");
-        const cJSON *id = cJSON_GetObjectItem(job, "id"), *at = cJSON_GetObjectItem(job, "attempt");
-        if (give_back != NULL && cJSON_IsNumber(id))
-            give_back(ctx, (long)id->valuedouble, cJSON_IsNumber(at) ? (long)at->valuedouble : 1);
-        const cJSON *src = cJSON_GetObjectItem(job, "source");
-        if (cJSON_IsString(src))
-            explicit_bzero(src->valuestring, strlen(src->valuestring));
-        cJSON_Delete(reply);
-        if (has && c.cubin != NULL)
-            explicit_bzero(c.cubin, c.cubin_size);
-        compile_result_free(&c);
+        ahead_return(reply, has ? &c : NULL, give_back, ctx);
     }
     while (a->pid > 0 && waitpid(a->pid, &status, WNOHANG) == 0) {
         if (mono_now() >= until) {

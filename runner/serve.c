@@ -101,25 +101,13 @@ static void serve_progress(void *ctx, enum kj_event event, const cJSON *data)
     serve_post_event(sv, sv->job_id, sv->attempt, event, data);
 }
 
-/* Give job id back to the server (a stop): one handed over by the
- * compile-ahead process and not judged. ahead_end's callback; runs on the
- * watcher's client (the watcher is not running, or is the caller). */
-static void serve_give_back(void *ctx, long id, long attempt)
+/* ahead_end's callback: a job the compile-ahead process had handed over
+ * when the runner stopped, not judged, goes back (on the watcher's
+ * client: the watcher is not running, or is the caller). */
+static void serve_ahead_give_back(void *ctx, long id, long attempt)
 {
     struct serve *sv = ctx;
-    char path[128];
-    struct curlc_resp r;
-    struct kj_err err;
-    cJSON *body = cJSON_CreateObject();
-    cJSON_AddStringToObject(body, "why", "stopping");
-    snprintf(path, sizeof path, "/api/v1/runner/jobs/%ld/release?attempt=%ld", id, attempt);
-    kj_err_clear(&err);
-    int st = deliver_post(sv->watch_http, path, body, &r, &err);
-    cJSON_Delete(body);
-    curlc_resp_free(&r);
-    kj_log(st >= 200 && st < 300 ? KJ_LOG_INFO : KJ_LOG_WARN, "serve", "stopped: job=%ld %s",
-           id, st >= 200 && st < 300 ? "given back to the server" : "not given back; it goes "
-           "back to the queue when its lease runs out");
+    serve_give_back(sv->watch_http, id, attempt, 0, "the runner stops");
 }
 
 /* The watcher gives the job back (POST .../release), then ends the
@@ -127,29 +115,13 @@ static void serve_give_back(void *ctx, long id, long attempt)
  * (PR_SET_PDEATHSIG). Called with sv->mu held. */
 static void serve_release(struct serve *sv)
 {
-    char path[128];
-    struct curlc_resp r;
-    struct kj_err err;
-    cJSON *body = cJSON_CreateObject();
     sv->releasing = 1;
     while (sv->posting) /* an event post in flight ends first */
         pthread_cond_wait(&sv->cv, &sv->mu);
     pthread_mutex_unlock(&sv->mu);
     serve_gap_release(sv); /* a job judged in a gap of this one first */
-    snprintf(path, sizeof path, "/api/v1/runner/jobs/%ld/release?attempt=%ld", sv->job_id,
-             sv->attempt);
-    kj_err_clear(&err);
-    int st = deliver_post(sv->watch_http, path, body, &r, &err);
-    cJSON_Delete(body);
-    curlc_resp_free(&r);
-    if (st >= 200 && st < 300)
-        kj_log(KJ_LOG_INFO, "serve", "stopped: gave job=%ld back to the server, which queues it "
-               "again at once", sv->job_id);
-    else
-        kj_log(KJ_LOG_WARN, "serve", "stopped: job=%ld not given back (status %d%s%s); it goes "
-               "back to the queue when its lease runs out", sv->job_id, st, st < 0 ? ": " : "",
-               st < 0 ? err.msg : "");
-    ahead_end(sv->ahead, serve_give_back, sv); /* the jobs claimed ahead go back too */
+    serve_give_back(sv->watch_http, sv->job_id, sv->attempt, 0, "the runner stops");
+    ahead_end(sv->ahead, serve_ahead_give_back, sv); /* the jobs claimed ahead go back too */
     sv->ahead = NULL;
     /* The main thread is in the judge and leaves sv->pre alone until the
      * watcher has ended, so this thread may take it. */
@@ -269,17 +241,6 @@ static struct judge_result *serve_check_gpu(struct serve *sv, struct judge_resul
     return result_internal(msg);
 }
 
-/* The heartbeat period of a job: SERVE_HEARTBEAT_S, or a third of its
- * lease_seconds when that is shorter (at least 1 s). */
-static double serve_beat_s(const cJSON *job)
-{
-    const cJSON *lease = cJSON_GetObjectItem(job, "lease_seconds");
-    double s = SERVE_HEARTBEAT_S;
-    if (cJSON_IsNumber(lease) && lease->valuedouble / 3 < s)
-        s = lease->valuedouble / 3 < 1 ? 1 : lease->valuedouble / 3;
-    return s;
-}
-
 /* Judge jj beside the watcher thread (heartbeats, the stop's grace). The
  * boxes' teardown is left in *jj->leftover for after the result is posted. */
 static struct judge_result *serve_judge(struct serve *sv, const struct judge_job *jj)
@@ -348,7 +309,7 @@ static void serve_job(struct serve *sv, cJSON *job, struct compile_result *compi
     const char *lb, *mode, *src;
     struct judge_result *result = NULL;
     struct judge_leftover *left = NULL; /* owned: the boxes still to reap */
-    if (!serve_job_fields(job, &sv->job_id, &sv->attempt, &lb, &mode, &src)) {
+    if (!claim_fields(job, &sv->job_id, &sv->attempt, &lb, &mode, &src)) {
         kj_log(KJ_LOG_ERROR, "serve", "malformed job from the server");
         return;
     }
@@ -371,11 +332,7 @@ static void serve_job(struct serve *sv, cJSON *job, struct compile_result *compi
         if (m == KJ_MODE_TEST) /* untimed: the next pair may start beside it */
             serve_prestart(sv, spec);
         struct judge_job jj;
-        memset(&jj, 0, sizeof jj);
-        jj.spec = spec;
-        jj.source = src; /* writable: a gap's children wipe their copy (judge_gap_fn) */
-        jj.source_len = strlen(src);
-        jj.mode = m;
+        serve_judge_job(sv, &jj, spec, src, m, compiled, serve_progress, &left);
         const cJSON *tool = cJSON_GetObjectItem(job, "tool"), *shape = cJSON_GetObjectItem(job, "shape");
         if (cJSON_IsString(tool) && kj_sanitizer_parse(tool->valuestring, &jj.sanitizer) != 0)
             jj.sanitizer = KJ_SAN_MEMCHECK;
@@ -388,20 +345,13 @@ static void serve_job(struct serve *sv, cJSON *job, struct compile_result *compi
         struct secret_list wipe = sv->secrets;
         secret_add(&wipe, &jj.secret_seed, sizeof jj.secret_seed);
         jj.secrets = &wipe;
-        jj.gpu = sv->cfg->gpu;
-        jj.arch = sv->dev.arch;
-        jj.boards = sv->boards;
-        jj.compiled = compiled; /* taken by the judge */
-        jj.progress = serve_progress;
-        jj.progress_ctx = sv;
-        jj.leftover = &left;
         jj.prestart = pre; /* the judge's now */
         pre = NULL;
         if (kj_mode_timed(m) && sv->cfg->gap_s > 0 && !sv->cfg->once) {
             jj.gap = serve_gap_fill; /* test-mode jobs between its rounds */
             jj.gap_ctx = sv;
         }
-        sv->beat_s = serve_beat_s(job);
+        sv->beat_s = claim_beat_s(job);
         serve_gap_begin(sv, sv->job_id);
         result = serve_judge(sv, &jj);
         serve_gap_end(sv);
@@ -470,27 +420,18 @@ static int serve_next_ahead(struct serve *sv, struct kj_err *err)
     if (rc < 0) {
         kj_log(KJ_LOG_WARN, "serve", "%s; this runner claims its jobs itself from now on",
                err->msg);
-        ahead_end(sv->ahead, serve_give_back, sv);
+        ahead_end(sv->ahead, serve_ahead_give_back, sv);
         sv->ahead = NULL;
         return 0;
     }
     if (rc == 0)
         return 0;
-    const cJSON *job = cJSON_GetObjectItem(reply, "job");
     if (*sv->cfg->stop) { /* handed over as the stop came: back to the server */
-        const cJSON *id = cJSON_GetObjectItem(job, "id"), *at = cJSON_GetObjectItem(job, "attempt");
-        if (cJSON_IsNumber(id))
-            serve_give_back(sv, (long)id->valuedouble,
-                            cJSON_IsNumber(at) ? (long)at->valuedouble : 1);
-        const cJSON *src = cJSON_GetObjectItem(job, "source");
-        if (cJSON_IsString(src))
-            explicit_bzero(src->valuestring, strlen(src->valuestring));
-        compile_result_free(&c);
-        cJSON_Delete(reply);
+        ahead_return(reply, has ? &c : NULL, serve_ahead_give_back, sv);
         return 0;
     }
     sv->gpu_start = 1; /* held since its claim */
-    serve_job(sv, (cJSON *)job, has ? &c : NULL);
+    serve_job(sv, cJSON_GetObjectItem(reply, "job"), has ? &c : NULL);
     cJSON_Delete(reply);
     return 1;
 }
@@ -547,7 +488,7 @@ int serve_loop(const struct serve_cfg *cfg, struct kj_err *err)
     else if (*cfg->stop)
         kj_log(KJ_LOG_INFO, "serve", "stopped name=%s", cfg->name);
 out:
-    ahead_end(sv.ahead, serve_give_back, &sv);
+    ahead_end(sv.ahead, serve_ahead_give_back, &sv);
     serve_drop_pre(&sv);
     teardown_destroy(&sv.td); /* no box is left behind */
 early:

@@ -7,26 +7,11 @@
 #include "serve_int.h"
 #include "curlc.h"
 #include "deliver.h"
+#include "judge.h"
 #include "spec.h"
 
 #include <stdio.h>
 #include <string.h>
-
-int serve_job_fields(const cJSON *job, long *id, long *attempt, const char **lb,
-                     const char **mode, const char **src)
-{
-    const cJSON *i = cJSON_GetObjectItem(job, "id"), *l = cJSON_GetObjectItem(job, "leaderboard"),
-                *m = cJSON_GetObjectItem(job, "mode"), *s = cJSON_GetObjectItem(job, "source"),
-                *a = cJSON_GetObjectItem(job, "attempt");
-    if (!cJSON_IsNumber(i) || !cJSON_IsString(l) || !cJSON_IsString(m) || !cJSON_IsString(s))
-        return 0;
-    *id = (long)i->valuedouble;
-    *attempt = cJSON_IsNumber(a) ? (long)a->valuedouble : 1;
-    *lb = l->valuestring;
-    *mode = m->valuestring;
-    *src = s->valuestring;
-    return 1;
-}
 
 void serve_post_event(struct serve *sv, long id, long attempt, enum kj_event event,
                       const cJSON *data)
@@ -80,4 +65,42 @@ void serve_post_gpu_start(struct curlc *h, long id, long attempt)
                "share counts from its claim", id, st, st < 0 ? ": " : "", st < 0 ? err.msg : "");
     cJSON_Delete(body);
     curlc_resp_free(&r);
+}
+
+void serve_give_back(struct curlc *h, long id, long attempt, int gap, const char *why)
+{
+    char path[128];
+    struct curlc_resp r;
+    struct kj_err err;
+    cJSON *body = cJSON_CreateObject();
+    cJSON_AddStringToObject(body, "why", gap ? "gap" : "stopping");
+    snprintf(path, sizeof path, "/api/v1/runner/jobs/%ld/release?attempt=%ld", id, attempt);
+    kj_err_clear(&err);
+    int st = deliver_post(h, path, body, &r, &err);
+    cJSON_Delete(body);
+    curlc_resp_free(&r);
+    if (st >= 200 && st < 300)
+        kj_log(KJ_LOG_INFO, "serve", "gave job=%ld back (%s); it is queued again", id, why);
+    else
+        kj_log(KJ_LOG_WARN, "serve", "job=%ld not given back (%s; status %d%s%s); it is queued "
+               "again when its lease runs out", id, why, st, st < 0 ? ": " : "",
+               st < 0 ? err.msg : "");
+}
+
+void serve_judge_job(struct serve *sv, struct judge_job *jj, const struct spec *spec,
+                     const char *src, enum kj_mode mode, struct compile_result *compiled,
+                     judge_progress_fn progress, struct judge_leftover **left)
+{
+    memset(jj, 0, sizeof *jj);
+    jj->spec = spec;
+    jj->source = src; /* writable: a gap's children wipe their copy (judge_gap_fn) */
+    jj->source_len = strlen(src);
+    jj->mode = mode;
+    jj->gpu = sv->cfg->gpu;
+    jj->arch = sv->dev.arch;
+    jj->boards = sv->boards;
+    jj->compiled = compiled; /* taken by the judge */
+    jj->progress = progress;
+    jj->progress_ctx = sv;
+    jj->leftover = left;
 }

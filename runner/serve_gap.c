@@ -72,37 +72,13 @@ void serve_gap_end(struct serve *sv)
                "given back", sv->gap.outer_id, sv->gap.jobs, sv->gap.spent_s, sv->gap.nskip);
 }
 
-/* Give gap job id back (POST .../release?attempt) with client h; gap: it
- * had no verdict within the gap (else the runner stops), which the
- * job's "queued" event says. */
-static void serve_gap_give_back(struct curlc *h, long id, long attempt, int gap,
-                                const char *why)
-{
-    char path[128];
-    struct curlc_resp r;
-    struct kj_err err;
-    cJSON *body = cJSON_CreateObject();
-    cJSON_AddStringToObject(body, "why", gap ? "gap" : "stopping");
-    snprintf(path, sizeof path, "/api/v1/runner/jobs/%ld/release?attempt=%ld", id, attempt);
-    kj_err_clear(&err);
-    int st = deliver_post(h, path, body, &r, &err);
-    cJSON_Delete(body);
-    curlc_resp_free(&r);
-    if (st >= 200 && st < 300)
-        kj_log(KJ_LOG_INFO, "serve", "gave job=%ld back (%s); it is queued again", id, why);
-    else
-        kj_log(KJ_LOG_WARN, "serve", "job=%ld not given back (%s; status %d%s%s); it is queued "
-               "again when its lease runs out", id, why, st, st < 0 ? ": " : "",
-               st < 0 ? err.msg : "");
-}
-
 void serve_gap_release(struct serve *sv)
 {
     pthread_mutex_lock(&sv->mu);
     long id = sv->gap.id, attempt = sv->gap.attempt;
     pthread_mutex_unlock(&sv->mu);
     if (id != 0)
-        serve_gap_give_back(sv->watch_http, id, attempt, 0, "the runner stops");
+        serve_give_back(sv->watch_http, id, attempt, 0, "the runner stops");
 }
 
 /* Claim a test-mode job for this gap: 1 with *reply holding it, 0 when
@@ -168,7 +144,7 @@ static void serve_gap_judge(struct serve *sv, const cJSON *job, struct compile_r
     struct judge_result *result = NULL;
     struct judge_leftover *left = NULL;
     struct kj_err err;
-    if (!serve_job_fields(job, &id, &attempt, &lb, &mode, &src)) {
+    if (!claim_fields(job, &id, &attempt, &lb, &mode, &src)) {
         kj_log(KJ_LOG_ERROR, "serve", "malformed gap job from the server");
         return;
     }
@@ -177,7 +153,7 @@ static void serve_gap_judge(struct serve *sv, const cJSON *job, struct compile_r
         g->off = 1;
         kj_log(KJ_LOG_WARN, "serve", "the server handed out a %s job in a gap: it ignores the "
                "claim's modes; no more gap jobs on this runner", mode);
-        serve_gap_give_back(sv->http, id, attempt, 0, "not a test-mode job");
+        serve_give_back(sv->http, id, attempt, 0, "not a test-mode job");
         return;
     }
     const struct spec *spec = serve_spec(sv, lb);
@@ -191,19 +167,8 @@ static void serve_gap_judge(struct serve *sv, const cJSON *job, struct compile_r
         result = result_internal("this runner does not have that leaderboard");
     } else {
         struct judge_job jj;
-        memset(&jj, 0, sizeof jj);
-        jj.spec = spec;
-        jj.source = src;
-        jj.source_len = strlen(src);
-        jj.mode = KJ_MODE_TEST;
+        serve_judge_job(sv, &jj, spec, src, KJ_MODE_TEST, compiled, serve_gap_progress, &left);
         jj.secrets = outer; /* the runner's, the timed job's seed, source and code */
-        jj.gpu = sv->cfg->gpu;
-        jj.arch = sv->dev.arch;
-        jj.boards = sv->boards;
-        jj.compiled = compiled; /* taken by the judge */
-        jj.progress = serve_gap_progress;
-        jj.progress_ctx = sv;
-        jj.leftover = &left;
         /* A third of the lease at most: the watcher beats for the timed job only. */
         jj.give_up_s = sv->cfg->gap_s < sv->beat_s ? sv->cfg->gap_s : sv->beat_s;
         kj_err_clear(&err);
@@ -213,7 +178,7 @@ static void serve_gap_judge(struct serve *sv, const cJSON *job, struct compile_r
                 g->skip[g->nskip++] = id;
             judge_leftover_finish(left);
             left = NULL;
-            serve_gap_give_back(sv->http, id, attempt, 1, "no verdict within the gap's time");
+            serve_give_back(sv->http, id, attempt, 1, "no verdict within the gap's time");
         } else if (rc != KJ_OK) {
             kj_log(KJ_LOG_ERROR, "serve", "judge failed job=%ld: %s", id, err.msg);
             result = result_internal(err.msg);

@@ -4,7 +4,7 @@
  *
  *   serve_start.c the HTTP clients, the host's probe, the start-up report,
  *                the compile-ahead process
- *   serve_base.c a claimed job's fields, its events posted, its board
+ *   serve_base.c a job's events posted, its gpu_start, a give-back, its board
  *   serve.c      the loop: start-up report, claims, one job judged beside
  *                the watcher thread (heartbeats, a stop's grace), its
  *                result posted, its boxes torn down beside the next claim
@@ -22,6 +22,8 @@
 #include <cjson/cJSON.h>
 #include "ahead.h"
 #include "box.h"
+#include "claim.h"
+#include "judge.h"
 #include "protocol.h"
 #include "secret.h"
 #include "serve.h"
@@ -33,7 +35,6 @@
 #define SERVE_CONNECT_MS 10000L
 #define SERVE_IDLE_S 1
 #define SERVE_MAX_BACKOFF_S 30
-#define SERVE_HEARTBEAT_S 20 /* at most; a third of the job's lease_seconds when shorter */
 #define SERVE_WATCH_TICK_S 0.2 /* how often the watcher looks at the stop flag */
 #define SERVE_TEARDOWN_WAIT_S 10 /* a release's wait for the last job's teardown */
 
@@ -108,14 +109,22 @@ void serve_post_event(struct serve *sv, long id, long attempt, enum kj_event eve
  * with client h: a job held before its turn (compile-ahead) is charged to
  * its user's fair share from now (docs/protocol.md). A failure is logged. */
 void serve_post_gpu_start(struct curlc *h, long id, long attempt);
+/* serve_base.c: what every job this runner judges has in *jj: board,
+ * source (writable), mode, device, the boards' compiled files, compiled
+ * (its submission compiled ahead, taken by the judge; NULL = none), the
+ * progress callback (ctx sv) and where its boxes' teardown goes; every
+ * other field zero, for the caller to set (secrets, give-up, gaps). */
+void serve_judge_job(struct serve *sv, struct judge_job *jj, const struct spec *spec,
+                     const char *src, enum kj_mode mode, struct compile_result *compiled,
+                     judge_progress_fn progress, struct judge_leftover **left);
+/* serve_base.c: give job id back (POST .../release?attempt) with client h:
+ * queued again at once, no attempt charged. gap: it had no verdict within
+ * a gap of a timed job ({"why": "gap"}, which its "queued" event says);
+ * else the runner stops ({"why": "stopping"}). why goes to the log. */
+void serve_give_back(struct curlc *h, long id, long attempt, int gap, const char *why);
 /* serve_base.c: the board named name (the folder is read again once when it
  * is not known); NULL when this runner does not have it. */
 const struct spec *serve_spec(struct serve *sv, const char *name);
-/* serve_base.c: a job object's id, attempt, leaderboard, mode and source;
- * 0 when one is missing or malformed. */
-int serve_job_fields(const cJSON *job, long *id, long *attempt, const char **lb,
-                     const char **mode, const char **src);
-
 /* serve_gap.c: judge_gap_fn for a timed job's judge (ctx: the serve). */
 void serve_gap_fill(void *ctx, const struct secret_list *outer);
 /* serve_gap.c: before a timed job is judged: no gap job yet. */
