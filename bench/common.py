@@ -1,7 +1,7 @@
 """Helpers shared by the benchmarks: paths, running the runner, and the
 tests' own harness (tests/lib: the HTTP client and a real server with a
 real runner on GPU 0)."""
-import csv, json, math, os, statistics, subprocess, sys
+import argparse, csv, json, math, os, statistics, subprocess, sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tests", "lib"))
 from kjhttp import free_port, http, submit, wait_runner  # noqa: E402,F401  (shared with the tests)
@@ -123,3 +123,37 @@ class Service(_Service):
         super().__enter__()
         self.user = self.server.user("bench")
         return self
+
+
+def paired_parser(name, doc, runs_help):
+    """The command line the paired load benches (gap_load, compile_load) share:
+    the kernel and its board, --runs and --budget, where the runs go, the
+    runner (or --fake), and --merge of earlier CSVs; a usage error exits 1
+    with "name: message". The caller adds its own options."""
+    ap = argparse.ArgumentParser(description=doc.split("\n")[0])
+    ap.error = lambda msg: (ap.print_usage(sys.stderr), sys.exit("%s: %s" % (name, msg)))  # exit 1
+    ap.add_argument("--kernel", default=os.path.join(ROOT, "leaderboards", "fp8_quant", "examples", "fast.cu"))
+    ap.add_argument("--leaderboard", default="fp8_quant")
+    ap.add_argument("--runs", default="8", help=runs_help)
+    ap.add_argument("--budget", default="540", help="seconds for all rounds (default 540; at least one round)")
+    ap.add_argument("--out", default=os.environ.get("OUT") or os.path.join(ROOT, "build", name))
+    ap.add_argument("--runner", default=os.path.join(ROOT, "bin", "kjudge-runner"))
+    ap.add_argument("--fake", action="store_true", help="a stand-in runner, no GPU (tests)")
+    ap.add_argument("--merge", nargs="+", metavar="CSV", help="run nothing: the table of these %s.csv" % name)
+    return ap
+
+
+def paired_checks(args, whole):
+    """Check what paired_parser read: each option named in whole a whole number
+    of at least 1 (made an int), the kernel a file (made absolute), the runner
+    built unless --fake. BenchError saying which otherwise."""
+    for name in whole:
+        v = getattr(args, name)
+        if not v.isdigit() or int(v) < 1:
+            raise BenchError("--%s must be a whole number of at least 1, not %r" % (name, v))
+        setattr(args, name, int(v))
+    args.kernel = os.path.abspath(args.kernel)
+    if not os.path.isfile(args.kernel):
+        raise BenchError("no kernel file %s" % args.kernel)
+    if not args.fake and not os.access(args.runner, os.X_OK):
+        raise BenchError("%s is not built (make bin/kjudge-runner)" % args.runner)

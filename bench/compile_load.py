@@ -40,11 +40,12 @@ Sizing: a v2 leaderboard run of fast.cu takes about 6-10 s on an H200
 (bench/score_stability.py), a round with the load's lead and stop about
 20-25 s: --runs 12 fit in about 5 minutes. Python 3 standard library only.
 """
-import argparse, ctypes, json, math, os, random, shutil, signal, statistics, subprocess, sys, tempfile, time
+import ctypes, json, math, os, random, shutil, signal, statistics, subprocess, sys, tempfile, time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import BenchError, eval_accepted, read_csv_rows, run_to_csv, runner_env, score_cells  # noqa: E402
+from common import (BenchError, eval_accepted, paired_checks, paired_parser, read_csv_rows, run_to_csv,  # noqa: E402
+                    runner_env, score_cells)
 from score_stability import gpu_type, resolution_of  # noqa: E402
 
 LOAD_WEIGHT = os.path.join(ROOT, "bench", "compile_load_heavy.cuh")
@@ -378,32 +379,14 @@ def read_rows(paths):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.error = lambda msg: (ap.print_usage(sys.stderr), sys.exit("compile_load: " + msg))  # exit 1
-    ap.add_argument("--kernel", default=os.path.join(ROOT, "leaderboards", "fp8_quant", "examples", "fast.cu"))
-    ap.add_argument("--leaderboard", default="fp8_quant")
-    ap.add_argument("--runs", default="8", help="rounds of one quiet and one loaded run (default 8)")
+    ap = paired_parser("compile_load", __doc__, "rounds of one quiet and one loaded run (default 8)")
     ap.add_argument("--load", default=str(default_load()),
                     help="compile workers beside a loaded run (default: CPUs less 2, here %d)" % default_load())
-    ap.add_argument("--budget", default="540", help="seconds for all rounds (default 540; at least one round)")
-    ap.add_argument("--out", default=os.environ.get("OUT") or os.path.join(ROOT, "build", "compile_load"))
-    ap.add_argument("--runner", default=os.path.join(ROOT, "bin", "kjudge-runner"))
-    ap.add_argument("--fake", action="store_true", help="a stand-in runner, no GPU (tests)")
-    ap.add_argument("--merge", nargs="+", metavar="CSV", help="run nothing: the table of these compile_load.csv")
     args = ap.parse_args(argv)
     try:
         if args.merge:
             return report(read_rows(args.merge), args.out)
-        for name, lo in (("runs", 1), ("load", 1), ("budget", 1)):
-            v = getattr(args, name)
-            if not v.isdigit() or int(v) < lo:
-                raise Bad("--%s must be a whole number of at least %d, not %r" % (name, lo, v))
-            setattr(args, name, int(v))
-        args.kernel = os.path.abspath(args.kernel)
-        if not os.path.isfile(args.kernel):
-            raise Bad("no kernel file %s" % args.kernel)
-        if not args.fake and not os.access(args.runner, os.X_OK):
-            raise Bad("%s is not built (make bin/kjudge-runner)" % args.runner)
+        paired_checks(args, ("runs", "load", "budget"))
         args.tag = "kjcload-%d" % os.getpid()
         os.makedirs(os.path.join(args.out, "runs"), exist_ok=True)
         log("compile_load: %s on %s, up to %d rounds, %d compile workers beside each loaded run, budget %d s%s"

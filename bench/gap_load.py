@@ -36,11 +36,12 @@ the template about 0.6 s, of the heavy kernel about 1.8 s (seven gaps a run):
 a round of the three about 45 s, --runs 8 in about 6 minutes.
 Python 3 standard library only.
 """
-import argparse, json, os, random, re, statistics, sys, time
+import json, os, random, re, statistics, sys, time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import BenchError, eval_accepted, read_csv_rows, run_to_csv, score_cells  # noqa: E402
+from common import (BenchError, eval_accepted, paired_checks, paired_parser, read_csv_rows, run_to_csv,  # noqa: E402
+                    score_cells)
 from compile_load import judge, paired, welch  # noqa: E402
 from score_stability import gpu_type, resolution_of  # noqa: E402
 
@@ -199,32 +200,14 @@ def read_rows(paths):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.error = lambda msg: (ap.print_usage(sys.stderr), sys.exit("gap_load: " + msg))  # exit 1
-    ap.add_argument("--kernel", default=os.path.join(ROOT, "leaderboards", "fp8_quant", "examples", "fast.cu"))
-    ap.add_argument("--leaderboard", default="fp8_quant")
+    ap = paired_parser("gap_load", __doc__, "rounds of one quiet run and one per gap kind (default 8)")
     ap.add_argument("--gaps", default=DEFAULT_GAPS, help="NAME=FILE,... the gap kinds (default %s)" % DEFAULT_GAPS)
-    ap.add_argument("--runs", default="8", help="rounds of one quiet run and one per gap kind (default 8)")
-    ap.add_argument("--budget", default="540", help="seconds for all rounds (default 540; at least one round)")
-    ap.add_argument("--out", default=os.environ.get("OUT") or os.path.join(ROOT, "build", "gap_load"))
-    ap.add_argument("--runner", default=os.path.join(ROOT, "bin", "kjudge-runner"))
-    ap.add_argument("--fake", action="store_true", help="a stand-in runner, no GPU (tests)")
-    ap.add_argument("--merge", nargs="+", metavar="CSV", help="run nothing: the table of these gap_load.csv")
     args = ap.parse_args(argv)
     try:
         if args.merge:
             return report(read_rows(args.merge), args.out)
-        for name in ("runs", "budget"):
-            v = getattr(args, name)
-            if not v.isdigit() or int(v) < 1:
-                raise Bad("--%s must be a whole number of at least 1, not %r" % (name, v))
-            setattr(args, name, int(v))
+        paired_checks(args, ("runs", "budget"))
         args.gaps = parse_gaps(args.gaps)
-        args.kernel = os.path.abspath(args.kernel)
-        if not os.path.isfile(args.kernel):
-            raise Bad("no kernel file %s" % args.kernel)
-        if not args.fake and not os.access(args.runner, os.X_OK):
-            raise Bad("%s is not built (make bin/kjudge-runner)" % args.runner)
         os.makedirs(os.path.join(args.out, "runs"), exist_ok=True)
         log("gap_load: %s on %s, up to %d rounds of quiet, %s; budget %d s%s"
             % (os.path.relpath(args.kernel, ROOT), args.leaderboard, args.runs, ", ".join(n for n, _ in args.gaps),
