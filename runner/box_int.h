@@ -68,6 +68,8 @@ struct box {
     uint64_t peer_gen[BOX_MAX_SETS]; /* reference box: the submission's set k mapped in peer[k] */
     CUdeviceptr peer[BOX_MAX_SETS][SPEC_MAX_BUFFERS];
     long timed_count;           /* BATCH samples timed so far (when the empty kernel runs) */
+    uint64_t primed_gen;        /* gen of the buffers the submission last ran on unblocked
+                                 * (box_prime); 0 = never */
     CUdeviceptr bad;            /* reference box: mismatch counter */
     volatile int *flag;         /* host-mapped: [0] release flag, [1] timed-out flag */
     CUdeviceptr flag_d;
@@ -127,6 +129,7 @@ int box_prepare(struct box *b, int set, uint64_t seed, uint64_t poison, struct b
 int box_launch_set(struct box *b, const struct directives *d, const CUfunction *fn,
                    const struct dir_dims *dims, void **args, int status, struct box_rep *rep);
 int box_launch_all(struct box *b, int set, struct box_rep *rep);
+int box_prime(struct box *b, struct box_rep *rep);
 int box_sync_user(struct box *b, struct box_rep *rep);
 int box_fingerprint(struct box *b, const CUdeviceptr *set, uint64_t salt, uint64_t *fp,
                     struct box_rep *rep);

@@ -89,6 +89,7 @@ static int box_timed(struct box *b, int empty, int set, double *ns, struct box_r
 int box_sample(struct box *b, const struct box_req *req, struct box_rep *rep)
 {
     if (box_setup_case(b, req->bench, req->case_index, 0, rep) != 0 ||
+        box_prime(b, rep) != 0 ||
         box_prepare(b, 0, req->seed, req->poison_seed, rep) != 0 ||
         box_timed(b, 0, 0, &rep->ns, rep) != 0)
         return -1;
@@ -115,7 +116,8 @@ int box_warmup(struct box *b, const struct box_req *req, struct box_rep *rep)
     static double keep[BOX_WARM_KEEP];
     double t0 = mono_now();
     int rc = 0;
-    if (box_setup_case(b, req->bench, req->case_index, req->nsets, rep) != 0)
+    if (box_setup_case(b, req->bench, req->case_index, req->nsets, rep) != 0 ||
+        box_prime(b, rep) != 0)
         return -1;
     for (rep->count = 0; rep->count < 100000 && rc == 0; rep->count++) {
         long c = rep->count;
@@ -142,7 +144,8 @@ int box_batch(struct box *b, const struct box_req *req, struct box_rep *rep)
     int rc = 0;
     if (req->payload != sizeof a || fdio_read_full(b->cfg->fd_in, &a, sizeof a) != 0)
         return box_rep_fail(rep, BOX_INTERNAL, 0, "short BATCH request");
-    if (box_setup_case(b, req->bench, req->case_index, req->nsets, rep) != 0)
+    if (box_setup_case(b, req->bench, req->case_index, req->nsets, rep) != 0 ||
+        box_prime(b, rep) != 0)
         return -1;
     if (a.n < 1 || a.n > BOX_MAX_SETS || a.lane < 0 || a.empty_every < 0)
         return box_rep_fail(rep, BOX_INTERNAL, 0, "BATCH of %d samples, lane %d", a.n, a.lane);

@@ -503,6 +503,15 @@ int judge_run(const struct judge_job *job, struct judge_result **result, struct 
     *result = NULL;
     if (job->leftover != NULL)
         *job->leftover = NULL;
+    int pre = judge_tool_prepass(job, result, err);
+    if (pre != 0) {
+        /* judge_run's promises about what it takes (judge.h) hold here too */
+        if (job->prestart != NULL)
+            judge_leftover_finish(job->prestart->drop(job->prestart));
+        if (job->compiled != NULL)
+            compile_result_free(job->compiled);
+        return pre > 0 ? KJ_OK : pre;
+    }
     j.run.pid = j.ref.pid = -1;
     j.sass.pid = j.sass.fd = -1;
     j.run.fd_req = j.run.fd_rep = j.run.fd_info = -1;

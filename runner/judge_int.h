@@ -93,6 +93,17 @@ int judge_tool_shapes(struct judge *j, struct kj_err *err);
 /* Stop the box, wait for the tool's output, read it into j->res->tool.
  * Any verdict so far stands; a tool that produced nothing is noted. */
 void judge_tool_finish(struct judge *j);
+/* Sanitize mode with racecheck, initcheck or synccheck: the tests run once
+ * without the tool first. After a kernel faults (an illegal address, a
+ * trap) those tools never hand the error back to the box, which then hangs
+ * until the tool's wall limit; memcheck stops the kernel itself
+ * (--destroy-on-device-error kernel) and needs no pass before. Returns 1
+ * with *result set (owned by the caller) when the pass found a runtime
+ * error, which is then the job's verdict, its events replayed to the
+ * job's progress; 0 when the tool must run (nothing posted); < 0 on the
+ * judge's error (err set). */
+int judge_tool_prepass(const struct judge_job *job, struct judge_result **result,
+                       struct kj_err *err);
 
 /* judge_check.c */
 /* Report event (data borrowed for the call) to the job's progress callback. */

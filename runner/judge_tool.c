@@ -222,3 +222,70 @@ void judge_tool_finish(struct judge *j)
         judge_tool_sanitize_verdict(j);
     }
 }
+
+/* The prepass's progress, held back: replayed only when its verdict is the
+ * job's (judge_tool_prepass). */
+struct judge_held {
+    enum kj_event ev[64];
+    cJSON *data[64];
+    int n;
+};
+
+static void judge_hold(void *ctx, enum kj_event event, const cJSON *data)
+{
+    struct judge_held *h = ctx;
+    if (h->n < (int)(sizeof h->ev / sizeof h->ev[0]) &&
+        (h->data[h->n] = cJSON_Duplicate(data, 1)) != NULL)
+        h->ev[h->n++] = event;
+}
+
+int judge_tool_prepass(const struct judge_job *job, struct judge_result **result,
+                       struct kj_err *err)
+{
+    struct judge_held held;
+    struct judge_job pj = *job;
+    struct judge_result *r = NULL;
+    int found = 0;
+    *result = NULL;
+    if (job->mode != KJ_MODE_SANITIZE || job->sanitizer == KJ_SAN_MEMCHECK)
+        return 0;
+    memset(&held, 0, sizeof held);
+    pj.mode = KJ_MODE_TEST;
+    pj.progress = judge_hold;
+    pj.progress_ctx = &held;
+    pj.leftover = NULL;   /* torn down before the tool's boxes start */
+    pj.prestart = NULL;   /* kept for the tool's run, which drops it */
+    pj.gap = NULL;
+    pj.compiled = NULL;   /* the tool's run compiles with line information */
+    int rc = judge_run(&pj, &r, err);
+    if (rc != KJ_OK)
+        return rc < 0 ? rc : KJ_EINTERNAL;
+    if (r->has_verdict && r->verdict == KJ_V_RUNTIME_ERROR) {
+        char msg[RESULT_MAX_MESSAGE];
+        snprintf(msg, sizeof msg, "%.1700s (found by the tests run without %s first: after a "
+                 "fault it would hang until its time limit)", r->message,
+                 kj_sanitizer_name(job->sanitizer));
+        snprintf(r->message, sizeof r->message, "%s", msg);
+        r->mode = KJ_MODE_SANITIZE;
+        if ((r->tool = cJSON_CreateObject()) != NULL &&
+            cJSON_AddStringToObject(r->tool, "tool", kj_sanitizer_name(job->sanitizer)) != NULL)
+            cJSON_AddStringToObject(r->tool, "note", "not run: the kernel faults without the "
+                                    "tool; memcheck names the access");
+        for (int i = 0; i < held.n; i++) {
+            cJSON *d = held.data[i];
+            if (held.ev[i] == KJ_EV_VERDICT) {
+                cJSON_Delete(d);
+                d = held.data[i] = result_verdict_json(r);
+            }
+            if (d != NULL && job->progress != NULL)
+                job->progress(job->progress_ctx, held.ev[i], d);
+        }
+        *result = r;
+        found = 1;
+    } else {
+        result_free(r);
+    }
+    for (int i = 0; i < held.n; i++)
+        cJSON_Delete(held.data[i]);
+    return found;
+}

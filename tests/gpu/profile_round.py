@@ -11,6 +11,8 @@ KJ_GPU_PROFILE=1; it needs ncu and compute-sanitizer, else it says skipped):
 2. sanitize mode: fast.cu and the template are clean under memcheck;
    tests/gpu/tool/race.cu gets a racecheck finding at its marked line;
    tests/gpu/tool/oob_read.cu gets a memcheck finding at its marked line;
+   tests/gpu/tool/null_malloc.cu (a store through NULL) is a runtime_error
+   in seconds under each of the four tools;
 3. a hang (tests/gpu/cases/infinite_loop.cu) in profile mode ends at the
    time limit (KJUDGE_TOOL_LIMIT_S of the runner);
 4. every test-mode exploit of tests/exploits gets its expected verdict in
@@ -166,6 +168,19 @@ def round_jobs(svc, ncu):
     check(ov.get("verdict") == "runtime_error" and ("submission.cu:%d" % want) in ov.get("message", ""),
           "oob_read.cu: a runtime error naming the access memcheck stopped the kernel at",
           "%s: %s" % (ov.get("verdict"), ov.get("message")))
+    # a kernel that faults (a store through a failed device malloc's NULL)
+    # is a runtime error in seconds under every tool, as in test mode; the
+    # tools other than memcheck once hung after the fault until their limit
+    nm = os.path.join(HERE, "tool", "null_malloc.cu")
+    for tool in ("memcheck", "racecheck", "initcheck", "synccheck"):
+        t0 = time.time()
+        _, _, nres = judged(base, alice, nm, "sanitize", tool=tool)
+        took = time.time() - t0
+        nv = result_of(nres)
+        report["sanitize_null_" + tool] = nv
+        check(nv.get("verdict") == "runtime_error" and took < 30,
+              "null_malloc.cu under %s: runtime_error in %.1f s (under 30 s)" % (tool, took),
+              "%s: %s" % (nv.get("verdict"), nv.get("message")))
     # 3. a hang under the profiler
     t0 = time.time()
     _, _, hres = judged(base, alice, os.path.join(ROOT, "tests", "gpu", "cases", "infinite_loop.cu"), "profile")
