@@ -4,11 +4,14 @@
  * runner/serve.c derives the type it claims from its device's name;
  * server/main.c checks the list a runner token is bound to; the claim
  * handler and the result checker (server/result_check.c) compare types.
+ * The Python directive parser (pydirective.c) maps KernelBot's GPU names
+ * with a provider suffix to types (gputype_of_kernelbot).
  */
 #include "gputype.h"
 
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 #define GPUTYPE_CHARS "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-"
 
@@ -90,4 +93,32 @@ int gputype_list_has(const char *list, const char *type)
             return 0;
         p += len + 1;
     }
+}
+
+/* Where KernelBot's GPUs run: the suffixes of its GPU names ("B200_Nebius"). */
+static const char *const kernelbot_providers[] = {
+    "Modal", "Nebius", "GitHub", "Lambda", "RunPod", "Vast", "CoreWeave", "Crusoe", "AWS",
+    "GCP", "Azure", NULL
+};
+
+int gputype_of_kernelbot(const char *name, char *out, size_t outsz)
+{
+    const char *us = name != NULL ? strrchr(name, '_') : NULL;
+    if (outsz == 0)
+        return 0;
+    snprintf(out, outsz, "%s", name != NULL ? name : "");
+    if (us == NULL || us == name)
+        return 0;
+    for (int i = 0; kernelbot_providers[i] != NULL; i++) {
+        size_t tl = (size_t)(us - name);
+        if (strcasecmp(us + 1, kernelbot_providers[i]) != 0 || tl >= outsz || tl >= GPUTYPE_MAX)
+            continue;
+        memcpy(out, name, tl);
+        out[tl] = '\0';
+        if (gputype_valid(out))
+            return 1;
+        snprintf(out, outsz, "%s", name);
+        return 0;
+    }
+    return 0;
 }

@@ -36,6 +36,14 @@ int gputype_matches(const char *type, const char *device);
  * with a message naming the bad entry. */
 int gputype_list_parse(const char *list, char *out, size_t outsz, struct kj_err *err);
 
+/* The GPU type a KernelBot GPU name stands for: a name ending with a
+ * provider suffix ("B200_Nebius", "H100_Modal"; the providers are listed
+ * in gputype.c, compared without case) is the type before it ("B200").
+ * out (size outsz) gets the type, or name unchanged when it has no such
+ * suffix or the type would not be valid. Returns 1 when a suffix was
+ * removed, 0 otherwise. Python submissions' "#!POPCORN gpu" lines. */
+int gputype_of_kernelbot(const char *name, char *out, size_t outsz);
+
 /* 1 when type is one of the entries of a list checked by gputype_list_parse. */
 int gputype_list_has(const char *list, const char *type);
 

@@ -32,7 +32,7 @@ static int ld_all(struct ld *c, const cJSON *root, const char *dir)
     static const char *const keys[] = {
         "name", "title", "description", "deadline", "gpus", "vars", "constraints", "buffers",
         "tests", "benchmarks", "bytes", "flops", "ranking", "time_limits_s", "public_reference",
-        "resolution_pct", NULL
+        "resolution_pct", "python", NULL
     };
     struct spec *s = c->s;
     int rc;
@@ -42,6 +42,7 @@ static int ld_all(struct ld *c, const cJSON *root, const char *dir)
         (rc = ld_gpus(c, root)) != 0 || (rc = ld_resolution(c, root)) != 0 ||
         (rc = ld_vars(c, root)) != 0 ||
         (rc = ld_constraints(c, root)) != 0 || (rc = ld_buffers(c, root)) != 0 ||
+        (rc = ld_python(c, root)) != 0 ||
         (rc = ld_sizes(c, root)) != 0 || (rc = ld_limits(c, root)) != 0)
         return rc;
     const cJSON *pub = cJSON_GetObjectItemCaseSensitive(root, "public_reference");

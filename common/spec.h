@@ -48,6 +48,20 @@ struct spec_buffer {
     char rtol_expr[SPEC_MAX_EXPR];          /* per case (spec_tolerance), e.g. "1e-5 * sqrt(N)" */
 };
 
+/* "python": the board's interface for Python submissions in KernelBot's
+ * form (leaderboards/README.md): the tuple custom_kernel(data) receives
+ * and the tuple it returns. */
+#define SPEC_MAX_PYARGS 16
+enum spec_pyarg_kind { SPEC_PYARG_BUFFER = 0, SPEC_PYARG_VAR = 1 };
+struct spec_pyarg { int kind; int index; };  /* index into spec->buffers or spec->vars */
+struct spec_python {
+    int present;                     /* 1: the board takes Python submissions */
+    int nargs;
+    struct spec_pyarg args[SPEC_MAX_PYARGS];
+    int nreturns;
+    int returns[SPEC_MAX_PYARGS];    /* buffer indices (outputs), in the returned tuple's order */
+};
+
 /* One test or benchmark case: a value per variable (same order as spec.vars) and a seed. */
 struct spec_case {
     int64_t val[SPEC_MAX_VARS];
@@ -82,6 +96,7 @@ struct spec {
     char constraints[8][SPEC_MAX_EXPR];   /* "constraints": expressions every case must satisfy (non-zero) */
     int has_generate;                     /* generate.cu exists in dir */
     int public_reference;                 /* "public_reference": true: anyone may download reference.cu */
+    struct spec_python python;            /* "python"; present 0 when the board has none */
 };
 
 /* Load dir/leaderboard.json. On success *out is a new spec the caller frees

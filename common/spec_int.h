@@ -4,9 +4,9 @@
  * spec.c reads leaderboard.json and drives the load; spec_fields.c checks
  * the top-level fields (name, GPUs, vars, constraints, sizes, limits) with
  * the shared field readers; spec_buffers.c the buffers, tests and
- * benchmarks; spec_query.c answers questions about a loaded spec. Every
+ * benchmarks; spec_python.c the Python interface; spec_query.c answers questions about a loaded spec. Every
  * loader function fills c->s and reports through LD_FAIL, so an error
- * reads "<path>: <field>: <what is wrong>". Not for use outside these four
+ * reads "<path>: <field>: <what is wrong>". Not for use outside these five
  * files.
  */
 #ifndef KJ_SPEC_INT_H
@@ -64,5 +64,8 @@ int ld_limits(struct ld *c, const cJSON *root);
 int ld_buffers(struct ld *c, const cJSON *root);
 int ld_cases(struct ld *c, const cJSON *root, const char *key, struct spec_case *cases,
              int *n);
+
+/* The "python" block, after buffers and vars (spec_python.c). */
+int ld_python(struct ld *c, const cJSON *root);
 
 #endif

@@ -141,6 +141,26 @@ static cJSON *board_summary(const struct spec *s)
     return o;
 }
 
+/* The board's Python interface (spec.h's struct spec_python) by names,
+ * {"args": [...], "returns": [...]}, or null when it takes no Python. */
+static cJSON *python_json(const struct spec *s)
+{
+    const struct spec_python *p = &s->python;
+    cJSON *o, *args, *rets;
+    if (!p->present)
+        return cJSON_CreateNull();
+    o = cJSON_CreateObject();
+    args = cJSON_AddArrayToObject(o, "args");
+    for (int i = 0; i < p->nargs; i++)
+        cJSON_AddItemToArray(args, cJSON_CreateString(p->args[i].kind == SPEC_PYARG_VAR
+                                                      ? s->vars[p->args[i].index]
+                                                      : s->buffers[p->args[i].index].name));
+    rets = cJSON_AddArrayToObject(o, "returns");
+    for (int i = 0; i < p->nreturns; i++)
+        cJSON_AddItemToArray(rets, cJSON_CreateString(s->buffers[p->returns[i]].name));
+    return o;
+}
+
 static cJSON *board_detail(const struct spec *s, const char *description)
 {
     cJSON *o = board_summary(s), *arr, *lim;
@@ -165,6 +185,7 @@ static cJSON *board_detail(const struct spec *s, const char *description)
     else
         cJSON_AddNullToObject(o, "flops");
     cJSON_AddStringToObject(o, "ranking", s->ranking);
+    cJSON_AddItemToObject(o, "python", python_json(s));
     arr = cJSON_AddObjectToObject(o, "resolution_pct");
     for (int g = 0; g < s->ngpus; g++)
         if (s->resolution_pct[g] > 0)

@@ -145,6 +145,8 @@ static void cmp_other(const struct spec *o, const struct spec *n, struct notes *
         note(w, "generate.cu");
     if (o->public_reference != n->public_reference)
         note(w, "public_reference");
+    if (memcmp(&o->python, &n->python, sizeof o->python) != 0) /* ints only: no padding */
+        note(w, "python interface");
 }
 
 enum reload_kind reload_spec(const struct spec *old, const struct spec *new, char *what,

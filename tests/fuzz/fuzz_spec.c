@@ -8,7 +8,8 @@
  * the repository, so a board whose "name" is one of them gets past the
  * folder checks. Properties besides ASan/UBSan's: an error has a message in
  * valid UTF-8 when the input is valid UTF-8; a loaded spec keeps every count
- * within its array, every string NUL-terminated, every enum in range; every
+ * within its array, every string NUL-terminated, every enum in range (the
+ * Python interface's indices too, every output given or returned); every
  * buffer size and tolerance evaluates for every case (the runner relies on
  * the loader having checked that); loading is deterministic; and the server
  * turns the spec into a GET /leaderboards body and list that parse as JSON
@@ -118,6 +119,40 @@ static void check_case(const struct spec *s, const struct spec_case *k, const ch
     spec_case_label(s, k, label, sizeof label);
 }
 
+/* The Python interface: counts and indices in range, returns are outputs,
+ * every output given or returned; nothing set when absent. */
+static void check_python(const struct spec *s)
+{
+    const struct spec_python *p = &s->python;
+    if (!p->present) {
+        if (p->nargs != 0 || p->nreturns != 0)
+            fuzz_fail("python absent but nargs %d nreturns %d", p->nargs, p->nreturns);
+        return;
+    }
+    if (p->nargs < 1 || p->nargs > SPEC_MAX_PYARGS || p->nreturns < 1 ||
+        p->nreturns > SPEC_MAX_PYARGS)
+        fuzz_fail("python counts: nargs %d nreturns %d", p->nargs, p->nreturns);
+    for (int i = 0; i < p->nargs; i++) {
+        int k = p->args[i].kind, x = p->args[i].index;
+        if (!(k == SPEC_PYARG_BUFFER && x >= 0 && x < s->nbuffers) &&
+            !(k == SPEC_PYARG_VAR && x >= 0 && x < s->nvars))
+            fuzz_fail("python.args[%d]: kind %d index %d", i, k, x);
+    }
+    for (int i = 0; i < p->nreturns; i++)
+        if (p->returns[i] < 0 || p->returns[i] >= s->nbuffers ||
+            s->buffers[p->returns[i]].role != SPEC_OUTPUT)
+            fuzz_fail("python.returns[%d]: %d is not an output", i, p->returns[i]);
+    for (int b = 0; b < s->nbuffers; b++) {
+        int seen = s->buffers[b].role != SPEC_OUTPUT;
+        for (int i = 0; i < p->nargs; i++)
+            seen |= p->args[i].kind == SPEC_PYARG_BUFFER && p->args[i].index == b;
+        for (int i = 0; i < p->nreturns; i++)
+            seen |= p->returns[i] == b;
+        if (!seen)
+            fuzz_fail("output %d neither given nor returned", b);
+    }
+}
+
 static void check_spec(const struct spec *s)
 {
     if (s->nvars < 0 || s->nvars > SPEC_MAX_VARS || s->nbuffers < 1 ||
@@ -146,6 +181,7 @@ static void check_spec(const struct spec *s)
     if (!(s->limit_test_s > 0) || !(s->limit_benchmark_s > 0) || !(s->limit_leaderboard_s > 0))
         fuzz_fail("time limits %g %g %g", s->limit_test_s, s->limit_benchmark_s,
                   s->limit_leaderboard_s);
+    check_python(s);
     for (int i = 0; i < s->ntests; i++)
         check_case(s, &s->tests[i], "test");
     for (int i = 0; i < s->nbenchmarks; i++)

@@ -327,6 +327,96 @@ static void test_broken(void)
                 "resolution_pct", "object");
 }
 
+/* "python": the tuple custom_kernel receives and returns, as indices. */
+static void test_python_block(void)
+{
+    char dir[512];
+    struct spec *s = NULL;
+    struct kj_err err;
+    kj_err_clear(&err);
+    char *text = variant("pyok", "\"ranking\"",
+                         "\"python\": {\"args\": [\"a\", \"idx\", \"out\", \"N\", \"K\"], "
+                         "\"returns\": [\"cnt\", \"out\"]}, \"ranking\"");
+    make_board("pyok", text, 1);
+    free(text);
+    snprintf(dir, sizeof dir, "%s/pyok", tmp_root);
+    KT_CHECK(spec_load(dir, &s, &err) == 0 && s != NULL, "python block loads: %s", err.msg);
+    if (s != NULL) {
+        const struct spec_python *p = &s->python;
+        KT_CHECK(p->present == 1 && p->nargs == 5 && p->nreturns == 2, "present %d nargs %d "
+                 "nreturns %d", p->present, p->nargs, p->nreturns);
+        KT_CHECK(p->args[0].kind == SPEC_PYARG_BUFFER && p->args[0].index == 0 &&
+                 p->args[2].kind == SPEC_PYARG_BUFFER && p->args[2].index == 2 &&
+                 p->args[3].kind == SPEC_PYARG_VAR && p->args[3].index == 0 &&
+                 p->args[4].kind == SPEC_PYARG_VAR && p->args[4].index == 1, "args");
+        KT_CHECK(p->returns[0] == 3 && p->returns[1] == 2, "returns %d %d", p->returns[0],
+                 p->returns[1]);
+    }
+    spec_free(s);
+    s = NULL;
+    text = variant("pynone", NULL, NULL);
+    make_board("pynone", text, 1);
+    free(text);
+    snprintf(dir, sizeof dir, "%s/pynone", tmp_root);
+    KT_CHECK(spec_load(dir, &s, &err) == 0 && s != NULL && s->python.present == 0 &&
+             s->python.nargs == 0, "no python block: not present");
+    spec_free(s);
+
+    /* Every board with a block: fp8_quant's exact KernelBot interface. */
+    s = NULL;
+    KT_CHECK(spec_load("leaderboards/fp8_quant", &s, &err) == 0 && s != NULL &&
+             s->python.present && s->python.nargs == 3 && s->python.args[0].index == 0 &&
+             s->python.args[1].index == 1 && s->python.args[2].index == 2 &&
+             s->python.nreturns == 2 && s->python.returns[0] == 1 && s->python.returns[1] == 2,
+             "fp8_quant: args x, x_q, x_s; returns x_q, x_s: %s", err.msg);
+    spec_free(s);
+    s = NULL;
+    KT_CHECK(spec_load("leaderboards/gated_deltanet_recompute_w_u", &s, &err) == 0 && s != NULL &&
+             s->python.present && s->python.nargs == 5 && s->python.args[4].index == 4 &&
+             s->python.nreturns == 2 && s->python.returns[0] == 5 && s->python.returns[1] == 6,
+             "gated_deltanet: args k, v, beta, A, g; returns w, u: %s", err.msg);
+    spec_free(s);
+}
+
+static void test_python_broken(void)
+{
+#define PY(json) "\"python\": " json ", \"ranking\""
+    static const char *const outs = "\"returns\": [\"out\", \"cnt\"]";
+    char buf[512];
+    expect_fail("pyarr", "\"ranking\"", PY("[]"), "python", "object");
+    expect_fail("pykey", "\"ranking\"", PY("{\"args\": [\"a\"], \"returns\": [\"out\", "
+                "\"cnt\"], \"kwargs\": []}"), "python", "unknown key 'kwargs'");
+    expect_fail("pynoargs", "\"ranking\"", PY("{\"returns\": [\"out\", \"cnt\"]}"),
+                "python.args", "missing");
+    expect_fail("pynorets", "\"ranking\"", PY("{\"args\": [\"a\", \"out\", \"cnt\"]}"),
+                "python.returns", "missing");
+    expect_fail("pyempty", "\"ranking\"", PY("{\"args\": [], \"returns\": [\"out\", \"cnt\"]}"),
+                "python.args", "non-empty");
+    snprintf(buf, sizeof buf, PY("{\"args\": [\"a\", \"Q\"], %s}"), outs);
+    expect_fail("pyunknown", "\"ranking\"", buf, "python.args[1]", "'Q' is neither a buffer nor");
+    snprintf(buf, sizeof buf, PY("{\"args\": [\"a\", 3], %s}"), outs);
+    expect_fail("pynotstr", "\"ranking\"", buf, "python.args[1]", "name");
+    snprintf(buf, sizeof buf, PY("{\"args\": [\"a\", \"N\", \"a\"], %s}"), outs);
+    expect_fail("pydup", "\"ranking\"", buf, "python.args[2]", "twice (also python.args[0])");
+    expect_fail("pyretdup", "\"ranking\"", PY("{\"args\": [\"a\"], \"returns\": "
+                "[\"out\", \"cnt\", \"out\"]}"), "python.returns[2]", "twice");
+    expect_fail("pyretin", "\"ranking\"", PY("{\"args\": [\"a\"], \"returns\": "
+                "[\"out\", \"idx\", \"cnt\"]}"), "python.returns[1]", "'idx' is an input");
+    expect_fail("pyretvar", "\"ranking\"", PY("{\"args\": [\"a\"], \"returns\": "
+                "[\"out\", \"cnt\", \"N\"]}"), "python.returns[2]", "a variable cannot");
+    expect_fail("pyretunk", "\"ranking\"", PY("{\"args\": [\"a\"], \"returns\": "
+                "[\"zz\"]}"), "python.returns[0]", "'zz' is not a buffer");
+    /* cnt is neither given nor returned */
+    expect_fail("pyuncovered", "\"ranking\"", PY("{\"args\": [\"a\", \"idx\"], "
+                "\"returns\": [\"out\"]}"), "python", "output 'cnt' is neither given");
+    /* too many: 17 names */
+    expect_fail("pymany", "\"ranking\"", PY("{\"args\": [\"a\",\"b1\",\"b2\",\"b3\","
+                "\"b4\",\"b5\",\"b6\",\"b7\",\"b8\",\"b9\",\"c1\",\"c2\",\"c3\",\"c4\","
+                "\"c5\",\"c6\",\"c7\"], \"returns\": [\"out\", \"cnt\"]}"), "python.args",
+                "more than 16");
+#undef PY
+}
+
 static void test_load_all(void)
 {
     char root[512], path[600];
@@ -406,6 +496,8 @@ int main(int argc, char **argv)
     KT_RUN(test_dtypes());
     KT_RUN(test_valid_variant());
     KT_RUN(test_broken());
+    KT_RUN(test_python_block());
+    KT_RUN(test_python_broken());
     KT_RUN(test_load_all());
     KT_RUN(test_find_reload());
     char cmd[300];
