@@ -41,7 +41,8 @@ OBJ := build/obj
 SOBJ := build/asan
 COMMON_OBJ := $(COMMON_SRC:%.c=$(OBJ)/%.o)
 SERVER_OBJ := $(SERVER_SRC:%.c=$(OBJ)/%.o)
-RUNNER_OBJ := $(RUNNER_SRC:%.c=$(OBJ)/%.o) $(OBJ)/kernels/fatbin.o $(OBJ)/common/curlc.o
+RUNNER_OBJ := $(RUNNER_SRC:%.c=$(OBJ)/%.o) $(OBJ)/kernels/fatbin.o $(OBJ)/runner/pybox_py.o \
+              $(OBJ)/common/curlc.o
 # The client uses the directive parser and the server's line diff (pure code).
 CLI_OBJ := $(CLI_SRC:%.c=$(OBJ)/%.o) $(OBJ)/common/directive.o $(OBJ)/common/directive_nvrtc.o \
            $(OBJ)/common/expr.o \
@@ -86,6 +87,11 @@ $(OBJ)/kernels/fatbin.o $(SOBJ)/kernels/fatbin.o: kernels/fatbin.S build/kernels
 	@mkdir -p $(dir $@)
 	$(CC) -c -DKJ_FATBIN_PATH='"build/kernels.fatbin"' $< -o $@
 
+# The Python run box's trusted harness (runner/pybox.h), embedded the same way.
+$(OBJ)/runner/pybox_py.o $(SOBJ)/runner/pybox_py.o: runner/pybox_py.S runner/pybox_harness.py
+	@mkdir -p $(dir $@)
+	$(CC) -c -DKJ_PYBOX_PATH='"runner/pybox_harness.py"' $< -o $@
+
 bin/kjudge-server: $(OBJ)/server/main.o $(SERVER_OBJ) $(COMMON_OBJ)
 	@mkdir -p bin
 	$(CC) $(CFLAGS) $^ -o $@ $(SERVER_LIBS)
@@ -123,7 +129,7 @@ SAN_RUNNER := build/libkj_runner_asan.a
 SAN_CLI := build/libkj_cli_asan.a
 $(SAN_COMMON): $(COMMON_SRC:%.c=$(SOBJ)/%.o) $(CURL_SRC:%.c=$(SOBJ)/%.o)
 $(SAN_SERVER): $(SERVER_SRC:%.c=$(SOBJ)/%.o)
-$(SAN_RUNNER): $(RUNNER_SRC:%.c=$(SOBJ)/%.o) $(SOBJ)/kernels/fatbin.o
+$(SAN_RUNNER): $(RUNNER_SRC:%.c=$(SOBJ)/%.o) $(SOBJ)/kernels/fatbin.o $(SOBJ)/runner/pybox_py.o
 $(SAN_CLI): $(CLI_SRC:%.c=$(SOBJ)/%.o)
 $(SAN_COMMON) $(SAN_SERVER) $(SAN_RUNNER) $(SAN_CLI):
 	@rm -f $@

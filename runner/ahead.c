@@ -15,6 +15,7 @@
 #include "ahead_int.h"
 #include "cbox.h"
 #include "claim.h"
+#include "sub_lang.h"
 #include "cslot.h"
 #include "curlc.h"
 #include "deliver.h"
@@ -200,6 +201,7 @@ static int ahead_take(struct ahead_proc *ap, struct ahead_job *j, cJSON *reply)
     j->next_beat = j->claimed + j->beat_s;
     j->seq = ++ap->seq;
     j->compile = j->spec != NULL && kj_mode_parse(mode, &j->mode) == 0 &&
+                 claim_lang(job) == SUB_LANG_CUDA && /* a Python file has nothing to compile */
                  judge_ahead_dirs(j->spec, j->mode, j->src, j->len, &j->d);
     j->st = j->compile ? AJ_SLOT : AJ_READY;
     kj_log(KJ_LOG_INFO, "ahead", "claimed job=%ld leaderboard=%s mode=%s%s", j->id, lb, mode,

@@ -247,6 +247,20 @@ static int box_load(struct box *b, const struct box_req *req, struct box_rep *re
                      rep) != 0)
             goto out;
     }
+    if (b->python) { /* the "cubin" is the source: imported under the locked sandbox */
+        b->pio.src = (uint64_t)(uintptr_t)cubin;
+        b->pio.src_len = ld.cubin_size;
+        int prc = pybox_op(PYBOX_LOAD, &b->pio);
+        b->pio.src = 0;
+        if (prc != 0) {
+            box_rep_fail(rep, prc == 1 ? BOX_RUNTIME : BOX_INTERNAL, 0,
+                         "importing the submission failed: %s", b->pio.msg);
+            goto out;
+        }
+        b->loaded = 1;
+        rc = 0;
+        goto out;
+    }
     CUresult r = b->d.cuModuleLoadData(&b->umod, cubin);
     if (r != CUDA_SUCCESS) {
         box_rep_cuda(b, rep, BOX_REJECTED, r, "loading the compiled module");
@@ -351,7 +365,7 @@ static int box_verify_sets(struct box *b, const struct box_req *req, struct box_
     for (int k = 0; k < v.n; k++) {
         if (box_prepare(b, 0, v.seed[k], v.poison[k], rep) != 0)
             return -1;
-        if (box_launch_all(b, 0, rep) != 0) {
+        if (box_launch_all(b, 0, rep) != 0 || box_collect(b, 0, rep) != 0) {
             b->d.cuCtxSynchronize();
             return -1;
         }
@@ -432,8 +446,10 @@ static int assert_box_state(const struct box *b, int op, struct box_rep *rep)
 {
     enum box_state st = box_state_of(b);
     const char *broken = NULL;
-    if (b->loaded && b->umod == 0)
+    if (b->loaded && b->umod == 0 && !b->python)
         broken = "loaded without a module";
+    else if (b->python && b->umod != 0)
+        broken = "a Python box with a module";
     else if ((b->gmod != 0) && b->cfg->gendirs == NULL)
         broken = "generate.cu loaded for a board without one";
     else if (b->loaded && (b->cfg->plan == NULL || b->spec == NULL))
@@ -510,11 +526,19 @@ void box_main(const struct box_cfg *cfg0)
      * failed context (the judge's error, the job goes back). */
     rb.skip = cfg0->rbox_skip;
     rb.tool = cfg0->tool;
+    rb.python = cfg0->python_lib != NULL;
+    rb.python_site = cfg0->python_site;
     if (rbox_prepare(&rb, fds, &err) != KJ_OK) {
         kj_printable(b.info.error, sizeof b.info.error, err.msg, sizeof err.msg);
         /* The info pipe is at its old number or, if the fds moved, at its new one. */
         if (fdio_write_full(fds[2], &b.info, sizeof b.info) != 0)
             (void)!fdio_write_full(RBOX_FD_INFO, &b.info, sizeof b.info);
+        _exit(3);
+    }
+    b.python = cfg0->python_lib != NULL;
+    if (b.python && pybox_start(cfg0->python_lib, cfg0->python_site, &err) != KJ_OK) {
+        kj_printable(b.info.error, sizeof b.info.error, err.msg, sizeof err.msg);
+        (void)!fdio_write_full(RBOX_FD_INFO, &b.info, sizeof b.info);
         _exit(3);
     }
     b.cfgv.fd_in = RBOX_FD_IN;
@@ -529,6 +553,8 @@ void box_main(const struct box_cfg *cfg0)
     srand((unsigned)getpid());
     if (box_init(&b, &rep) != 0)
         kj_printable(b.info.error, sizeof b.info.error, rep.msg, sizeof rep.msg);
+    else if (b.python && (b.pio.device = cfg->gpu, pybox_op(PYBOX_BIND, &b.pio)) != 0)
+        snprintf(b.info.error, sizeof b.info.error, "python box: %.400s", b.pio.msg);
     /* The second half: from here on the submission's code may run. */
     else if ((snprintf(rb.pci, sizeof rb.pci, "%s", b.info.pci), rbox_lock(&rb, &err)) != KJ_OK)
         kj_printable(b.info.error, sizeof b.info.error, err.msg, sizeof err.msg);

@@ -234,7 +234,10 @@ struct box_cfg {
     void *unmap;              /* the other box's region, unmapped in the child */
     size_t unmap_size;
     unsigned rbox_skip;       /* protections not to apply (KJUDGE_RBOX_SKIP; box_start fills it) */
-    int tool;                 /* 1: started by tool.c under a profiler or sanitizer (rbox.h) */
+    int tool;                 /* 1: started by tool.c under a profiler or sanitizer (rbox.h),
+                               * or as a Python box (python_lib set) */
+    const char *python_lib;   /* a Python box (pybox.h): the libpython it loads; NULL = CUDA */
+    const char *python_site;  /* its site-packages folder (the pinned environment), or NULL */
     const struct secret_list *wipe; /* what the child wipes first (secret.h); NULL = nothing */
 };
 

@@ -66,6 +66,7 @@ int box_exec_main(int argc, char **argv)
     int gpu = -1;
     unsigned long long region_size = 0;
     unsigned skip = 0;
+    const char *python = NULL, *python_site = NULL;
     struct kj_err err;
     kj_err_clear(&err);
     for (int i = 2; i + 1 < argc; i += 2) {
@@ -73,6 +74,8 @@ int box_exec_main(int argc, char **argv)
         else if (strcmp(argv[i], "--gpu") == 0) gpu = atoi(argv[i + 1]);
         else if (strcmp(argv[i], "--region-size") == 0) region_size = strtoull(argv[i + 1], NULL, 10);
         else if (strcmp(argv[i], "--skip") == 0) skip = (unsigned)strtoul(argv[i + 1], NULL, 10);
+        else if (strcmp(argv[i], "--python") == 0) python = argv[i + 1];
+        else if (strcmp(argv[i], "--python-site") == 0) python_site = argv[i + 1];
     }
     if (spec_dir == NULL || gpu < 0 || region_size == 0 || fcntl(RBOX_FD_INFO, F_GETFD) < 0 ||
         fcntl(BOX_EXEC_REGION_FD, F_GETFD) < 0) {
@@ -87,7 +90,8 @@ int box_exec_main(int argc, char **argv)
     int rc = src == NULL ? KJ_FAIL(&err, KJ_EIO, "box-exec: cannot read the source") : KJ_OK;
     if (rc == KJ_OK)
         rc = spec_load(spec_dir, &s, &err);
-    if (rc == KJ_OK && dir_parse(src, srclen, &sub, &err) != KJ_OK)
+    /* A Python box has no launch lines: its directives stay empty. */
+    if (rc == KJ_OK && python == NULL && dir_parse(src, srclen, &sub, &err) != KJ_OK)
         rc = KJ_EINVAL;
     if (rc == KJ_OK)
         rc = bx_dirs(s, "reference.cu", &ref, &err);
@@ -125,5 +129,7 @@ int box_exec_main(int argc, char **argv)
     c.region_size = region_size;
     c.rbox_skip = skip;
     c.tool = 1;
+    c.python_lib = python;
+    c.python_site = python_site;
     box_main(&c);
 }

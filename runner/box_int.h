@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include "box.h"
 #include "cudrv.h"
+#include "pybox.h"
 
 struct box {
     const struct box_cfg *cfg;  /* &cfgv */
@@ -68,6 +69,9 @@ struct box {
     uint64_t peer_gen[BOX_MAX_SETS]; /* reference box: the submission's set k mapped in peer[k] */
     CUdeviceptr peer[BOX_MAX_SETS][SPEC_MAX_BUFFERS];
     long timed_count;           /* BATCH samples timed so far (when the empty kernel runs) */
+    int python;                 /* a Python box (pybox.h): calls go to custom_kernel */
+    int py_sync;                /* its custom_kernel waits for the GPU: samples unblocked */
+    struct pybox_io pio;        /* the Python box's operation record */
     uint64_t primed_gen;        /* gen of the buffers the submission last ran on unblocked
                                  * (box_prime); 0 = never */
     CUdeviceptr bad;            /* reference box: mismatch counter */
@@ -129,6 +133,7 @@ int box_prepare(struct box *b, int set, uint64_t seed, uint64_t poison, struct b
 int box_launch_set(struct box *b, const struct directives *d, const CUfunction *fn,
                    const struct dir_dims *dims, void **args, int status, struct box_rep *rep);
 int box_launch_all(struct box *b, int set, struct box_rep *rep);
+int box_collect(struct box *b, int set, struct box_rep *rep);
 int box_prime(struct box *b, struct box_rep *rep);
 int box_sync_user(struct box *b, struct box_rep *rep);
 int box_fingerprint(struct box *b, const CUdeviceptr *set, uint64_t salt, uint64_t *fp,
@@ -144,5 +149,9 @@ int box_baseline(struct box *b, struct box_rep *rep);                           
 int box_graph(struct box *b, const struct box_req *req, struct box_rep *rep);   /* GRAPH */
 int box_clock(struct box *b, struct box_rep *rep);                              /* CLOCK */
 int box_batch(struct box *b, const struct box_req *req, struct box_rep *rep);   /* BATCH */
+/* One sample (empty: 0 the submission on set, 1 the empty kernel, 2
+ * nothing) behind a blocking kernel that gives up after tmo ns; *ns is its
+ * event time. 0, or -1 with rep filled. */
+int box_timed_for(struct box *b, int empty, int set, uint64_t tmo, double *ns, struct box_rep *rep);
 
 #endif

@@ -297,10 +297,65 @@ int box_launch_set(struct box *b, const struct directives *d, const CUfunction *
     return 0;
 }
 
+/* A Python box's call record for buffer set `set` of the case set up: the
+ * board's Python interface (spec.h's python block) over the set's buffers. */
+static void box_py_fill(struct box *b, int set)
+{
+    const struct spec *s = b->spec;
+    const struct spec_python *py = &s->python;
+    struct pybox_io *io = &b->pio;
+    io->stream = (uint64_t)(uintptr_t)b->stream;
+    io->nargs = py->nargs;
+    io->nret = py->nreturns;
+    for (int k = 0; k < py->nargs + py->nreturns; k++) {
+        int is_ret = k >= py->nargs;
+        struct pybox_arg *a = is_ret ? &io->rets[k - py->nargs] : &io->args[k];
+        int kind = is_ret ? SPEC_PYARG_BUFFER : py->args[k].kind;
+        int idx = is_ret ? py->returns[k - py->nargs] : py->args[k].index;
+        memset(a, 0, sizeof *a);
+        if (kind == SPEC_PYARG_VAR) {
+            a->kind = 1;
+            a->ival = b->cp->val[idx];
+            snprintf(a->name, sizeof a->name, "%s", s->vars[idx]);
+            continue;
+        }
+        a->dtype = (int32_t)s->buffers[idx].dtype;
+        a->ndim = b->cp->ndim[idx];
+        for (int d = 0; d < a->ndim && d < 8; d++)
+            a->dims[d] = b->cp->dims[idx][d];
+        a->ptr = (uint64_t)b->buf[set][idx];
+        snprintf(a->name, sizeof a->name, "%s", s->buffers[idx].name);
+    }
+}
+
+/* A Python operation's failure: the submission's (runtime_error, with the
+ * traceback's tail) or the harness's (ours). */
+static int box_py_fail(struct box *b, int rc, const char *what, struct box_rep *rep)
+{
+    return box_rep_fail(rep, rc == 1 ? BOX_RUNTIME : BOX_INTERNAL, 0, "%s: %s", what, b->pio.msg);
+}
+
+/* After a call: a Python box's returned tensors moved into its output
+ * buffers on the stream (nothing for a CUDA box). Outside the timed span. */
+int box_collect(struct box *b, int set, struct box_rep *rep)
+{
+    if (!b->python)
+        return 0;
+    box_py_fill(b, set);
+    int rc = pybox_op(PYBOX_COLLECT, &b->pio);
+    return rc == 0 ? 0 : box_py_fail(b, rc, "custom_kernel's result", rep);
+}
+
 /* Queue the submission's launches on buffer set `set`: buffers, vars, then
- * the set's workspace. */
+ * the set's workspace. A Python box calls custom_kernel instead, which
+ * queues its work on the box's stream; box_collect follows. */
 int box_launch_all(struct box *b, int set, struct box_rep *rep)
 {
+    if (b->python) {
+        box_py_fill(b, set);
+        int rc = pybox_op(PYBOX_CALL, &b->pio);
+        return rc == 0 ? 0 : box_py_fail(b, rc, "custom_kernel raised", rep);
+    }
     void *args[SPEC_MAX_BUFFERS + SPEC_MAX_VARS + 1];
     int n = box_args(b, b->buf[set], args);
     if (b->cfg->dirs->workspace[0] != '\0')
@@ -321,9 +376,25 @@ int box_prime(struct box *b, struct box_rep *rep)
     if (b->primed_gen == b->gen)
         return 0;
     if (box_prepare(b, 0, 0x9e3779b97f4a7c15ull ^ b->gen, 0x5bd1e995ull + b->gen, rep) != 0 ||
-        box_launch_all(b, 0, rep) != 0 || box_sync_user(b, rep) != 0) {
+        box_launch_all(b, 0, rep) != 0 || box_collect(b, 0, rep) != 0 ||
+        box_sync_user(b, rep) != 0) {
         b->d.cuCtxSynchronize();
         return -1;
+    }
+    /* A Python call may wait for the GPU (a .item(), a synchronize): behind
+     * the blocking kernel it would wait until that gives up. One call held
+     * for at most 1 s finds out; such a box samples without the blocking
+     * kernel from then on (the host's dispatch then counts in its times). */
+    if (b->python && b->blocker && !b->py_sync) {
+        double ns;
+        if (box_prepare(b, 0, 0x7f4a7c159e3779b9ull ^ b->gen, 0x5bd1e995ull + b->gen, rep) != 0 ||
+            box_timed_for(b, 0, 0, 1000000000ull, &ns, rep) != 0) {
+            if (rep->status != BOX_RUNTIME || strstr(rep->msg, "waited for the GPU") == NULL)
+                return -1;
+            memset(rep, 0, sizeof *rep);
+            b->py_sync = 1;
+            b->blocker = 0;
+        }
     }
     b->primed_gen = b->gen;
     return 0;
@@ -388,7 +459,7 @@ int box_once(struct box *b, const struct box_req *req, struct box_rep *rep)
         BOX_CU(b, rep, cuCtxSynchronize(), "waiting for the inputs");
         b->d.cuProfilerStart();
     }
-    if (box_launch_all(b, 0, rep) != 0) {
+    if (box_launch_all(b, 0, rep) != 0 || box_collect(b, 0, rep) != 0) {
         b->d.cuCtxSynchronize();
         if (marks)
             b->d.cuProfilerStop();

@@ -50,7 +50,12 @@ static int box_flush_l2(struct box *b, struct box_rep *rep)
  * nothing at all. */
 static int box_timed(struct box *b, int empty, int set, double *ns, struct box_rep *rep)
 {
-    uint64_t tmo = BOX_BLOCK_TIMEOUT_NS;
+    return box_timed_for(b, empty, set, BOX_BLOCK_TIMEOUT_NS, ns, rep);
+}
+
+/* box_timed with the blocking kernel giving up after tmo ns. */
+int box_timed_for(struct box *b, int empty, int set, uint64_t tmo, double *ns, struct box_rep *rep)
+{
     CUdeviceptr tflag = b->flag_d + sizeof(int);
     void *ba[] = {&b->flag_d, &tflag, &tmo};
     float ms = 0;
@@ -75,9 +80,15 @@ static int box_timed(struct box *b, int empty, int set, double *ns, struct box_r
     }
     if (lrc == 0 && b->d.cuEventRecord(b->ev1, b->stream) != CUDA_SUCCESS)
         lrc = box_rep_fail(rep, BOX_INTERNAL, 0, "cuEventRecord failed");
+    if (lrc == 0 && empty == 0)
+        lrc = box_collect(b, set, rep); /* after the stop event: not timed */
     __atomic_store_n(&b->flag[0], 1, __ATOMIC_SEQ_CST);
     if (box_sync_user(b, rep) != 0 || lrc != 0)
         return -1;
+    if (b->flag[1] != 0 && b->python && empty == 0)
+        return box_rep_fail(rep, BOX_RUNTIME, 0, "custom_kernel waited for the GPU inside a "
+                            "timed call after it did not in the untimed ones: a timed call must "
+                            "only queue its work");
     if (b->flag[1] != 0)
         return box_rep_fail(rep, BOX_INTERNAL, 0, "the blocking kernel timed out while the sample "
                         "was being queued (host too slow?)");

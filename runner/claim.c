@@ -2,6 +2,7 @@
  * claim.c - a claimed job's fields and heartbeat period (see claim.h).
  */
 #include "claim.h"
+#include "sub_lang.h"
 
 int claim_fields(const cJSON *job, long *id, long *attempt, const char **lb, const char **mode,
                  const char **src)
@@ -17,6 +18,15 @@ int claim_fields(const cJSON *job, long *id, long *attempt, const char **lb, con
     *mode = m->valuestring;
     *src = s->valuestring;
     return 1;
+}
+
+int claim_lang(const cJSON *job)
+{
+    const cJSON *l = cJSON_GetObjectItem(job, "lang");
+    int lang = SUB_LANG_CUDA;
+    if (!cJSON_IsString(l) || sub_lang_parse(l->valuestring, &lang) != 0)
+        return SUB_LANG_CUDA;
+    return lang;
 }
 
 double claim_beat_s(const cJSON *job)

@@ -19,6 +19,10 @@
 int claim_fields(const cJSON *job, long *id, long *attempt, const char **lb, const char **mode,
                  const char **src);
 
+/* The job's language (enum sub_lang): its "lang", CUDA when absent (a
+ * server from before languages) or unknown. */
+int claim_lang(const cJSON *job);
+
 /* The heartbeat period of job: CLAIM_BEAT_MAX_S, or a third of its
  * lease_seconds when that is shorter (at least 1 s). */
 double claim_beat_s(const cJSON *job);

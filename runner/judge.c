@@ -19,6 +19,7 @@
  * are judge_time.c's (judge_int.h).
  */
 #include "judge_int.h"
+#include "sub_lang.h"
 #include "cbox.h"
 #include "cslot.h"
 #include "dump.h"
@@ -47,13 +48,15 @@ static int judge_regions(struct judge *j, struct kj_err *err)
         return rc;
     struct judge_prestart *pre = j->pre;
     j->pre = NULL;
-    if (pre != NULL && judge_adopt(j, pre))
+    if (pre != NULL && j->python) /* a CUDA box cannot become a Python one */
+        judge_leftover_finish(pre->drop(pre));
+    else if (pre != NULL && judge_adopt(j, pre))
         return KJ_OK; /* its regions and boxes, started for this board */
     size_t max = j->plan->max_total;
     j->region_size = max;
-    if (j->tool && (rc = judge_tool_region(j, err)) != KJ_OK)
+    if ((j->tool || j->python) && (rc = judge_tool_region(j, err)) != KJ_OK)
         return rc;
-    if (!j->tool)
+    if (!j->tool && !j->python)
         j->run_region = mmap(NULL, max, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     j->ref_region = mmap(NULL, max, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     if (j->run_region == MAP_FAILED || j->ref_region == MAP_FAILED)
@@ -123,10 +126,25 @@ static int judge_compile(struct judge *j, struct kj_err *err)
     int grc = KJ_OK;
     struct compile_result *ahead = j->job->compiled;
     int pre = ahead != NULL && strcmp(ahead->arch, j->dev.arch) == 0;
+    if (j->python && !pre) { /* nothing to compile: the run box imports the source */
+        memset(&j->sub, 0, sizeof j->sub);
+        snprintf(j->sub.arch, sizeof j->sub.arch, "%s", j->dev.arch);
+        j->sub.log = strdup("Python: imported in the run box (PYBOX)");
+        j->sub.cubin = malloc(j->job->source_len + 1);
+        if (j->sub.log == NULL || j->sub.cubin == NULL)
+            return KJ_FAIL(err, KJ_ENOMEM, "out of memory for the source");
+        memcpy(j->sub.cubin, j->job->source, j->job->source_len);
+        j->sub.cubin_size = j->job->source_len;
+        j->sub.ok = 1;
+        cJSON *ev = result_compiling_json(j->dev.arch);
+        judge_event(j, KJ_EV_COMPILING, ev);
+        cJSON_Delete(ev);
+        judge_compiled_event(j);
+    }
     if (pre) { /* compiled before its turn, its events posted then (judge.h) */
         j->sub = *ahead;
         memset(ahead, 0, sizeof *ahead);
-    } else {
+    } else if (!j->python) {
         cJSON *ev = result_compiling_json(j->dev.arch);
         judge_event(j, KJ_EV_COMPILING, ev);
         cJSON_Delete(ev);
@@ -135,7 +153,8 @@ static int judge_compile(struct judge *j, struct kj_err *err)
     kj_err_clear(&gerr);
     kj_err_clear(&rerr);
     if (j->job->compile_unboxed) { /* eval --compile-unboxed: local files, under a profiler */
-        rc = compile_source(j->job->source, j->job->source_len, &j->dirs, j->dev.arch, &j->sub, err);
+        if (!j->python)
+            rc = compile_source(j->job->source, j->job->source_len, &j->dirs, j->dev.arch, &j->sub, err);
         rrc = compile_source(j->refsrc, j->reflen, &j->refdirs, j->dev.arch, &j->refc, &rerr);
         if (j->gensrc != NULL)
             grc = compile_source(j->gensrc, j->genlen, &j->gendirs, j->dev.arch, &j->genc, &gerr);
@@ -144,7 +163,7 @@ static int judge_compile(struct judge *j, struct kj_err *err)
          * files (unless a job before compiled them: judge_boards). */
         struct judge_cjob c[3];
         int n = 0, kept = judge_boards_get(j->job->boards, j);
-        if (!pre)
+        if (!pre && !j->python)
             c[n++] = (struct judge_cjob){j->job->source, j->job->source_len, &j->dirs, &j->sub,
                                          err, KJ_OK, 0, {-1, -1, 0}};
         if (!kept)
@@ -181,10 +200,10 @@ static int judge_compile(struct judge *j, struct kj_err *err)
      * nvdisasm takes about a second and test mode is for fast answers. */
     struct kj_err serr;
     kj_err_clear(&serr);
-    if (j->sub.ok && kj_mode_timed(j->job->mode) &&
+    if (j->sub.ok && kj_mode_timed(j->job->mode) && !j->python &&
         sass_start(&j->sub, &j->sass, &serr) != KJ_OK && serr.code != KJ_ENOTFOUND)
         kj_log(KJ_LOG_WARN, "judge", "instruction classes from the PTX only: %s", serr.msg);
-    if (!pre)
+    if (!pre && !j->python)
         judge_compiled_event(j);
     j->res->has_compile = 1; /* the report is j->sub's, taken at the end (judge_run) */
     if (!j->sub.ok) {
@@ -340,6 +359,19 @@ static int judge_directives(struct judge *j, struct kj_err *err)
     if (rc != KJ_OK)
         return rc;
     kj_err_clear(&uerr);
+    if (j->python) { /* no launch lines: custom_kernel over the board's Python interface */
+        memset(&j->dirs, 0, sizeof j->dirs);
+        if (!j->spec->python.present)
+            judge_verdict(j, KJ_V_REJECTED, "leaderboard %s takes no Python submissions (its "
+                          "leaderboard.json has no \"python\" block)", j->spec->name);
+        else if (j->tool)
+            judge_verdict(j, KJ_V_REJECTED, "profile and sanitize modes take CUDA and PTX files; "
+                          "a Python file runs in test, benchmark and leaderboard modes");
+        else if (j->job->pyenv == NULL)
+            return KJ_FAIL(err, KJ_EINTERNAL, "this runner has no Python environment "
+                           "(kjudge-runner --python, or KJUDGE_PYTHON)");
+        return KJ_OK;
+    }
     if (judge_source_dirs(j->spec, j->job->source, j->job->source_len, &j->dirs, &uerr) != KJ_OK)
         judge_verdict(j, KJ_V_REJECTED, "%s", uerr.msg);
     else if (j->tool)
@@ -522,6 +554,7 @@ int judge_run(const struct judge_job *job, struct judge_result **result, struct 
     j.gpu_verify = getenv("KJUDGE_HOST_VERIFY") == NULL;
     j.run_region_fd = -1;
     j.tool = job->mode == KJ_MODE_PROFILE || job->mode == KJ_MODE_SANITIZE;
+    j.python = job->lang == SUB_LANG_PYTHON;
     double limit = job->mode == KJ_MODE_TEST ? job->spec->limit_test_s :
                    job->mode == KJ_MODE_BENCHMARK ? job->spec->limit_benchmark_s :
                    job->mode == KJ_MODE_LEADERBOARD ? job->spec->limit_leaderboard_s :

@@ -9,6 +9,7 @@
 #ifndef KJ_JUDGE_H
 #define KJ_JUDGE_H
 
+#include <limits.h>
 #include <stdint.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -43,11 +44,26 @@ enum judge_protocol {
                             * at once, raw medians: kept for comparison */
 };
 
+/* A runner's pinned Python environment (kjudge-runner --python): what a
+ * Python run box loads (pybox.h), found once by asking that interpreter
+ * (pyenv_find in pyenv.c). */
+struct pyenv {
+    char exe[PATH_MAX];           /* the interpreter asked */
+    char lib[PATH_MAX];           /* its libpython, which the box loads */
+    char home[PATH_MAX];          /* sys.base_prefix: the standard library's home */
+    char site[PATH_MAX];          /* the environment's site-packages ("" = the home's own) */
+    char versions[256];           /* "python 3.12.3, torch 2.11.0+cu130, triton 3.6.0, ..." */
+};
+
 struct judge_job {
     const struct spec *spec;      /* borrowed */
     const char *source;           /* borrowed, source_len bytes */
     size_t source_len;
     enum kj_mode mode;
+    int lang;                     /* enum sub_lang: SUB_LANG_PYTHON is custom_kernel in a
+                                   * Python run box (pybox.h); CUDA otherwise */
+    const struct pyenv *pyenv;    /* borrowed; the runner's, NULL = it has none (a Python job
+                                   * is then the judge's error) */
     uint64_t secret_seed;         /* leaderboard mode only */
     int gpu;                      /* device ordinal */
     const char *arch;             /* the GPU's "sm_XY" when known (serve probes it once), so

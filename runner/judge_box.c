@@ -263,7 +263,7 @@ int judge_start_boxes(struct judge *j, struct kj_err *err)
     if (rc != KJ_OK)
         return rc;
     judge_box_cfg(j, 0, &c);
-    return j->tool ? judge_tool_start(j, &c, err) : box_start(&c, &j->run, err);
+    return j->tool || j->python ? judge_tool_start(j, &c, err) : box_start(&c, &j->run, err);
 }
 
 /* Wait for both boxes to have their contexts; j->dev from the submission's
@@ -366,7 +366,7 @@ int judge_restart_run(struct judge *j, struct kj_err *err)
      * KJUDGE_HOST_VERIFY). The reference's stays out. */
     if (madvise(j->run_region, j->region_size, MADV_DOFORK) != 0)
         return KJ_FAIL(err, KJ_EINTERNAL, "madvise(MADV_DOFORK): %s", strerror(errno));
-    int rc = box_start(&c, &j->run, err);
+    int rc = j->python ? judge_tool_start(j, &c, err) : box_start(&c, &j->run, err);
     if (madvise(j->run_region, j->region_size, MADV_DONTFORK) != 0 && rc == KJ_OK)
         rc = KJ_FAIL(err, KJ_EINTERNAL, "madvise(MADV_DONTFORK): %s", strerror(errno));
     if (rc == KJ_OK)

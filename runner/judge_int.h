@@ -70,6 +70,8 @@ struct judge {
     double *empties;            /* owned: protocol v2's interleaved empty-kernel samples */
     size_t nempty, empty_cap;
     int tool;                   /* profile or sanitize mode: the submission box runs under a tool */
+    int python;                 /* a Python submission: its box is a Python box (pybox.h),
+                                 * started like a tool's (TOOL_PYTHON) */
     int run_region_fd;          /* tool mode: the memfd behind run_region, -1 otherwise */
     int profile_marks;          /* CASE calls of the submission box carry box_req.profile */
     char tool_dir[4096];        /* tool mode: the tool's output folder ("" = none yet) */

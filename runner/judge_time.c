@@ -203,8 +203,8 @@ static int judge_graph_check(struct judge *j, int b, double median, struct resul
         e->has_adjusted = 1;
         e->adjusted_median_ns = median - j->event_ns;
     }
-    if (median >= JUDGE_GRAPH_BELOW_NS || j->job->samples > 0)
-        return 0;
+    if (median >= JUDGE_GRAPH_BELOW_NS || j->job->samples > 0 || j->python)
+        return 0; /* a Python call cannot be captured in a graph */
     struct box_req req = judge_req(BOX_OP_GRAPH, 1, b);
     struct box_rep rep;
     req.seed = judge_bench_seed(j, b, 1000003);
@@ -520,6 +520,8 @@ static void judge_v2_fit(struct v2_shape *shapes, int n, int round, double max_w
 static int judge_v2_processes(const struct judge *j)
 {
     int p = j->job->processes;
+    if (j->python && (p < 1 || p > TPLAN_ROUNDS))
+        return TPLAN_PY_PROCESSES;
     return p >= 1 && p <= TPLAN_ROUNDS ? p : TPLAN_PROCESSES;
 }
 

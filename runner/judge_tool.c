@@ -39,12 +39,19 @@ int judge_tool_start(struct judge *j, const struct box_cfg *c, struct kj_err *er
 {
     struct tool_cfg t;
     memset(&t, 0, sizeof t);
-    int rc = tool_outdir(j->tool_dir, sizeof j->tool_dir, err);
-    if (rc != KJ_OK)
-        return rc;
-    t.kind = j->job->mode == KJ_MODE_PROFILE ? TOOL_NCU : TOOL_SANITIZER;
+    if (j->python) { /* a Python box: no tool, no output folder */
+        t.kind = TOOL_PYTHON;
+        t.python_lib = j->job->pyenv->lib;
+        t.python_home = j->job->pyenv->home;
+        t.python_site = j->job->pyenv->site[0] ? j->job->pyenv->site : NULL;
+    } else {
+        int rc = tool_outdir(j->tool_dir, sizeof j->tool_dir, err);
+        if (rc != KJ_OK)
+            return rc;
+        t.kind = j->job->mode == KJ_MODE_PROFILE ? TOOL_NCU : TOOL_SANITIZER;
+    }
     t.sanitizer = j->job->sanitizer;
-    t.outdir = j->tool_dir;
+    t.outdir = j->python ? "/var/tmp" : j->tool_dir;
     t.spec_dir = j->spec->dir;
     t.source = j->job->source;
     t.source_len = j->job->source_len;

@@ -26,6 +26,9 @@
 #include "directive.h"
 #include "box_exec.h"
 #include "judge.h"
+#include "pydirective.h"
+#include "pyenv.h"
+#include "sub_lang.h"
 #include "kj_file.h"
 #include "mono.h"
 #include "protocol.h"
@@ -74,7 +77,7 @@ static void on_signal(int sig)
 
 struct opts {
     const char *cmd, *file, *leaderboard, *arch, *mode, *leaderboards, *server, *name,
-        *gpu_type, *token_file, *dump, *ca_file, *protocol, *tool, *trace, *gap;
+        *gpu_type, *token_file, *dump, *ca_file, *protocol, *tool, *trace, *gap, *python;
     int json, gpu, once, compile_unboxed, shape;
     double warmup, time_limit;
     long samples;
@@ -109,6 +112,8 @@ static void usage(FILE *f)
         "                     [--compile-unboxed] (NVRTC in this process, not in the compile\n"
         "                                      box: for your own files under ncu, whose fork\n"
         "                                      tracking breaks inside the box)\n"
+        "                     [--python PATH] (a Python file: the interpreter of the pinned\n"
+        "                                      environment it runs in; also KJUDGE_PYTHON)\n"
         "       kjudge-runner serve --server URL [--gpu N] [--name NAME] [--gpu-type H200]\n"
         "                     [--token-file FILE] [--once]   (token also from KJUDGE_RUNNER_TOKEN)\n"
         "                     [--ca-file PEM]  (a private CA of an https:// server; also\n"
@@ -119,6 +124,8 @@ static void usage(FILE *f)
         "                                      timed job, each given back when it has no\n"
         "                                      verdict within S; default 2, 0 = never; also\n"
         "                                      eval --gap's limit)\n"
+        "                     [--python PATH]  (Python submissions' environment; without it\n"
+        "                                      they end internal_error on this runner)\n"
         "                     [--ahead N]     (claim and compile up to N jobs while the GPU\n"
         "                                      judges, 0-3, default 2; a job that does not\n"
         "                                      compile never reaches the GPU; 0 = one job at\n"
@@ -164,6 +171,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
             {"--gpu-type", &o->gpu_type}, {"--token-file", &o->token_file}, {"--dump", &o->dump},
             {"--ca-file", &o->ca_file}, {"--protocol", &o->protocol},
             {"--tool", &o->tool}, {"--trace", &o->trace}, {"--gap", &o->gap},
+            {"--python", &o->python},
         };
         int hit = 0;
         for (size_t k = 0; k < sizeof s / sizeof s[0]; k++)
@@ -237,6 +245,27 @@ static char *slurp(const char *path, size_t *len)
     return buf;
 }
 
+/* The Python environment of Python run boxes (pybox.h): --python, else
+ * $KJUDGE_PYTHON; 1 (not configured: py stays empty), 0 found, -1 after a
+ * message when the interpreter named does not do. */
+static int runner_pyenv(const struct opts *o, struct pyenv *py)
+{
+    const char *exe = o->python ? o->python : getenv("KJUDGE_PYTHON");
+    struct kj_err err;
+    memset(py, 0, sizeof *py);
+    if (exe == NULL || exe[0] == '\0') {
+        fprintf(stderr, "kjudge-runner: a Python submission needs the Python environment to run "
+                        "it in: --python PATH (or KJUDGE_PYTHON), e.g. /opt/torch/.venv/bin/python3\n");
+        return 1;
+    }
+    kj_err_clear(&err);
+    if (pyenv_find(exe, py, &err) != KJ_OK) {
+        fprintf(stderr, "kjudge-runner: --python %s: %s\n", exe, err.msg);
+        return -1;
+    }
+    return 0;
+}
+
 /* The leaderboard: --leaderboard, else the source's directive. */
 static struct spec *load_board(const struct opts *o, const char *src, size_t len)
 {
@@ -245,11 +274,15 @@ static struct spec *load_board(const struct opts *o, const char *src, size_t len
     struct spec *s = NULL;
     char dir[1024];
     const char *name = o->leaderboard;
-    if (name == NULL && dir_parse(src, len, &d, &err) == KJ_OK && d.leaderboard[0] != '\0')
+    struct pydir pd;
+    if (name == NULL && sub_lang_detect(o->file, src, len) == SUB_LANG_PYTHON) {
+        if (pydir_parse(src, len, &pd, &err) == KJ_OK && pd.leaderboard[0] != '\0')
+            name = pd.leaderboard;
+    } else if (name == NULL && dir_parse(src, len, &d, &err) == KJ_OK && d.leaderboard[0] != '\0')
         name = d.leaderboard;
     if (name == NULL) {
         fprintf(stderr, "kjudge-runner: name the leaderboard with --leaderboard NAME or a "
-                        "'//!kjudge leaderboard NAME' line\n");
+                        "'//!kjudge leaderboard NAME' line (Python: '#!POPCORN leaderboard NAME')\n");
         return NULL;
     }
     snprintf(dir, sizeof dir, "%s/%s", o->leaderboards, name);
@@ -395,6 +428,13 @@ static int cmd_eval(const struct opts *o)
     jj.sanitizer = san;
     jj.profile_shape = o->shape;
     jj.compile_unboxed = o->compile_unboxed;
+    jj.lang = sub_lang_detect(o->file, src, len);
+    static struct pyenv py;
+    if (jj.lang == SUB_LANG_PYTHON) {
+        if (runner_pyenv(o, &py) != 0)
+            goto out;
+        jj.pyenv = &py;
+    }
     jj.progress = report_progress;
     jj.progress_ctx = stderr;
     if (gap.src != NULL) {
@@ -544,6 +584,13 @@ static int cmd_serve(const struct opts *o)
         .gap_s = o->gap_s >= 0 ? o->gap_s : SERVE_GAP_DEFAULT_S,
         .ahead = o->ahead >= 0 ? o->ahead : AHEAD_SLOTS_DEFAULT,
     };
+    static struct pyenv py;
+    if ((o->python != NULL || getenv("KJUDGE_PYTHON") != NULL)) {
+        if (runner_pyenv(o, &py) != 0)
+            return EXIT_USAGE;
+        c.pyenv = &py;
+        kj_log(KJ_LOG_INFO, "serve", "Python submissions run with %s (%s)", py.exe, py.versions);
+    }
 #ifdef KJ_RUNNER_FAKE_GPU
     c.ops = &fakegpu_ops;
     c.ahead = o->ahead >= 0 ? o->ahead : 0; /* the API tests ask for it by name */

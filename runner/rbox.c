@@ -37,6 +37,7 @@
 #define RBOX_STAGE "/tmp"          /* the new root is mounted here, in the box's mount ns */
 #define RBOX_NOFILE 1024           /* the driver keeps a few dozen device files open */
 #define RBOX_FSIZE (1u << 20)      /* the box writes no files */
+#define RBOX_PY_FSIZE (256u << 20) /* a Python box: its private /tmp (the launcher's tmpfs) */
 #define RBOX_NPROC 4096            /* threads of the uid SANDBOX_UID */
 #define RBOX_CG_ROOT "/sys/fs/cgroup"
 #define RBOX_CG_DIR RBOX_CG_ROOT "/kjudge"
@@ -135,10 +136,11 @@ static int rbox_env(struct kj_err *err)
 
 /* Limits that do not disturb CUDA (no RLIMIT_AS: the driver reserves
  * address space far beyond physical memory). */
-static int rbox_limits(struct kj_err *err)
+static int rbox_limits(int python, struct kj_err *err)
 {
-    struct rlimit core = {0, 0}, nofile = {RBOX_NOFILE, RBOX_NOFILE},
-                  fsize = {RBOX_FSIZE, RBOX_FSIZE};
+    /* A Python box writes Triton's cache and compiled launchers to its /tmp */
+    rlim_t fs = python ? RBOX_PY_FSIZE : RBOX_FSIZE;
+    struct rlimit core = {0, 0}, nofile = {RBOX_NOFILE, RBOX_NOFILE}, fsize = {fs, fs};
     if (setrlimit(RLIMIT_CORE, &core) != 0 || setrlimit(RLIMIT_NOFILE, &nofile) != 0 ||
         setrlimit(RLIMIT_FSIZE, &fsize) != 0)
         return KJ_FAIL(err, KJ_EINTERNAL, "sandbox: setrlimit: %s", strerror(errno));
@@ -196,7 +198,7 @@ int rbox_prepare(struct rbox *r, const int fds[3], struct kj_err *err)
     int rc;
     r->applied = 0;
     r->cgroup[0] = '\0';
-    if ((rc = rbox_fds(fds, r->tool, err)) != KJ_OK || (rc = rbox_limits(err)) != KJ_OK)
+    if ((rc = rbox_fds(fds, r->tool, err)) != KJ_OK || (rc = rbox_limits(r->python, err)) != KJ_OK)
         return rc;
     if (r->tool) { /* tool.c made the rest; the box needs its own mount ns for its root */
         if (!(r->skip & RBOX_NS)) {
@@ -267,11 +269,21 @@ static const char *const rbox_denied[] = {
     "setregid", "setresuid", "setresgid", "setgroups", "capset",
 };
 
-static int rbox_filter(struct kj_err *err)
+/* What a Python box may do besides (rbox.h): start processes of its own
+ * (Triton runs ptxas and the C compiler at a kernel's first call). They
+ * inherit the filter, the uid, the namespaces and the cgroup's limits. */
+static const char *const rbox_python_allowed[] = {"execve", "execveat", "fork", "vfork"};
+
+static int rbox_filter(int python, struct kj_err *err)
 {
     scmp_filter_ctx f = seccomp_init(SCMP_ACT_ALLOW);
     int rc = f ? 0 : -ENOMEM;
     for (size_t i = 0; rc == 0 && i < sizeof rbox_denied / sizeof rbox_denied[0]; i++) {
+        int allowed = 0;
+        for (size_t k = 0; python && k < sizeof rbox_python_allowed / sizeof rbox_python_allowed[0]; k++)
+            allowed |= strcmp(rbox_denied[i], rbox_python_allowed[k]) == 0;
+        if (allowed)
+            continue;
         int nr = seccomp_syscall_resolve_name(rbox_denied[i]);
         if (nr != __NR_SCMP_ERROR)
             rc = seccomp_rule_add(f, SCMP_ACT_ERRNO(EPERM), nr, 0);
@@ -283,7 +295,7 @@ static int rbox_filter(struct kj_err *err)
     /* New threads only: clone without CLONE_THREAD is a fork. clone3 takes
      * its flags in memory the filter cannot read, so it answers ENOSYS and
      * the C library falls back to clone. */
-    if (rc == 0)
+    if (rc == 0 && !python)
         rc = seccomp_rule_add(f, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(clone), 1,
                               SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_THREAD, 0));
     if (rc == 0)
@@ -305,7 +317,7 @@ int rbox_lock(struct rbox *r, struct kj_err *err)
 {
     int rc;
     if (!(r->skip & RBOX_FS) && (r->applied & RBOX_NS)) {
-        if ((rc = r->tool ? rbox_tool_fs(r->pci, err) : rbox_fs(err)) != KJ_OK)
+        if ((rc = r->tool ? rbox_tool_fs(r->pci, r, err) : rbox_fs(err)) != KJ_OK)
             return rc;
         r->applied |= RBOX_FS;
     }
@@ -317,7 +329,7 @@ int rbox_lock(struct rbox *r, struct kj_err *err)
     if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
         return KJ_FAIL(err, KJ_EINTERNAL, "sandbox: no_new_privs: %s", strerror(errno));
     if (!(r->skip & RBOX_SECCOMP)) {
-        if ((rc = rbox_filter(err)) != KJ_OK)
+        if ((rc = rbox_filter(r->python, err)) != KJ_OK)
             return rc;
         r->applied |= RBOX_SECCOMP;
     }

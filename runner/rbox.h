@@ -59,6 +59,11 @@ struct rbox {
     unsigned applied;         /* RBOX_* bits in force */
     char cgroup[128];         /* the box's cgroup folder, "" if none */
     char pci[32];             /* tool mode: the GPU's PCI bus id (box.c sets it before lock) */
+    int python;               /* a Python box (pybox.h, started like a tool): its root also
+                               * holds /usr (the interpreter, the C compiler Triton runs)
+                               * and python_site read-only, and its filter lets it fork
+                               * and exec (Triton runs ptxas and the C compiler) */
+    const char *python_site;  /* the pinned environment's site-packages, or NULL */
 };
 
 /* Parse KJUDGE_RBOX_SKIP's value (NULL = skip nothing); unknown words are
@@ -90,7 +95,7 @@ int rbox_missing(const struct sandbox_probe *p, char *buf, size_t bufsz);
  * device files, the tool's own library folder and the driver's PTX JIT
  * library (read-only), which the tool's injected code opens after the box
  * is locked. */
-int rbox_tool_fs(const char *pci, struct kj_err *err);
+int rbox_tool_fs(const char *pci, const struct rbox *r, struct kj_err *err);
 
 /* The launcher's cgroup (tool.c): as the box's own, for the calling
  * process, named after its pid. 1 when made, 0 when the host offers none. */

@@ -86,7 +86,11 @@ static int rt_bind(const char *stage, const char *path, int rw, struct kj_err *e
         close(fd);
     }
     unsigned long ro = rw ? 0 : MS_RDONLY;
-    if (mount(path, at, NULL, MS_BIND, NULL) != 0 ||
+    /* /usr with what is mounted inside it (a GPU host's driver files often
+     * are); a submount keeps its own flags, and nothing under /usr is
+     * writable for the box's uid anyway. */
+    unsigned long rec = strcmp(path, "/usr") == 0 ? MS_REC : 0;
+    if (mount(path, at, NULL, MS_BIND | rec, NULL) != 0 ||
         mount(NULL, at, NULL, MS_BIND | MS_REMOUNT | MS_NOSUID | ro, NULL) != 0)
         return KJ_FAIL(err, KJ_EINTERNAL, "sandbox: bind %s: %s", path, strerror(errno));
     return KJ_OK;
@@ -184,7 +188,63 @@ static void rt_devices(struct rt_list *l, const char *pci)
     }
 }
 
-int rbox_tool_fs(const char *pci, struct kj_err *err)
+/* A Python box's root beyond a tool's: /usr read-only (the interpreter,
+ * its standard library, the C compiler and ptxas that Triton runs), the
+ * top-level links of a merged /usr (/bin -> usr/bin ...) or those folders,
+ * the pinned environment's site-packages, and the folder of the CUDA
+ * driver library (Triton links its launcher against it). */
+static void rt_python(struct rt_list *l, const struct rbox *r)
+{
+    char real[PATH_MAX], line[PATH_MAX + 256];
+    rt_add(l, "/usr", 0);
+    rt_add(l, "/dev/null", 1); /* subprocess's DEVNULL when Triton runs the compiler */
+    rt_add(l, "/dev/zero", 1);
+    rt_add(l, "/dev/urandom", 1);
+    rt_add(l, "/dev/random", 1);
+    if (r->python_site != NULL && realpath(r->python_site, real) != NULL)
+        rt_add(l, real, 0);
+    FILE *f = fopen("/proc/self/maps", "re");
+    while (f != NULL && fgets(line, sizeof line, f) != NULL) {
+        char *path = strchr(line, '/'), *slash;
+        if (path == NULL)
+            continue;
+        path[strcspn(path, "\n")] = '\0';
+        if ((slash = strrchr(path, '/')) == NULL || strstr(slash, "/libcuda.so") == NULL)
+            continue;
+        *slash = '\0';
+        if (path[0] != '\0' && strncmp(path, "/usr/", 5) != 0)
+            rt_add(l, path, 0);
+    }
+    if (f != NULL)
+        fclose(f);
+}
+
+/* The top-level folders that are links into /usr on a merged system: the
+ * same links in the new root; real folders are bound read-only. */
+static int rt_python_links(struct rt_list *l, const char *stage, struct kj_err *err)
+{
+    static const char *const top[] = {"/bin", "/sbin", "/lib", "/lib64", "/lib32"};
+    for (size_t i = 0; i < sizeof top / sizeof top[0]; i++) {
+        char target[PATH_MAX], at[PATH_MAX + 80];
+        struct stat st;
+        if (lstat(top[i], &st) != 0)
+            continue;
+        if (!S_ISLNK(st.st_mode)) {
+            rt_add(l, top[i], 0);
+            continue;
+        }
+        ssize_t n = readlink(top[i], target, sizeof target - 1);
+        if (n <= 0)
+            continue;
+        target[n] = '\0';
+        snprintf(at, sizeof at, "%s%s", stage, top[i]);
+        if (symlink(target, at) != 0 && errno != EEXIST)
+            return KJ_FAIL(err, KJ_EINTERNAL, "sandbox: symlink %s: %s", at, strerror(errno));
+    }
+    return KJ_OK;
+}
+
+int rbox_tool_fs(const char *pci, const struct rbox *r, struct kj_err *err)
 {
     static struct rt_list l; /* one per box process, used once */
     char stage[64], old[80];
@@ -194,6 +254,8 @@ int rbox_tool_fs(const char *pci, struct kj_err *err)
     rt_devices(&l, pci);
     rt_add(&l, "/etc/ld.so.cache", 0); /* where a library loaded by name is (no secret) */
     rt_mapped(&l);
+    if (r->python)
+        rt_python(&l, r);
     const char *extra = getenv("KJUDGE_TOOL_BINDS");
     while (extra != NULL && *extra != '\0') {
         size_t n = strcspn(extra, ":");
@@ -213,6 +275,11 @@ int rbox_tool_fs(const char *pci, struct kj_err *err)
         mount("kjrun", stage, "tmpfs", MS_NOSUID, "size=1m,mode=0755") != 0 ||
         mkdir(old, 0700) != 0)
         return KJ_FAIL(err, KJ_EINTERNAL, "sandbox: root tmpfs: %s", strerror(errno));
+    if (r->python) {
+        int rc = rt_python_links(&l, stage, err);
+        if (rc != KJ_OK)
+            return rc;
+    }
     for (int i = 0; i < l.n; i++) {
         int rc = rt_bind(stage, l.path[i], l.rw[i], err);
         if (rc != KJ_OK)

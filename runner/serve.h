@@ -8,6 +8,7 @@
 #define KJ_SERVE_H
 
 #include <signal.h>
+#include "judge.h"
 #include "kj_err.h"
 
 #define SERVE_GRACE_DEFAULT_S 20.0 /* serve --grace: a stopping runner's time to finish its job */
@@ -52,6 +53,7 @@ struct serve_cfg {
     double gap_s;              /* > 0: between the rounds of a timed job, judge one test-mode
                                 * job per gap, given up (and given back) when it has no
                                 * verdict within this; 0 = no gap jobs (serve_gap.c) */
+    const struct pyenv *pyenv; /* Python submissions' environment (judge.h); NULL = none */
     int ahead;                 /* > 0: claim and compile up to this many jobs while the GPU
                                 * judges (ahead.h); 0 = claim one job at a time */
     const struct serve_ops *ops; /* NULL: the GPU */

@@ -103,4 +103,5 @@ void serve_judge_job(struct serve *sv, struct judge_job *jj, const struct spec *
     jj->progress = progress;
     jj->progress_ctx = sv;
     jj->leftover = left;
+    jj->pyenv = sv->cfg->pyenv;
 }

@@ -40,6 +40,7 @@
  * on the watcher (a stop), which reads the gap job's id under serve.mu.
  */
 #include "serve_int.h"
+#include "sub_lang.h"
 #include "curlc.h"
 #include "deliver.h"
 #include "judge.h"
@@ -156,6 +157,14 @@ static void serve_gap_judge(struct serve *sv, const cJSON *job, struct compile_r
         serve_give_back(sv->http, id, attempt, 0, "not a test-mode job");
         return;
     }
+    if (claim_lang(job) == SUB_LANG_PYTHON) {
+        /* A Python box takes seconds to start (PyTorch's import): more than
+         * a gap gives. Back to the queue, not offered again in this job. */
+        if (g->nskip < KJ_CLAIM_MAX_SKIP)
+            g->skip[g->nskip++] = id;
+        serve_give_back(sv->http, id, attempt, 0, "a Python job is not judged in a gap");
+        return;
+    }
     const struct spec *spec = serve_spec(sv, lb);
     pthread_mutex_lock(&sv->mu);
     g->id = id;
@@ -168,6 +177,7 @@ static void serve_gap_judge(struct serve *sv, const cJSON *job, struct compile_r
     } else {
         struct judge_job jj;
         serve_judge_job(sv, &jj, spec, src, KJ_MODE_TEST, compiled, serve_gap_progress, &left);
+        jj.lang = claim_lang(job);
         jj.secrets = outer; /* the runner's, the timed job's seed, source and code */
         /* A third of the lease at most: the watcher beats for the timed job only. */
         jj.give_up_s = sv->cfg->gap_s < sv->beat_s ? sv->cfg->gap_s : sv->beat_s;

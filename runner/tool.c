@@ -153,6 +153,13 @@ static void tool_env(const struct tool_cfg *c)
     setenv("TMPDIR", "/tmp", 1);
     setenv("CUDA_MODULE_LOADING", "EAGER", 1);
     setenv("CUDA_CACHE_DISABLE", "1", 1);
+    if (c->kind == TOOL_PYTHON) { /* timed like any box: the blocking kernel stays */
+        if (c->python_home != NULL)
+            setenv("PYTHONHOME", c->python_home, 1);
+        setenv("PYTHONNOUSERSITE", "1", 1);
+        setenv("PYTHONDONTWRITEBYTECODE", "1", 1);
+        return;
+    }
     setenv("KJUDGE_NO_BLOCKER", "1", 1);
     if (c->kind == TOOL_SANITIZER) /* memcheck reports at the faulting launch */
         setenv("CUDA_LAUNCH_BLOCKING", "1", 1);
@@ -181,7 +188,8 @@ static void tool_argv(const struct tool_cfg *c, const char *tool, const char *se
                       char *bufs[8], const char **argv)
 {
     int n = 0;
-    argv[n++] = tool;
+    if (c->kind != TOOL_PYTHON)
+        argv[n++] = tool;
     if (c->kind == TOOL_NCU) {
         static const char *const sections[] = {
             "SpeedOfLight", "SpeedOfLight_RooflineChart", "MemoryWorkloadAnalysis",
@@ -201,7 +209,7 @@ static void tool_argv(const struct tool_cfg *c, const char *tool, const char *se
         argv[n++] = "-f";
         argv[n++] = "-o";
         argv[n++] = bufs[1];
-    } else {
+    } else if (c->kind == TOOL_SANITIZER) {
         argv[n++] = "--tool";
         argv[n++] = kj_sanitizer_name(c->sanitizer);
         if (c->sanitizer == KJ_SAN_MEMCHECK) {
@@ -236,6 +244,14 @@ static void tool_argv(const struct tool_cfg *c, const char *tool, const char *se
     argv[n++] = bufs[3];
     argv[n++] = "--skip";
     argv[n++] = bufs[4];
+    if (c->kind == TOOL_PYTHON) {
+        argv[n++] = "--python";
+        argv[n++] = c->python_lib;
+        if (c->python_site != NULL) {
+            argv[n++] = "--python-site";
+            argv[n++] = c->python_site;
+        }
+    }
     argv[n] = NULL;
 }
 
@@ -253,7 +269,8 @@ static void tool_child(const struct tool_cfg *c, const char *tool, const char *s
     setpgid(0, 0);
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     snprintf(log, sizeof log, "%s/tool.log", c->outdir);
-    int logfd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    int logfd = c->kind == TOOL_PYTHON ? open("/dev/null", O_WRONLY | O_CLOEXEC) :
+                open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
     kj_err_clear(&err);
     if (sandbox_unshare(CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWNS, &err) != KJ_OK) {
         dprintf(logfd >= 0 ? logfd : 2, "%s\n", err.msg);
@@ -290,7 +307,7 @@ int tool_start(const struct tool_cfg *c, struct box_proc *out, struct kj_err *er
     memset(out, 0, sizeof *out);
     out->pid = -1;
     out->fd_req = out->fd_rep = out->fd_info = -1;
-    int rc = tool_find(c->kind, tool, sizeof tool, err);
+    int rc = c->kind == TOOL_PYTHON ? KJ_OK : tool_find(c->kind, tool, sizeof tool, err);
     if (rc == KJ_OK)
         rc = rbox_parse_skip(getenv("KJUDGE_RBOX_SKIP"), &skip, err);
     if (rc != KJ_OK)
@@ -303,7 +320,10 @@ int tool_start(const struct tool_cfg *c, struct box_proc *out, struct kj_err *er
     /* The launcher replaces /tmp with its own tmpfs before the exec. */
     if (strncmp(self, "/tmp/", 5) == 0 || strncmp(spec, "/tmp/", 5) == 0)
         return KJ_FAIL(err, KJ_EINVAL, "neither the runner nor the leaderboards may live under "
-                       "/tmp for %s", c->kind == TOOL_NCU ? "profile mode" : "sanitize mode");
+                       "/tmp for %s", c->kind == TOOL_NCU ? "profile mode" :
+                       c->kind == TOOL_SANITIZER ? "sanitize mode" : "Python submissions");
+    if (c->kind == TOOL_PYTHON)
+        snprintf(tool, sizeof tool, "%s", self);
     if ((src = memfd_create("source", MFD_CLOEXEC)) < 0 ||
         write(src, c->source, c->source_len) != (ssize_t)c->source_len ||
         pipe2(req, O_CLOEXEC) != 0 || pipe2(rep, O_CLOEXEC) != 0 || pipe2(info, O_CLOEXEC) != 0)

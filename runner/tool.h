@@ -28,7 +28,10 @@
 #include "protocol.h"
 #include "secret.h"
 
-enum tool_kind { TOOL_NCU = 0, TOOL_SANITIZER };
+enum tool_kind {
+    TOOL_NCU = 0, TOOL_SANITIZER,
+    TOOL_PYTHON   /* no tool: a Python run box (pybox.h), started through the same launcher */
+};
 
 struct tool_cfg {
     enum tool_kind kind;
@@ -42,6 +45,9 @@ struct tool_cfg {
     int gpu;
     int launch_count;             /* TOOL_NCU: at most this many launches profiled */
     const struct secret_list *wipe;
+    const char *python_lib;       /* TOOL_PYTHON: the libpython, its home (sys.base_prefix) */
+    const char *python_home;      /* and the pinned site-packages (struct pyenv, judge.h) */
+    const char *python_site;
 };
 
 /* The tool's program: $KJUDGE_NCU / $KJUDGE_COMPUTE_SANITIZER, else

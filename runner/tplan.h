@@ -31,6 +31,8 @@
 
 #define TPLAN_ROUNDS 8            /* planned rounds over the shapes */
 #define TPLAN_PROCESSES 8         /* a fresh submission box for each planned round (docs/timing.md) */
+#define TPLAN_PY_PROCESSES 2      /* a Python box: its start (PyTorch's import, Triton's
+                                   * first compiles) costs seconds, not milliseconds */
 #define TPLAN_MAX_WALL_S 2.2      /* per shape: v1's 3 s less what the fresh boxes cost */
 #define TPLAN_WALL_SHARE 0.9      /* the planned rounds of a shape end within this share of
                                    * TPLAN_MAX_WALL_S (tplan_fit_visit) */

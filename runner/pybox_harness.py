@@ -1,0 +1,213 @@
+# pybox_harness.py - the trusted side of a Python run box (runner/pybox.h).
+# The runner embeds this file and runs it in the box's interpreter before
+# CUDA starts; _kj_start imports PyTorch and Triton and registers _kj_op,
+# which the box calls for each operation with a struct pybox_io (mirrored
+# below with ctypes). Nothing here trusts the submission: its module is
+# imported only by PYBOX_LOAD, after the box's sandbox is locked, and every
+# exception it raises becomes a message.
+import ctypes
+import importlib.util
+import os
+import sys
+import traceback
+import types
+
+_MAX = 16
+_DTYPES = ["float32", "float16", "bfloat16", "float64", "int8", "uint8", "int32", "uint32", "int64"]
+_TYPESTR = ["<f4", "<f2", "<u2", "<f8", "|i1", "|u1", "<i4", "<u4", "<i8"]
+
+
+class _Arg(ctypes.Structure):
+    _fields_ = [("kind", ctypes.c_int32), ("dtype", ctypes.c_int32), ("ndim", ctypes.c_int32),
+                ("pad", ctypes.c_int32), ("dims", ctypes.c_int64 * 8), ("ptr", ctypes.c_uint64),
+                ("ival", ctypes.c_int64), ("name", ctypes.c_char * 32)]
+
+
+class _IO(ctypes.Structure):
+    _fields_ = [("stream", ctypes.c_uint64), ("device", ctypes.c_int32), ("nargs", ctypes.c_int32),
+                ("args", _Arg * _MAX), ("nret", ctypes.c_int32), ("pad", ctypes.c_int32),
+                ("rets", _Arg * _MAX), ("src", ctypes.c_uint64), ("src_len", ctypes.c_uint64),
+                ("versions", ctypes.c_char * 256), ("msg", ctypes.c_char * 2048)]
+
+
+_CB = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_int, ctypes.c_void_p)
+_kj = {"tensors": {}, "streams": {}, "module": None, "out": None}
+
+
+class _Cai:
+    """A device buffer of the box as __cuda_array_interface__ (no copy)."""
+    def __init__(self, ptr, shape, typestr):
+        self.__cuda_array_interface__ = {"shape": shape, "typestr": typestr, "data": (ptr, False),
+                                         "version": 3, "strides": None, "stream": None}
+
+
+def _name(a):
+    return a.name.decode("utf-8", "replace")
+
+
+def _tensor(a):
+    torch = _kj["torch"]
+    shape = tuple(int(a.dims[i]) for i in range(a.ndim)) or (1,)
+    key = (a.ptr, a.dtype, shape)
+    t = _kj["tensors"].get(key)
+    if t is None:
+        if len(_kj["tensors"]) > 512:
+            _kj["tensors"].clear()
+        t = torch.as_tensor(_Cai(a.ptr, shape, _TYPESTR[a.dtype]), device="cuda:%d" % _kj["device"])
+        if a.dtype == 2:
+            t = t.view(torch.bfloat16)
+        if a.ndim == 0:
+            t = t.reshape(())
+        _kj["tensors"][key] = t
+    return t
+
+
+def _stream(handle):
+    s = _kj["streams"].get(handle)
+    if s is None:
+        s = _kj["torch"].cuda.ExternalStream(handle, device=_kj["device"])
+        _kj["streams"][handle] = s
+    return s
+
+
+def _tail(limit=1800):
+    """The exception's own line first (a message is cut at its end), then
+    the traceback's last lines."""
+    etype, value, _ = sys.exc_info()
+    head = "".join(traceback.format_exception_only(etype, value)).strip()
+    text = traceback.format_exc()
+    return (head + "\n" + text[-(limit - len(head)):]) if len(head) < limit - 200 else head[:limit]
+
+
+def _load(io):
+    src = ctypes.string_at(io.src, io.src_len)
+    task = types.ModuleType("task")
+    task.input_t = tuple
+    task.output_t = tuple
+    sys.modules["task"] = task
+    # Triton and Helion read a kernel's source back with inspect: the file
+    # must exist. The box's /tmp is its own.
+    path = "/tmp/submission/submission.py"
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "wb") as f:
+        f.write(src)
+    spec = importlib.util.spec_from_file_location("submission", path)
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules["submission"] = mod
+    spec.loader.exec_module(mod)
+    fn = getattr(mod, "custom_kernel", None)
+    if not callable(fn):
+        raise TypeError("the submission defines no custom_kernel(data) function")
+    _kj["module"] = mod
+    _kj["fn"] = fn
+
+
+def _call(io):
+    data = []
+    for i in range(io.nargs):
+        a = io.args[i]
+        data.append(_tensor(a) if a.kind == 0 else int(a.ival))
+    torch = _kj["torch"]
+    with torch.cuda.stream(_stream(io.stream)):
+        _kj["out"] = _kj["fn"](tuple(data))
+
+
+def _collect(io):
+    torch = _kj["torch"]
+    out, _kj["out"] = _kj["out"], None
+    n = io.nret
+    if n == 1 and torch.is_tensor(out):
+        out = (out,)
+    if not isinstance(out, (tuple, list)) or len(out) != n:
+        got = "a %s of %d" % (type(out).__name__, len(out)) if isinstance(out, (tuple, list)) else \
+            type(out).__name__
+        raise TypeError("custom_kernel must return %d tensor%s (%s); it returned %s" % (
+            n, "" if n == 1 else "s", ", ".join(_name(io.rets[i]) for i in range(n)), got))
+    with torch.cuda.stream(_stream(io.stream)):
+        for i in range(n):
+            r, want = out[i], io.rets[i]
+            dst = _tensor(want)
+            if not torch.is_tensor(r):
+                raise TypeError("custom_kernel returned a %s as %s, not a tensor" % (
+                    type(r).__name__, _name(want)))
+            if r.data_ptr() == dst.data_ptr() and r.dtype == dst.dtype and r.shape == dst.shape:
+                continue
+            if tuple(r.shape) != tuple(dst.shape):
+                raise ValueError("custom_kernel returned %s with shape %s; the board's is %s" % (
+                    _name(want), tuple(r.shape), tuple(dst.shape)))
+            if r.dtype != dst.dtype:
+                raise ValueError("custom_kernel returned %s as %s; the board's is %s" % (
+                    _name(want), str(r.dtype).replace("torch.", ""), _DTYPES[want.dtype]))
+            if r.device != dst.device:
+                raise ValueError("custom_kernel returned %s on %s, not on the GPU" % (_name(want), r.device))
+            dst.copy_(r, non_blocking=True)
+
+
+def _libcuda_path():
+    """Where the driver library this process loaded lives: Triton links its
+    launcher against it and would otherwise ask ldconfig."""
+    if os.environ.get("TRITON_LIBCUDA_PATH"):
+        return
+    with open("/proc/self/maps") as f:
+        for line in f:
+            path = line.split()[-1] if "/" in line else ""
+            if "/libcuda.so" in path:
+                os.environ["TRITON_LIBCUDA_PATH"] = os.path.dirname(path)
+                return
+
+
+def _versions():
+    v = ["python %d.%d.%d" % sys.version_info[:3]]
+    for m in ("torch", "triton", "helion"):
+        mod = sys.modules.get(m)
+        if mod is not None:
+            v.append("%s %s" % (m, getattr(mod, "__version__", "?")))
+    return ", ".join(v)
+
+
+def _op(op, addr):
+    io = _IO.from_address(addr)
+    try:
+        if op == 1:
+            _kj["device"] = io.device
+            _kj["torch"].cuda.set_device(io.device)
+            _libcuda_path()
+            io.versions = _versions().encode("utf-8", "replace")[:250]
+        elif op == 2:
+            _load(io)
+        elif op == 3:
+            _call(io)
+        elif op == 4:
+            _collect(io)
+        else:
+            io.msg = b"unknown operation"
+            return 2
+        return 0
+    except BaseException:  # the submission's: SystemExit and KeyboardInterrupt too
+        _kj["out"] = None
+        io.msg = _tail().encode("utf-8", "replace")[:2040]
+        return 1
+
+
+def _kj_start(slot, site):
+    if site:
+        import site as _site
+        _site.addsitedir(site)
+    os.environ.setdefault("TRITON_CACHE_DIR", "/tmp/triton-cache")
+    os.environ.setdefault("TORCHINDUCTOR_CACHE_DIR", "/tmp/inductor-cache")
+    os.environ["HOME"] = "/tmp"
+    import torch  # noqa: F401  (every library mapped before the lock)
+    _kj["torch"] = torch
+    try:
+        import triton  # noqa: F401
+        import triton.language  # noqa: F401
+    except ImportError:
+        pass
+    try:
+        import helion  # noqa: F401
+        import helion.language  # noqa: F401
+    except ImportError:
+        pass
+    cb = _CB(_op)
+    _kj["cb"] = cb  # kept alive for the box's life
+    ctypes.c_uint64.from_address(slot).value = ctypes.cast(cb, ctypes.c_void_p).value
