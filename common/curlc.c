@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 
 #define CURLC_MAX_TOKEN 512
 #define CURLC_MAX_URL 4096
@@ -29,6 +30,7 @@ struct curlc {
     long connect_ms, timeout_ms;
     size_t max_body;
     const volatile sig_atomic_t *abort_flag; /* borrowed, or NULL (curlc_opts) */
+    long abort_after_ms;                      /* curlc_opts */
 };
 
 /* State of one transfer, on the stack of the request function. */
@@ -37,6 +39,10 @@ struct xfer {
     struct curlc_resp *out;  /* borrowed: the caller's response */
     size_t cap, max;
     int too_large;
+    int answered;            /* a byte of the answer (a header line) has come */
+    double t0;               /* CLOCK_MONOTONIC seconds when the transfer began */
+    const volatile sig_atomic_t *abort_flag; /* borrowed from the struct curlc */
+    long abort_after_ms;
     /* streams only */
     int sse, decided, streaming, stopped, parse_rc;
     struct curlc_ssep ssep;
@@ -125,6 +131,7 @@ int curlc_new(const struct curlc_opts *o, struct curlc **out, struct kj_err *err
     c->timeout_ms = o->timeout_ms > 0 ? o->timeout_ms : 0;
     c->max_body = o->max_body > 0 ? o->max_body : CURLC_DEFAULT_MAX_BODY;
     c->abort_flag = o->abort_flag;
+    c->abort_after_ms = o->abort_after_ms > 0 ? o->abort_after_ms : 0;
     *out = c;
     return 0;
 }
@@ -188,6 +195,7 @@ static size_t on_header(char *h, size_t size, size_t nitems, void *ud)
     struct xfer *x = ud;
     size_t n = size * nitems;
     char v[32];
+    x->answered = 1;
     if (n >= 5 && strncmp(h, "HTTP/", 5) == 0) { /* a new response (after 100 Continue) */
         x->out->content_type[0] = '\0';
         x->out->content_disposition[0] = '\0';
@@ -302,13 +310,24 @@ static int make_url(const struct curlc *c, const char *path, char *buf, size_t b
     return 0;
 }
 
+static double now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + t.tv_nsec / 1e9;
+}
+
 /* libcurl's progress callback (at least once a second, even idle): a
- * non-zero return aborts the transfer with CURLE_ABORTED_BY_CALLBACK. */
+ * non-zero return aborts the transfer with CURLE_ABORTED_BY_CALLBACK.
+ * With the abort flag set, only a request whose answer has not begun and
+ * that has run abort_after_ms is dropped (curlc_opts). */
 static int on_progress(void *cls, curl_off_t dt, curl_off_t dn, curl_off_t ut, curl_off_t un)
 {
-    const volatile sig_atomic_t *flag = cls;
-    (void)dt, (void)dn, (void)ut, (void)un;
-    return *flag != 0;
+    struct xfer *x = cls;
+    (void)dt, (void)ut, (void)un;
+    if (*x->abort_flag == 0 || x->answered || dn > 0)
+        return 0;
+    return (now_s() - x->t0) * 1000 >= (double)x->abort_after_ms;
 }
 
 /* Options every transfer shares. */
@@ -343,9 +362,13 @@ static void set_common(struct curlc *c, struct xfer *x, const char *url, struct 
     }
     if (c->ca_file != NULL)
         curl_easy_setopt(h, CURLOPT_CAINFO, c->ca_file);
+    x->t0 = now_s();
+    x->answered = 0;
     if (c->abort_flag != NULL) {
+        x->abort_flag = c->abort_flag;
+        x->abort_after_ms = c->abort_after_ms;
         curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, on_progress);
-        curl_easy_setopt(h, CURLOPT_XFERINFODATA, (void *)c->abort_flag);
+        curl_easy_setopt(h, CURLOPT_XFERINFODATA, x);
         curl_easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
     }
 }

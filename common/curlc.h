@@ -47,7 +47,13 @@ struct curlc_opts {
     const volatile sig_atomic_t *abort_flag; /* borrowed, or NULL: a request in flight
                                                 is dropped (CURLC_FAIL_ABORTED) within
                                                 about a second of *abort_flag turning
-                                                non-zero (the runner's long-poll claim) */
+                                                non-zero (the runner's long-poll claim),
+                                                unless its answer has begun (never cut
+                                                in the middle) or it has run less than
+                                                abort_after_ms */
+    long abort_after_ms;    /* with abort_flag: how long a request may wait for the
+                               start of its answer once the flag is set, counted from
+                               the request's start; 0: not at all */
 };
 
 enum curlc_fail {

@@ -37,9 +37,11 @@ fi
 mkdir -p "$var"
 chmod 700 "$var"
 conf=$var/kjudge.conf db=$var/kjudge.db
+# The umask only for this file (a subshell): the server and the runners
+# started below keep the caller's (tests/api/test_run_local.py checks it).
 if [ ! -s "$conf" ]; then
-  umask 077
-  printf 'admin_token = %s\n' "$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')" >"$conf"
+  (umask 077
+   printf 'admin_token = %s\n' "$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')" >"$conf")
 fi
 admin=$(sed -n 's/^admin_token *= *//p' "$conf")
 
@@ -65,15 +67,23 @@ fi
 
 # Runner names: lower case letters, digits, '_', '.', '-', at most 32 characters.
 host=$(hostname | tr 'A-Z' 'a-z' | tr -c 'a-z0-9_.\n-' '-' | cut -c1-24)
-ngpu=0
-if command -v nvidia-smi >/dev/null 2>&1; then
+ngpu=0 runner=bin/kjudge-runner runner_args=()
+# Tests only (tests/api/test_run_local.py): KJUDGE_TEST_RUNNER names a runner
+# program that needs no GPU (build/kjudge-runner-fakegpu); it is started as
+# if one H200 had been found, with --ahead 1 so that its jobs are compiled
+# in real compile boxes as a GPU runner's are.
+if [ -n "${KJUDGE_TEST_RUNNER:-}" ]; then
+  ngpu=1 runner=$KJUDGE_TEST_RUNNER runner_args=(--ahead 1)
+elif command -v nvidia-smi >/dev/null 2>&1; then
   ngpu=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ' || true)
 fi
 for ((g = 0; g < ngpu; g++)); do
   tok=$var/runner-gpu$g.token
   # The GPU type the token may claim: the device name's first word after
   # "NVIDIA " (NVIDIA H200 -> H200), the rule of common/gputype.h.
-  gname=$(nvidia-smi --query-gpu=name --format=csv,noheader -i "$g" 2>/dev/null || true)
+  gname="NVIDIA H200"
+  [ -n "${KJUDGE_TEST_RUNNER:-}" ] ||
+    gname=$(nvidia-smi --query-gpu=name --format=csv,noheader -i "$g" 2>/dev/null || true)
   gtype=${gname#NVIDIA }
   gtype=${gtype%% *}
   if [ ! -s "$tok" ]; then
@@ -81,8 +91,8 @@ for ((g = 0; g < ngpu; g++)); do
   else # a token from an earlier run, perhaps made before tokens were bound
     bin/kjudge-server runner bind "$host-gpu$g" --gpu "$gtype" --db "$db"
   fi
-  bin/kjudge-runner serve --server "http://$url_host:$port" --gpu "$g" \
-    --name "$host-gpu$g" --token-file "$tok" --leaderboards leaderboards &
+  "$runner" serve --server "http://$url_host:$port" --gpu "$g" \
+    --name "$host-gpu$g" --token-file "$tok" --leaderboards leaderboards "${runner_args[@]}" &
   pids+=($!)
 done
 

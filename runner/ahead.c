@@ -567,6 +567,7 @@ void ahead_main(const struct ahead_cfg *cfg, int fd, struct ahead_shared *sh)
     kj_err_clear(&err);
     int rc = curlc_new(&o, &ap.http, &err);
     o.abort_flag = cfg->stop;
+    o.abort_after_ms = CLAIM_STOP_ANSWER_MS;
     if (rc != KJ_OK || curlc_new(&o, &ap.claim_http, &err) != KJ_OK ||
         spec_load_all(cfg->leaderboards, &ap.specs, &ap.nspecs, &err) != KJ_OK) {
         kj_log(KJ_LOG_ERROR, "ahead", "cannot start: %s", err.msg);

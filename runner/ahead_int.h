@@ -26,12 +26,15 @@
 #include <stdint.h>
 #include <sys/types.h>
 #include "ahead.h"
+#include "claim.h"
 #include "compile.h"
 
 #define AHEAD_MAGIC 0x6b6a6168u          /* "kjah" */
 #define AHEAD_MAX_JSON (16u << 20)       /* a claim's answer: a 1 MiB source, escaped */
 #define AHEAD_MAX_CUBIN (256u << 20)     /* as the compile box's */
-#define AHEAD_END_WAIT_S 5.0             /* ahead_end's wait for the process */
+/* ahead_end's wait for the process: a claim it has in flight may take
+ * CLAIM_STOP_ANSWER_MS to end, then the job it brought goes back. */
+#define AHEAD_END_WAIT_S (CLAIM_STOP_ANSWER_MS / 1000.0 + 10.0)
 #define AHEAD_MAX_BACKOFF_S 30
 
 struct ahead_head {

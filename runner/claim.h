@@ -14,6 +14,15 @@
 
 #define CLAIM_BEAT_MAX_S 20.0 /* a heartbeat at least this often; more often for short leases */
 
+/* A stop drops a claim in flight (curlc's abort flag) only once the claim
+ * has waited this long for the start of its answer, and never one whose
+ * answer has begun: a claim the server has just answered with a job (its
+ * lease already running) is read to its end and the job given back, not
+ * stranded until its lease runs out. A claim this old with no answer is
+ * parked (the server checks a parked claim's connection before it hands it
+ * a job), so a stop ends an idle runner within this time and a second. */
+#define CLAIM_STOP_ANSWER_MS 5000L
+
 /* A job object's id, attempt (1 when absent), leaderboard, mode and
  * source, borrowed from job; 0 when one is missing or malformed. */
 int claim_fields(const cJSON *job, long *id, long *attempt, const char **lb, const char **mode,

@@ -12,6 +12,10 @@
  *   a call it needs but we did not foresee must not turn into a wrong
  *   verdict. What is refused is what an escape or an attack on the judge
  *   would need.
+ * - umask 022 first, in the box: the mount points and folders it makes
+ *   (rbox_tool.c's binds among them) get the modes asked for, never 0700
+ *   from a runner started under umask 077 (then out of reach of
+ *   SANDBOX_UID).
  * - Every step fails closed: a box that cannot be built is the judge's
  *   error, the job goes back to the queue, nothing runs unprotected.
  */
@@ -198,6 +202,7 @@ int rbox_prepare(struct rbox *r, const int fds[3], struct kj_err *err)
     int rc;
     r->applied = 0;
     r->cgroup[0] = '\0';
+    umask(022); /* see the top comment */
     if ((rc = rbox_fds(fds, r->tool, err)) != KJ_OK || (rc = rbox_limits(r->python, err)) != KJ_OK)
         return rc;
     if (r->tool) { /* tool.c made the rest; the box needs its own mount ns for its root */

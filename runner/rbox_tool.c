@@ -268,6 +268,7 @@ int rbox_tool_fs(const char *pci, const struct rbox *r, struct kj_err *err)
         }
         extra += n + (extra[n] == ':');
     }
+    umask(022); /* as rbox_prepare set it: the folders below are 0755 whatever the runner's umask */
     snprintf(stage, sizeof stage, "/tmp/.kjroot-%d", (int)getpid());
     snprintf(old, sizeof old, "%s/.old", stage);
     if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0 ||

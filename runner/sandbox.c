@@ -12,6 +12,11 @@
  *   SANDBOX_UID and the box drops its capabilities there.
  * - The PID namespace's init is a separate process that only waits, so the
  *   worker is an ordinary process: signals from limits (SIGXCPU) reach it.
+ * - Modes never come from the caller: the box sets umask 022 first, so the
+ *   folders and mount points it makes for the tree (0755) are what it asks
+ *   for even when the runner was started under umask 077, which would
+ *   leave them 0700 and the toolkit out of reach once the box drops to
+ *   SANDBOX_UID.
  * - The allow-list was recorded from the unit tests' compiles (release and
  *   ASan builds) under strace; NVRTC makes no threads and no sockets.
  */
@@ -256,6 +261,7 @@ int sandbox_enter(int keep, const struct sandbox_conf *c, struct kj_err *err)
 {
     struct rlimit core = {0, 0};
     int root = geteuid() == 0, rc;
+    umask(022); /* see the top comment: no mode of the box depends on the caller's */
     setrlimit(RLIMIT_CORE, &core);
     if ((rc = sb_fds(keep, err)) != KJ_OK || (rc = sandbox_unshare(SB_NS, err)) != KJ_OK)
         return rc;

@@ -58,7 +58,10 @@
  * Claims are long polls (SERVE_CLAIM_PATH, POST /runner/claim?wait=20): the
  * server answers the moment a job of this GPU type is queued, or 204 when
  * the wait ends, and the runner asks again at once; a stop drops the
- * claim in flight within about a second (curlc's abort flag).
+ * claim in flight within about a second (curlc's abort flag) once it has
+ * waited CLAIM_STOP_ANSWER_MS for an answer, never one being answered: a
+ * job that arrives after the stop goes straight back (serve_claim), so a
+ * claimed job is always judged or given back.
  *
  * The result and profile mode's artifact are posted by deliver.c, which
  * every JSON request of this file goes through (deliver_post).
@@ -393,9 +396,19 @@ static int serve_claim(struct serve *sv, struct kj_err *err)
         reply = cJSON_Parse(r.body);
         explicit_bzero(r.body, r.len); /* the job's seed: only the parsed copy stays */
     }
-    if (st == 200 && reply != NULL && cJSON_IsObject(cJSON_GetObjectItem(reply, "job"))) {
+    long id, attempt;
+    const char *lb, *mode, *src;
+    cJSON *job = st == 200 ? cJSON_GetObjectItem(reply, "job") : NULL;
+    if (cJSON_IsObject(job) && *sv->cfg->stop && claim_fields(job, &id, &attempt, &lb, &mode, &src)) {
+        /* answered as the stop came (claim.h, CLAIM_STOP_ANSWER_MS): back to the server */
+        const cJSON *seed = cJSON_GetObjectItem(job, "secret_seed");
+        explicit_bzero((char *)src, strlen(src)); /* freed below: wiped first, as serve_job does */
+        if (cJSON_IsString(seed))
+            explicit_bzero(seed->valuestring, strlen(seed->valuestring));
+        serve_give_back(sv->watch_http, id, attempt, 0, "the runner stops");
+    } else if (cJSON_IsObject(job)) {
         sv->gpu_start = 0;
-        serve_job(sv, cJSON_GetObjectItem(reply, "job"), NULL);
+        serve_job(sv, job, NULL);
         rc = 1;
     } else if (st == 401 || st == 403) {
         char why[300];

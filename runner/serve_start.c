@@ -6,6 +6,7 @@
  * loop itself is serve.c's.
  */
 #include "serve_int.h"
+#include "claim.h"
 #include "curlc.h"
 #include "deliver.h"
 #include "gputype.h"
@@ -100,6 +101,7 @@ int serve_open(struct serve *sv, struct kj_err *err)
         (rc = curlc_new(&o, &sv->watch_http, err)) != KJ_OK)
         return KJ_FAIL(err, rc, "--server %.200s: %.300s", sv->cfg->server, err->msg);
     o.abort_flag = sv->cfg->stop;
+    o.abort_after_ms = CLAIM_STOP_ANSWER_MS;
     if ((rc = curlc_new(&o, &sv->claim_http, err)) != KJ_OK)
         return KJ_FAIL(err, rc, "--server %.200s: %.300s", sv->cfg->server, err->msg);
     /* The token is read-only to this process; a child writes to its own copy. */

@@ -268,6 +268,7 @@ static void tool_child(const struct tool_cfg *c, const char *tool, const char *s
     secret_wipe(c->wipe); /* first: the tool never holds the runner's secrets */
     setpgid(0, 0);
     prctl(PR_SET_PDEATHSIG, SIGKILL);
+    umask(022); /* the tool's scratch files in its /tmp are read by the box (SANDBOX_UID) */
     snprintf(log, sizeof log, "%s/tool.log", c->outdir);
     int logfd = c->kind == TOOL_PYTHON ? open("/dev/null", O_WRONLY | O_CLOEXEC) :
                 open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);

@@ -11,7 +11,10 @@ been silent for more than 5 minutes (its last request moved back in the
 database), the note comes back naming when it was last seen. Then bin/kjudge-runner compile, started from another folder and
 with no KJUDGE_NVDISASM or CUDA_HOME, finds the nvdisasm that
 deploy/deps.sh put in .tools/bin when the toolkit has none (classes from
-the machine code, "classes_from": "sass"). Ends with
+the machine code, "classes_from": "sass"). And bin/kjudge-runner compile
+started under umask 077 (as `make run` once started its runners) compiles:
+its compile box makes its folders with their own modes, so the box's uid
+still reaches the toolkit. Ends with
 "test_firstuse: N passed, N failed, N skipped".
 """
 import json
@@ -144,6 +147,20 @@ def test_nvdisasm(tmp):
           (p.returncode, [k.get("classes_from") for k in ks], p.stderr[-300:]))
 
 
+def test_compile_umask(tmp):
+    src = os.path.join(ROOT, "leaderboards", "fp8_quant", "template.cu")
+    p = subprocess.run([os.path.join(ROOT, "bin", "kjudge-runner"), "compile", src, "--leaderboard", "fp8_quant",
+                        "--leaderboards", os.path.join(ROOT, "leaderboards")],
+                       capture_output=True, text=True, timeout=300, cwd=tmp, preexec_fn=lambda: os.umask(0o077))
+    try:
+        d = json.loads(p.stdout)
+    except ValueError:
+        d = {}
+    check(p.returncode == 0 and d.get("ok") is True and d.get("kernels"),
+          "kjudge-runner compile under umask 077: the compile box still reaches the toolkit",
+          (p.returncode, p.stdout[-300:], p.stderr[-300:]))
+
+
 def main():
     if not kjrunner.built():
         print("FAIL %s is not built\ntest_firstuse: 0 passed, 1 failed, 0 skipped" % kjrunner.FAKE)
@@ -151,6 +168,7 @@ def main():
     with tempfile.TemporaryDirectory(prefix="kjudge-first-") as tmp:
         test_note(tmp)
         test_nvdisasm(tmp)
+        test_compile_umask(tmp)
     print("test_firstuse: %d passed, %d failed, %d skipped" % (Counts.passed, Counts.failed, Counts.skipped))
     return 1 if Counts.failed else 0
 

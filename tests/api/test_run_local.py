@@ -10,8 +10,16 @@ port held by another kjudge server, it says so, exits 1 and prints neither
 that server's URL as its own nor any token; on a free port it starts,
 prints the URL, the admin token and what to do next (the page, a user, a
 runner on another host), answers /healthz, and stops on SIGINT. On this
-host there is no GPU, so no runner is started. Ends with
-"test_run_local: N passed, N failed, N skipped".
+host there is no GPU, so no runner is started.
+
+The first run, started under umask 077 with a fresh KJUDGE_VAR: the
+script's runner is build/kjudge-runner-fakegpu (KJUDGE_TEST_RUNNER, a
+hook of run-local.sh for this test only) with --ahead 1, so a submission is
+compiled by NVRTC in a real compile box before the fake GPU judges it. It
+must be judged "compiled ahead": a box that inherited the umask made its
+mount points 0700 and could not read the toolkit once it dropped to its
+uid, so the first run of all judged nothing. The config file stays 0600.
+Ends with "test_run_local: N passed, N failed, N skipped".
 """
 import os
 import re
@@ -26,8 +34,9 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "lib"))
 from kjcheck import Counts, check  # noqa: E402
-from kjservice import ROOT  # noqa: E402
+from kjservice import ROOT, FAKE  # noqa: E402
 import kjdeploy  # noqa: E402
+import kjrunner  # noqa: E402
 
 SCRIPT = os.path.join(ROOT, "deploy", "run-local.sh")
 
@@ -100,20 +109,59 @@ def test_other_kjudge(tmp):
           "neither its URL nor a token is printed", out[-300:])
 
 
-def test_free(tmp):
-    port = kjdeploy.free_port()
-    var = os.path.join(tmp, "var-free")
-    log = open(os.path.join(tmp, "run.out"), "w+")
-    p = subprocess.Popen([SCRIPT], stdout=log, stderr=subprocess.STDOUT, env=env_for(port, var), cwd=ROOT,
-                         start_new_session=True)
+def start(port, var, log, extra_env=None, umask=None):
+    """run-local.sh in its own session, its output in log: (process, what
+    it printed up to "Ctrl-C stops", or all of it when it ended first)."""
+    env = env_for(port, var)
+    env.update(extra_env or {})
+    p = subprocess.Popen([SCRIPT], stdout=log, stderr=subprocess.STDOUT, env=env, cwd=ROOT,
+                         start_new_session=True, preexec_fn=(lambda: os.umask(umask)) if umask is not None else None)
     text = ""
-    deadline = time.time() + 300
-    while time.time() < deadline and p.poll() is None:
+    t0 = time.time()
+    while time.time() < t0 + 300 and p.poll() is None:
         log.seek(0)
         text = log.read()
         if "Ctrl-C stops" in text:
             break
         time.sleep(0.2)
+    if "Ctrl-C stops" not in text:
+        print("  (waited %.0f s for run-local.sh to say \"Ctrl-C stops\"; it %s)" %
+              (time.time() - t0, "is still running" if p.poll() is None else "exited %s" % p.poll()))
+    return p, text
+
+
+def stop(p):
+    """SIGINT to the script's session (Ctrl-C); its exit status, None when it had to be killed."""
+    if p.poll() is None:
+        os.killpg(p.pid, signal.SIGINT)
+    try:
+        return p.wait(60)
+    except subprocess.TimeoutExpired:
+        os.killpg(p.pid, signal.SIGKILL)
+        p.wait()
+        return None
+
+
+def server_umask(sid):
+    """The umask of the kjudge-server in session sid, None when none is there."""
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            if os.getsid(int(pid)) != sid or not os.readlink("/proc/%s/exe" % pid).endswith("/kjudge-server"):
+                continue
+            with open("/proc/%s/status" % pid) as f:
+                for line in f:
+                    if line.startswith("Umask:"):
+                        return int(line.split()[1], 8)
+        except OSError:
+            continue
+    return None
+
+
+def test_free(tmp):
+    port = kjdeploy.free_port()
+    var = os.path.join(tmp, "var-free")
+    log = open(os.path.join(tmp, "run.out"), "w+")
+    p, text = start(port, var, log, umask=0o022)
     try:
         m = re.search(r"admin token: ([0-9a-f]{64})", text)
         check("kjudge is running at http://localhost:%d/" % port in text and m is not None,
@@ -125,16 +173,13 @@ def test_free(tmp):
         st = kjdeploy.request(port, "GET", "/healthz")[0] if p.poll() is None else None
         check(st == 200, "the server answers", st)
         check(os.path.exists(os.path.join(var, "kjudge.db")), "the database is in KJUDGE_VAR")
+        um = server_umask(p.pid)
+        check(um == 0o022, "the server keeps the caller's umask 022 (077 is for the config file only)",
+              oct(um) if um is not None else "no kjudge-server found in the script's session")
     finally:
-        if p.poll() is None:
-            os.killpg(p.pid, signal.SIGINT)
-        try:
-            rc = p.wait(60)
-        except subprocess.TimeoutExpired:
-            os.killpg(p.pid, signal.SIGKILL)
-            rc = p.wait()
+        rc = stop(p)
         log.close()
-    check(rc is not None and rc != -9, "Ctrl-C stops it", rc)
+    check(rc is not None, "Ctrl-C stops it", rc)
     try:
         socket.create_connection(("127.0.0.1", port), timeout=2).close()
         gone = False
@@ -143,11 +188,55 @@ def test_free(tmp):
     check(gone, "nothing listens on the port afterwards")
 
 
+def test_first_run(tmp):
+    if not kjrunner.built():
+        check(False, "%s is built (make %s)" % (FAKE, os.path.relpath(FAKE, ROOT)))
+        return
+    port = kjdeploy.free_port()
+    var = os.path.join(tmp, "var-first")
+    log = open(os.path.join(tmp, "first.out"), "w+")
+    p, text = start(port, var, log, {"KJUDGE_TEST_RUNNER": FAKE}, umask=0o077)
+    try:
+        if not check("runners attached: 1" in text, "a first run under umask 077 starts the server and a runner",
+                     text[-900:]):
+            return
+        check(os.stat(os.path.join(var, "kjudge.conf")).st_mode & 0o777 == 0o600, "its config file is 0600",
+              oct(os.stat(os.path.join(var, "kjudge.conf")).st_mode))
+        u = subprocess.run([os.path.join(ROOT, "bin", "kjudge-server"), "user", "add", "alice", "--db",
+                            os.path.join(var, "kjudge.db")], capture_output=True, text=True, timeout=60)
+        tok = u.stdout.strip()
+        sid = kjrunner.submit(port, tok, seconds=0) if u.returncode == 0 else None
+        if not check(sid is not None, "a user submits", (u.returncode, u.stderr[-300:])):
+            return
+        t0, d = time.time(), None
+        while time.time() < t0 + 180:
+            d = kjrunner.sub(port, tok, sid)
+            if isinstance(d, dict) and d.get("status") == "done":
+                break
+            time.sleep(0.2)
+        res = (d or {}).get("result") or {}
+        msg = res.get("message", "")
+        log.seek(0)
+        out = log.read()
+        check(isinstance(d, dict) and d.get("status") == "done" and
+              msg.startswith("fakegpu: judged a submission compiled ahead"),
+              "the first run's job is compiled in a real compile box and judged",
+              "waited %.1f s for submission %d to be done: %s; run-local.sh said: %s" %
+              (time.time() - t0, sid, {k: (d or {}).get(k) for k in ("status", "attempts", "result")},
+               out[-1500:]))
+        check("not found" not in out and "the judge compiles it" not in out,
+              "no compile box failed on the way", out[-1500:])
+    finally:
+        stop(p)
+        log.close()
+
+
 def main():
     with tempfile.TemporaryDirectory(prefix="kjudge-run-") as tmp:
         test_silent(tmp)
         test_other_kjudge(tmp)
         test_free(tmp)
+        test_first_run(tmp)
     print("test_run_local: %d passed, %d failed, %d skipped" % (Counts.passed, Counts.failed, Counts.skipped))
     return 1 if Counts.failed else 0
 

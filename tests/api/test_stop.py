@@ -15,6 +15,12 @@ takes as long as the test says). Checks:
   signal, or at once with --grace 0) and exits 0, posting nothing after the
   release; another runner then judges it as the same attempt; an idle
   runner exits 0 at once; a malformed --grace is a usage error;
+- a runner stopped right after the server handed it a job (through a
+  loopback relay that holds the claim's answer 1.5 s, whole or after its
+  status line, the SIGTERM sent at several offsets after the server
+  answered, with and without --ahead): the claim is read to its end and
+  the job given back, queued again at once with no attempt counted, the
+  runner saying so and exiting 0 (runner/claim.h, CLAIM_STOP_ANSWER_MS);
 - the server stopped with requests in flight: new connections are refused
   at once, an upload in progress completes (202), a parked ?wait=1 is
   answered, an event stream ends with a "stopping" event, the server exits
@@ -130,9 +136,132 @@ def test_release_endpoint(srv, alice, r1, r2):
 
 
 def running(srv, alice, sid, r):
-    d = wait_status(srv, alice, sid, "running", 20)
-    return check(d is not None and d.get("status") == "running", "the runner took job %s" % sid,
-                 (d, r.text()[-400:]))
+    """The runner has claimed sid and its judge has started (so a stop now
+    meets a job being judged, not one still on its way to the runner)."""
+    t0 = time.time()
+    d = wait_status(srv, alice, sid, "running", 60)
+    judging = r.wait_log("judging job=%d " % sid, 60)
+    return check(d is not None and d.get("status") == "running" and judging,
+                 "the runner took job %s and judges it" % sid,
+                 ("waited %.1f s for status running and 'judging job=%d' in the runner's log" % (time.time() - t0, sid),
+                  d, r.text()[-400:]))
+
+
+class Relay:
+    """A loopback TCP relay to the server that holds the answer to the next
+    claim handed a job (armed) for `hold` seconds: all of it ("whole"), or
+    all but its status line ("split"); `answered` is set when the server's
+    answer reached the relay."""
+
+    def __init__(self, port):
+        self.port_to = port
+        self.s = socket.socket()
+        self.s.bind(("127.0.0.1", 0))
+        self.s.listen(16)
+        self.port = self.s.getsockname()[1]
+        self.armed, self.mode, self.hold = False, "whole", 1.5
+        self.answered = threading.Event()
+        self.lock = threading.Lock()
+        threading.Thread(target=self.accept, daemon=True).start()
+
+    def arm(self, mode, hold):
+        with self.lock:
+            self.armed, self.mode, self.hold = True, mode, hold
+            self.answered.clear()
+
+    def accept(self):
+        while True:
+            try:
+                c, _ = self.s.accept()
+            except OSError:
+                return
+            try:
+                u = socket.create_connection(("127.0.0.1", self.port_to), timeout=10)
+                u.settimeout(None)
+            except OSError:
+                c.close()
+                continue
+            state = {"claim": False}
+            threading.Thread(target=self.pump, args=(c, u, state, True), daemon=True).start()
+            threading.Thread(target=self.pump, args=(u, c, state, False), daemon=True).start()
+
+    def pump(self, src, dst, state, up):
+        try:
+            while True:
+                data = src.recv(65536)
+                if not data:
+                    break
+                if up and data[:5] in (b"POST ", b"GET /"):
+                    state["claim"] = data.startswith(b"POST /api/v1/runner/claim")
+                elif not up and state["claim"] and data.startswith(b"HTTP/1.1 200"):
+                    with self.lock:
+                        take, mode, hold = self.armed, self.mode, self.hold
+                        self.armed = False
+                    if take:
+                        self.answered.set()
+                        if mode == "split":
+                            line = data.index(b"\r\n") + 2
+                            dst.sendall(data[:line])
+                            data = data[line:]
+                        time.sleep(hold)
+                dst.sendall(data)
+        except OSError:
+            pass
+        finally:
+            for x in (src, dst):
+                try:
+                    x.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
+                x.close()
+
+    def close(self):
+        self.s.close()
+
+
+def test_stop_at_claim(srv, alice, rtok, tmp):
+    """A stop at several offsets right after the server handed the runner a
+    job, the answer held in the relay: the job must come back every time."""
+    relay = Relay(srv.port)
+    url = "http://127.0.0.1:%d" % relay.port
+    sid = submit(srv, alice, seconds=0.2)
+    cases = [("whole", 0.0, []), ("whole", 0.02, []), ("whole", 0.2, []), ("whole", 0.8, []),
+             ("split", 0.0, []), ("split", 0.3, []), ("whole", 0.1, ["--ahead", "1"])]
+    try:
+        for i, (mode, offset, args) in enumerate(cases):
+            what = "the answer held %s, SIGTERM %.0f ms after the server answered%s" % (
+                "whole" if mode == "whole" else "after its status line", offset * 1000,
+                " (--ahead 1)" if args else "")
+            d = sub(srv, alice, sid)
+            if not check(d is not None and d.get("status") == "queued", "(job %s is queued)" % sid, d):
+                return
+            relay.arm(mode, 1.5)
+            r = Runner(os.path.join(tmp, "claimstop%d" % i), url, rtok, args,
+                       env={"KJUDGE_FAKE_JUDGE_S": "0.2"}, name="fake-c%d" % i).start()
+            t0 = time.time()
+            got = relay.answered.wait(60)
+            if not check(got, "%s: the server hands the runner the job" % what,
+                         ("waited %.1f s for the claim's answer to reach the relay" % (time.time() - t0),
+                          r.text()[-400:])):
+                r.stop()
+                return
+            time.sleep(offset)
+            r.signal(signal.SIGTERM)
+            rc = r.wait(30)
+            d = sub(srv, alice, sid)
+            log = r.text()
+            check(rc == 0 and d.get("status") == "queued" and d.get("attempts") == 0 and
+                  "gave job=%d back" % sid in log,
+                  "%s: the job is given back (queued, no attempt counted), the runner says so, exit 0" % what,
+                  (rc, {k: d.get(k) for k in ("status", "attempts")}, log[-600:]))
+            r.stop()
+            if d.get("status") == "running":  # stranded: hand it back so the next case runs
+                post(srv, "/api/v1/runner/jobs/%d/release?attempt=1" % sid, rtok)
+    finally:
+        relay.close()
+    rc = Runner(os.path.join(tmp, "claimstop-end"), "http://127.0.0.1:%d" % srv.port, rtok, ["--once"],
+                env={"KJUDGE_FAKE_JUDGE_S": "0.1"}).run(60)
+    check(rc == 0 and sub(srv, alice, sid).get("status") == "done", "(the queue is empty again)", rc)
 
 
 def test_runner_stop(srv, alice, rtok, tmp):
@@ -314,6 +443,7 @@ def main():
                 r2 = kjrunner.runner_token(srv, "gpuhost2")
                 test_release_endpoint(srv, alice, r1, r2)
                 test_runner_stop(srv, alice, r1, tmp)
+                test_stop_at_claim(srv, alice, r1, tmp)
             finally:
                 srv.stop()
         test_server_drain(tmp)
