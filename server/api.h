@@ -98,6 +98,11 @@ enum MHD_Result api_board_rankings(struct http_req *r);
 
 /* api_runner.c */
 enum MHD_Result api_runner_claim(struct http_req *r);
+/* 403 too_many_runner_names unless the caller's runner token may report
+ * the runner name name (claims, hellos): its own account name, or one of
+ * at most serve --runner-names others, adopted as first reported
+ * (db_runner_adopt). Returns 1 when it answered into *res. */
+int api_runner_name_allowed(struct http_req *r, const char *name, enum MHD_Result *res);
 enum MHD_Result api_runner_event(struct http_req *r);
 enum MHD_Result api_runner_heartbeat(struct http_req *r);
 enum MHD_Result api_runner_result(struct http_req *r);

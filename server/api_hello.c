@@ -93,6 +93,8 @@ enum MHD_Result api_runner_hello(struct http_req *r)
         return res;
     }
     cJSON_Delete(body);
+    if (api_runner_name_allowed(r, e.runner, &res))
+        return res;
     hello_put(r->srv->hellos, &e);
     if (e.state == HELLO_READY)
         kj_log(KJ_LOG_INFO, "runner", "ready runner=%s user=%s gpu=%s arch=%s addr=%s", e.runner,

@@ -94,6 +94,24 @@ static int gpu_allowed(struct http_req *r, const char *gpu, enum MHD_Result *res
     return 0;
 }
 
+int api_runner_name_allowed(struct http_req *r, const char *name, enum MHD_Result *res)
+{
+    struct kj_err err;
+    int rc;
+    if (strcmp(name, r->user.name) == 0)
+        return 0;
+    kj_err_clear(&err);
+    rc = db_runner_adopt(r->srv->db, r->user.id, name, r->srv->runner_names, &err);
+    if (rc == 0)
+        return 0;
+    if (rc == KJ_ELIMIT)
+        *res = http_error(r, MHD_HTTP_FORBIDDEN, "too_many_runner_names",
+                          "runner name '%s' refused: %s", name, err.msg);
+    else
+        *res = http_internal(r, &err);
+    return 1;
+}
+
 /* What a claim's JSON body asks for. */
 struct claim_req {
     cJSON *body;                    /* owned: the parsed body; delete with cJSON_Delete() */
@@ -104,9 +122,10 @@ struct claim_req {
 
 /* The claim's arguments from its JSON body: gpu (required), runner
  * (default: the token's name), and the optional filter (modes, skip), all
- * checked; the caller's token must be bound to gpu. Nothing is claimed or
- * recorded here, so a malformed body changes nothing. On failure answers
- * (400, 403) and returns 1. The caller deletes a->body in either case. */
+ * checked; the caller's token must be bound to gpu and may report the
+ * runner name (api_runner_name_allowed, which records a name it adopts).
+ * Nothing is claimed here, so a malformed body changes nothing. On failure
+ * answers (400, 403) and returns 1. The caller deletes a->body in either case. */
 static int claim_args(struct http_req *r, struct claim_req *a, enum MHD_Result *res)
 {
     struct kj_err err;
@@ -128,7 +147,7 @@ static int claim_args(struct http_req *r, struct claim_req *a, enum MHD_Result *
         return 1;
     if (a->runner == NULL)
         a->runner = r->user.name;
-    return 0;
+    return api_runner_name_allowed(r, a->runner, res);
 }
 
 /* Claim the job the queue rule picks for a's gpu among those a's filter
@@ -161,20 +180,30 @@ static int try_claim(struct http_req *r, const struct claim_req *a, enum MHD_Res
 }
 
 /* Nothing queued and the runner asked to wait: park the connection on a
- * waiting slot until a job of gpu is queued or deadline_ms (wait_now_ms's
+ * claim slot until a job of gpu is queued or deadline_ms (wait_now_ms's
  * clock) passes (wait.h).
- * Runner tokens are bound by the total of slots only (one token may
- * serve many GPUs); with every slot taken, or while the server stops, the
- * answer is 204 at once and the runner asks again. Any job of gpu wakes
- * it, one its filter refuses too: reclaim() then parks it again. */
+ * Claims have a pool of their own (--max-claim-waiters), so runners never
+ * take the slots of users' waits and streams, and a token parks at most
+ * --max-claims-per-runner of them. Past the token's cap the answer is 429
+ * too_many_claims, with every claim slot taken 503 too_many_claim_waiters
+ * (each with Retry-After; the runner asks again later); while the server
+ * stops, 204 at once. Any job of gpu wakes it, one its filter refuses
+ * too: reclaim() then parks it again. */
 static enum MHD_Result park_claim(struct http_req *r, const struct claim_req *a,
                                   int64_t deadline_ms)
 {
     enum MHD_Result res;
     struct kj_err err;
     kj_err_clear(&err);
-    if (!r->hold.held && wait_hold(r->srv->wait, &r->hold, r->user.id, 1, &err) != 0)
-        return http_no_content(r);
+    if (!r->hold.held && wait_hold_claim(r->srv->wait, &r->hold, r->user.id, &err) != 0) {
+        r->retry_after = KJ_WAITERS_RETRY_S;
+        if (r->hold.user_full)
+            return http_error(r, MHD_HTTP_TOO_MANY_REQUESTS, "too_many_claims",
+                              "%s; claim without ?wait or retry in %d s", err.msg,
+                              KJ_WAITERS_RETRY_S);
+        return http_error(r, MHD_HTTP_SERVICE_UNAVAILABLE, "too_many_claim_waiters",
+                          "%s; retry in %d s", err.msg, KJ_WAITERS_RETRY_S);
+    }
     if (wait_add_claim(r->srv->wait, &r->wait, &r->hold, r->conn, a->gpu, deadline_ms, &err) != 0)
         return http_no_content(r);
     /* Linked first, then claimed again: a job queued in between is not missed. */

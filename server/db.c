@@ -164,6 +164,18 @@ static const char schema_v9[] =
     " est_test_ms REAL NOT NULL,"
     " est_ranked_ms REAL NOT NULL);";
 
+/* Version 11: the runner names each runner token reported (besides its
+ * own account name), so that a token reports a bounded number of them
+ * (db_runner_adopt). Existing tokens: none yet; each adopts its names
+ * again as it reports them. (IF NOT EXISTS: a test's database turned back
+ * to an older version by dropping what came later may keep it.) */
+static const char schema_v11[] =
+    "CREATE TABLE IF NOT EXISTS runner_names ("
+    " runner_id INTEGER NOT NULL REFERENCES users(id),"
+    " name TEXT NOT NULL,"
+    " adopted_at INTEGER NOT NULL,"
+    " PRIMARY KEY (runner_id, name));";
+
 /* ------------------------------------------------------------------ */
 /* Open and migrate                                                    */
 /* ------------------------------------------------------------------ */
@@ -325,6 +337,8 @@ static int db_migrate(struct db *db, struct kj_err *err)
     if (version < 9 && (rc = db_exec(db, err, schema_v9)) != 0)
         goto fail;
     if (version < 10 && (rc = db_migrate_v10(db, err)) != 0)
+        goto fail;
+    if (version < 11 && (rc = db_exec(db, err, schema_v11)) != 0)
         goto fail;
     if (version != DB_SCHEMA_VERSION) {
         snprintf(sql, sizeof sql, "PRAGMA user_version=%d", DB_SCHEMA_VERSION);

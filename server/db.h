@@ -79,7 +79,7 @@
 #include "protocol.h"
 #include "queue.h"
 
-#define DB_SCHEMA_VERSION 10
+#define DB_SCHEMA_VERSION 11
 #define DB_MAX_ARTIFACT_BYTES (64 * 1024 * 1024)  /* one artifact (an Nsight Compute report) */
 #define DB_MAX_ATTEMPTS 3    /* attempts of one job before it ends as internal_error */
 #define DB_MAX_JOB_EVENTS 1000               /* progress events a runner may store per job (all attempts) */
@@ -391,6 +391,13 @@ int db_runner_bind(struct db *db, const char *name, const char *gpus, struct kj_
 /* The GPU types runner_id may claim into out (size outsz); "" when it is
  * bound to none. KJ_ENOTFOUND when no such user. */
 int db_runner_gpus(struct db *db, int64_t runner_id, char *out, size_t outsz, struct kj_err *err);
+/* May runner token runner_id report the runner name name? Yes when it
+ * did before, or when it holds fewer than limit names (then name is
+ * recorded, table runner_names); else KJ_ELIMIT, whose message names the
+ * limit and the names held. The token's own account name is the caller's
+ * to allow: it is not counted here. */
+int db_runner_adopt(struct db *db, int64_t runner_id, const char *name, int limit,
+                    struct kj_err *err);
 /* Record that runner (user runner_id, name) asked for work for gpu now. */
 int db_runner_seen(struct db *db, int64_t runner_id, const char *name, const char *gpu,
                    struct kj_err *err);

@@ -3,8 +3,9 @@
  * the runners seen asking for work, per GPU type.
  *
  * main.c creates runner tokens bound to GPU types (db_runner_add,
- * db_runner_bind); api_runner.c reads the binding (db_runner_gpus) and
- * records every claim's runner (db_runner_seen); api_gpus.c and
+ * db_runner_bind); api_runner.c reads the binding (db_runner_gpus), bounds
+ * the runner names a token reports (db_runner_adopt, for claims and
+ * hellos) and records every claim's runner (db_runner_seen); api_gpus.c and
  * api_metrics.c read them back with the queue depths (db_gpu_runners).
  */
 #include "db_int.h"
@@ -52,6 +53,62 @@ int db_runner_gpus(struct db *db, int64_t runner_id, char *out, size_t outsz, st
     sqlite3_finalize(st);
     pthread_mutex_unlock(&db->mu);
     return rc;
+}
+
+/* Inside the lock: does runner_id hold name, and how many names does it hold? */
+static int adopted_locked(struct db *db, int64_t runner_id, const char *name, int *has,
+                          int *count, struct kj_err *err)
+{
+    sqlite3_stmt *st = NULL;
+    int rc = db_prep(db, err, &st, "SELECT EXISTS (SELECT 1 FROM runner_names WHERE "
+                     "runner_id = ?1 AND name = ?2), (SELECT count(*) FROM runner_names WHERE "
+                     "runner_id = ?1)", "it", runner_id, name);
+    if (rc == 0 && (rc = db_step(db, err, st)) == 1) {
+        *has = sqlite3_column_int(st, 0);
+        *count = sqlite3_column_int(st, 1);
+        rc = 0;
+    } else if (rc == 0) {
+        rc = KJ_FAIL(err, KJ_EDB, "sqlite: the runner name count gave no row");
+    }
+    sqlite3_finalize(st);
+    return rc;
+}
+
+/* Inside the lock: the limit's refusal, naming the first names held. */
+static int adopt_refused_locked(struct db *db, int64_t runner_id, int limit,
+                                struct kj_err *err)
+{
+    sqlite3_stmt *st = NULL;
+    char names[160] = "";
+    int rc = db_prep(db, err, &st, "SELECT group_concat(name, ', ') FROM (SELECT name FROM "
+                     "runner_names WHERE runner_id = ? ORDER BY adopted_at, name LIMIT 8)", "i",
+                     runner_id);
+    if (rc == 0 && (rc = db_step(db, err, st)) == 1)
+        db_col_text(st, 0, names, sizeof names);
+    sqlite3_finalize(st);
+    if (rc < 0)
+        return rc;
+    return KJ_FAIL(err, KJ_ELIMIT, "this runner token already reports %d runner names besides "
+                   "its own (%s%s), the most it may (serve --runner-names %d)", limit, names,
+                   limit > 8 ? ", ..." : "", limit);
+}
+
+int db_runner_adopt(struct db *db, int64_t runner_id, const char *name, int limit,
+                    struct kj_err *err)
+{
+    sqlite3_stmt *st = NULL;
+    int has = 0, count = 0, rc;
+    pthread_mutex_lock(&db->mu);
+    rc = adopted_locked(db, runner_id, name, &has, &count, err);
+    if (rc == 0 && !has && count >= limit)
+        rc = adopt_refused_locked(db, runner_id, limit, err);
+    else if (rc == 0 && !has &&
+             (rc = db_prep(db, err, &st, "INSERT INTO runner_names(runner_id, name, adopted_at) "
+                           "VALUES (?, ?, ?)", "iti", runner_id, name, db_now())) == 0)
+        rc = db_step(db, err, st);
+    sqlite3_finalize(st);
+    pthread_mutex_unlock(&db->mu);
+    return rc < 0 ? rc : 0;
 }
 
 int db_runner_seen(struct db *db, int64_t runner_id, const char *name, const char *gpu,

@@ -93,6 +93,15 @@ static int query_bad(struct http_req *r, char *why, size_t whysz)
 /* Request life                                                        */
 /* ------------------------------------------------------------------ */
 
+/* How much of a body is read before the connection is cut: the route's
+ * own limit (an artifact's 64 MiB is more than KJ_MAX_DRAIN_BYTES) plus
+ * KJ_MAX_DRAIN_BYTES, so that a body over its limit by less than that is
+ * read to its end and answered 413. */
+static uint64_t drain_limit(const struct http_req *r)
+{
+    return (uint64_t)KJ_MAX_DRAIN_BYTES + (r->route != NULL ? r->route->max_body : 0);
+}
+
 /* Must an error found at the first callback be sent at once? Only when the
  * client waits for "100 Continue" (answering stops it before it sends the
  * body) or declares a body too large to drain. Otherwise the answer waits
@@ -105,7 +114,7 @@ static int answer_now(struct http_req *r)
     const char *ex = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, "Expect");
     if (ex != NULL && strcasecmp(ex, "100-continue") == 0)
         return 1;
-    return cl != NULL && strtoull(cl, NULL, 10) > KJ_MAX_DRAIN_BYTES;
+    return cl != NULL && strtoull(cl, NULL, 10) > drain_limit(r);
 }
 
 /* Answer an error now or after the body is drained (see answer_now). */
@@ -461,7 +470,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     if (*upload_data_size > 0) {
         req_body_chunk(r, upload_data, *upload_data_size);
         *upload_data_size = 0;
-        return r->received > KJ_MAX_DRAIN_BYTES ? MHD_NO : MHD_YES;
+        return r->received > drain_limit(r) ? MHD_NO : MHD_YES;
     }
     if (r->phase == HTTP_PHASE_ANSWERED)
         return MHD_YES;

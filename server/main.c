@@ -10,6 +10,8 @@
  *                       [--rate-limit-benchmark 10/min] [--rate-limit-leaderboard 5/min]
  *                       [--rate-limit-profile 2/min] [--rate-limit-sanitize 2/min]
  *                       [--max-waiters 512] [--max-waiters-per-user 8]
+ *                       [--max-claim-waiters 256] [--max-claims-per-runner 16]
+ *                       [--runner-names 8]
  *                       [--max-conns-per-ip 256] [--header-timeout 20]
  *                       [--tls-cert FILE --tls-key FILE] [--queue-rule fair|fifo]
  *   kjudge-server user add NAME [--admin] [--db var/kjudge.db]
@@ -70,6 +72,8 @@ static const char usage_text[] =
     "                      [--rate-limit-benchmark 10/min] [--rate-limit-leaderboard 5/min]\n"
     "                      [--rate-limit-profile 2/min] [--rate-limit-sanitize 2/min]\n"
     "                      [--max-waiters 512] [--max-waiters-per-user 8]\n"
+    "                      [--max-claim-waiters 256] [--max-claims-per-runner 16]\n"
+    "                      [--runner-names 8]\n"
     "                      [--max-conns-per-ip 256] [--header-timeout 20]\n"
     "                      [--tls-cert FILE --tls-key FILE] [--queue-rule fair|fifo]\n"
     "  kjudge-server user add NAME [--admin] [--db var/kjudge.db]\n"
@@ -88,6 +92,10 @@ static const char usage_text[] =
     "limit; admins have none); else rate_limit_MODE in the config file.\n"
     "--max-waiters: ?wait=1 requests and event streams open at once, in all;\n"
     "--max-waiters-per-user: of them per user (admins: only the total).\n"
+    "--max-claim-waiters: runners' long-poll claims parked at once, in all\n"
+    "(apart from the waiters); --max-claims-per-runner: of them per runner token.\n"
+    "--runner-names: runner names one runner token may report besides its own\n"
+    "(the NAME of runner add); a further name is refused.\n"
     "--max-conns-per-ip: connections one address may hold at once; more are\n"
     "closed at once (0 = no limit; set 0 behind a reverse proxy, where every\n"
     "client has the proxy's address); else max_conns_per_ip in the config file.\n"
@@ -272,6 +280,36 @@ static long parse_range(const char *text, long lo, long hi)
     return v;
 }
 
+/* --max-claim-waiters, --max-claims-per-runner or --runner-names VALUE
+ * into srv. Returns 0, 1 when o is none of them, or a usage exit code. */
+static int opt_runner_limit(int argc, char **argv, int *i, struct server *srv)
+{
+    const struct { const char *name; int *to; long max; } opts[] = {
+        {"--max-claim-waiters", &srv->max_claims, KJ_HTTP_CONN_LIMIT},
+        {"--max-claims-per-runner", &srv->max_claims_runner, KJ_HTTP_CONN_LIMIT},
+        {"--runner-names", &srv->runner_names, KJ_RUNNER_NAMES_MAX},
+    };
+    char val[16];
+    long v;
+    for (size_t k = 0; k < sizeof opts / sizeof opts[0]; k++) {
+        if (strcmp(argv[*i], opts[k].name) != 0)
+            continue;
+        if (opt_value(argc, argv, i, val, sizeof val) != 0)
+            return EXIT_USAGE;
+        if ((v = parse_range(val, 1, opts[k].max)) < 0) {
+            char what[64];
+            snprintf(what, sizeof what, "%s '%.15s'", opts[k].name, val);
+            return usage_error(opts[k].max == KJ_RUNNER_NAMES_MAX ?
+                               "%s is not a whole number from 1 to 1024" :
+                               "%s is not a whole number from 1 to the connection limit (4096)",
+                               what);
+        }
+        *opts[k].to = (int)v;
+        return 0;
+    }
+    return 1;
+}
+
 /* --rate-limit-MODE VALUE into rates[MODE] (-2 = not given). Returns 0,
  * 1 when o is not such an option, or a usage exit code. */
 static int opt_rate(int argc, char **argv, int *i, int *rates)
@@ -295,6 +333,9 @@ static int parse_serve(int argc, char **argv, struct server *srv)
 {
     char port[16] = "8080", lease[16] = "", waiters[16] = "", per_user[16] = "", perip[16] = "",
          htime[16] = "", rule[16] = "fair";
+    srv->max_claims = KJ_MAX_CLAIM_WAITERS;
+    srv->max_claims_runner = KJ_MAX_CLAIMS_PER_RUNNER;
+    srv->runner_names = KJ_RUNNER_NAMES;
     for (int i = 1; i < argc; i++) {
         const char *o = argv[i];
         int rc;
@@ -330,7 +371,8 @@ static int parse_serve(int argc, char **argv, struct server *srv)
             rc = opt_value(argc, argv, &i, srv->tls_key, sizeof srv->tls_key);
         else if (strcmp(o, "--queue-rule") == 0)
             rc = opt_value(argc, argv, &i, rule, sizeof rule);
-        else if ((rc = opt_rate(argc, argv, &i, srv->rate_limits)) == 1)
+        else if ((rc = opt_rate(argc, argv, &i, srv->rate_limits)) == 1 &&
+                 (rc = opt_runner_limit(argc, argv, &i, srv)) == 1)
             return usage_error("unknown option '%s'", o);
         if (rc != 0)
             return rc;

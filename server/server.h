@@ -23,7 +23,7 @@
 
 #define KJ_MAX_SOURCE_BYTES (1024 * 1024)          /* a submitted file */
 #define KJ_MAX_MULTIPART_BYTES (KJ_MAX_SOURCE_BYTES + 64 * 1024) /* whole POST /submissions body */
-#define KJ_MAX_DRAIN_BYTES (16 * 1024 * 1024)      /* an oversized body is read and dropped up to this, then the connection is cut */
+#define KJ_MAX_DRAIN_BYTES (16 * 1024 * 1024)      /* an oversized body is read and dropped up to this past its route's limit, then the connection is cut */
 #define KJ_MAX_CLAIM_BYTES (4 * 1024)              /* POST /runner/claim body */
 #define KJ_MAX_EVENT_BYTES (256 * 1024)            /* POST /runner/jobs/{id}/events body */
 #define KJ_MAX_RESULT_BYTES (4 * 1024 * 1024)      /* POST /runner/jobs/{id}/result body */
@@ -35,6 +35,10 @@
 #define KJ_MAX_WAITERS 512                         /* ?wait=1 requests and event streams at once (serve --max-waiters) */
 #define KJ_MAX_WAITERS_PER_USER 8                  /*   of them per user, admins exempt (serve --max-waiters-per-user) */
 #define KJ_WAITERS_RETRY_S 5                       /*   Retry-After of the 429 past the per-user cap */
+#define KJ_MAX_CLAIM_WAITERS 256                   /* runners' parked claims at once, apart from the waiters (serve --max-claim-waiters) */
+#define KJ_MAX_CLAIMS_PER_RUNNER 16                /*   of them per runner token (serve --max-claims-per-runner) */
+#define KJ_RUNNER_NAMES 8                          /* runner names a token may report besides its own (serve --runner-names) */
+#define KJ_RUNNER_NAMES_MAX 1024                   /*   the most --runner-names takes */
 #define KJ_WAIT_DEFAULT_S 300
 #define KJ_WAIT_MAX_S 600
 #define KJ_CLAIM_WAIT_MAX_S 30  /* POST /runner/claim?wait=S waits at most this long */
@@ -92,6 +96,9 @@ struct server {
     int rate_limits[KJ_MODE_COUNT]; /* submissions per user per minute by mode, 0 = none */
     int max_waiters;         /* slots for ?wait=1 and event streams (wait.h) */
     int max_waiters_user;    /*   per user */
+    int max_claims;          /* slots for runners' parked claims (wait.h) */
+    int max_claims_runner;   /*   per runner token */
+    int runner_names;        /* runner names a token may adopt besides its own (db_runner_adopt) */
     char tls_cert[PATH_MAX]; /* --tls-cert or tls_cert; "" = plain HTTP */
     char tls_key[PATH_MAX];  /* --tls-key or tls_key */
     struct netacl trusted_proxies; /* config trusted_proxies: peers whose X-Forwarded-For counts */

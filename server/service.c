@@ -61,7 +61,9 @@ int service_open(struct server *srv, struct kj_err *err)
 int service_listen(struct server *srv, struct kj_err *err)
 {
     int rc;
-    if ((rc = wait_start(&srv->wait, srv->max_waiters, srv->max_waiters_user, err)) != 0 ||
+    const struct wait_limits lim = {srv->max_waiters, srv->max_waiters_user, srv->max_claims,
+                                    srv->max_claims_runner};
+    if ((rc = wait_start(&srv->wait, &lim, err)) != 0 ||
         (rc = lease_start(srv->db, srv->wait, &srv->lease, err)) != 0 ||
         (rc = guard_start(&srv->guard, srv->header_timeout_s, err)) != 0 ||
         (rc = http_start(srv, err)) != 0)

@@ -7,8 +7,11 @@
  * socket (MHD_get_connection_info only reads a field of the connection,
  * which stays valid while it is suspended) is done under our mutex.
  *
- * Slots are counted per user in a small array (at most max_total users
- * hold one at a time), searched linearly under the mutex.
+ * Slots come from two pools, each with a total and a cap per holder:
+ * users' ?wait=1 requests and event streams, and runners' long-poll claims
+ * (per runner token), so that neither side can take the other's slots. In
+ * each pool the slots are counted per holder in a small array (at most
+ * its total hold one at a time), searched linearly under the mutex.
  */
 #include "wait.h"
 #include "kj_ticker.h"
@@ -30,16 +33,21 @@ struct wait_user {
     int n;
 };
 
+/* One pool of slots (WAIT_POOL_*). */
+struct wait_pool {
+    int max_total, max_per_user;
+    int held;                  /* slots held, all holders */
+    struct wait_user *users;   /* owned: max_total entries, the first nusers in use */
+    int nusers;
+};
+
 struct wait_list {
     pthread_mutex_t mu;
     struct kj_ticker *ticker;  /* owned: the notifier; kicked on notify, park and stop */
     struct wait_entry *head;   /* linked entries */
     int count;                 /* linked entries */
     int stopping;              /* refuse new entries, resume everything */
-    int max_total, max_per_user;
-    int held;                  /* slots held, all users */
-    struct wait_user *users;   /* owned: max_total entries, the first nusers in use */
-    int nusers;
+    struct wait_pool pool[WAIT_POOLS];
     int64_t next_probe_ms;     /* CLOCK_MONOTONIC: when parked sockets are probed next */
 };
 
@@ -138,29 +146,43 @@ static void notify_tick(void *arg)
     pthread_mutex_unlock(&w->mu);
 }
 
-int wait_start(struct wait_list **out, int max_total, int max_per_user, struct kj_err *err)
+/* Free w's pools and w (NULL is fine); the ticker is not running. */
+static void free_list(struct wait_list *w)
 {
+    if (w == NULL)
+        return;
+    for (int i = 0; i < WAIT_POOLS; i++)
+        free(w->pool[i].users);
+    free(w);
+}
+
+int wait_start(struct wait_list **out, const struct wait_limits *lim, struct kj_err *err)
+{
+    const int sizes[WAIT_POOLS][2] = {{lim->total, lim->per_user},
+                                      {lim->claims, lim->claims_per_runner}};
     struct wait_list *w = calloc(1, sizeof *w);
     int rc;
     *out = NULL;
-    if (KJ_NEVER(max_total < 1 || max_per_user < 1)) { /* serve checks its options */
-        free(w);
-        return KJ_FAIL(err, KJ_EINVAL, "the wait list needs at least one slot");
+    for (int i = 0; i < WAIT_POOLS; i++) {
+        if (KJ_NEVER(sizes[i][0] < 1 || sizes[i][1] < 1)) { /* serve checks its options */
+            free_list(w);
+            return KJ_FAIL(err, KJ_EINVAL, "the wait list needs at least one slot");
+        }
+        if (w != NULL && (w->pool[i].users = calloc((size_t)sizes[i][0],
+                                                    sizeof *w->pool[i].users)) == NULL) {
+            free_list(w);
+            w = NULL;
+        }
+        if (w == NULL)
+            return KJ_FAIL(err, KJ_ENOMEM, "out of memory starting the wait list");
+        w->pool[i].max_total = sizes[i][0];
+        w->pool[i].max_per_user = sizes[i][1];
     }
-    if (w != NULL && (w->users = calloc((size_t)max_total, sizeof *w->users)) == NULL) {
-        free(w);
-        w = NULL;
-    }
-    if (w == NULL)
-        return KJ_FAIL(err, KJ_ENOMEM, "out of memory starting the wait list");
-    w->max_total = max_total;
-    w->max_per_user = max_per_user;
     pthread_mutex_init(&w->mu, NULL);
     if ((rc = kj_ticker_start(WAIT_TICK_MS, notify_tick, w, "wait notifier", &w->ticker,
                               err)) != 0) {
         pthread_mutex_destroy(&w->mu);
-        free(w->users);
-        free(w);
+        free_list(w);
         return rc;
     }
     *out = w;
@@ -173,25 +195,29 @@ void wait_free(struct wait_list *w)
         return;
     kj_ticker_stop(w->ticker);
     KJ_ASSERT(w->count == 0);
-    if (w->held != 0)
-        kj_log(KJ_LOG_WARN, "wait", "slots still held at exit held=%d", w->held);
+    if (w->pool[0].held + w->pool[1].held != 0)
+        kj_log(KJ_LOG_WARN, "wait", "slots still held at exit held=%d claims=%d",
+               w->pool[0].held, w->pool[1].held);
     pthread_mutex_destroy(&w->mu);
-    free(w->users);
-    free(w);
+    free_list(w);
 }
 
-/* Under the mutex: user_id's counter, or NULL when it holds no slot. */
-static struct wait_user *find_user(struct wait_list *w, int64_t user_id)
+/* Under the mutex: user_id's counter in p, or NULL when it holds no slot. */
+static struct wait_user *find_user(struct wait_pool *p, int64_t user_id)
 {
-    for (int i = 0; i < w->nusers; i++)
-        if (w->users[i].user_id == user_id)
-            return &w->users[i];
+    for (int i = 0; i < p->nusers; i++)
+        if (p->users[i].user_id == user_id)
+            return &p->users[i];
     return NULL;
 }
 
-int wait_hold(struct wait_list *w, struct wait_hold *h, int64_t user_id, int exempt,
-              struct kj_err *err)
+/* Take a slot of pool for user_id into h (see wait_hold). */
+static int hold_slot(struct wait_list *w, int pool, struct wait_hold *h, int64_t user_id,
+                     int exempt, struct kj_err *err)
 {
+    static const char *const full[WAIT_POOLS] = {
+        "waiting requests and event streams per user", "parked claims per runner token"};
+    struct wait_pool *p = &w->pool[pool];
     struct wait_user *u;
     int rc = 0;
     pthread_mutex_lock(&w->mu);
@@ -200,50 +226,67 @@ int wait_hold(struct wait_list *w, struct wait_hold *h, int64_t user_id, int exe
         return KJ_FAIL(err, KJ_EINTERNAL, "this request holds a waiting slot already");
     }
     h->user_full = 0;
-    u = find_user(w, user_id);
-    if (w->held >= w->max_total) {
-        rc = KJ_FAIL(err, KJ_ELIMIT, "all %d waiting slots are taken", w->max_total);
-    } else if (!exempt && u != NULL && u->n >= w->max_per_user) {
+    u = find_user(p, user_id);
+    if (p->held >= p->max_total) {
+        rc = KJ_FAIL(err, KJ_ELIMIT, "all %d %s slots are taken", p->max_total,
+                     pool == WAIT_POOL_CLAIMS ? "claim" : "waiting");
+    } else if (!exempt && u != NULL && u->n >= p->max_per_user) {
         h->user_full = 1;
-        rc = KJ_FAIL(err, KJ_ELIMIT, "at most %d waiting requests and event streams per user",
-                     w->max_per_user);
+        rc = KJ_FAIL(err, KJ_ELIMIT, "at most %d %s", p->max_per_user, full[pool]);
     } else {
         if (u == NULL) {
-            KJ_ASSERT(w->nusers < w->max_total); /* each user in the array holds >= 1 slot */
-            u = &w->users[w->nusers++];
+            KJ_ASSERT(p->nusers < p->max_total); /* each user in the array holds >= 1 slot */
+            u = &p->users[p->nusers++];
             u->user_id = user_id;
             u->n = 0;
         }
         u->n++;
-        w->held++;
+        p->held++;
         h->user_id = user_id;
+        h->pool = pool;
         h->held = 1;
     }
     pthread_mutex_unlock(&w->mu);
     return rc;
 }
 
+int wait_hold(struct wait_list *w, struct wait_hold *h, int64_t user_id, int exempt,
+              struct kj_err *err)
+{
+    return hold_slot(w, WAIT_POOL_USERS, h, user_id, exempt, err);
+}
+
+int wait_hold_claim(struct wait_list *w, struct wait_hold *h, int64_t runner_id,
+                    struct kj_err *err)
+{
+    return hold_slot(w, WAIT_POOL_CLAIMS, h, runner_id, 0, err);
+}
+
 void wait_unhold(struct wait_list *w, struct wait_hold *h)
 {
+    struct wait_pool *p;
     struct wait_user *u;
     pthread_mutex_lock(&w->mu);
     if (h->held) {
-        u = find_user(w, h->user_id);
-        KJ_ASSERT(u != NULL && u->n > 0 && w->held > 0);
-        w->held--;
+        KJ_ASSERT(h->pool >= 0 && h->pool < WAIT_POOLS);
+        p = &w->pool[h->pool];
+        u = find_user(p, h->user_id);
+        KJ_ASSERT(u != NULL && u->n > 0 && p->held > 0);
+        p->held--;
         if (--u->n == 0)
-            *u = w->users[--w->nusers];
+            *u = p->users[--p->nusers];
         h->held = 0;
     }
     pthread_mutex_unlock(&w->mu);
 }
 
-void wait_counts(struct wait_list *w, int64_t user_id, int *total, int *user)
+void wait_counts(struct wait_list *w, int pool, int64_t user_id, int *total, int *user)
 {
     struct wait_user *u;
+    KJ_ASSERT(pool >= 0 && pool < WAIT_POOLS);
     pthread_mutex_lock(&w->mu);
-    u = find_user(w, user_id);
-    *total = w->held;
+    u = find_user(&w->pool[pool], user_id);
+    *total = w->pool[pool].held;
     *user = u != NULL ? u->n : 0;
     pthread_mutex_unlock(&w->mu);
 }
@@ -260,7 +303,8 @@ static int add_entry(struct wait_list *w, struct wait_entry *e, const struct wai
     if (w->stopping) {
         rc = KJ_FAIL(err, KJ_ECONFLICT, "the server is stopping");
     } else {
-        KJ_ASSERT(w->count < w->held); /* every linked entry sits on a held slot */
+        /* every linked entry sits on a held slot */
+        KJ_ASSERT(w->count < w->pool[0].held + w->pool[1].held);
         memset(e, 0, sizeof *e);
         e->conn = conn;
         e->submission_id = submission_id;

@@ -6,7 +6,8 @@
  * calls wait_notify() after a result is committed. A runner's long-poll
  * claim (POST /runner/claim?wait=S) parks the same way for a GPU type
  * (wait_add_claim); a submission or a job queued again wakes the claims
- * of its GPU type (wait_notify_gpu). The notifier thread
+ * of its GPU type (wait_notify_gpu); claims hold slots of their own pool
+ * (wait_hold_claim), apart from users' waits and streams. The notifier thread
  * resumes a parked connection when its submission is done, its timeout
  * passes or the server stops (checking every WAIT_TICK_MS); MHD then calls
  * the handler again, which answers with the submission as it is. No MHD
@@ -29,10 +30,22 @@
 struct MHD_Connection;
 struct wait_list;
 
-/* One slot of a ?wait=1 or an event stream; embedded in the request or
- * stream, zeroed with it. Fields are guarded by the list's mutex. */
+/* The pools of slots: users' ?wait=1 requests and event streams, runners'
+ * long-poll claims. */
+enum { WAIT_POOL_USERS = 0, WAIT_POOL_CLAIMS = 1, WAIT_POOLS = 2 };
+
+/* The size of each pool, and its cap per holder (a user; a runner token). */
+struct wait_limits {
+    int total, per_user;             /* users' waits and streams */
+    int claims, claims_per_runner;   /* runners' parked claims */
+};
+
+/* One slot of a ?wait=1, an event stream or a parked claim; embedded in
+ * the request or stream, zeroed with it. Fields are guarded by the list's
+ * mutex. */
 struct wait_hold {
     int64_t user_id;             /* whose slot */
+    int pool;                    /* WAIT_POOL_*, set when held */
     int held;                    /* 1 between wait_hold and wait_unhold */
     int user_full;               /* set by a refused wait_hold: the per-user cap, not the total */
 };
@@ -59,21 +72,26 @@ int wait_conn_gone(struct MHD_Connection *c);
 /* CLOCK_MONOTONIC in ms: the clock of every deadline_ms here and in sse.c. */
 int64_t wait_now_ms(void);
 
-/* Start the notifier thread; max_total and max_per_user (>= 1) bound the
- * slots. *out is owned by the caller: wait_free(). */
-int wait_start(struct wait_list **out, int max_total, int max_per_user, struct kj_err *err);
+/* Start the notifier thread; lim's fields (each >= 1) bound the slots.
+ * *out is owned by the caller: wait_free(). */
+int wait_start(struct wait_list **out, const struct wait_limits *lim, struct kj_err *err);
 /* Stop the thread and free (after the daemon is stopped). NULL is fine. */
 void wait_free(struct wait_list *w);
 
-/* Take a slot for user_id into h (not held). KJ_ELIMIT when every slot is
- * taken, or (h->user_full = 1) when the user holds max_per_user and is not
- * exempt (admins). */
+/* Take a users' slot for user_id into h (not held). KJ_ELIMIT when every
+ * slot is taken, or (h->user_full = 1) when the user holds per_user and is
+ * not exempt (admins). */
 int wait_hold(struct wait_list *w, struct wait_hold *h, int64_t user_id, int exempt,
               struct kj_err *err);
+/* Take a claims' slot for runner token runner_id into h (not held), as
+ * wait_hold: KJ_ELIMIT when every claim slot is taken, or (h->user_full =
+ * 1) when the token holds claims_per_runner. */
+int wait_hold_claim(struct wait_list *w, struct wait_hold *h, int64_t runner_id,
+                    struct kj_err *err);
 /* Give h's slot back if held; a zeroed h is fine. */
 void wait_unhold(struct wait_list *w, struct wait_hold *h);
-/* Slots held now: all, and user_id's (for tests and logs). */
-void wait_counts(struct wait_list *w, int64_t user_id, int *total, int *user);
+/* Slots held now in pool (WAIT_POOL_*): all, and user_id's (for tests and logs). */
+void wait_counts(struct wait_list *w, int pool, int64_t user_id, int *total, int *user);
 
 /* Link e for submission id with a timeout, on h's slot (held).
  * KJ_ECONFLICT while the server stops (answer at once instead). */

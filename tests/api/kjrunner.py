@@ -126,7 +126,9 @@ def run_suite(name, tests):
     """The main() of a suite of the fake runner: one server (no rate limits)
     in a temporary folder, a user token and a runner token, then each
     test(srv, tok, rtok, tmp); prints "name: N passed, N failed, N skipped"
-    and returns the exit status."""
+    and returns the exit status. A suite starts a dozen runners of its own
+    names under the one token: more than a token's default 8 other names
+    (serve --runner-names), so the server takes 64."""
     import tempfile
     import kjdeploy
     from kjcheck import Counts, check
@@ -136,7 +138,7 @@ def run_suite(name, tests):
               "%s: 0 passed, 1 failed, 0 skipped" % (FAKE, name))
         return 1
     with tempfile.TemporaryDirectory(prefix="kjudge-%s-" % name) as tmp:
-        srv = kjdeploy.Server(os.path.join(tmp, "srv"), extra=NO_RATE_LIMITS)
+        srv = kjdeploy.Server(os.path.join(tmp, "srv"), extra=NO_RATE_LIMITS + ["--runner-names", "64"])
         if check(srv.start(), "the server starts"):
             try:
                 tok = user_token(srv, "alice")

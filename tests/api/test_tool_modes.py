@@ -18,7 +18,7 @@ protocol with results recorded by a real runner on an H200
    writes the report and refuses to overwrite a file without --force;
 4. rate limits: rate_limit_profile and rate_limit_sanitize default to 2
    per minute and each answers 429 on its own;
-5. a database at schema version 8 (made by this test) migrates to 10 and
+5. a database at schema version 8 (made by this test) migrates to the latest and
    then takes profile submissions (the mode CHECK list is rewritten).
 Prints "test_tool_modes: N passed, N failed, N skipped".
 """
@@ -253,7 +253,7 @@ def test_migration(tmp):
         st, d = sub(c, tok, "profile", [("shape", "0")])
         check(st == 202, "a profile submission is stored after the migration", d)
         con = sqlite3.connect(db)
-        check(con.execute("PRAGMA user_version").fetchone()[0] == 10, "schema version 10")
+        check(con.execute("PRAGMA user_version").fetchone()[0] == 11, "schema version 11 (the latest)")
         check("'sanitize'" in con.execute("SELECT sql FROM sqlite_master WHERE name='submissions'").fetchone()[0],
               "the CHECK list has the new modes")
         con.close()
