@@ -10,7 +10,8 @@
  * truncation can split a character, bytes that are not UTF-8 become
  * U+FFFD); unknown keys are dropped (reported in out->dropped so the caller
  * can log them). Then it must agree with the
- * job: mode, leaderboard, the test shapes and, for an accepted benchmark or
+ * job: mode, leaderboard, the test shapes, in profile mode the shape the
+ * request named (benchmarks and profile.shapes name only it), and, for an accepted benchmark or
  * leaderboard result, exactly the board's benchmark shapes with sane
  * statistics (positive, finite, min <= q1 <= median <= q3 <= max, ...),
  * under timing protocol v2 corrected medians that are the medians less the
@@ -47,6 +48,8 @@ struct rcheck_job {
                                  (then only an internal_error is taken) */
     enum kj_mode mode;
     const char *gpu;          /* borrowed: the job's GPU type, e.g. "H200" */
+    int profile_shape;        /* profile mode: 1 + the one benchmark shape the request names
+                                 (db_sub.profile_shape); 0 = every shape */
 };
 
 /* A timed shape of a checked result: a benchmark entry with a shape and a

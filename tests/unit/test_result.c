@@ -261,7 +261,7 @@ static void server_accepts(const struct judge_result *r, const char *what)
 {
     cJSON *j = json_of(r);
     char *t = cJSON_PrintUnformatted(j);
-    struct rcheck_job job = {spec, r->has_job ? r->mode : KJ_MODE_TEST, "H200"};
+    struct rcheck_job job = {spec, r->has_job ? r->mode : KJ_MODE_TEST, "H200", 0};
     struct rcheck_out out;
     struct kj_err err;
     memset(&out, 0, sizeof out);
