@@ -7,7 +7,8 @@
  * copy it through the schema tables below (type, range, length and UTF-8 of
  * every known key; unknown keys are dropped; a known key twice is refused);
  * then check the copy against the job (mode, board, shapes, statistics,
- * timing protocol v2's corrected medians, score, GPU). The first two passes walk the JSON without the job
+ * medians that are measurements (result_floor.c), timing protocol v2's
+ * corrected medians, score, GPU). The first two passes walk the JSON without the job
  * (result_walk.c); this file holds the format and the rules. api_runner.c
  * stores the copy, never the text it was sent.
  */
@@ -374,7 +375,8 @@ static int rc_profile_shapes(struct rc *c, const struct spec *s, const struct rc
  * board's count of medians in the board's order, *corrected the corrected
  * ones (NaN where a shape has none). */
 static int rc_benchmarks(struct rc *c, const struct spec *s, const struct rcheck_job *job,
-                         const cJSON *benches, int accepted, double *medians, double *corrected)
+                         const struct rc_limits *lim, const cJSON *benches, int accepted,
+                         double *medians, double *corrected)
 {
     int n = cJSON_GetArraySize(benches), i = 0, rc = KJ_OK;
     if (job->mode == KJ_MODE_TEST || job->mode == KJ_MODE_SANITIZE) {
@@ -404,6 +406,8 @@ static int rc_benchmarks(struct rc *c, const struct spec *s, const struct rcheck
             rc = rc_fail_at(c, "status", "an accepted result passed every benchmark shape");
         if (rc == KJ_OK && status != NULL && strcmp(status, "pass") == 0)
             rc = rc_stats(c, e);
+        if (rc == KJ_OK && status != NULL && strcmp(status, "pass") == 0)
+            rc = rc_plausible(c, s, lim, e, i);
         if (rc == KJ_OK) {
             medians[i] = num_of(e, "median_ns");
             corrected[i] = num_of(e, "corrected_median_ns");
@@ -553,6 +557,7 @@ static int rc_semantics(struct rc *c, const struct rcheck_job *job, cJSON *res)
     const cJSON *compile = cJSON_GetObjectItemCaseSensitive(res, "compile");
     double medians[SPEC_MAX_CASES], corrected[SPEC_MAX_CASES];
     const double *ranked = medians;
+    struct rc_limits lim;
     size_t saved = rc_push(c, "verdict", 0);
     int accepted, internal, timed, rc;
     if (kj_verdict_parse(verdict, &c->out->verdict) != 0)
@@ -573,7 +578,8 @@ static int rc_semantics(struct rc *c, const struct rcheck_job *job, cJSON *res)
             return rc;
         rc_pop(c, saved);
         saved = rc_push(c, "benchmarks", 0);
-        if ((rc = rc_benchmarks(c, job->spec, job, cJSON_GetObjectItemCaseSensitive(res,
+        rc_limits_of(job, res, &lim);
+        if ((rc = rc_benchmarks(c, job->spec, job, &lim, cJSON_GetObjectItemCaseSensitive(res,
                                 "benchmarks"), accepted, medians, corrected)) != KJ_OK)
             return rc;
         rc_pop(c, saved);
