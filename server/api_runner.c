@@ -440,7 +440,7 @@ static int check_result(struct http_req *r, const struct db_job_ref *ref, struct
         return 1;
     }
     b = boards_find(r->boards, s.leaderboard);
-    struct rcheck_job job = {b != NULL ? b->spec : NULL, s.mode, s.gpu};
+    struct rcheck_job job = {b != NULL ? b->spec : NULL, s.mode, s.gpu, s.profile_shape};
     rc = rcheck_result(&job, r->body.p, r->body.len, out, &err);
     db_sub_clear(&s);
     if (rc == KJ_EINVAL) {

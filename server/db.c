@@ -302,8 +302,9 @@ static int db_schema_v1(char *buf, size_t size, struct kj_err *err)
     return 0;
 }
 
-/* Bring the schema to DB_SCHEMA_VERSION inside one write transaction. */
-static int db_migrate(struct db *db, struct kj_err *err)
+/* Bring the schema to DB_SCHEMA_VERSION inside one write transaction
+ * (db_int.h); quiet: no log line (a restore's scratch copy). */
+int db_schema_migrate(struct db *db, int quiet, struct kj_err *err)
 {
     char sql[64], v1[sizeof schema_v1_fmt + 384];
     int version = 0, rc;
@@ -344,7 +345,9 @@ static int db_migrate(struct db *db, struct kj_err *err)
         snprintf(sql, sizeof sql, "PRAGMA user_version=%d", DB_SCHEMA_VERSION);
         if ((rc = db_exec(db, err, sql)) != 0)
             goto fail;
-        kj_log(KJ_LOG_INFO, "db", "schema migrated from=%d to=%d", version, DB_SCHEMA_VERSION);
+        if (!quiet)
+            kj_log(KJ_LOG_INFO, "db", "schema migrated from=%d to=%d", version,
+                   DB_SCHEMA_VERSION);
     }
     return db_exec(db, err, "COMMIT");
 fail:
@@ -378,7 +381,7 @@ int db_open(const char *path, struct db **out, struct kj_err *err)
         rc = KJ_FAIL(err, KJ_EIO, "cannot chmod %s: %s", path, strerror(errno));
         goto fail;
     }
-    if ((rc = db_pragmas(db, err)) != 0 || (rc = db_migrate(db, err)) != 0)
+    if ((rc = db_pragmas(db, err)) != 0 || (rc = db_schema_migrate(db, 0, err)) != 0)
         goto fail;
     *out = db;
     return 0;

@@ -472,13 +472,16 @@ int db_job_span(struct db *db, int64_t id, struct db_span *out, struct kj_err *e
  * in pages. KJ_EIO for files, KJ_EDB for SQLite. */
 int db_backup(const char *db_path, const char *dest, int64_t *pages, struct kj_err *err);
 /* Check that path is a kjudge database this server can open: integrity_check
- * "ok", schema version 1..DB_SCHEMA_VERSION (*version), the tables present.
- * KJ_EINVAL names what is wrong. */
+ * "ok", schema version 1..DB_SCHEMA_VERSION (*version), the tables present,
+ * no trigger or view, and, migrated in a scratch copy, exactly the schema
+ * objects this version creates. KJ_EINVAL names what is wrong. */
 int db_check_file(const char *path, int *version, struct kj_err *err);
 /* Replace the database at db_path with the contents of src, checked first
- * (db_check_file), in one transaction; the old contents are saved to
- * db_path + ".before-restore" first. KJ_ECONFLICT when a server holds
- * db_path (db_lock). */
+ * (db_check_file; what is copied is the checked copy, migrated to this
+ * version), in one transaction; the old contents are saved first to
+ * db_path + ".before-restore-YYYYMMDDTHHMMSSZ" (UTC; "-2", ... within one
+ * second), so every replaced database is kept. KJ_ECONFLICT when a server
+ * holds db_path (db_lock). */
 int db_restore(const char *src, const char *db_path, struct kj_err *err);
 /* Hold the serve lock of db_path (an flock on db_path + ".lock") so that
  * a restore cannot replace a database in use, nor a second server open it.

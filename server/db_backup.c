@@ -11,6 +11,13 @@
  * as it runs. These work on paths, each with its own short-lived
  * connections; a struct db here only carries the handle for the checking
  * helpers of db_int.h.
+ *
+ * A file is restored only when its schema is exactly one this version
+ * knows: it holds no trigger or view, and a scratch copy of it, migrated
+ * (db_schema_migrate), has the very objects (type, name, table and SQL
+ * text) of a database this version creates. What is restored is that
+ * checked copy, never the file read again. Every replaced database is kept
+ * beside it as DB.before-restore-YYYYMMDDTHHMMSSZ (UTC).
  */
 #include "db_int.h"
 
@@ -22,6 +29,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #define DB_BACKUP_BUSY_MS 10000
@@ -175,7 +183,120 @@ static int bk_tables(struct db *c, const char *path, struct kj_err *err)
     return 0;
 }
 
-int db_check_file(const char *path, int *version, struct kj_err *err)
+/* A trigger or a view in c: our schema has none, and a trigger would run
+ * in the server (one on users can make every new user an admin). */
+static int bk_no_code(struct db *c, const char *path, struct kj_err *err)
+{
+    sqlite3_stmt *st = NULL;
+    char type[32] = "", name[128] = "";
+    int rc = db_prep(c, err, &st, "SELECT type, name FROM sqlite_master WHERE type NOT IN "
+                     "('table', 'index') ORDER BY type, name LIMIT 1", "");
+    if (rc == 0 && (rc = db_step(c, err, st)) == 1) {
+        db_col_text(st, 0, type, sizeof type);
+        db_col_text(st, 1, name, sizeof name);
+    }
+    sqlite3_finalize(st);
+    if (rc < 0)
+        return rc;
+    if (rc == 1)
+        return KJ_FAIL(err, KJ_EINVAL, "%s holds %s '%s'; a kjudge database has no triggers "
+                       "or views, so this file is not a backup this server made", path, type,
+                       name);
+    return 0;
+}
+
+/* One object of a schema, as bk_same_schema reads them. */
+struct bk_obj {
+    char type[16], name[128], table[128], sql[4096];
+};
+
+/* The next row of st (sqlite_master in name order) into o; 1, 0 at the end, or < 0. */
+static int bk_next(struct db *c, sqlite3_stmt *st, struct bk_obj *o, struct kj_err *err)
+{
+    int rc = db_step(c, err, st);
+    if (rc == 1) {
+        db_col_text(st, 0, o->type, sizeof o->type);
+        db_col_text(st, 1, o->name, sizeof o->name);
+        db_col_text(st, 2, o->table, sizeof o->table);
+        db_col_text(st, 3, o->sql, sizeof o->sql);
+    }
+    return rc;
+}
+
+/* Does got (the migrated copy of path) have exactly want's schema objects?
+ * Names the first difference. A text longer than bk_obj holds is cut the
+ * same way on both sides, and longer than any of ours. */
+static int bk_same_schema(struct db *got, struct db *want, const char *path, int version,
+                          struct kj_err *err)
+{
+    static const char q[] = "SELECT type, name, tbl_name, coalesce(sql, '') FROM sqlite_master "
+                            "ORDER BY name, type";
+    sqlite3_stmt *a = NULL, *b = NULL;
+    struct bk_obj *x = calloc(2, sizeof *x), *y = x + 1;
+    int ra = 0, rb = 0, rc;
+    if (x == NULL)
+        return KJ_FAIL(err, KJ_ENOMEM, "out of memory checking %s", path);
+    if ((rc = db_prep(got, err, &a, q, "")) != 0 || (rc = db_prep(want, err, &b, q, "")) != 0)
+        goto out;
+    for (;;) {
+        if ((ra = bk_next(got, a, x, err)) < 0 || (rb = bk_next(want, b, y, err)) < 0) {
+            rc = ra < 0 ? ra : rb;
+            goto out;
+        }
+        if (ra == 0 && rb == 0)
+            break;
+        if (rb == 0 || (ra == 1 && strcmp(x->name, y->name) < 0))
+            rc = KJ_FAIL(err, KJ_EINVAL, "%s (schema version %d) has %s '%s', which this "
+                         "version's schema has not", path, version, x->type, x->name);
+        else if (ra == 0 || strcmp(x->name, y->name) > 0)
+            rc = KJ_FAIL(err, KJ_EINVAL, "%s (schema version %d) lacks %s '%s' of this "
+                         "version's schema", path, version, y->type, y->name);
+        else if (strcmp(x->type, y->type) != 0 || strcmp(x->table, y->table) != 0 ||
+                 strcmp(x->sql, y->sql) != 0)
+            rc = KJ_FAIL(err, KJ_EINVAL, "%s (schema version %d): %s '%s' is not this "
+                         "version's (its columns or constraints differ): %.200s", path, version,
+                         x->type, x->name, x->sql);
+        if (rc != 0)
+            goto out;
+    }
+out:
+    sqlite3_finalize(a);
+    sqlite3_finalize(b);
+    free(x);
+    return rc;
+}
+
+/* Copy the checked file c (at path, schema version) into *scratch, a
+ * private temporary database (SQLite's "" name: removed when closed),
+ * migrate it there, and compare its schema with a fresh database's. On
+ * success *scratch is open (the caller closes it with bk_close). */
+static int bk_schema(struct db *c, const char *path, int version, struct db *scratch,
+                     struct kj_err *err)
+{
+    struct db fresh;
+    struct kj_err why;
+    int rc;
+    memset(&fresh, 0, sizeof fresh);
+    if ((rc = bk_no_code(c, path, err)) != 0 ||
+        (rc = bk_open(scratch, "", SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, err)) != 0 ||
+        (rc = bk_copy(scratch, c, NULL, err)) != 0 ||
+        (rc = bk_open(&fresh, ":memory:", SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, err)) != 0 ||
+        (rc = db_schema_migrate(&fresh, 1, err)) != 0)
+        goto out;
+    kj_err_clear(&why);
+    if (db_schema_migrate(scratch, 1, &why) != 0) {
+        rc = KJ_FAIL(err, KJ_EINVAL, "%s (schema version %d) is not a schema this server knows: "
+                     "its migration fails: %.200s", path, version, why.msg);
+        goto out;
+    }
+    rc = bk_same_schema(scratch, &fresh, path, version, err);
+out:
+    bk_close(&fresh);
+    return rc;
+}
+
+/* db_check_file's checks, then bk_schema into *scratch (open on success). */
+static int bk_check(const char *path, int *version, struct db *scratch, struct kj_err *err)
 {
     struct db c;
     struct stat st;
@@ -184,6 +305,7 @@ int db_check_file(const char *path, int *version, struct kj_err *err)
 
     *version = 0;
     memset(&c, 0, sizeof c);
+    memset(scratch, 0, sizeof *scratch);
     if (stat(path, &st) != 0)
         return KJ_FAIL(err, KJ_EIO, "cannot read %s: %s", path, strerror(errno));
     if (!S_ISREG(st.st_mode) || st.st_size == 0)
@@ -207,31 +329,65 @@ int db_check_file(const char *path, int *version, struct kj_err *err)
                      "versions 1 to %d", path, *version, DB_SCHEMA_VERSION);
         goto out;
     }
-    rc = bk_tables(&c, path, err);
+    if ((rc = bk_tables(&c, path, err)) == 0)
+        rc = bk_schema(&c, path, *version, scratch, err);
 out:
     bk_close(&c);
+    if (rc != 0)
+        bk_close(scratch);
     return rc;
+}
+
+int db_check_file(const char *path, int *version, struct kj_err *err)
+{
+    struct db scratch;
+    int rc = bk_check(path, version, &scratch, err);
+    bk_close(&scratch);
+    return rc;
+}
+
+/* A name for the database being replaced, db_path.before-restore-
+ * YYYYMMDDTHHMMSSZ (UTC), with -2, -3, ... when one of that second exists:
+ * every earlier database is kept. */
+static int bk_keep_name(const char *db_path, char *out, size_t outsz, struct kj_err *err)
+{
+    char stamp[32];
+    time_t now = time(NULL);
+    struct tm tm;
+    struct stat st;
+    if (gmtime_r(&now, &tm) == NULL || strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ", &tm) == 0)
+        return KJ_FAIL(err, KJ_EIO, "cannot read the clock");
+    for (int n = 1; n < 1000; n++) {
+        int len = n == 1 ? snprintf(out, outsz, "%s.before-restore-%s", db_path, stamp)
+                         : snprintf(out, outsz, "%s.before-restore-%s-%d", db_path, stamp, n);
+        if (len < 0 || (size_t)len >= outsz)
+            return KJ_FAIL(err, KJ_EINVAL, "the database path is too long");
+        if (stat(out, &st) != 0 && errno == ENOENT)
+            return 0;
+    }
+    return KJ_FAIL(err, KJ_EIO, "%s.before-restore-%s-*: too many copies", db_path, stamp);
 }
 
 int db_restore(const char *src_path, const char *db_path, struct kj_err *err)
 {
     struct db src, dst;
-    char keep[PATH_MAX + 32], text[256];
+    char keep[PATH_MAX + 64], text[256];
     struct stat st;
     int version = 0, lock = -1, rc;
 
-    memset(&src, 0, sizeof src);
     memset(&dst, 0, sizeof dst);
-    if ((rc = db_check_file(src_path, &version, err)) != 0 || (rc = db_lock(db_path, &lock, err)) != 0)
+    /* src: the checked, migrated copy; the file is not read again */
+    if ((rc = bk_check(src_path, &version, &src, err)) != 0)
         return rc;
+    if ((rc = db_lock(db_path, &lock, err)) != 0)
+        goto out;
     if (stat(db_path, &st) == 0) {
-        snprintf(keep, sizeof keep, "%s.before-restore", db_path);
-        if ((rc = db_backup(db_path, keep, NULL, err)) != 0)
+        if ((rc = bk_keep_name(db_path, keep, sizeof keep, err)) != 0 ||
+            (rc = db_backup(db_path, keep, NULL, err)) != 0)
             goto out;
         kj_log(KJ_LOG_INFO, "db", "saved the database being replaced to %s", keep);
     }
-    if ((rc = bk_open(&src, src_path, SQLITE_OPEN_READONLY, err)) != 0 ||
-        (rc = bk_open(&dst, db_path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, err)) != 0 ||
+    if ((rc = bk_open(&dst, db_path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, err)) != 0 ||
         (rc = bk_copy(&dst, &src, NULL, err)) != 0 ||
         (rc = bk_text(&dst, "PRAGMA journal_mode=WAL", text, sizeof text, err)) != 0 ||
         (rc = bk_text(&dst, "PRAGMA quick_check", text, sizeof text, err)) != 0)
@@ -241,7 +397,8 @@ int db_restore(const char *src_path, const char *db_path, struct kj_err *err)
     else if (chmod(db_path, 0600) != 0)
         rc = KJ_FAIL(err, KJ_EIO, "cannot chmod %s: %s", db_path, strerror(errno));
     else
-        kj_log(KJ_LOG_INFO, "db", "restored %s from %s schema=%d", db_path, src_path, version);
+        kj_log(KJ_LOG_INFO, "db", "restored %s from %s schema=%d now=%d", db_path, src_path,
+               version, DB_SCHEMA_VERSION);
 out:
     bk_close(&src);
     bk_close(&dst);

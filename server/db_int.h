@@ -53,6 +53,11 @@ int db_sub_row(struct db *db, struct kj_err *err, sqlite3_stmt *st, int with_blo
 
 /* db_artifact.c: schema version 10 (run by db_migrate in its transaction). */
 int db_migrate_v10(struct db *db, struct kj_err *err);
+/* db.c: create the schema or bring it to DB_SCHEMA_VERSION, in one write
+ * transaction on db->h (every version's steps in order: a fresh database
+ * is version 1's schema and every migration since). quiet: no log line.
+ * db_backup.c runs it on scratch copies to compare a restore's schema. */
+int db_schema_migrate(struct db *db, int quiet, struct kj_err *err);
 
 /* db_sub.c: db_sub_get inside a transaction. */
 int db_sub_get_locked(struct db *db, int64_t id, int with_blobs, struct db_sub *out,

@@ -7,7 +7,8 @@
  * copy it through the schema tables below (type, range, length and UTF-8 of
  * every known key; unknown keys are dropped; a known key twice is refused);
  * then check the copy against the job (mode, board, shapes, statistics,
- * timing protocol v2's corrected medians, score, GPU). The first two passes walk the JSON without the job
+ * medians that are measurements (result_floor.c), timing protocol v2's
+ * corrected medians, score, GPU). The first two passes walk the JSON without the job
  * (result_walk.c); this file holds the format and the rules. api_runner.c
  * stores the copy, never the text it was sent.
  */
@@ -198,8 +199,10 @@ static int rc_shape_is(struct rc *c, const struct spec *s, const cJSON *shape,
     return KJ_OK;
 }
 
-/* Index, shape, seed and status of entry i of a tests or benchmarks list. */
-static int rc_entry(struct rc *c, const struct spec *s, const cJSON *e, int i, int bench)
+/* Index, shape, seed and status of a tests or benchmarks entry that must
+ * be the board's shape i; why: what puts it there, for the refusal. */
+static int rc_entry_of(struct rc *c, const struct spec *s, const cJSON *e, int i, int bench,
+                       const char *why)
 {
     const struct spec_case *k = bench ? &s->benchmarks[i] : &s->tests[i];
     const cJSON *idx = cJSON_GetObjectItemCaseSensitive(e, "index");
@@ -208,8 +211,7 @@ static int rc_entry(struct rc *c, const struct spec *s, const cJSON *e, int i, i
     size_t saved = c->plen;
     int rc;
     if (idx == NULL || idx->valuedouble != (double)i)
-        return rc_fail_at(c, "index", "must be %d (entries are in the board's order)",
-                                                i);
+        return rc_fail_at(c, "index", "must be %d (%s)", i, why);
     if ((rc = rc_shape_is(c, s, cJSON_GetObjectItemCaseSensitive(e, "shape"), k,
                           bench ? "benchmark" : "test", i)) != KJ_OK)
         return rc;
@@ -219,6 +221,12 @@ static int rc_entry(struct rc *c, const struct spec *s, const cJSON *e, int i, i
         return rc_fail_at(c, "status", "'%.16s' is not pass, fail or error", status);
     rc_pop(c, saved);
     return KJ_OK;
+}
+
+/* Entry i of a tests or benchmarks list: the board's shape i. */
+static int rc_entry(struct rc *c, const struct spec *s, const cJSON *e, int i, int bench)
+{
+    return rc_entry_of(c, s, e, i, bench, "entries are in the board's order");
 }
 
 static int rc_tests(struct rc *c, const struct spec *s, const cJSON *tests, int accepted)
@@ -289,11 +297,86 @@ static int rc_stats(struct rc *c, const cJSON *e)
     return KJ_OK;
 }
 
+/* The one benchmark shape a profile job is for, or -1 for every shape (as
+ * the runner reads the job: a shape the board no longer has means all). */
+static int rc_profile_only(const struct spec *s, const struct rcheck_job *job)
+{
+    return job->profile_shape > 0 && job->profile_shape <= s->nbenchmarks
+           ? job->profile_shape - 1 : -1;
+}
+
+/* Profile mode's benchmark list: the profiled shapes, checked once each,
+ * untimed; only the shape the request named when it named one (every
+ * shape in the board's order otherwise), all of them in an accepted
+ * result. */
+static int rc_profiled(struct rc *c, const struct spec *s, const struct rcheck_job *job,
+                       const cJSON *benches, int accepted)
+{
+    int only = rc_profile_only(s, job), want = only >= 0 ? 1 : s->nbenchmarks;
+    int n = cJSON_GetArraySize(benches), i = 0, rc = KJ_OK;
+    char why[64];
+    if (only >= 0)
+        snprintf(why, sizeof why, "the job profiles benchmark shape %d only", only);
+    if (only >= 0 && (n > 1 || (accepted && n != 1)))
+        return rc_fail(c, "%d entries; %s", n, why);
+    if (n > want)
+        return rc_fail(c, "%d entries, the board has %d benchmark shapes", n, want);
+    if (accepted && n != want)
+        return rc_fail(c, "%d entries; an accepted profile result has all %d benchmark shapes",
+                       n, want);
+    for (const cJSON *e = benches != NULL ? benches->child : NULL; e != NULL && rc == KJ_OK;
+         e = e->next, i++) {
+        size_t saved = rc_push(c, NULL, i);
+        if (e->child == NULL && !accepted) { /* a shape the runner never reached */
+            rc_pop(c, saved);
+            continue;
+        }
+        rc = only >= 0 ? rc_entry_of(c, s, e, only, 1, why) : rc_entry(c, s, e, i, 1);
+        if (rc == KJ_OK)
+            rc_pop(c, saved);
+    }
+    return rc;
+}
+
+/* profile.shapes of a profile job: each names a shape the job profiled
+ * (the one the request named, if any) and, when it has a label, that
+ * shape's ("T=4096 H=7168 GS=128"). */
+static int rc_profile_shapes(struct rc *c, const struct spec *s, const struct rcheck_job *job,
+                             const cJSON *res)
+{
+    const cJSON *prof = cJSON_GetObjectItemCaseSensitive(res, "profile");
+    const cJSON *shapes = cJSON_GetObjectItemCaseSensitive(prof, "shapes"), *e;
+    int only = rc_profile_only(s, job), i = 0;
+    char label[256];
+    cJSON_ArrayForEach(e, shapes) {
+        const cJSON *b = cJSON_GetObjectItemCaseSensitive(e, "benchmark");
+        const char *lab = str_of(e, "shape");
+        size_t saved = rc_push(c, "profile", 0);
+        rc_push(c, "shapes", 0);
+        rc_push(c, NULL, i++);
+        if (b == NULL)
+            return rc_fail_at(c, "benchmark", "missing");
+        if (only >= 0 && b->valuedouble != (double)only)
+            return rc_fail_at(c, "benchmark", "%.0f is not the job's shape: it profiles "
+                              "benchmark shape %d only", b->valuedouble, only);
+        if (b->valuedouble >= (double)s->nbenchmarks)
+            return rc_fail_at(c, "benchmark", "%.0f: the board has %d benchmark shapes",
+                              b->valuedouble, s->nbenchmarks);
+        spec_case_label(s, &s->benchmarks[(int)b->valuedouble], label, sizeof label);
+        if (lab != NULL && strcmp(lab, label) != 0)
+            return rc_fail_at(c, "shape", "not benchmark shape %.0f's, %s", b->valuedouble,
+                              label);
+        rc_pop(c, saved);
+    }
+    return KJ_OK;
+}
+
 /* The benchmark list; for an accepted timed result, *medians gets the
  * board's count of medians in the board's order, *corrected the corrected
  * ones (NaN where a shape has none). */
 static int rc_benchmarks(struct rc *c, const struct spec *s, const struct rcheck_job *job,
-                         const cJSON *benches, int accepted, double *medians, double *corrected)
+                         const struct rc_limits *lim, const cJSON *benches, int accepted,
+                         double *medians, double *corrected)
 {
     int n = cJSON_GetArraySize(benches), i = 0, rc = KJ_OK;
     if (job->mode == KJ_MODE_TEST || job->mode == KJ_MODE_SANITIZE) {
@@ -302,9 +385,8 @@ static int rc_benchmarks(struct rc *c, const struct spec *s, const struct rcheck
                            kj_mode_name(job->mode));
         return KJ_OK;
     }
-    if (job->mode == KJ_MODE_PROFILE) /* the profiled shapes, checked once each, untimed */
-        return n <= s->nbenchmarks ? KJ_OK
-               : rc_fail(c, "%d entries, the board has %d benchmark shapes", n, s->nbenchmarks);
+    if (job->mode == KJ_MODE_PROFILE)
+        return rc_profiled(c, s, job, benches, accepted);
     if (n != 0 && n != s->nbenchmarks)
         return rc_fail(c, "%d entries, the board has %d benchmark shapes", n, s->nbenchmarks);
     if (accepted && n == 0)
@@ -324,6 +406,8 @@ static int rc_benchmarks(struct rc *c, const struct spec *s, const struct rcheck
             rc = rc_fail_at(c, "status", "an accepted result passed every benchmark shape");
         if (rc == KJ_OK && status != NULL && strcmp(status, "pass") == 0)
             rc = rc_stats(c, e);
+        if (rc == KJ_OK && status != NULL && strcmp(status, "pass") == 0)
+            rc = rc_plausible(c, s, lim, e, i);
         if (rc == KJ_OK) {
             medians[i] = num_of(e, "median_ns");
             corrected[i] = num_of(e, "corrected_median_ns");
@@ -473,6 +557,7 @@ static int rc_semantics(struct rc *c, const struct rcheck_job *job, cJSON *res)
     const cJSON *compile = cJSON_GetObjectItemCaseSensitive(res, "compile");
     double medians[SPEC_MAX_CASES], corrected[SPEC_MAX_CASES];
     const double *ranked = medians;
+    struct rc_limits lim;
     size_t saved = rc_push(c, "verdict", 0);
     int accepted, internal, timed, rc;
     if (kj_verdict_parse(verdict, &c->out->verdict) != 0)
@@ -493,11 +578,14 @@ static int rc_semantics(struct rc *c, const struct rcheck_job *job, cJSON *res)
             return rc;
         rc_pop(c, saved);
         saved = rc_push(c, "benchmarks", 0);
-        if ((rc = rc_benchmarks(c, job->spec, job, cJSON_GetObjectItemCaseSensitive(res,
+        rc_limits_of(job, res, &lim);
+        if ((rc = rc_benchmarks(c, job->spec, job, &lim, cJSON_GetObjectItemCaseSensitive(res,
                                 "benchmarks"), accepted, medians, corrected)) != KJ_OK)
             return rc;
         rc_pop(c, saved);
         if ((rc = rc_timing(c, job, res, timed, medians, corrected, &ranked)) != KJ_OK)
+            return rc;
+        if (job->mode == KJ_MODE_PROFILE && (rc = rc_profile_shapes(c, job->spec, job, res)) != KJ_OK)
             return rc;
     }
     return rc_score(c, job, res, timed, ranked);

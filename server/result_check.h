@@ -10,11 +10,14 @@
  * truncation can split a character, bytes that are not UTF-8 become
  * U+FFFD); unknown keys are dropped (reported in out->dropped so the caller
  * can log them). Then it must agree with the
- * job: mode, leaderboard, the test shapes and, for an accepted benchmark or
+ * job: mode, leaderboard, the test shapes, in profile mode the shape the
+ * request named (benchmarks and profile.shapes name only it), and, for an accepted benchmark or
  * leaderboard result, exactly the board's benchmark shapes with sane
  * statistics (positive, finite, min <= q1 <= median <= q3 <= max, ...),
  * under timing protocol v2 corrected medians that are the medians less the
- * job's launch-path offset (docs/timing.md), the score the server
+ * job's launch-path offset (docs/timing.md), medians that are not below
+ * the shape's physical floor or the empty-kernel time (result_floor.c),
+ * the score the server
  * recomputes as the geometric mean of the ranked medians (the corrected
  * ones when the result has them; a runner's score that disagrees beyond
  * rounding is refused), and a
@@ -40,6 +43,17 @@
 #define RCHECK_MAX_NS 8.64e13      /* nor one above a day (the longest job limit) */
 #define RCHECK_SCORE_REL 1e-9      /* how far a runner's score may be from the server's */
 #define RCHECK_MAX_OFFSET_FRAC 0.25 /* protocol v2: |offset_ns| at most this x the GPU's constant */
+/* A timed median is a measurement (result_floor.c): not below the shape's
+ * physical floor (its bytes beyond the L2 at the GPU's bandwidth) less
+ * RCHECK_FLOOR_MARGIN, nor below the result's empty-kernel time less
+ * RCHECK_BASELINE_MARGIN (the launch path's offset differs between the
+ * process that measured it and the job's: 50-90 ns of about 3 us on an
+ * H200). Bandwidth and L2 of a GPU type without a row in result_floor.c's
+ * table are bounded by the two MAX values. */
+#define RCHECK_FLOOR_MARGIN 0.10
+#define RCHECK_BASELINE_MARGIN 0.25
+#define RCHECK_MAX_BANDWIDTH_GBS 20000.0
+#define RCHECK_MAX_L2_BYTES (256.0 * 1024 * 1024)
 
 /* The job a result is for. */
 struct rcheck_job {
@@ -47,6 +61,8 @@ struct rcheck_job {
                                  (then only an internal_error is taken) */
     enum kj_mode mode;
     const char *gpu;          /* borrowed: the job's GPU type, e.g. "H200" */
+    int profile_shape;        /* profile mode: 1 + the one benchmark shape the request names
+                                 (db_sub.profile_shape); 0 = every shape */
 };
 
 /* A timed shape of a checked result: a benchmark entry with a shape and a

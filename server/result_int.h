@@ -37,6 +37,14 @@ struct rc_field {
 extern const struct rc_field rc_profile_keys[];
 extern const struct rc_field rc_sanitize_keys[];
 
+/* result_floor.c: the limits a timed result's medians are held to. */
+struct rc_limits {
+    double bw_gbs;        /* the bandwidth of the floor: the result's, under the type's bound */
+    int claimed_bw;       /* 1: bw_gbs is the result's; 0: the GPU type's bound */
+    double l2_bytes;      /* what the L2 may still hold when a sample ends */
+    double baseline_ns;   /* the result's empty-kernel time; 0 when it has none */
+};
+
 /* One check in progress. */
 struct rc {
     char path[192];         /* where we are: "benchmarks[1].median_ns" */
@@ -66,5 +74,14 @@ int rc_scan(struct rc *c, const char *text, size_t len);
  * deletes, also on failure): types, ranges, lengths and UTF-8 checked,
  * unknown keys dropped. KJ_OK, a refusal, or KJ_ENOMEM. */
 int rc_value(struct rc *c, const struct rc_field *f, const cJSON *in, cJSON **out);
+
+/* The limits of the job's GPU type and the result res (result_floor.c). */
+void rc_limits_of(const struct rcheck_job *job, const cJSON *res, struct rc_limits *out);
+/* Benchmark entry e (board shape i, a passing timed one): its median not
+ * below the shape's physical floor nor the empty-kernel time, each less
+ * its margin (result_check.h). KJ_OK or a refusal naming shape, median
+ * and floor. */
+int rc_plausible(struct rc *c, const struct spec *s, const struct rc_limits *lim, const cJSON *e,
+                 int i);
 
 #endif

@@ -12,6 +12,9 @@ chosen by a marker in the submitted source:
     FAKE:slow        like accept, with longer pauses
     FAKE:scale=X     (with any of the above) every timed median times X
 
+Timed medians are 1234.5, 2234.5, ... ns, plus, for a shape bigger than the
+L2, its time at 250 GB/s (the server refuses one below its physical floor).
+
 A test may set before_event to a function(job, event name) that the
 runner calls before it posts each event (e.g. to hold a job mid-way).
 
@@ -28,14 +31,36 @@ import kjtest  # noqa: F401  (puts tests/lib on sys.path)
 from kjhttp import Client
 
 
+# The server refuses a median below a shape's physical floor (server/result_floor.c): at
+# most its bytes beyond a 64 MiB L2 at 6000 GB/s (an H200's bounds). Each timed median
+# gets that shape's bytes beyond the L2 at 250 GB/s added, so FAKE:scale down to 0.05
+# stays above it; shapes within the L2 keep their round figures.
+FLOOR_L2_BYTES = 64 * 1024 * 1024
+FAKE_GBS = 250.0
+
+
+def shape_bytes(expr, shape):
+    """The board's "bytes" expression (integer arithmetic) at shape; 0 when there is none."""
+    if not expr:
+        return 0
+    env = dict(shape, min=min, max=max, ceil_div=lambda a, b: -(-a // b))
+    try:
+        return int(eval(expr.replace("/", "//"), {"__builtins__": {}}, env))
+    except Exception:  # noqa: BLE001  (a board the fake does not understand: no extra time)
+        return 0
+
+
 def board_facts(c, board):
+    """The board's test shapes with their seeds, its benchmark shapes, and each benchmark
+    shape's bytes beyond the L2 over FAKE_GBS in ns."""
     st, _, d, _ = c.get("/api/v1/leaderboards/%s" % board)
     if st != 200:
-        return [], []
+        return [], [], []
     names = d["vars"]
     tests = [({k: t[k] for k in names}, t.get("seed")) for t in d["tests"]]
     shapes = [{k: b[k] for k in names} for b in d["benchmarks"]]
-    return tests, shapes
+    extra = [max(0, shape_bytes(d.get("bytes"), s) - FLOOR_L2_BYTES) / FAKE_GBS for s in shapes]
+    return tests, shapes, extra
 
 
 class FakeRunner:
@@ -97,7 +122,7 @@ class FakeRunner:
         pause = self.pause * (6 if kind == "slow" else 1)
         m = re.search(r"FAKE:scale=([0-9]+(?:\.[0-9]+)?)", src)
         scale = float(m.group(1)) if m else 1.0
-        tests, shapes = board_facts(self.c, job["leaderboard"])
+        tests, shapes, extra = board_facts(self.c, job["leaderboard"])
         res = {"mode": job["mode"], "leaderboard": job["leaderboard"], "tests": [], "benchmarks": [],
                "score_ns": None, "system": {"gpu": "NVIDIA %s (fake)" % job["gpu"], "arch": "sm_90a"}}
         self.event(job, "compiling", {"arch": "sm_90a"}, pause)
@@ -134,7 +159,7 @@ class FakeRunner:
         medians = []
         if job["mode"] != "test":
             for i, shape in enumerate(shapes):
-                m = (1000.0 * (i + 1) + 234.5) * scale
+                m = (1000.0 * (i + 1) + 234.5 + extra[i]) * scale
                 b = {"index": i, "shape": shape, "status": "pass", "median_ns": m, "mean_ns": m + 2 * scale,
                      "stdev_ns": 4.0 * scale, "min_ns": m - 20 * scale, "max_ns": m + 40 * scale,
                      "q1_ns": m - 3 * scale, "q3_ns": m + 3 * scale,

@@ -6,7 +6,8 @@ wrong hands. With alice's honest entry ranked first on fp8_quant/H200,
 mallory's runner token (bound to H200) claims mallory's own leaderboard-mode
 jobs and posts forged results: forged scores, the wrong mode or board,
 missing, extra and changed shapes, negative, zero, NaN, infinite and 1e-300
-medians, statistics out of order, invalid UTF-8 (in a shape key, the GPU
+medians, made-up medians below the physical floor (every shape 1.1 ns;
+the 236 MB shape at 11.8 TB/s), statistics out of order, invalid UTF-8 (in a shape key, the GPU
 name), \\u0000, duplicate keys, trailing text, deep nesting, a huge string,
 a body over the limit, 100,000 values, a result from another GPU. Each must
 be refused (4xx) and change nothing: the job stays leased, and an honest
@@ -177,6 +178,10 @@ def attacks():
         b["stdev_ns"] = 0.0
         r["score_ns"] = 1e-100 if m <= 0 else geomean((m, 4000.0, 56000.0))
         add("median %g" % m, r)
+    # (1.1 ns: the fixture's min_ns, 0.99 of the median, stays within the 1 ns a timing may be)
+    add("made up but consistent: every median 1.1 ns, the score too", accepted(medians=(1.1, 1.1, 1.1)))
+    r = accepted(medians=(2000.0, 4000.0, 20000.0))  # 236 MB in 20 us: 11.8 TB/s
+    add("shape 2 faster than an H200's memory", r)
     r = json.dumps(accepted()).replace('"median_ns": 4000.0', '"median_ns": NaN')
     add("a NaN median", r, (400, 422))
     r = json.dumps(accepted()).replace('"median_ns": 4000.0', '"median_ns": 1e999')

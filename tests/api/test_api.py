@@ -310,13 +310,13 @@ def run_rankings(srv, c, users, runner):
     alice, bob, carol, dave = users
     secret = srv.secret("fp8_quant")
     check(secret is not None and secret.isdigit(), "the board has a secret seed", secret)
-    sid_a, job = submit_and_finish(c, alice, runner, "accepted", 1000.0)
+    sid_a, job = submit_and_finish(c, alice, runner, "accepted", 100000.0)
     check(job.get("secret_seed") == secret, "a leaderboard-mode claim carries the secret seed", job)
-    submit_and_finish(c, alice, runner, "accepted", 5000.0)        # worse: not alice's best
+    submit_and_finish(c, alice, runner, "accepted", 500000.0)        # worse: not alice's best
     sid_b, _ = submit_and_finish(c, bob, runner, "wrong_answer", None)
-    sid_c, _ = submit_and_finish(c, carol, runner, "accepted", 2000.0)
-    sid_d, _ = submit_and_finish(c, dave, runner, "accepted", 2000.0)
-    submit_and_finish(c, bob, runner, "accepted", 100.0, mode="benchmark")  # not ranked
+    sid_c, _ = submit_and_finish(c, carol, runner, "accepted", 200000.0)
+    sid_d, _ = submit_and_finish(c, dave, runner, "accepted", 200000.0)
+    submit_and_finish(c, bob, runner, "accepted", 50000.0, mode="benchmark")  # not ranked
 
     st, h, data, _ = c.get("/api/v1/leaderboards/fp8_quant/rankings?gpu=H200")
     ok = check(st == 200 and isinstance(data, dict) and isinstance(data.get("rankings"), list),
@@ -325,12 +325,12 @@ def run_rankings(srv, c, users, runner):
         return
     rows = data["rankings"]
     got = [(r["rank"], r["user"], r["score_ns"], r["submission_id"]) for r in rows]
-    want = [(1, "alice", 1000.0, sid_a), (2, "carol", 2000.0, sid_c), (2, "dave", 2000.0, sid_d)]
+    want = [(1, "alice", 100000.0, sid_a), (2, "carol", 200000.0, sid_c), (2, "dave", 200000.0, sid_d)]
     check(got == want, "best accepted per user, equal scores share a rank, earlier first", got)
     check("bob" not in [r["user"] for r in rows], "a wrong_answer and a benchmark-mode run are not ranked", rows)
     r0 = rows[0]
     check(r0["submitted_at"].endswith("Z") and len(r0["submitted_at"]) == 20, "submitted_at is ISO 8601 UTC", r0)
-    check([s["median_ns"] for s in r0["shapes"]] == [1000.0, 1000.0, 1000.0] and
+    check([s["median_ns"] for s in r0["shapes"]] == [100000.0, 100000.0, 100000.0] and
           r0["shapes"][0]["shape"] == {"T": 256, "H": 4096, "GS": 128}, "per-shape medians", r0["shapes"])
     st, _, data, _ = c.get("/api/v1/leaderboards/fp8_quant/rankings?gpu=B200")
     check(st == 200 and data["rankings"] == [], "rankings are per GPU type", data)

@@ -10,14 +10,21 @@ keys hold, every finished job has its result). Then: restore is refused while th
 server holds the database, and changes nothing; restore into a new path
 gives a database a server starts on and serves those submissions from;
 restore over the live database (server stopped) keeps the replaced one as
-.before-restore; and restore refuses, naming the problem and changing
-nothing, a file that is not a database, a corrupted database, one from a
-newer schema, and an SQLite file that is not kjudge's. Python 3 standard
+.before-restore-YYYYMMDDTHHMMSSZ, and a second restore right after keeps
+that one too (both earlier databases); and restore refuses, with exit 1,
+naming the problem and changing nothing, a file that is not a database, a
+corrupted database, one from a newer schema, an SQLite file that is not
+kjudge's, a backup with an added trigger (one that makes every new user an
+admin), one whose users table lacks a column, one with an extra index, and
+a file with the right table names but other columns; a version-9 file (made
+by this test from the backup) restores, migrated. Python 3 standard
 library only; ends with "test_backup: N passed, N failed, N skipped" and
 exits 1 on failure.
 """
+import glob
 import hashlib
 import os
+import re
 import shutil
 import signal
 import sqlite3
@@ -151,8 +158,7 @@ def test_restore(srv, tmp, backup, before):
     live_sha = sha(srv.db)
     rc, _, err = cli("restore", backup, "--db", srv.db)
     check(rc == 1 and "stop it first" in err, "restore is refused while the server holds the database", (rc, err[-300:]))
-    check(sha(srv.db) == live_sha and not os.path.exists(srv.db + ".before-restore"),
-          "a refused restore changes nothing")
+    check(sha(srv.db) == live_sha and not kept(srv.db), "a refused restore changes nothing")
 
     other = os.path.join(tmp, "restored", "kjudge.db")
     rc, _, err = cli("restore", backup, "--db", other)
@@ -180,16 +186,114 @@ def test_restore(srv, tmp, backup, before):
             srv2.stop(signal.SIGTERM)
 
 
-def test_restore_live(srv, backup):
+def kept(db):
+    """The copies restore kept of the databases it replaced, oldest first."""
+    return sorted(glob.glob(glob.escape(db) + ".before-restore*"), key=os.path.getmtime)
+
+
+def test_restore_live(srv, tmp, backup):
     srv.stop(signal.SIGTERM)
     live_ids = db_ids(srv.db)
     backup_ids = db_ids(backup)
     rc, _, err = cli("restore", backup, "--db", srv.db)
     check(rc == 0, "restore over the live database once the server is stopped", (rc, err[-300:]))
     check(db_ids(srv.db) == backup_ids, "the database now holds exactly the backup's submissions")
-    keep = srv.db + ".before-restore"
-    check(os.path.exists(keep) and db_ids(keep) == live_ids, "the replaced database is kept as .before-restore")
+    k1 = kept(srv.db)
+    check(len(k1) == 1 and re.search(r"\.before-restore-\d{8}T\d{6}Z$", k1[0]) and db_ids(k1[0]) == live_ids,
+          "the replaced database is kept as .before-restore-YYYYMMDDTHHMMSSZ", k1)
+    # a second restore at once (most likely within the same second): the first copy stays
+    small = os.path.join(tmp, "small.db")
+    shutil.copy(backup, small)
+    con = sqlite3.connect(small)
+    con.execute("PRAGMA foreign_keys=OFF")
+    for t in ("shape_medians", "events", "artifacts"):
+        con.execute("DELETE FROM %s WHERE submission_id > (SELECT min(id) FROM submissions)" % t)
+    con.execute("DELETE FROM submissions WHERE id > (SELECT min(id) FROM submissions)")
+    con.commit()
+    con.close()
+    rc, _, err = cli("restore", small, "--db", srv.db)
+    k2 = kept(srv.db)
+    check(rc == 0 and db_ids(srv.db) == db_ids(small), "a second restore right after", (rc, err[-300:]))
+    check(len(k2) == 2 and k2[0] == k1[0] and db_ids(k2[0]) == live_ids and db_ids(k2[1]) == backup_ids,
+          "both earlier databases are kept, each under its own name", k2)
+    rc, _, err = cli("restore", backup, "--db", srv.db)
+    check(rc == 0 and db_ids(srv.db) == backup_ids and len(kept(srv.db)) == 3, "a third: three copies",
+          (rc, kept(srv.db)))
     check(srv.start(), "the server starts again on the restored database")
+
+
+def variant(backup, path, *sql, writable=False):
+    """A copy of backup at path changed by the statements sql."""
+    if backup != path:
+        shutil.copy(backup, path)
+    con = sqlite3.connect(path)
+    try:
+        if writable:
+            ver = con.execute("PRAGMA schema_version").fetchone()[0]
+            con.execute("PRAGMA writable_schema=ON")
+        for q in sql:
+            con.execute(q)
+        if writable:
+            con.execute("PRAGMA schema_version=%d" % (ver + 1))
+            con.execute("PRAGMA writable_schema=OFF")
+        con.commit()
+    finally:
+        con.close()
+    return path
+
+
+def test_schema_restores(srv, tmp, backup):
+    """Only a schema this version knows is restored; anything else is refused, changing nothing."""
+    target = os.path.join(tmp, "schema-target", "kjudge.db")
+    os.makedirs(os.path.dirname(target))
+    shutil.copy(backup, target)
+    target_sha = sha(target)
+    trig = variant(backup, os.path.join(tmp, "trigger.db"),
+                   "CREATE TRIGGER promote AFTER INSERT ON users BEGIN "
+                   "UPDATE users SET role = 'admin' WHERE id = new.id; END")
+    cols = variant(backup, os.path.join(tmp, "columns.db"), "ALTER TABLE users DROP COLUMN banned")
+    index = variant(backup, os.path.join(tmp, "index.db"), "CREATE INDEX users_extra ON users(created_at)")
+    check_ = variant(backup, os.path.join(tmp, "check.db"),
+                     "UPDATE sqlite_master SET sql = replace(sql, \"'user','admin','runner'\", "
+                     "\"'user','admin','runner','root'\") WHERE name = 'users'", writable=True)
+    names = os.path.join(tmp, "names.db")  # every table of the backup, by name, with other columns
+    con = sqlite3.connect("file:%s?mode=ro" % backup, uri=True)
+    tables = [r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'table' AND "
+                                        "name NOT LIKE 'sqlite%'")]
+    con.close()
+    con = sqlite3.connect(names)
+    for t in tables:
+        con.execute("CREATE TABLE %s (x)" % t)
+    con.execute("PRAGMA user_version=%d" % schema_version())
+    con.commit()
+    con.close()
+    names1 = os.path.join(tmp, "names1.db")
+    make_db(names1, 1)
+    cases = [(trig, "holds trigger 'promote'"),
+             (cols, "table 'users' is not this version's"),
+             (index, "has index 'users_extra', which this version's schema has not"),
+             (check_, "table 'users' is not this version's"),
+             (names, "table 'artifacts' is not this version's (its columns"),
+             (names1, "its migration fails")]
+    for path, want in cases:
+        rc, _, err = cli("restore", path, "--db", target)
+        check(rc == 1 and want in err and path in err, "restore refuses %s: %s" % (os.path.basename(path), want),
+              (rc, err[-400:]))
+    check(sha(target) == target_sha and not kept(target), "refused restores leave the target untouched")
+    # a version-9 file: no artifacts table, no sanitizer/profile_shape columns, the three-mode CHECK list
+    v9 = variant(backup, os.path.join(tmp, "v9.db"), "DROP TABLE artifacts",
+                 "ALTER TABLE submissions DROP COLUMN profile_shape", "ALTER TABLE submissions DROP COLUMN sanitizer",
+                 "PRAGMA user_version=9")
+    variant(v9, v9, "UPDATE sqlite_master SET sql = replace(sql, \"'test','benchmark','leaderboard','profile',"
+            "'sanitize'\", \"'test','benchmark','leaderboard'\") WHERE name = 'submissions'", writable=True)
+    rc, _, err = cli("restore", v9, "--db", target)
+    con = sqlite3.connect(target)
+    try:
+        ver = con.execute("PRAGMA user_version").fetchone()[0]
+    finally:
+        con.close()
+    check(rc == 0 and ver == schema_version() and db_ids(target) == db_ids(backup) and len(kept(target)) == 1,
+          "a version-9 file restores, migrated to version %d" % schema_version(), (rc, ver, err[-400:]))
 
 
 def make_db(path, version, tables=True):
@@ -234,8 +338,7 @@ def test_bad_restores(srv, tmp, backup):
         rc, _, err = cli("restore", path, "--db", target)
         check(rc == 1 and want in err and path in err, "restore refuses %s: %s" % (os.path.basename(path), want),
               (rc, err[-300:]))
-    check(sha(target) == target_sha and not os.path.exists(target + ".before-restore"),
-          "refused restores leave the target untouched")
+    check(sha(target) == target_sha and not kept(target), "refused restores leave the target untouched")
     rc, _, err = cli("backup", os.path.join(tmp, "no", "such", "dir", "b.db"), "--db", srv.db)
     check(rc == 1 and "cannot create" in err, "backup into a missing folder: exit 1, named", (rc, err[-200:]))
     rc, _, err = cli("backup", os.path.join(tmp, "b.db"), "--db", os.path.join(tmp, "nothing.db"))
@@ -267,7 +370,8 @@ def main():
                 if backup:
                     test_restore(srv, tmp, backup, before)
                     test_bad_restores(srv, tmp, backup)
-                    test_restore_live(srv, backup)
+                    test_schema_restores(srv, tmp, backup)
+                    test_restore_live(srv, tmp, backup)
             finally:
                 srv.stop(signal.SIGTERM)
     print("test_backup: %d passed, %d failed, %d skipped" % (Counts.passed, Counts.failed, Counts.skipped))

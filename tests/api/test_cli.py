@@ -171,7 +171,7 @@ def test_submit_pipe(t):
                       "test 5/5 ", "shape 1/3 T=", ": median 1.234 us (95% CI 1.224 us - 1.246 us, n=3",
                       "shape 3/3 ", "verdict: accepted: all 5 tests passed; 3 benchmark shapes timed\n",
                       "#%d fp8_quant on H200, leaderboard mode, by alice: accepted\n" % sid,
-                      "score 2.074 us (geometric mean of the shape medians), rank #1 of 1\n",
+                      "score 12.321 us (geometric mean of the shape medians), rank #1 of 1\n",
                       "shape  ", "median", "95% CI of the median", "floor", "n  launch\n",
                       "T=256 H=4096 GS=128", "1.234 us", "1.224 us - 1.246 us", "412 ns",
                       "quant grid(128,1,1) block(32,8,1) smem 0\n"],
@@ -372,7 +372,7 @@ def test_withdraw_rankings(t):
     alice, c = t["alice"], api(t["port"])
     rc, out, err = alice.run("rankings", "fp8_quant")
     check(rc == 0 and out.startswith("fp8_quant on H200 (also: B200, with --gpu)\n") and
-          re.search(r"\n\s+1  alice\s+2\.074 us\s+%d\s" % t["accepted"], out) and
+          re.search(r"\n\s+1  alice\s+12\.321 us\s+%d\s" % t["accepted"], out) and
           "shape 1: T=256 H=4096 GS=128" in out, "rankings: the first GPU type, a table, the shapes", out)
     rc, out, err = alice.run("--json", "rankings", "fp8_quant", "--gpu", "B200")
     check(rc == 0 and json.loads(out) == c.get("/api/v1/leaderboards/fp8_quant/rankings?gpu=B200")[2],

@@ -134,7 +134,7 @@ def test_list(srv, c, t):
                                ("B200", "test", "compile_error")]:
         sid = new_sub(c, alice, gpu=gpu, mode=mode)
         if verdict is not None:
-            check(finish(c, runner, sid, gpu, verdict, 1000.0 if verdict == "accepted" else None, mode),
+            check(finish(c, runner, sid, gpu, verdict, 100000.0 if verdict == "accepted" else None, mode),
                   "judge %d as %s" % (sid or 0, verdict))
         made.append(sid)
     new_sub(c, bob, gpu="H200", mode="test")
@@ -289,9 +289,9 @@ def rank_ids(c, board="fp8_quant", gpu="H200"):
 def test_withdraw(srv, c, t, boards):
     alice, bob, admin, runner = t["alice"], t["bob"], t["admin"], t["runner"]
     best = new_sub(c, alice, mode="leaderboard")
-    check(finish(c, runner, best, "H200", "accepted", 500.0, "leaderboard"), "judge alice's best")
+    check(finish(c, runner, best, "H200", "accepted", 50000.0, "leaderboard"), "judge alice's best")
     worse = new_sub(c, alice, mode="leaderboard")
-    check(finish(c, runner, worse, "H200", "accepted", 900.0, "leaderboard"), "judge alice's second")
+    check(finish(c, runner, worse, "H200", "accepted", 90000.0, "leaderboard"), "judge alice's second")
     check(("alice", best) in (rank_ids(c) or []), "alice's best is ranked", rank_ids(c))
     url = "/api/v1/submissions/%d/withdraw" % best
 
@@ -309,7 +309,7 @@ def test_withdraw(srv, c, t, boards):
           d.get("withdrawn_at"), "the owner withdraws it -> 200", (st, d))
     at = d.get("withdrawn_at")
     row = db_query(srv, "SELECT withdrawn_at, verdict, score_ns, status FROM submissions WHERE id = ?", (best,))
-    check(row and row[0][0] is not None and row[0][0] >= t0 and row[0][1:] == ("accepted", 500.0, "done"),
+    check(row and row[0][0] is not None and row[0][0] >= t0 and row[0][1:] == ("accepted", 50000.0, "done"),
           "the row is kept, marked withdrawn", row)
     check(rank_ids(c) is not None and ("alice", worse) in rank_ids(c) and best not in [i for _, i in rank_ids(c)],
           "the rankings now show alice's next best", rank_ids(c))

@@ -66,7 +66,7 @@ def setup_data(srv, c):
                                      {"event": "compiled", "data": {"ok": True}}, tokens["runner"])
         check(st == 204, "an event for the judged job", (st, data))
         st, _, data, _ = c.post_json("/api/v1/runner/jobs/%d/result%s" % (job["id"], q),
-                                     kjtest.result_body("accepted", 1500.0, mode=job.get("mode", "test")),
+                                     kjtest.result_body("accepted", 60000.0, mode=job.get("mode", "test")),
                                      tokens["runner"])
         check(st == 200, "a result for the judged job", (st, data))
     check(kjtest.claim(c, tokens["runner"]) is not None, "a job left running")

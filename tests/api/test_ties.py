@@ -90,7 +90,7 @@ def run(srv, c, users, runner):
           "the board's page lists resolution_pct per GPU type", board.get("resolution_pct"))
 
     a, b, d, e, f, g = users
-    base = 10000.0
+    base = 100000.0  # every shape above its physical floor (server/result_floor.c)
     within = base * (1 + 0.6 * RES / 100)      # inside the resolution of base
     edge = base * (1 + RES / 100)              # exactly the resolution: not tied
     # Submission order: e (slower, within), a (base), f (edge, later), d (far).

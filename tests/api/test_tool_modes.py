@@ -9,7 +9,9 @@ protocol with results recorded by a real runner on an H200
    tool outside sanitize mode, a shape outside profile mode, an unknown
    tool and a shape the board does not have are refused and store nothing;
 2. results: the recorded profile and sanitize results are accepted and
-   shown; neither has a score nor reaches the rankings;
+   shown; neither has a score nor reaches the rankings; the profile (of
+   benchmark shape 2) is refused for a job that asked for shape 0, and
+   nothing of it is stored;
 3. the artifact: only the job's runner, while it holds the job, uploads it
    (application/octet-stream); its owner and admins download it, others
    and anonymous callers get the 404 of a missing submission; a name the
@@ -106,8 +108,21 @@ def test_results(srv, c, t, j1, j2):
     check(st == 400, "an empty artifact is refused", d)
     st, _, d, _ = upload(c, t["runner"], j1, "profile.ncu-rep", rep)
     check(st == 200 and d.get("bytes") == len(rep), "the runner uploads the report", d)
+    # the recorded profile is of benchmark shape 2: a job that asked for shape 0 refuses it
+    st, j0 = sub(c, t["alice"], "profile", [("shape", "0")])
+    j0 = claim(c, t["runner"]) if st == 202 else None
+    check(j0 and j0.get("shape") == 0, "a shape-0 profile job is claimed", j0)
+    if j0:
+        st, _, d, _ = post_result(c, t["runner"], j0, recorded("profile_result.json", j0))
+        msg = ((d or {}).get("error") or {}).get("message", "")
+        check(st == 422 and d["error"]["code"] == "bad_result" and
+              "the job profiles benchmark shape 0 only" in msg,
+              "shape 2's profile for a shape-0 job is refused, naming the shape (%d)" % st, d)
+        st, _, p0, _ = c.get("/api/v1/submissions/%d" % j0["id"], t["alice"])
+        check(st == 200 and p0.get("status") == "running" and not p0.get("result") and not p0.get("verdict"),
+              "and nothing is stored: the job is still running", p0)
     st, _, d, _ = post_result(c, t["runner"], j1, recorded("profile_result.json", j1))
-    check(st == 200, "the recorded profile result is accepted", d)
+    check(st == 200, "the recorded profile result is accepted for the shape-2 job", d)
     st, _, d, _ = post_result(c, t["runner"], j2, recorded("sanitize_race_result.json", j2))
     check(st == 200, "the recorded sanitize result is accepted", d)
     st, _, d, _ = upload(c, t["runner"], j1, "profile.ncu-rep", rep)

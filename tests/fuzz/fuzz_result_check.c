@@ -66,7 +66,7 @@ static int utf8_ok(const unsigned char *s)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     for (int m = 0; m < KJ_MODE_COUNT; m++) {
-        struct rcheck_job job = {fuzz_spec, (enum kj_mode)m, "H200"};
+        struct rcheck_job job = {fuzz_spec, (enum kj_mode)m, "H200", 0};
         struct rcheck_out out, again;
         struct kj_err err;
         kj_err_clear(&err);

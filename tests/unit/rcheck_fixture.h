@@ -27,7 +27,7 @@ static struct spec *spec;
 static inline int check_text(const char *text, size_t len, const char *mode,
                              const char *gpu, struct rcheck_out *out, struct kj_err *err)
 {
-    struct rcheck_job job = {spec, KJ_MODE_TEST, gpu};
+    struct rcheck_job job = {spec, KJ_MODE_TEST, gpu, 0};
     KJ_ASSERT(kj_mode_parse(mode, &job.mode) == 0);
     kj_err_clear(err);
     return rcheck_result(&job, text, len, out, err);

@@ -139,6 +139,9 @@ static double fill_timed(struct result_shape *e, int b, double base, long n)
 /* An accepted result in mode m, with everything a GPU run records. */
 static struct judge_result *accepted(enum kj_mode m)
 {
+    /* shape 2 (T=4096 H=7168 GS=128) above its physical floor, 35 us on
+     * an H200 (server/result_floor.c) */
+    static const double bases[3] = {4000.0, 8000.0, 61200.0};
     struct judge_result *r = result_new(spec, m);
     double med[SPEC_MAX_CASES];
     fill_tests(r);
@@ -148,7 +151,7 @@ static struct judge_result *accepted(enum kj_mode m)
         fill_bench_system(r);
         r->nbenches = spec->nbenchmarks;
         for (int b = 0; b < spec->nbenchmarks; b++)
-            med[b] = fill_timed(&r->benches[b], b, 4000.0 * (b + 1), 120 + 7 * b);
+            med[b] = fill_timed(&r->benches[b], b, bases[b], 120 + 7 * b);
         struct result_graph *g = &r->benches[0].graph;
         g->state = RESULT_GRAPH_MEASURED;
         g->ns = med[0] * 0.97;
@@ -261,7 +264,7 @@ static void server_accepts(const struct judge_result *r, const char *what)
 {
     cJSON *j = json_of(r);
     char *t = cJSON_PrintUnformatted(j);
-    struct rcheck_job job = {spec, r->has_job ? r->mode : KJ_MODE_TEST, "H200"};
+    struct rcheck_job job = {spec, r->has_job ? r->mode : KJ_MODE_TEST, "H200", 0};
     struct rcheck_out out;
     struct kj_err err;
     memset(&out, 0, sizeof out);

@@ -183,8 +183,11 @@ static void test_real_parts(void)
     for (int b = 0; r != NULL && b < 3; b++) {
         double samples[257];
         struct stats_summary st;
-        for (int i = 0; i < 257; i++) /* a skewed, noisy distribution around 1 us * (b + 1) */
-            samples[i] = 1000.0 * (b + 1) + 3.7 * ((i * 37) % 101) + (i % 17 == 0 ? 900.0 : 0.0);
+        /* a skewed, noisy distribution around an H200's times of the three shapes (above
+         * their physical floors: result_floor.c) */
+        static const double at[3] = {4200.0, 7900.0, 61200.0};
+        for (int i = 0; i < 257; i++)
+            samples[i] = at[b] + 3.7 * ((i * 37) % 101) + (i % 17 == 0 ? 900.0 : 0.0);
         KT_CHECK(stats_summarize(samples, 257, &st) == KJ_OK, "summarize");
         cJSON *e = bench(r, b);
         set_num(e, "median_ns", st.median);
@@ -206,7 +209,7 @@ static void test_real_parts(void)
     }
     /* One sample per shape: every statistic equal, stdev 0, score exactly that time. */
     for (int b = 0; r != NULL && b < 3; b++) {
-        double x = 2500.0;
+        double x = 62500.0; /* above shape 2's physical floor */
         struct stats_summary st;
         stats_summarize(&x, 1, &st);
         cJSON *e = bench(r, b);
@@ -221,7 +224,7 @@ static void test_real_parts(void)
     if (r != NULL) {
         set_num(r, "score_ns", stats_geomean(medians, 3));
         double got = must_pass(r, "leaderboard", "one sample per shape");
-        KT_CHECK(got == 2500.0, "equal medians give exactly that score: %.17g", got);
+        KT_CHECK(got == 62500.0, "equal medians give exactly that score: %.17g", got);
     }
     compile_result_free(&cr);
     cJSON_Delete(r);
@@ -258,7 +261,7 @@ static void test_jobs(void)
     must_refuse_text(t, strlen(t), "leaderboard", "B200", "bad_result", "system.gpu",
                      "H200 result, B200 job");
     /* A board no longer loaded: only an internal_error is taken. */
-    struct rcheck_job nojob = {NULL, KJ_MODE_LEADERBOARD, "H200"};
+    struct rcheck_job nojob = {NULL, KJ_MODE_LEADERBOARD, "H200", 0};
     kj_err_clear(&err);
     KT_CHECK(rcheck_result(&nojob, t, strlen(t), &out, &err) == KJ_EINVAL &&
              strstr(err.msg, "no longer loaded"), "no board: accepted refused: %s", err.msg);
@@ -271,6 +274,82 @@ static void test_jobs(void)
     rcheck_out_clear(&out);
     free(t);
     cJSON_Delete(lb);
+}
+
+/* Check text for a profile job of fp8_quant on H200 that names shape
+ * (1 + index, 0 = every shape); returns rcheck_result's rc. */
+static int check_profile(const char *text, int profile_shape, struct rcheck_out *out,
+                         struct kj_err *err)
+{
+    struct rcheck_job job = {spec, KJ_MODE_PROFILE, "H200", profile_shape};
+    kj_err_clear(err);
+    return rcheck_result(&job, text, strlen(text), out, err);
+}
+
+/* Profile mode: the result is for the shape the request named. The
+ * recorded profile of benchmark shape 2 (tests/data/tool/) is taken for
+ * a job of shape 2, and refused for a job of shape 0 (the benchmark entry
+ * and profile.shapes name another shape); relabelled as shape 0 without
+ * its entry changed, it is still refused. A job of every shape takes each
+ * shape in the board's order only, and an accepted one has all of them. */
+static void test_profile_shape(void)
+{
+    struct rcheck_out out;
+    struct kj_err err;
+    size_t len = 0;
+    char *t = kt_slurp("tests/data/tool/profile_result.json", &len);
+    cJSON *r = t != NULL ? cJSON_Parse(t) : NULL, *x;
+    free(t);
+    KT_CHECK(r != NULL, "the recorded profile result parses");
+    if (r == NULL)
+        return;
+    set_str(r, "leaderboard", "fp8_quant");
+    t = cJSON_PrintUnformatted(r);
+    KT_CHECK(check_profile(t, 3, &out, &err) == KJ_OK, "shape 2's profile for a shape-2 job: %s",
+             err.msg);
+    rcheck_out_clear(&out);
+    KT_CHECK(check_profile(t, 1, &out, &err) == KJ_EINVAL && out.json == NULL &&
+             strcmp(out.code, "bad_result") == 0 &&
+             strstr(err.msg, "benchmarks[0].index: must be 0 (the job profiles benchmark shape "
+                    "0 only)") != NULL, "shape 2's profile for a shape-0 job is refused: %s",
+             err.msg);
+    rcheck_out_clear(&out);
+    cJSON_free(t);
+    /* The benchmark entry left as shape 2's, the profile relabelled: still refused. */
+    x = cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetObjectItem(r, "profile"), "shapes"), 0);
+    set_num(x, "benchmark", 0);
+    t = cJSON_PrintUnformatted(r);
+    KT_CHECK(check_profile(t, 3, &out, &err) == KJ_EINVAL &&
+             strstr(err.msg, "profile.shapes[0].benchmark: 0 is not the job's shape") != NULL,
+             "a profile of shape 0 in a shape-2 job is refused: %s", err.msg);
+    rcheck_out_clear(&out);
+    cJSON_free(t);
+    /* Label and number of another shape. */
+    set_num(x, "benchmark", 2);
+    set_str(x, "shape", "T=256 H=4096 GS=128");
+    t = cJSON_PrintUnformatted(r);
+    KT_CHECK(check_profile(t, 3, &out, &err) == KJ_EINVAL &&
+             strstr(err.msg, "profile.shapes[0].shape: not benchmark shape 2's") != NULL,
+             "shape 0's label on shape 2's profile is refused: %s", err.msg);
+    rcheck_out_clear(&out);
+    cJSON_free(t);
+    set_str(x, "shape", "T=4096 H=7168 GS=128");
+    /* A job of every shape: one entry, at index 2, is not in the board's order. */
+    t = cJSON_PrintUnformatted(r);
+    KT_CHECK(check_profile(t, 0, &out, &err) == KJ_EINVAL && strstr(err.msg, "benchmarks"),
+             "an every-shape job's single entry for shape 2 is refused: %s", err.msg);
+    rcheck_out_clear(&out);
+    cJSON_free(t);
+    /* Two entries for a one-shape job. */
+    cJSON *b = cJSON_GetObjectItem(r, "benchmarks");
+    cJSON_AddItemToArray(b, cJSON_Duplicate(cJSON_GetArrayItem(b, 0), 1));
+    t = cJSON_PrintUnformatted(r);
+    KT_CHECK(check_profile(t, 3, &out, &err) == KJ_EINVAL &&
+             strstr(err.msg, "benchmarks: 2 entries; the job profiles benchmark shape 2 only"),
+             "two entries for a one-shape job are refused: %s", err.msg);
+    rcheck_out_clear(&out);
+    cJSON_free(t);
+    cJSON_Delete(r);
 }
 
 /* The timed shapes a checked result hands to storage: every benchmark
@@ -348,6 +427,7 @@ int main(int argc, char **argv)
     KT_RUN(test_real_parts());
     KT_RUN(test_jobs());
     KT_RUN(test_medians());
+    KT_RUN(test_profile_shape());
     spec_free(spec);
     return kt_done("test_result_check");
 }

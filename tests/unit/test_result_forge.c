@@ -14,6 +14,101 @@
 #include "rcheck_fixture.h"
 #include "kj_utf8.h"
 
+#define CASE(what) for (int once_ = (r = cJSON_Duplicate(base, 1)) != NULL; once_; \
+                        once_ = 0, cJSON_Delete(r))
+
+/* Every timing of benchmark entry b of r set to x (one sample's worth:
+ * all equal, stdev 0); returns x. */
+static double set_time(cJSON *r, int b, double x)
+{
+    static const char *const k[] = {"median_ns", "mean_ns", "min_ns", "max_ns", "q1_ns",
+                                    "q3_ns", "ci_lo_ns", "ci_hi_ns", NULL};
+    for (int i = 0; k[i] != NULL; i++)
+        set_num(bench(r, b), k[i], x);
+    set_num(bench(r, b), "stdev_ns", 0);
+    return x;
+}
+
+/* The three medians of r set to m[], and its score to their geometric mean. */
+static void set_times(cJSON *r, const double *m)
+{
+    double sum = 0;
+    for (int b = 0; b < 3; b++)
+        sum += log(set_time(r, b, m[b]));
+    set_num(r, "score_ns", m[0] == m[1] && m[1] == m[2] ? m[0] : exp(sum / 3));
+}
+
+/* Made-up medians, consistent with each other and the score, right GPU:
+ * refused when below a shape's physical floor (its bytes beyond the L2 at
+ * the GPU's bandwidth, less 10%) or the empty-kernel time (less 25%), the
+ * shape, median and floor named; the result's own bandwidth and L2 size
+ * are not taken beyond the GPU type's bounds. The recorded-like fixtures
+ * (tests/fuzz/corpus/result_check/accepted_*.json, medians 4.2, 7.9 and
+ * 61.2 us) pass, as does a median just above the margin. */
+static void test_floor(void)
+{
+    cJSON *base = load("accepted_leaderboard.json"), *r;
+    if (base == NULL)
+        return;
+    /* shape 2: 235,798,528 bytes, 62,914,560 of them may stay in the L2, 4915.5 GB/s */
+    const double floor2 = (235798528.0 - 62914560.0) / 4915.5;
+    const double one[3] = {1, 1, 1};
+    CASE("every median 1 ns") {
+        set_times(r, one);
+        must_refuse(r, "leaderboard", "bad_result",
+                    "benchmarks[0].median_ns: 1 ns for shape 0 (T=256 H=4096 GS=128) is below the "
+                    "empty-kernel time, baseline_empty_kernel_ns 2016 ns", "1 ns medians");
+    }
+    CASE("every median 1 ns, no baseline") {
+        set_times(r, one);
+        cJSON_DeleteItemFromObject(r, "baseline_empty_kernel_ns");
+        must_refuse(r, "leaderboard", "bad_result",
+                    "benchmarks[2].median_ns: 1 ns for shape 2 (T=4096 H=7168 GS=128) is below "
+                    "its physical floor of 35171.2 ns", "1 ns medians without a baseline");
+    }
+    CASE("every median 1 ns, a huge bandwidth and L2 claimed") {
+        set_times(r, one);
+        cJSON_DeleteItemFromObject(r, "baseline_empty_kernel_ns");
+        cJSON *sys = cJSON_GetObjectItem(r, "system");
+        set_num(sys, "peak_bandwidth_gbs", 1e8);
+        set_num(sys, "measured_copy_bandwidth_gbs", 1e8);
+        set_num(sys, "l2_bytes", 1e15);
+        /* (235798528 - 64 MiB) / 6000 GB/s, H200's bounds */
+        must_refuse(r, "leaderboard", "bad_result", "is below its physical floor of 28114.9 ns "
+                    "(1.6869e+08 of its 2.35799e+08 bytes beyond the L2 at 6000 GB/s, the GPU "
+                    "type's bound) less 10%", "an implausible bandwidth");
+    }
+    CASE("shape 2 just above the margin") {
+        double m[3] = {4210.5, 7923.25, 0.901 * floor2};
+        set_times(r, m);
+        must_pass(r, "leaderboard", "a median 9.9% below the floor");
+    }
+    CASE("shape 2 just below it") {
+        double m[3] = {4210.5, 7923.25, 0.899 * floor2};
+        set_times(r, m);
+        must_refuse(r, "leaderboard", "bad_result", "benchmarks[2].median_ns", "10.1% below");
+    }
+    CASE("shape 0 at 80% of the empty-kernel time") {
+        double m[3] = {0.8 * 2016, 7923.25, 61234.75};
+        set_times(r, m);
+        must_pass(r, "leaderboard", "a median 20% below the baseline");
+    }
+    CASE("a forged floor_ns does not lower it") {
+        double m[3] = {4210.5, 7923.25, 1000};
+        set_times(r, m);
+        set_num(bench(r, 2), "floor_ns", 1);
+        must_refuse(r, "leaderboard", "bad_result", "below its physical floor of 35171.2 ns",
+                    "the result's floor_ns is not used");
+    }
+    cJSON_Delete(base);
+    /* the v2 fixture: its corrected medians are held to the floor too */
+    base = load("accepted_leaderboard_v2.json");
+    CASE("v2 as written") {
+        must_pass(r, "leaderboard", "the v2 fixture");
+    }
+    cJSON_Delete(base);
+}
+
 /* One change to an accepted leaderboard result per case. */
 static void test_forgeries(void)
 {
@@ -472,6 +567,7 @@ int main(int argc, char **argv)
     if (spec == NULL)
         return kt_done("test_result_forge");
     KT_RUN(test_forgeries());
+    KT_RUN(test_floor());
     KT_RUN(test_timing_v2());
     KT_RUN(test_text());
     spec_free(spec);
