@@ -346,8 +346,10 @@ def test_big_heads(srv):
         except OSError:
             st = None
         check(st == status, "MHD itself answers %s with %d" % (what, status), st)
-    st, _, d, _ = raw(srv.port, b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+    st, h, d, _ = raw(srv.port, b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
     check(st == 200, "the server still answers after all that", (st, d))
+    check("strict-transport-security" not in h, "plain HTTP answers carry no Strict-Transport-Security "
+          "(HTTPS ones do: test_tls)", h)
 
 
 def test_config(tmp):
