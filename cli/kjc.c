@@ -217,7 +217,7 @@ void kjc_print_body(struct kjc *k, const struct curlc_resp *r)
 {
     if (r->body == NULL)
         return;
-    fwrite(r->body, 1, r->len, k->out);
+    rend_json(k->out, r->body, r->len);
     if (r->len == 0 || r->body[r->len - 1] != '\n')
         fputc('\n', k->out);
     fflush(k->out);

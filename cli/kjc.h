@@ -27,7 +27,7 @@
 
 struct kjc {
     struct kjconf conf;     /* the config file and environment */
-    int json;               /* --json: print the server's JSON unchanged */
+    int json;               /* --json: print the server's JSON (control characters escaped) */
     int tty;                /* stdout is a terminal */
     int width;              /* its columns */
     FILE *out, *err;        /* borrowed: stdout and stderr */
@@ -54,7 +54,8 @@ int kjc_report(struct kjc *k, int rc, const struct kj_err *err, const struct cur
 
 /* r's body as JSON (caller deletes it); reports and returns NULL when it is not. */
 cJSON *kjc_json(struct kjc *k, const struct curlc_resp *r);
-/* --json: write r's body unchanged (plus a newline when it lacks one). */
+/* --json: write r's body unchanged but for control characters, escaped
+ * (rend_json), plus a newline when it lacks one. */
 void kjc_print_body(struct kjc *k, const struct curlc_resp *r);
 
 /* "kjudge: " + message on stderr. Returns KJC_ERROR. */

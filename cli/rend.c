@@ -252,6 +252,51 @@ void rend_block(FILE *out, const char *text, const char *indent, int max_lines)
         fprintf(out, "%s... %d more lines (the whole text is in --json)\n", indent, total - shown);
 }
 
+/* Is the byte at p (n bytes left) a control character: a C0 byte or DEL,
+ * or a C1 code point as UTF-8 (C2 80..C2 9F)? Sets *len to its bytes and
+ * *code to the character. */
+static int json_control(const unsigned char *p, size_t n, size_t *len, unsigned *code)
+{
+    if (p[0] < 0x20 || p[0] == 0x7f) {
+        *len = 1;
+        *code = p[0];
+        return 1;
+    }
+    if (p[0] == 0xc2 && n > 1 && p[1] >= 0x80 && p[1] <= 0x9f) {
+        *len = 2;
+        *code = p[1];
+        return 1;
+    }
+    return 0;
+}
+
+void rend_json(FILE *out, const char *body, size_t len)
+{
+    const unsigned char *p = (const unsigned char *)body;
+    int in_str = 0, esc = 0;
+    size_t i = 0, clen;
+    unsigned code;
+    while (i < len) {
+        if (json_control(p + i, len - i, &clen, &code)) {
+            if (!in_str && (code == '\n' || code == '\t' || code == '\r'))
+                fputc(code == '\n' ? '\n' : ' ', out); /* white space between tokens */
+            else /* right after a backslash, that one starts the escape */
+                fprintf(out, esc ? "u%04x" : "\\u%04x", code);
+            esc = 0;
+            i += clen;
+            continue;
+        }
+        if (in_str && esc)
+            esc = 0;
+        else if (in_str && p[i] == '\\')
+            esc = 1;
+        else if (p[i] == '"')
+            in_str = !in_str;
+        fputc(p[i], out);
+        i++;
+    }
+}
+
 /* ------------------------------------------------------------------ */
 /* Results                                                             */
 /* ------------------------------------------------------------------ */

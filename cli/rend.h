@@ -60,6 +60,13 @@ void rend_tab_free(struct rend_tab *t);
  * max_lines lines, then a note of how many were left out. */
 void rend_block(FILE *out, const char *text, const char *indent, int max_lines);
 
+/* Write a JSON text (len bytes, the server's answer for --json) to out
+ * unchanged but for control characters, which never reach a terminal: in a
+ * string, each C0 byte, DEL and UTF-8 C1 code point becomes its \u00XX
+ * escape (the same string for a JSON reader); between tokens a newline
+ * stays, a tab or CR becomes a blank and anything else \u00XX. */
+void rend_json(FILE *out, const char *body, size_t len);
+
 /* The per-shape timing table of a result object: shape, median, 95% CI,
  * floor, n and launch, and a flag for a median below its floor. */
 void rend_timing(FILE *out, const cJSON *result);

@@ -7,7 +7,8 @@
  * these; http_daemon.c, which runs the requests, answers its own refusals
  * through http_error too. Error bodies are {"error": {"code", "message"}};
  * a 401 says how to authenticate, a 405 what is allowed, a 429 or 503 when
- * to come back (Retry-After).
+ * to come back (Retry-After). Every answer over HTTPS carries
+ * Strict-Transport-Security (tls.h).
  */
 #include "http.h"
 
@@ -33,6 +34,8 @@ enum MHD_Result http_queue(struct http_req *r, unsigned status, struct MHD_Respo
         return MHD_NO;
     }
     MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
+    if (MHD_get_connection_info(r->conn, MHD_CONNECTION_INFO_GNUTLS_SESSION) != NULL) /* HTTPS */
+        MHD_add_response_header(resp, MHD_HTTP_HEADER_STRICT_TRANSPORT_SECURITY, TLS_HSTS);
     if (atomic_load(&r->srv->draining))
         MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION, "close");
     guard_busy(r->srv->guard, r->gc);

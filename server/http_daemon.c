@@ -16,7 +16,8 @@
  * Defences (README "Hostile clients"): MHD's per-address connection limit;
  * guard.c's deadlines for a request's head and body; checks of the head
  * that MHD leaves to us (req_check_head: its size, a NUL in the URL,
- * conflicting Content-Length or Transfer-Encoding), answered in JSON and
+ * folded or malformed header lines, conflicting Content-Length or
+ * Transfer-Encoding), answered in JSON and
  * closing the connection; MHD's memory per connection raised so that
  * over-long heads reach those checks instead of MHD's HTML error pages.
  */
@@ -151,16 +152,55 @@ static enum MHD_Result req_refuse(struct http_req *r, unsigned status, const cha
     return http_error(r, status, code, "%s", r->deferred_msg);
 }
 
-/* How often the headers that frame a body were sent. */
+/* How often the headers that frame a body were sent, and the first header
+ * line that is malformed (header_line_bad). */
 struct head_framing {
     int content_length, transfer_encoding;
+    uintptr_t lo, hi;        /* where the head's lines lie in MHD's buffer (see header_line_bad) */
+    const char *bad;         /* NULL, or why a header line is refused */
 };
+
+/* Is c a character of an HTTP token (RFC 9110 5.6.2), a header's name? */
+static int http_tchar(unsigned char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+           (c != '\0' && strchr("!#$%&'*+-.^_`|~", c) != NULL);
+}
+
+/* A header line that must be refused (RFC 9112 5.1, 5.2), else NULL:
+ *  - a name that is not a token: white space before the colon
+ *    ("Transfer-Encoding : chunked") or a line starting with white space
+ *    right after the request line;
+ *  - a line folded onto the next ones (obs-fold: "X: a\r\n b"). MHD 0.9.75
+ *    takes such a continuation as part of the header's NAME
+ *    ("Transfer-Encoding:\r\n chunked" becomes a header
+ *    "Transfer-Encodingchunked" with an empty value), copied to a new block
+ *    past its read buffer, while the value stays in place in the head. Any
+ *    other header has its name in the head just before its value. So a value
+ *    inside the head [lo, hi) whose name is not inside [lo, value) was
+ *    folded. Only addresses are compared; a value elsewhere (another MHD,
+ *    which unfolds in place) is not judged. */
+static const char *header_line_bad(const struct head_framing *f, const char *key,
+                                   const char *value)
+{
+    uintptr_t k = (uintptr_t)key, v = (uintptr_t)value;
+    if (f->lo != 0 && v >= f->lo && v < f->hi && (k < f->lo || k >= v))
+        return "a header line is folded onto the next one (obs-fold); send each header on one line";
+    if (key[0] == '\0')
+        return "a header has an empty name";
+    for (const char *c = key; *c != '\0'; c++)
+        if (!http_tchar((unsigned char)*c))
+            return "a header name holds white space or a character not allowed in it";
+    return NULL;
+}
 
 static enum MHD_Result count_framing(void *cls, enum MHD_ValueKind kind, const char *key,
                                      const char *value)
 {
     struct head_framing *f = cls;
-    (void)kind, (void)value;
+    (void)kind;
+    if (key != NULL && value != NULL && f->bad == NULL)
+        f->bad = header_line_bad(f, key, value);
     if (key != NULL && strcasecmp(key, "Content-Length") == 0)
         f->content_length++;
     else if (key != NULL && strcasecmp(key, "Transfer-Encoding") == 0)
@@ -187,8 +227,12 @@ static int req_check_head(struct http_req *r, const char *version, enum MHD_Resu
 {
     const union MHD_ConnectionInfo *hs =
         MHD_get_connection_info(r->conn, MHD_CONNECTION_INFO_REQUEST_HEADER_SIZE);
-    struct head_framing f = {0, 0};
+    struct head_framing f = {0, 0, 0, 0, NULL};
     const char *te;
+    if (r->raw_uri != 0 && hs != NULL) { /* the head: from the URL on, at most header_size bytes */
+        f.lo = r->raw_uri;
+        f.hi = r->raw_uri + hs->header_size;
+    }
     MHD_get_connection_values(r->conn, MHD_HEADER_KIND, count_framing, &f);
     if (r->raw_uri_len > KJ_HTTP_MAX_URI_BYTES)
         *res = req_refuse(r, MHD_HTTP_URI_TOO_LONG, "uri_too_long",
@@ -200,6 +244,8 @@ static int req_check_head(struct http_req *r, const char *version, enum MHD_Resu
     else if (r->uri_pct00 || uri_raw_nul(r, version))
         *res = req_refuse(r, MHD_HTTP_BAD_REQUEST, "bad_request",
                           "the URL contains a NUL byte (or %%00)");
+    else if (f.bad != NULL)
+        *res = req_refuse(r, MHD_HTTP_BAD_REQUEST, "bad_request", "%s", f.bad);
     else if (f.content_length > 1 || f.transfer_encoding > 1)
         *res = req_refuse(r, MHD_HTTP_BAD_REQUEST, "bad_request",
                           "%s is sent more than once",

@@ -15,8 +15,18 @@
 #include "kj_err.h"
 
 #define TLS_MAX_PEM_BYTES (1024 * 1024) /* a certificate chain or key file */
-/* GnuTLS priorities: TLS 1.2 and 1.3 only, GnuTLS's default ciphers. */
-#define TLS_PRIORITIES "NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2"
+/* GnuTLS priorities: TLS 1.2 and 1.3 only; in TLS 1.2 only ECDHE key
+ * exchange (forward secrecy: no static RSA, no DHE) with AEAD ciphers
+ * (AES-GCM, ChaCha20-Poly1305: no CBC with SHA-1 or SHA-2 MACs, no CCM);
+ * TLS 1.3 keeps its AES-GCM and ChaCha20-Poly1305 suites. */
+#define TLS_PRIORITIES "NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2:" \
+                       "-KX-ALL:+ECDHE-ECDSA:+ECDHE-RSA:" \
+                       "-CIPHER-ALL:+AES-256-GCM:+AES-128-GCM:+CHACHA20-POLY1305:" \
+                       "-MAC-ALL:+AEAD"
+/* Sent with every answer over HTTPS (http_queue), never over plain HTTP:
+ * browsers that saw it use https:// for this host for a year. No
+ * includeSubDomains: the server cannot speak for other hosts of its domain. */
+#define TLS_HSTS "max-age=31536000"
 
 struct tls_pem {
     char *cert;   /* owned: the certificate file (leaf first, then its chain) */

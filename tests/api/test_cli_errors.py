@@ -6,7 +6,9 @@ a host that does not resolve), TLS failures (https:// against a plain
 listener; a self-signed certificate, refused, then trusted through
 KJUDGE_CA_FILE), an answer that is not from kjudge, 401 (saying where the
 token came from, also with --json), a URL that is not http(s), a broken
-config file, usage errors and --help. No token is printed. Python 3
+config file, usage errors and --help; a server whose JSON holds raw
+control bytes (escape sequences in a name, a compile log, an error): none
+reaches the terminal, with --json or without. No token is printed. Python 3
 standard library and openssl; ends with "test_cli_errors: N passed,
 N failed, N skipped" and exits 1 on failure.
 """
@@ -61,6 +63,65 @@ class Proxy(http.server.BaseHTTPRequestHandler):
 
     def log_message(self, *a):
         pass
+
+
+class Hostile(http.server.BaseHTTPRequestHandler):
+    """A server that puts raw control bytes (terminal escape sequences, BEL, CR, DEL, a C1
+    CSI as UTF-8) into its JSON strings: a user name, a compile log, an error message."""
+    EVIL = "\x1b]0;owned\x07\x1b[2J\x1b[1A\r\x7f\u009b31m"
+    ANSWERS = {
+        "/api/v1/me": (200, {"name": "alice" + EVIL, "role": "user"}),
+        "/api/v1/submissions/7": (200, {"id": 7, "status": "done", "verdict": "compile_error",
+                                        "leaderboard": "fp8_quant", "gpu": "H200", "mode": "test",
+                                        "user": "alice", "result": {"compile_log": "k.cu(1): error" + EVIL}}),
+        "/api/v1/leaderboards": (500, {"error": {"code": "internal", "message": "boom" + EVIL}}),
+    }
+
+    def do_GET(self):
+        status, obj = self.ANSWERS.get(self.path, (404, {"error": {"code": "not_found", "message": "no"}}))
+        # json.dumps escapes control characters; put them back raw, as a hostile server would
+        body = json.dumps(obj, ensure_ascii=False).replace("\\u001b", "\x1b").replace("\\u0007", "\x07") \
+            .replace("\\r", "\r").encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *a):
+        pass
+
+
+def control_chars(text):
+    """The control characters in text but newlines: C0, DEL and C1."""
+    return sorted({"%02x" % ord(c) for c in text if (ord(c) < 0x20 and c != "\n") or 0x7f <= ord(c) <= 0x9f})
+
+
+def test_hostile_bytes(t):
+    """--json copies the server's answer, but no control byte reaches the terminal: each is
+    escaped (\\u001b), so the JSON still says the same; the text views clean them too."""
+    alice = t["alice"]
+    bad = serve_in_thread(Hostile)
+    env = {"KJUDGE_URL": "http://127.0.0.1:%d" % bad.server_address[1]}
+    try:
+        raw = Hostile.ANSWERS["/api/v1/me"][1]["name"]
+        for args, want in [(["--json", "whoami"], ("name", raw)),
+                           (["--json", "show", "7"], ("result", Hostile.ANSWERS["/api/v1/submissions/7"][1]["result"])),
+                           (["--json", "boards"], ("error", Hostile.ANSWERS["/api/v1/leaderboards"][1]["error"])),
+                           (["whoami"], None), (["show", "7"], None), (["boards"], None)]:
+            rc, out, err = alice.run(*args, env=env)
+            check(not control_chars(out) and not control_chars(err),
+                  "kjudge %s: no raw control character but newline in its output" % " ".join(args),
+                  (control_chars(out), control_chars(err), out[-300:], err[-300:]))
+            if want is not None:
+                try:
+                    got = json.loads(out)
+                except ValueError:
+                    got = None
+                check(isinstance(got, dict) and got.get(want[0]) == want[1],
+                      "kjudge %s: the JSON printed means what the server sent" % " ".join(args), out[-300:])
+    finally:
+        bad.shutdown()
 
 
 def serve_in_thread(handler, tls=None):
@@ -160,6 +221,7 @@ def main():
             rc, out, err = t["alice"].run("login", url, "--token", tok)
             if check(rc == 0, "alice logs in", (rc, out, err)):
                 test_errors(t)
+                test_hostile_bytes(t)
             test_no_secret_printed()
         finally:
             srv.stop()

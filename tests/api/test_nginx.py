@@ -266,8 +266,10 @@ def main():
                 user = cli("user", "add", "viaproxy", "--db", srv.db)[1].strip()
                 runner = cli("runner", "add", "proxyrunner", "--gpu", "H200", "--db", srv.db)[1].strip()
                 front, direct = Front(https_port, pki["ca"]), Client(srv.port)
-                st, _, raw = front.request("GET", "/healthz")
+                st, h, raw = front.request("GET", "/healthz")
                 check(st == 200, "GET /healthz through nginx over HTTPS", (st, raw[:200]))
+                check(h.get("strict-transport-security", "").startswith("max-age="),
+                      "nginx's HTTPS answers say Strict-Transport-Security", h)
                 test_stream(front, direct, user, runner)
                 test_wait(front, direct, user, runner)
                 test_limits_and_redirect(front, http_port, user)

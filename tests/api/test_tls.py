@@ -5,7 +5,10 @@ Makes a throwaway CA and a server certificate for 127.0.0.1 with openssl,
 starts bin/kjudge-server with them, and checks: a client that trusts the
 CA gets answers (Python's ssl and curl, a submission included); a client
 trusting another CA is refused during the handshake; plain HTTP to the
-HTTPS port gets no HTTP answer; TLS below 1.2 is refused; the config
+HTTPS port gets no HTTP answer; TLS below 1.2 is refused; TLS 1.2 only
+with ECDHE and AEAD ciphers (static RSA, CBC and CCM suites refused, for an
+ECDSA and an RSA certificate, by openssl s_client); every answer says
+Strict-Transport-Security; the config
 file's tls_cert/tls_key work like the flags; and serve refuses, naming the
 file, an unreadable certificate, a file that is not PEM, a key of another
 certificate, an encrypted key, and a certificate without its key.
@@ -30,6 +33,16 @@ from kjservice import BIN, ROOT, NO_RATE_LIMITS  # noqa: E402
 from kjtest import GOOD_SOURCE  # noqa: E402
 import kjdeploy  # noqa: E402
 from kjdeploy import ADMIN, request, json_of  # noqa: E402
+
+
+def make_rsa_cert(d):
+    """An RSA server certificate for 127.0.0.1/localhost from make_pki's CA (in d): static-RSA
+    suites need one to be offered at all."""
+    kjdeploy.openssl("req", "-newkey", "rsa:2048", "-nodes", "-keyout", "rsa.key", "-out", "rsa.csr",
+                     "-subj", "/CN=localhost", cwd=d)
+    kjdeploy.openssl("x509", "-req", "-in", "rsa.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial",
+                     "-out", "rsa.pem", "-days", "2", "-extfile", "ext.cnf", cwd=d)
+    return {"cert": os.path.join(d, "rsa.pem"), "key": os.path.join(d, "rsa.key")}
 
 
 def test_verified(srv, pki):
@@ -119,6 +132,42 @@ def test_refused(srv, pki):
         check(isinstance(got, Exception), "TLS 1.1 is refused by the server", got)
 
 
+def s_client(port, ca, args):
+    """A TLS handshake by openssl s_client with args; returns (ok, the cipher it names, output tail)."""
+    p = subprocess.run(["openssl", "s_client", "-connect", "127.0.0.1:%d" % port, "-CAfile", ca,
+                        "-verify_return_error"] + args, stdin=subprocess.DEVNULL, capture_output=True,
+                       text=True, timeout=30)
+    cipher = ""
+    for ln in p.stdout.splitlines():
+        if ", Cipher is " in ln:
+            cipher = ln.split(", Cipher is ", 1)[1].strip()
+    return p.returncode == 0 and cipher not in ("", "(NONE)"), cipher, (p.stdout + p.stderr)[-300:]
+
+
+def test_suites(port, ca, refused, accepted, what):
+    """TLS 1.2 only with ECDHE key exchange and AEAD ciphers: static RSA, CBC with SHA-1 or
+    SHA-2 MACs, CCM and DHE are refused; TLS 1.3 works."""
+    for cipher in refused:
+        ok, got, tail = s_client(port, ca, ["-tls1_2", "-cipher", cipher])
+        check(not ok, "%s: TLS 1.2 with %s is refused" % (what, cipher), (got, tail))
+    for cipher in accepted:
+        ok, got, tail = s_client(port, ca, ["-tls1_2", "-cipher", cipher])
+        check(ok and got == cipher, "%s: TLS 1.2 with %s is accepted" % (what, cipher), (got, tail))
+    ok, got, tail = s_client(port, ca, ["-tls1_3"])
+    check(ok and got.startswith("TLS_"), "%s: TLS 1.3 is accepted" % what, (got, tail))
+
+
+def test_hsts(srv):
+    """Every answer over HTTPS says Strict-Transport-Security (plain HTTP never: test_abuse_http)."""
+    for method, path in [("GET", "/healthz"), ("GET", "/"), ("GET", "/api/v1/no-such"),
+                         ("GET", "/api/v1/me"), ("POST", "/api/v1/leaderboards")]:
+        st, h, _ = request(srv, method, path)
+        check(h.get("strict-transport-security", "").startswith("max-age=") and
+              int(h["strict-transport-security"].split("=", 1)[1]) >= 86400 * 180,
+              "%s %s (%d) over HTTPS says Strict-Transport-Security with max-age of half a year or more"
+              % (method, path, st), h.get("strict-transport-security"))
+
+
 def serve_refuses(tmp, tag, args, want):
     d = os.path.join(tmp, "bad-" + tag)
     os.makedirs(d, exist_ok=True)
@@ -171,15 +220,24 @@ def main():
             try:
                 test_verified(srv, pki)
                 test_refused(srv, pki)
+                test_hsts(srv)
+                test_suites(srv.port, pki["ca"], ["ECDHE-ECDSA-AES128-SHA", "ECDHE-ECDSA-AES256-SHA384",
+                                                  "ECDHE-ECDSA-AES128-CCM"],
+                            ["ECDHE-ECDSA-AES128-GCM-SHA256", "ECDHE-ECDSA-AES256-GCM-SHA384",
+                             "ECDHE-ECDSA-CHACHA20-POLY1305"], "an ECDSA certificate")
             finally:
                 check(srv.stop(signal.SIGTERM) == 0, "HTTPS server stops cleanly on SIGTERM")
             check("listening on https://" in srv.server_log(), "the log says https://")
+        rsa = make_rsa_cert(os.path.join(tmp, "pki"))
         srv = kjdeploy.Server(os.path.join(tmp, "conf"), cafile=pki["ca"],
-                              conf_lines=["tls_cert = " + pki["cert"], "tls_key = " + pki["key"]])
-        if check(srv.start(), "serve starts with tls_cert/tls_key in the config file"):
+                              conf_lines=["tls_cert = " + rsa["cert"], "tls_key = " + rsa["key"]])
+        if check(srv.start(), "serve starts with tls_cert/tls_key in the config file (an RSA key)"):
             try:
                 st, _, raw = request(srv, "GET", "/healthz")
                 check(st == 200, "HTTPS from the config file's keys", st)
+                test_suites(srv.port, pki["ca"], ["AES128-SHA", "AES256-GCM-SHA384", "ECDHE-RSA-AES128-SHA",
+                                                  "ECDHE-RSA-AES128-SHA256", "DHE-RSA-AES128-GCM-SHA256"],
+                            ["ECDHE-RSA-AES128-GCM-SHA256", "ECDHE-RSA-CHACHA20-POLY1305"], "an RSA certificate")
             finally:
                 srv.stop(signal.SIGTERM)
         test_bad_files(tmp, pki)

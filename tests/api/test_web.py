@@ -28,6 +28,9 @@ shape:
 - the diff against a chosen earlier submission (and the line diff itself
   against a minimal edit count, on random inputs), the source highlighted
   and numbered, math in Markdown;
+- a board whose description.md holds raw HTML (a meta refresh, an img with
+  onerror, a script) and javascript:/data:/vbscript: links: the HTML shows
+  as text, the page stays, those links lose their target;
 - another user's source never shown; the admin page for an admin only;
 - on a phone-sized screen the page does not overflow sideways (tables
   scroll inside their box);
@@ -315,6 +318,78 @@ def test_markdown_math(b):
       }).catch(e => done(['error', String(e)]));""")
     see(res[0] == 2 and res[1] == 1, "markdown: $..$ and $$..$$ become KaTeX math (inline and display)", res)
     see(res[2] == "$HOME" and "costs $5 and $6" in res[3], "markdown: dollars in code and in prose stay text", res)
+
+
+EVIL_MD = """# Hostile statement
+
+Raw HTML must show as text.
+
+<meta http-equiv=refresh content="0;url=http://127.0.0.2/">
+
+An image <img src=x onerror="document.title='pwned'"> inline, and a <script>document.title='pwned'</script> block.
+
+<iframe src="http://127.0.0.2/"></iframe>
+
+- [js](javascript:alert(1)) and [JS](JaVaScRiPt:alert(2)) and [tab](<java\tscript:alert(3)>)
+- [data](data:text/html,<b>x</b>) and [vb](vbscript:msgbox) and <javascript:alert(4)>
+- [ref][evil] and ![pic](javascript:alert(5))
+- [web](https://example.org/) and [mail](mailto:a@example.org) and [here](#/board/fp8_quant) and [file](files/template.cu)
+
+[evil]: javascript:alert(6)
+
+Math still works: $x_i^2$.
+"""
+
+
+def test_hostile_statement(tmp, b):
+    """A board's description.md is untrusted text too: its raw HTML is shown as text (no meta
+    refresh sends the tab away, no img with onerror, no iframe) and links whose scheme is not
+    http(s) or mailto lose their target; ordinary links, relative ones and math stay."""
+    boards = os.path.join(tmp, "evil-boards")
+    shutil.copytree(os.path.join(ROOT, "leaderboards", "fp8_quant"), os.path.join(boards, "evil"))
+    spec_path = os.path.join(boards, "evil", "leaderboard.json")
+    spec = json.load(open(spec_path))
+    spec["name"] = "evil"
+    json.dump(spec, open(spec_path, "w"), indent=2)
+    with open(os.path.join(boards, "evil", spec.get("description", "description.md")), "w") as f:
+        f.write(EVIL_MD)
+    os.makedirs(os.path.join(tmp, "evil"))
+    srv = kjtest.Server(os.path.join(tmp, "evil"), boards=boards)
+    if not see(srv.start(), "hostile statement: a server with a board whose description.md is hostile starts"):
+        return
+    try:
+        page = "http://127.0.0.1:%d/#/board/evil" % srv.port
+        b.d.get(page)
+        shown = b.has_text("Raw HTML must show as text", ".md")
+        time.sleep(1.0)  # a meta refresh of 0 s would have fired by now
+        see(shown and b.d.current_url == page, "hostile statement: the page stays (no meta refresh)",
+            b.d.current_url)
+        md = b.js("""const md = document.querySelector('.md');
+                     return md ? {meta: document.querySelectorAll('meta[http-equiv]').length,
+                                  bad: md.querySelectorAll('meta, img[onerror], script, iframe').length,
+                                  text: md.textContent, title: document.title,
+                                  links: [...md.querySelectorAll('a')].map(a => [a.textContent, a.getAttribute('href')]),
+                                  imgs: [...md.querySelectorAll('img')].map(i => i.getAttribute('src')),
+                                  katex: md.querySelectorAll('.katex').length} : null""") or {}
+        see(md.get("meta") == 0 and md.get("bad") == 0 and md.get("title") != "pwned",
+            "hostile statement: no meta, img onerror, script or iframe element in the page", md)
+        see('<meta http-equiv=refresh' in md.get("text", "") and "<img src=x onerror" in md.get("text", ""),
+            "hostile statement: the raw HTML is shown as text", md.get("text", "")[:300])
+        links = dict(md.get("links") or [])
+        bad = [(t, h) for t, h in md.get("links") or []
+               if h is not None and re.match(r"\s*(javascript|data|vbscript|file):", h, re.I)]
+        see(md.get("links") and not bad and not any(re.match(r"\s*(javascript|data|vbscript):", s or "", re.I) for s in md.get("imgs", [])),
+            "hostile statement: no link or image keeps a javascript:, data: or vbscript: target", md.get("links"))
+        see(links.get("web") == "https://example.org/" and links.get("mail") == "mailto:a@example.org" and
+            links.get("here") == "#/board/fp8_quant" and links.get("file") == "files/template.cu",
+            "hostile statement: https, mailto and relative links stay", md.get("links"))
+        see(all(t in md.get("text", "") for t in ("js", "JS", "data", "vb", "ref")) and md.get("katex") == 1,
+            "hostile statement: the text of a dropped link stays, and math still renders", md.get("text", "")[-300:])
+        if SCREENS:
+            os.makedirs(SCREENS, exist_ok=True)
+            b.save_full(os.path.join(SCREENS, "laptop-board-hostile.png"))
+    finally:
+        srv.stop(signal.SIGKILL)
 
 
 def test_wrong_answer(b, site):
@@ -639,6 +714,7 @@ def main():
             test_signin(b, site)
             test_board(b, site)
             test_markdown_math(b)
+            test_hostile_statement(tmp, b)
             test_wrong_answer(b, site)
             test_live(b, site)
             test_submit(b, site)

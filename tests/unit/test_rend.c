@@ -3,7 +3,8 @@
  * JSON: durations in their unit, control bytes and escape sequences
  * removed, shapes and launches, table alignment, the timing table (with
  * "-" where a number is missing and the below-floor flag), mismatches with
- * their indices, and the evidence of each failed verdict.
+ * their indices, the evidence of each failed verdict, and --json's copy of
+ * the server's answer with control characters escaped.
  * Prints "test_rend: N passed, N failed, N skipped".
  */
 #define KT_MAIN
@@ -193,6 +194,46 @@ static void test_block(void)
     free(s);
 }
 
+/* rend_json of text into a string (caller frees). */
+static char *json_out(const char *text, size_t len)
+{
+    char *buf = NULL;
+    size_t n = 0;
+    FILE *f = open_memstream(&buf, &n);
+    rend_json(f, text, len);
+    fclose(f);
+    return buf;
+}
+
+static void test_json(void)
+{
+    /* Raw control bytes in strings (invalid JSON, but a hostile server may
+     * send them) become \u00XX: the same string to a JSON reader, harmless to
+     * a terminal. Escapes already there are kept. */
+    static const char in[] = "{\"name\": \"a\x1b[2J\x1b]0;t\x07 \xc2\x9b" "b\x7f\", \"q\": \"\\\"\x1b\\\\\",\r\n"
+                             "\t\"s\": \"\\u001b ok \xc3\xa9\", \"e\": \"\\\x1b\"}\x01\n";
+    static const char want[] = "{\"name\": \"a\\u001b[2J\\u001b]0;t\\u0007 \\u009bb\\u007f\", "
+                               "\"q\": \"\\\"\\u001b\\\\\", \n \"s\": \"\\u001b ok \xc3\xa9\", "
+                               "\"e\": \"\\u001b\"}\\u0001\n";
+    char *s = json_out(in, sizeof in - 1);
+    KT_CHECK(strcmp(s, want) == 0, "json:\n%s\nwant:\n%s", s, want);
+    free(s);
+    /* The string part alone parses to what the raw bytes meant. */
+    static const char obj[] = "{\"name\": \"x\x1b[31my\xc2\x9b\", \"n\": 1}";
+    s = json_out(obj, sizeof obj - 1);
+    cJSON *a = cJSON_Parse(s);
+    const cJSON *name = cJSON_GetObjectItemCaseSensitive(a, "name");
+    KT_CHECK(cJSON_IsString(name) && strcmp(name->valuestring, "x\x1b[31my\xc2\x9b") == 0,
+             "escaped string parses back: %s", s);
+    for (const char *c = s; *c != '\0'; c++)
+        KT_CHECK((unsigned char)*c >= 0x20 && *c != 0x7f, "no control byte at %d", (int)(c - s));
+    cJSON_Delete(a);
+    free(s);
+    s = json_out("a\0b", 3);
+    KT_CHECK(strcmp(s, "a\\u0000b") == 0, "a NUL byte: '%s'", s);
+    free(s);
+}
+
 int main(int argc, char **argv)
 {
     kt_init(argc, argv);
@@ -201,5 +242,6 @@ int main(int argc, char **argv)
     KT_RUN(test_timing());
     KT_RUN(test_evidence());
     KT_RUN(test_block());
+    KT_RUN(test_json());
     return kt_done("test_rend");
 }

@@ -7,9 +7,15 @@
 // it), never inside code blocks or `code spans`. Each becomes a placeholder
 // that is replaced with KaTeX's HTML afterwards, or with the TeX source as
 // code when KaTeX is missing. Without marked the statement is shown as its
-// plain Markdown text. The description comes from the operator's board
-// folder; the page's Content-Security-Policy keeps any script in it from
-// running.
+// plain Markdown text.
+//
+// The description comes from a board folder, and is treated as untrusted
+// text like everything else the page shows: raw HTML in it is rendered as
+// text (a <meta http-equiv=refresh> would send the tab away; the page's
+// Content-Security-Policy only stops scripts), and a link or image whose
+// scheme is not http(s) or mailto (javascript:, data:, vbscript:, ...)
+// keeps its text but loses its target; relative ones stay. safeTree()
+// then checks the finished element once more, whatever marked made of it.
 
 import {h} from "./dom.js";
 import {highlightLines} from "./code.js";
@@ -93,13 +99,64 @@ function inline(line, math) {
 
 const esc = s => s.replace(/[&<>"]/g, c => ({"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;"}[c]));
 
+// Is url (an href or src as written) safe to follow: relative, or http(s) or
+// mailto? Resolved the way the browser will (it drops tabs, newlines and
+// leading control characters before reading a scheme).
+export function safeUrl(url) {
+  if (typeof url !== "string") return false;
+  try {
+    return ["http:", "https:", "mailto:"].includes(new URL(url, document.baseURI).protocol);
+  } catch (e) {
+    return false;
+  }
+}
+
+// marked's renderer with raw HTML as text and unsafe links and images
+// dropped (their text stays). marked 4 calls html(text) for block and inline
+// HTML alike; later versions pass a token with .text.
+function safeRenderer(marked) {
+  if (!marked.Renderer) return undefined;
+  const r = new marked.Renderer();
+  const link = r.link.bind(r), image = r.image.bind(r);
+  r.html = x => esc(typeof x === "string" ? x : (x && (x.raw || x.text)) || "");
+  r.link = (href, title, text) => {
+    if (href && typeof href === "object") return safeUrl(href.href) ? link(href) : esc(href.text || "");
+    return safeUrl(href) ? link(href, title, text) : '<span class="dropped-link">' + text + "</span>";
+  };
+  r.image = (href, title, text) => {
+    if (href && typeof href === "object") return safeUrl(href.href) ? image(href) : esc(href.text || "");
+    return safeUrl(href) ? image(href, title, text) : text || ""; // marked escaped the alt text
+  };
+  return r;
+}
+
+// Elements a statement never needs; any that got through are removed.
+const UNSAFE = "script, style, meta, link, base, iframe, frame, frameset, object, embed, form, input, " +
+               "button, textarea, select, template, svg foreignObject";
+
+// Check the rendered statement: no unsafe element, no on* attribute, no
+// href/src/action with a scheme other than http(s)/mailto. KaTeX's output
+// (spans with classes and styles) passes unchanged.
+function safeTree(el) {
+  for (const bad of el.querySelectorAll(UNSAFE)) bad.remove();
+  for (const e of el.querySelectorAll("*")) {
+    for (const a of [...e.attributes]) {
+      const n = a.name.toLowerCase();
+      if (n.startsWith("on") || n === "srcset" || n === "formaction" ||
+          ((n === "href" || n === "src" || n === "action" || n === "xlink:href") && !safeUrl(a.value)))
+        e.removeAttribute(a.name);
+    }
+  }
+  return el;
+}
+
 // Render md into a new element. libs: {marked, katex, hljs}, each may be null.
 export function renderMarkdown(md, libs) {
   const {marked, katex, hljs} = libs;
   const parse = marked && (marked.parse || (typeof marked === "function" ? marked : null));
   if (!parse) return h("pre.plain-md", md);
   const {text, math} = extractMath(md);
-  let html = parse.call(marked, text, {headerIds: false, mangle: false});
+  let html = parse.call(marked, text, {headerIds: false, mangle: false, renderer: safeRenderer(marked)});
   html = html.replace(new RegExp(MARK + "(\\d+)X", "g"), (all, n) => {
     const m = math[+n];
     if (!m) return all;
@@ -110,8 +167,13 @@ export function renderMarkdown(md, libs) {
     }
     return '<code class="math">' + esc(m.display ? "$$" + m.tex + "$$" : "$" + m.tex + "$") + "</code>";
   });
+  // Parsed in an inert document first: nothing in it loads or runs until it is checked.
   const el = h("div.md");
-  el.innerHTML = html;
+  const doc = document.implementation.createHTMLDocument("");
+  const body = doc.body;
+  body.innerHTML = html;
+  safeTree(body);
+  el.append(...[...body.childNodes].map(n => document.adoptNode(n)));
   if (hljs) {
     for (const code of el.querySelectorAll("pre > code")) {
       const lang = /language-(cuda|cpp|c\+\+|c)\b/.test(code.className) ? "cpp"
