@@ -91,8 +91,8 @@ def test_names():
     check(stdlib is not None and "queue" in stdlib, "this Python lists its standard-library modules (3.10+)")
     helpers = module_names(os.path.join(ROOT, "tests", "lib")) | module_names(HERE)
     entries = os.listdir(BENCH_DIR)
-    mods = [e[:-3] if e.endswith(".py") else e for e in entries
-            if e.endswith(".py") or os.path.isdir(os.path.join(BENCH_DIR, e))]
+    mods = [e[:-3] if e.endswith(".py") else e for e in entries if e != "__pycache__" and
+            (e.endswith(".py") or os.path.isdir(os.path.join(BENCH_DIR, e)))]
     check(all(m.startswith("bench_") for m in mods),
           "every Python file (and package) of bench/ is named bench_*", [m for m in mods if not m.startswith("bench_")])
     check(not [m for m in mods if m in (stdlib or ())],
