@@ -4,9 +4,10 @@
 # tests against a real server); `make gpu-test` runs the GPU tests (needs a
 # GPU); `make run` installs what is missing, builds and starts the service;
 # `make bench` runs the benchmarks under bench/ (GPU); `make bench-http` the
-# HTTP load benchmark (no GPU). `make server` builds only bin/kjudge-server
+# HTTP load benchmark (no GPU; BENCH_HTTP_ARGS="--users 50 --seconds 2" or
+# "--smoke" sizes it). `make server` builds only bin/kjudge-server
 # and needs no CUDA toolkit (a front-end host: `deploy/deps.sh --server`).
-# HTTP load benchmark (no GPU); `make fuzz` runs every libFuzzer harness of
+# `make fuzz` runs every libFuzzer harness of
 # tests/fuzz/ for FUZZ_SECONDS each (`make test` runs them for FUZZ_TEST_SECONDS).
 
 CUDA ?= /usr/local/cuda
@@ -199,7 +200,7 @@ bench:
 	@bench/run.sh
 
 bench-http: bin/kjudge-server
-	@python3 bench/http_load.py
+	@python3 bench/bench_http_load.py $(BENCH_HTTP_ARGS)
 
 clean:
 	rm -rf build bin

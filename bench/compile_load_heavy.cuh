@@ -1,4 +1,4 @@
-// compile_load_heavy.cuh - the weight of bench/compile_load.py's load: the
+// compile_load_heavy.cuh - the weight of bench/bench_compile_load.py's load: the
 // bench appends it to the board's template.cu (a correct submission), so the
 // load is a legal submission that keeps NVRTC's front end busy for a few
 // seconds, as a heavy submission of another runner of the host would.

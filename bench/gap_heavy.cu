@@ -1,4 +1,4 @@
-// gap_heavy.cu - the heaviest test-mode job bench/gap_load.py puts in the
+// gap_heavy.cu - the heaviest test-mode job bench/bench_gap_load.py puts in the
 // gaps of a timed job: every SM of the GPU busy with dependent FMAs for
 // about a second (its first test call), then a wrong answer. It stands for
 // a participant who tries to heat the GPU between the rounds of someone

@@ -5,7 +5,7 @@
 set -eu
 cd "$(dirname "$0")/.."
 if [ -d .gpulibs ]; then export LD_LIBRARY_PATH="$PWD/.gpulibs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"; fi
-echo "## bench/timing_fidelity"; python3 bench/timing_fidelity.py
-echo; echo "## bench/e2e_latency"; python3 bench/e2e_latency.py
-echo; echo "## bench/score_stability"; python3 bench/score_stability.py
-echo; echo "## bench/queue"; python3 bench/queue.py
+echo "## bench/bench_timing_fidelity"; python3 bench/bench_timing_fidelity.py
+echo; echo "## bench/bench_e2e_latency"; python3 bench/bench_e2e_latency.py
+echo; echo "## bench/bench_score_stability"; python3 bench/bench_score_stability.py
+echo; echo "## bench/bench_queue"; python3 bench/bench_queue.py

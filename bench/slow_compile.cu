@@ -1,4 +1,4 @@
-// bench/queue's slow compile: thirty-two thousand dependent statements,
+// bench/bench_queue's slow compile: thirty-two thousand dependent statements,
 // unrolled by the preprocessor, that NVRTC does not finish within the
 // compile box's 60 s (a compile_error at the limit). It stands for a
 // template or unrolling bomb that holds a compiler for the whole limit,

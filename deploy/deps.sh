@@ -4,8 +4,9 @@
 #   deploy/deps.sh            build and run both programs (a GPU host; `make run`)
 #   deploy/deps.sh --server   only kjudge-server (a front-end host: no CUDA needed)
 #   deploy/deps.sh --test     everything `make test` uses: the above, plus openssl,
-#                             nginx-light, Slurm (slurmctld, slurmd, client) with
-#                             munge, systemd (for systemd-analyze), clang with
+#                             nginx-light and wrk (bench/bench_http_load.py's smoke
+#                             run, tests/api/test_benches.py), Slurm (slurmctld,
+#                             slurmd, client) with munge, systemd (for systemd-analyze), clang with
 #                             libFuzzer (tests/fuzz/) and python3-venv; schemathesis
 #                             from PyPI goes into .venv/ at the versions pinned in
 #                             deploy/schema-requirements.txt (tests/api/test_schema.py);
@@ -30,13 +31,13 @@ case "${1:-}" in
   "") ;;
   --server) mode=server ;;
   --test) mode=test ;;
-  -h|--help) sed -n '2,26p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+  -h|--help) sed -n '2,27p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
   *) echo "deps: unknown option '$1' (use --server or --test)" >&2; exit 2 ;;
 esac
 pkgs=(build-essential libmicrohttpd-dev libcjson-dev libsqlite3-dev libssl-dev python3 curl openssl
       libjs-highlight.js libjs-chart.js libjs-marked libjs-katex libjs-codemirror)
 [ "$mode" = server ] || pkgs+=(libseccomp-dev libcurl4-openssl-dev)
-[ "$mode" = test ] && pkgs+=(nginx-light slurmctld slurmd slurm-client munge systemd
+[ "$mode" = test ] && pkgs+=(nginx-light wrk slurmctld slurmd slurm-client munge systemd
                              clang libclang-rt-14-dev python3-venv chromium chromium-driver)
 missing=()
 for p in "${pkgs[@]}"; do

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""test_compile_load.py - the harness of bench/compile_load.py, without a GPU.
+"""test_compile_load.py - the harness of bench/bench_compile_load.py, without a GPU.
 
 Runs the bench with --fake (a stand-in for kjudge-runner: `eval` gives a
 seeded score, shifted by $KJ_FAKE_LOAD_SHIFT_PCT % while the bench's compile
@@ -29,9 +29,9 @@ sys.path.insert(0, os.path.join(os.path.dirname(HERE), "lib"))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(HERE)), "bench"))
 from kjcheck import check, run_groups, skip  # noqa: E402
 from kjservice import ROOT, RUNNER  # noqa: E402
-import compile_load as cl  # noqa: E402
+import bench_compile_load as cl  # noqa: E402
 
-BENCH = os.path.join(ROOT, "bench", "compile_load.py")
+BENCH = os.path.join(ROOT, "bench", "bench_compile_load.py")
 
 
 def strays(pid):

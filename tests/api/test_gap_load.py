@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""test_gap_load.py - the harness of bench/gap_load.py, without a GPU.
+"""test_gap_load.py - the harness of bench/bench_gap_load.py, without a GPU.
 
 Runs the bench with --fake (a stand-in for kjudge-runner: `eval` gives a
 seeded score, shifted by $KJ_FAKE_GAP_SHIFT_PCT % when given --gap, and
@@ -25,7 +25,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(HERE), "lib"))
 from kjcheck import check, run_groups, skip  # noqa: E402
 from kjservice import ROOT, RUNNER  # noqa: E402
 
-BENCH = os.path.join(ROOT, "bench", "gap_load.py")
+BENCH = os.path.join(ROOT, "bench", "bench_gap_load.py")
 
 
 def run_bench(out, *extra, env=None, runs="3"):

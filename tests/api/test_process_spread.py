@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""test_process_spread.py - bench/process_spread.py without a GPU.
+"""test_process_spread.py - bench/bench_process_spread.py without a GPU.
 
 Runs the bench with --fake (a stand-in for kjudge-runner that writes a
 synthetic v2 trace, with a seeded offset per process that its empties
@@ -30,9 +30,9 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
 sys.path.insert(0, os.path.join(ROOT, "bench"))
 from kjcheck import check, summary  # noqa: E402
-import process_spread as ps  # noqa: E402
+import bench_process_spread as ps  # noqa: E402
 
-BENCH = os.path.join(ROOT, "bench", "process_spread.py")
+BENCH = os.path.join(ROOT, "bench", "bench_process_spread.py")
 
 
 def bench(*args, env=None):

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""test_score_stability.py - the harness of bench/score_stability.py, without a GPU.
+"""test_score_stability.py - the harness of bench/bench_score_stability.py, without a GPU.
 
 Runs the bench with --fake (a stand-in for kjudge-runner: a fresh process
 per run whose scores carry a made-up per-process launch offset, which the
@@ -27,9 +27,9 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(HERE)), "bench"))
 from kjcheck import Counts, check  # noqa: E402
 from kjservice import ROOT  # noqa: E402
-import score_stability as ss  # noqa: E402
+import bench_score_stability as ss  # noqa: E402
 
-BENCH = os.path.join(ROOT, "bench", "score_stability.py")
+BENCH = os.path.join(ROOT, "bench", "bench_score_stability.py")
 
 
 def run_bench(out, *extra, env=None):

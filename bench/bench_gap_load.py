@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""bench/gap_load: do test-mode jobs judged in the gaps of a timed job move its score?
+"""bench/bench_gap_load: do test-mode jobs judged in the gaps of a timed job move its score?
 
 A runner judges queued test-mode jobs between the rounds of a benchmark or
 leaderboard job (runner/serve_gap.c, docs/timing.md 4.1). This bench judges
@@ -29,7 +29,8 @@ verdict. --merge CSV... runs nothing and prints the table of earlier runs.
 --fake runs a stand-in for kjudge-runner (this script with --fake-runner):
 `eval` prints a seeded score, shifted by $KJ_FAKE_GAP_SHIFT_PCT % when it
 is given --gap, and one line per gap on stderr ($KJ_FAKE_GAP=none: no gap
-line, =nojson: no JSON) (tests/api/test_gap_load.py).
+line, =nojson: no JSON) (tests/api/test_gap_load.py). --smoke is --fake
+--runs 2, a few seconds (tests/api/test_benches.py).
 
 Sizing: a v2 leaderboard run of fast.cu takes about 9 s on an H200, a gap of
 the template about 0.6 s, of the heavy kernel about 1.8 s (seven gaps a run):
@@ -40,10 +41,10 @@ import json, os, random, re, statistics, sys, time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import (BenchError, eval_accepted, paired_checks, paired_parser, read_csv_rows, run_to_csv,  # noqa: E402
+from bench_common import (BenchError, eval_accepted, paired_checks, paired_parser, read_csv_rows, run_to_csv,  # noqa: E402
                     score_cells)
-from compile_load import judge, paired, welch  # noqa: E402
-from score_stability import gpu_type, resolution_of  # noqa: E402
+from bench_compile_load import judge, paired, welch  # noqa: E402
+from bench_score_stability import gpu_type, resolution_of  # noqa: E402
 
 EVAL_TIMEOUT = 240
 DEFAULT_GAPS = "template=leaderboards/fp8_quant/template.cu,heavy=bench/gap_heavy.cu"

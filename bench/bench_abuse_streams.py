@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""abuse_streams.py - waits, event streams and submission reads as an attacker uses them.
+"""bench_abuse_streams.py - waits, event streams and submission reads as an attacker uses them.
 
 No GPU needed; loopback only. Starts a kjudge-server binary (default
 bin/kjudge-server, or --bin PATH, e.g. an older build to compare) on a
@@ -22,8 +22,10 @@ Markdown table of what happened:
   5. a user with an open stream and a parked ?wait=1 is banned: how long
      each stays open.
 
-Options: --bin PATH, --waits N, --streams N, --events-mb MB. Exit 0 when
-it ran (the table is the result), 2 when the server did not start.
+Options: --bin PATH, --waits N, --streams N, --events-mb MB; --smoke (make
+test, tests/api/test_benches.py) is --waits 8 --streams 2 --events-mb 1, a
+few seconds. Exit 0 when it ran (the table is the result), 2 when the
+server did not start.
 """
 import argparse
 import http.client
@@ -319,7 +321,10 @@ def main():
     ap.add_argument("--waits", type=int, default=520)
     ap.add_argument("--streams", type=int, default=30)
     ap.add_argument("--events-mb", type=int, default=10)
+    ap.add_argument("--smoke", action="store_true", help="a run of seconds for make test")
     a = ap.parse_args()
+    if a.smoke:
+        a.waits, a.streams, a.events_mb = 8, 2, 1
     rows = []
     attacks = (("1", lambda srv, t: attack_waits(srv, t, a.waits, rows)),
                ("2", lambda srv, t: attack_streams(srv, t, a.waits, rows)),

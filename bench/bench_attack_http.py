@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""attack_http.py - hostile HTTP input against a kjudge-server, as a table.
+"""bench_attack_http.py - hostile HTTP input against a kjudge-server, as a table.
 
 Starts the server given by --server (default bin/kjudge-server; give an
 older build to compare, with its own boards in --leaderboards) with its default limits on a loopback port and a
@@ -10,7 +10,7 @@ not JSON, and what was stored that should not have been (or lost):
   multipart   the unnamed-part reproducer, then random mutations of a good
               multipart body, some with unnamed parts (one user token);
   slowloris   1,100 connections from 127.0.0.2 that trickle a request head
-              for 35 s while 20 requests come from 127.0.0.1 (5 s timeout
+              for 35 s (--trickle-seconds) while 20 requests come from 127.0.0.1 (5 s timeout
               each): how many are answered, how many slow heads survive;
   names       POST /users with ".", "..", "...";
   lenient     a NUL in a form field, "\\u0000" in a JSON name, text after a
@@ -20,6 +20,8 @@ not JSON, and what was stored that should not have been (or lost):
 
 The full-disk case needs root and a tmpfs: tests/api/test_disk_full.py.
 Prints a Markdown table; takes about a minute and a half. Exit 0 unless it could not run.
+--smoke (make test, tests/api/test_benches.py): 20 mutations, 20 slow heads
+trickling for 2 s; a few seconds.
 """
 import argparse
 import json
@@ -43,8 +45,12 @@ def main():
     ap.add_argument("--server", default=os.path.join(ROOT, "bin", "kjudge-server"))
     ap.add_argument("--mutations", type=int, default=500)
     ap.add_argument("--slow", type=int, default=1100)
+    ap.add_argument("--trickle-seconds", type=float, default=35, help="how long the slow heads trickle (default 35)")
     ap.add_argument("--leaderboards", help="the boards folder the server loads (an older build needs its own)")
+    ap.add_argument("--smoke", action="store_true", help="a run of seconds for make test")
     a = ap.parse_args()
+    if a.smoke:
+        a.mutations, a.slow, a.trickle_seconds = 20, 20, 2.0
     os.environ["KJUDGE_SERVER_BIN"] = os.path.abspath(a.server)
     sys.path.insert(0, os.path.join(ROOT, "tests", "api"))
     sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
@@ -205,7 +211,7 @@ def slowloris(h, a):
     th = threading.Thread(target=requests)
     th.start()
     t0, open_ = time.time(), {s.fileno(): s for s in socks}
-    while time.time() - t0 < 35 and open_:
+    while time.time() - t0 < a.trickle_seconds and open_:
         p = select.poll()
         for fd in open_:
             p.register(fd, select.POLLIN)
@@ -223,8 +229,8 @@ def slowloris(h, a):
             except OSError:
                 del open_[fd]
     th.join()
-    row["notes"] = ("legit requests answered %d/20; slow heads still open after 35 s of trickling: %d" %
-                    (legit["answered"], len(open_)))
+    row["notes"] = ("legit requests answered %d/20; slow heads still open after %g s of trickling: %d" %
+                    (legit["answered"], a.trickle_seconds, len(open_)))
     for s in socks:
         s.close()
     h.alive_or_restart(row)

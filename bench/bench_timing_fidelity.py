@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""bench/timing_fidelity: how far kjudge's timings are from Nsight Compute's.
+"""bench/bench_timing_fidelity: how far kjudge's timings are from Nsight Compute's.
 
 1. For fp8_quant's template.cu and examples/fast.cu, each benchmark shape's
    median from a normal `kjudge-runner eval --mode benchmark`, next to the
@@ -14,12 +14,19 @@
    empty event pair's overhead ("adjusted"), and for shapes under 20 us the
    CUDA-graph measurement (many launches over rotating buffers, per launch).
 Goals: within 2% of ncu above 20 us, within 0.5 us below; score CV < 0.5%.
+KJ_BENCH_RUNS sets the runs of part 2 (0: none), $NCU the ncu to run.
+
+--smoke (make test, tests/api/test_benches.py) needs no GPU and measures
+nothing: the runner's results are made up (fake_result) and ncu is this
+script with --fake-ncu, which writes those launches as ncu's raw CSV to
+its --log-file; so the ncu command line, the report's parsing, the
+matching of launches and both tables run, with two runs in part 2.
 """
-import csv, io, json, os, statistics, subprocess, sys, tempfile
-from common import LB, ROOT, RUNNER, evaluate
+import argparse, csv, io, json, os, statistics, subprocess, sys, tempfile
+from bench_common import LB, ROOT, RUNNER, evaluate
 
 RUNS = int(os.environ.get("KJ_BENCH_RUNS", "10"))
-NCU = os.environ.get("NCU", "ncu")
+NCU = [os.environ.get("NCU", "ncu")]
 
 
 def grid_size(launch):
@@ -34,7 +41,7 @@ def ncu_times(path):
     # own, so the profiled run (only it; our medians come from normal runs in
     # the full box) keeps the environment and leaves the box's walls down.
     env = dict(os.environ, KJUDGE_NO_BLOCKER="1", KJUDGE_RBOX_SKIP="ns,fs,creds,seccomp,cgroup,env")
-    cmd = [NCU, "--clock-control", "none", "--cache-control", "all", "--target-processes", "all",
+    cmd = NCU + ["--clock-control", "none", "--cache-control", "all", "--target-processes", "all",
            "-k", "regex:^(quant|quant_fast|kj_empty)$", "--metrics", "gpu__time_duration.sum,launch__grid_size",
            "--csv", "--page", "raw", "--print-units", "base", "--log-file", log,
            RUNNER, "eval", path, "--leaderboard", "fp8_quant", "--mode", "benchmark", "--samples", "30", "--compile-unboxed",
@@ -66,7 +73,7 @@ def ncu_times(path):
     return out
 
 
-def fidelity():
+def fidelity(evaluate=evaluate):
     print("| file | shape | kjudge median us | adjusted us | graph us | ncu median us | ratio | diff us | adjusted diff us | graph diff us | n ncu |")
     print("|---|---|---|---|---|---|---|---|---|---|---|")
     empty = None
@@ -103,7 +110,7 @@ def fidelity():
               (ours.get("baseline_event_pair_ns", 0) / 1e3))
 
 
-def stability():
+def stability(evaluate=evaluate):
     scores = []
     for _ in range(RUNS):
         r = evaluate(os.path.join(LB, "examples", "fast.cu"), "leaderboard")
@@ -118,7 +125,69 @@ def stability():
     print("scores (us): " + " ".join("%.4f" % (s / 1e3) for s in scores))
 
 
-if __name__ == "__main__":
-    fidelity()
+# ------------------------------------------------------------------ the --smoke stand-ins
+
+SMOKE_SHAPES = ((256, 4096), (256, 8192), (4096, 7168))  # (T, H), GS=128: fp8_quant's benchmark shapes
+
+
+def fake_result(path, mode, *extra, env=None):
+    """A made-up result of `kjudge-runner eval path --mode mode --json` (no GPU):
+    benchmark mode one entry per shape with one launch of quant (quant_fast for
+    examples/fast.cu), leaderboard mode a score."""
+    fast = path.endswith("fast.cu")
+    if mode == "leaderboard":
+        return {"verdict": "accepted", "score_ns": 15574.0 + len(extra)}
+    benchmarks = []
+    for t, h in SMOKE_SHAPES:
+        ns = (1.0 if fast else 2.0) * (2000.0 + t * h / 200.0)
+        benchmarks.append({"shape": {"T": t, "H": h, "GS": 128}, "median_ns": ns, "adjusted_median_ns": ns - 1280.0,
+                           "graph": {"ns": ns - 1500.0} if ns < 20000 else None,
+                           "launches": [{"kernel": "quant_fast" if fast else "quant",
+                                         "grid": [t * h // 128 // 8, 1, 1]}]})
+    return {"verdict": "accepted", "benchmarks": benchmarks, "baseline_empty_kernel_ns": 2912.0,
+            "baseline_event_pair_ns": 1280.0}
+
+
+def fake_ncu(argv):
+    """ncu as ncu_times() runs it, without a GPU: the launches of fake_result
+    (each 0.9 x its median, three samples) and three empty kernels, written
+    to --log-file as ncu's raw CSV page with its units row."""
+    log, path = argv[argv.index("--log-file") + 1], argv[argv.index("eval") + 1]
+    w = io.StringIO()
+    out = csv.writer(w, quoting=csv.QUOTE_ALL)
+    out.writerow(["ID", "Kernel Name", "gpu__time_duration.sum", "launch__grid_size"])
+    out.writerow(["", "", "nsecond", ""])
+    n = 0
+    for b in fake_result(path, "benchmark")["benchmarks"]:
+        la = b["launches"][0]
+        for k in range(3):
+            out.writerow([n, "%s(const float *, float *, float *, int, int, int)" % la["kernel"],
+                          "%.0f" % (0.9 * b["median_ns"] + k), "{:,}".format(grid_size(la))])
+            n += 1
+    for k in range(3):
+        out.writerow([n, "kj_empty()", "%d" % (1632 + k), "1"])
+        n += 1
+    with open(log, "w") as f:
+        f.write("==PROF== Connected to process 1\n" + w.getvalue())
+    print(json.dumps({"verdict": "accepted"}))
+    return 0
+
+
+def main():
+    global RUNS, NCU
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--smoke", action="store_true", help="made-up results and a stand-in ncu, no GPU (make test)")
+    args = ap.parse_args()
+    ev = evaluate
+    if args.smoke:
+        RUNS, NCU, ev = 2, [sys.executable, os.path.abspath(__file__), "--fake-ncu"], fake_result
+        print("smoke run: made-up results and a stand-in ncu; nothing here is measured")
+    fidelity(ev)
     if RUNS > 0:
-        stability()
+        stability(ev)
+
+
+if __name__ == "__main__":
+    if len(sys.argv) > 1 and sys.argv[1] == "--fake-ncu":
+        sys.exit(fake_ncu(sys.argv[2:]))
+    main()

@@ -114,10 +114,14 @@ def evaluate(path, mode, *extra, env=None):
 
 class Service(_Service):
     """A real kjudge-server on a free loopback port plus one runner on GPU 0
-    (tests/lib's Service); .user is the token of the user "bench"."""
+    (tests/lib's Service); .user is the token of the user "bench". fake: the
+    fake-GPU runner (build/kjudge-runner-fakegpu, each job judged in
+    fake_judge_s seconds) instead, for a bench's --smoke without a GPU."""
 
-    def __init__(self):
-        super().__init__(runner="real", gpu="H200", runner_name="bench-gpu0", prefix="kjudge-bench-")
+    def __init__(self, fake=False, fake_judge_s=0.05):
+        super().__init__(runner="fake" if fake else "real", gpu="H200", runner_name="bench-gpu0",
+                         prefix="kjudge-bench-",
+                         runner_env={"KJUDGE_FAKE_JUDGE_S": str(fake_judge_s)} if fake else None)
 
     def __enter__(self):
         super().__enter__()
@@ -139,6 +143,8 @@ def paired_parser(name, doc, runs_help):
     ap.add_argument("--out", default=os.environ.get("OUT") or os.path.join(ROOT, "build", name))
     ap.add_argument("--runner", default=os.path.join(ROOT, "bin", "kjudge-runner"))
     ap.add_argument("--fake", action="store_true", help="a stand-in runner, no GPU (tests)")
+    ap.add_argument("--smoke", action="store_true",
+                    help="a run of seconds for make test (tests/api/test_benches.py): --fake --runs 2")
     ap.add_argument("--merge", nargs="+", metavar="CSV", help="run nothing: the table of these %s.csv" % name)
     return ap
 
@@ -146,7 +152,10 @@ def paired_parser(name, doc, runs_help):
 def paired_checks(args, whole):
     """Check what paired_parser read: each option named in whole a whole number
     of at least 1 (made an int), the kernel a file (made absolute), the runner
-    built unless --fake. BenchError saying which otherwise."""
+    built unless --fake. BenchError saying which otherwise. --smoke sets
+    --fake and --runs 2 first (the fewest rounds the tables compare)."""
+    if args.smoke:
+        args.fake, args.runs = True, "2"
     for name in whole:
         v = getattr(args, name)
         if not v.isdigit() or int(v) < 1:

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""bench/process_spread: where one kernel's score spread between leaderboard
+"""bench/bench_process_spread: where one kernel's score spread between leaderboard
 runs comes from, from the samples of timing protocol v2 (docs/timing.md
 sections 3.8, 4 and 7.2).
 
@@ -23,7 +23,8 @@ the buffer sets (each set's medians against its process's).
 --fake runs a stand-in for kjudge-runner (this script with --fake-eval) that
 writes a synthetic trace (a seeded offset per process, its empties
 following it, a fixed shift per set, sample noise) and the result the
-runner would give for it (tests/api/test_process_spread.py).
+runner would give for it (tests/api/test_process_spread.py). --smoke is
+--fake --runs 2 --processes 2, a few seconds (tests/api/test_benches.py).
 Python 3 standard library only.
 """
 import argparse
@@ -42,7 +43,7 @@ import zlib
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import geomean, runner_env  # noqa: E402
+from bench_common import geomean, runner_env  # noqa: E402
 HEADER = ["shape", "process", "visit", "batch", "slot", "set", "lane", "kind", "ns"]
 TRACE_RE = re.compile(r"^trace-([A-Za-z0-9_.]+)-r([0-9]+)\.csv$")
 RESULT_RE = re.compile(r"^result-([A-Za-z0-9_.]+)-r([0-9]+)\.json$")
@@ -482,10 +483,14 @@ def main(argv=None):
                     help="where the runs and table.md go (default $OUT, else build/process_spread)")
     ap.add_argument("--runner", default=os.path.join(ROOT, "bin", "kjudge-runner"), help="default bin/kjudge-runner")
     ap.add_argument("--fake", action="store_true", help="a stand-in runner with a synthetic trace, no GPU (tests)")
+    ap.add_argument("--smoke", action="store_true",
+                    help="a run of seconds for make test: --fake --runs 2 --processes 2")
     ap.add_argument("--analyze", metavar="DIR", help="run nothing: analyse the traces and results in DIR")
     args = ap.parse_args(argv)
     if args.analyze:
         return analyze(args.analyze)
+    if args.smoke:
+        args.fake, args.runs, args.processes = True, 2, "2"
     try:
         variants = [int(x) for x in args.processes.split(",")]
     except ValueError:

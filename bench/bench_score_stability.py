@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""bench/score_stability: how reproducible a leaderboard score is, protocol v1
+"""bench/bench_score_stability: how reproducible a leaderboard score is, protocol v1
 beside v2 (docs/timing.md).
 
 Judges each kernel below again and again in leaderboard mode through
@@ -29,7 +29,9 @@ per v1 round.
 --fake runs a stand-in for kjudge-runner (this script with --fake-eval:
 a fresh process with a made-up per-process launch offset; KJ_FAKE_WRONG=
 PATH makes the runs of the file whose path ends so fail) so the harness is testable without a
-GPU (tests/api/test_score_stability.py).
+GPU (tests/api/test_score_stability.py). --smoke is --fake --runs 2 with
+three kernels of two boards (unless --kernels), a few seconds
+(tests/api/test_benches.py).
 
 Ten rounds of the six kernels take longer than one device call on an H200
 (about 50 s per v2 round): run it in several calls (each its own --out)
@@ -53,7 +55,7 @@ import zlib
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import geomean, runner_env  # noqa: E402
+from bench_common import geomean, runner_env  # noqa: E402
 
 # (label, board, file): at least six kernels over at least three boards.
 KERNELS = [
@@ -388,6 +390,8 @@ def main(argv=None):
                     help="the protocol beside v2: v1, or v2-1p (v2 in one submission box, before "
                          "the rounds were spread over fresh processes)")
     ap.add_argument("--fake", action="store_true", help="a stand-in runner, no GPU (tests)")
+    ap.add_argument("--smoke", action="store_true",
+                    help="a run of seconds for make test: --fake --runs 2, three kernels unless --kernels")
     ap.add_argument("--merge", nargs="+", metavar="CSV",
                     help="run nothing: the table of the runs in these score_stability.csv files "
                          "(several device calls of the same binaries, one table)")
@@ -409,6 +413,9 @@ def main(argv=None):
             log("scores recomputed with %.2f x (E_run - E_gpu) subtracted from each corrected run's medians"
                 % args.weight)
         return report(rows, [], args.out)
+    if args.smoke:
+        args.fake, args.runs = True, 2
+        args.kernels = args.kernels or "fp8 fast,fp8 template,histogram fast"
     kernels = KERNELS
     if args.kernels:
         want = [k.strip() for k in args.kernels.split(",")]

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""bench/compile_load: does heavy compiling on the same host move a ranked score?
+"""bench/bench_compile_load: does heavy compiling on the same host move a ranked score?
 
 The runners of a host share its CPUs: one runner's compiles (NVRTC in compile
 boxes) may run while another takes ranked timing (protocol v2, docs/timing.md
@@ -32,21 +32,22 @@ the difference is significant and whether it is larger than the resolution.
 this bench's load workers are alive (found by their tag in /proc/*/cmdline);
 $KJ_FAKE_EVAL=nojson|wrong makes it print no JSON or a wrong answer;
 `compile` sleeps 0.1 s and fails with $KJ_FAKE_COMPILE=fail
-(tests/api/test_compile_load.py).
+(tests/api/test_compile_load.py). --smoke is --fake --runs 2 --load 1, a
+few seconds (tests/api/test_benches.py).
 Bad input (a runner that prints no JSON, a verdict other than accepted, a
 --merge CSV without the needed columns, a bad --load) exits 1 with a message.
 
 Sizing: a v2 leaderboard run of fast.cu takes about 6-10 s on an H200
-(bench/score_stability.py), a round with the load's lead and stop about
+(bench/bench_score_stability.py), a round with the load's lead and stop about
 20-25 s: --runs 12 fit in about 5 minutes. Python 3 standard library only.
 """
 import ctypes, json, math, os, random, shutil, signal, statistics, subprocess, sys, tempfile, time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import (BenchError, eval_accepted, paired_checks, paired_parser, read_csv_rows, run_to_csv,  # noqa: E402
+from bench_common import (BenchError, eval_accepted, paired_checks, paired_parser, read_csv_rows, run_to_csv,  # noqa: E402
                     runner_env, score_cells)
-from score_stability import gpu_type, resolution_of  # noqa: E402
+from bench_score_stability import gpu_type, resolution_of  # noqa: E402
 
 LOAD_WEIGHT = os.path.join(ROOT, "bench", "compile_load_heavy.cuh")
 LOAD_BOARD = "fp8_quant"     # the board whose template.cu carries the weight
@@ -386,6 +387,8 @@ def main(argv=None):
     try:
         if args.merge:
             return report(read_rows(args.merge), args.out)
+        if args.smoke:
+            args.load = "1"
         paired_checks(args, ("runs", "load", "budget"))
         args.tag = "kjcload-%d" % os.getpid()
         os.makedirs(os.path.join(args.out, "runs"), exist_ok=True)

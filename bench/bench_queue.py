@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""bench/queue: scheduling through a real server and real runners.
+"""bench/bench_queue: scheduling through a real server and real runners.
 
 Prints one table of four parts:
   1. warm test-mode latency (template.cu), split into its steps as the
@@ -43,12 +43,14 @@ protocol, not a GPU. KJ_BENCH_FLOOD_S (default 40) sets each flood's
 length, KJ_BENCH_N (default 8) the latency samples, KJ_BENCH_BURST
 (default 40) the throughput burst, KJ_BENCH_DRAIN_S (default 30) how long
 the jobs of a flood may take to finish after it; KJ_BENCH_LOGS names a folder that gets
-each service's server and runner log.
+each service's server and runner log. --smoke (make test,
+tests/api/test_benches.py) is --fake with one latency sample, a burst of 3,
+floods of 2 s and fake jobs of 0.05-0.3 s: every part in about 20 s.
 """
 import argparse, http.client as httpc, json, os, re, shutil, statistics, subprocess, sys, tempfile, threading, time
 from urllib.parse import urlparse
 
-from common import ROOT, RUNNER, SERVER, LB, free_port, http, submit, wait_runner
+from bench_common import ROOT, RUNNER, SERVER, LB, free_port, http, submit, wait_runner
 
 FAKE_RUNNER = os.path.join(ROOT, "build", "kjudge-runner-fakegpu")
 BOMB = os.path.join(ROOT, "tests", "exploits", "template_bomb.cu")
@@ -379,7 +381,13 @@ def fmt(x, unit=""):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--fake", action="store_true", help="fake runners (no GPU): the server and protocol only")
+    ap.add_argument("--smoke", action="store_true", help="--fake at the smallest sizes, for make test")
     args = ap.parse_args()
+    if args.smoke:
+        global N, BURST, FLOOD_S, DRAIN_S, FAKE_S, FAKE_TEARDOWN_S
+        args.fake = True
+        N, BURST, FLOOD_S, DRAIN_S = 1, 3, 2.0, 20.0
+        FAKE_S, FAKE_TEARDOWN_S = {"test": 0.05, "bomb": 0.3, "leaderboard": 0.3}, 0.02
     exe = FAKE_RUNNER if args.fake else RUNNER
     if not os.access(exe, os.X_OK):
         sys.exit("%s is not built" % exe)
@@ -388,7 +396,7 @@ def main():
         sys.exit("no GPU (nvidia-smi -L lists none); --fake runs without one")
     src = sources(args.fake)
     print("\n%s\n| part | measure | value |\n|---|---|---|" % (
-        "bench/queue (fake runners: server and protocol only, no GPU)" if args.fake else "bench/queue"), flush=True)
+        "bench/bench_queue (fake runners: server and protocol only, no GPU)" if args.fake else "bench/bench_queue"), flush=True)
 
     class Rows:  # each row printed as it is measured: a run cut short keeps what it had
         def append(self, r):
