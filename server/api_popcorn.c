@@ -10,8 +10,8 @@
  * user/submissions (?leaderboard, ?limit) and user/submissions/{id}, which
  * the client polls until "done". The caller is the owner of the kjudge
  * user token sent as X-Popcorn-Cli-Id (http_daemon.c checks it like a
- * bearer token, HTTP_AUTH_CLI_ID). What kjudge does not do answers 501
- * with a sentence: auth/init (sign-in through Discord or GitHub) and the
+ * bearer token, HTTP_AUTH_CLI_ID). What kjudge does not do answers 404
+ * not_served with a sentence: auth/init (sign-in through Discord or GitHub) and the
  * streamed profile route. Error bodies carry "detail" beside "error"
  * (http.c), which the client prints.
  *
@@ -330,14 +330,14 @@ enum MHD_Result api_pc_sub_list(struct http_req *r)
 
 enum MHD_Result api_pc_auth_init(struct http_req *r)
 {
-    return http_error(r, MHD_HTTP_NOT_IMPLEMENTED, "not_implemented",
+    return http_error(r, MHD_HTTP_NOT_FOUND, "not_served",
                       "this server does not sign in through Discord or GitHub: ask its "
                       "organizers for a token and write \"cli_id: TOKEN\" into ~/.popcorn.yaml");
 }
 
 enum MHD_Result api_pc_profile(struct http_req *r)
 {
-    return http_error(r, MHD_HTTP_NOT_IMPLEMENTED, "not_implemented",
+    return http_error(r, MHD_HTTP_NOT_FOUND, "not_served",
                       "profile mode is not served to popcorn-cli; use kjudge submit FILE "
                       "--mode profile (docs/profile.md)");
 }

@@ -177,14 +177,16 @@ def test_lists_and_auth():
         check(s.server.rows() == [], "no submission stored by the refused requests", s.server.rows())
 
         st, _, d, raw = Popcorn(s.port, None).request("GET", "/popcorn/auth/init?provider=discord")
-        check(st == 501 and "~/.popcorn.yaml" in (detail(d) or ""),
-              "auth/init: 501 saying to put the token in ~/.popcorn.yaml", (st, raw[:300]))
+        check(st == 404 and "~/.popcorn.yaml" in (detail(d) or ""),
+              "auth/init: 404 saying to put the token in ~/.popcorn.yaml", (st, raw[:300]))
         st, _, d, raw = pc.submit("fast.cu", src, "fp8_quant", "H200", "profile", streaming=True)
-        check(st == 501 and "profile" in (detail(d) or ""), "the streamed profile route: 501 with detail",
+        check(st == 404 and "profile" in (detail(d) or ""), "the streamed profile route: 404 with detail",
               (st, raw[:300]))
         st, _, d, raw = pc.request("DELETE", "/popcorn/user/submissions/1")
         check(st == 405 and detail(d), "DELETE user/submissions/1: 405 with detail (submissions are kept)",
               (st, raw[:300]))
+        st, _, d, raw = pc.request("POST", "/popcorn/user/join", b'{"code":"x"}', "application/json")
+        check(st == 404 and detail(d), "POST user/join: 404 with detail", (st, raw[:300]))
 
 
 def test_bad_submissions():
