@@ -12,7 +12,8 @@
  * api_leaderboards.c (boards and rankings), api_runner.c (GPU hosts claim
  * jobs and post results), api_gpus.c (GPU types, their
  * runners and queues), api_hello.c (runners' start-up reports),
- * api_metrics.c (Prometheus metrics), api_meta.c (health, OpenAPI, whoami), sse.c (the
+ * api_metrics.c (Prometheus metrics), api_meta.c (health, OpenAPI, whoami),
+ * api_popcorn.c (the routes popcorn-cli calls), sse.c (the
  * event stream of a submission) and web.c (static files). Each handler answers with one http_*
  * call from http.h, or parks the request (wait.h).
  */
@@ -24,6 +25,15 @@
 
 /* api_submissions.c */
 enum MHD_Result api_sub_create(struct http_req *r);
+/* The collected multipart fields of r into *f (0), or the 400/413 answered
+ * into *res (1). f->file is borrowed from r->upload. */
+int api_sub_upload(struct http_req *r, struct upload_fields *f, enum MHD_Result *res);
+/* Every check of POST /submissions on f (fields, directives, board, GPU,
+ * mode, deadline, tool options, rate limit) and the durable insert: 0 with
+ * the queued row in *out (no blobs), or 1 with the 4xx/5xx answered into
+ * *res. Fields f lacks may come from the file's "//!kjudge" lines. */
+int api_sub_submit(struct http_req *r, struct upload_fields *f, struct db_sub *out,
+                   enum MHD_Result *res);
 enum MHD_Result api_sub_get(struct http_req *r);
 enum MHD_Result api_sub_events(struct http_req *r);
 /* POST /submissions/{id}/disqualify (admin) */
@@ -155,6 +165,15 @@ int api_openapi_load(struct server *srv, struct kj_err *err);
 enum MHD_Result api_healthz(struct http_req *r);
 enum MHD_Result api_openapi(struct http_req *r);
 enum MHD_Result api_me(struct http_req *r);
+
+/* api_popcorn.c: popcorn-cli's routes under /popcorn/ (docs/popcorn.md) */
+enum MHD_Result api_pc_leaderboards(struct http_req *r);
+enum MHD_Result api_pc_gpus(struct http_req *r);
+enum MHD_Result api_pc_submit(struct http_req *r);
+enum MHD_Result api_pc_sub_list(struct http_req *r);
+enum MHD_Result api_pc_sub_get(struct http_req *r);
+enum MHD_Result api_pc_auth_init(struct http_req *r);
+enum MHD_Result api_pc_profile(struct http_req *r);
 
 /* web.c */
 enum MHD_Result web_index(struct http_req *r);

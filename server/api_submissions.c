@@ -8,7 +8,8 @@
  * encoding, directives against the board's variables - and
  * committed as a queued row (db_sub_insert_limited, which enforces the
  * caller's per-mode rate limit) before the 202 goes out; the
- * runner picks it up through api_runner.c. Who sees what is decided in one
+ * runner picks it up through api_runner.c. The checks and the insert
+ * (api_sub_upload, api_sub_submit) also serve api_popcorn.c's route. Who sees what is decided in one
  * place, api_sub_view() (api_access.c), and the bodies are built by
  * api_json.c. ?wait=1 takes one of the caller's wait
  * slots and parks the connection in wait.h until the result arrives;
@@ -210,17 +211,17 @@ static int check_tool_fields(struct http_req *r, const struct upload_fields *f, 
     return 0;
 }
 
-/* Store the checked submission and answer 202, or 429 over the caller's rate limit. */
-static enum MHD_Result store(struct http_req *r, const struct upload_fields *f, enum kj_mode mode,
-                             const struct board *b)
+/* Store the checked submission into *out (0), or answer into *res and
+ * return 1: 429 over the caller's rate limit. */
+static int store(struct http_req *r, const struct upload_fields *f, enum kj_mode mode,
+                 const struct board *b, struct db_sub *out, enum MHD_Result *res)
 {
     struct db_sub s;
     struct kj_err err;
-    enum MHD_Result res;
     int limit, rc;
     memset(&s, 0, sizeof s);
-    if (check_tool_fields(r, f, mode, b, &s, &res))
-        return res;
+    if (check_tool_fields(r, f, mode, b, &s, res))
+        return 1;
     kj_err_clear(&err);
     s.user_id = r->user.id;
     snprintf(s.user, sizeof s.user, "%s", r->user.name);
@@ -236,75 +237,98 @@ static enum MHD_Result store(struct http_req *r, const struct upload_fields *f, 
     s.source = NULL;
     if (rc == KJ_ELIMIT) {
         kj_log(KJ_LOG_INFO, "submit", "rate limited user=%s mode=%s", s.user, kj_mode_name(mode));
-        return http_error(r, MHD_HTTP_TOO_MANY_REQUESTS, "rate_limited",
+        *res = http_error(r, MHD_HTTP_TOO_MANY_REQUESTS, "rate_limited",
                           "rate_limit_%s: at most %d %s submissions per minute; retry in %d s",
                           kj_mode_name(mode), limit, kj_mode_name(mode), r->retry_after);
+        return 1;
     }
-    if (rc != 0)
-        return http_internal(r, &err);
+    if (rc != 0) {
+        *res = http_internal(r, &err);
+        return 1;
+    }
     kj_log(KJ_LOG_INFO, "submit", "queued id=%lld user=%s leaderboard=%s gpu=%s mode=%s bytes=%zu",
            (long long)s.id, s.user, s.leaderboard, s.gpu, kj_mode_name(mode), f->file_len);
     wait_notify_gpu(r->srv->wait, s.gpu); /* a runner's parked claim takes it now */
-    return accepted(r, &s);
+    *out = s;
+    return 0;
+}
+
+int api_sub_upload(struct http_req *r, struct upload_fields *f, enum MHD_Result *res)
+{
+    struct kj_err err;
+    int rc;
+    kj_err_clear(&err);
+    if ((rc = upload_finish(r->upload, f, &err)) == 0)
+        return 0;
+    if (rc == KJ_ELIMIT)
+        *res = http_error(r, MHD_HTTP_CONTENT_TOO_LARGE, "too_large", "%s", err.msg);
+    else if (rc == KJ_ENOMEM)
+        *res = http_internal(r, &err);
+    else
+        *res = http_error(r, MHD_HTTP_BAD_REQUEST, "bad_request", "%s", err.msg);
+    return 1;
+}
+
+int api_sub_submit(struct http_req *r, struct upload_fields *f, struct db_sub *out,
+                   enum MHD_Result *res)
+{
+    struct directives *d = NULL;
+    const struct board *b;
+    struct kj_err err;
+    enum kj_mode mode = KJ_MODE_TEST;
+    int answered = 1;
+
+    kj_err_clear(&err);
+    if (check_fields(r, f, &mode, res))
+        return 1;
+    if ((d = calloc(1, sizeof *d)) == NULL) {
+        KJ_FAIL(&err, KJ_ENOMEM, "out of memory parsing directives");
+        *res = http_internal(r, &err);
+        return 1;
+    }
+    if (dir_parse(f->file, f->file_len, d, &err) != 0) {
+        *res = directive_error(r, &err);
+        goto out;
+    }
+    if (!f->has_leaderboard || f->leaderboard[0] == '\0') {
+        if (d->leaderboard[0] == '\0') {
+            *res = http_error(r, MHD_HTTP_BAD_REQUEST, "missing_leaderboard",
+                              "name the leaderboard: -F leaderboard=NAME or a line "
+                              "\"//!kjudge leaderboard NAME\" in the file");
+            goto out;
+        }
+        snprintf(f->leaderboard, sizeof f->leaderboard, "%s", d->leaderboard);
+    }
+    /* GPU type and mode from "//!kjudge gpu" / "mode" lines when the request
+     * has no such field; a field that disagrees with its line is a 422 below. */
+    if ((!f->has_gpu || f->gpu[0] == '\0') && d->gpu[0] != '\0') {
+        snprintf(f->gpu, sizeof f->gpu, "%s", d->gpu);
+        f->has_gpu = 1;
+    }
+    if (!f->has_mode && d->mode[0] != '\0') {
+        snprintf(f->mode, sizeof f->mode, "%s", d->mode);
+        if (KJ_NEVER(kj_mode_parse(f->mode, &mode) != 0)) { /* dir_parse checked it */
+            KJ_FAIL(&err, KJ_EINTERNAL, "a directive's mode is not a mode");
+            *res = http_internal(r, &err);
+            goto out;
+        }
+    }
+    if ((b = check_board(r, f, mode, res)) == NULL || check_directives(r, f, d, b, res))
+        goto out;
+    answered = store(r, f, mode, b, out, res);
+out:
+    free(d);
+    return answered;
 }
 
 enum MHD_Result api_sub_create(struct http_req *r)
 {
     struct upload_fields f;
-    struct directives *d = NULL;
-    const struct board *b;
-    struct kj_err err;
+    struct db_sub s;
     enum MHD_Result res;
-    enum kj_mode mode = KJ_MODE_TEST;
-    int rc;
-
-    kj_err_clear(&err);
-    if ((rc = upload_finish(r->upload, &f, &err)) != 0) {
-        if (rc == KJ_ELIMIT)
-            return http_error(r, MHD_HTTP_CONTENT_TOO_LARGE, "too_large", "%s", err.msg);
-        if (rc == KJ_ENOMEM)
-            return http_internal(r, &err);
-        return http_error(r, MHD_HTTP_BAD_REQUEST, "bad_request", "%s", err.msg);
-    }
-    if (check_fields(r, &f, &mode, &res))
+    if (api_sub_upload(r, &f, &res) || api_sub_submit(r, &f, &s, &res))
         return res;
-    if ((d = calloc(1, sizeof *d)) == NULL) {
-        KJ_FAIL(&err, KJ_ENOMEM, "out of memory parsing directives");
-        return http_internal(r, &err);
-    }
-    if (dir_parse(f.file, f.file_len, d, &err) != 0) {
-        res = directive_error(r, &err);
-        goto out;
-    }
-    if (!f.has_leaderboard || f.leaderboard[0] == '\0') {
-        if (d->leaderboard[0] == '\0') {
-            res = http_error(r, MHD_HTTP_BAD_REQUEST, "missing_leaderboard",
-                             "name the leaderboard: -F leaderboard=NAME or a line "
-                             "\"//!kjudge leaderboard NAME\" in the file");
-            goto out;
-        }
-        snprintf(f.leaderboard, sizeof f.leaderboard, "%s", d->leaderboard);
-    }
-    /* GPU type and mode from "//!kjudge gpu" / "mode" lines when the request
-     * has no such field; a field that disagrees with its line is a 422 below. */
-    if ((!f.has_gpu || f.gpu[0] == '\0') && d->gpu[0] != '\0') {
-        snprintf(f.gpu, sizeof f.gpu, "%s", d->gpu);
-        f.has_gpu = 1;
-    }
-    if (!f.has_mode && d->mode[0] != '\0') {
-        snprintf(f.mode, sizeof f.mode, "%s", d->mode);
-        if (KJ_NEVER(kj_mode_parse(f.mode, &mode) != 0)) { /* dir_parse checked it */
-            KJ_FAIL(&err, KJ_EINTERNAL, "a directive's mode is not a mode");
-            res = http_internal(r, &err);
-            goto out;
-        }
-    }
-    if ((b = check_board(r, &f, mode, &res)) == NULL || check_directives(r, &f, d, b, &res))
-        goto out;
-    res = store(r, &f, mode, b);
-out:
-    free(d);
-    return res;
+    return accepted(r, &s);
 }
 
 /* ------------------------------------------------------------------ */

@@ -122,6 +122,8 @@ static enum MHD_Result error_response(struct http_req *r, unsigned status, const
         cJSON_AddStringToObject(e, "code", code);
         cJSON_AddStringToObject(e, "message", msg);
     }
+    if (strncmp(r->path, HTTP_POPCORN_PREFIX, strlen(HTTP_POPCORN_PREFIX)) == 0)
+        cJSON_AddStringToObject(root, "detail", msg);
     text = cJSON_PrintUnformatted(root);
     cJSON_Delete(root);
     if (text == NULL)

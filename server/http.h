@@ -35,8 +35,14 @@ enum http_auth {
     HTTP_AUTH_USER,      /* role user or admin */
     HTTP_AUTH_RUNNER,    /* role runner */
     HTTP_AUTH_ANY,       /* any valid token */
-    HTTP_AUTH_ADMIN      /* role admin */
+    HTTP_AUTH_ADMIN,     /* role admin */
+    HTTP_AUTH_CLI_ID     /* role user or admin, the token sent as "X-Popcorn-Cli-Id: TOKEN"
+                            instead of Authorization (api_popcorn.c's routes) */
 };
+
+/* The prefix of the routes that answer popcorn-cli (api_popcorn.c): their
+ * error bodies also carry the message as "detail", which that client prints. */
+#define HTTP_POPCORN_PREFIX "/popcorn/"
 
 /* What the route's body is. */
 enum http_body { HTTP_BODY_NONE = 0, HTTP_BODY_JSON, HTTP_BODY_MULTIPART,
@@ -78,7 +84,8 @@ struct http_req {
     char method[8];
     char path[HTTP_MAX_PATH];        /* printable copy of the URL path (no query) */
     int nparams;
-    char params[2][HTTP_MAX_PARAM];  /* the {id}/{name} segments, in order */
+#define HTTP_MAX_PARAMS 3
+    char params[HTTP_MAX_PARAMS][HTTP_MAX_PARAM]; /* the {id}/{name} segments, in order */
     char allow[64];                  /* methods of the path, for a 405's Allow header */
     struct timespec start;           /* CLOCK_MONOTONIC at the first callback */
     char client[NETACL_ADDR_MAX];    /* the client's address: the peer's, or the one a

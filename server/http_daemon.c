@@ -306,6 +306,27 @@ static int req_role(struct http_req *r, enum http_auth need, enum MHD_Result *re
     return 0;
 }
 
+/* popcorn-cli's routes: the token is the whole X-Popcorn-Cli-Id value.
+ * Into tok (size toksz); 0, or 1 when it answered 401. */
+static int req_cli_id(struct http_req *r, char *tok, size_t toksz, enum MHD_Result *res)
+{
+    const char *h = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, "X-Popcorn-Cli-Id");
+    size_t n = h != NULL ? strlen(h) : 0, ok = 0;
+    while (ok < n && (unsigned char)h[ok] > ' ' && (unsigned char)h[ok] < 0x7f)
+        ok++;
+    if (n == 0)
+        *res = req_reject(r, MHD_HTTP_UNAUTHORIZED, "missing_cli_id",
+                          "send \"X-Popcorn-Cli-Id: TOKEN\" (cli_id: TOKEN in ~/.popcorn.yaml; "
+                          "the organizers give you the TOKEN)");
+    else if (n >= toksz || ok != n)
+        *res = req_reject(r, MHD_HTTP_UNAUTHORIZED, "invalid_token", "the cli id is not valid");
+    else {
+        memcpy(tok, h, n + 1);
+        return 0;
+    }
+    return 1;
+}
+
 /* Authenticate r for its route. Returns 0 to go on, 1 when it answered. */
 static int req_auth(struct http_req *r, enum MHD_Result *res)
 {
@@ -317,19 +338,22 @@ static int req_auth(struct http_req *r, enum MHD_Result *res)
 
     if (need == HTTP_AUTH_NONE)
         return req_auth_public(r, h, res);
-    if (h == NULL && need == HTTP_AUTH_OPTIONAL)
+    if (need == HTTP_AUTH_CLI_ID) {
+        if (req_cli_id(r, token, sizeof token, res))
+            return 1;
+        need = HTTP_AUTH_USER;
+    } else if (h == NULL && need == HTTP_AUTH_OPTIONAL) {
         return 0;
-    if (h == NULL) {
+    } else if (h == NULL) {
         *res = req_reject(r, MHD_HTTP_UNAUTHORIZED, "missing_token",
                           "send \"Authorization: Bearer TOKEN\"");
         return 1;
-    }
-    kj_err_clear(&err);
-    if (auth_parse_bearer(h, token, sizeof token) != 0) {
+    } else if (auth_parse_bearer(h, token, sizeof token) != 0) {
         *res = req_reject(r, MHD_HTTP_UNAUTHORIZED, "invalid_token",
                           "the Authorization header must be \"Bearer TOKEN\"");
         return 1;
     }
+    kj_err_clear(&err);
     rc = auth_lookup(r->srv->db, token, &r->user, &err);
     memset(token, 0, sizeof token);
     if (rc == KJ_ENOTFOUND) {

@@ -74,6 +74,16 @@ static const struct http_route routes[] = {
      HTTP_BODY_NONE, 0},
     {"GET", "/api/v1/users", api_user_list, HTTP_AUTH_ADMIN, HTTP_BODY_NONE, 0},
     {"GET", "/api/v1/stats", api_stats, HTTP_AUTH_ADMIN, HTTP_BODY_NONE, 0},
+    /* popcorn-cli (api_popcorn.c); the cli id is a user token */
+    {"GET", "/popcorn/leaderboards", api_pc_leaderboards, HTTP_AUTH_NONE, HTTP_BODY_NONE, 0},
+    {"GET", "/popcorn/gpus/{leaderboard}", api_pc_gpus, HTTP_AUTH_NONE, HTTP_BODY_NONE, 0},
+    {"POST", "/popcorn/submission/{leaderboard}/{gpu}/{mode}", api_pc_submit, HTTP_AUTH_CLI_ID,
+     HTTP_BODY_MULTIPART, KJ_MAX_MULTIPART_BYTES},
+    {"GET", "/popcorn/user/submissions", api_pc_sub_list, HTTP_AUTH_CLI_ID, HTTP_BODY_NONE, 0},
+    {"GET", "/popcorn/user/submissions/{id}", api_pc_sub_get, HTTP_AUTH_CLI_ID, HTTP_BODY_NONE, 0},
+    {"GET", "/popcorn/auth/init", api_pc_auth_init, HTTP_AUTH_NONE, HTTP_BODY_NONE, 0},
+    {"POST", "/popcorn/{leaderboard}/{gpu}/profile", api_pc_profile, HTTP_AUTH_CLI_ID,
+     HTTP_BODY_MULTIPART, KJ_MAX_MULTIPART_BYTES},
     {NULL, NULL, NULL, HTTP_AUTH_NONE, HTTP_BODY_NONE, 0},
 };
 
@@ -88,7 +98,7 @@ static int route_match(const char *pattern, const char *path, struct http_req *r
         if (*p == '{') {
             size_t n = strcspn(u, "/");
             p = strchr(p, '}') + 1;
-            if (n == 0 || n >= HTTP_MAX_PARAM || r->nparams >= 2)
+            if (n == 0 || n >= HTTP_MAX_PARAM || r->nparams >= HTTP_MAX_PARAMS)
                 return 0;
             memcpy(r->params[r->nparams], u, n);
             r->params[r->nparams++][n] = '\0';

@@ -7,7 +7,8 @@ test_schema.py for users it created on its own server:
 - the admin routes get the admin token;
 - POST /api/v1/me/token, which replaces the caller's token, gets a user of
   its own whose new token is picked up from each 200 answer;
-- every other route gets the user token (public routes ignore it).
+- every other route gets the user token (public routes ignore it), the
+  popcorn-cli routes (/popcorn/) also as X-Popcorn-Cli-Id.
 Schemathesis's own checks still send requests without a token or with a
 wrong one (ignored_auth).
 """
@@ -64,6 +65,8 @@ class UserToken:
 
     def set(self, case, data, ctx):
         _bearer(case, data)
+        if case.operation.path.startswith("/popcorn/"):
+            case.headers["X-Popcorn-Cli-Id"] = data
 
 
 @schemathesis.hook

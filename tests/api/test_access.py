@@ -26,7 +26,7 @@ import tempfile
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "lib"))
 from kjcheck import Counts, check  # noqa: E402
-from kjhttp import Client  # noqa: E402
+from kjhttp import Client, multipart  # noqa: E402
 from kjservice import BIN, ROOT  # noqa: E402
 from kjtest import is_error, result_body, GOOD_SOURCE  # noqa: E402
 from test_jobs import route_table  # noqa: E402
@@ -97,6 +97,14 @@ MATRIX = {
     ("GET", "/api/v1/leaderboards/{name}/files/{file}"): (200, 200, 200, 200, 200, 403),
     ("GET", "/api/v1/users"):                         (401, 403, 403, 200, 403, 403),
     ("GET", "/api/v1/stats"):                         (401, 403, 403, 200, 403, 403),
+    # popcorn-cli's routes: the token also as X-Popcorn-Cli-Id (docs/popcorn.md)
+    ("GET", "/popcorn/leaderboards"):                 (200, 200, 200, 200, 200, 403),
+    ("GET", "/popcorn/gpus/{leaderboard}"):           (200, 200, 200, 200, 200, 403),
+    ("POST", "/popcorn/submission/{leaderboard}/{gpu}/{mode}"): (401, 202, 202, 202, 403, 403),
+    ("GET", "/popcorn/user/submissions"):             (401, 200, 200, 200, 403, 403),
+    ("GET", "/popcorn/user/submissions/{id}"):        (401, 200, 404, 200, 403, 403),
+    ("GET", "/popcorn/auth/init"):                    (404, 404, 404, 404, 404, 403),
+    ("POST", "/popcorn/{leaderboard}/{gpu}/profile"): (401, 404, 404, 404, 403, 403),
 }
 
 # Limits written to the test server's config file (no serve flags).
@@ -136,6 +144,15 @@ def invite(c, admin, days=None):
 def matrix_call(c, srv, method, pattern, role, tokens, ctx):
     """Make the request of one matrix cell; returns the status."""
     tok = tokens.get(role)
+    if pattern.startswith("/popcorn/"):
+        path = pattern.replace("{id}", str(ctx["sid"])).replace("{leaderboard}", "fp8_quant")
+        path = path.replace("{gpu}", "H200").replace("{mode}", "test")
+        body, h = (multipart([], [("file", "k.cu", GOOD_SOURCE.encode())]) if method == "POST"
+                   else (None, None))
+        headers = {"Content-Type": h} if h else {}
+        if tok is not None:
+            headers["X-Popcorn-Cli-Id"] = tok
+        return c.request(method, path, token=tok, body=body, headers=headers)[0]
     path = pattern.replace("{id}", str(ctx["sid"])).replace("{path}", "none.css")
     if pattern.startswith("/api/v1/runner/jobs/"):
         path += "?attempt=1"
