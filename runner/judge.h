@@ -75,7 +75,7 @@ struct judge_job {
     double time_limit_s;          /* wall limit of the whole job; 0 = the leaderboard's */
     long samples;                 /* > 0: exactly this many timed calls per shape (profiling, benches) */
     int processes;                /* v2: submission boxes the rounds are spread over, 1 to
-                                   * TPLAN_ROUNDS; 0 = TPLAN_PROCESSES (bench/score_stability
+                                   * TPLAN_ROUNDS; 0 = TPLAN_PROCESSES (bench/bench_score_stability
                                    * compares others) */
     int compile_unboxed;          /* eval --compile-unboxed only: NVRTC in this process, no
                                    * compile box (a profiler that follows forks, such as ncu,

@@ -428,7 +428,7 @@ static enum judge_step judge_v2_warmup(struct judge *j, struct v2_shape *sh, dou
 }
 
 /* E_gpu of this device: $KJUDGE_EMPTY_KERNEL_NS when set (a GPU model not
- * in the table, calibrated by bench/score_stability.py), else the table's. */
+ * in the table, calibrated by bench/bench_score_stability.py), else the table's. */
 static double judge_gpu_empty_ns(const struct judge *j, char *src, size_t srcsz)
 {
     const char *env = getenv("KJUDGE_EMPTY_KERNEL_NS"), *where = "";

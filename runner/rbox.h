@@ -28,7 +28,7 @@
  * turns protections off for diagnosis; the box reports what it applied.
  * "env" keeps the runner's environment in the box, so that a profiler that
  * injects itself through environment variables (ncu) can follow the box;
- * bench/timing_fidelity needs it and every other step off.
+ * bench/bench_timing_fidelity.py needs it and every other step off.
  */
 #ifndef KJ_RBOX_H
 #define KJ_RBOX_H

@@ -6,7 +6,7 @@
 
 #include <string.h>
 
-/* E_gpu per GPU model. A new row comes from bench/score_stability.py on that
+/* E_gpu per GPU model. A new row comes from bench/bench_score_stability.py on that
  * model: its "E_run" column (the mean of the jobs' empty-kernel estimates)
  * over at least ten fresh processes. */
 static const struct {

@@ -44,7 +44,7 @@
  * grow when a user with less usage submits, which is the rule working.
  *
  * QUEUE_FIFO (oldest job first, no class bound) stays for comparison
- * (bench/queue.py measures both).
+ * (bench/bench_queue.py measures both).
  */
 #include "queue.h"
 
