@@ -13,8 +13,8 @@
 # KJ_GPU_ONLY=name,... runs only those parts of 1 (e.g. "boards,corpus");
 # KJ_GPU_ORACLE=0 leaves out 2. KJ_GPU_PROFILE=1 adds tests/gpu/profile_round.py
 # (profile and sanitize modes; needs ncu and compute-sanitizer; a few
-# minutes). KJ_GPU_SPLIT=1 runs 1 as three processes at once (the boards,
-# corpus and server loop; the exploit corpus; the fault cycles), which takes
+# minutes). KJ_GPU_SPLIT=1 runs 1 as four processes at once (the boards,
+# corpus and server loop; the exploit corpus; the fault cycles; Python), which takes
 # the time of the longest part: every check is a verdict or a bound
 # that a busier GPU only makes harder to pass, but the latencies and medians
 # it prints are then not for comparison. Ends with one line summing them:
@@ -34,7 +34,7 @@ if [ "${KJ_GPU_ORACLE:-1}" != 0 ]; then
   opid=$!
 fi
 if [ "${KJ_GPU_SPLIT:-0}" = 1 ] && [ -z "${KJ_GPU_ONLY:-}" ]; then
-  parts=("compile,examples,boards,corpus,server" "exploits" "fault_cycles")
+  parts=("compile,examples,boards,corpus,server" "exploits" "fault_cycles" "python")
   plogs=() ppids=()
   for part in "${parts[@]}"; do
     plog=$(mktemp)

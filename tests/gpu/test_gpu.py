@@ -9,11 +9,17 @@
 2. The real server and a real runner (a tests/lib Service): submit with
    multipart over HTTP, wait, read the verdicts and the rankings.
 3. The exploit corpus and the fault cycles (test_exploits.py).
+4. Python submissions (tests/gpu/python, each file's first line
+   "# expect: VERDICT  mode: MODE  [time_limit: S]  why: ..."), and the
+   boards' Python examples accepted, in the environment of $KJUDGE_PYTHON
+   (default /opt/torch/.venv/bin/python3; none: skipped); then a Python
+   entry and a CUDA entry judged and ranked through a real server.
 Without a GPU every test is counted as skipped, never as passed. Ends with
 "test_gpu: N passed, N failed, N skipped".
 """
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -192,8 +198,102 @@ def test_server():
             svc.print_logs()
 
 
+PY_HEADER = re.compile(r"^# expect: (?P<expect>\S+)\s+mode: (?P<mode>\S+)(?P<opts>.*?)\s+why: (?P<why>\S.*)$")
+
+
+def python_env():
+    """The interpreter of the environment Python submissions run in, or None."""
+    exe = os.environ.get("KJUDGE_PYTHON", "/opt/torch/.venv/bin/python3")
+    return exe if os.access(exe, os.X_OK) else None
+
+
+def test_python():
+    exe = python_env()
+    if exe is None:
+        gpueval.skip("python", "no Python environment (set KJUDGE_PYTHON to its python3)")
+        return
+    env = dict(os.environ, KJUDGE_PYTHON=exe)
+    here = os.path.join(ROOT, "tests", "gpu", "python")
+    for name in sorted(os.listdir(here)):
+        if not name.endswith(".py"):
+            continue
+        path = os.path.join(here, name)
+        with open(path) as f:
+            m = PY_HEADER.match(f.readline().rstrip("\n"))
+        if m is None:
+            check(False, "%s: a '# expect: ...' first line" % name)
+            continue
+        tl = re.search(r"time_limit: (\d+)", m.group("opts"))
+        extra = ["--warmup", "0.05"] + (["--time-limit", tl.group(1)] if tl else [])
+        t0 = time.time()
+        p = subprocess.run([RUNNER, "eval", path, "--mode", m.group("mode"), "--json", *extra], cwd=ROOT,
+                           capture_output=True, text=True, timeout=600, env=env)
+        took = time.time() - t0
+        try:
+            res = json.loads(p.stdout)
+        except ValueError:
+            res = {}
+        got = res.get("verdict")
+        report["eval"]["python/" + name] = {"verdict": got, "message": res.get("message"), "seconds": took,
+                                           "score_ns": res.get("score_ns"),
+                                           "medians_ns": [b.get("median_ns") for b in res.get("benchmarks", [])]}
+        check(got == m.group("expect"), "python/%s -> %s (%.1f s)" % (name, m.group("expect"), took),
+              "got %s: %s" % (got, (res.get("message") or p.stderr[-2000:])))
+        if got in ("runtime_error", "time_limit"):
+            template_ok("python/" + name)
+    for board in ("fp8_quant", "gated_deltanet_recompute_w_u"):
+        d = os.path.join(ROOT, "leaderboards", board, "examples")
+        for name in sorted(os.listdir(d)) if os.path.isdir(d) else []:
+            if not name.endswith(".py"):
+                continue
+            if name.startswith("helion") and "helion (none)" in subprocess.run(
+                    [exe, "-c", "import importlib.util as u; print('helion (none)' if u.find_spec('helion') "
+                     "is None else 'helion')"], capture_output=True, text=True).stdout:
+                gpueval.skip("%s/%s" % (board, name), "Helion is not installed in %s" % exe)
+                continue
+            p = subprocess.run([RUNNER, "eval", os.path.join(d, name), "--leaderboard", board, "--mode",
+                                "benchmark", "--json"], cwd=ROOT, capture_output=True, text=True, timeout=600,
+                               env=env)
+            try:
+                res = json.loads(p.stdout)
+            except ValueError:
+                res = {}
+            report["eval"]["%s/%s" % (board, name)] = res
+            check(res.get("verdict") == "accepted", "%s example %s accepted in benchmark mode (score %s)" % (
+                board, name, res.get("score_ns")), (res.get("message") or p.stderr[-2000:]))
+    # Through a real server: a Python entry ranked beside a CUDA one.
+    old = os.environ.get("KJUDGE_PYTHON")
+    os.environ["KJUDGE_PYTHON"] = exe  # the runner the Service starts reads it
+    try:
+        with Service(runner="real", gpu="H200", runner_name="gpu0", prefix="kjudge-py-") as svc:
+            base, user = svc.base, svc.user("pyuser") or ""
+            cuda_user = svc.user("cudauser") or ""
+            ids = []
+            for tok, path in ((user, os.path.join(here, "fp8_torch.py")), (cuda_user, os.path.join(LB, "template.cu"))):
+                st, sub = submit(base, tok, path, "leaderboard")
+                check(st == 202, "submit %s -> 202" % os.path.basename(path), str(sub))
+                ids.append((tok, sub.get("id")))
+            for tok, i in ids:
+                st, res = http("GET", base + "/api/v1/submissions/%d?wait=1&timeout=600" % i, tok)
+                check(res.get("verdict") == "accepted", "submission %d accepted via the server" % i,
+                      json.dumps(res)[:2000])
+            st, rk = http("GET", base + "/api/v1/leaderboards/fp8_quant/rankings?gpu=H200")
+            rows = (rk or {}).get("rankings", [])
+            langs = sorted(r.get("lang", "?") for r in rows)
+            check(len(rows) == 2 and langs == ["cuda", "python"], "a Python and a CUDA entry ranked together",
+                  json.dumps(rk)[:2000])
+            print("     rankings: " + ", ".join("%s %s %.3f us" % (r.get("user"), r.get("lang"), r["score_ns"] / 1e3)
+                                             for r in rows))
+    finally:
+        if old is None:
+            os.environ.pop("KJUDGE_PYTHON", None)
+        else:
+            os.environ["KJUDGE_PYTHON"] = old
+
+
 def main():
-    return gpueval.main("test_gpu", [test_compile, test_examples, test_boards, test_corpus, test_server] +
+    return gpueval.main("test_gpu", [test_compile, test_examples, test_boards, test_corpus, test_server,
+                                     test_python] +
                         test_exploits.TESTS)
 
 
