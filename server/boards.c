@@ -21,6 +21,7 @@
 #include "kj_file.h"
 #include "rank.h"
 #include "server.h"
+#include "sub_lang.h"
 
 #include <cjson/cJSON.h>
 #include <stdio.h>
@@ -365,6 +366,7 @@ static cJSON *ranking_row(const struct db_rank_row *row, int rank, int tied)
     cJSON_AddNumberToObject(o, "rank", rank);
     cJSON_AddBoolToObject(o, "tied", tied);
     cJSON_AddStringToObject(o, "user", row->user);
+    cJSON_AddStringToObject(o, "lang", sub_lang_name(row->lang));
     cJSON_AddNumberToObject(o, "score_ns", row->score_ns);
     cJSON_AddNumberToObject(o, "submission_id", (double)row->submission_id);
     cJSON_AddStringToObject(o, "submitted_at", when);

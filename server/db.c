@@ -326,6 +326,8 @@ static int db_migrate(struct db *db, struct kj_err *err)
         goto fail;
     if (version < 10 && (rc = db_migrate_v10(db, err)) != 0)
         goto fail;
+    if (version < 11 && (rc = db_migrate_v11(db, err)) != 0)
+        goto fail;
     if (version != DB_SCHEMA_VERSION) {
         snprintf(sql, sizeof sql, "PRAGMA user_version=%d", DB_SCHEMA_VERSION);
         if ((rc = db_exec(db, err, sql)) != 0)

@@ -18,7 +18,7 @@ protocol with results recorded by a real runner on an H200
    writes the report and refuses to overwrite a file without --force;
 4. rate limits: rate_limit_profile and rate_limit_sanitize default to 2
    per minute and each answers 429 on its own;
-5. a database at schema version 8 (made by this test) migrates to 10 and
+5. a database at schema version 8 (made by this test) migrates to 11 and
    then takes profile submissions (the mode CHECK list is rewritten).
 Prints "test_tool_modes: N passed, N failed, N skipped".
 """
@@ -236,6 +236,8 @@ def test_migration(tmp):
         con.execute("PRAGMA foreign_keys=OFF")
         con.execute("ALTER TABLE submissions DROP COLUMN sanitizer")
         con.execute("ALTER TABLE submissions DROP COLUMN profile_shape")
+        if "lang" in cols:  # version 11's
+            con.execute("ALTER TABLE submissions DROP COLUMN lang")
         con.commit()
         con.close()
     # and without version 9's objects (the queue's), which a version-8 file lacks
@@ -253,7 +255,7 @@ def test_migration(tmp):
         st, d = sub(c, tok, "profile", [("shape", "0")])
         check(st == 202, "a profile submission is stored after the migration", d)
         con = sqlite3.connect(db)
-        check(con.execute("PRAGMA user_version").fetchone()[0] == 10, "schema version 10")
+        check(con.execute("PRAGMA user_version").fetchone()[0] == 11, "schema version 11 (10's modes, 11's lang)")
         check("'sanitize'" in con.execute("SELECT sql FROM sqlite_master WHERE name='submissions'").fetchone()[0],
               "the CHECK list has the new modes")
         con.close()
