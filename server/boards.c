@@ -135,6 +135,10 @@ static cJSON *board_summary(const struct spec *s)
         cJSON_AddNullToObject(o, "deadline");
     cJSON_AddItemToObject(o, "gpus", str_array(s->gpus, s->ngpus));
     cJSON_AddItemToObject(o, "vars", str_array(s->vars, s->nvars));
+    cJSON *langs = cJSON_AddArrayToObject(o, "langs"); /* what it takes (sub_lang.h's names) */
+    cJSON_AddItemToArray(langs, cJSON_CreateString(sub_lang_name(SUB_LANG_CUDA)));
+    if (s->python.present)
+        cJSON_AddItemToArray(langs, cJSON_CreateString(sub_lang_name(SUB_LANG_PYTHON)));
     cJSON_AddNumberToObject(o, "num_tests", s->ntests);
     cJSON_AddNumberToObject(o, "num_benchmarks", s->nbenchmarks);
     snprintf(url, sizeof url, "/api/v1/leaderboards/%s", s->name);
