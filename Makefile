@@ -44,9 +44,11 @@ COMMON_OBJ := $(COMMON_SRC:%.c=$(OBJ)/%.o)
 SERVER_OBJ := $(SERVER_SRC:%.c=$(OBJ)/%.o)
 RUNNER_OBJ := $(RUNNER_SRC:%.c=$(OBJ)/%.o) $(OBJ)/kernels/fatbin.o $(OBJ)/runner/pybox_py.o \
               $(OBJ)/common/curlc.o
-# The client uses the directive parser and the server's line diff (pure code).
+# The client uses the directive parsers (CUDA and Python), the language
+# detection and the server's line diff (pure code).
 CLI_OBJ := $(CLI_SRC:%.c=$(OBJ)/%.o) $(OBJ)/common/directive.o $(OBJ)/common/directive_nvrtc.o \
-           $(OBJ)/common/expr.o \
+           $(OBJ)/common/expr.o $(OBJ)/common/pydirective.o $(OBJ)/common/sub_lang.o \
+           $(OBJ)/common/gputype.o \
            $(OBJ)/common/kj_err.o $(OBJ)/common/kj_buf.o $(OBJ)/common/curlc.o \
            $(OBJ)/server/diff.o
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=build/tests/%)

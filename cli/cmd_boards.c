@@ -1,6 +1,7 @@
 /*
  * cmd_boards.c - the public reads: `kjudge boards`, `kjudge board L`,
- * `kjudge template L [-o FILE]` and `kjudge rankings L [--gpu G]`.
+ * `kjudge template L [-o FILE] [--lang python]` and `kjudge rankings L
+ * [--gpu G]`.
  *
  * main.c calls these; each makes one or two GETs (kjc.c) and prints a
  * table or the board's statement, or with --json the server's JSON as it
@@ -174,6 +175,9 @@ int cmd_board(struct kjc *k, int argc, char **argv)
     cases_table(k, cJSON_GetObjectItemCaseSensitive(j, "vars"),
                 cJSON_GetObjectItemCaseSensitive(j, "benchmarks"));
     fprintf(k->out, "\nstarter kernel: kjudge template %s -o %s.cu\n", name, name);
+    if (cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(j, "python")))
+        fprintf(k->out, "in Python (KernelBot's form): kjudge template %s --lang python -o %s.py\n",
+                name, name);
     cJSON_Delete(j);
     return KJC_OK;
 }
@@ -208,10 +212,10 @@ int cmd_write_file(struct kjc *k, const char *path, const char *buf, size_t n, i
 
 int cmd_template(struct kjc *k, int argc, char **argv)
 {
-    static const char *const with_value[] = {"o", "output", NULL};
+    static const char *const with_value[] = {"o", "output", "lang", NULL};
     static const char *const flags[] = {"force", "reference", NULL};
     struct kjc_args a = {argc, 1, argv, "template", with_value, flags, 0};
-    const char *name, *val, *board = NULL, *outp = NULL, *file = "template.cu";
+    const char *name, *val, *board = NULL, *outp = NULL, *file = "template.cu", *lang = NULL;
     struct curlc_resp r;
     char path[160];
     int force = 0, rc;
@@ -224,9 +228,19 @@ int cmd_template(struct kjc *k, int argc, char **argv)
             force = 1;
         else if (strcmp(name, "reference") == 0)
             file = "reference.cu";
+        else if (strcmp(name, "lang") == 0)
+            lang = val;
         else
             outp = val;
     }
+    /* --lang python: the Python starter (template.py); the reference is CUDA only. */
+    if (lang != NULL && strcmp(lang, "python") != 0 && strcmp(lang, "cuda") != 0)
+        return kjc_usage(k, "template", "--lang must be cuda or python");
+    if (lang != NULL && strcmp(lang, "python") == 0 && strcmp(file, "reference.cu") == 0)
+        return kjc_usage(k, "template", "the reference is CUDA C++: --reference goes without "
+                         "--lang python");
+    if (lang != NULL && strcmp(lang, "python") == 0)
+        file = "template.py";
     if (a.bad || (rc = board_arg(k, "template", board)) != KJC_OK || (rc = kjc_ready(k, 0)) != KJC_OK)
         return a.bad ? KJC_ERROR : rc;
     snprintf(path, sizeof path, "/api/v1/leaderboards/%s/files/%s", board, file);

@@ -3,8 +3,10 @@
  * live, print the verdict with its evidence or its timing table.
  *
  * main.c calls cmd_submit(). The board, GPU type and mode come from the
- * options, else from the file's "//!kjudge" lines (common/directive.c),
- * else the mode is test and the GPU the board's only one. Only what the
+ * options, else from the file's "//!kjudge" lines (common/directive.c; a
+ * Python file's "#!POPCORN"/"#!kjudge" lines, common/pydirective.c, by
+ * common/sub_lang.c's rule), else the mode is test and the GPU the board's
+ * only one. Only what the
  * options name is sent; the server applies the file's lines itself and
  * refuses a disagreement (422). After the 202 the event stream
  * (GET /submissions/{id}/events?stream=1) feeds prog.c until the job is
@@ -14,6 +16,8 @@
 #include "kjc.h"
 #include "directive.h"
 #include "prog.h"
+#include "pydirective.h"
+#include "sub_lang.h"
 #include "rend.h"
 
 #include <errno.h>
@@ -102,10 +106,45 @@ static int read_source(struct kjc *k, const char *path, char **src, size_t *len)
     return KJC_OK;
 }
 
+/* What a file names by its lines where the options are silent: board,
+ * GPU type, mode ("" when absent), and how a GPU line is written in it. */
+struct file_names {
+    char board[64], gpu[64], mode[16];
+    const char *gpu_line;           /* static: "//!kjudge gpu NAME" or "#!POPCORN gpu NAME" */
+    int lang;                       /* enum sub_lang */
+};
+
+/* The lines of src (a file that does not parse is sent anyway: the server
+ * names the line). */
+static void file_names(const char *path, const char *src, size_t len, struct file_names *fn)
+{
+    const char *base = strrchr(path, '/');
+    memset(fn, 0, sizeof *fn);
+    fn->lang = sub_lang_detect(base != NULL ? base + 1 : path, src, len);
+    fn->gpu_line = fn->lang == SUB_LANG_PYTHON ? "#!POPCORN gpu NAME" : "//!kjudge gpu NAME";
+    if (fn->lang == SUB_LANG_PYTHON) {
+        struct pydir pd;
+        int rc = pydir_parse(src, len, &pd, NULL);
+        if (rc != 0 && rc != KJ_ENOTFOUND) /* no custom_kernel: the lines are read all the same */
+            return;
+        snprintf(fn->board, sizeof fn->board, "%s", pd.leaderboard);
+        snprintf(fn->gpu, sizeof fn->gpu, "%s", pd.gpu); /* the GPU type: B200_Nebius is B200 */
+        return;
+    }
+    struct directives *d = calloc(1, sizeof *d);
+    if (d != NULL && dir_parse(src, len, d, NULL) == 0) {
+        snprintf(fn->board, sizeof fn->board, "%s", d->leaderboard);
+        snprintf(fn->gpu, sizeof fn->gpu, "%s", d->gpu);
+        snprintf(fn->mode, sizeof fn->mode, "%s", d->mode);
+    }
+    free(d);
+}
+
 /* What the board says: the GPU to use when none was named, and the
- * number of tests and timed shapes (for "k/N"). */
-static int board_facts(struct kjc *k, const char *board, const char **gpu, char *gpubuf,
-                       size_t gpusz, int *ntests, int *nbench)
+ * number of tests and timed shapes (for "k/N"). gpu_line: how the file
+ * would name one, for the message. */
+static int board_facts(struct kjc *k, const char *board, const char *gpu_line, const char **gpu,
+                       char *gpubuf, size_t gpusz, int *ntests, int *nbench)
 {
     char path[160], enc[96];
     struct curlc_resp r;
@@ -133,7 +172,7 @@ static int board_facts(struct kjc *k, const char *board, const char **gpu, char 
                 strcat(strcat(list, list[0] ? ", " : ""), it->valuestring);
         cJSON_Delete(j);
         return kjc_usage(k, "submit", "leaderboard %s runs on %s: choose one with --gpu or a "
-                         "line \"//!kjudge gpu NAME\"", board, list);
+                         "line \"%s\"", board, list, gpu_line);
     }
     cJSON_Delete(j);
     return KJC_OK;
@@ -167,6 +206,9 @@ static int upload(struct kjc *k, const struct submit_opts *o, const char *gpu, c
         return kjc_fail(k, "the server's answer to the upload has no id");
     }
     snprintf(id, idsz, "%.0f", cJSON_GetObjectItem(j, "id")->valuedouble);
+    const cJSON *note = cJSON_GetObjectItemCaseSensitive(j, "note");
+    if (!k->json && cJSON_IsString(note)) /* a Python file's GPU mapping, ignored keys */
+        fprintf(k->out, "note: %s\n", note->valuestring);
     if (o->no_wait && k->json)
         kjc_print_body(k, &r);
     cJSON_Delete(j);
@@ -203,7 +245,7 @@ static int finish(struct kjc *k, const char *id, struct curlc_resp *final)
 int cmd_submit(struct kjc *k, int argc, char **argv)
 {
     struct submit_opts o;
-    struct directives *d = NULL;
+    struct file_names fn;
     struct curlc_resp final;
     struct prog p;
     char *src = NULL, id[32], gpubuf[64], head[256];
@@ -213,25 +255,23 @@ int cmd_submit(struct kjc *k, int argc, char **argv)
     if ((rc = parse_args(k, argc, argv, &o)) != KJC_OK || (rc = kjc_ready(k, 1)) != KJC_OK ||
         (rc = read_source(k, o.file, &src, &len)) != KJC_OK)
         return rc;
-    /* What the file says, where the options are silent (a file that does not
-     * parse is sent anyway: the server names the line). */
-    if ((d = calloc(1, sizeof *d)) != NULL && dir_parse(src, len, d, NULL) != 0)
-        memset(d, 0, sizeof *d);
-    const char *board = o.board != NULL ? o.board : d != NULL && d->leaderboard[0] ? d->leaderboard : NULL;
-    const char *mode = o.mode != NULL ? o.mode : d != NULL && d->mode[0] ? d->mode : "test";
-    gpu = o.gpu != NULL ? o.gpu : d != NULL && d->gpu[0] ? d->gpu : NULL;
+    /* What the file says, where the options are silent. */
+    file_names(o.file, src, len, &fn);
+    const char *board = o.board != NULL ? o.board : fn.board[0] ? fn.board : NULL;
+    const char *mode = o.mode != NULL ? o.mode : fn.mode[0] ? fn.mode : "test";
+    gpu = o.gpu != NULL ? o.gpu : fn.gpu[0] ? fn.gpu : NULL;
     if (board == NULL)
         rc = kjc_usage(k, "submit", "name the leaderboard: --leaderboard NAME or a line "
-                       "\"//!kjudge leaderboard NAME\" in %s", o.file);
+                       "\"%s leaderboard NAME\" in %s", fn.lang == SUB_LANG_PYTHON ? "#!POPCORN"
+                       : "//!kjudge", o.file);
     else
-        rc = board_facts(k, board, &gpu, gpubuf, sizeof gpubuf, &ntests, &nbench);
+        rc = board_facts(k, board, fn.gpu_line, &gpu, gpubuf, sizeof gpubuf, &ntests, &nbench);
     if (rc == KJC_OK)
         snprintf(head, sizeof head, "%s on %s (%s mode)", board, gpu, mode);
     if (rc == KJC_OK)
-        rc = upload(k, &o, o.gpu != NULL ? o.gpu : d != NULL && d->gpu[0] ? NULL : gpu, src,
-                    len, id, sizeof id);
+        rc = upload(k, &o, o.gpu != NULL ? o.gpu : fn.gpu[0] ? NULL : gpu, src, len, id,
+                    sizeof id);
     free(src);
-    free(d);
     if (rc != KJC_OK || o.no_wait) {
         if (rc == KJC_OK && !k->json)
             fprintf(k->out, "submitted #%s: %s; follow it with: kjudge events %s\n", id, head, id);

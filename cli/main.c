@@ -31,12 +31,14 @@ static const struct command commands[] = {
     {"submit", cmd_submit, "FILE [--leaderboard L] [--gpu G] [--mode test|benchmark|leaderboard|profile|sanitize] "
      "[--tool memcheck|racecheck|initcheck|synccheck] [--shape N] "
      "[--no-wait]",
-     "upload a kernel and follow its judging live; board, GPU and mode may come from "
-     "\"//!kjudge leaderboard|gpu|mode\" lines; exit 0 accepted, 1 another verdict"},
+     "upload a kernel (CUDA C++, or Python in KernelBot's form: a .py file) and follow its "
+     "judging live; board, GPU and mode may come from \"//!kjudge leaderboard|gpu|mode\" lines "
+     "(a .py's \"#!POPCORN leaderboard|gpu\" lines); exit 0 accepted, 1 another verdict"},
     {"boards", cmd_boards, "", "the leaderboards"},
     {"board", cmd_board, "L", "a leaderboard's statement, kernel arguments, shapes and deadline"},
-    {"template", cmd_template, "L [-o FILE] [--force] [--reference]",
-     "download the board's starter kernel (or its reference, once published) to stdout or FILE"},
+    {"template", cmd_template, "L [-o FILE] [--force] [--reference] [--lang cuda|python]",
+     "download the board's starter kernel (--lang python: its template.py; or its reference, "
+     "once published) to stdout or FILE"},
     {"rankings", cmd_rankings, "L [--gpu G]", "the ranking of a board on one GPU type"},
     {"submissions", cmd_submissions, "[--leaderboard L] [--gpu G] [--mode M] [--verdict V] "
      "[--limit N] [--cursor C] [--user NAME|*]",

@@ -109,7 +109,7 @@ static int set_leaderboard(struct pydir *d, int line, const char *p, struct kj_e
         return PYFAIL(err, line, "leaderboard '%s' disagrees with '%s' on line %d", v,
                       d->leaderboard, d->leaderboard_line);
     if (d->leaderboard_line == 0) {
-        memcpy(d->leaderboard, v, sizeof v);
+        memcpy(d->leaderboard, v, strlen(v) + 1);
         d->leaderboard_line = line;
     }
     return 0;
@@ -127,8 +127,8 @@ static int set_gpu(struct pydir *d, int line, const char *p, struct kj_err *err)
                       d->gpu_line);
     if (d->gpu_line != 0)
         return 0;
-    memcpy(d->gpu, type, sizeof type);
-    memcpy(d->gpu_written, v, sizeof v);
+    memcpy(d->gpu, type, strlen(type) + 1);
+    memcpy(d->gpu_written, v, strlen(v) + 1);
     d->gpu_line = line;
     if (mapped)
         note(d, "line %d: gpu %s is GPU type %s", line, v, type);

@@ -37,7 +37,8 @@ struct pydir {
 
 /* Parse src (len bytes, need not be NUL-terminated) into *out. Errors:
  * KJ_EINVAL with "line N: ..." and err->line = N for a bad line;
- * KJ_ENOTFOUND (err->line 0) when no line defines custom_kernel. */
+ * KJ_ENOTFOUND (err->line 0) when no line defines custom_kernel, with
+ * *out filled from every line all the same. */
 int pydir_parse(const char *src, size_t len, struct pydir *out, struct kj_err *err);
 
 #endif

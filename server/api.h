@@ -28,12 +28,15 @@ enum MHD_Result api_sub_create(struct http_req *r);
 /* The collected multipart fields of r into *f (0), or the 400/413 answered
  * into *res (1). f->file is borrowed from r->upload. */
 int api_sub_upload(struct http_req *r, struct upload_fields *f, enum MHD_Result *res);
-/* Every check of POST /submissions on f (fields, directives, board, GPU,
- * mode, deadline, tool options, rate limit) and the durable insert: 0 with
- * the queued row in *out (no blobs), or 1 with the 4xx/5xx answered into
- * *res. Fields f lacks may come from the file's "//!kjudge" lines. */
-int api_sub_submit(struct http_req *r, struct upload_fields *f, struct db_sub *out,
-                   enum MHD_Result *res);
+/* Every check of POST /submissions on f (language, fields, directives,
+ * board, GPU, mode, deadline, tool options, rate limit) and the durable
+ * insert: 0 with the queued row in *out (no blobs) and the notes for the
+ * user in note (notesz bytes; "" when none: a Python file's ignored
+ * lines, its GPU name's mapping), or 1 with the 4xx/5xx answered into
+ * *res. Fields f lacks may come from the file's "//!kjudge" lines (a
+ * Python file's "#!POPCORN" and "#!kjudge" lines). */
+int api_sub_submit(struct http_req *r, struct upload_fields *f, struct db_sub *out, char *note,
+                   size_t notesz, enum MHD_Result *res);
 enum MHD_Result api_sub_get(struct http_req *r);
 enum MHD_Result api_sub_events(struct http_req *r);
 /* POST /submissions/{id}/disqualify (admin) */

@@ -2,7 +2,8 @@
  * api_files.c - GET /api/v1/leaderboards/{name}/files/{file}: a board's
  * public files, for `kjudge template` and anyone starting on a problem.
  *
- * template.cu and description.md are public. reference.cu is shown to
+ * template.cu and description.md are public, and template.py (the Python
+ * starter) on a board that takes Python (a "python" block). reference.cu is shown to
  * anyone when the board's leaderboard.json says "public_reference": true,
  * to every signed-in user (not a runner) once the admin published the
  * board's sources (api_admin.c, after the deadline), and to admins always;
@@ -19,9 +20,10 @@
 #include <unistd.h>
 
 /* The files a board serves. */
-enum board_file { FILE_TEMPLATE, FILE_DESCRIPTION, FILE_REFERENCE, FILE_NONE };
+enum board_file { FILE_TEMPLATE, FILE_DESCRIPTION, FILE_REFERENCE, FILE_TEMPLATE_PY, FILE_NONE };
 
-static const char *const file_names[] = {"template.cu", "description.md", "reference.cu"};
+static const char *const file_names[] = {"template.cu", "description.md", "reference.cu",
+                                         "template.py"};
 
 static enum board_file file_kind(const char *name)
 {
@@ -31,6 +33,8 @@ static enum board_file file_kind(const char *name)
         return FILE_DESCRIPTION;
     if (strcmp(name, "reference.cu") == 0)
         return FILE_REFERENCE;
+    if (strcmp(name, "template.py") == 0)
+        return FILE_TEMPLATE_PY;
     return FILE_NONE;
 }
 
@@ -107,9 +111,13 @@ enum MHD_Result api_board_file(struct http_req *r)
                           "no leaderboard named '%.64s'", r->params[0]);
     if (kind == FILE_NONE)
         return http_error(r, MHD_HTTP_NOT_FOUND, "unknown_file",
-                          "a leaderboard's files are template.cu, description.md and reference.cu");
+                          "a leaderboard's files are template.cu, template.py, description.md and "
+                          "reference.cu");
     if (kind == FILE_REFERENCE && reference_refused(r, b, &res))
         return res;
+    if (kind == FILE_TEMPLATE_PY && !b->spec->python.present)
+        return http_error(r, MHD_HTTP_NOT_FOUND, "no_file", "leaderboard %s has no template.py: "
+                          "it takes CUDA C++ only", b->spec->name);
     snprintf(path, sizeof path, "%s/%s", b->spec->dir,
              kind == FILE_DESCRIPTION ? b->spec->description_file : file_names[kind]);
     kj_err_clear(&err);

@@ -8,6 +8,7 @@
  * seed never leaves through them (api_strip_secrets).
  */
 #include "api.h"
+#include "sub_lang.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -103,6 +104,7 @@ void api_sub_summary(cJSON *o, const struct db_sub *s)
     cJSON_AddStringToObject(o, "leaderboard", s->leaderboard);
     cJSON_AddStringToObject(o, "gpu", s->gpu);
     cJSON_AddStringToObject(o, "mode", kj_mode_name(s->mode));
+    cJSON_AddStringToObject(o, "lang", sub_lang_name(s->lang));
     cJSON_AddStringToObject(o, "status", db_status_name(s->status));
     if (s->has_verdict)
         cJSON_AddStringToObject(o, "verdict", kj_verdict_name(s->verdict));

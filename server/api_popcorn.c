@@ -226,7 +226,8 @@ enum MHD_Result api_pc_submit(struct http_req *r)
     snprintf(f.gpu, sizeof f.gpu, "%s", gpu != NULL ? gpu : name);
     snprintf(f.mode, sizeof f.mode, "%s", mode);
     f.has_leaderboard = f.has_gpu = f.has_mode = 1;
-    if (api_sub_submit(r, &f, &s, &res))
+    char note[512];
+    if (api_sub_submit(r, &f, &s, note, sizeof note, &res))
         return res;
     o = cJSON_CreateObject();
     d = cJSON_AddObjectToObject(o, "details");

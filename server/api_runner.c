@@ -27,6 +27,7 @@
 #include "gputype.h"
 #include "result_check.h"
 #include "metrics.h"
+#include "sub_lang.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -54,6 +55,7 @@ static cJSON *job_json(const struct db_sub *s, const char *secret, int lease_s)
     cJSON_AddStringToObject(job, "mode", kj_mode_name(s->mode));
     cJSON_AddStringToObject(job, "gpu", s->gpu);
     cJSON_AddStringToObject(job, "file_name", s->file_name);
+    cJSON_AddStringToObject(job, "lang", sub_lang_name(s->lang)); /* "cuda" or "python" */
     cJSON_AddStringToObject(job, "source", s->source != NULL ? s->source : "");
     if (s->mode == KJ_MODE_LEADERBOARD)
         cJSON_AddStringToObject(job, "secret_seed", secret);

@@ -3,9 +3,11 @@
  * (?wait=1) and GET /submissions/{id}/events (GET /submissions, its
  * filters and cursor, and the owner's withdrawal are in api_sublist.c).
  *
- * A user's upload (collected by upload.c) is checked here - board, GPU,
- * mode (each from its field, or else from its "//!kjudge" line), size,
- * encoding, directives against the board's variables - and
+ * A user's upload (collected by upload.c) is checked here - its language
+ * (sub_lang.h: CUDA C++, or Python in KernelBot's form), board, GPU, mode
+ * (each from its field, or else from its "//!kjudge" line; a Python file's
+ * from its "#!POPCORN"/"#!kjudge" lines, pydirective.h), size, encoding,
+ * directives against the board's variables - and
  * committed as a queued row (db_sub_insert_limited, which enforces the
  * caller's per-mode rate limit) before the 202 goes out; the
  * runner picks it up through api_runner.c. The checks and the insert
@@ -18,6 +20,8 @@
 #include "api.h"
 #include "auth.h"
 #include "directive.h"
+#include "pydirective.h"
+#include "sub_lang.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -151,8 +155,9 @@ static int rate_limit(const struct http_req *r, enum kj_mode mode)
     return r->srv->rate_limits[mode];
 }
 
-/* The 202 answer for stored submission s. */
-static enum MHD_Result accepted(struct http_req *r, const struct db_sub *s)
+/* The 202 answer for stored submission s, with a "note" when note is not
+ * "" (a Python file's GPU name mapped to its type, keys ignored). */
+static enum MHD_Result accepted(struct http_req *r, const struct db_sub *s, const char *note)
 {
     cJSON *o = cJSON_CreateObject(), *urls;
     char url[96];
@@ -161,6 +166,9 @@ static enum MHD_Result accepted(struct http_req *r, const struct db_sub *s)
     cJSON_AddStringToObject(o, "leaderboard", s->leaderboard);
     cJSON_AddStringToObject(o, "gpu", s->gpu);
     cJSON_AddStringToObject(o, "mode", kj_mode_name(s->mode));
+    cJSON_AddStringToObject(o, "lang", sub_lang_name(s->lang));
+    if (note[0] != '\0')
+        cJSON_AddStringToObject(o, "note", note);
     urls = cJSON_AddObjectToObject(o, "urls");
     snprintf(url, sizeof url, "/api/v1/submissions/%lld", (long long)s->id);
     cJSON_AddStringToObject(urls, "self", url);
@@ -211,10 +219,10 @@ static int check_tool_fields(struct http_req *r, const struct upload_fields *f, 
     return 0;
 }
 
-/* Store the checked submission into *out (0), or answer into *res and
- * return 1: 429 over the caller's rate limit. */
+/* Store the checked submission (language lang) into *out (0), or answer
+ * into *res and return 1: 429 over the caller's rate limit. */
 static int store(struct http_req *r, const struct upload_fields *f, enum kj_mode mode,
-                 const struct board *b, struct db_sub *out, enum MHD_Result *res)
+                 const struct board *b, int lang, struct db_sub *out, enum MHD_Result *res)
 {
     struct db_sub s;
     struct kj_err err;
@@ -228,6 +236,7 @@ static int store(struct http_req *r, const struct upload_fields *f, enum kj_mode
     snprintf(s.leaderboard, sizeof s.leaderboard, "%.63s", f->leaderboard);
     snprintf(s.gpu, sizeof s.gpu, "%.63s", f->gpu);
     s.mode = mode;
+    s.lang = lang;
     snprintf(s.file_name, sizeof s.file_name, "%s", f->file_name);
     s.source = (char *)f->file; /* borrowed for the insert; not freed through s */
     s.source_len = f->file_len;
@@ -246,8 +255,9 @@ static int store(struct http_req *r, const struct upload_fields *f, enum kj_mode
         *res = http_internal(r, &err);
         return 1;
     }
-    kj_log(KJ_LOG_INFO, "submit", "queued id=%lld user=%s leaderboard=%s gpu=%s mode=%s bytes=%zu",
-           (long long)s.id, s.user, s.leaderboard, s.gpu, kj_mode_name(mode), f->file_len);
+    kj_log(KJ_LOG_INFO, "submit", "queued id=%lld user=%s leaderboard=%s gpu=%s mode=%s lang=%s "
+           "bytes=%zu", (long long)s.id, s.user, s.leaderboard, s.gpu, kj_mode_name(mode),
+           sub_lang_name(lang), f->file_len);
     wait_notify_gpu(r->srv->wait, s.gpu); /* a runner's parked claim takes it now */
     *out = s;
     return 0;
@@ -269,8 +279,90 @@ int api_sub_upload(struct http_req *r, struct upload_fields *f, enum MHD_Result 
     return 1;
 }
 
-int api_sub_submit(struct http_req *r, struct upload_fields *f, struct db_sub *out,
-                   enum MHD_Result *res)
+/* A Python file's board and GPU type: the request's fields win; a line
+ * of the file that names another one is a 400 naming both. Fills f's
+ * leaderboard and gpu from the lines where the request has none. Answers
+ * and returns 1 on a problem. */
+static int python_names(struct http_req *r, struct upload_fields *f, const struct pydir *d,
+                        enum MHD_Result *res)
+{
+    char safe[72];
+    if (f->has_leaderboard && f->leaderboard[0] != '\0') {
+        if (d->leaderboard[0] != '\0' && strcmp(d->leaderboard, f->leaderboard) != 0) {
+            kj_printable(safe, sizeof safe, f->leaderboard, 64);
+            *res = http_error(r, MHD_HTTP_BAD_REQUEST, "leaderboard_mismatch",
+                              "line %d: the file names leaderboard '%s' but the request says "
+                              "'%s'", d->leaderboard_line, d->leaderboard, safe);
+            return 1;
+        }
+    } else if (d->leaderboard[0] != '\0') {
+        snprintf(f->leaderboard, sizeof f->leaderboard, "%s", d->leaderboard);
+    } else {
+        *res = http_error(r, MHD_HTTP_BAD_REQUEST, "missing_leaderboard",
+                          "name the leaderboard: -F leaderboard=NAME or a line "
+                          "\"#!POPCORN leaderboard NAME\" in the file");
+        return 1;
+    }
+    if (f->has_gpu && f->gpu[0] != '\0') {
+        if (d->gpu[0] != '\0' && strcmp(d->gpu, f->gpu) != 0 &&
+            strcmp(d->gpu_written, f->gpu) != 0) {
+            kj_printable(safe, sizeof safe, f->gpu, 64);
+            *res = http_error(r, MHD_HTTP_BAD_REQUEST, "gpu_mismatch",
+                              "line %d: the file names gpu '%s' but the request says '%s'",
+                              d->gpu_line, d->gpu_written, safe);
+            return 1;
+        }
+    } else if (d->gpu[0] != '\0') {
+        snprintf(f->gpu, sizeof f->gpu, "%s", d->gpu);
+        f->has_gpu = 1;
+    } else {
+        *res = http_error(r, MHD_HTTP_BAD_REQUEST, "missing_gpu",
+                          "the 'gpu' field is missing (one of this leaderboard's gpus: -F gpu=NAME "
+                          "or a line \"#!POPCORN gpu NAME\" in the file)");
+        return 1;
+    }
+    return 0;
+}
+
+/* The checks and the insert of a Python file (KernelBot's form): its lines
+ * read (pydirective.h), a custom_kernel required, the board must take
+ * Python (a "python" block in its leaderboard.json); then stored like
+ * CUDA. The lines' notes (ignored keys, the GPU mapping) into note. */
+static int submit_python(struct http_req *r, struct upload_fields *f, enum kj_mode mode,
+                         struct db_sub *out, char *note, size_t notesz, enum MHD_Result *res)
+{
+    struct pydir d;
+    struct kj_err err;
+    const struct board *b;
+    int rc;
+    kj_err_clear(&err);
+    if ((rc = pydir_parse(f->file, f->file_len, &d, &err)) == KJ_ENOTFOUND) {
+        *res = http_error(r, MHD_HTTP_BAD_REQUEST, "no_custom_kernel", "%s", err.msg);
+        return 1;
+    }
+    if (rc != 0) {
+        *res = directive_error(r, &err);
+        return 1;
+    }
+    if (python_names(r, f, &d, res))
+        return 1;
+    if (!f->has_file_name)
+        snprintf(f->file_name, sizeof f->file_name, "submission.py");
+    if ((b = check_board(r, f, mode, res)) == NULL)
+        return 1;
+    if (!b->spec->python.present) {
+        *res = http_error(r, MHD_HTTP_BAD_REQUEST, "unsupported_language",
+                          "leaderboard %s takes CUDA C++ only, not Python (the boards that take "
+                          "Python show a \"python\" interface in GET /api/v1/leaderboards/NAME)",
+                          b->spec->name);
+        return 1;
+    }
+    snprintf(note, notesz, "%s", d.notes);
+    return store(r, f, mode, b, SUB_LANG_PYTHON, out, res);
+}
+
+int api_sub_submit(struct http_req *r, struct upload_fields *f, struct db_sub *out, char *note,
+                   size_t notesz, enum MHD_Result *res)
 {
     struct directives *d = NULL;
     const struct board *b;
@@ -279,8 +371,13 @@ int api_sub_submit(struct http_req *r, struct upload_fields *f, struct db_sub *o
     int answered = 1;
 
     kj_err_clear(&err);
+    if (notesz > 0)
+        note[0] = '\0';
     if (check_fields(r, f, &mode, res))
         return 1;
+    if (sub_lang_detect(f->has_file_name ? f->file_name : NULL, f->file, f->file_len) ==
+        SUB_LANG_PYTHON)
+        return submit_python(r, f, mode, out, note, notesz, res);
     if ((d = calloc(1, sizeof *d)) == NULL) {
         KJ_FAIL(&err, KJ_ENOMEM, "out of memory parsing directives");
         *res = http_internal(r, &err);
@@ -315,7 +412,7 @@ int api_sub_submit(struct http_req *r, struct upload_fields *f, struct db_sub *o
     }
     if ((b = check_board(r, f, mode, res)) == NULL || check_directives(r, f, d, b, res))
         goto out;
-    answered = store(r, f, mode, b, out, res);
+    answered = store(r, f, mode, b, SUB_LANG_CUDA, out, res);
 out:
     free(d);
     return answered;
@@ -326,9 +423,10 @@ enum MHD_Result api_sub_create(struct http_req *r)
     struct upload_fields f;
     struct db_sub s;
     enum MHD_Result res;
-    if (api_sub_upload(r, &f, &res) || api_sub_submit(r, &f, &s, &res))
+    char note[PYDIR_NOTES_BYTES];
+    if (api_sub_upload(r, &f, &res) || api_sub_submit(r, &f, &s, note, sizeof note, &res))
         return res;
-    return accepted(r, &s);
+    return accepted(r, &s, note);
 }
 
 /* ------------------------------------------------------------------ */

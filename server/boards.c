@@ -21,6 +21,7 @@
 #include "kj_file.h"
 #include "rank.h"
 #include "server.h"
+#include "sub_lang.h"
 
 #include <cjson/cJSON.h>
 #include <stdio.h>
@@ -134,6 +135,10 @@ static cJSON *board_summary(const struct spec *s)
         cJSON_AddNullToObject(o, "deadline");
     cJSON_AddItemToObject(o, "gpus", str_array(s->gpus, s->ngpus));
     cJSON_AddItemToObject(o, "vars", str_array(s->vars, s->nvars));
+    cJSON *langs = cJSON_AddArrayToObject(o, "langs"); /* what it takes (sub_lang.h's names) */
+    cJSON_AddItemToArray(langs, cJSON_CreateString(sub_lang_name(SUB_LANG_CUDA)));
+    if (s->python.present)
+        cJSON_AddItemToArray(langs, cJSON_CreateString(sub_lang_name(SUB_LANG_PYTHON)));
     cJSON_AddNumberToObject(o, "num_tests", s->ntests);
     cJSON_AddNumberToObject(o, "num_benchmarks", s->nbenchmarks);
     snprintf(url, sizeof url, "/api/v1/leaderboards/%s", s->name);
@@ -365,6 +370,7 @@ static cJSON *ranking_row(const struct db_rank_row *row, int rank, int tied)
     cJSON_AddNumberToObject(o, "rank", rank);
     cJSON_AddBoolToObject(o, "tied", tied);
     cJSON_AddStringToObject(o, "user", row->user);
+    cJSON_AddStringToObject(o, "lang", sub_lang_name(row->lang));
     cJSON_AddNumberToObject(o, "score_ns", row->score_ns);
     cJSON_AddNumberToObject(o, "submission_id", (double)row->submission_id);
     cJSON_AddStringToObject(o, "submitted_at", when);

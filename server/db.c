@@ -341,6 +341,8 @@ int db_schema_migrate(struct db *db, int quiet, struct kj_err *err)
         goto fail;
     if (version < 11 && (rc = db_exec(db, err, schema_v11)) != 0)
         goto fail;
+    if (version < 12 && (rc = db_migrate_v12(db, err)) != 0)
+        goto fail;
     if (version != DB_SCHEMA_VERSION) {
         snprintf(sql, sizeof sql, "PRAGMA user_version=%d", DB_SCHEMA_VERSION);
         if ((rc = db_exec(db, err, sql)) != 0)

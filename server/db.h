@@ -79,7 +79,7 @@
 #include "protocol.h"
 #include "queue.h"
 
-#define DB_SCHEMA_VERSION 11
+#define DB_SCHEMA_VERSION 12
 #define DB_MAX_ARTIFACT_BYTES (64 * 1024 * 1024)  /* one artifact (an Nsight Compute report) */
 #define DB_MAX_ATTEMPTS 3    /* attempts of one job before it ends as internal_error */
 #define DB_MAX_JOB_EVENTS 1000               /* progress events a runner may store per job (all attempts) */
@@ -138,6 +138,8 @@ struct db_sub {
     int64_t withdrawn_at;          /* unix seconds its owner withdrew it from the rankings; 0 = not */
     char sanitizer[16];            /* sanitize mode: the tool ("" = memcheck) */
     int profile_shape;             /* profile mode: 1 + the benchmark shape; 0 = every shape */
+    int lang;                      /* its language, an enum sub_lang value (sub_lang.h):
+                                      0 = CUDA C++ */
 };
 
 /* Which job a runner request is about: the job, the runner's user id and,
@@ -207,6 +209,7 @@ struct db_rank_row {
     char user[DB_MAX_NAME];
     double score_ns;
     int64_t created_at;
+    int lang;                      /* the submission's language (sub_lang.h) */
     struct db_median *medians;
     int nmedians;
 };

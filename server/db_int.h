@@ -43,7 +43,8 @@ struct db {
     "s.id, s.user_id, u.name, s.leaderboard, s.gpu, s.mode, s.file_name, s.source_sha256, " \
     "s.status, s.verdict, s.score_ns, s.runner_id, s.runner_name, s.created_at, "          \
     "s.started_at, s.finished_at, s.attempts, s.lease_until, s.reason, s.source, s.result, " \
-    "s.disqualified, s.dq_reason, s.withdrawn_at, s.sanitizer, s.profile_shape "          \
+    "s.disqualified, s.dq_reason, s.withdrawn_at, s.sanitizer, s.profile_shape, "        \
+    "s.lang "                                                                              \
     "FROM submissions s JOIN users u ON u.id = s.user_id "
 
 /* Fill out from the current row of a DB_SUB_COLS query (db_sub.c); with_blobs
@@ -58,6 +59,11 @@ int db_migrate_v10(struct db *db, struct kj_err *err);
  * is version 1's schema and every migration since). quiet: no log line.
  * db_backup.c runs it on scratch copies to compare a restore's schema. */
 int db_schema_migrate(struct db *db, int quiet, struct kj_err *err);
+
+/* db_lang.c: schema version 12 (submissions.lang), and that column read
+ * into an enum sub_lang value. */
+int db_migrate_v12(struct db *db, struct kj_err *err);
+int db_col_lang(struct kj_err *err, sqlite3_stmt *st, int i, int *out);
 
 /* db_sub.c: db_sub_get inside a transaction. */
 int db_sub_get_locked(struct db *db, int64_t id, int with_blobs, struct db_sub *out,

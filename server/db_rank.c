@@ -72,8 +72,8 @@ int db_rank_rows(struct db *db, const char *board, const char *gpu, struct db_ra
         goto out;
     /* Per user, the lowest score; ties go to the earlier submission. */
     rc = db_prep(db, err, &st,
-                 "SELECT id, name, score_ns, created_at FROM ("
-                 " SELECT s.id, u.name, s.score_ns, s.created_at, row_number() OVER ("
+                 "SELECT id, name, score_ns, created_at, lang FROM ("
+                 " SELECT s.id, u.name, s.score_ns, s.created_at, s.lang, row_number() OVER ("
                  "  PARTITION BY s.user_id ORDER BY s.score_ns, s.created_at, s.id) AS k"
                  " FROM submissions s JOIN users u ON u.id = s.user_id"
                  " WHERE s.leaderboard = ? AND s.gpu = ? AND s.mode = ?"
@@ -90,7 +90,8 @@ int db_rank_rows(struct db *db, const char *board, const char *gpu, struct db_ra
         db_col_text(st, 1, r->user, sizeof r->user);
         r->score_ns = sqlite3_column_double(st, 2);
         r->created_at = sqlite3_column_int64(st, 3);
-        rc = 0;
+        if ((rc = db_col_lang(err, st, 4, &r->lang)) != 0)
+            break;
     }
     sqlite3_finalize(st);
     for (int i = 0; rc == 0 && i < count; i++)

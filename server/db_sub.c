@@ -10,6 +10,7 @@
  * every row read back.
  */
 #include "db_int.h"
+#include "sub_lang.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -71,7 +72,8 @@ int db_sub_row(struct db *db, struct kj_err *err, sqlite3_stmt *st, int with_blo
     out->withdrawn_at = sqlite3_column_int64(st, 23);
     db_col_text(st, 24, out->sanitizer, sizeof out->sanitizer);
     out->profile_shape = sqlite3_column_int(st, 25);
-    if ((rc = db_col_mode(err, st, 5, &out->mode)) != 0 ||
+    if ((rc = db_col_lang(err, st, 26, &out->lang)) != 0 ||
+        (rc = db_col_mode(err, st, 5, &out->mode)) != 0 ||
         (rc = db_col_status(err, st, 8, &out->status)) != 0 ||
         (rc = db_col_verdict(err, st, 9, &out->has_verdict, &out->verdict)) != 0)
         return rc;
@@ -96,11 +98,11 @@ static int db_sub_insert_locked(struct db *db, struct db_sub *s, struct kj_err *
     s->created_at = db_now();
     rc = db_prep(db, err, &st,
                  "INSERT INTO submissions(user_id, leaderboard, gpu, mode, file_name, source, "
-                 "source_sha256, status, created_at, sanitizer, profile_shape) VALUES "
-                 "(?, ?, ?, ?, ?, ?, ?, 'queued', ?, ?, ?)",
-                 "ittttbtiti", s->user_id, s->leaderboard, s->gpu, kj_mode_name(s->mode),
+                 "source_sha256, status, created_at, sanitizer, profile_shape, lang) VALUES "
+                 "(?, ?, ?, ?, ?, ?, ?, 'queued', ?, ?, ?, ?)",
+                 "ittttbtitit", s->user_id, s->leaderboard, s->gpu, kj_mode_name(s->mode),
                  s->file_name, (const void *)s->source, s->source_len, s->source_sha256,
-                 s->created_at, s->sanitizer, (int64_t)s->profile_shape);
+                 s->created_at, s->sanitizer, (int64_t)s->profile_shape, sub_lang_name(s->lang));
     /* Durable (synchronous=FULL) when the step returns in autocommit (db_sub_insert),
      * or when the caller's transaction commits (db_pending_commit). */
     if (rc == 0 && (rc = db_step(db, err, st)) == 0) {

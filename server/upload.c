@@ -34,7 +34,9 @@ static void set_problem(struct upload *u, int code, const char *fmt, const char 
     snprintf(u->why, sizeof u->why, fmt, arg);
 }
 
-static void sanitize_name(const char *in, char *out, size_t outsz)
+/* The base name of in, made safe, into out; "submission.cu" when nothing
+ * is left. Returns 1 when out is the upload's own name, 0 for the default. */
+static int sanitize_name(const char *in, char *out, size_t outsz)
 {
     const char *base = in;
     size_t n = 0;
@@ -48,8 +50,11 @@ static void sanitize_name(const char *in, char *out, size_t outsz)
         out[n++] = ok ? (char)c : '_';
     }
     out[n] = '\0';
-    if (n == 0 || strcmp(out, ".") == 0 || strcmp(out, "..") == 0)
+    if (n == 0 || strcmp(out, ".") == 0 || strcmp(out, "..") == 0) {
         snprintf(out, outsz, "submission.cu");
+        return 0;
+    }
+    return 1;
 }
 
 /* Append a chunk of a short text field. A NUL byte would cut the value
@@ -83,7 +88,8 @@ static void file_chunk(struct upload *u, const char *filename, const char *data,
     }
     if (off == 0) {
         u->f.has_file = 1;
-        sanitize_name(filename != NULL ? filename : "", u->f.file_name, sizeof u->f.file_name);
+        u->f.has_file_name = sanitize_name(filename != NULL ? filename : "", u->f.file_name,
+                                           sizeof u->f.file_name);
     }
     if (u->file == NULL && (u->file = malloc(u->max_file + 1)) == NULL) {
         set_problem(u, KJ_ENOMEM, "%s", "out of memory");

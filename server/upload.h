@@ -31,6 +31,7 @@ struct upload_fields {
     char tool[UPLOAD_MAX_FIELD + 1];      /* sanitize mode: memcheck, racecheck, ... */
     char shape[UPLOAD_MAX_FIELD + 1];     /* profile mode: a benchmark shape's index */
     char file_name[UPLOAD_MAX_FILE_NAME]; /* sanitized base name, "submission.cu" if none */
+    int has_file_name;                    /* 1: the upload named its file (not the default) */
     const char *file;                     /* borrowed from the upload until upload_free */
     size_t file_len;
 };

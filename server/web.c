@@ -69,6 +69,7 @@ static const char *const vendor_files[] = {
     "codemirror/lib/codemirror.js",
     "codemirror/lib/codemirror.css",
     "codemirror/mode/clike/clike.js",
+    "codemirror/mode/python/python.js",
     "codemirror/addon/edit/matchbrackets.js",
     NULL
 };

@@ -156,7 +156,7 @@ def test_publish(srv, c, t):
     check(st == 200 and d.get("sources_published") is True, "the rankings say the sources are published", d)
     st, _, d, _ = c.get("/api/v1/leaderboards/fp8_quant/rankings?gpu=H200")
     check(st == 200 and d.get("sources_published") is False, "and not for another board", d)
-    check(db_query(srv, "PRAGMA user_version") == [(11,)], "the schema is at version 11")
+    check(db_query(srv, "PRAGMA user_version") == [(12,)], "the schema is at version 12")
 
 
 def test_detail(srv, c, t):
@@ -214,11 +214,11 @@ def test_detail(srv, c, t):
         check(st == 404 and is_error(d, "not_found"), "%s -> 404" % path, (st, d))
 
 
-# What others see of a ranked submission: the fields the rankings show.
-RANKED_KEYS = {"id", "user", "leaderboard", "gpu", "mode", "status", "verdict", "score_ns", "created_at",
+# What others see of a ranked submission: the fields the rankings show (its language included).
+RANKED_KEYS = {"id", "user", "leaderboard", "gpu", "mode", "lang", "status", "verdict", "score_ns", "created_at",
                "started_at", "finished_at", "disqualified", "withdrawn", "withdrawn_at", "result", "urls"}
 RANKED_RESULT_KEYS = {"verdict", "mode", "leaderboard", "score_ns", "benchmarks"}
-RANKED_DETAIL_KEYS = {"id", "user", "leaderboard", "gpu", "mode", "status", "verdict", "score_ns", "created_at",
+RANKED_DETAIL_KEYS = {"id", "user", "leaderboard", "gpu", "mode", "lang", "status", "verdict", "score_ns", "created_at",
                       "disqualified", "withdrawn", "withdrawn_at", "rank", "shapes", "source_visible"}
 STATES = ("queued", "failed", "test_ok", "ranked", "dq", "published")
 # Expected view per (state, viewer): "full" (owner's), "source" (published:

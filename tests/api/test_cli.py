@@ -286,6 +286,54 @@ def test_submit_directives(t):
     check(rc == 2 and "--mode must be test, benchmark, leaderboard, profile or sanitize" in err, "a bad --mode", (rc, err))
 
 
+def test_submit_python(t):
+    """A Python file in KernelBot's form: board and GPU from its #!POPCORN lines
+    (B200_Nebius mapped, the note printed), the flag winning, errors; and
+    `template --lang python`."""
+    alice, srv = t["alice"], t["srv"]
+    py = ("#!POPCORN leaderboard fp8_quant\n#!POPCORN gpu B200_Nebius\n"
+          "from task import input_t, output_t\n\ndef custom_kernel(data: input_t) -> output_t:\n"
+          "    x, x_q, x_s = data\n    return x_q, x_s\n")
+    f = write(alice.home, "q.py", py)
+    rc, out, err = alice.run("submit", f)
+    sid = sub_id(out)
+    check(rc == 0 and "fp8_quant on B200 (test mode)" in out and
+          "note: line 2: gpu B200_Nebius is GPU type B200" in out and ": accepted\n" in out,
+          "submit q.py: board and GPU type from its #!POPCORN lines, the mapping noted", (rc, out, err))
+    if sid:
+        row = srv.row(sid)
+        check(row["lang"] == "python" and row["gpu"] == "B200" and row["file_name"] == "q.py",
+              "stored as python on B200", dict(row))
+    rc, out, err = alice.run("submit", f, "--gpu", "H200")
+    check(rc == 2 and "HTTP 400 gpu_mismatch" in err and "'B200_Nebius'" in err and "'H200'" in err,
+          "a --gpu against the file's line: 400 naming both", (rc, err))
+    f2 = write(alice.home, "nog.py", py.replace("#!POPCORN gpu B200_Nebius\n", ""))
+    rc, out, err = alice.run("submit", f2)
+    check(rc == 2 and 'choose one with --gpu or a line "#!POPCORN gpu NAME"' in err,
+          "no GPU on a board with two: the Python line is suggested", (rc, err))
+    f3 = write(alice.home, "nob.py", py.replace("#!POPCORN leaderboard fp8_quant\n", ""))
+    rc, out, err = alice.run("submit", f3)
+    check(rc == 2 and '"#!POPCORN leaderboard NAME"' in err, "no board: the Python line is suggested", (rc, err))
+    f4 = write(alice.home, "nok.py", py.replace("def custom_kernel", "def kernel"))
+    rc, out, err = alice.run("submit", f4)
+    check(rc == 2 and "HTTP 400 no_custom_kernel" in err, "no custom_kernel: the server's 400", (rc, err))
+    want = open(os.path.join(BOARD_DIR, "template.py")).read()
+    rc, out, err = alice.run("template", "fp8_quant", "--lang", "python")
+    check(rc == 0 and out == want, "template --lang python prints template.py", (rc, out[:200], err))
+    dst = os.path.join(alice.home, "t.py")
+    rc, out, err = alice.run("template", "fp8_quant", "--lang", "python", "-o", dst)
+    check(rc == 0 and open(dst).read() == want and "wrote template.py of fp8_quant" in err,
+          "template --lang python -o FILE", (rc, err))
+    rc, out, err = alice.run("template", "fp8_quant", "--lang", "cuda")
+    check(rc == 0 and out == TEMPLATE, "--lang cuda is template.cu", (rc, err))
+    for args, needle in [(["--lang", "rust"], "--lang must be cuda or python"),
+                         (["--lang", "python", "--reference"], "--reference goes without --lang python")]:
+        rc, out, err = alice.run("template", "fp8_quant", *args)
+        check(rc == 2 and needle in err, "template %s: usage error" % " ".join(args), (rc, err))
+    rc, out, err = alice.run("submit", write(alice.home, "t2.py", want))
+    check(rc == 0 and "fp8_quant on H200 (test mode)" in out, "the template as it is is accepted", (rc, out, err))
+
+
 # ---------------------------------------------------------------------------
 # submissions, show, events, withdraw, rankings
 # ---------------------------------------------------------------------------
@@ -458,6 +506,7 @@ def run_all(t):
     test_submit_failures(t)
     test_submit_json(t)
     test_submit_directives(t)
+    test_submit_python(t)
     test_lists(t)
     test_show(t)
     test_events(t)

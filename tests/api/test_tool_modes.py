@@ -20,7 +20,7 @@ protocol with results recorded by a real runner on an H200
    writes the report and refuses to overwrite a file without --force;
 4. rate limits: rate_limit_profile and rate_limit_sanitize default to 2
    per minute and each answers 429 on its own;
-5. a database at schema version 8 (made by this test) migrates to the latest and
+5. a database at schema version 8 (made by this test) migrates to the latest (12) and
    then takes profile submissions (the mode CHECK list is rewritten).
 Prints "test_tool_modes: N passed, N failed, N skipped".
 """
@@ -251,6 +251,8 @@ def test_migration(tmp):
         con.execute("PRAGMA foreign_keys=OFF")
         con.execute("ALTER TABLE submissions DROP COLUMN sanitizer")
         con.execute("ALTER TABLE submissions DROP COLUMN profile_shape")
+        if "lang" in cols:  # version 12's
+            con.execute("ALTER TABLE submissions DROP COLUMN lang")
         con.commit()
         con.close()
     # and without version 9's objects (the queue's), which a version-8 file lacks
@@ -268,7 +270,7 @@ def test_migration(tmp):
         st, d = sub(c, tok, "profile", [("shape", "0")])
         check(st == 202, "a profile submission is stored after the migration", d)
         con = sqlite3.connect(db)
-        check(con.execute("PRAGMA user_version").fetchone()[0] == 11, "schema version 11 (the latest)")
+        check(con.execute("PRAGMA user_version").fetchone()[0] == 12, "schema version 12 (11's runner names, 12's lang)")
         check("'sanitize'" in con.execute("SELECT sql FROM sqlite_master WHERE name='submissions'").fetchone()[0],
               "the CHECK list has the new modes")
         con.close()

@@ -275,8 +275,9 @@ def test_board(b, site):
     see(b.wait(lambda x: x.js("return document.querySelectorAll('pre.sig .hljs-keyword, pre.sig .hljs-type').length > 0"),
                "the signature's highlighting"), "board: the kernel signature is shown, highlighted")
     href = b.js("return [...document.querySelectorAll('.downloads a')].map(a => a.getAttribute('href'))")
-    see(href == ["/api/v1/leaderboards/fp8_quant/files/template.cu", "/api/v1/leaderboards/fp8_quant/files/description.md"],
-        "board: the template and the statement can be downloaded", href)
+    see(href == ["/api/v1/leaderboards/fp8_quant/files/template.cu", "/api/v1/leaderboards/fp8_quant/files/template.py",
+                 "/api/v1/leaderboards/fp8_quant/files/description.md"],
+        "board: the templates (CUDA, Python) and the statement can be downloaded", href)
     t = b.text(".facts")
     see("4096" in t and "7168" in t and "atol 0.001" in t, "board: the timed shapes and tolerances are listed", t[:300])
     res = b.text(".facts .resolution")

@@ -1,7 +1,8 @@
 /*
  * test_db_schema.c - unit tests for the database's schema in server/db.c:
  * a database newer than the code refused, the migrations from versions 4
- * and 6 (runner tokens bound to GPU types; events counted per job), the
+ * and 6 (runner tokens bound to GPU types; events counted per job) and 10
+ * (a submission's language), the
  * CHECK lists equal to protocol.h's name tables, and a database that cannot
  * grow (KJ_ESTORAGE, remembered until a probe write works). Each test opens
  * its own file under a temporary folder.
@@ -224,6 +225,68 @@ static void test_check_lists(void)
     db_close(db);
 }
 
+/* Schema version 11: a version-10 database (no lang column) migrates with
+ * its rows as CUDA; a Python submission is stored and read back as such,
+ * also in the rankings rows; the CHECK refuses a language outside the list
+ * and a row written around it reads back as an error. */
+static void test_migrate_v10_lang(void)
+{
+    char p2[160];
+    sqlite3 *h = NULL;
+    struct db *db = NULL;
+    struct db_sub s;
+    struct kj_err err;
+    int64_t u, old, py;
+    snprintf(p2, sizeof p2, "%s/v10.db", dir);
+    KT_CHECK(db_open(p2, &db, &err) == 0, "open: %s", err.msg);
+    if (db == NULL)
+        return;
+    u = add_user(db, "lu", "user");
+    old = submit(db, u, "H200", "test");
+    db_close(db);
+    KT_CHECK(sqlite3_open(p2, &h) == SQLITE_OK &&
+             sqlite3_exec(h, "ALTER TABLE submissions DROP COLUMN lang; PRAGMA user_version=10",
+                          NULL, NULL, NULL) == SQLITE_OK, "back to version 10: %s",
+             sqlite3_errmsg(h));
+    sqlite3_close(h);
+    db = NULL;
+    KT_CHECK(db_open(p2, &db, &err) == 0, "migrate: %s", err.msg);
+    if (db == NULL)
+        return;
+    memset(&s, 0, sizeof s);
+    KT_CHECK(db_sub_get(db, old, 0, &s, &err) == 0 && s.lang == 0, "an old row is CUDA: rc "
+             "lang %d %s", s.lang, err.msg);
+    memset(&s, 0, sizeof s);
+    s.user_id = u;
+    snprintf(s.leaderboard, sizeof s.leaderboard, "fp8_quant");
+    snprintf(s.gpu, sizeof s.gpu, "H200");
+    s.mode = KJ_MODE_TEST;
+    snprintf(s.file_name, sizeof s.file_name, "k.py");
+    s.source = "def custom_kernel(d):\n  return d\n";
+    s.source_len = strlen(s.source);
+    s.lang = 1; /* SUB_LANG_PYTHON */
+    KT_CHECK(db_sub_insert(db, &s, &err) == 0, "insert python: %s", err.msg);
+    py = s.id;
+    memset(&s, 0, sizeof s);
+    KT_CHECK(db_sub_get(db, py, 0, &s, &err) == 0 && s.lang == 1, "read back as Python: %d %s",
+             s.lang, err.msg);
+    memset(&s, 0, sizeof s);
+    s.user_id = u;
+    s.source = "x";
+    s.source_len = 1;
+    s.lang = 99; /* no such language: stored as "?" */
+    KT_CHECK(db_sub_insert(db, &s, &err) != 0, "the CHECK refuses a language outside the list");
+    KT_CHECK(sqlite3_open(p2, &h) == SQLITE_OK &&
+             sqlite3_exec(h, "PRAGMA ignore_check_constraints = ON; UPDATE submissions SET "
+                          "lang = 'fortran' WHERE id = 1", NULL, NULL, NULL) == SQLITE_OK,
+             "write a bad language: %s", sqlite3_errmsg(h));
+    sqlite3_close(h);
+    memset(&s, 0, sizeof s);
+    KT_CHECK(db_sub_get(db, old, 0, &s, &err) == KJ_EINTERNAL && strstr(err.msg, "fortran") != NULL,
+             "an unknown language in a row is KJ_EINTERNAL: %s", err.msg);
+    db_close(db);
+}
+
 /* PRAGMA max_page_count makes SQLite answer SQLITE_FULL as on a full disk. */
 static void test_storage_full(void)
 {
@@ -274,6 +337,7 @@ int main(int argc, char **argv)
     KT_RUN(test_migrate_v6());
     KT_RUN(test_migrate_v7());
     KT_RUN(test_check_lists());
+    KT_RUN(test_migrate_v10_lang());
     KT_RUN(test_storage_full());
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);

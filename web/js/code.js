@@ -43,9 +43,9 @@ export function highlightLines(hljs, text, lang = "cpp") {
 }
 
 // A numbered, optionally highlighted view of text. Returns {el, goto(n)}.
-export function sourceView(text, hljs) {
+export function sourceView(text, hljs, lang = "cpp") {
   const plain = text.replace(/\n$/, "").split("\n");
-  const hl = highlightLines(hljs, text.replace(/\n$/, ""));
+  const hl = highlightLines(hljs, text.replace(/\n$/, ""), lang);
   const rows = plain.map((line, i) => {
     const code = h("td.src");
     if (hl && hl.length === plain.length) code.innerHTML = hl[i] || "";

@@ -139,6 +139,13 @@ export function verdictBadge(s) {
   return extra.length ? h("span", b, " ", extra) : b;
 }
 
+// A submission's language ("cuda", "python") as a small badge.
+const LANG_TEXT = {cuda: "CUDA", python: "Python", ptx: "PTX"};
+export function langBadge(lang) {
+  return h("span.badge.lang.lang-" + (LANG_TEXT[lang] ? lang : "other"), {title: "submitted as " + (LANG_TEXT[lang] || lang)},
+           LANG_TEXT[lang] || String(lang));
+}
+
 export function errorBox(e, what) {
   const msg = e && e.message ? e.message : String(e);
   return h("p.error", {role: "alert"}, (what ? what + ": " : "") + msg);

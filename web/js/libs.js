@@ -14,7 +14,7 @@ const LIBS = {
   marked: {scripts: ["marked/marked.min.js"], global: "marked"},
   katex: {scripts: ["katex/katex.min.js"], css: ["katex/katex.min.css"], global: "katex"},
   codemirror: {scripts: ["codemirror/lib/codemirror.js", "codemirror/mode/clike/clike.js",
-                         "codemirror/addon/edit/matchbrackets.js"],
+                         "codemirror/mode/python/python.js", "codemirror/addon/edit/matchbrackets.js"],
                css: ["codemirror/lib/codemirror.css"], global: "CodeMirror"},
 };
 

@@ -5,7 +5,7 @@
 // and the best score over time (a chart, or a table without Chart.js).
 
 import {api, board, token, whoami} from "../api.js";
-import {deadlineEl, errorBox, fill, fmtNs, h, saveText, shapeLabel, table, timeEl, ago} from "../dom.js";
+import {deadlineEl, errorBox, fill, fmtNs, h, langBadge, saveText, shapeLabel, table, timeEl, ago} from "../dom.js";
 import {lib} from "../libs.js";
 import {renderMarkdown} from "../markdown.js";
 import {highlightLines} from "../code.js";
@@ -35,6 +35,8 @@ async function problem(main, b, signal) {
   const files = "/api/v1/leaderboards/" + encodeURIComponent(b.name) + "/files/";
   const downloads = h("p.downloads", h("a.button.light", {href: files + "template.cu", download: "template.cu"},
                                        "template.cu"), " ",
+                      b.python ? [h("a.button.light", {href: files + "template.py", download: "template.py"},
+                                    "template.py"), " "] : null,
                       h("a.button.light", {href: files + "description.md", download: "description.md"}, "description.md"));
   const statement = h("div.statement", h("p.muted", "Loading the statement..."));
   const side = h("aside.facts");
@@ -62,6 +64,16 @@ async function problem(main, b, signal) {
   const lines = highlightLines(hljs, sig);
   if (lines) { code.innerHTML = lines.join("\n"); code.classList.add("hljs"); } else code.textContent = sig;
   side.append(h("h2", "Signature"), code);
+  if (b.python) {
+    // Python in KernelBot's form: the tuple custom_kernel receives and the one it returns.
+    const py = "def custom_kernel(data: input_t) -> output_t:\n    " + b.python.args.join(", ") + " = data\n" +
+               "    ...\n    return " + b.python.returns.join(", ");
+    const pre = h("pre.sig");
+    const pl = highlightLines(hljs, py, "python");
+    if (pl) { pre.innerHTML = pl.join("\n"); pre.classList.add("hljs"); } else pre.textContent = py;
+    side.append(h("h2", "In Python"), pre,
+                h("p.muted", "An output in data is the judge's own tensor: fill it and return it, or return a new one."));
+  }
   side.append(h("h2", "Buffers"), table(["name", "type", "shape", "role", "check"], b.buffers.map(x => [
     h("code", x.name), x.dtype, "[" + x.shape.join(", ") + "]", x.role,
     x.role === "output" ? "atol " + x.atol + ", rtol " + x.rtol
@@ -131,13 +143,15 @@ function rankingTable(r, b, u) {
     return s;
   });
   const best = shapes.map((_, i) => Math.min(...r.rankings.map(row => row.shapes[i] ? row.shapes[i].median_ns : Infinity)));
-  const heads = ["#", "user", {text: "score", cls: "num"}]
+  const heads = ["#", "user", {text: "lang", cls: "lang", title: "the language it was written in"},
+                 {text: "score", cls: "num"}]
     .concat(shapes.map(s => ({text: shapeLabel(s), cls: "num shape", title: "median time on " + shapeLabel(s)})))
     .concat(["submitted", "id"]);
   const mine = u ? r.rankings.findIndex(x => x.user === u.name) : -1;
   const t = table(heads, r.rankings.map(row => [
     {v: String(row.rank) + (row.tied ? "=" : ""), cls: "num"},
     row.user === (u && u.name) ? h("span", h("strong", row.user), " ", h("span.badge.you", "you")) : row.user,
+    {v: row.lang ? langBadge(row.lang) : "", cls: "lang"},
     {v: fmtNs(row.score_ns), cls: "num score"},
     ...shapes.map((_, i) => {
       const m = row.shapes[i] ? row.shapes[i].median_ns : null;

@@ -11,7 +11,7 @@
 
 import {api, board, events, whoami} from "../api.js";
 import {profileSection, sanitizeSection} from "./tool.js";
-import {errorBox, fill, fmtBytes, fmtNs, h, saveText, shapeLabel, table, timeEl, verdictBadge,
+import {errorBox, fill, fmtBytes, fmtNs, h, langBadge, saveText, shapeLabel, table, timeEl, verdictBadge,
         VERDICT_TEXT} from "../dom.js";
 import {lib} from "../libs.js";
 import {logView, sourceView} from "../code.js";
@@ -95,6 +95,7 @@ function facts(s, d) {
   add("user", s.user);
   add("board", h("a", {href: "#/board/" + encodeURIComponent(s.leaderboard)}, s.leaderboard));
   add("GPU \u00b7 mode", s.gpu + " \u00b7 " + s.mode);
+  add("language", s.lang ? langBadge(s.lang) : null);
   add("score", typeof s.score_ns === "number" ? h("strong", fmtNs(s.score_ns)) : null);
   add("rank", d && d.rank ? h("a", {href: "#/board/" + encodeURIComponent(s.leaderboard) + "/rankings/" +
                                 encodeURIComponent(s.gpu)}, d.rank.text) : null);
@@ -264,7 +265,7 @@ async function sourceSection(box, s, d, u, src, signal) {
   sec.append(tools);
   const hljs = await lib("hljs");
   if (signal.aborted) return;
-  src.view = sourceView(s.source, hljs);
+  src.view = sourceView(s.source, hljs, s.lang === "python" ? "python" : "cpp");
   sec.append(src.view.el);
   diffSection(box, s, d, u, signal);
 }

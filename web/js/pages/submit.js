@@ -1,11 +1,22 @@
-// pages/submit.js - #/submit[?board=NAME]: pick a board, a GPU type and a
-// mode, upload a file or write in the editor (CodeMirror when present, a
-// textarea otherwise), and POST it as multipart (the same request as curl
-// -F); on 202 the page moves to the submission's live page.
+// pages/submit.js - #/submit[?board=NAME]: pick a board, a GPU type, a
+// language (CUDA C++, or Python in KernelBot's form on a board that takes
+// it) and a mode, upload a file or write in the editor (CodeMirror when
+// present, in C++ or Python mode; a textarea otherwise), and POST it as
+// multipart (the same request as curl -F); on 202 the page moves to the
+// submission's live page. The server tells the language by the file name
+// (.py is Python), which the language picker keeps in step.
 
 import {api, boards, whoami} from "../api.js";
 import {errorBox, fill, h} from "../dom.js";
 import {lib} from "../libs.js";
+
+// [value, label, file extension, CodeMirror mode, placeholder]
+const LANGS = [
+  ["cuda", "CUDA C++", ".cu", "text/x-c++src", "// your CUDA C++ kernel, with its //!kjudge launch line"],
+  ["python", "Python", ".py", "text/x-python",
+   "# #!POPCORN lines, then def custom_kernel(data: input_t) -> output_t (PyTorch, Triton, Helion)"],
+];
+const langOf = v => LANGS.find(l => l[0] === v) || LANGS[0];
 
 const MODES = [
   ["test", "test", "compile and check every test shape once"],
@@ -48,7 +59,8 @@ export async function submitPage({main, query, signal}) {
     toolRow.hidden = m !== "sanitize";
     shapeRow.hidden = m !== "profile";
   };
-  const fileIn = h("input", {type: "file", id: "f-file", accept: ".cu,.cuh,.txt,text/plain"});
+  const langSel = h("select", {name: "lang", id: "f-lang"}, LANGS.map(([v, label]) => h("option", {value: v}, label)));
+  const fileIn = h("input", {type: "file", id: "f-file", accept: ".cu,.cuh,.py,.txt,text/plain"});
   const nameIn = h("input", {type: "text", id: "f-name", value: "kernel.cu", size: 24, maxlength: 128,
                              pattern: "[A-Za-z0-9_.\\-]+", title: "letters, digits, '_', '.', '-'"});
   const area = h("textarea", {id: "f-source", rows: 22, spellcheck: "false", autocomplete: "off",
@@ -57,7 +69,8 @@ export async function submitPage({main, query, signal}) {
   const send = h("button.button", {type: "submit"}, "Submit");
   const tmpl = h("button.button.light", {type: "button"}, "Start from the template");
   const form = h("form.submit",
-    h("div.row", h("label", "Board ", boardSel), h("label", "GPU ", gpuSel)), modeBox, toolRow, shapeRow,
+    h("div.row", h("label", "Board ", boardSel), h("label", "GPU ", gpuSel), h("label", "Language ", langSel)),
+    modeBox, toolRow, shapeRow,
     h("div.row", h("label", "Upload a file ", fileIn), h("span.muted", "or write below"), tmpl),
     h("div.editor", area),
     h("div.row", h("label", "File name ", nameIn), send), msg);
@@ -68,25 +81,44 @@ export async function submitPage({main, query, signal}) {
   let editor = null;
   const text = () => (editor ? editor.getValue() : area.value);
   const setText = t => (editor ? editor.setValue(t) : (area.value = t));
+  // The language: the editor's mode, the placeholder and the file name's extension follow it.
+  const setLang = v => {
+    const [, , ext, mode, hint] = langOf(v);
+    langSel.value = v;
+    area.placeholder = hint;
+    if (editor) editor.setOption("mode", mode);
+    const stem = (nameIn.value || "kernel").replace(/\.(cu|cuh|py)$/, "");
+    if (!nameIn.value.endsWith(ext)) nameIn.value = stem + ext;
+  };
   const gpus = () => {
     const b = list.find(x => x.name === boardSel.value);
     fill(gpuSel, (b ? b.gpus : []).map(g => h("option", {value: g}, g)));
+    const py = !!(b && (b.langs || []).includes("python"));
+    langSel.querySelector("option[value=python]").disabled = !py;
+    if (!py && langSel.value === "python") setLang("cuda");
   };
   gpus();
   boardSel.addEventListener("change", gpus);
+  langSel.addEventListener("change", () => setLang(langSel.value));
+  nameIn.addEventListener("change", () => {
+    if (/\.py$/.test(nameIn.value) && !langSel.querySelector("option[value=python]").disabled) setLang("python");
+    else if (/\.(cu|cuh)$/.test(nameIn.value)) setLang("cuda");
+  });
   fileIn.addEventListener("change", async () => {
     const f = fileIn.files[0];
     if (!f) return;
     if (f.size > 1 << 20) { fill(msg, h("p.error", "That file is larger than 1 MiB.")); return; }
     setText(await f.text());
     nameIn.value = f.name.replace(/[^A-Za-z0-9_.\-]/g, "_") || "kernel.cu";
+    setLang(/\.py$/.test(nameIn.value) ? "python" : "cuda");
     fill(msg);
   });
   tmpl.addEventListener("click", async () => {
     if (text().trim() && !confirm("Replace what is in the editor with the template?")) return;
+    const ext = langOf(langSel.value)[2];
     try {
-      setText(await api("/api/v1/leaderboards/" + encodeURIComponent(boardSel.value) + "/files/template.cu"));
-      nameIn.value = boardSel.value + ".cu";
+      setText(await api("/api/v1/leaderboards/" + encodeURIComponent(boardSel.value) + "/files/template" + ext));
+      nameIn.value = boardSel.value + ext;
     } catch (e) { fill(msg, errorBox(e, "No template")); }
   });
   form.addEventListener("submit", async ev => {
@@ -115,7 +147,7 @@ export async function submitPage({main, query, signal}) {
   });
   const CM = await lib("codemirror");
   if (CM && !signal.aborted) {
-    editor = CM.fromTextArea(area, {mode: "text/x-c++src", lineNumbers: true, indentUnit: 4,
+    editor = CM.fromTextArea(area, {mode: langOf(langSel.value)[3], lineNumbers: true, indentUnit: 4,
                                     matchBrackets: true, viewportMargin: 50});
   }
 }
