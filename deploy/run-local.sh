@@ -6,10 +6,22 @@
 # stops everything (each runner finishes or gives back its job first).
 # When the port is taken (another kjudge, or any other program, even one
 # that never answers) it says so and exits 1 without starting anything.
+# KJUDGE_PREBUILT=1: a GPU host that runs binaries built on another host
+# (bin/ brought along, the shared libraries it lacks in .gpulibs/): neither
+# installs nor builds. Python submissions run with $KJUDGE_PYTHON, else
+# with the python3 on the PATH when it holds PyTorch (kjudge-runner --python).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-deploy/deps.sh
-make --no-print-directory all
+if [ "${KJUDGE_PREBUILT:-0}" = 1 ]; then
+  if [ ! -x bin/kjudge-server ] || [ ! -x bin/kjudge-runner ]; then
+    echo "run: KJUDGE_PREBUILT=1 but bin/kjudge-server or bin/kjudge-runner is missing" >&2
+    exit 1
+  fi
+else
+  deploy/deps.sh
+  make --no-print-directory all
+fi
+if [ -d .gpulibs ]; then export LD_LIBRARY_PATH="$PWD/.gpulibs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"; fi
 port=${KJUDGE_PORT:-8080}
 bind=${KJUDGE_BIND:-127.0.0.1}
 var=${KJUDGE_VAR:-var}
@@ -77,6 +89,11 @@ if [ -n "${KJUDGE_TEST_RUNNER:-}" ]; then
 elif command -v nvidia-smi >/dev/null 2>&1; then
   ngpu=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ' || true)
 fi
+if [ "$ngpu" -gt 0 ] && [ -z "${KJUDGE_PYTHON:-}" ] && command -v python3 >/dev/null 2>&1 &&
+   python3 -c 'import importlib.util as u, sys; sys.exit(u.find_spec("torch") is None)' 2>/dev/null; then
+  KJUDGE_PYTHON=$(command -v python3)
+  export KJUDGE_PYTHON
+fi
 for ((g = 0; g < ngpu; g++)); do
   tok=$var/runner-gpu$g.token
   # The GPU type the token may claim: the device name's first word after
@@ -105,6 +122,11 @@ if [ "$ngpu" -eq 0 ]; then
   echo "no GPU found: the server runs alone, no runner is attached; submissions stay queued."
 else
   echo "runners attached: $ngpu (one per GPU)"
+  if [ -n "${KJUDGE_PYTHON:-}" ]; then
+    echo "Python submissions run with $KJUDGE_PYTHON"
+  else
+    echo "Python submissions: none on this host (no python3 with PyTorch; set KJUDGE_PYTHON)"
+  fi
 fi
 cat <<EOT
 

@@ -30,6 +30,7 @@ class _IO(ctypes.Structure):
                 ("versions", ctypes.c_char * 256), ("msg", ctypes.c_char * 2048)]
 
 
+_SUBMISSION_DIR = "/tmp/submission"  # in the box's own /tmp
 _CB = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_int, ctypes.c_void_p)
 _kj = {"tensors": {}, "streams": {}, "module": None, "out": None}
 
@@ -87,8 +88,8 @@ def _load(io):
     sys.modules["task"] = task
     # Triton and Helion read a kernel's source back with inspect: the file
     # must exist. The box's /tmp is its own.
-    path = "/tmp/submission/submission.py"
-    os.makedirs(os.path.dirname(path), exist_ok=True)
+    path = os.path.join(_SUBMISSION_DIR, "submission.py")
+    os.makedirs(_SUBMISSION_DIR, exist_ok=True)
     with open(path, "wb") as f:
         f.write(src)
     spec = importlib.util.spec_from_file_location("submission", path)

@@ -74,7 +74,7 @@ int pyenv_find(const char *exe, struct pyenv *out, struct kj_err *err)
     int status = 0;
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
         ;
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || strstr(buf, "python ") == NULL)
         return KJ_FAIL(err, KJ_EINVAL, "%s did not answer as a Python interpreter (exit %d)", exe,
                        WIFEXITED(status) ? WEXITSTATUS(status) : -1);
     char *p = buf;

@@ -222,9 +222,10 @@ enum MHD_Result api_pc_submit(struct http_req *r)
      * as sent otherwise, for the submission checks' 422. */
     b = pc_board(r, lb);
     gpu = b != NULL ? pc_gpu(b, name) : NULL;
-    snprintf(f.leaderboard, sizeof f.leaderboard, "%s", b != NULL ? b->spec->name : lb);
-    snprintf(f.gpu, sizeof f.gpu, "%s", gpu != NULL ? gpu : name);
-    snprintf(f.mode, sizeof f.mode, "%s", mode);
+    snprintf(f.leaderboard, sizeof f.leaderboard, "%.*s", UPLOAD_MAX_FIELD,
+             b != NULL ? b->spec->name : lb);
+    snprintf(f.gpu, sizeof f.gpu, "%.*s", UPLOAD_MAX_FIELD, gpu != NULL ? gpu : name);
+    snprintf(f.mode, sizeof f.mode, "%.*s", UPLOAD_MAX_FIELD, mode);
     f.has_leaderboard = f.has_gpu = f.has_mode = 1;
     char note[512];
     if (api_sub_submit(r, &f, &s, note, sizeof note, &res))

@@ -72,6 +72,8 @@ BENCHES = [
     ("bench_compile_load.py", True, True,
      [r"^\| quiet \| 2 \| \d", r"^\| loaded \| 2 \| \d", r"^\| paired within 2 rounds \| [-+]\d",
       r"^verdict \(Welch\): loaded - quiet [-+]\d"]),
+    ("bench_python_overhead.py", True, False,
+     [r"^\| entry \| wrapper written and compiled \|$", r"^\| fast\.cu via CuPy \| \d+ bytes \|$"]),
     ("bench_gap_load.py", True, True,
      [r"^\| quiet \| 2 \| \d", r"^\| heavy \| 2 \| \d", r"^\| template, paired within 2 rounds \| [-+]\d",
       r"^verdict \(heavy, Welch\): gap - quiet [-+]\d"]),
