@@ -7,6 +7,7 @@
  * operation.
  */
 #include "pybox.h"
+#include "sandbox.h"
 
 #include <dlfcn.h>
 #include <limits.h>
@@ -34,9 +35,9 @@ int pybox_start(const char *libpython, const char *site, struct kj_err *err)
     if (run(kj_pybox_harness, NULL) != 0)
         return KJ_FAIL(err, KJ_EINTERNAL, "python box: the harness did not load (see the runner's log)");
     char call[PATH_MAX + 128];
-    snprintf(call, sizeof call, "_kj_start(%llu, %s%s%s)",
+    snprintf(call, sizeof call, "_kj_start(%llu, %s%s%s, %d)",
              (unsigned long long)(uintptr_t)&pybox_callback, site ? "'" : "", site ? site : "None",
-             site ? "'" : "");
+             site ? "'" : "", SANDBOX_UID);
     if (strchr(site ? site : "", '\'') != NULL || strchr(site ? site : "", '\\') != NULL)
         return KJ_FAIL(err, KJ_EINVAL, "python box: a quote in the site folder's name");
     if (run(call, NULL) != 0 || pybox_callback == 0)

@@ -190,7 +190,29 @@ def _op(op, addr):
         return 1
 
 
-def _kj_start(slot, site):
+def _give_tmp(uid):
+    """What the imports made in the box's /tmp (Triton's and Inductor's cache
+    folders: Helion makes them at import), as root, handed to the uid the
+    box drops to (runner/sandbox.h's SANDBOX_UID), which must write there.
+    Only in a box, whose /tmp is its own; nothing to do where it is not
+    root."""
+    if os.geteuid() != 0:
+        return
+    for root, dirs, files in os.walk("/tmp"):
+        for name in dirs + files:
+            try:
+                os.lchown(os.path.join(root, name), uid, uid)
+            except OSError:
+                pass
+    for d in (os.environ["TRITON_CACHE_DIR"], os.environ["TORCHINDUCTOR_CACHE_DIR"]):
+        try:
+            os.makedirs(d, exist_ok=True)
+            os.chown(d, uid, uid)
+        except OSError:
+            pass
+
+
+def _kj_start(slot, site, box_uid=None):
     if site:
         import site as _site
         _site.addsitedir(site)
@@ -209,6 +231,8 @@ def _kj_start(slot, site):
         import helion.language  # noqa: F401
     except ImportError:
         pass
+    if box_uid is not None:  # in a box: its own /tmp, the launcher's tmpfs
+        _give_tmp(box_uid)
     cb = _CB(_op)
     _kj["cb"] = cb  # kept alive for the box's life
     ctypes.c_uint64.from_address(slot).value = ctypes.cast(cb, ctypes.c_void_p).value
