@@ -43,7 +43,7 @@ sys.path.insert(0, os.path.join(ROOT, "tests", "api"))
 sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
 import kjservice  # noqa: E402
 from kjhttp import free_port  # noqa: E402
-from kjtest import result_body  # noqa: E402  (the API tests' realistic runner result)
+from kjtest import DEFAULT_MEDIANS, result_body  # noqa: E402  (the API tests' realistic runner result)
 
 SERVER = os.path.join(ROOT, "bin", "kjudge-server")
 BOARD = "fp8_quant"
@@ -118,9 +118,11 @@ def start_server(tmp, port):
 
 
 def result(score):
-    """An accepted leaderboard-mode result as the runner writes it, timed score, 2x and 3x on the three
-    shapes (the server checks it against the board and recomputes the score)."""
-    return result_body("accepted", mode="leaderboard", medians=(score, 2 * score, 3 * score))
+    """An accepted leaderboard-mode result as the runner writes it: the shapes' medians of
+    tests/api/kjtest.py's DEFAULT_MEDIANS (physically possible: the server refuses a median
+    under a shape's floor) scaled by score / 1000 ns, so results differ as their scores do
+    (the server checks it against the board and recomputes the score)."""
+    return result_body("accepted", mode="leaderboard", medians=tuple(m * score / 1000.0 for m in DEFAULT_MEDIANS))
 
 
 def fill(port, admin, runner, users, per_user):

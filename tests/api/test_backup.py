@@ -280,10 +280,11 @@ def test_schema_restores(srv, tmp, backup):
         check(rc == 1 and want in err and path in err, "restore refuses %s: %s" % (os.path.basename(path), want),
               (rc, err[-400:]))
     check(sha(target) == target_sha and not kept(target), "refused restores leave the target untouched")
-    # a version-9 file: no artifacts table, no sanitizer/profile_shape columns, the three-mode CHECK list
-    v9 = variant(backup, os.path.join(tmp, "v9.db"), "DROP TABLE artifacts",
+    # a version-9 file: no artifacts table, no sanitizer/profile_shape columns, the three-mode CHECK list,
+    # no runner_names table (version 11), no lang column (version 12)
+    v9 = variant(backup, os.path.join(tmp, "v9.db"), "DROP TABLE artifacts", "DROP TABLE runner_names",
                  "ALTER TABLE submissions DROP COLUMN profile_shape", "ALTER TABLE submissions DROP COLUMN sanitizer",
-                 "PRAGMA user_version=9")
+                 "ALTER TABLE submissions DROP COLUMN lang", "PRAGMA user_version=9")
     variant(v9, v9, "UPDATE sqlite_master SET sql = replace(sql, \"'test','benchmark','leaderboard','profile',"
             "'sanitize'\", \"'test','benchmark','leaderboard'\") WHERE name = 'submissions'", writable=True)
     rc, _, err = cli("restore", v9, "--db", target)

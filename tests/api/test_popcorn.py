@@ -209,27 +209,21 @@ def test_bad_submissions():
         check(s.server.rows() == [], "nothing stored by the refused submissions", s.server.rows())
 
         # A Python file (KernelBot's form): the route passes it and its name to the
-        # submission path, which decides its language. Until Python submissions are
-        # merged, the CUDA checks refuse it (no //!kjudge launch line); after, it is
-        # queued as submission.py on B200 (B200_Nebius), which no runner serves here:
-        # the client sees "pending" and its place in the queue.
+        # submission path, which decides its language: queued as submission.py on
+        # B200 (B200_Nebius), which no runner serves here: the client sees
+        # "pending" and its place in the queue.
         py = (b"#!POPCORN leaderboard fp8_quant\n#!POPCORN gpu B200_Nebius\n"
               b"def custom_kernel(data):\n    return data\n")
         st, _, d, raw = pc.submit("submission.py", py, "fp8_quant", "B200_Nebius", "test")
-        if st == 422 and (d or {}).get("error", {}).get("code") == "bad_directive":
-            check("//!kjudge launch" in (detail(d) or ""), "a .py upload before Python submissions: the CUDA "
-                  "checks' 422 bad_directive with detail", raw)
-            print("(a .py upload: refused by the CUDA checks, as expected before Python submissions)", flush=True)
-        else:
-            det = (d or {}).get("details") or {}
-            q = (d or {}).get("runner_queue") or {}
-            check(st == 202 and det.get("file_name") == "submission.py" and det.get("gpu_type") == "B200"
-                  and q.get("gpu") == "B200" and q.get("queued_jobs") == 1,
-                  "a .py upload to B200_Nebius: 202, B200, its name kept, 1 queued job", (st, raw))
-            st, _, d, raw = pc.submission(det.get("id") or 0)
-            check(st == 200 and d.get("file_name") == "submission.py" and d.get("code") == py.decode()
-                  and d.get("done") is False and d["job"]["status"] == "pending" and d.get("runs") == [],
-                  "the .py submission as the client polls it: pending, its name and code", (st, raw[:400]))
+        det = (d or {}).get("details") or {}
+        q = (d or {}).get("runner_queue") or {}
+        check(st == 202 and det.get("file_name") == "submission.py" and det.get("gpu_type") == "B200"
+              and q.get("gpu") == "B200" and q.get("queued_jobs") == 1,
+              "a .py upload to B200_Nebius: 202, B200, its name kept, 1 queued job", (st, raw))
+        st, _, d, raw = pc.submission(det.get("id") or 0)
+        check(st == 200 and d.get("file_name") == "submission.py" and d.get("code") == py.decode()
+              and d.get("done") is False and d["job"]["status"] == "pending" and d.get("runs") == [],
+              "the .py submission as the client polls it: pending, its name and code", (st, raw[:400]))
 
         # The name of the upload is kept: a CUDA file under another name.
         st, _, d, raw = pc.submit("my kernel v2.cu", src, "fp8_quant", "B200_Nebius", "test")
@@ -238,8 +232,8 @@ def test_bad_submissions():
               "a .cu upload to B200_Nebius: 202 on B200, its (sanitized) name kept", (st, raw))
         st, _, d, raw = pc.submission(sid)
         check(st == 200 and d.get("file_name") == "my_kernel_v2.cu" and d["job"]["status"] == "pending"
-              and d.get("done") is False and (d.get("runner_queue") or {}).get("queued_jobs") == 1,
-              "polled: pending, first in the B200 queue", (st, raw[:400]))
+              and d.get("done") is False and (d.get("runner_queue") or {}).get("queued_jobs") == 2,
+              "polled: pending, second in the B200 queue (after the .py)", (st, raw[:400]))
         st, _, d, raw = Popcorn(s.port, s.user("bob")).submission(sid)
         check(st == 404 and detail(d), "another user's cli id: 404", (st, raw[:200]))
 

@@ -434,7 +434,9 @@ def main():
               "test_stop: 0 passed, 1 failed, 0 skipped" % kjrunner.FAKE)
         return 1
     with tempfile.TemporaryDirectory(prefix="kjudge-stop-") as tmp:
-        srv = kjdeploy.Server(os.path.join(tmp, "srv"))
+        # One runner token reports every runner name of this script (a name
+        # each for the stop cases), more than the default 8 (serve --runner-names).
+        srv = kjdeploy.Server(os.path.join(tmp, "srv"), extra=["--runner-names", "64"])
         if check(srv.start(), "the server starts"):
             try:
                 _, out, _ = srv.cli("user", "add", "alice", "--db", srv.db)

@@ -94,6 +94,9 @@ static void server_start(void)
     srv->conn_limit = KJ_HTTP_CONN_LIMIT;
     srv->max_waiters = KJ_MAX_WAITERS;
     srv->max_waiters_user = KJ_MAX_WAITERS_PER_USER;
+    srv->max_claims = KJ_MAX_CLAIM_WAITERS;
+    srv->max_claims_runner = KJ_MAX_CLAIMS_PER_RUNNER;
+    srv->runner_names = KJ_RUNNER_NAMES;
     if (service_open(srv, &err) != 0)
         setup_fail("service_open (run from the repository root, for leaderboards/)", &err);
     if (auth_new_token(up.token, &err) != 0 ||
