@@ -24,69 +24,21 @@
 int profile_import(const char *tool, const char *report, double deadline, char **out,
                    size_t *len, struct kj_err *err)
 {
-    int fds[2];
-    *out = NULL;
-    *len = 0;
-    if (pipe2(fds, O_CLOEXEC) != 0)
-        return KJ_FAIL(err, KJ_EIO, "pipe: %s", strerror(errno));
-    pid_t pid = fork();
-    if (pid < 0) {
-        close(fds[0]);
-        close(fds[1]);
-        return KJ_FAIL(err, KJ_EIO, "fork: %s", strerror(errno));
-    }
-    if (pid == 0) {
-        int null = open("/dev/null", O_RDWR);
-        prctl(PR_SET_PDEATHSIG, SIGKILL);
-        if (null < 0 || dup2(null, 0) < 0 || dup2(fds[1], 1) < 0 || dup2(null, 2) < 0)
-            _exit(127);
-        execl(tool, tool, "--import", report, "--csv", "--page", "raw", "--print-units", "base",
-              (char *)NULL);
-        _exit(127);
-    }
-    close(fds[1]);
-    size_t cap = 1 << 16, n = 0;
-    char *buf = malloc(cap);
-    int rc = buf ? KJ_OK : KJ_FAIL(err, KJ_ENOMEM, "out of memory");
-    while (rc == KJ_OK) {
-        int w = fdio_wait(fds[0], deadline);
-        if (w == 0) {
-            rc = KJ_FAIL(err, KJ_ETIMEOUT, "ncu --import took too long");
-            break;
-        }
-        if (n + 4096 + 1 > cap) {
-            char *nb = cap * 2 > PROFILE_MAX_CSV ? NULL : realloc(buf, cap * 2);
-            if (nb == NULL) {
-                rc = KJ_FAIL(err, KJ_ELIMIT, "the report's metrics exceed %u bytes",
-                             PROFILE_MAX_CSV);
-                break;
-            }
-            buf = nb;
-            cap *= 2;
-        }
-        ssize_t r = read(fds[0], buf + n, cap - n - 1);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0)
-            break;
-        n += (size_t)r;
-    }
-    close(fds[0]);
-    kill(pid, SIGKILL);
+    char *argv[] = {(char *)tool, "--import", (char *)report, "--csv", "--page", "raw",
+                    "--print-units", "base", NULL};
     int status = 0;
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-        ;
-    if (rc == KJ_OK && n == 0)
-        rc = KJ_FAIL(err, KJ_EIO, "ncu --import printed nothing (status %d)",
-                     WIFEXITED(status) ? WEXITSTATUS(status) : -1);
-    if (rc != KJ_OK) {
-        free(buf);
-        return rc;
+    int rc = fdio_capture(argv, deadline, PROFILE_MAX_CSV, out, len, &status, err);
+    if (rc == KJ_ETIMEOUT)
+        return KJ_FAIL(err, KJ_ETIMEOUT, "ncu --import took too long");
+    if (rc == KJ_ELIMIT)
+        return KJ_FAIL(err, KJ_ELIMIT, "the report's metrics exceed %u bytes", PROFILE_MAX_CSV);
+    if (rc == KJ_OK && *len == 0) {
+        free(*out);
+        *out = NULL;
+        return KJ_FAIL(err, KJ_EIO, "ncu --import printed nothing (status %d)",
+                       WIFEXITED(status) ? WEXITSTATUS(status) : -1);
     }
-    buf[n] = '\0';
-    *out = buf;
-    *len = n;
-    return KJ_OK;
+    return rc;
 }
 
 /* ------------------------------------------------------------------ CSV */

@@ -8,12 +8,17 @@
  */
 #include "pyenv.h"
 
-#include <errno.h>
+#include "fdio.h"
+#include "mono.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#define PYENV_ANSWER_S 60          /* importlib.metadata only: seconds on a cold disk */
+#define PYENV_MAX_ANSWER (64u << 10)
 
 /* Printed by the interpreter, one fact a line. */
 static const char pyenv_probe[] =
@@ -38,50 +43,28 @@ static void pyenv_line(char **p, char *out, size_t outsz)
 
 int pyenv_find(const char *exe, struct pyenv *out, struct kj_err *err)
 {
-    int fd[2];
-    char buf[8192];
+    char *argv[] = {(char *)exe, "-I", "-c", (char *)pyenv_probe, NULL};
+    char *buf = NULL;
     size_t n = 0;
+    int status = 0;
     memset(out, 0, sizeof *out);
     snprintf(out->exe, sizeof out->exe, "%s", exe);
-    if (pipe(fd) != 0)
-        return KJ_FAIL(err, KJ_EIO, "pipe: %s", strerror(errno));
-    pid_t pid = fork();
-    if (pid < 0) {
-        close(fd[0]);
-        close(fd[1]);
-        return KJ_FAIL(err, KJ_EIO, "fork: %s", strerror(errno));
-    }
-    if (pid == 0) {
-        dup2(fd[1], 1);
-        close(fd[0]);
-        close(fd[1]);
-        execl(exe, exe, "-I", "-c", pyenv_probe, (char *)NULL);
-        _exit(127);
-    }
-    close(fd[1]);
-    for (;;) {
-        ssize_t r = read(fd[0], buf + n, sizeof buf - 1 - n);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0)
-            break;
-        n += (size_t)r;
-        if (n == sizeof buf - 1)
-            break;
-    }
-    close(fd[0]);
-    buf[n] = '\0';
-    int status = 0;
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-        ;
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || strstr(buf, "python ") == NULL)
+    int rc = fdio_capture(argv, mono_now() + PYENV_ANSWER_S, PYENV_MAX_ANSWER, &buf, &n, &status, err);
+    if (rc == KJ_ETIMEOUT)
+        return KJ_FAIL(err, KJ_ETIMEOUT, "%s did not answer within %d s", exe, PYENV_ANSWER_S);
+    if (rc != KJ_OK)
+        return rc;
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || strstr(buf, "python ") == NULL) {
+        free(buf);
         return KJ_FAIL(err, KJ_EINVAL, "%s did not answer as a Python interpreter (exit %d)", exe,
                        WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+    }
     char *p = buf;
     pyenv_line(&p, out->lib, sizeof out->lib);
     pyenv_line(&p, out->home, sizeof out->home);
     pyenv_line(&p, out->site, sizeof out->site);
     pyenv_line(&p, out->versions, sizeof out->versions);
+    free(buf);
     if (out->lib[0] != '/' || access(out->lib, R_OK) != 0)
         return KJ_FAIL(err, KJ_ENOTFOUND, "%s has no shared libpython (%s): a Python run box "
                        "loads it; use an interpreter built with --enable-shared", exe,

@@ -16,7 +16,10 @@
  *    recorded with the box's uid change skipped, see docs/profile.md): one
  *    invalid read of 4 bytes at line 15 with thread, block and address;
  * 5. a memcheck log in the tool's documented format: kind, size, thread,
- *    block, address, line, and the cap (shown / more).
+ *    block, address, line, and the cap (shown / more);
+ * 6. profile_import (fdio_capture) with stand-ins for ncu: its output read
+ *    whole; nothing printed, a hang past the deadline and output over the
+ *    cap each refused with their message.
  * Prints "test_tool: N passed, N failed, N skipped".
  */
 #define KT_MAIN
@@ -26,7 +29,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include "mono.h"
 #include "profile.h"
 #include "sanitize.h"
 #include "spec.h"
@@ -242,10 +248,52 @@ static void test_memcheck(void)
     cJSON_Delete(o);
 }
 
+/* A stand-in for ncu: a shell script that ignores its arguments. */
+static void stand_in(const char *path, const char *body)
+{
+    FILE *f = fopen(path, "w");
+    if (f != NULL) {
+        fprintf(f, "#!/bin/sh\n%s\n", body);
+        fclose(f);
+    }
+    KT_CHECK(f != NULL && chmod(path, 0755) == 0, "stand-in %s written", path);
+}
+
+static void test_import(void)
+{
+    char dir[] = "/tmp/kjudge-import-XXXXXX", tool[64], *out = NULL;
+    size_t n = 0;
+    struct kj_err err;
+    KT_CHECK(mkdtemp(dir) != NULL, "a scratch folder");
+    snprintf(tool, sizeof tool, "%s/ncu", dir);
+    stand_in(tool, "echo '\"ID\",\"Kernel Name\"'; echo '\"0\",\"quant\"'");
+    kj_err_clear(&err);
+    int rc = profile_import(tool, "r.ncu-rep", mono_now() + 10, &out, &n, &err);
+    KT_CHECK(rc == KJ_OK && out != NULL && n == strlen(out) && strstr(out, "quant") != NULL,
+             "the output read whole: rc %d, %zu bytes", rc, n);
+    free(out);
+    stand_in(tool, "exit 3");
+    rc = profile_import(tool, "r.ncu-rep", mono_now() + 10, &out, &n, &err);
+    KT_CHECK(rc == KJ_EIO && out == NULL && strstr(err.msg, "printed nothing (status 3)") != NULL,
+             "nothing printed: %s", err.msg);
+    stand_in(tool, "exec sleep 30");
+    double t0 = mono_now();
+    rc = profile_import(tool, "r.ncu-rep", mono_now() + 0.3, &out, &n, &err);
+    KT_CHECK(rc == KJ_ETIMEOUT && out == NULL && mono_now() - t0 < 5 &&
+             strstr(err.msg, "took too long") != NULL, "a hang ends at the deadline: %s", err.msg);
+    stand_in(tool, "exec head -c 80000000 /dev/zero");
+    rc = profile_import(tool, "r.ncu-rep", mono_now() + 30, &out, &n, &err);
+    KT_CHECK(rc == KJ_ELIMIT && out == NULL && strstr(err.msg, "exceed") != NULL,
+             "output over the cap refused: %s", err.msg);
+    unlink(tool);
+    rmdir(dir);
+}
+
 int main(void)
 {
     test_profile();
     test_race();
     test_memcheck();
+    test_import();
     return kt_done("test_tool");
 }
