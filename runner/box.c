@@ -365,7 +365,7 @@ static int box_verify_sets(struct box *b, const struct box_req *req, struct box_
     for (int k = 0; k < v.n; k++) {
         if (box_prepare(b, 0, v.seed[k], v.poison[k], rep) != 0)
             return -1;
-        if (box_launch_all(b, 0, rep) != 0 || box_collect(b, 0, rep) != 0) {
+        if (box_launch_all(b, 0, rep) != 0 || box_collect(b, rep) != 0) {
             b->d.cuCtxSynchronize();
             return -1;
         }

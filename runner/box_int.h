@@ -133,7 +133,7 @@ int box_prepare(struct box *b, int set, uint64_t seed, uint64_t poison, struct b
 int box_launch_set(struct box *b, const struct directives *d, const CUfunction *fn,
                    const struct dir_dims *dims, void **args, int status, struct box_rep *rep);
 int box_launch_all(struct box *b, int set, struct box_rep *rep);
-int box_collect(struct box *b, int set, struct box_rep *rep);
+int box_collect(struct box *b, struct box_rep *rep);
 int box_prime(struct box *b, struct box_rep *rep);
 int box_sync_user(struct box *b, struct box_rep *rep);
 int box_fingerprint(struct box *b, const CUdeviceptr *set, uint64_t salt, uint64_t *fp,

@@ -81,7 +81,7 @@ int box_timed_for(struct box *b, int empty, int set, uint64_t tmo, double *ns, s
     if (lrc == 0 && b->d.cuEventRecord(b->ev1, b->stream) != CUDA_SUCCESS)
         lrc = box_rep_fail(rep, BOX_INTERNAL, 0, "cuEventRecord failed");
     if (lrc == 0 && empty == 0)
-        lrc = box_collect(b, set, rep); /* after the stop event: not timed */
+        lrc = box_collect(b, rep); /* after the stop event: not timed */
     __atomic_store_n(&b->flag[0], 1, __ATOMIC_SEQ_CST);
     if (box_sync_user(b, rep) != 0 || lrc != 0)
         return -1;

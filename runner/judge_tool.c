@@ -51,7 +51,7 @@ int judge_tool_start(struct judge *j, const struct box_cfg *c, struct kj_err *er
         t.kind = j->job->mode == KJ_MODE_PROFILE ? TOOL_NCU : TOOL_SANITIZER;
     }
     t.sanitizer = j->job->sanitizer;
-    t.outdir = j->python ? "/var/tmp" : j->tool_dir;
+    t.outdir = j->tool_dir; /* "" for a Python box, whose launcher logs nowhere */
     t.spec_dir = j->spec->dir;
     t.source = j->job->source;
     t.source_len = j->job->source_len;

@@ -11,9 +11,9 @@
  *     dlopen, starts the interpreter and imports PyTorch and Triton;
  *   - LOAD imports the submission's source (import-time code runs under
  *     the box's sandbox, never before it is locked) instead of a cubin;
- *   - a call is custom_kernel(data) on the box's stream: pybox_call queues
+ *   - a call is custom_kernel(data) on the box's stream: PYBOX_CALL queues
  *     it (the tuple of tensors wraps the box's buffers without copies, and
- *     PyTorch's current stream is the box's), pybox_collect then moves the
+ *     PyTorch's current stream is the box's), PYBOX_COLLECT then moves the
  *     returned tensors that are not the box's own output buffers into them,
  *     outside the timed span.
  * The harness answers through one callback that it registers at start;
