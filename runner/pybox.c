@@ -31,18 +31,19 @@ int pybox_start(const char *libpython, const char *site, struct kj_err *err)
     int (*run)(const char *, void *) = (int (*)(const char *, void *))dlsym(h, "PyRun_SimpleStringFlags");
     if (init == NULL || run == NULL)
         return KJ_FAIL(err, KJ_EINTERNAL, "python box: %s is not a libpython", libpython);
-    init(0); /* 0: the box's signal handlers stay */
-    if (run(kj_pybox_harness, NULL) != 0)
-        return KJ_FAIL(err, KJ_EINTERNAL, "python box: the harness did not load (see the runner's log)");
-    char call[PATH_MAX + 128];
-    snprintf(call, sizeof call, "_kj_start(%llu, %s%s%s, %d)",
-             (unsigned long long)(uintptr_t)&pybox_callback, site ? "'" : "", site ? site : "None",
-             site ? "'" : "", SANDBOX_UID);
     if (strchr(site ? site : "", '\'') != NULL || strchr(site ? site : "", '\\') != NULL)
         return KJ_FAIL(err, KJ_EINVAL, "python box: a quote in the site folder's name");
+    init(0); /* 0: the box's signal handlers stay */
+    if (run(kj_pybox_harness, NULL) != 0) /* our own file: it compiles, or the build is broken */
+        return KJ_FAIL(err, KJ_EINTERNAL, "python box: the embedded harness did not run");
+    static char why[400]; /* the harness writes why its start failed here */
+    char call[PATH_MAX + 160];
+    snprintf(call, sizeof call, "_kj_start(%llu, %s%s%s, %d, %llu, %zu)",
+             (unsigned long long)(uintptr_t)&pybox_callback, site ? "'" : "", site ? site : "None",
+             site ? "'" : "", SANDBOX_UID, (unsigned long long)(uintptr_t)why, sizeof why);
     if (run(call, NULL) != 0 || pybox_callback == 0)
-        return KJ_FAIL(err, KJ_EINTERNAL, "python box: the harness could not import PyTorch "
-                       "(see the runner's log)");
+        return KJ_FAIL(err, KJ_EINTERNAL, "python box: the harness could not import PyTorch: %s",
+                       why[0] ? why : "(no message)");
     return KJ_OK;
 }
 

@@ -212,7 +212,20 @@ def _give_tmp(uid):
             pass
 
 
-def _kj_start(slot, site, box_uid=None):
+def _kj_start(slot, site, box_uid=None, why=0, why_len=0):
+    """Import what the box needs and register the callback at slot. A
+    failure (PyTorch missing, broken) is written, NUL-terminated, into the
+    box's buffer at why (why_len bytes): the box's stderr goes nowhere."""
+    try:
+        _start(slot, site, box_uid)
+    except BaseException:
+        if why and why_len > 1:
+            text = _tail(why_len - 200).encode("utf-8", "replace")[:why_len - 1]
+            ctypes.memmove(why, text + b"\0", len(text) + 1)
+        raise
+
+
+def _start(slot, site, box_uid):
     if site:
         import site as _site
         _site.addsitedir(site)

@@ -11,7 +11,8 @@ needs no GPU.
    COLLECT leaves a returned given output alone and moves a new tensor into
    its buffer; a wrong count, shape, dtype or a non-tensor is a message
    naming the buffer (the exception's own line first); an exception in
-   custom_kernel or at import is the submission's (1), never a crash.
+   custom_kernel or at import is the submission's (1), never a crash; a
+   start whose PyTorch does not import writes why into the box's buffer.
 2. kjudge-runner eval of a .py file: without a Python environment it says
    how to name one (--python / KJUDGE_PYTHON) and exits 2; an interpreter
    without PyTorch, or a program that is no interpreter, is refused with a
@@ -183,6 +184,24 @@ def test_harness():
         rc, keep = load(ns, io, given.replace("    x, x_q, x_s = data", "    x, x_q, x_s, gs = data\n"
                                               "    assert gs == 128 and isinstance(gs, int)"), tmp)
         check(rc == 0 and op(3) == 0 and op(4) == 0, "a shape variable arrives as a Python int", io.msg[:300])
+
+
+def test_start_failure():
+    """A box whose PyTorch does not import: the harness writes why into the
+    box's buffer (the box's stderr goes nowhere) and raises."""
+    ns, _ = start_harness()
+    sys.modules["torch"] = None  # `import torch` now raises ImportError
+    slot, why = ctypes.c_uint64(0), ctypes.create_string_buffer(400)
+    try:
+        ns["_kj_start"](ctypes.addressof(slot), None, None, ctypes.addressof(why), len(why))
+        raised = False
+    except ImportError:
+        raised = True
+    finally:
+        sys.modules["torch"] = fake_torch()
+    text = why.value.decode()
+    check(raised and slot.value == 0 and text.startswith("ModuleNotFoundError") and "torch" in text,
+          "a start that cannot import PyTorch says why in the box's buffer", text[:300])
 
 
 def eval_py(env_extra, args=()):
