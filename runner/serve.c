@@ -335,8 +335,7 @@ static void serve_job(struct serve *sv, cJSON *job, struct compile_result *compi
         if (m == KJ_MODE_TEST) /* untimed: the next pair may start beside it */
             serve_prestart(sv, spec);
         struct judge_job jj;
-        serve_judge_job(sv, &jj, spec, src, m, compiled, serve_progress, &left);
-        jj.lang = claim_lang(job);
+        serve_judge_job(sv, &jj, spec, src, claim_lang(job), m, compiled, serve_progress, &left);
         const cJSON *tool = cJSON_GetObjectItem(job, "tool"), *shape = cJSON_GetObjectItem(job, "shape");
         if (cJSON_IsString(tool) && kj_sanitizer_parse(tool->valuestring, &jj.sanitizer) != 0)
             jj.sanitizer = KJ_SAN_MEMCHECK;

@@ -88,14 +88,16 @@ void serve_give_back(struct curlc *h, long id, long attempt, int gap, const char
 }
 
 void serve_judge_job(struct serve *sv, struct judge_job *jj, const struct spec *spec,
-                     const char *src, enum kj_mode mode, struct compile_result *compiled,
-                     judge_progress_fn progress, struct judge_leftover **left)
+                     const char *src, int lang, enum kj_mode mode,
+                     struct compile_result *compiled, judge_progress_fn progress,
+                     struct judge_leftover **left)
 {
     memset(jj, 0, sizeof *jj);
     jj->spec = spec;
     jj->source = src; /* writable: a gap's children wipe their copy (judge_gap_fn) */
     jj->source_len = strlen(src);
     jj->mode = mode;
+    jj->lang = lang;
     jj->gpu = sv->cfg->gpu;
     jj->arch = sv->dev.arch;
     jj->boards = sv->boards;

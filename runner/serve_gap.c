@@ -176,8 +176,9 @@ static void serve_gap_judge(struct serve *sv, const cJSON *job, struct compile_r
         result = result_internal("this runner does not have that leaderboard");
     } else {
         struct judge_job jj;
-        serve_judge_job(sv, &jj, spec, src, KJ_MODE_TEST, compiled, serve_gap_progress, &left);
-        jj.lang = claim_lang(job);
+        /* a Python job was given back above */
+        serve_judge_job(sv, &jj, spec, src, SUB_LANG_CUDA, KJ_MODE_TEST, compiled,
+                        serve_gap_progress, &left);
         jj.secrets = outer; /* the runner's, the timed job's seed, source and code */
         /* A third of the lease at most: the watcher beats for the timed job only. */
         jj.give_up_s = sv->cfg->gap_s < sv->beat_s ? sv->cfg->gap_s : sv->beat_s;

@@ -110,13 +110,15 @@ void serve_post_event(struct serve *sv, long id, long attempt, enum kj_event eve
  * its user's fair share from now (docs/protocol.md). A failure is logged. */
 void serve_post_gpu_start(struct curlc *h, long id, long attempt);
 /* serve_base.c: what every job this runner judges has in *jj: board,
- * source (writable), mode, device, the boards' compiled files, compiled
+ * source (writable), its language (the claim's "lang", claim.h), mode,
+ * device, the runner's Python environment, the boards' compiled files, compiled
  * (its submission compiled ahead, taken by the judge; NULL = none), the
  * progress callback (ctx sv) and where its boxes' teardown goes; every
  * other field zero, for the caller to set (secrets, give-up, gaps). */
 void serve_judge_job(struct serve *sv, struct judge_job *jj, const struct spec *spec,
-                     const char *src, enum kj_mode mode, struct compile_result *compiled,
-                     judge_progress_fn progress, struct judge_leftover **left);
+                     const char *src, int lang, enum kj_mode mode,
+                     struct compile_result *compiled, judge_progress_fn progress,
+                     struct judge_leftover **left);
 /* serve_base.c: give job id back (POST .../release?attempt) with client h:
  * queued again at once, no attempt charged. gap: it had no verdict within
  * a gap of a timed job ({"why": "gap"}, which its "queued" event says);
