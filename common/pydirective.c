@@ -10,6 +10,7 @@
  * to that length (a directive is never that long).
  */
 #include "pydirective.h"
+#include "directive_int.h" /* dir_fail: a bad line is reported as a //!kjudge line is */
 #include "gputype.h"
 
 #include <stdarg.h>
@@ -19,22 +20,8 @@
 #define PYDIR_MAX_LINE 1024
 #define PYDIR_SHOW 40
 
-static int pyfail(struct kj_err *err, int line, int src_line, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-
-static int pyfail(struct kj_err *err, int line, int src_line, const char *fmt, ...)
-{
-    char what[KJ_ERR_MSG];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(what, sizeof what, fmt, ap);
-    va_end(ap);
-    kj_errf(err, KJ_EINVAL, __FILE__, src_line, "line %d: %s", line, what);
-    if (err != NULL)
-        err->line = line;
-    return KJ_EINVAL;
-}
-#define PYFAIL(err, line, ...) pyfail((err), (line), __LINE__, __VA_ARGS__)
+/* A bad line: "line N: ..." with err->line = N, as for //!kjudge lines. */
+#define PYFAIL(err, line, ...) DFAIL((err), (line), __VA_ARGS__)
 
 static int is_blank(int c)
 {
