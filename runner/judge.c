@@ -256,6 +256,8 @@ static void judge_system(struct judge *j)
              d->driver_version % 1000 / 10);
     compile_nvrtc_version(y->nvrtc, sizeof y->nvrtc);
     snprintf(y->sandbox, sizeof y->sandbox, "%s", d->sandbox);
+    if (j->python && j->job->pyenv != NULL)
+        snprintf(y->python, sizeof y->python, "%s", j->job->pyenv->versions);
     y->sm_clock_max_mhz = d->clock_khz / 1000.0;
     y->mem_clock_max_mhz = d->mem_clock_khz / 1000.0;
     y->l2_bytes = (double)d->l2_bytes;

@@ -275,6 +275,8 @@ static cJSON *system_json(const struct result_system *y)
     PUT(cJSON_AddStringToObject(o, "cuda_driver_api", y->cuda_driver_api));
     PUT(cJSON_AddStringToObject(o, "nvrtc", y->nvrtc));
     PUT(cJSON_AddStringToObject(o, "sandbox", y->sandbox));
+    if (y->python[0] != '\0')
+        PUT(cJSON_AddStringToObject(o, "python", y->python));
     PUT(cJSON_AddNumberToObject(o, "sm_clock_max_mhz", y->sm_clock_max_mhz));
     PUT(cJSON_AddNumberToObject(o, "mem_clock_max_mhz", y->mem_clock_max_mhz));
     PUT(cJSON_AddNumberToObject(o, "l2_bytes", y->l2_bytes));

@@ -95,6 +95,8 @@ struct result_system {
     char cuda_driver_api[32];       /* "13.0" */
     char nvrtc[32];
     char sandbox[64];               /* protections of the run boxes */
+    char python[256];               /* a Python entry's environment: "python 3.12.3, torch
+                                     * 2.11.0+cu130, triton 3.6.0, helion 1.0.0"; "" else */
     double sm_clock_max_mhz, mem_clock_max_mhz, l2_bytes, l2_flush_bytes, peak_bandwidth_gbs;
     int has_copy_bw;
     double measured_copy_bandwidth_gbs;

@@ -130,6 +130,7 @@ static const struct rc_field f_system_keys[] = {
     {"cuda_driver_api", RK_STR, 0, 0, 32, NULL}, {"cuda", RK_STR, 0, 0, 32, NULL},
     {"nvrtc", RK_STR, 0, 0, 32, NULL}, {"driver", RK_STR, 0, 0, 64, NULL},
     {"sandbox", RK_STR, 0, NAME, NULL}, {"verify", RK_STR, 0, 0, 16, NULL},
+    {"python", RK_STR, 0, 0, 300, NULL},
     {"sm_clock_max_mhz", RK_NUM, RF_NULL, 0, 1e6, NULL},
     {"mem_clock_max_mhz", RK_NUM, RF_NULL, 0, 1e6, NULL},
     {"l2_bytes", RK_NUM, RF_NULL, 0, BIG, NULL}, {"l2_flush_bytes", RK_NUM, RF_NULL, 0, BIG, NULL},

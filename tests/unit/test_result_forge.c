@@ -310,6 +310,7 @@ static void test_forgeries(void)
         cJSON_AddStringToObject(r, "evil", "<script>");
         cJSON_AddNumberToObject(bench(r, 1), "secret_seed", 7);
         cJSON_AddItemToObject(cJSON_GetObjectItem(r, "system"), "x\xff", cJSON_CreateTrue());
+        cJSON_AddStringToObject(cJSON_GetObjectItem(r, "system"), "python", "python 3.12.3, torch 2.11.0");
         char *t = cJSON_PrintUnformatted(r);
         struct rcheck_out out;
         struct kj_err err;
@@ -320,6 +321,8 @@ static void test_forgeries(void)
                  "the dropped keys are listed: %d %s", out.ndropped, out.dropped);
         KT_CHECK(out.json != NULL && !strstr(out.json, "evil") && !strstr(out.json, "secret_seed") &&
                  !strstr(out.json, "\xff"), "and not stored");
+        KT_CHECK(out.json != NULL && strstr(out.json, "\"python\":\"python 3.12.3, torch 2.11.0\""),
+                 "a Python entry's versions (system.python) are kept");
         rcheck_out_clear(&out);
         cJSON_free(t);
     }
