@@ -250,7 +250,7 @@ static int box_load(struct box *b, const struct box_req *req, struct box_rep *re
     if (b->python) { /* the "cubin" is the source: imported under the locked sandbox */
         b->pio.src = (uint64_t)(uintptr_t)cubin;
         b->pio.src_len = ld.cubin_size;
-        int prc = pybox_op(PYBOX_LOAD, &b->pio);
+        int prc = box_py_op(b, PYBOX_LOAD);
         b->pio.src = 0;
         if (prc != 0) {
             box_rep_fail(rep, prc == 1 ? BOX_RUNTIME : BOX_INTERNAL, 0,

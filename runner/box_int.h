@@ -134,6 +134,10 @@ int box_launch_set(struct box *b, const struct directives *d, const CUfunction *
                    const struct dir_dims *dims, void **args, int status, struct box_rep *rep);
 int box_launch_all(struct box *b, int set, struct box_rep *rep);
 int box_collect(struct box *b, struct box_rep *rep);
+
+/* One Python harness operation (pybox.h) of box b, after which the box's
+ * context is current again on this thread whatever the submission did. */
+int box_py_op(struct box *b, int op);
 int box_prime(struct box *b, struct box_rep *rep);
 int box_sync_user(struct box *b, struct box_rep *rep);
 int box_fingerprint(struct box *b, const CUdeviceptr *set, uint64_t salt, uint64_t *fp,

@@ -335,6 +335,24 @@ static int box_py_fail(struct box *b, int rc, const char *what, struct box_rep *
     return box_rep_fail(rep, rc == 1 ? BOX_RUNTIME : BOX_INTERNAL, 0, "%s: %s", what, b->pio.msg);
 }
 
+/* One operation of the Python harness, then the box's own context made
+ * current again: the submission's code may have set another on this
+ * thread (through ctypes and the driver), and the box's next driver call
+ * must not fail for it as if the judge had. */
+int box_py_op(struct box *b, int op)
+{
+    int rc = pybox_op(op, &b->pio);
+    CUresult r = b->d.cuCtxSetCurrent(b->ctx);
+    if (r != CUDA_SUCCESS && rc >= 0) { /* the submission destroyed or reset it */
+        const char *name = NULL;
+        b->d.cuGetErrorName(r, &name);
+        snprintf(b->pio.msg, sizeof b->pio.msg, "the box's CUDA context is gone after the "
+                 "submission's code ran (%s): it reset or destroyed it", name ? name : "?");
+        rc = 1;
+    }
+    return rc;
+}
+
 /* After box_launch_all: a Python box's returned tensors moved into the
  * output buffers of the call's set on the stream (nothing for a CUDA box),
  * through the record box_launch_all filled. Outside the timed span. */
@@ -342,7 +360,7 @@ int box_collect(struct box *b, struct box_rep *rep)
 {
     if (!b->python)
         return 0;
-    int rc = pybox_op(PYBOX_COLLECT, &b->pio);
+    int rc = box_py_op(b, PYBOX_COLLECT);
     return rc == 0 ? 0 : box_py_fail(b, rc, "custom_kernel's result", rep);
 }
 
@@ -353,7 +371,7 @@ int box_launch_all(struct box *b, int set, struct box_rep *rep)
 {
     if (b->python) {
         box_py_fill(b, set);
-        int rc = pybox_op(PYBOX_CALL, &b->pio);
+        int rc = box_py_op(b, PYBOX_CALL);
         return rc == 0 ? 0 : box_py_fail(b, rc, "custom_kernel raised", rep);
     }
     void *args[SPEC_MAX_BUFFERS + SPEC_MAX_VARS + 1];

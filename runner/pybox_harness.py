@@ -9,6 +9,7 @@ import ctypes
 import importlib.util
 import os
 import sys
+import threading
 import traceback
 import types
 
@@ -166,6 +167,22 @@ def _versions():
     return ", ".join(v)
 
 
+def _after_submission(what):
+    """After the submission's code ran (its import or a call): a process it
+    forked that returned here ends now, before it can speak for the box on
+    the box's pipes; a thread it started and left running is refused (it
+    could do the call's work after the call's end event)."""
+    if os.getpid() != _kj["pid"]:
+        os._exit(0)
+    left = [t for t in threading.enumerate() if t.is_alive() and t not in _kj["threads"]]
+    if left:
+        raise RuntimeError("the submission left %d thread%s running after %s (%s): its work must end "
+                           "when custom_kernel returns" % (
+                               len(left), "" if len(left) == 1 else "s",
+                               what,
+                               ", ".join(t.name for t in left[:4])))
+
+
 def _op(op, addr):
     io = _IO.from_address(addr)
     try:
@@ -175,16 +192,27 @@ def _op(op, addr):
             _libcuda_path()
             io.versions = _versions().encode("utf-8", "replace")[:250]
         elif op == 2:
-            _load(io)
+            try:
+                _load(io)
+            finally:
+                _after_submission("its import")
         elif op == 3:
-            _call(io)
+            try:
+                _call(io)
+            finally:
+                _after_submission("the call")
         elif op == 4:
-            _collect(io)
+            try:
+                _collect(io)
+            finally:
+                _after_submission("the call")
         else:
             io.msg = b"unknown operation"
             return 2
         return 0
     except BaseException:  # the submission's: SystemExit and KeyboardInterrupt too
+        if os.getpid() != _kj["pid"]:
+            os._exit(0)
         _kj["out"] = None
         io.msg = _tail().encode("utf-8", "replace")[:2040]
         return 1
@@ -246,6 +274,8 @@ def _start(slot, site, box_uid):
         pass
     if box_uid is not None:  # in a box: its own /tmp, the launcher's tmpfs
         _give_tmp(box_uid)
+    _kj["pid"] = os.getpid()
+    _kj["threads"] = set(threading.enumerate())  # the libraries' own, before the submission's
     cb = _CB(_op)
     _kj["cb"] = cb  # kept alive for the box's life
     ctypes.c_uint64.from_address(slot).value = ctypes.cast(cb, ctypes.c_void_p).value

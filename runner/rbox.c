@@ -42,6 +42,8 @@
 #define RBOX_NOFILE 1024           /* the driver keeps a few dozen device files open */
 #define RBOX_FSIZE (1u << 20)      /* the box writes no files */
 #define RBOX_PY_FSIZE (256u << 20) /* a Python box: its private /tmp (the launcher's tmpfs) */
+#define RBOX_PY_DATA (16ull << 30) /* a Python box: its private writable memory (RLIMIT_DATA),
+                                   * the host's guard where no cgroup limits it */
 #define RBOX_NPROC 4096            /* threads of the uid SANDBOX_UID */
 #define RBOX_CG_ROOT "/sys/fs/cgroup"
 #define RBOX_CG_DIR RBOX_CG_ROOT "/kjudge"
@@ -148,6 +150,12 @@ static int rbox_limits(int python, struct kj_err *err)
     if (setrlimit(RLIMIT_CORE, &core) != 0 || setrlimit(RLIMIT_NOFILE, &nofile) != 0 ||
         setrlimit(RLIMIT_FSIZE, &fsize) != 0)
         return KJ_FAIL(err, KJ_EINTERNAL, "sandbox: setrlimit: %s", strerror(errno));
+    /* The submission's own allocations (malloc, anonymous private maps)
+     * count; the driver's reservations (PROT_NONE) and device mappings
+     * (shared) do not, so CUDA is not disturbed. */
+    struct rlimit data = {RBOX_PY_DATA, RBOX_PY_DATA};
+    if (python && setrlimit(RLIMIT_DATA, &data) != 0)
+        return KJ_FAIL(err, KJ_EINTERNAL, "sandbox: setrlimit(RLIMIT_DATA): %s", strerror(errno));
     return KJ_OK;
 }
 

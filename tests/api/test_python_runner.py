@@ -24,6 +24,8 @@ import os
 import subprocess
 import sys
 import tempfile
+import threading
+import time
 import types
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "lib"))
@@ -184,6 +186,47 @@ def test_harness():
         rc, keep = load(ns, io, given.replace("    x, x_q, x_s = data", "    x, x_q, x_s, gs = data\n"
                                               "    assert gs == 128 and isinstance(gs, int)"), tmp)
         check(rc == 0 and op(3) == 0 and op(4) == 0, "a shape variable arrives as a Python int", io.msg[:300])
+        io.nargs = 3
+        # Work left running past the call: a thread, at import or in a call.
+        spin = ("import threading, time\n_stop = []\n"
+                "def _bg():\n    while not _stop:\n        time.sleep(0.01)\n")
+        rc, keep = load(ns, io, spin + "threading.Thread(target=_bg, name='late-writer').start()\n" + given, tmp)
+        msg = io.msg.decode()
+        sys.modules["submission"]._stop.append(1)
+        for t in threading.enumerate():
+            if t.name == "late-writer":
+                t.join(5)
+        check(rc == 1 and "left 1 thread running after its import (late-writer)" in msg,
+              "a thread started at import and left running is refused at LOAD", msg[:300])
+        rc, keep = load(ns, io, spin + given.replace(
+            "    x, x_q, x_s = data", "    threading.Thread(target=_bg, name='after-call').start()\n"
+                                     "    x, x_q, x_s = data"), tmp)
+        got = op(3)
+        msg = io.msg.decode()
+        sys.modules["submission"]._stop.append(1)
+        check(rc == 0 and got == 1 and "left 1 thread running after the call (after-call)" in msg,
+              "a thread that outlives custom_kernel is the submission's runtime error", msg[:300])
+        for t in threading.enumerate():
+            if t.name in ("late-writer", "after-call"):
+                t.join(5)
+        # A process forked in custom_kernel that returns ends in the harness
+        # (exit 0) instead of going on as the box; exit 7 would be this test.
+        parent = os.getpid()
+        rc, keep = load(ns, io, given.replace("    x, x_q, x_s = data", "    import os\n    os.fork()\n"
+                                              "    x, x_q, x_s = data"), tmp)
+        got = op(3)
+        if os.getpid() != parent:
+            os._exit(7)
+        status = None
+        for _ in range(500):
+            done, st = os.waitpid(-1, os.WNOHANG)
+            if done:
+                status = os.waitstatus_to_exitcode(st)
+                break
+            time.sleep(0.01)
+        check(rc == 0 and got == 0 and status == 0, "a forked copy that returns from custom_kernel exits in the "
+              "harness, not as a second box", "parent rc %s/%s, child exit %s (None: still running after 5 s)"
+              % (rc, got, status))
 
 
 def test_start_failure():

@@ -201,6 +201,25 @@ def test_server():
 PY_HEADER = re.compile(r"^# expect: (?P<expect>\S+)\s+mode: (?P<mode>\S+)(?P<opts>.*?)\s+why: (?P<why>\S.*)$")
 
 
+def box_processes(wait_s):
+    """The box processes (kjudge-runner box-exec) still alive after a job,
+    waiting up to wait_s for their teardown."""
+    end = time.time() + wait_s
+    while True:
+        left = []
+        for pid in os.listdir("/proc"):
+            try:
+                with open("/proc/%s/cmdline" % pid, "rb") as f:
+                    cmd = f.read().replace(b"\0", b" ").decode("utf-8", "replace")
+            except OSError:
+                continue
+            if " box-exec " in cmd:
+                left.append("%s %s" % (pid, cmd[:160]))
+        if not left or time.time() > end:
+            return left
+        time.sleep(0.2)
+
+
 def python_env():
     """The interpreter of the environment Python submissions run in, or None."""
     exe = os.environ.get("KJUDGE_PYTHON", "/opt/torch/.venv/bin/python3")
@@ -239,6 +258,13 @@ def test_python():
                                            "medians_ns": [b.get("median_ns") for b in res.get("benchmarks", [])]}
         check(got == m.group("expect"), "python/%s -> %s (%.1f s)" % (name, m.group("expect"), took),
               "got %s: %s" % (got, (res.get("message") or p.stderr[-2000:])))
+        lo = re.search(r"min_us: (\d+)", m.group("opts"))
+        if lo and got == "accepted":
+            check((res.get("score_ns") or 0) >= float(lo.group(1)) * 1e3,
+                  "python/%s: score %.1f us is the work's, at least %s us" % (
+                      name, (res.get("score_ns") or 0) / 1e3, lo.group(1)), json.dumps(res.get("benchmarks"))[:600])
+        left = box_processes(10)
+        check(not left, "python/%s: no process of its box outlives the job" % name, "\n".join(left))
         if got in ("runtime_error", "time_limit"):
             template_ok("python/" + name)
     for board in ("fp8_quant", "gated_deltanet_recompute_w_u"):
