@@ -48,10 +48,8 @@ static int judge_regions(struct judge *j, struct kj_err *err)
         return rc;
     struct judge_prestart *pre = j->pre;
     j->pre = NULL;
-    if (pre != NULL && j->python) /* a CUDA box cannot become a Python one */
-        judge_leftover_finish(pre->drop(pre));
-    else if (pre != NULL && judge_adopt(j, pre))
-        return KJ_OK; /* its regions and boxes, started for this board */
+    if (pre != NULL && judge_adopt(j, pre)) /* else dropped: another kind, board or size */
+        return KJ_OK; /* its regions and boxes, started for this board and language */
     size_t max = j->plan->max_total;
     j->region_size = max;
     if ((j->tool || j->python) && (rc = judge_tool_region(j, err)) != KJ_OK)

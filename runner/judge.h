@@ -159,6 +159,7 @@ void judge_leftover_finish(struct judge_leftover *left);
  * GPU of the API tests makes its own (tests/api/fakegpu.c). */
 struct judge_prestart {
     const struct spec *spec;
+    int python;                   /* 1: a Python run box (the next job is a Python file) */
     struct judge_leftover *(*drop)(struct judge_prestart *self);
 };
 
@@ -168,16 +169,21 @@ struct judge_prestart {
 #define JUDGE_PRESTART_MAX_BYTES (2ull << 30)
 
 /* Start the pair for board spec on device gpu; the children wipe wipe
- * first. KJ_OK with *out set, else *out NULL and err says why: KJ_ELIMIT
- * when the board's two regions exceed the limit above (nothing started:
- * its jobs start their own boxes). */
+ * first. py NULL: a CUDA run box; else a Python run box of environment py
+ * (borrowed), whose interpreter imports PyTorch, Triton and Helion while it
+ * waits, the most of a Python job's start. KJ_OK with *out set, else *out
+ * NULL and err says why: KJ_ELIMIT when the board's two regions exceed the
+ * limit above (nothing started: its jobs start their own boxes). */
 int judge_prestart_start(const struct spec *spec, int gpu, const struct secret_list *wipe,
-                         struct judge_prestart **out, struct kj_err *err);
+                         const struct pyenv *py, struct judge_prestart **out,
+                         struct kj_err *err);
 
 /* 1 when a pair started for board spec can judge a job of spec in mode
- * (test, benchmark or leaderboard: the tools start their own box). */
+ * (test, benchmark or leaderboard: the tools start their own box) whose
+ * file is in language lang (sub_lang.h): a Python pair for a Python file,
+ * a CUDA pair for the others. */
 int judge_prestart_fits(const struct judge_prestart *p, const struct spec *spec,
-                        enum kj_mode mode);
+                        enum kj_mode mode, int lang);
 
 /* Judge the job. On success (return 0) *result is a new result (result.h)
  * the caller frees with result_free(); it has a verdict, any but

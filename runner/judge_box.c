@@ -14,12 +14,17 @@
  * submission's directives) and the submission's directives, which
  * judge_load sends with the module (box.h's LOAD). The regions are sized
  * by the board alone (plan.c's layout depends on the buffers, not the
- * directives); judge_adopt checks that the job's plan fits them.
+ * directives); judge_adopt checks that the job's plan fits them. A
+ * Python pair's run box is started as a Python job's is (judge_tool.c),
+ * with its region behind a memfd and no source: its interpreter has
+ * imported the libraries when the job comes, and LOAD brings the file.
  */
 #include "judge_int.h"
 #include "expr.h"
 #include "kj_file.h"
 #include "mono.h"
+#include "sub_lang.h"
+#include "tool.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -140,6 +145,7 @@ struct judge_pre {
     int has_gen;
     size_t region_size;
     unsigned char *run_region, *ref_region; /* owned mappings of region_size, or NULL */
+    int run_region_fd;                /* a Python pair: the memfd behind run_region; else -1 */
     struct box_proc run, ref;
 };
 
@@ -149,6 +155,8 @@ static void judge_pre_unmap(struct judge_pre *p)
         munmap(p->run_region, p->region_size);
     if (p->ref_region != NULL && p->ref_region != MAP_FAILED)
         munmap(p->ref_region, p->region_size);
+    if (p->run_region_fd >= 0)
+        close(p->run_region_fd);
 }
 
 static struct judge_leftover *judge_pre_drop(struct judge_prestart *self)
@@ -161,10 +169,40 @@ static struct judge_leftover *judge_pre_drop(struct judge_prestart *self)
 }
 
 int judge_prestart_fits(const struct judge_prestart *p, const struct spec *spec,
-                        enum kj_mode mode)
+                        enum kj_mode mode, int lang)
 {
-    return p != NULL && p->spec == spec &&
+    return p != NULL && p->spec == spec && p->python == (lang == SUB_LANG_PYTHON) &&
            (mode == KJ_MODE_TEST || mode == KJ_MODE_BENCHMARK || mode == KJ_MODE_LEADERBOARD);
+}
+
+/* A Python pair's run box (judge_tool_start's, before its job): its
+ * region a memfd, a placeholder for the source it is not given. */
+static int judge_pre_python(struct judge_pre *p, const struct pyenv *py, const struct spec *spec,
+                            const struct secret_list *wipe, int gpu, struct kj_err *err)
+{
+    static const char none[] = "# a Python box started before its job: LOAD brings the file\n";
+    struct tool_cfg t;
+    p->run_region_fd = memfd_create("region", MFD_CLOEXEC);
+    if (p->run_region_fd < 0 || ftruncate(p->run_region_fd, (off_t)p->region_size) != 0)
+        return KJ_FAIL(err, KJ_ENOMEM, "cannot make the region: %s", strerror(errno));
+    p->run_region = mmap(NULL, p->region_size, PROT_READ | PROT_WRITE, MAP_SHARED,
+                         p->run_region_fd, 0);
+    if (p->run_region == MAP_FAILED)
+        return KJ_FAIL(err, KJ_ENOMEM, "cannot map %zu bytes for results", p->region_size);
+    memset(&t, 0, sizeof t);
+    t.kind = TOOL_PYTHON;
+    t.python_lib = py->lib;
+    t.python_home = py->home;
+    t.python_site = py->site[0] ? py->site : NULL;
+    t.outdir = "";
+    t.spec_dir = spec->dir;
+    t.source = none;
+    t.source_len = sizeof none - 1;
+    t.region_fd = p->run_region_fd;
+    t.region_size = p->region_size;
+    t.gpu = gpu;
+    t.wipe = wipe;
+    return tool_start(&t, &p->run, err);
 }
 
 /* JUDGE_PRESTART_MAX_BYTES, or $KJUDGE_PRESTART_MAX_MB when it is a number. */
@@ -179,7 +217,8 @@ static unsigned long long judge_prestart_limit(void)
 }
 
 int judge_prestart_start(const struct spec *spec, int gpu, const struct secret_list *wipe,
-                         struct judge_prestart **out, struct kj_err *err)
+                         const struct pyenv *py, struct judge_prestart **out,
+                         struct kj_err *err)
 {
     struct judge_pre *p = calloc(1, sizeof *p);
     struct directives refdirs;
@@ -191,7 +230,9 @@ int judge_prestart_start(const struct spec *spec, int gpu, const struct secret_l
     if (p == NULL)
         return KJ_FAIL(err, KJ_ENOMEM, "out of memory");
     p->base.spec = spec;
+    p->base.python = py != NULL;
     p->base.drop = judge_pre_drop;
+    p->run_region_fd = -1;
     p->run.pid = p->ref.pid = -1;
     p->run.fd_req = p->run.fd_rep = p->run.fd_info = -1;
     p->ref.fd_req = p->ref.fd_rep = p->ref.fd_info = -1;
@@ -211,14 +252,21 @@ int judge_prestart_start(const struct spec *spec, int gpu, const struct secret_l
             free(p);
             return rc;
         }
-        p->run_region = mmap(NULL, p->region_size, PROT_READ | PROT_WRITE,
-                             MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+        if (py == NULL)
+            p->run_region = mmap(NULL, p->region_size, PROT_READ | PROT_WRITE,
+                                 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
         p->ref_region = mmap(NULL, p->region_size, PROT_READ | PROT_WRITE,
                              MAP_SHARED | MAP_ANONYMOUS, -1, 0);
         if (p->run_region == MAP_FAILED || p->ref_region == MAP_FAILED)
             rc = KJ_FAIL(err, KJ_ENOMEM, "cannot map %zu bytes for results", p->region_size);
     }
+    /* The Python box first: its import takes longest (the reference's
+     * context is made meanwhile). */
+    if (rc == KJ_OK && py != NULL)
+        rc = judge_pre_python(p, py, spec, wipe, gpu, err);
     for (int ref = 1; rc == KJ_OK && ref >= 0; ref--) {
+        if (!ref && py != NULL)
+            break;
         judge_pair_cfg(&c, ref, spec, p->has_gen ? &p->gendirs : NULL, wipe, gpu,
                        p->run_region, p->ref_region, p->region_size);
         rc = box_start(&c, ref ? &p->ref : &p->run, err);
@@ -238,14 +286,15 @@ int judge_adopt(struct judge *j, struct judge_prestart *pre)
     struct judge_pre *p = (struct judge_pre *)pre;
     int same_gen = p->has_gen == (j->gensrc != NULL) &&
                    (!p->has_gen || memcmp(&p->gendirs, &j->gendirs, sizeof p->gendirs) == 0);
-    if (!judge_prestart_fits(pre, j->spec, j->job->mode) || j->job->dump_dir != NULL ||
-        !same_gen || j->plan->max_total > p->region_size) {
+    if (!judge_prestart_fits(pre, j->spec, j->job->mode, j->job->lang) ||
+        j->job->dump_dir != NULL || !same_gen || j->plan->max_total > p->region_size) {
         judge_leftover_finish(judge_pre_drop(pre));
         return 0;
     }
     j->region_size = p->region_size;
     j->run_region = p->run_region;
     j->ref_region = p->ref_region;
+    j->run_region_fd = p->run_region_fd; /* a Python pair's, else -1 */
     j->run = p->run;
     j->ref = p->ref;
     j->run_bare = j->ref_bare = 1;

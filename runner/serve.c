@@ -91,6 +91,7 @@
 #include "result.h"
 #include "secret.h"
 #include "spec.h"
+#include "sub_lang.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -289,16 +290,20 @@ static void serve_drop_pre(struct serve *sv)
 }
 
 /* Start the boxes of the next job of board spec, unless a pair waits
- * already, the runner is stopping or judges one job only. A failure is
- * logged: the next job starts its own. */
-static void serve_prestart(struct serve *sv, const struct spec *spec)
+ * already, the runner is stopping or judges one job only: a Python pair
+ * when the job before was a Python file (python) and this runner has a
+ * Python environment, else a CUDA pair. A participant's next file is
+ * mostly in the language of the last. A failure is logged: the next job
+ * starts its own. */
+static void serve_prestart(struct serve *sv, const struct spec *spec, int python)
 {
     struct kj_err err;
     if (sv->pre != NULL || spec == NULL || sv->ops->prestart == NULL || sv->cfg->once ||
         *sv->cfg->stop || sv->unhealthy)
         return;
     kj_err_clear(&err);
-    int rc = sv->ops->prestart(spec, sv->cfg->gpu, &sv->secrets, &sv->pre, &err);
+    const struct pyenv *py = python ? sv->cfg->pyenv : NULL;
+    int rc = sv->ops->prestart(spec, sv->cfg->gpu, &sv->secrets, py, &sv->pre, &err);
     if (rc != KJ_OK && rc != KJ_ELIMIT) /* over the limit: by design, not worth a warning */
         kj_log(KJ_LOG_WARN, "serve", "the next job's boxes start with it: %s", err.msg);
 }
@@ -320,7 +325,8 @@ static void serve_job(struct serve *sv, cJSON *job, struct compile_result *compi
     enum kj_mode m;
     int mode_ok = kj_mode_parse(mode, &m) == 0;
     struct judge_prestart *pre = NULL; /* the waiting pair, when it fits this job */
-    if (spec != NULL && mode_ok && judge_prestart_fits(sv->pre, spec, m)) {
+    int lang = claim_lang(job);
+    if (spec != NULL && mode_ok && judge_prestart_fits(sv->pre, spec, m, lang)) {
         pre = sv->pre;
         sv->pre = NULL;
     }
@@ -333,9 +339,9 @@ static void serve_job(struct serve *sv, cJSON *job, struct compile_result *compi
                                               : "unknown mode");
     } else {
         if (m == KJ_MODE_TEST) /* untimed: the next pair may start beside it */
-            serve_prestart(sv, spec);
+            serve_prestart(sv, spec, lang == SUB_LANG_PYTHON);
         struct judge_job jj;
-        serve_judge_job(sv, &jj, spec, src, claim_lang(job), m, compiled, serve_progress, &left);
+        serve_judge_job(sv, &jj, spec, src, lang, m, compiled, serve_progress, &left);
         const cJSON *tool = cJSON_GetObjectItem(job, "tool"), *shape = cJSON_GetObjectItem(job, "shape");
         if (cJSON_IsString(tool) && kj_sanitizer_parse(tool->valuestring, &jj.sanitizer) != 0)
             jj.sanitizer = KJ_SAN_MEMCHECK;
@@ -378,7 +384,7 @@ static void serve_job(struct serve *sv, cJSON *job, struct compile_result *compi
     deliver_result(&to, result);
     result_free(result);
     teardown_start(&sv->td, sv->job_id, left); /* beside the next claim and job */
-    serve_prestart(sv, spec);                  /* beside that teardown */
+    serve_prestart(sv, spec, lang == SUB_LANG_PYTHON); /* beside that teardown */
 }
 
 /* One claim. Returns 1 if a job was judged, 0 if none was queued, <0 on error. */

@@ -130,17 +130,19 @@ static struct judge_leftover *fakegpu_pre_drop(struct judge_prestart *self)
 }
 
 static int fakegpu_prestart(const struct spec *spec, int gpu, const struct secret_list *wipe,
-                            struct judge_prestart **out, struct kj_err *err)
+                            const struct pyenv *py, struct judge_prestart **out,
+                            struct kj_err *err)
 {
     struct fakegpu_pre *p = calloc(1, sizeof *p);
     (void)gpu;
     (void)wipe;
     *out = NULL;
-    if (p == NULL || (p->boxes = fakegpu_boxes("pre")) == NULL) {
+    if (p == NULL || (p->boxes = fakegpu_boxes(py != NULL ? "pypre" : "pre")) == NULL) {
         free(p);
         return KJ_FAIL(err, KJ_ENOMEM, "fakegpu: out of memory");
     }
     p->base.spec = spec;
+    p->base.python = py != NULL;
     p->base.drop = fakegpu_pre_drop;
     *out = &p->base;
     return KJ_OK;
@@ -154,7 +156,7 @@ static struct fakegpu_left *fakegpu_job_boxes(const struct judge_job *job, int *
     *pre = 0;
     if (p == NULL)
         return fakegpu_boxes("box");
-    if (!judge_prestart_fits(p, job->spec, job->mode)) { /* as judge_run: torn down here */
+    if (!judge_prestart_fits(p, job->spec, job->mode, job->lang)) { /* as judge_run: torn down */
         judge_leftover_finish(p->drop(p));
         return fakegpu_boxes("box");
     }
@@ -162,8 +164,9 @@ static struct fakegpu_left *fakegpu_job_boxes(const struct judge_job *job, int *
     char *slash = strrchr(f->path, '/');
     if (f->path[0] != '\0' && slash != NULL) {
         char renamed[PATH_MAX];
+        const char *tail = strchr(slash, '-'); /* pre-XXXXXX or pypre-XXXXXX */
         snprintf(renamed, sizeof renamed, "%.*s/box-%s", (int)(slash - f->path), f->path,
-                 slash + 5);
+                 tail != NULL ? tail + 1 : slash + 1);
         if (rename(f->path, renamed) == 0)
             snprintf(f->path, sizeof f->path, "%s", renamed);
     }

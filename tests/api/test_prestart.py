@@ -18,7 +18,11 @@ comment says the rule):
 - a profile-mode job (its tool starts its own box) does not take it either;
   a leaderboard-mode job of the board does;
 - SIGTERM with a pair waiting: the runner tears it down, leaves no box and
-  no pair behind, and exits 0.
+  no pair behind, and exits 0;
+- with a Python environment (a stand-in interpreter that answers
+  runner/pyenv.c's probe): after a Python file's job a Python pair waits
+  (pypre-XXXXXX), the next Python job is judged in it, and a CUDA job
+  does not take it (a CUDA pair waits after that job).
 Ends with "test_prestart: N passed, N failed, N skipped".
 """
 import os
@@ -103,8 +107,53 @@ def test_prestart(srv, tok, rtok, tmp):
               (rc, os.listdir(bdir), r.text()[-600:]))
 
 
+PY_SOURCE = ("#!POPCORN leaderboard fp8_quant\nfrom task import input_t, output_t\n\n"
+             "def custom_kernel(data: input_t) -> output_t:\n    return data[1], data[2]\n")
+
+
+def submit_py(srv, tok):
+    body, ctype = kjrunner.multipart([("leaderboard", "fp8_quant"), ("gpu", "H200"), ("mode", "test")],
+                                     [("file", "k.py", (PY_SOURCE + "# fakegpu:seconds=0.2\n").encode())])
+    st, _, raw = kjrunner.request(srv, "POST", "/api/v1/submissions", tok, body, {"Content-Type": ctype})
+    d = kjrunner.json_of(raw)
+    return d.get("id") if st == 202 and isinstance(d, dict) else None
+
+
+def test_prestart_python(srv, tok, rtok, tmp):
+    exe = os.path.join(tmp, "python3-stand-in")
+    with open(exe, "w") as f:  # answers runner/pyenv.c's probe, one fact a line
+        f.write("#!/bin/sh\necho \"$0\"\necho /usr\necho\n"
+                "echo 'python 3.11.0, torch 0.0-stand-in, triton (none), helion (none)'\n")
+    os.chmod(exe, 0o755)
+    bdir = os.path.join(tmp, "py-boxes")
+    os.makedirs(bdir, exist_ok=True)
+    r = kjrunner.Runner(os.path.join(tmp, "py"), "http://127.0.0.1:%d" % srv.port, rtok, [], name="py-runner",
+                        env={"KJUDGE_FAKE_BOX_DIR": bdir, "KJUDGE_FAKE_TEARDOWN_S": str(TEARDOWN_S),
+                             "KJUDGE_PYTHON": exe})
+    r.start()
+    try:
+        a = submit_py(srv, tok)
+        msg = judged(srv, tok, a)
+        check(msg is not None and PRE not in msg, "the first Python job starts its own boxes", (msg, r.text()[-400:]))
+        check(wait_until(lambda: len(files(bdir, "pypre")) == 1 and files(bdir, "pre") == []),
+              "after a Python job, a Python pair waits (not a CUDA one)", (os.listdir(bdir), r.text()[-400:]))
+        b = submit_py(srv, tok)
+        msg = judged(srv, tok, b)
+        check(msg is not None and msg.endswith(PRE), "the next Python job is judged in it", (msg, r.text()[-400:]))
+        check(wait_until(lambda: len(files(bdir, "pypre")) == 1 and files(bdir, "box") == []),
+              "and a Python pair waits again", os.listdir(bdir))
+        c = submit(srv, tok, "fp8_quant")
+        msg = judged(srv, tok, c)
+        check(msg is not None and PRE not in msg, "a CUDA job does not take a Python pair", (msg, r.text()[-400:]))
+        check(wait_until(lambda: len(files(bdir, "pre")) == 1 and files(bdir, "pypre") == [] and
+                         files(bdir, "box") == []),
+              "the Python pair is torn down; a CUDA pair waits after the CUDA job", os.listdir(bdir))
+    finally:
+        r.stop()
+
+
 def main():
-    return kjrunner.run_suite("test_prestart", [test_prestart])
+    return kjrunner.run_suite("test_prestart", [test_prestart, test_prestart_python])
 
 
 if __name__ == "__main__":

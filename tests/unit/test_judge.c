@@ -13,6 +13,7 @@
 #define KT_MAIN
 #include "kt.h"
 #include "judge.h"
+#include "sub_lang.h"
 #include "result.h"
 
 #include <stdlib.h>
@@ -55,15 +56,23 @@ static void test_prestart(const struct spec *s)
     memset(&other, 0, sizeof other);
     pre.base.spec = s;
     pre.base.drop = counted_drop;
-    KT_CHECK(judge_prestart_fits(&pre.base, s, KJ_MODE_TEST) &&
-             judge_prestart_fits(&pre.base, s, KJ_MODE_BENCHMARK) &&
-             judge_prestart_fits(&pre.base, s, KJ_MODE_LEADERBOARD),
+    KT_CHECK(judge_prestart_fits(&pre.base, s, KJ_MODE_TEST, SUB_LANG_CUDA) &&
+             judge_prestart_fits(&pre.base, s, KJ_MODE_BENCHMARK, SUB_LANG_CUDA) &&
+             judge_prestart_fits(&pre.base, s, KJ_MODE_LEADERBOARD, SUB_LANG_CUDA),
              "a pair judges the test, benchmark and leaderboard jobs of its board");
-    KT_CHECK(!judge_prestart_fits(&pre.base, s, KJ_MODE_PROFILE) &&
-             !judge_prestart_fits(&pre.base, s, KJ_MODE_SANITIZE),
+    KT_CHECK(!judge_prestart_fits(&pre.base, s, KJ_MODE_PROFILE, SUB_LANG_CUDA) &&
+             !judge_prestart_fits(&pre.base, s, KJ_MODE_SANITIZE, SUB_LANG_CUDA),
              "not a profile or sanitize job: the tool starts its own box");
-    KT_CHECK(!judge_prestart_fits(&pre.base, &other, KJ_MODE_TEST) &&
-             !judge_prestart_fits(NULL, s, KJ_MODE_TEST), "nor another board's job; NULL fits none");
+    KT_CHECK(!judge_prestart_fits(&pre.base, &other, KJ_MODE_TEST, SUB_LANG_CUDA) &&
+             !judge_prestart_fits(NULL, s, KJ_MODE_TEST, SUB_LANG_CUDA), "nor another board's job; NULL fits none");
+    KT_CHECK(!judge_prestart_fits(&pre.base, s, KJ_MODE_TEST, SUB_LANG_PYTHON),
+             "a CUDA pair does not judge a Python file");
+    pre.base.python = 1;
+    KT_CHECK(judge_prestart_fits(&pre.base, s, KJ_MODE_LEADERBOARD, SUB_LANG_PYTHON) &&
+             !judge_prestart_fits(&pre.base, s, KJ_MODE_TEST, SUB_LANG_CUDA) &&
+             !judge_prestart_fits(&pre.base, s, KJ_MODE_TEST, SUB_LANG_PTX),
+             "a Python pair judges Python files only");
+    pre.base.python = 0;
 
     struct judge_job jj;
     struct judge_result *r = NULL;
@@ -82,12 +91,12 @@ static void test_prestart(const struct spec *s)
     /* fp8_quant's two regions are 472 MB: over a 100 MB limit nothing starts. */
     struct judge_prestart *got = &pre.base;
     setenv("KJUDGE_PRESTART_MAX_MB", "100", 1);
-    KT_CHECK(judge_prestart_start(s, 0, NULL, &got, &err) == KJ_ELIMIT && got == NULL &&
+    KT_CHECK(judge_prestart_start(s, 0, NULL, NULL, &got, &err) == KJ_ELIMIT && got == NULL &&
              strstr(err.msg, "KJUDGE_PRESTART_MAX_MB") != NULL,
              "regions over the limit: no pair, and why (%s)", err.msg);
     setenv("KJUDGE_PRESTART_MAX_MB", "0", 1);
     got = &pre.base;
-    KT_CHECK(judge_prestart_start(s, 0, NULL, &got, &err) == KJ_ELIMIT && got == NULL,
+    KT_CHECK(judge_prestart_start(s, 0, NULL, NULL, &got, &err) == KJ_ELIMIT && got == NULL,
              "KJUDGE_PRESTART_MAX_MB=0: never a pair");
     unsetenv("KJUDGE_PRESTART_MAX_MB");
 }
