@@ -62,7 +62,8 @@ if [ "$runner" = 1 ] && [ -x .tools/bin/nvdisasm ]; then
   mkdir -p "$dest/.tools/bin"
   put 755 .tools/bin/nvdisasm "$dest/.tools/bin/nvdisasm"
 fi
-put 755 deploy/systemd/kjudge-backup "$dest/bin/kjudge-backup"
+# The backup job reads the server's database: front ends only.
+[ "$server" = 0 ] || put 755 deploy/systemd/kjudge-backup "$dest/bin/kjudge-backup"
 if [ "$runner" = 1 ]; then # the Slurm launcher, for clusters (deploy/slurm/)
   mkdir -p "$dest/slurm"
   put 755 deploy/slurm/kjudge-runner-task.sh "$dest/bin/kjudge-runner-task"
@@ -82,10 +83,13 @@ done
 # Units: @PREFIX@ and @STATE@ rendered.
 render() { sed -e "s|@PREFIX@|$prefix|g" -e "s|@STATE@|$state|g" "deploy/systemd/$1" >"$units/$1.new" &&
            chmod 644 "$units/$1.new" && mv -f "$units/$1.new" "$units/$1"; }
-list=()
-[ "$server" = 0 ] || list+=(kjudge-server.service kjudge-backup.service kjudge-backup.timer)
-[ "$runner" = 0 ] || list+=(kjudge-runner@.service)
+list=() start=() # the units rendered; those to enable (each has an [Install] section)
+[ "$server" = 0 ] || { list+=(kjudge-server.service kjudge-backup.service kjudge-backup.timer)
+                       start+=(kjudge-server.service kjudge-backup.timer); }
+[ "$runner" = 0 ] || { list+=(kjudge-runner@.service); start+=("kjudge-runner@0.service"); }
 for u in "${list[@]}"; do render "$u"; done
+hint="systemctl enable --now ${start[*]}"
+[ "$runner" = 0 ] || hint="$hint (one kjudge-runner@N per GPU)"
 
 # Settings: written once, then the operator's.
 envfile() {
@@ -113,11 +117,12 @@ if [ "$server" = 1 ] && [ ! -e "$root$state/kjudge.conf" ]; then
   (umask 077; printf '# kjudge-server settings (README: Deploying)\nadmin_token = %s\n' \
      "$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')" >"$root$state/kjudge.conf")
   [ -n "$root" ] || chown -R kjudge:kjudge "$state"
-  echo "install: wrote $state/kjudge.conf with a new admin token (sudo cat it)"
+  echo "install: wrote $root$state/kjudge.conf with a new admin token (sudo cat it)"
 fi
 
 if [ -n "$root" ]; then
   echo "install: installed under $root (no user created, systemctl not called)"
+  echo "install: on the host itself, start with: $hint"
   exit 0
 fi
 if [ "$runner" = 1 ] && [ ! -s "$etc/runner.token" ]; then
@@ -128,7 +133,7 @@ fi
 command -v systemctl >/dev/null 2>&1 && [ -d /run/systemd/system ] || {
   echo "install: systemd is not running here; units are in $units"; exit 0; }
 systemctl daemon-reload
-[ "$enable" = 1 ] || { echo "install: done; start with: systemctl enable --now ${list[*]%%@*}"; exit 0; }
+[ "$enable" = 1 ] || { echo "install: done; start with: $hint"; exit 0; }
 if [ "$server" = 1 ]; then
   systemctl enable --now kjudge-server.service kjudge-backup.timer
 fi

@@ -101,6 +101,24 @@ def test_install(root):
     check(re.search(r"^admin_token = [0-9a-f]{64}$", text, re.M) and oct(os.stat(conf).st_mode & 0o777) == "0o600",
           "the state folder gets a config with a new admin token, mode 0600", text[:80])
     check(re.search(r"[0-9a-f]{64}", p.stdout + p.stderr) is None, "the token is not printed")
+    wrote = re.findall(r"^install: wrote (/\S+)", p.stdout, re.M)
+    check(len(wrote) >= 3 and all(w.startswith(root + "/") and os.path.exists(w) for w in wrote),
+          "every file install.sh says it wrote is named with its --root", wrote)
+    hint = re.search(r"start with: systemctl enable --now ([^(\n]*)", p.stdout)
+    named = hint.group(1).split() if hint else []
+    check("kjudge-server.service" in named and "kjudge-backup.timer" in named, "the closing hint names the units",
+          p.stdout[-300:])
+    for u in named:
+        f = os.path.join(units, re.sub(r"@[^.]+\.", "@.", u))
+        check(os.path.exists(f) and "\n[Install]\n" in open(f).read(),
+              "%s, which the hint enables, has an [Install] section" % u)
+    # A runner host gets no backup job: it holds no database.
+    with tempfile.TemporaryDirectory(prefix="kjudge-runner-only-") as alone:
+        p = install(alone, "--runner")
+        have = [f for f in ("opt/kjudge/bin/kjudge-backup", "etc/systemd/system/kjudge-backup.service",
+                            "etc/systemd/system/kjudge-backup.timer") if os.path.exists(os.path.join(alone, f))]
+        check(p.returncode == 0 and not have and "kjudge-backup" not in p.stdout,
+              "install.sh --runner installs and names no backup job", (p.returncode, have, p.stdout[-200:]))
     env = os.path.join(root, "etc/kjudge/runner.env")
     check("KJUDGE_TOKEN_FILE=/etc/kjudge/runner.token" in open(env).read(), "runner.env names the token file")
     with open(env, "a") as f:
