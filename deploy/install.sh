@@ -71,7 +71,7 @@ if [ "$runner" = 1 ]; then # the Slurm launcher, for clusters (deploy/slurm/)
 fi
 put 644 server/openapi.json "$dest/server/openapi.json"
 put 644 README.md "$dest/README.md"
-for d in leaderboards web; do
+for d in leaderboards web docs; do # docs/: the guides the site serves (server/web.c)
   rm -rf "$dest/$d.new"
   cp -R "$d" "$dest/$d.new"
   rm -rf "$dest/$d.old"
@@ -114,7 +114,7 @@ fi
 if [ "$server" = 1 ] && [ ! -e "$root$state/kjudge.conf" ]; then
   mkdir -p "$root$state"
   chmod 700 "$root$state"
-  (umask 077; printf '# kjudge-server settings (README: Deploying)\nadmin_token = %s\n' \
+  (umask 077; printf '# kjudge-server settings (docs/operator.md)\nadmin_token = %s\n' \
      "$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')" >"$root$state/kjudge.conf")
   [ -n "$root" ] || chown -R kjudge:kjudge "$state"
   echo "install: wrote $root$state/kjudge.conf with a new admin token (sudo cat it)"
