@@ -14,6 +14,10 @@
 #                     one runner per GPU that nvidia-smi lists, or --gpus N)
 #   --gpus N          with --enable: start runners for GPUs 0..N-1
 #
+# Also, for each program installed: its manual page (man/mkman.sh, into
+# /usr/local/share/man), and where bin/kjudge is built (make), the client
+# with a link in /usr/local/bin and its bash completion.
+#
 # Build first: `make server` (front end, no CUDA) or `make` (GPU host). The
 # state (database, admin token, TLS settings) lives in /var/lib/kjudge;
 # settings in /etc/kjudge/*.env. Running this again upgrades the binaries,
@@ -33,7 +37,7 @@ while [ $# -gt 0 ]; do
     --root) root=${2:?--root needs a folder}; shift ;;
     --token-file) token=${2:?--token-file needs a file}; shift ;;
     --gpus) gpus=${2:?--gpus needs a number}; shift ;;
-    -h|--help) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) die "unknown option '$1' (see --help)" ;;
   esac
   shift
@@ -69,6 +73,25 @@ if [ "$runner" = 1 ]; then # the Slurm launcher, for clusters (deploy/slurm/)
   put 755 deploy/slurm/kjudge-runner-task.sh "$dest/bin/kjudge-runner-task"
   put 644 deploy/slurm/kjudge-runners.sbatch "$dest/slurm/kjudge-runners.sbatch"
 fi
+# The client, where built (make; not make server), for the admin's and the tests' use.
+client=0
+if [ -x bin/kjudge ]; then
+  client=1
+  put 755 bin/kjudge "$dest/bin/kjudge"
+  mkdir -p "$root/usr/local/bin" "$root/usr/local/share/bash-completion/completions"
+  ln -sfn "$prefix/bin/kjudge" "$root/usr/local/bin/kjudge"
+  put 644 deploy/bash-completion/kjudge "$root/usr/local/share/bash-completion/completions/kjudge"
+fi
+# Manual pages, each with the installed program's own --help (man/mkman.sh).
+man=$root/usr/local/share/man
+mkman() { # PROGRAM SECTION
+  mkdir -p "$man/man$2"
+  man/mkman.sh "bin/$1" "man/$1.$2.in" >"$man/man$2/$1.$2.new" &&
+    chmod 644 "$man/man$2/$1.$2.new" && mv -f "$man/man$2/$1.$2.new" "$man/man$2/$1.$2"
+}
+[ "$client" = 0 ] || mkman kjudge 1
+[ "$server" = 0 ] || mkman kjudge-server 8
+[ "$runner" = 0 ] || mkman kjudge-runner 8
 put 644 server/openapi.json "$dest/server/openapi.json"
 put 644 README.md "$dest/README.md"
 for d in leaderboards web docs; do # docs/: the guides the site serves (server/web.c)
