@@ -3,7 +3,8 @@
 
 Starts bin/kjudge-server; three threads post submissions (and a fake
 runner claims and finishes jobs) while `kjudge-server backup FILE` runs.
-Checks that the backup is one self-contained file (mode 0600) that passes
+Checks that a backup onto an existing file is refused without --force
+(and replaces it with it), that the backup is one self-contained file (mode 0600) that passes
 integrity_check, has the current schema version, holds every submission
 acknowledged (202) before the backup started, and is consistent (foreign
 keys hold, every finished job has its result). Then: restore is refused while the

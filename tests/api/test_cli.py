@@ -9,7 +9,9 @@ its own config folder: login (token, standard input, invite, a refused
 token), whoami, boards, board, template, submit (progress in a pipe and in
 a pseudo-terminal, --json, --no-wait, the verdicts' evidence, directives,
 exit codes), submissions (filters, pages), show (source, diffs), events,
-withdraw, rankings and the admin commands, with 403, 404, 409, 422 and 429
+withdraw, rankings and the admin commands, and the bash completion
+(deploy/bash-completion/kjudge: commands, options, boards, GPU types and
+submission ids from the server), with 403, 404, 409, 422 and 429
 (Retry-After) on the way. The errors before the server is reached (no
 config, unreachable, TLS, a stranger's answer, 401, usage) are
 test_cli_errors.py's. The token is never printed except by

@@ -6,7 +6,8 @@ paths swapped for test ones; every swap must find its line) into an nginx
 configuration, starts nginx (Debian's nginx-light) in front of a real
 kjudge-server on loopback ports, with trusted_proxies = 127.0.0.1, and
 checks through nginx over HTTPS, from the client address 127.0.0.2: plain
-HTTP is redirected; an event stream delivers each progress event while the
+HTTP is redirected; HTTP/2 is on (ALPN h2) without the deprecated
+"listen ... http2" form; an event stream delivers each progress event while the
 job runs (the runner posts the next step only after the client has read
 the previous one, so a buffering proxy would stall the test); a ?wait=1
 answers as soon as the verdict is posted, not before; a body over the

@@ -8,7 +8,9 @@ fake GPUs in gres.conf, backed by character devices the test creates
 runner token in a file, submits the launcher with --gres=gpu:2, and
 checks: the job runs one task per GPU, each bound to its own GPU
 (CUDA_VISIBLE_DEVICES, the name's GPU index) with the expected
-`kjudge-runner serve` arguments and the token only as a file; each runner
+`kjudge-runner serve` arguments and the token only as a file; the node's
+CPUs and memory taken whole and each runner given its share of the CPUs;
+a next job queued with --dependency=singleton starting once it ends; each runner
 reaches the server and, on this CPU-only machine, refuses with its "no
 usable GPU" reason (or, on a host that cannot build the boxes, that
 reason), which the server logs and lists in /metrics; a runner

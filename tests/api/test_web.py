@@ -17,6 +17,9 @@ shape:
   per-shape medians, the resolution per GPU type (ranks closer than it
   marked "=", none here), the best score over time (a chart and its
   records);
+- the participant's and the board author's guides, linked from the footer
+  and rendered from docs/participant.md and docs/boards.md (served under
+  /static/docs/, nothing else there);
 - a wrong answer's verdict and mismatches (indices, expected, got), a
   compile log whose line reference shows that line of the source, a CUDA
   error;
