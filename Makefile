@@ -61,9 +61,19 @@ FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-fra
 FUZZ_SECONDS ?= 300
 FUZZ_TEST_SECONDS ?= 15
 
-.PHONY: all server test gpu-test run deps bench bench-http fuzz fuzz-build clean
+.PHONY: all server test gpu-test run deps bench bench-http fuzz fuzz-build clean man
 all: bin/kjudge-server bin/kjudge-runner bin/kjudge
 server: bin/kjudge-server
+
+# Manual pages: man/PAGE.in (mdoc) with the program's own --help text put in
+# by man/mkman.sh; deploy/install.sh makes the same for what it installs.
+man: build/man/kjudge.1 build/man/kjudge-server.8 build/man/kjudge-runner.8
+build/man/%.1 build/man/%.8: man/mkman.sh
+	@mkdir -p $(dir $@)
+	man/mkman.sh bin/$* man/$(notdir $@).in >$@.tmp && mv $@.tmp $@
+build/man/kjudge.1: bin/kjudge man/kjudge.1.in
+build/man/kjudge-server.8: bin/kjudge-server man/kjudge-server.8.in
+build/man/kjudge-runner.8: bin/kjudge-runner man/kjudge-runner.8.in
 
 # -MMD: each object also depends on exactly the headers it includes.
 $(OBJ)/%.o: %.c

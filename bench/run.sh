@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # run.sh - `make bench`: every benchmark under bench/, each printing a table.
 # Needs a GPU (and ncu for timing_fidelity). Binaries from bin/; shared
-# libraries a GPU host lacks may sit in .gpulibs/ (see README).
+# libraries a GPU host lacks may sit in .gpulibs/ (see docs/contributing.md).
 set -eu
 cd "$(dirname "$0")/.."
 if [ -d .gpulibs ]; then export LD_LIBRARY_PATH="$PWD/.gpulibs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"; fi

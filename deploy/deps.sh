@@ -12,7 +12,8 @@
 #                             deploy/schema-requirements.txt (tests/api/test_schema.py);
 #                             Chromium with chromedriver, and Selenium from PyPI
 #                             (pinned in deploy/browser-requirements.txt) in
-#                             .venv-browser/ (tests/api/test_web.py)
+#                             .venv-browser/ (tests/api/test_web.py), and man-db
+#                             (the manual pages checked by tests/api/test_deploy.py)
 #
 # Every mode installs the web pages' libraries (libjs-highlight.js,
 # libjs-chart.js, libjs-marked, libjs-katex, libjs-codemirror), which the
@@ -38,7 +39,7 @@ pkgs=(build-essential libmicrohttpd-dev libcjson-dev libsqlite3-dev libssl-dev p
       libjs-highlight.js libjs-chart.js libjs-marked libjs-katex libjs-codemirror)
 [ "$mode" = server ] || pkgs+=(libseccomp-dev libcurl4-openssl-dev)
 [ "$mode" = test ] && pkgs+=(nginx-light wrk slurmctld slurmd slurm-client munge systemd
-                             clang libclang-rt-14-dev python3-venv chromium chromium-driver)
+                             clang libclang-rt-14-dev python3-venv chromium chromium-driver man-db)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -14,6 +14,10 @@
 #                     one runner per GPU that nvidia-smi lists, or --gpus N)
 #   --gpus N          with --enable: start runners for GPUs 0..N-1
 #
+# Also, for each program installed: its manual page (man/mkman.sh, into
+# /usr/local/share/man), and where bin/kjudge is built (make), the client
+# with a link in /usr/local/bin and its bash completion.
+#
 # Build first: `make server` (front end, no CUDA) or `make` (GPU host). The
 # state (database, admin token, TLS settings) lives in /var/lib/kjudge;
 # settings in /etc/kjudge/*.env. Running this again upgrades the binaries,
@@ -33,7 +37,7 @@ while [ $# -gt 0 ]; do
     --root) root=${2:?--root needs a folder}; shift ;;
     --token-file) token=${2:?--token-file needs a file}; shift ;;
     --gpus) gpus=${2:?--gpus needs a number}; shift ;;
-    -h|--help) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) die "unknown option '$1' (see --help)" ;;
   esac
   shift
@@ -62,15 +66,35 @@ if [ "$runner" = 1 ] && [ -x .tools/bin/nvdisasm ]; then
   mkdir -p "$dest/.tools/bin"
   put 755 .tools/bin/nvdisasm "$dest/.tools/bin/nvdisasm"
 fi
-put 755 deploy/systemd/kjudge-backup "$dest/bin/kjudge-backup"
+# The backup job reads the server's database: front ends only.
+[ "$server" = 0 ] || put 755 deploy/systemd/kjudge-backup "$dest/bin/kjudge-backup"
 if [ "$runner" = 1 ]; then # the Slurm launcher, for clusters (deploy/slurm/)
   mkdir -p "$dest/slurm"
   put 755 deploy/slurm/kjudge-runner-task.sh "$dest/bin/kjudge-runner-task"
   put 644 deploy/slurm/kjudge-runners.sbatch "$dest/slurm/kjudge-runners.sbatch"
 fi
+# The client, where built (make; not make server), for the admin's and the tests' use.
+client=0
+if [ -x bin/kjudge ]; then
+  client=1
+  put 755 bin/kjudge "$dest/bin/kjudge"
+  mkdir -p "$root/usr/local/bin" "$root/usr/local/share/bash-completion/completions"
+  ln -sfn "$prefix/bin/kjudge" "$root/usr/local/bin/kjudge"
+  put 644 deploy/bash-completion/kjudge "$root/usr/local/share/bash-completion/completions/kjudge"
+fi
+# Manual pages, each with the installed program's own --help (man/mkman.sh).
+man=$root/usr/local/share/man
+mkman() { # PROGRAM SECTION
+  mkdir -p "$man/man$2"
+  man/mkman.sh "bin/$1" "man/$1.$2.in" >"$man/man$2/$1.$2.new" &&
+    chmod 644 "$man/man$2/$1.$2.new" && mv -f "$man/man$2/$1.$2.new" "$man/man$2/$1.$2"
+}
+[ "$client" = 0 ] || mkman kjudge 1
+[ "$server" = 0 ] || mkman kjudge-server 8
+[ "$runner" = 0 ] || mkman kjudge-runner 8
 put 644 server/openapi.json "$dest/server/openapi.json"
 put 644 README.md "$dest/README.md"
-for d in leaderboards web; do
+for d in leaderboards web docs; do # docs/: the guides the site serves (server/web.c)
   rm -rf "$dest/$d.new"
   cp -R "$d" "$dest/$d.new"
   rm -rf "$dest/$d.old"
@@ -82,10 +106,13 @@ done
 # Units: @PREFIX@ and @STATE@ rendered.
 render() { sed -e "s|@PREFIX@|$prefix|g" -e "s|@STATE@|$state|g" "deploy/systemd/$1" >"$units/$1.new" &&
            chmod 644 "$units/$1.new" && mv -f "$units/$1.new" "$units/$1"; }
-list=()
-[ "$server" = 0 ] || list+=(kjudge-server.service kjudge-backup.service kjudge-backup.timer)
-[ "$runner" = 0 ] || list+=(kjudge-runner@.service)
+list=() start=() # the units rendered; those to enable (each has an [Install] section)
+[ "$server" = 0 ] || { list+=(kjudge-server.service kjudge-backup.service kjudge-backup.timer)
+                       start+=(kjudge-server.service kjudge-backup.timer); }
+[ "$runner" = 0 ] || { list+=(kjudge-runner@.service); start+=("kjudge-runner@0.service"); }
 for u in "${list[@]}"; do render "$u"; done
+hint="systemctl enable --now ${start[*]}"
+[ "$runner" = 0 ] || hint="$hint (one kjudge-runner@N per GPU)"
 
 # Settings: written once, then the operator's.
 envfile() {
@@ -110,14 +137,15 @@ fi
 if [ "$server" = 1 ] && [ ! -e "$root$state/kjudge.conf" ]; then
   mkdir -p "$root$state"
   chmod 700 "$root$state"
-  (umask 077; printf '# kjudge-server settings (README: Deploying)\nadmin_token = %s\n' \
+  (umask 077; printf '# kjudge-server settings (docs/operator.md)\nadmin_token = %s\n' \
      "$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')" >"$root$state/kjudge.conf")
   [ -n "$root" ] || chown -R kjudge:kjudge "$state"
-  echo "install: wrote $state/kjudge.conf with a new admin token (sudo cat it)"
+  echo "install: wrote $root$state/kjudge.conf with a new admin token (sudo cat it)"
 fi
 
 if [ -n "$root" ]; then
   echo "install: installed under $root (no user created, systemctl not called)"
+  echo "install: on the host itself, start with: $hint"
   exit 0
 fi
 if [ "$runner" = 1 ] && [ ! -s "$etc/runner.token" ]; then
@@ -128,7 +156,7 @@ fi
 command -v systemctl >/dev/null 2>&1 && [ -d /run/systemd/system ] || {
   echo "install: systemd is not running here; units are in $units"; exit 0; }
 systemctl daemon-reload
-[ "$enable" = 1 ] || { echo "install: done; start with: systemctl enable --now ${list[*]%%@*}"; exit 0; }
+[ "$enable" = 1 ] || { echo "install: done; start with: $hint"; exit 0; }
 if [ "$server" = 1 ]; then
   systemctl enable --now kjudge-server.service kjudge-backup.timer
 fi

@@ -140,7 +140,7 @@ next:
             then on that host (a checkout, deploy/deps.sh && make)
               bin/kjudge-runner serve --server http://THIS-HOST:$port --token-file gpuhost1.token
             with this server reachable from it: KJUDGE_BIND=0.0.0.0 make run on a trusted
-            network, or HTTPS (README, "Deploying")
+            network, or HTTPS (docs/operator.md, "Deploying")
 Ctrl-C stops the server and the runners.
 EOT
 wait -n "${pids[@]}"

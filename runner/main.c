@@ -131,6 +131,7 @@ static void usage(FILE *f)
         "                                      compile never reaches the GPU; 0 = one job at\n"
         "                                      a time)\n"
         "       kjudge-runner probe [--gpu N]\n"
+        "       kjudge-runner --help | -h   (also after any command)\n"
         "common: --leaderboards DIR (default ./leaderboards)\n"
         "exit: 0 ok/accepted, 1 the submission failed, 2 usage or judge error\n");
 }
@@ -627,12 +628,13 @@ static void find_nvdisasm(void)
 int main(int argc, char **argv)
 {
     struct opts o;
-    if (argc >= 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
-        usage(stdout);
-        return EXIT_OK;
-    }
     if (argc >= 2 && strcmp(argv[1], "box-exec") == 0) /* a tool's target (tool.h) */
         return box_exec_main(argc, argv);
+    for (int i = 1; i < argc; i++) /* --help or -h anywhere: `serve --help` too */
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            usage(stdout);
+            return EXIT_OK;
+        }
     int prc = parse_opts(argc, argv, &o);
     if (prc != 0) {
         if (prc == -1) /* -2: a bad number, said already */

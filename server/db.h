@@ -470,10 +470,13 @@ int db_job_span(struct db *db, int64_t id, struct db_span *out, struct kj_err *e
 
 /* backups (db_backup.c): whole-file operations, without a struct db. */
 /* Copy the database at db_path into dest (a new file, mode 0600, written
- * beside dest and renamed into place) with SQLite's online backup API:
- * one consistent snapshot while a server keeps writing. *pages gets its size
- * in pages. KJ_EIO for files, KJ_EDB for SQLite. */
-int db_backup(const char *db_path, const char *dest, int64_t *pages, struct kj_err *err);
+ * beside dest and put into place) with SQLite's online backup API:
+ * one consistent snapshot while a server keeps writing. An existing dest is
+ * replaced only when replace is set (renamed over); otherwise KJ_ECONFLICT and
+ * it is left as it was. *pages gets its size in pages. KJ_EIO for files,
+ * KJ_EDB for SQLite. */
+int db_backup(const char *db_path, const char *dest, int replace, int64_t *pages,
+              struct kj_err *err);
 /* Check that path is a kjudge database this server can open: integrity_check
  * "ok", schema version 1..DB_SCHEMA_VERSION (*version), the tables present,
  * no trigger or view, and, migrated in a scratch copy, exactly the schema

@@ -120,7 +120,8 @@ static int bk_sync_file(const char *path, struct kj_err *err)
     return rc;
 }
 
-int db_backup(const char *db_path, const char *dest, int64_t *pages, struct kj_err *err)
+int db_backup(const char *db_path, const char *dest, int replace, int64_t *pages,
+              struct kj_err *err)
 {
     struct db src, dst;
     char tmp[PATH_MAX + 32], check[256];
@@ -130,6 +131,8 @@ int db_backup(const char *db_path, const char *dest, int64_t *pages, struct kj_e
     memset(&dst, 0, sizeof dst);
     if (stat(db_path, &st) != 0 || !S_ISREG(st.st_mode))
         return KJ_FAIL(err, KJ_EIO, "no database at %s", db_path);
+    if (!replace && lstat(dest, &st) == 0) /* said early; link() below decides */
+        return KJ_FAIL(err, KJ_ECONFLICT, "%s exists; give --force to replace it", dest);
     if ((size_t)snprintf(tmp, sizeof tmp, "%s.tmp-%d", dest, (int)getpid()) >= sizeof tmp)
         return KJ_FAIL(err, KJ_EINVAL, "the backup path is too long");
     unlink(tmp);
@@ -151,10 +154,18 @@ int db_backup(const char *db_path, const char *dest, int64_t *pages, struct kj_e
     bk_close(&dst);
     if ((rc = bk_sync_file(tmp, err)) != 0)
         goto out;
-    if (rename(tmp, dest) != 0) {
-        rc = KJ_FAIL(err, KJ_EIO, "cannot rename %s to %s: %s", tmp, dest, strerror(errno));
+    /* Without replace, link() puts the copy in place only where no file is:
+     * one that appeared since the check above is kept, never overwritten. */
+    if (replace ? rename(tmp, dest) != 0 : link(tmp, dest) != 0) {
+        if (!replace && errno == EEXIST)
+            rc = KJ_FAIL(err, KJ_ECONFLICT, "%s exists; give --force to replace it", dest);
+        else
+            rc = KJ_FAIL(err, KJ_EIO, "cannot %s %s to %s: %s", replace ? "rename" : "link",
+                         tmp, dest, strerror(errno));
         goto out;
     }
+    if (!replace)
+        unlink(tmp);
     rc = bk_sync_dir(dest, err);
 out:
     bk_close(&src);
@@ -383,7 +394,7 @@ int db_restore(const char *src_path, const char *db_path, struct kj_err *err)
         goto out;
     if (stat(db_path, &st) == 0) {
         if ((rc = bk_keep_name(db_path, keep, sizeof keep, err)) != 0 ||
-            (rc = db_backup(db_path, keep, NULL, err)) != 0)
+            (rc = db_backup(db_path, keep, 0, NULL, err)) != 0)
             goto out;
         kj_log(KJ_LOG_INFO, "db", "saved the database being replaced to %s", keep);
     }

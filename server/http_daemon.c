@@ -13,7 +13,7 @@
  * the last one, after any body was drained (req_reject), so connections
  * stay alive and clients read the answer.
  *
- * Defences (README "Hostile clients"): MHD's per-address connection limit;
+ * Defences (docs/operator.md "Hostile clients"): MHD's per-address connection limit;
  * guard.c's deadlines for a request's head and body; checks of the head
  * that MHD leaves to us (req_check_head: its size, a NUL in the URL,
  * folded or malformed header lines, conflicting Content-Length or

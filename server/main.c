@@ -79,9 +79,9 @@ static const char usage_text[] =
     "  kjudge-server user add NAME [--admin] [--db var/kjudge.db]\n"
     "  kjudge-server runner add NAME --gpu TYPE[,TYPE...] [--db var/kjudge.db]\n"
     "  kjudge-server runner bind NAME --gpu TYPE[,TYPE...] [--db var/kjudge.db]\n"
-    "  kjudge-server backup FILE [--db var/kjudge.db]\n"
+    "  kjudge-server backup FILE [--force] [--db var/kjudge.db]\n"
     "  kjudge-server restore FILE [--db var/kjudge.db]\n"
-    "  kjudge-server --help\n"
+    "  kjudge-server --help | -h   (also after any command)\n"
     "\n"
     "serve: the admin token comes from $KJUDGE_ADMIN_TOKEN, else from\n"
     "\"admin_token = ...\" in the config file, else a new one is generated,\n"
@@ -115,7 +115,8 @@ static const char usage_text[] =
     "config trusted_proxies = ADDR[/BITS], ...: X-Forwarded-For from these\n"
     "peers names the client; metrics_allow = ...: may GET /metrics without\n"
     "an admin token.\n"
-    "backup: a consistent copy of the database, also while serve runs.\n"
+    "backup: a consistent copy of the database, also while serve runs; an\n"
+    "existing FILE is left as it is (exit 1) unless --force replaces it.\n"
     "restore: checks FILE, then replaces the database (the old one is kept as\n"
     "DB.before-restore); refused while a server uses it.\n"
     "user add / runner add: print a new bearer token on stdout.\n"
@@ -586,18 +587,20 @@ static int cmd_serve(int argc, char **argv)
 /* backup / restore                                                    */
 /* ------------------------------------------------------------------ */
 
-/* kjudge-server {backup|restore} FILE [--db PATH] */
+/* kjudge-server backup FILE [--force] [--db PATH], restore FILE [--db PATH] */
 static int cmd_backup(int argc, char **argv, int restore)
 {
     char db_path[PATH_MAX] = "var/kjudge.db";
     const char *file = NULL;
     struct kj_err err;
     int64_t pages = 0;
-    int rc;
+    int rc, force = 0;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--db") == 0) {
             if (opt_value(argc, argv, &i, db_path, sizeof db_path) != 0)
                 return EXIT_USAGE;
+        } else if (!restore && strcmp(argv[i], "--force") == 0) {
+            force = 1;
         } else if (argv[i][0] == '-' || file != NULL) {
             return usage_error("unexpected argument '%s'", argv[i]);
         } else {
@@ -610,7 +613,7 @@ static int cmd_backup(int argc, char **argv, int restore)
     if (restore)
         rc = db_restore(file, db_path, &err);
     else
-        rc = db_backup(db_path, file, &pages, &err);
+        rc = db_backup(db_path, file, force, &pages, &err);
     if (rc != 0)
         return fail(&err);
     if (!restore)
@@ -623,11 +626,15 @@ int main(int argc, char **argv)
 {
     if (argc < 2)
         return usage_error("%s", "missing command");
-    if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
-        strcmp(argv[1], "help") == 0) {
+    if (strcmp(argv[1], "help") == 0) {
         fputs(usage_text, stdout);
         return EXIT_OK;
     }
+    for (int i = 1; i < argc; i++) /* --help or -h anywhere, as after a command */
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            fputs(usage_text, stdout);
+            return EXIT_OK;
+        }
     if (strcmp(argv[1], "serve") == 0)
         return cmd_serve(argc - 1, argv + 1);
     if (strcmp(argv[1], "user") == 0)

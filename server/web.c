@@ -6,6 +6,10 @@
  * Only regular files inside the web folder are served: a path with a ".."
  * segment, a backslash or a hidden segment is refused, and the resolved
  * path (symlinks followed) must still lie inside the folder's realpath.
+ * Under /static/docs/ only the guides of a fixed list are served, from the
+ * docs/ folder beside the web folder (the checkout's, or the installed
+ * copy deploy/install.sh puts beside web/): the participant's and the board
+ * author's guides, which the site renders from the same Markdown.
  * Under /static/vendor/ only the files of a fixed list are served (the
  * highlight.js, Chart.js, marked, KaTeX and CodeMirror files the pages
  * load), each compared as a whole string, so nothing else of the system's
@@ -28,6 +32,11 @@
 #include <unistd.h>
 
 #define WEB_VENDOR_PREFIX "vendor/"
+#define WEB_DOCS_PREFIX "docs/"
+
+/* The guides under /static/docs/, read from WEB/../docs/ (the site's
+ * #/guide/NAME pages, web/js/pages/guide.js). */
+static const char *const doc_files[] = {"participant.md", "boards.md", NULL};
 
 static const struct { const char *ext, *type; } types[] = {
     {".html", "text/html; charset=utf-8"}, {".css", "text/css; charset=utf-8"},
@@ -194,6 +203,28 @@ static enum MHD_Result serve_vendor(struct http_req *r, const char *rel)
     return send_fd(r, fd, &st, rel, "public, max-age=86400");
 }
 
+/* A guide of doc_files from the docs folder beside the web folder; anything
+ * else is 404. */
+static enum MHD_Result serve_doc(struct http_req *r, const char *rel)
+{
+    char path[PATH_MAX];
+    struct stat st;
+    int fd, known = 0;
+
+    for (int i = 0; doc_files[i] != NULL && !known; i++)
+        known = strcmp(doc_files[i], rel) == 0;
+    if (!known || r->srv->web_real[0] == '\0' ||
+        (size_t)snprintf(path, sizeof path, "%s/../docs/%s", r->srv->web_real, rel) >= sizeof path)
+        return not_found(r);
+    if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+        return not_found(r);
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        close(fd);
+        return not_found(r);
+    }
+    return send_fd(r, fd, &st, rel, "no-cache");
+}
+
 enum MHD_Result web_index(struct http_req *r)
 {
     return serve_file(r, "index.html");
@@ -204,5 +235,7 @@ enum MHD_Result web_static(struct http_req *r)
     const char *rel = r->path + strlen("/static/");
     if (strncmp(rel, WEB_VENDOR_PREFIX, strlen(WEB_VENDOR_PREFIX)) == 0)
         return serve_vendor(r, rel + strlen(WEB_VENDOR_PREFIX));
+    if (strncmp(rel, WEB_DOCS_PREFIX, strlen(WEB_DOCS_PREFIX)) == 0)
+        return serve_doc(r, rel + strlen(WEB_DOCS_PREFIX));
     return serve_file(r, rel);
 }

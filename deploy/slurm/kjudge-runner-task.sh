@@ -11,6 +11,13 @@
 # list. The name shows the node's GPU index (SLURM_STEP_GPUS when Slurm
 # gives it, else the visible index).
 set -u
+case "${1:-}" in -h|--help)
+  echo "usage: kjudge-runner-task   (one task of kjudge-runners.sbatch, started by srun: runs"
+  echo "       kjudge-runner serve on this task's GPU and starts it again when it stops;"
+  echo "       settings from KJUDGE_SERVER, KJUDGE_TOKEN_FILE, KJUDGE_HOME, KJUDGE_NAME_PREFIX,"
+  echo "       KJUDGE_RUNNER_ARGS, KJUDGE_RETRY_S: see kjudge-runners.sbatch)"
+  exit 0 ;;
+esac
 home=${KJUDGE_HOME:-/opt/kjudge}
 bin=$home/bin/kjudge-runner
 tokfile=${KJUDGE_TOKEN_FILE:-/etc/kjudge/runner.token}

@@ -25,7 +25,7 @@ be shown without hurting the test's own requests from 127.0.0.1):
   - over-long URLs and heads answered in JSON by the server (414, 431),
     and the few cases MHD answers itself before any callback (a head too
     large for its memory, a bad HTTP version, a malformed Content-Length),
-    whose status is checked: README "Hostile clients" lists them.
+    whose status is checked: docs/operator.md "Hostile clients" lists them.
 
 Bounded: about 200 connections in all, every wait capped; the file takes
 about 25 s. Python 3 standard library only; ends with "test_abuse_http:
@@ -333,7 +333,7 @@ def test_big_heads(srv):
         st, _, d, closed = raw(srv.port, req)
         check(st == status and is_error(d, code), "%s -> %d JSON %s" % (what, status, code), (st, d))
         check(closed, "%s: the connection is closed after the answer" % what)
-    # Answered by MHD before any callback of ours (README "Hostile clients"):
+    # Answered by MHD before any callback of ours (docs/operator.md "Hostile clients"):
     # the status is right, the body is MHD's own HTML.
     for what, req, status in [
             ("a 300 KB header (over MHD's memory per connection)",

@@ -3,7 +3,8 @@
 
 Starts bin/kjudge-server; three threads post submissions (and a fake
 runner claims and finishes jobs) while `kjudge-server backup FILE` runs.
-Checks that the backup is one self-contained file (mode 0600) that passes
+Checks that a backup onto an existing file is refused without --force
+(and replaces it with it), that the backup is one self-contained file (mode 0600) that passes
 integrity_check, has the current schema version, holds every submission
 acknowledged (202) before the backup started, and is consistent (foreign
 keys hold, every finished job has its result). Then: restore is refused while the
@@ -151,7 +152,24 @@ def test_backup_under_load(srv, tmp, tokens):
           (orphans, done_wo_result))
     newer = db_ids(srv.db) - ids
     check(len(newer) > 0, "submissions after the backup are not in it (the copy is a snapshot)", len(newer))
+    test_no_overwrite(srv, backup, ids)
     return backup, before
+
+
+def test_no_overwrite(srv, backup, ids):
+    """An existing FILE is kept (exit 1, named) unless --force replaces it."""
+    was = sha(backup)
+    rc, _, err = cli("backup", backup, "--db", srv.db)
+    check(rc == 1 and backup in err and "--force" in err and sha(backup) == was and db_ids(backup) == ids,
+          "backup onto an existing file is refused, naming it and --force, and leaves it as it was",
+          (rc, err[-300:]))
+    leftovers = [f for f in os.listdir(os.path.dirname(backup)) if f != os.path.basename(backup)]
+    check(not leftovers, "a refused backup leaves no temporary file", leftovers)
+    rc, _, err = cli("backup", backup, "--force", "--db", srv.db)
+    check(rc == 0 and db_ids(backup) == db_ids(srv.db) and db_ids(backup) != ids,
+          "backup --force replaces it with a fresh snapshot", (rc, err[-300:]))
+    rc, _, err = cli("restore", backup, "--force", "--db", srv.db)
+    check(rc == 1 and "--force" in err, "restore takes no --force", (rc, err[-300:]))
 
 
 def test_restore(srv, tmp, backup, before):

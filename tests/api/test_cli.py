@@ -9,7 +9,9 @@ its own config folder: login (token, standard input, invite, a refused
 token), whoami, boards, board, template, submit (progress in a pipe and in
 a pseudo-terminal, --json, --no-wait, the verdicts' evidence, directives,
 exit codes), submissions (filters, pages), show (source, diffs), events,
-withdraw, rankings and the admin commands, with 403, 404, 409, 422 and 429
+withdraw, rankings and the admin commands, and the bash completion
+(deploy/bash-completion/kjudge: commands, options, boards, GPU types and
+submission ids from the server), with 403, 404, 409, 422 and 429
 (Retry-After) on the way. The errors before the server is reached (no
 config, unreachable, TLS, a stranger's answer, 401, usage) are
 test_cli_errors.py's. The token is never printed except by
@@ -20,6 +22,7 @@ import json
 import os
 import re
 import shutil
+import subprocess
 import sys
 import tempfile
 import time
@@ -498,6 +501,45 @@ def test_admin(t):
 # Errors
 # ---------------------------------------------------------------------------
 
+COMPLETION = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
+                          "deploy", "bash-completion", "kjudge")
+
+
+def complete(user, *words):
+    """What deploy/bash-completion/kjudge offers for `kjudge WORDS` (the last word being completed)."""
+    script = ('source "$1"; shift; COMP_WORDS=("$@"); COMP_CWORD=$((${#COMP_WORDS[@]} - 1)); _kjudge; '
+              'printf "%s\\n" "${COMPREPLY[@]}"')
+    p = subprocess.run(["bash", "-c", script, "complete", COMPLETION, KJ] + list(words), env=user.env,
+                       capture_output=True, text=True, timeout=60)
+    return sorted(x for x in p.stdout.split("\n") if x), p.stderr
+
+
+def test_completion(t):
+    alice, c = t["alice"], api(t["port"])
+    got, err = complete(alice, "")
+    check({"submit", "show", "boards", "board", "rankings", "admin", "help"} <= set(got) and not err,
+          "completion: the commands, from kjudge --help", (got, err[-200:]))
+    boards = sorted(b["name"] for b in c.get("/api/v1/leaderboards")[2]["leaderboards"])
+    got, _ = complete(alice, "board", "")
+    check(got == boards and "solo_quant" in got, "completion: board names from the server", got)
+    got, _ = complete(alice, "--json", "rankings", "cl")
+    check(got == ["closed_quant"], "completion: a board's prefix, --json before the command", got)
+    got, _ = complete(alice, "submit", "x.cu", "--gpu", "")
+    check(got == ["B200", "H200"], "completion: GPU types from the boards", got)
+    got, _ = complete(alice, "submit", "x.cu", "--mode", "")
+    check(got == sorted(["test", "benchmark", "leaderboard", "profile", "sanitize"]),
+          "completion: modes from the command's usage", got)
+    got, _ = complete(alice, "submit", "--le")
+    check(got == ["--leaderboard"], "completion: a command's options from kjudge help COMMAND", got)
+    mine = sorted(str(s["id"]) for s in c.get("/api/v1/submissions?limit=50", t["tok_alice"])[2]["submissions"])
+    got, _ = complete(alice, "show", "")
+    check(got == mine and len(mine) > 1, "completion: your submission ids (%d) from the server" % len(mine), got[:5])
+    got, _ = complete(alice, "admin", "p")
+    check(got == ["publish"], "completion: admin's subcommands", got)
+    got, _ = complete(t["fresh"], "board", "")
+    check(got == [], "completion: nothing (and no error text) without a configured server", got)
+
+
 def run_all(t):
     test_login(t)
     test_boards(t)
@@ -512,6 +554,7 @@ def run_all(t):
     test_events(t)
     test_withdraw_rankings(t)
     test_admin(t)
+    test_completion(t)
     test_no_secret_printed()
 
 

@@ -9,7 +9,8 @@ libraries; `deploy/deps.sh --server` does not look for CUDA while the full
 mode still does and says what to do; `deploy/install.sh --root DIR`
 renders every unit and env file (no placeholder left, every path they
 name exists in DIR, the program files in place, a second run keeps the
-operator's settings); `systemd-analyze verify` accepts every unit with no
+operator's settings); the manual pages render under `man --warnings` with no warning and every
+installed program answers --help and -h with exit 0; `systemd-analyze verify` accepts every unit with no
 warning and `systemd-analyze security` rates each below a threshold; the
 compile box works under exactly the runner unit's capability bounding set
 with no_new_privs (and not without CAP_SYS_ADMIN); the backup job writes
@@ -101,6 +102,25 @@ def test_install(root):
     check(re.search(r"^admin_token = [0-9a-f]{64}$", text, re.M) and oct(os.stat(conf).st_mode & 0o777) == "0o600",
           "the state folder gets a config with a new admin token, mode 0600", text[:80])
     check(re.search(r"[0-9a-f]{64}", p.stdout + p.stderr) is None, "the token is not printed")
+    test_pages_and_help(root)
+    wrote = re.findall(r"^install: wrote (/\S+)", p.stdout, re.M)
+    check(len(wrote) >= 3 and all(w.startswith(root + "/") and os.path.exists(w) for w in wrote),
+          "every file install.sh says it wrote is named with its --root", wrote)
+    hint = re.search(r"start with: systemctl enable --now ([^(\n]*)", p.stdout)
+    named = hint.group(1).split() if hint else []
+    check("kjudge-server.service" in named and "kjudge-backup.timer" in named, "the closing hint names the units",
+          p.stdout[-300:])
+    for u in named:
+        f = os.path.join(units, re.sub(r"@[^.]+\.", "@.", u))
+        check(os.path.exists(f) and "\n[Install]\n" in open(f).read(),
+              "%s, which the hint enables, has an [Install] section" % u)
+    # A runner host gets no backup job: it holds no database.
+    with tempfile.TemporaryDirectory(prefix="kjudge-runner-only-") as alone:
+        p = install(alone, "--runner")
+        have = [f for f in ("opt/kjudge/bin/kjudge-backup", "etc/systemd/system/kjudge-backup.service",
+                            "etc/systemd/system/kjudge-backup.timer") if os.path.exists(os.path.join(alone, f))]
+        check(p.returncode == 0 and not have and "kjudge-backup" not in p.stdout,
+              "install.sh --runner installs and names no backup job", (p.returncode, have, p.stdout[-200:]))
     env = os.path.join(root, "etc/kjudge/runner.env")
     check("KJUDGE_TOKEN_FILE=/etc/kjudge/runner.token" in open(env).read(), "runner.env names the token file")
     with open(env, "a") as f:
@@ -118,6 +138,43 @@ def test_install(root):
           "the runner unit passes the token as a file only")
     p = install(root)
     check(p.returncode == 1 and "--server, --runner" in p.stderr, "install.sh without a role says what to give", p.stderr)
+
+
+# Each installed manual page and an option its program's --help names (so the page carries that text).
+PAGES = {"man1/kjudge.1": "withdraw", "man8/kjudge-server.8": "--max-conns-per-ip",
+         "man8/kjudge-runner.8": "--gap-seconds"}
+
+
+def test_pages_and_help(root):
+    """Manual pages render without a groff warning; every installed program answers --help and -h."""
+    man = shutil.which("man")
+    if not check(man is not None, "man is installed (deploy/deps.sh --test installs man-db)"):
+        return
+    for page, option in PAGES.items():
+        path = os.path.join(root, "usr/local/share/man", page)
+        if not check(os.path.exists(path), "%s is installed" % page):
+            continue
+        p = run([man, "--warnings", "-E", "UTF-8", "-l", path], env=dict(os.environ, MANWIDTH="80"))
+        check(p.returncode == 0 and p.stderr == "" and "SYNOPSIS" in p.stdout and option in p.stdout,
+              "man --warnings renders %s with no warning, with its --help text (%s)" % (page, option),
+              (p.returncode, p.stderr[-300:]))
+    bins = os.path.join(root, "opt/kjudge/bin")
+    for name in sorted(os.listdir(bins)):
+        for flag in ("--help", "-h"):
+            p = run([os.path.join(bins, name), flag])
+            check(p.returncode == 0 and "usage" in p.stdout.lower(), "%s %s exits 0 with its usage" % (name, flag),
+                  (p.returncode, p.stdout[-200:], p.stderr[-200:]))
+    for name, cmds in (("kjudge-server", ("serve", "user add", "backup", "restore")),
+                       ("kjudge-runner", ("serve", "eval", "compile", "probe"))):
+        for cmd in cmds:
+            p = run([os.path.join(bins, name)] + cmd.split() + ["--help"])
+            check(p.returncode == 0 and "usage" in p.stdout, "%s %s --help exits 0 with its usage" % (name, cmd),
+                  (p.returncode, p.stderr[-200:]))
+    comp = os.path.join(root, "usr/local/share/bash-completion/completions/kjudge")
+    link = os.path.join(root, "usr/local/bin/kjudge")
+    check(os.path.exists(comp) and os.readlink(link) == "/opt/kjudge/bin/kjudge" and
+          os.access(os.path.join(bins, "kjudge"), os.X_OK),
+          "the client, its link on the PATH and its bash completion are installed")
 
 
 def verify_copies(root, scratch):

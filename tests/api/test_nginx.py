@@ -6,7 +6,8 @@ paths swapped for test ones; every swap must find its line) into an nginx
 configuration, starts nginx (Debian's nginx-light) in front of a real
 kjudge-server on loopback ports, with trusted_proxies = 127.0.0.1, and
 checks through nginx over HTTPS, from the client address 127.0.0.2: plain
-HTTP is redirected; an event stream delivers each progress event while the
+HTTP is redirected; HTTP/2 is on (ALPN h2) without the deprecated
+"listen ... http2" form; an event stream delivers each progress event while the
 job runs (the runner posts the next step only after the client has read
 the previous one, so a buffering proxy would stall the test); a ?wait=1
 answers as soon as the verdict is posted, not before; a body over the
@@ -21,6 +22,7 @@ import json
 import os
 import re
 import signal
+import socket
 import ssl
 import subprocess
 import sys
@@ -44,14 +46,24 @@ CLIENT = "127.0.0.2"   # the test's client address; nginx itself reaches the ser
 DEADLINE = 20          # seconds a step may take before the test gives up on it (not a speed check)
 
 
-def render(site, server_port, https_port, http_port, pki):
-    """The site file with test ports, names and paths; raises if a swap finds nothing."""
+def nginx_version():
+    """nginx's version as a tuple, from `nginx -v`."""
+    p = subprocess.run([NGINX, "-v"], capture_output=True, text=True, timeout=30)
+    m = re.search(r"nginx/(\d+)\.(\d+)\.(\d+)", p.stderr + p.stdout)
+    return tuple(int(x) for x in m.groups()) if m else (0, 0, 0)
+
+
+def render(site, server_port, https_port, http_port, pki, version):
+    """The site file with test ports, names and paths; raises if a swap finds nothing.
+    Before nginx 1.25.1 the file's own comment says how HTTP/2 is written: that edit is made."""
+    old = version < (1, 25, 1)
     swaps = [
         (r"server 127\.0\.0\.1:8080;", "server 127.0.0.1:%d;" % server_port, 1),
         (r"listen 80;", "listen 127.0.0.1:%d;" % http_port, 1),
         (r"listen \[::\]:80;", "", 1),
-        (r"listen 443 ssl http2;", "listen 127.0.0.1:%d ssl http2;" % https_port, 1),
-        (r"listen \[::\]:443 ssl http2;", "", 1),
+        (r"listen 443 ssl;", "listen 127.0.0.1:%d ssl%s;" % (https_port, " http2" if old else ""), 1),
+        (r"listen \[::\]:443 ssl;", "", 1),
+        (r"(?m)^\s*http2 on;$", "" if old else "    http2 on;", 1),
         (r"ssl_certificate\s+/etc/ssl/kjudge/fullchain\.pem;", "ssl_certificate %s;" % pki["cert"], 1),
         (r"ssl_certificate_key\s+/etc/ssl/kjudge/privkey\.pem;", "ssl_certificate_key %s;" % pki["key"], 1),
         (r"server_name kjudge\.example\.org;", "server_name localhost;", 2),
@@ -258,9 +270,17 @@ def main():
         srv = kjdeploy.Server(os.path.join(tmp, "srv"), extra=NO_RATE_LIMITS,
                               conf_lines=["trusted_proxies = 127.0.0.1, ::1"])
         https_port, http_port = kjdeploy.free_port(), kjdeploy.free_port()
-        ngx = Nginx(tmp, render(SITE, srv.port, https_port, http_port, pki))
+        version = nginx_version()
+        shipped = open(SITE).read()
+        check(not re.search(r"(?m)^\s*listen\b[^;#]*\bhttp2\b", shipped) and
+              "delete it and write \"listen 443 ssl http2;\"" in shipped,
+              "the site file turns HTTP/2 on as nginx 1.25.1+ wants (no deprecated 'listen ... http2'), "
+              "and says how for an older nginx")
+        ngx = Nginx(tmp, render(SITE, srv.port, https_port, http_port, pki, version))
         rc, err = ngx.test_config()
-        check(rc == 0, "nginx -t accepts the rendered deploy/nginx/kjudge.conf", err[-400:])
+        check(rc == 0 and "deprecated" not in err,
+              "nginx %s -t accepts the rendered deploy/nginx/kjudge.conf with no warning"
+              % ".".join(map(str, version)), err[-400:])
         if check(srv.start(), "the server starts") and check(ngx.start(https_port), "nginx starts"):
             try:
                 user = cli("user", "add", "viaproxy", "--db", srv.db)[1].strip()
@@ -270,6 +290,12 @@ def main():
                 check(st == 200, "GET /healthz through nginx over HTTPS", (st, raw[:200]))
                 check(h.get("strict-transport-security", "").startswith("max-age="),
                       "nginx's HTTPS answers say Strict-Transport-Security", h)
+                alpn = ssl.create_default_context(cafile=pki["ca"])
+                alpn.set_alpn_protocols(["h2", "http/1.1"])
+                with alpn.wrap_socket(socket.create_connection(("127.0.0.1", https_port), timeout=DEADLINE),
+                                      server_hostname="localhost") as tls:
+                    got = tls.selected_alpn_protocol()
+                check(got == "h2", "nginx offers HTTP/2 (ALPN h2)", got)
                 test_stream(front, direct, user, runner)
                 test_wait(front, direct, user, runner)
                 test_limits_and_redirect(front, http_port, user)

@@ -8,7 +8,9 @@ fake GPUs in gres.conf, backed by character devices the test creates
 runner token in a file, submits the launcher with --gres=gpu:2, and
 checks: the job runs one task per GPU, each bound to its own GPU
 (CUDA_VISIBLE_DEVICES, the name's GPU index) with the expected
-`kjudge-runner serve` arguments and the token only as a file; each runner
+`kjudge-runner serve` arguments and the token only as a file; the node's
+CPUs and memory taken whole and each runner given its share of the CPUs;
+a next job queued with --dependency=singleton starting once it ends; each runner
 reaches the server and, on this CPU-only machine, refuses with its "no
 usable GPU" reason (or, on a host that cannot build the boxes, that
 reason), which the server logs and lists in /metrics; a runner
@@ -221,6 +223,18 @@ def test_job(sl, srv, tmp, token_file, token):
           srv.server_log()[-800:] + tail(out_file))
     q = sl.run("squeue", "-h", "-j", job, "-o", "%T").stdout.strip()
     check(q == "RUNNING", "the job is running", q)
+    # CPUs and memory: the node whole, each runner an equal share of its CPUs.
+    cpus = os.cpu_count() or 1
+    info = sl.run("scontrol", "show", "job", job).stdout
+    check(re.search(r"\bNumCPUs=%d\b" % cpus, info) and re.search(r"\bOverSubscribe=NO\b", info)
+          and re.search(r"\bMinMemoryNode=0\b", info),
+          "the job takes its node whole: all %d CPUs, exclusive, all memory" % cpus,
+          re.findall(r"(?:NumCPUs|OverSubscribe|MinMemory\w*)=\S+", info))
+    step = sl.run("scontrol", "show", "step", job + ".0").stdout
+    per = max(1, cpus // GPUS)
+    check(re.search(r"\bCPUs=%d\b" % (per * GPUS), step) and
+          "cpus_per_runner=%d" % per in tail(out_file, 100000),
+          "each runner's task gets %d of the node's CPUs" % per, re.findall(r"\bCPUs=\S+", step))
     steps = sl.run("squeue", "-h", "-s", "-j", job, "-o", "%i").stdout.split()
     check("%s.0" % job in steps, "the runners run as one job step", steps)
     text = tail(out_file, 100000)
@@ -242,10 +256,27 @@ def test_job(sl, srv, tmp, token_file, token):
                        % (NODE, why), raw.decode(), re.M)
     check(sorted(hello) == names, "GET /metrics lists both refusals with their reason", hello)
 
+    # The next job, queued ahead with --dependency=singleton, waits for this one and starts once it ends.
+    out2 = os.path.join(tmp, "job2.out")
+    p = subprocess.run(["sbatch", "--parsable", "--gres=gpu:%d" % GPUS, "--dependency=singleton", "--output=" + out2,
+                        SBATCH], env=env, capture_output=True, text=True, timeout=30, cwd=tmp)
+    job2 = p.stdout.strip().split(";")[0]
+    check(p.returncode == 0 and job2.isdigit(), "sbatch --dependency=singleton queues the next job", p.stderr)
+    q2 = sl.run("squeue", "-h", "-j", job2, "-o", "%T %r").stdout.strip()
+    dep = re.findall(r"\bDependency=\S+", sl.run("scontrol", "show", "job", job2).stdout)
+    check(q2.startswith("PENDING") and dep == ["Dependency=singleton(unfulfilled)"],
+          "the next job waits while this one runs", (q2, dep))
+
     p = sl.run("scancel", job)
     check(p.returncode == 0, "scancel", p.stderr)
     gone = wait_for(lambda: sl.run("squeue", "-h", "-j", job).stdout.strip() == "", 30)
     check(gone, "the job leaves the queue after scancel", sl.run("squeue").stdout)
+    t0 = time.monotonic()
+    started = wait_for(lambda: "kjudge-runner-task: node=" in tail(out2), 40)
+    check(started, "the next job starts once this one ends (%.1f s)" % (time.monotonic() - t0),
+          sl.run("squeue", "-h", "-j", job2, "-o", "%T %r").stdout + tail(out2))
+    sl.run("scancel", job2)
+    wait_for(lambda: sl.run("squeue", "-h", "-j", job2).stdout.strip() == "", 30)
     state = sl.run("scontrol", "show", "job", job).stdout
     check("JobState=CANCELLED" in state, "the job ends CANCELLED", re.findall(r"JobState=\S+", state))
     text = tail(out_file, 100000)

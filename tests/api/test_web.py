@@ -17,6 +17,9 @@ shape:
   per-shape medians, the resolution per GPU type (ranks closer than it
   marked "=", none here), the best score over time (a chart and its
   records);
+- the participant's and the board author's guides, linked from the footer
+  and rendered from docs/participant.md and docs/boards.md (served under
+  /static/docs/, nothing else there);
 - a wrong answer's verdict and mismatches (indices, expected, got), a
   compile log whose line reference shows that line of the source, a CUDA
   error;
@@ -305,6 +308,32 @@ def test_board(b, site):
     see(len(rec) == 3 and "#%d" % site.ids["a2"] in rec[0] and "#%d" % site.ids["a1"] in rec[2],
         "rankings: the records list each improvement of the best score (3)", rec)
     b.shot("laptop-board-rankings")
+
+
+def test_guides(b, site):
+    """The participant's and the board author's guides: linked from every page's footer, rendered from docs/."""
+    links = b.js("return [...document.querySelectorAll('footer [data-guide-link]')].map(a => a.getAttribute('href'))")
+    see(links == ["#/guide/participant", "#/guide/boards"], "guides: the footer links both guides", links)
+    for name in ("participant", "boards"):
+        with open(os.path.join(ROOT, "docs", name + ".md")) as f:
+            md = f.read()
+        title = re.search(r"^# (.+)$", md, re.M).group(1)
+        h2 = re.findall(r"^## (.+)$", md, re.M)
+        b.go("#/guide/" + name)
+        b.wait(lambda x: x.text("article.guide .md h1"), "the guide's title")
+        got = b.text("article.guide .md h1")
+        heads = b.texts("article.guide .md h2")
+        see(got == title and heads == [re.sub(r"[`*]", "", t) for t in h2],
+            "guides: #/guide/%s renders docs/%s.md (title and %d sections)" % (name, name, len(h2)), (got, heads[:3]))
+    c = Client(site.srv.port)
+    st, h, _, raw = c.get("/static/docs/boards.md")
+    with open(os.path.join(ROOT, "docs", "boards.md"), "rb") as f:
+        same = raw == f.read()
+    see(st == 200 and same and h.get("content-type", "").startswith("text/markdown"),
+        "guides: GET /static/docs/boards.md is the file itself, as Markdown", (st, h.get("content-type")))
+    others = {p: c.get(p)[0] for p in ("/static/docs/protocol.md", "/static/docs/../docs/boards.md",
+                                      "/static/docs/", "/static/docs/boards.md.orig")}
+    see(all(v == 404 for v in others.values()), "guides: no other file is served under /static/docs/", others)
 
 
 def test_markdown_math(b):
@@ -714,6 +743,7 @@ def main():
             test_home(b, site)
             test_signin(b, site)
             test_board(b, site)
+            test_guides(b, site)
             test_markdown_math(b)
             test_hostile_statement(tmp, b)
             test_wrong_answer(b, site)

@@ -2,7 +2,7 @@
 # run.sh - `make gpu-test`: the GPU tests. Uses the binaries in bin/ (built by
 # `make all` where the build dependencies are installed; on a GPU host without
 # them, build elsewhere and bring bin/ along, with the shared libraries the
-# host lacks in .gpulibs/ - see README).
+# host lacks in .gpulibs/ - see docs/contributing.md).
 #   1. tests/gpu/test_gpu.py: the boards, the verdict corpus, the exploit
 #      corpus, the server loop and the fault/valid cycles;
 #   2. tests/oracle/run.sh: every board's reference against an independent

@@ -14,7 +14,7 @@
 #   KJ_KEEP=1 tests/gpu/tls_round.sh keeps the work folder (logs, database)
 #
 # Needs a GPU and its driver, openssl, curl and python3. Binaries built on
-# another host may need .gpulibs/ (see README, Tests); the runner and the
+# another host may need .gpulibs/ (see docs/contributing.md, Tests); the runner and the
 # client link libcurl. Last line: "tls_round: N passed, N failed"; exit 0
 # when nothing failed.
 set -u

@@ -2,7 +2,8 @@
 //
 // The route is the part of the URL after '#': #/ (the boards),
 // #/board/NAME[/rankings[/GPU]], #/submission/ID, #/me[?filters],
-// #/submit[?board=NAME], #/signin, #/admin. Reloading the page keeps it.
+// #/submit[?board=NAME], #/signin, #/admin, #/guide/NAME (docs/NAME.md:
+// participant, boards; linked from every page's footer). Reloading the page keeps it.
 // Each page gets a fresh AbortSignal that fires when the route changes, so
 // its streams, timers and late answers stop with it.
 
@@ -15,6 +16,7 @@ import {minePage} from "./pages/mine.js";
 import {submitPage} from "./pages/submit.js";
 import {signinPage} from "./pages/signin.js";
 import {adminPage} from "./pages/admin.js";
+import {guidePage} from "./pages/guide.js";
 
 const routes = [
   [/^$/, homePage, "home"],
@@ -24,6 +26,7 @@ const routes = [
   [/^submit$/, submitPage, "submit"],
   [/^signin$/, signinPage, "signin"],
   [/^admin$/, adminPage, "admin"],
+  [/^guide\/([a-z]+)$/, guidePage, "guide"],
 ];
 
 let current = null;
