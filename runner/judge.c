@@ -427,7 +427,7 @@ static int judge_steps(struct judge *j, struct kj_err *err)
         return rc;
     if ((rc = judge_regions(j, err)) != KJ_OK)
         return rc;
-    if (!j->run_bare && (rc = judge_start_boxes(j, err)) != KJ_OK)
+    if (!j->adopted && (rc = judge_start_boxes(j, err)) != KJ_OK)
         return rc;
     /* The boxes have their regions; the compile boxes forked next must not. */
     if ((rc = judge_regions_dontfork(j->run_region, j->ref_region, j->region_size, err)) != KJ_OK)

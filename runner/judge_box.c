@@ -297,7 +297,9 @@ int judge_adopt(struct judge *j, struct judge_prestart *pre)
     j->run_region_fd = p->run_region_fd; /* a Python pair's, else -1 */
     j->run = p->run;
     j->ref = p->ref;
-    j->run_bare = j->ref_bare = 1;
+    j->adopted = 1;
+    j->ref_bare = 1;
+    j->run_bare = !p->base.python; /* box-exec built a Python box's plan from the board */
     free(p);
     return 1;
 }

@@ -51,8 +51,10 @@ struct judge {
     size_t region_size;
     struct box_proc run, ref;
     struct judge_prestart *pre; /* owned: job->prestart until judge_regions takes or drops it */
-    int run_bare, ref_bare;     /* 1: the box was started before the job (judge_prestart) and
-                                 * gets the plan and its directives with LOAD */
+    int adopted;                /* 1: both boxes were started before the job (judge_prestart) */
+    int run_bare, ref_bare;     /* 1: the box was started before the job without a plan and
+                                 * gets the plan and its directives with LOAD (a Python box
+                                 * makes its own plan at its start: never bare) */
     struct box_device dev;
     struct compile_result sub, refc, genc;
     struct sass_proc sass;      /* nvdisasm on the submission, pid -1 when not running */

@@ -23,6 +23,7 @@
 #include "sandbox.h"
 
 #include <errno.h>
+#include <time.h>
 #include <fcntl.h>
 #include <sched.h>
 #include <seccomp.h>
@@ -140,6 +141,20 @@ static int rbox_env(struct kj_err *err)
     return rc;
 }
 
+/* 1 when this process is in a box cgroup of ours (RBOX_CG_DIR), whose
+ * memory.max limits it. */
+static int rbox_in_cgroup(void)
+{
+    char buf[512];
+    FILE *f = fopen("/proc/self/cgroup", "r");
+    int in = 0;
+    while (f != NULL && fgets(buf, sizeof buf, f) != NULL)
+        in |= strstr(buf, "/kjudge/box-") != NULL;
+    if (f != NULL)
+        fclose(f);
+    return in;
+}
+
 /* Limits that do not disturb CUDA (no RLIMIT_AS: the driver reserves
  * address space far beyond physical memory). */
 static int rbox_limits(int python, struct kj_err *err)
@@ -150,11 +165,12 @@ static int rbox_limits(int python, struct kj_err *err)
     if (setrlimit(RLIMIT_CORE, &core) != 0 || setrlimit(RLIMIT_NOFILE, &nofile) != 0 ||
         setrlimit(RLIMIT_FSIZE, &fsize) != 0)
         return KJ_FAIL(err, KJ_EINTERNAL, "sandbox: setrlimit: %s", strerror(errno));
-    /* The submission's own allocations (malloc, anonymous private maps)
+    /* Where no cgroup limits the box's memory (the launcher's, tool.c):
+     * the submission's own allocations (malloc, anonymous private maps)
      * count; the driver's reservations (PROT_NONE) and device mappings
-     * (shared) do not, so CUDA is not disturbed. */
+     * (shared) do not. */
     struct rlimit data = {RBOX_PY_DATA, RBOX_PY_DATA};
-    if (python && setrlimit(RLIMIT_DATA, &data) != 0)
+    if (python && !rbox_in_cgroup() && setrlimit(RLIMIT_DATA, &data) != 0)
         return KJ_FAIL(err, KJ_EINTERNAL, "sandbox: setrlimit(RLIMIT_DATA): %s", strerror(errno));
     return KJ_OK;
 }
@@ -351,9 +367,19 @@ int rbox_lock(struct rbox *r, struct kj_err *err)
 
 void rbox_cleanup(int pid)
 {
-    char path[160];
+    char path[192];
     snprintf(path, sizeof path, RBOX_CG_DIR "/box-%d", pid);
-    rmdir(path); /* fails harmlessly when the box made none */
+    if (rmdir(path) == 0 || errno != EBUSY)
+        return; /* removed, or the box made none */
+    /* Processes the box forked live on in its cgroup (a child that left the
+     * box's process group with setsid): end every one of them. */
+    snprintf(path, sizeof path, RBOX_CG_DIR "/box-%d/cgroup.kill", pid);
+    sandbox_write_file(path, "1");
+    snprintf(path, sizeof path, RBOX_CG_DIR "/box-%d", pid);
+    for (int i = 0; i < 100 && rmdir(path) != 0 && errno == EBUSY; i++) {
+        struct timespec ts = {0, 10 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
 }
 
 int rbox_missing(const struct sandbox_probe *p, char *buf, size_t bufsz)

@@ -101,7 +101,8 @@ int rbox_tool_fs(const char *pci, const struct rbox *r, struct kj_err *err);
  * process, named after its pid. 1 when made, 0 when the host offers none. */
 int rbox_cgroup_self(char *dir, size_t dirsz);
 
-/* Parent side: remove the cgroup of a reaped box (pid), if it made one. */
+/* Parent side: remove the cgroup of a reaped box (pid), if it made one,
+ * killing first (cgroup.kill) any process the box forked that outlived it. */
 void rbox_cleanup(int pid);
 
 #endif

@@ -292,7 +292,7 @@ static void serve_drop_pre(struct serve *sv)
 /* Start the boxes of the next job of board spec, unless a pair waits
  * already, the runner is stopping or judges one job only: a Python pair
  * when the job before was a Python file (python) and this runner has a
- * Python environment, else a CUDA pair. A participant's next file is
+ * Python environment and py_prestart, else a CUDA pair. A participant's next file is
  * mostly in the language of the last. A failure is logged: the next job
  * starts its own. */
 static void serve_prestart(struct serve *sv, const struct spec *spec, int python)
@@ -302,7 +302,7 @@ static void serve_prestart(struct serve *sv, const struct spec *spec, int python
         *sv->cfg->stop || sv->unhealthy)
         return;
     kj_err_clear(&err);
-    const struct pyenv *py = python ? sv->cfg->pyenv : NULL;
+    const struct pyenv *py = python && sv->cfg->py_prestart ? sv->cfg->pyenv : NULL;
     int rc = sv->ops->prestart(spec, sv->cfg->gpu, &sv->secrets, py, &sv->pre, &err);
     if (rc != KJ_OK && rc != KJ_ELIMIT) /* over the limit: by design, not worth a warning */
         kj_log(KJ_LOG_WARN, "serve", "the next job's boxes start with it: %s", err.msg);

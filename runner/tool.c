@@ -182,31 +182,6 @@ static void tool_fds(const int *fds, int n, int log)
         tool_die("close_range");
 }
 
-/* A Python box in a PID namespace of its own, as its first process: when
- * the box dies (its end, or the judge's SIGKILL to the launcher's group)
- * the kernel kills every process it forked, setsid() or not. Without it a
- * submission's forked child could leave the group and outlive the job.
- * This process stays outside as the box's parent, holding no descriptor
- * (the judge sees the box's pipes close when the box dies), and exits
- * with the box's status. Returns in the child. */
-static void tool_pidns(void)
-{
-    if (unshare(CLONE_NEWPID) != 0)
-        tool_die("unshare(CLONE_NEWPID)");
-    pid_t pid = fork();
-    if (pid < 0)
-        tool_die("fork");
-    if (pid == 0) {
-        prctl(PR_SET_PDEATHSIG, SIGKILL); /* and the judge's kill reaches both: one group */
-        return;
-    }
-    syscall(SYS_close_range, 0, ~0u, 0);
-    int st = 0;
-    while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-        ;
-    _exit(WIFEXITED(st) ? WEXITSTATUS(st) : 128 + (WIFSIGNALED(st) ? WTERMSIG(st) : 0));
-}
-
 #define TOOL_ARGS 48
 
 static void tool_argv(const struct tool_cfg *c, const char *tool, const char *self,
@@ -318,8 +293,6 @@ static void tool_child(const struct tool_cfg *c, const char *tool, const char *s
     snprintf(sk, sizeof sk, "%u", skip);
     tool_argv(c, tool, self, bufs, argv);
     tool_fds(fds, 5, logfd);
-    if (c->kind == TOOL_PYTHON)
-        tool_pidns();
     execv(tool, (char *const *)argv);
     tool_die("exec");
     _exit(127);

@@ -129,7 +129,7 @@ def test_prestart_python(srv, tok, rtok, tmp):
     os.makedirs(bdir, exist_ok=True)
     r = kjrunner.Runner(os.path.join(tmp, "py"), "http://127.0.0.1:%d" % srv.port, rtok, [], name="py-runner",
                         env={"KJUDGE_FAKE_BOX_DIR": bdir, "KJUDGE_FAKE_TEARDOWN_S": str(TEARDOWN_S),
-                             "KJUDGE_PYTHON": exe})
+                             "KJUDGE_PYTHON": exe, "KJUDGE_PY_PRESTART": "1"})
     r.start()
     try:
         a = submit_py(srv, tok)

@@ -1,4 +1,4 @@
-# expect: accepted  mode: test  why: forks at import a child that leaves its process group (setsid) to outlive the job, and in custom_kernel a copy that returns like the box; the first dies with the box (its PID namespace), the second ends in the harness
+# expect: accepted  mode: test  why: forks at import a child that leaves its process group (setsid) to outlive the job, and in custom_kernel a copy that returns like the box; the first is ended at teardown (cgroup.kill of the box's cgroup), the second in the harness
 #!POPCORN leaderboard fp8_quant
 import os
 import time
