@@ -219,6 +219,39 @@ void rend_tab_print(const struct rend_tab *t, FILE *out)
     }
 }
 
+void rend_tab_fit(struct rend_tab *t, int col, int max)
+{
+    int total = 0, wc = 0, keep;
+    if (max <= 0 || col < 0 || col >= t->ncols || t->nrows == 0)
+        return;
+    for (int c = 0; c < t->ncols; c++) {
+        int w = width(t->head[c]);
+        for (int r = 0; r < t->nrows; r++)
+            if (width(t->cells[r * t->ncols + c]) > w)
+                w = width(t->cells[r * t->ncols + c]);
+        total += w + (c ? 2 : 0);
+        if (c == col)
+            wc = w;
+    }
+    if (total <= max)
+        return;
+    keep = wc - (total - max);
+    if (keep < 8)
+        keep = 8;
+    for (int r = 0; r < t->nrows; r++) {
+        char *s = t->cells[r * t->ncols + col];
+        int w = 0;
+        if (width(s) <= keep)
+            continue;
+        /* keep - 3 code points, then "..." (the cell has room: it was wider) */
+        for (char *q = s; *q; q++)
+            if (((unsigned char)*q & 0xc0) != 0x80 && w++ == keep - 3) {
+                memcpy(q, "...", 4);
+                break;
+            }
+    }
+}
+
 void rend_tab_free(struct rend_tab *t)
 {
     for (int i = 0; t->cells != NULL && i < t->nrows * t->ncols; i++)

@@ -69,9 +69,10 @@ class Cli:
         OUTPUTS.append((" ".join(args), head + rest + err))
         return p.returncode, head + rest, err
 
-    def run_pty(self, *args, cols=100, timeout=60, hold=None, until=None):
+    def run_pty(self, *args, cols=100, timeout=60, hold=None, until=None, answer=None):
         """Run with stdout and stderr on a pseudo-terminal; returns (rc, everything written).
-        hold: an Event cleared once the output contains until."""
+        hold: an Event cleared once the output contains until. answer: typed once a
+        question ending in "[y/N] " is asked."""
         master, slave = pty.openpty()
         fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 30, cols, 0, 0))
         p = subprocess.Popen([KJ] + list(args), stdin=slave, stdout=slave, stderr=slave,
@@ -86,6 +87,9 @@ class Cli:
             if not chunk:
                 break
             out += chunk
+            if answer is not None and b"[y/N] " in out:
+                os.write(master, answer.encode())
+                answer = None
             if hold is not None and until.encode() in out:
                 hold.clear()
         os.close(master)
