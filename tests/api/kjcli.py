@@ -43,7 +43,8 @@ class Cli:
     def __init__(self, tmp, name, env=None):
         self.home = os.path.join(tmp, "home-" + name)
         os.makedirs(self.home, exist_ok=True)
-        self.env = {k: v for k, v in os.environ.items() if not k.startswith("KJUDGE_")}
+        # not KJUDGE_*, nor COLUMNS (a table in a pipe is cut only where a test asks)
+        self.env = {k: v for k, v in os.environ.items() if not k.startswith("KJUDGE_") and k != "COLUMNS"}
         self.env.update({"HOME": self.home, "XDG_CONFIG_HOME": os.path.join(self.home, "cfg")})
         self.env.update(env or {})
         self.config = os.path.join(self.home, "cfg", "kjudge", "config")

@@ -108,6 +108,14 @@ def test_boards(t):
     check(rc == 0 and lines[0].split() == ["name", "title", "gpus", "deadline", "tests", "shapes"] and
           any(l.startswith("fp8_quant ") and "H200, B200" in l and "2027-03-15T00:00:00Z" in l and
               l.split()[-2:] == ["5", "3"] for l in lines), "boards: a table", out)
+    wide = max(len(l) for l in lines)
+    rc, out = alice.run_pty("boards", cols=80)
+    narrow = out.replace("\r", "").splitlines()
+    check(rc == 0 and wide > 80 and all(len(l) <= 80 for l in narrow) and
+          any(l.startswith("fp8_quant ") and "..." in l and l.split()[-2:] == ["5", "3"] for l in narrow),
+          "boards on an 80-column terminal: the titles are cut to fit (%d columns in a pipe)" % wide, out)
+    rc, out, err = alice.run("boards", env={"COLUMNS": "90"})
+    check(rc == 0 and all(len(l) <= 90 for l in out.splitlines()), "boards fits $COLUMNS in a pipe", out)
     rc, out, err = alice.run("--json", "boards")
     check(rc == 0 and out == c.get("/api/v1/leaderboards")[3].decode() + "\n", "--json boards is the server's JSON",
           out[:200])
@@ -388,6 +396,9 @@ def test_show(t):
     check(rc == 0 and "have the same source" in out, "the same source twice", out)
     rc, out, err = bob.run("show", str(sid))
     check(rc == 0 and "by alice: accepted" in out, "anyone may read the public view", (rc, err))
+    head = [l for l in out.splitlines() if l.startswith("shape ")]
+    check(head and head[0].split() == ["shape", "median"] and " -  " not in out,
+          "the public view's timing table leaves out the columns bob may not see (no column of '-')", out)
     rc, out, err = bob.run("show", str(sid), "--source")
     check(rc == 2 and "is not shown to you" in err, "but not another's source", (rc, err))
     rc, out, err = alice.run("show", "999999")
