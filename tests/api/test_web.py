@@ -704,7 +704,10 @@ def test_tools(b, site):
     see(b.has_text("Sanitizer (racecheck): 5 findings", "main"), "sanitize: the findings are shown")
     rows = b.js("return [...document.querySelectorAll('h3')].filter(e => e.textContent.startsWith('Race'))"
                 ".map(e => [...e.nextElementSibling.querySelectorAll('tbody tr')].map(r => [...r.cells].map(c => c.textContent)))")
-    see(rows == [[["quant", "submission.cu:15 and submission.cu:19", "5", "", "", "", "", "111104"]]],
+    heads = b.js("return [...document.querySelectorAll('h3')].filter(e => e.textContent.startsWith('Race'))"
+                 ".map(e => [...e.nextElementSibling.querySelectorAll('th')].map(c => c.textContent))")
+    see(heads == [["kernel", "where", "findings", "hazards"]], "sanitize: no empty column (racecheck has no thread)", heads)
+    see(rows == [[["quant", "submission.cu:15 and submission.cu:19", "5", "111104"]]],
         "sanitize: five findings alike but for their hazard count are one row (5, hazards summed)", rows)
     see("does not say which one a finding came from" in b.text("main"),
         "sanitize: the page says what the findings cover (every test shape)")
@@ -775,16 +778,17 @@ def test_sizes(b, site):
     scroll inside their box), and the browser logs no error."""
     b.d.get_log("browser")  # what earlier checks caused (a 404 they wanted) is not counted
     routes = [("", "home"), ("#/board/fp8_quant", "board-problem"),
-              ("#/board/fp8_quant/rankings", "board-rankings"), ("#/board/fp8_quant/rankings/B200", "rankings-b200"),
+              ("#/board/fp8_quant/rankings", "board-rankings"), ("#/board/fp8_quant/rankings/B200", "rankings-b200", "Rankings on B200"),
               ("#/submission/%d" % site.ids["wrong"], "wrong-answer"), ("#/submission/%d" % site.ids["a2"], "submission"),
               ("#/submission/%d" % site.ids["b1"], "others-ranked"), ("#/submission/%d" % site.ids["profile"], "profile"),
               ("#/submission/%d" % site.ids["race"], "sanitize"), ("#/submission/%d" % site.ids["b200"], "queued"),
               ("#/me", "my-submissions"), ("#/submit", "submit"), ("#/user/alice", "user")]
     over, errors = [], []
-    for route, name in routes:
+    for route, name, *text in routes:
         b.size(*LAPTOP)
         b.go(route)
-        b.wait(lambda x: x.js("return !!document.querySelector('main table, main .tiles article, main form, main .live, main p.warn')"),
+        b.wait(lambda x: (text[0] in x.text("main")) if text else
+               x.js("return !!document.querySelector('main table, main .tiles article, main form, main .live')"),
                "the content of " + (route or "home"))
         time.sleep(0.3)
         for (w, hgt), tag in ((LAPTOP, "laptop"), (PHONE, "phone")):
@@ -796,13 +800,15 @@ def test_sizes(b, site):
                 const o = getComputedStyle(p).overflowX; if (o !== 'visible') return true; } return false; };
               return [document.documentElement.scrollWidth, window.innerWidth,
                       [...document.querySelectorAll('body *')].filter(e => e.getBoundingClientRect().right > arguments[0] + 1
-                        && !inScroller(e)).slice(0, 3).map(e => e.tagName + '.' + e.className)]""", w)
+                        && !inScroller(e) && e.checkVisibility()).slice(0, 3).map(e => e.tagName + '.' + e.className)]""", w)
             if got[0] > w or got[1] != w or got[2]:
                 over.append((tag, route, got))
             if route.endswith("rankings") and tag == "phone":
                 sc = b.js("const e = document.querySelector('table.rank').closest('.scroll'); return [e.scrollWidth, e.clientWidth]")
                 see(sc[0] > sc[1], "phone: the rankings table scrolls inside its box instead (%d > %d px)" % tuple(sc), sc)
-            b.shot("%s-%s" % (tag, name))
+            if SCREENS:  # the whole page, to look at
+                os.makedirs(SCREENS, exist_ok=True)
+                b.save_full(os.path.join(SCREENS, "%s-%s.png" % (tag, name)))
         errors += [(route, e["message"][:200]) for e in b.d.get_log("browser") if e.get("level") == "SEVERE"]
     b.size(*LAPTOP)
     see(not over, "sizes: %d pages fit 1366 and 390 px wide (no sideways overflow)" % len(routes), over)

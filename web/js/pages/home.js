@@ -56,7 +56,9 @@ export async function homePage({main, signal}) {
       const active = g.runners.filter(r => r.state !== "silent").length;
       queues.append(h("span.queue", h("span.chip", g.gpu), " ",
                       active + " runner" + (active === 1 ? "" : "s") + " up \u00b7 " + g.queued + " queued \u00b7 " +
-                      g.running + " running"));
+                      g.running + " running",
+                      // No runner serves it: its jobs wait (the note says since when).
+                      g.note ? h("span.error", {title: g.note}, " \u00b7 no runner serves it") : null));
     }
   }).catch(() => {});
   await Promise.all(pending);

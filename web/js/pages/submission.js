@@ -225,11 +225,14 @@ function mismatch(t, b, showMsg) {
 }
 
 // The tests; a failing test's message is not repeated when the verdict says it.
+// The message column only when some test has a message.
 function testsSection(tests, verdictMsg) {
-  return h("section", h("h2", "Tests"), table(["test", "shape", "seed", "result", "message"], tests.map(t => [
-    String(t.index), h("code", shapeLabel(t.shape)), t.seed === undefined ? "" : String(t.seed),
-    {v: t.status, cls: t.status === "pass" ? "good" : "bad"},
-    t.message && (verdictMsg || "").includes(t.message) ? h("span.muted", "(the verdict above)") : t.message || ""])));
+  const msgs = tests.some(t => t.message);
+  return h("section", h("h2", "Tests"), table(["test", "shape", "seed", "result"].concat(msgs ? ["message"] : []),
+    tests.map(t => [
+      String(t.index), h("code", shapeLabel(t.shape)), t.seed === undefined ? "" : String(t.seed),
+      {v: t.status, cls: t.status === "pass" ? "good" : "bad"}].concat(msgs ? [
+      t.message && (verdictMsg || "").includes(t.message) ? h("span.muted", "(the verdict above)") : t.message || ""] : []))));
 }
 
 function launches(ls) {

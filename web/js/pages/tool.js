@@ -100,17 +100,26 @@ function merge(findings) {
 export function sanitizeSection(z, go) {
   const head = z.clean ? "clean: no findings"
     : z.errors + " finding" + (z.errors === 1 ? "" : "s") + (z.more ? " (" + z.shown + " listed)" : "");
+  // A column no finding of the group fills (racecheck names no thread or address) is left out.
+  const cols = [
+    {head: "kernel", cell: r => h("code", r.f.kernel || "?"), has: () => true},
+    {head: "where", cell: r => where(r.f, go), has: () => true},
+    {head: {text: "findings", cls: "num", title: "findings alike but for thread, block and hazard count"},
+     cell: r => ({v: String(r.n), cls: "num"}), has: r => r.n > 1},
+    {head: "thread", cell: r => (r.f.thread ? "(" + r.f.thread.join(",") + ")" + (r.n > 1 ? " \u2026" : "") : ""),
+     has: r => !!r.f.thread},
+    {head: "block", cell: r => (r.f.block ? "(" + r.f.block.join(",") + ")" + (r.n > 1 ? " \u2026" : "") : ""),
+     has: r => !!r.f.block},
+    {head: "address", cell: r => (r.f.address ? h("code", r.f.address) : ""), has: r => !!r.f.address},
+    {head: {text: "size", cls: "num"}, cell: r => ({v: r.f.size === undefined ? "" : String(r.f.size), cls: "num"}),
+     has: r => r.f.size !== undefined},
+    {head: {text: "hazards", cls: "num"}, cell: r => ({v: r.hazards === undefined ? "" : String(r.hazards), cls: "num"}),
+     has: r => r.hazards !== undefined},
+  ];
   const groups = (z.groups || []).map(g => {
-    const rows = merge(g.findings);
-    return h("div",
-      h("h3", g.kind + " \u00b7 " + g.count),
-      table(["kernel", "where", {text: "rows", cls: "num", title: "findings alike but for thread, block and hazard count"},
-             "thread", "block", "address", {text: "size", cls: "num"}, {text: "hazards", cls: "num"}],
-        rows.map(({f, n, hazards}) => [h("code", f.kernel || "?"), where(f, go), {v: String(n), cls: "num"},
-          f.thread ? "(" + f.thread.join(",") + ")" + (n > 1 ? " \u2026" : "") : "",
-          f.block ? "(" + f.block.join(",") + ")" + (n > 1 ? " \u2026" : "") : "",
-          f.address ? h("code", f.address) : "", {v: f.size === undefined ? "" : String(f.size), cls: "num"},
-          {v: hazards === undefined ? "" : String(hazards), cls: "num"}])));
+    const rows = merge(g.findings), use = cols.filter(c => rows.some(c.has));
+    return h("div", h("h3", g.kind + " \u00b7 " + g.count),
+             table(use.map(c => c.head), rows.map(r => use.map(c => c.cell(r)))));
   });
   return h("section", h("h2", "Sanitizer (" + (z.tool || "memcheck") + "): " + head), groups,
     z.clean ? null : h("p.muted", "compute-sanitizer watched every test shape; its log does not say which one a finding " +
