@@ -45,7 +45,8 @@ const char *api_runner_state(const struct db_runner *rr, int64_t now, int lease_
 }
 
 /* 1 when a runner reported ready for gpu (POST /runner/hello) at or after
- * since: it is starting and asks for work next, though it has not yet. */
+ * since: it is starting and asks for work next, though it has not yet; 0
+ * when none did; a KJ_E* code (< 0) when the reports cannot be read. */
 static int hello_ready(struct server *srv, const char *gpu, int64_t since, struct kj_err *err)
 {
     struct hello_entry *e = NULL;

@@ -2,14 +2,15 @@
 // mode, verdict, score, rank and times; while it is queued or running, its
 // progress live from the event stream (queue position, compile, each test,
 // each timed shape); the evidence of a failure (compile log, mismatches,
-// the CUDA error); per-shape timings with their confidence intervals, floor
-// and launch configuration; the kernels' resources; the source, highlighted
+// the CUDA error), each fact once; per-shape timings with their throughput,
+// share of the bound, confidence intervals, floor and launch configuration
+// (a column nobody may see here left out); the kernels' resources; the source, highlighted
 // and numbered; and its diff against any earlier submission of the same
 // user to the board; in profile and sanitize modes the Nsight Compute summary
 // and the sanitizer's findings (pages/tool.js). What is shown is what the API gives this caller
 // (docs/protocol.md, "Who sees a submission").
 
-import {api, board, events, whoami} from "../api.js";
+import {api, board, events, setLastBoard, whoami} from "../api.js";
 import {profileSection, sanitizeSection} from "./tool.js";
 import {errorBox, fill, fmtBytes, fmtNs, h, langBadge, saveText, shapeLabel, table, timeEl, verdictBadge,
         VERDICT_TEXT} from "../dom.js";
@@ -38,6 +39,7 @@ export async function submissionPage({main, params, signal}) {
       return;
     }
     const b = await board(s.leaderboard).catch(() => null);
+    setLastBoard(s.leaderboard, s.gpu); // the submit form's first choice
     render(box, s, d, b, u, live, load, signal);
   };
   await load();
