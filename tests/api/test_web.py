@@ -729,7 +729,7 @@ def test_unserved(b, site):
     see(b.has_text("no runner has asked for B200 jobs yet", ".live"),
         "unserved: the queued job's page says no runner serves B200", b.text(".live")[:300])
     b.go("#/board/fp8_quant/rankings/B200")
-    see(b.has_text("No runner serves B200 now", "p.warn"), "unserved: B200's rankings say so too")
+    see(b.has_text("No runner has asked for B200 jobs yet", "p.warn"), "unserved: B200's rankings say so too")
     b.go("#/board/fp8_quant/rankings/H200")
     b.wait(lambda x: x.js("return !!document.querySelector('table.rank')"), "the rankings")
     time.sleep(0.3)

@@ -128,7 +128,7 @@ async function rankings(main, b, gpu, base, signal) {
   // No runner serves this GPU type: its jobs wait, and the page says so.
   api("/api/v1/gpus", {signal}).then(d => {
     const g = (d.gpus || []).find(x => x.gpu === gpu);
-    if (g && g.note) fill(noteBox, h("p.warn", {role: "note"}, "No runner serves " + gpu + " now: " + g.note + "."));
+    if (g && g.note) fill(noteBox, h("p.warn", {role: "note"}, g.note.charAt(0).toUpperCase() + g.note.slice(1) + "."));
   }).catch(() => {});
   let r;
   try {

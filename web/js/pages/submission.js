@@ -96,7 +96,7 @@ function facts(s, d) {
   const add = (k, v, wide) => {
     if (v !== null && v !== undefined && v !== "") box.append(h("div" + (wide ? ".wide" : ""), h("dt", k), h("dd", v)));
   };
-  add("user", s.user);
+  add("user", h("a", {href: "#/user/" + encodeURIComponent(s.user)}, s.user)); // their ranked entries
   add("board", h("a", {href: "#/board/" + encodeURIComponent(s.leaderboard)}, s.leaderboard));
   add("GPU \u00b7 mode", s.gpu + " \u00b7 " + s.mode);
   add("language", s.lang ? langBadge(s.lang) : null);
@@ -220,7 +220,7 @@ function mismatch(t, b, showMsg) {
       "largest error " + fmt(m.max_abs_err) + " absolute, " + fmt(m.max_rel_err) + " relative" + tol + "."),
     showMsg && t.message ? h("p.muted", t.message) : null,
     table(["index", {text: "expected", cls: "num"}, {text: "got", cls: "num"},
-           {text: "|got \u2212 expected|", cls: "num", title: "absolute error"}],
+           {text: "abs error", cls: "num", title: "|got \u2212 expected|"}],
           (m.first || []).map(f => [h("code", "[" + (Array.isArray(f.index) ? f.index.join(", ") : f.index) + "]"),
                                     {v: fmt(f.expected), cls: "num"}, {v: fmt(f.got), cls: "num bad"},
                                     {v: isNaN(abs(f)) ? "-" : fmt(abs(f)), cls: "num"}])));
