@@ -105,6 +105,7 @@ int cmd_boards(struct kjc *k, int argc, char **argv)
                              kjc_str(b, "num_benchmarks", nb, sizeof nb)};
         rend_tab_add(&t, row);
     }
+    rend_tab_fit(&t, 1, k->fit); /* the title gives way: the name is what commands take */
     rend_tab_print(&t, k->out);
     rend_tab_free(&t);
     cJSON_Delete(j);

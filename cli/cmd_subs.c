@@ -18,6 +18,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define LIST_DEFAULT 20
 #define LIST_MAX_TOTAL 100000
@@ -413,14 +414,40 @@ int cmd_events(struct kjc *k, int argc, char **argv)
 
 int cmd_withdraw(struct kjc *k, int argc, char **argv)
 {
-    char path[96], at[40];
+    static const char *const flags[] = {"yes", "y", NULL};
+    struct kjc_args a = {argc, 1, argv, "withdraw", NULL, flags, 0};
+    char path[96], at[40], answer[16];
+    const char *name, *val, *id = NULL;
     struct curlc_resp r;
     cJSON *j;
-    int rc;
-    if (argc != 2 || !kjc_is_id(argv[1]))
+    int rc, yes = 0;
+    while ((name = kjc_opt(k, &a, &val)) != NULL) {
+        if (name[0] != '\0')
+            yes = 1;
+        else if (id == NULL)
+            id = val;
+        else
+            return kjc_usage(k, "withdraw", "unexpected '%.64s'", val);
+    }
+    if (a.bad)
+        return KJC_ERROR;
+    if (id == NULL || !kjc_is_id(id))
         return kjc_usage(k, "withdraw", "name a submission by its number");
     if ((rc = kjc_ready(k, 1)) != KJC_OK)
         return rc;
+    /* Withdrawing cannot be undone: ask on a terminal, else want --yes. */
+    if (!yes && !isatty(STDIN_FILENO))
+        return kjc_usage(k, "withdraw", "withdrawing #%s cannot be undone: add --yes to confirm",
+                         id);
+    if (!yes) {
+        fprintf(k->err, "Take #%s out of the rankings for good? This cannot be undone. [y/N] ", id);
+        fflush(k->err);
+        if (fgets(answer, sizeof answer, stdin) == NULL || (answer[0] != 'y' && answer[0] != 'Y')) {
+            fprintf(k->err, "not withdrawn\n");
+            return KJC_ERROR;
+        }
+    }
+    argv[1] = (char *)id; /* the messages below name it */
     snprintf(path, sizeof path, "/api/v1/submissions/%s/withdraw", argv[1]);
     if ((rc = kjc_post_json(k, path, NULL, &r)) != KJC_OK)
         return rc;

@@ -30,6 +30,7 @@ struct kjc {
     int json;               /* --json: print the server's JSON (control characters escaped) */
     int tty;                /* stdout is a terminal */
     int width;              /* its columns */
+    int fit;                /* columns wide tables are cut to: the terminal's, or $COLUMNS; 0: none */
     FILE *out, *err;        /* borrowed: stdout and stderr */
     struct curlc *http;     /* owned (kjc_ready makes it); curlc_free in kjc_close */
 };

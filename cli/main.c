@@ -49,8 +49,9 @@ static const struct command commands[] = {
     {"artifact", cmd_artifact, "ID [-o FILE] [--force] [--name profile.ncu-rep]",
      "a profile submission's Nsight Compute report (open it with ncu-ui or ncu --import)"},
     {"events", cmd_events, "ID", "a submission's progress events, live until its verdict"},
-    {"withdraw", cmd_withdraw, "ID",
-     "take your accepted leaderboard-mode submission out of the rankings (kept, marked withdrawn)"},
+    {"withdraw", cmd_withdraw, "ID [--yes]",
+     "take your accepted leaderboard-mode submission out of the rankings (kept, marked withdrawn); "
+     "cannot be undone: asks first on a terminal, else needs --yes"},
     {"admin", cmd_admin, "users | stats | invite [--days N] | ban NAME | unban NAME | "
      "disqualify ID --reason TEXT | publish L | reload [--force]",
      "the admin's controls (an admin token)"},
@@ -142,6 +143,9 @@ int main(int argc, char **argv)
     }
     k.tty = isatty(STDOUT_FILENO);
     k.width = k.tty && ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0 ? ws.ws_col : 80;
+    k.fit = k.tty ? k.width : 0;
+    if (getenv("COLUMNS") != NULL && atoi(getenv("COLUMNS")) > 20) /* a pipe to a pager */
+        k.fit = atoi(getenv("COLUMNS"));
     if ((rc = load_config(&k, c->name)) != KJC_OK)
         return rc;
     kj_err_clear(&err);

@@ -4,9 +4,10 @@
  * Each event is turned into a plain sentence (plain_line); in terminal
  * mode some of those sentences become permanent lines (shapes, failures,
  * retries) and the status line is redrawn after them with "\r" and the
- * erase-line sequence "ESC [ K". Counts k/N come from the events seen,
- * not from their indexes: leaderboard mode times the shapes in a random
- * order.
+ * erase-line sequence "ESC [ K". A test or shape is named by its index
+ * from 0 (as the verdict and the web name it); the counts "k of N" come
+ * from the events seen, not from the indexes: leaderboard mode times the
+ * shapes in a random order.
  */
 #include "prog.h"
 #include "rend.h"
@@ -45,6 +46,24 @@ static void count(char *buf, size_t bufsz, int k, int n)
         snprintf(buf, bufsz, "%d/%d", k, n);
     else
         snprintf(buf, bufsz, "%d", k);
+}
+
+/* "test 2 T=16 H=1024 (3 of 5)": the case by its index from 0, as the
+ * verdict, the web and the API number it, then how many have run. */
+static void case_head(struct prog *p, int bench, const cJSON *d, char *buf, size_t bufsz)
+{
+    char shape[256], k[32];
+    double idx = num(d, "index");
+    int done = bench ? p->benches : p->tests, n = bench ? p->nbench : p->ntests;
+    rend_shape(cJSON_GetObjectItemCaseSensitive(d, "shape"), shape, sizeof shape);
+    if (n > 0)
+        snprintf(k, sizeof k, " (%d of %d)", done, n);
+    else
+        k[0] = '\0';
+    if (isnan(idx))
+        snprintf(buf, bufsz, "%s %s%s", bench ? "shape" : "test", shape, k);
+    else
+        snprintf(buf, bufsz, "%s %.0f %s%s", bench ? "shape" : "test", idx, shape, k);
 }
 
 /* "queued: position 3 on H200", then the reason of a retry, or the
@@ -101,31 +120,30 @@ static void compiled_line(const cJSON *d, char *buf, size_t bufsz)
         buf[bufsz - 1] = '\0';
 }
 
-/* "test 3/5 T=1 H=256: pass" or "shape 2/3 T=256 ...: median 9.888 us (...)". */
+/* "test 0 T=1 H=256 (1 of 5): pass" or "shape 2 T=256 ... (1 of 3): median 9.888 us (...)". */
 static void case_line(struct prog *p, int bench, const cJSON *d, char *buf, size_t bufsz)
 {
-    char shape[256], k[32], msg[512], med[32], lo[32], hi[32];
+    char head[320], msg[512], med[32], lo[32], hi[32];
     const char *st = str(d, "status");
-    rend_shape(cJSON_GetObjectItemCaseSensitive(d, "shape"), shape, sizeof shape);
-    count(k, sizeof k, bench ? p->benches : p->tests, bench ? p->nbench : p->ntests);
+    case_head(p, bench, d, head, sizeof head);
     rend_clean(msg, sizeof msg, str(d, "message"));
     if (st != NULL && strcmp(st, "pass") != 0) {
-        snprintf(buf, bufsz, "%s %s %s: %s%s%s", bench ? "shape" : "test", k, shape,
-                 strcmp(st, "error") == 0 ? "error" : "fail", msg[0] ? ": " : "", msg);
+        snprintf(buf, bufsz, "%s: %s%s%s", head, strcmp(st, "error") == 0 ? "error" : "fail",
+                 msg[0] ? ": " : "", msg);
         return;
     }
     if (!bench || isnan(num(d, "median_ns"))) {
-        snprintf(buf, bufsz, "%s %s %s: pass", bench ? "shape" : "test", k, shape);
+        snprintf(buf, bufsz, "%s: pass", head);
         return;
     }
     rend_ns(num(d, "median_ns"), med, sizeof med);
     rend_ns(num(d, "ci_lo_ns"), lo, sizeof lo);
     rend_ns(num(d, "ci_hi_ns"), hi, sizeof hi);
     if (isnan(num(d, "ci_lo_ns")))
-        snprintf(buf, bufsz, "shape %s %s: median %s (n=%.0f)", k, shape, med, num(d, "n"));
+        snprintf(buf, bufsz, "%s: median %s (n=%.0f)", head, med, num(d, "n"));
     else
-        snprintf(buf, bufsz, "shape %s %s: median %s (95%% CI %s - %s, n=%.0f)", k, shape, med,
-                 lo, hi, num(d, "n"));
+        snprintf(buf, bufsz, "%s: median %s (95%% CI %s - %s, n=%.0f)", head, med, lo, hi,
+                 num(d, "n"));
 }
 
 /* The plain sentence for an event; *permanent says whether a terminal keeps it. */
@@ -206,6 +224,11 @@ void prog_event(struct prog *p, const char *event, const cJSON *data)
     if ((strcmp(event, "test") == 0 || strcmp(event, "benchmark") == 0) && st != NULL &&
         strcmp(st, "pass") != 0)
         p->failed++;
+    /* A job already taken (a replay, or a stream opened late) says nothing
+     * new with a position-less queued event: the compiling event follows. */
+    if (strcmp(event, "queued") == 0 && isnan(num(data, "position")) &&
+        str(data, "reason") == NULL && str(data, "note") == NULL)
+        return;
     plain_line(p, event, data, line, sizeof line, &permanent);
     if (!p->tty) {
         fprintf(p->out, "%s\n", line);

@@ -219,6 +219,39 @@ void rend_tab_print(const struct rend_tab *t, FILE *out)
     }
 }
 
+void rend_tab_fit(struct rend_tab *t, int col, int max)
+{
+    int total = 0, wc = 0, keep;
+    if (max <= 0 || col < 0 || col >= t->ncols || t->nrows == 0)
+        return;
+    for (int c = 0; c < t->ncols; c++) {
+        int w = width(t->head[c]);
+        for (int r = 0; r < t->nrows; r++)
+            if (width(t->cells[r * t->ncols + c]) > w)
+                w = width(t->cells[r * t->ncols + c]);
+        total += w + (c ? 2 : 0);
+        if (c == col)
+            wc = w;
+    }
+    if (total <= max)
+        return;
+    keep = wc - (total - max);
+    if (keep < 8)
+        keep = 8;
+    for (int r = 0; r < t->nrows; r++) {
+        char *s = t->cells[r * t->ncols + col];
+        int w = 0;
+        if (width(s) <= keep)
+            continue;
+        /* keep - 3 code points, then "..." (the cell has room: it was wider) */
+        for (char *q = s; *q; q++)
+            if (((unsigned char)*q & 0xc0) != 0x80 && w++ == keep - 3) {
+                memcpy(q, "...", 4);
+                break;
+            }
+    }
+}
+
 void rend_tab_free(struct rend_tab *t)
 {
     for (int i = 0; t->cells != NULL && i < t->nrows * t->ncols; i++)
@@ -313,13 +346,21 @@ static const char *str(const cJSON *o, const char *key)
     return cJSON_IsString(v) ? v->valuestring : NULL;
 }
 
-/* One row of the timing table for benchmark entry b. */
-static int timing_row(struct rend_tab *t, const cJSON *b)
+/* Which of the timing table's optional columns any entry has: another
+ * user's ranked submission shows its medians only, and a column of "-"
+ * says nothing. */
+struct timing_cols {
+    int ci, floor, n, launch;
+};
+
+/* One row of the timing table for benchmark entry b, with the columns in c. */
+static int timing_row(struct rend_tab *t, const cJSON *b, const struct timing_cols *c)
 {
     char shape[256], med[32], lo[32], hi[32], ci[80], fl[40], n[32], launch[512];
     double floor_ns = num(b, "floor_ns"), nn = num(b, "n");
     const cJSON *below = cJSON_GetObjectItemCaseSensitive(b, "below_floor");
-    const char *status = str(b, "status");
+    const char *status = str(b, "status"), *row[6];
+    int k = 0;
     rend_shape(cJSON_GetObjectItemCaseSensitive(b, "shape"), shape, sizeof shape);
     rend_ns(num(b, "median_ns"), med, sizeof med);
     if (status != NULL && strcmp(status, "pass") != 0) {
@@ -341,20 +382,45 @@ static int timing_row(struct rend_tab *t, const cJSON *b)
     else
         snprintf(n, sizeof n, "%.0f", nn);
     rend_launches(cJSON_GetObjectItemCaseSensitive(b, "launches"), launch, sizeof launch);
-    const char *row[] = {shape, med, ci, fl, n, launch};
+    row[k++] = shape;
+    row[k++] = med;
+    if (c->ci)
+        row[k++] = ci;
+    if (c->floor)
+        row[k++] = fl;
+    if (c->n)
+        row[k++] = n;
+    if (c->launch)
+        row[k++] = launch;
     return rend_tab_add(t, row);
 }
 
 void rend_timing(FILE *out, const cJSON *result)
 {
-    static const char *const heads[] = {"shape", ">median", "95% CI of the median", ">floor",
-                                        ">n", "launch"};
-    const cJSON *b;
+    const cJSON *b, *all = cJSON_GetObjectItemCaseSensitive(result, "benchmarks");
+    const char *heads[6];
     struct rend_tab t;
-    int below = 0;
-    rend_tab_init(&t, 6, heads);
-    cJSON_ArrayForEach(b, cJSON_GetObjectItemCaseSensitive(result, "benchmarks")) {
-        timing_row(&t, b);
+    struct timing_cols c = {0, 0, 0, 0};
+    int below = 0, k = 0;
+    cJSON_ArrayForEach(b, all) {
+        c.ci |= !isnan(num(b, "ci_lo_ns"));
+        c.floor |= !isnan(num(b, "floor_ns"));
+        c.n |= !isnan(num(b, "n"));
+        c.launch |= cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(b, "launches")) > 0;
+    }
+    heads[k++] = "shape";
+    heads[k++] = ">median";
+    if (c.ci)
+        heads[k++] = "95% CI of the median";
+    if (c.floor)
+        heads[k++] = ">floor";
+    if (c.n)
+        heads[k++] = ">n";
+    if (c.launch)
+        heads[k++] = "launch";
+    rend_tab_init(&t, k, heads);
+    cJSON_ArrayForEach(b, all) {
+        timing_row(&t, b, &c);
         below |= cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(b, "below_floor"));
     }
     rend_tab_print(&t, out);

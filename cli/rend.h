@@ -53,6 +53,9 @@ void rend_tab_init(struct rend_tab *t, int ncols, const char *const *heads);
 int rend_tab_add(struct rend_tab *t, const char *const *cells);
 /* Print the titles, a rule and every row; nothing but "(none)" when empty. */
 void rend_tab_print(const struct rend_tab *t, FILE *out);
+/* Cut the cells of column col (with "...") so that the table printed is at
+ * most max columns wide; the column keeps at least 8. max <= 0: no limit. */
+void rend_tab_fit(struct rend_tab *t, int col, int max);
 /* Free the cells; t can be initialized again. */
 void rend_tab_free(struct rend_tab *t);
 

@@ -104,6 +104,7 @@ static int add_previous(struct http_req *r, cJSON *o, const struct db_sub *s, in
     cJSON *p = cJSON_AddObjectToObject(o, "previous");
     cJSON_AddNumberToObject(p, "id", (double)prev.id);
     cJSON_AddStringToObject(p, "mode", kj_mode_name(prev.mode));
+    cJSON_AddStringToObject(p, "status", db_status_name(prev.status)); /* queued: no verdict */
     if (prev.has_verdict)
         cJSON_AddStringToObject(p, "verdict", kj_verdict_name(prev.verdict));
     else
@@ -131,6 +132,26 @@ static int add_previous(struct http_req *r, cJSON *o, const struct db_sub *s, in
     }
     db_sub_clear(&prev);
     return rc;
+}
+
+/* "artifacts": the files the job left that GET .../artifacts/{name} serves
+ * ([{name, bytes}]; profile mode's report), so a page offers only what exists. */
+static int add_artifacts(struct http_req *r, cJSON *o, const struct db_sub *s, struct kj_err *err)
+{
+    cJSON *arr = cJSON_AddArrayToObject(o, "artifacts");
+    int64_t size = -1;
+    int rc;
+    if (s->mode != KJ_MODE_PROFILE)
+        return 0;
+    if ((rc = db_artifact_size(r->srv->db, s->id, "profile.ncu-rep", &size, err)) != 0)
+        return rc;
+    if (size >= 0) {
+        cJSON *a = cJSON_CreateObject();
+        cJSON_AddStringToObject(a, "name", "profile.ncu-rep");
+        cJSON_AddNumberToObject(a, "bytes", (double)size);
+        cJSON_AddItemToArray(arr, a);
+    }
+    return 0;
 }
 
 static int count_lines(const char *t, size_t n)
@@ -174,7 +195,7 @@ static int detail_json(struct http_req *r, const struct db_sub *s, enum api_view
         return 0;
     }
     cJSON_AddStringToObject(o, "source", s->source != NULL ? s->source : "");
-    if ((rc = add_previous(r, o, s, source, err)) != 0) {
+    if ((rc = add_artifacts(r, o, s, err)) != 0 || (rc = add_previous(r, o, s, source, err)) != 0) {
         cJSON_Delete(o);
         return rc;
     }

@@ -8,9 +8,12 @@
  * within the lease length, "silent" otherwise. api_gpu_note() says when no
  * runner serves a GPU type (none busy, none asked for work within
  * GPU_UNSERVED_S or the lease length if longer), for the ?wait=1 answers
- * and event streams of its queued jobs (api_submissions.c, sse.c).
+ * and event streams of its queued jobs (api_submissions.c, sse.c) and for
+ * this list's "note" per GPU type (the web's rankings page); a runner that
+ * said hello ready for the type within that window counts as serving it.
  */
 #include "api.h"
+#include "hello.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,6 +44,21 @@ const char *api_runner_state(const struct db_runner *rr, int64_t now, int lease_
     return now - rr->last_seen <= lease_s ? "idle" : "silent";
 }
 
+/* 1 when a runner reported ready for gpu (POST /runner/hello) at or after
+ * since: it is starting and asks for work next, though it has not yet; 0
+ * when none did; a KJ_E* code (< 0) when the reports cannot be read. */
+static int hello_ready(struct server *srv, const char *gpu, int64_t since, struct kj_err *err)
+{
+    struct hello_entry *e = NULL;
+    int n = 0, found = 0, rc;
+    if ((rc = hello_list_all(srv->hellos, &e, &n, err)) != 0)
+        return rc;
+    for (int i = 0; i < n && !found; i++)
+        found = e[i].state == HELLO_READY && e[i].at >= since && strcmp(e[i].gpu, gpu) == 0;
+    free(e);
+    return found;
+}
+
 int api_gpu_note(struct server *srv, const char *gpu, char *out, size_t outsz,
                  struct kj_err *err)
 {
@@ -58,6 +76,8 @@ int api_gpu_note(struct server *srv, const char *gpu, char *out, size_t outsz,
     free(rows);
     if (n > 0 && now - last <= window)
         return 0; /* someone takes these jobs */
+    if ((rc = hello_ready(srv, gpu, now - window, err)) != 0)
+        return rc > 0 ? 0 : rc; /* one said it is ready for gpu: it asks for work next */
     /* GPU type names are [A-Za-z0-9_.-] (gputype.h): safe in the text. */
     if (n == 0) {
         snprintf(out, outsz, "no runner has asked for %s jobs yet: the job waits in the queue "
@@ -76,7 +96,7 @@ static cJSON *gpu_json(struct http_req *r, const char *gpu, int64_t now, struct 
 {
     struct db_runner *rows = NULL;
     int64_t queued = 0, running = 0;
-    char when[32];
+    char when[32], note[API_NOTE_BYTES];
     int n = 0;
     if (db_gpu_runners(r->srv->db, gpu, &rows, &n, &queued, &running, err) != 0)
         return NULL;
@@ -84,6 +104,15 @@ static cJSON *gpu_json(struct http_req *r, const char *gpu, int64_t now, struct 
     cJSON_AddStringToObject(o, "gpu", gpu);
     cJSON_AddNumberToObject(o, "queued", (double)queued);
     cJSON_AddNumberToObject(o, "running", (double)running);
+    /* What a queued job's stream says when no runner serves gpu (api_gpu_note): the
+     * rankings page of that GPU type says it too. */
+    if (api_gpu_note(r->srv, gpu, note, sizeof note, err) != 0) {
+        free(rows);
+        cJSON_Delete(o);
+        return NULL;
+    }
+    if (note[0] != '\0')
+        cJSON_AddStringToObject(o, "note", note);
     arr = cJSON_AddArrayToObject(o, "runners");
     for (int i = 0; i < n; i++) {
         cJSON *x = cJSON_CreateObject();

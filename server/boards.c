@@ -190,6 +190,9 @@ static cJSON *board_detail(const struct spec *s, const char *description)
     else
         cJSON_AddNullToObject(o, "flops");
     cJSON_AddStringToObject(o, "ranking", s->ranking);
+    /* Whether anyone may read reference.cu (api_files.c); otherwise signed-in
+     * users may once the sources are published (the rankings' sources_published). */
+    cJSON_AddBoolToObject(o, "public_reference", s->public_reference);
     cJSON_AddItemToObject(o, "python", python_json(s));
     arr = cJSON_AddObjectToObject(o, "resolution_pct");
     for (int g = 0; g < s->ngpus; g++)

@@ -4,9 +4,11 @@ site in headless Chromium: the home page, every board's statement and
 rankings on each GPU type, the submissions list, and every submission's page
 (at most --max), anonymously and as an admin sees them (the copy is served
 with a fresh admin token; no user's token is needed). Saves a screenshot of each whole page at laptop (1366 px) and phone
-(390 px) widths in --out, and prints what each page showed and any script
-error or failed request other than the expected 403 of an unpublished
-reference.
+(390 px) widths in --out, and prints what each page showed, any page that
+sticks out sideways at either width (outside a box that scrolls), and any
+console error (a script error or a refused request); ends with
+"web_walk: N pages, N overflowing, N console errors, N other problems" and
+exits 1 when any count is not 0.
 
     python3 tests/web_walk.py --db web-round.db --out /tmp/screens [--max 20]
 
@@ -38,6 +40,14 @@ from kjhttp import Client  # noqa: E402
 from kjservice import Server  # noqa: E402
 from test_web import Browser, LAPTOP, PHONE  # noqa: E402
 
+# What sticks out on the right of a w px window outside a box that clips or scrolls.
+OVERFLOW_JS = """
+  const clipped = e => { for (let p = e.parentElement; p; p = p.parentElement)
+    if (getComputedStyle(p).overflowX !== 'visible') return true; return false; };
+  return [document.documentElement.scrollWidth,
+          [...document.querySelectorAll('body *')].filter(e => e.getBoundingClientRect().right > arguments[0] + 1
+            && !clipped(e) && e.checkVisibility()).slice(0, 3).map(e => e.tagName + '.' + e.className)]"""
+
 
 def settle(b):
     """Wait until the page has drawn its main content (no 'Loading...' left)."""
@@ -50,21 +60,23 @@ def settle(b):
     time.sleep(0.4)
 
 
-def visit(b, route, name, out, problems):
+def visit(b, route, name, out, found):
     b.go(route)
     settle(b)
     main = b.text("main")
     if "Something went wrong" in main:
-        problems.append("%s: %s" % (route, main[:200]))
-    for e in b.d.get_log("browser"):
-        msg = e.get("message", "")
-        if e.get("level") == "SEVERE" and "reference.cu" not in msg and "favicon" not in msg:
-            problems.append("%s: %s" % (route, msg[:200]))
+        found["problems"].append("%s: %s" % (route, main[:200]))
     print("%-34s %s" % (route or "#/", re.sub(r"\s+", " ", main)[:110]), flush=True)
     for (w, h), tag in ((LAPTOP, "laptop"), (PHONE, "phone")):
         b.size(w, h)
         time.sleep(0.2)
+        width, wide = b.js(OVERFLOW_JS, w)
+        if width > w or wide:
+            found["overflow"].append("%s at %d px: page %d px wide, %s" % (route or "#/", w, width, wide))
         b.save_full(os.path.join(out, "%s-%s.png" % (tag, name)))
+    for e in b.d.get_log("browser"):
+        if e.get("level") == "SEVERE":
+            found["console"].append("%s: %s" % (route or "#/", e.get("message", "")[:200]))
     b.size(*LAPTOP)
 
 
@@ -79,7 +91,7 @@ def main():
     srv = Server(tmp, rate_flags=[])  # the rate limits a real round has
     os.makedirs(os.path.dirname(srv.db))
     shutil.copy(a.db, srv.db)
-    problems = []
+    found = {"overflow": [], "console": [], "problems": []}
     b = None
     try:
         if not srv.start():
@@ -87,32 +99,37 @@ def main():
         admin, port = srv.printed().strip(), srv.port
         c = Client(port)
         b = Browser(port)
-        visit(b, "", "home-anonymous", a.out, problems)
+        visit(b, "", "home-anonymous", a.out, found)
         b.js("sessionStorage.setItem('kjudge-token', arguments[0])", admin)
         boards = c.get("/api/v1/leaderboards")[2]["leaderboards"]
         subs = c.get("/api/v1/submissions?user=*&limit=500", admin)[2]["submissions"]
         used = sorted({s["leaderboard"] for s in subs})
-        visit(b, "", "home", a.out, problems)
+        visit(b, "", "home", a.out, found)
         for bd in boards:
             if bd["name"] not in used:
                 continue
-            visit(b, "#/board/" + bd["name"], "board-" + bd["name"], a.out, problems)
+            visit(b, "#/board/" + bd["name"], "board-" + bd["name"], a.out, found)
             for g in bd["gpus"]:
-                visit(b, "#/board/%s/rankings/%s" % (bd["name"], g), "rankings-%s-%s" % (bd["name"], g), a.out, problems)
-        visit(b, "#/me?user=*", "submissions", a.out, problems)
+                visit(b, "#/board/%s/rankings/%s" % (bd["name"], g), "rankings-%s-%s" % (bd["name"], g), a.out, found)
+        visit(b, "#/me?user=*", "submissions", a.out, found)
+        visit(b, "#/submit", "submit", a.out, found)
+        for u in sorted({s["user"] for s in subs})[:5]:
+            visit(b, "#/user/" + u, "user-" + u, a.out, found)
         for s in subs[:a.max]:
             visit(b, "#/submission/%d" % s["id"], "submission-%d-%s" % (s["id"], s["verdict"] or s["status"]),
-                  a.out, problems)
-        visit(b, "#/admin", "admin", a.out, problems)
+                  a.out, found)
+        visit(b, "#/admin", "admin", a.out, found)
     finally:
         if b:
             b.quit()
         srv.stop(timeout=30)
         shutil.rmtree(tmp, ignore_errors=True)
-    print("web_walk: %d pages, %d problems" % (len(os.listdir(a.out)) // 2, len(problems)))
-    for p in problems:
-        print("PROBLEM " + p)
-    return 1 if problems else 0
+    for kind in ("overflow", "console", "problems"):
+        for p in found[kind]:
+            print("PROBLEM %s %s" % (kind, p))
+    print("web_walk: %d pages, %d overflowing, %d console errors, %d other problems" %
+          (len(os.listdir(a.out)) // 2, len(found["overflow"]), len(found["console"]), len(found["problems"])))
+    return 1 if any(found.values()) else 0
 
 
 if __name__ == "__main__":

@@ -12,6 +12,11 @@ chosen by a marker in the submitted source:
     FAKE:slow        like accept, with longer pauses
     FAKE:scale=X     (with any of the above) every timed median times X
 
+A profile or sanitize job gets a recorded H200 result instead
+(tests/data/tool: profile_result.json, of benchmark shape 2, and
+sanitize_race_result.json, racecheck's five findings of one race); with
+FAKE:report in the source a profile job also uploads a report artifact.
+
 Timed medians are 1234.5, 2234.5, ... ns, plus, for a shape bigger than the
 L2, its time at 250 GB/s (the server refuses one below its physical floor).
 
@@ -22,6 +27,7 @@ The shapes, seeds and counts come from the leaderboard's own JSON.
 Python 3 standard library only.
 """
 import json
+import os
 import re
 import threading
 import sys
@@ -113,7 +119,24 @@ class FakeRunner:
         self.c.post_json("/api/v1/runner/jobs/%d/events?attempt=%d" % (job["id"], job["attempt"]),
                          {"event": name, "data": data}, self.token)
 
+    def recorded(self, job):
+        """A profile or sanitize job: its recorded result, posted after its events."""
+        name = "profile_result.json" if job["mode"] == "profile" else "sanitize_race_result.json"
+        with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data", "tool", name)) as f:
+            res = json.load(f)
+        res["leaderboard"] = job["leaderboard"]
+        self.event(job, "compiling", {"arch": "sm_90a"}, self.pause)
+        self.event(job, "compiled", res["compile"], self.pause)
+        if job["mode"] == "profile" and "FAKE:report" in job["source"]:
+            self.c.request("POST", "/api/v1/runner/jobs/%d/artifacts/profile.ncu-rep?attempt=%d" %
+                           (job["id"], job["attempt"]), token=self.token, body=b"NCU-REP fake report " * 64,
+                           headers={"Content-Type": "application/octet-stream"}, runner=True)
+        self.event(job, "verdict", {"verdict": res["verdict"], "message": res.get("message", "")}, self.pause)
+        return self.finish(job, res, self.pause)
+
     def judge(self, job):
+        if job["mode"] in ("profile", "sanitize"):
+            return self.recorded(job)
         src = job["source"]
         kind = "accept"
         for k in ("wrong", "compile", "crash", "slow"):

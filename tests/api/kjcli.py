@@ -43,7 +43,8 @@ class Cli:
     def __init__(self, tmp, name, env=None):
         self.home = os.path.join(tmp, "home-" + name)
         os.makedirs(self.home, exist_ok=True)
-        self.env = {k: v for k, v in os.environ.items() if not k.startswith("KJUDGE_")}
+        # not KJUDGE_*, nor COLUMNS (a table in a pipe is cut only where a test asks)
+        self.env = {k: v for k, v in os.environ.items() if not k.startswith("KJUDGE_") and k != "COLUMNS"}
         self.env.update({"HOME": self.home, "XDG_CONFIG_HOME": os.path.join(self.home, "cfg")})
         self.env.update(env or {})
         self.config = os.path.join(self.home, "cfg", "kjudge", "config")
@@ -69,9 +70,10 @@ class Cli:
         OUTPUTS.append((" ".join(args), head + rest + err))
         return p.returncode, head + rest, err
 
-    def run_pty(self, *args, cols=100, timeout=60, hold=None, until=None):
+    def run_pty(self, *args, cols=100, timeout=60, hold=None, until=None, answer=None):
         """Run with stdout and stderr on a pseudo-terminal; returns (rc, everything written).
-        hold: an Event cleared once the output contains until."""
+        hold: an Event cleared once the output contains until. answer: typed once a
+        question ending in "[y/N] " is asked."""
         master, slave = pty.openpty()
         fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 30, cols, 0, 0))
         p = subprocess.Popen([KJ] + list(args), stdin=slave, stdout=slave, stderr=slave,
@@ -86,6 +88,9 @@ class Cli:
             if not chunk:
                 break
             out += chunk
+            if answer is not None and b"[y/N] " in out:
+                os.write(master, answer.encode())
+                answer = None
             if hold is not None and until.encode() in out:
                 hold.clear()
         os.close(master)

@@ -111,6 +111,14 @@ def test_boards(t):
     check(rc == 0 and lines[0].split() == ["name", "title", "gpus", "deadline", "tests", "shapes"] and
           any(l.startswith("fp8_quant ") and "H200, B200" in l and "2027-03-15T00:00:00Z" in l and
               l.split()[-2:] == ["5", "3"] for l in lines), "boards: a table", out)
+    wide = max(len(l) for l in lines)
+    rc, out = alice.run_pty("boards", cols=80)
+    narrow = out.replace("\r", "").splitlines()
+    check(rc == 0 and wide > 80 and all(len(l) <= 80 for l in narrow) and
+          any(l.startswith("fp8_quant ") and "..." in l and l.split()[-2:] == ["5", "3"] for l in narrow),
+          "boards on an 80-column terminal: the titles are cut to fit (%d columns in a pipe)" % wide, out)
+    rc, out, err = alice.run("boards", env={"COLUMNS": "90"})
+    check(rc == 0 and all(len(l) <= 90 for l in out.splitlines()), "boards fits $COLUMNS in a pipe", out)
     rc, out, err = alice.run("--json", "boards")
     check(rc == 0 and out == c.get("/api/v1/leaderboards")[3].decode() + "\n", "--json boards is the server's JSON",
           out[:200])
@@ -170,9 +178,9 @@ def test_submit_pipe(t):
     check(rc == 0 and sid, "submit: accepted -> exit 0", (rc, out, err))
     check_order(out, ["submitted #%d: fp8_quant on H200 (leaderboard mode)\n" % sid,
                       "queued: position 1 on H200\n", "compiling for sm_90a\n",
-                      "compiled in 0.41 s: quant (16 registers)\n", "test 1/5 T=1 H=256 GS=64: pass\n",
-                      "test 5/5 ", "shape 1/3 T=", ": median 1.234 us (95% CI 1.224 us - 1.246 us, n=3",
-                      "shape 3/3 ", "verdict: accepted: all 5 tests passed; 3 benchmark shapes timed\n",
+                      "compiled in 0.41 s: quant (16 registers)\n", "test 0 T=1 H=256 GS=64 (1 of 5): pass\n",
+                      "test 4 ", " (5 of 5): pass\n", "shape ", " (1 of 3): median 1.234 us (95% CI 1.224 us - 1.246 us, n=3",
+                      " (3 of 3): ", "verdict: accepted: all 5 tests passed; 3 benchmark shapes timed\n",
                       "#%d fp8_quant on H200, leaderboard mode, by alice: accepted\n" % sid,
                       "score 12.321 us (geometric mean of the shape medians), rank #1 of 1\n",
                       "shape  ", "median", "95% CI of the median", "floor", "n  launch\n",
@@ -180,7 +188,7 @@ def test_submit_pipe(t):
                       "quant grid(128,1,1) block(32,8,1) smem 0\n"],
                 "in a pipe: one line per event in order, then the timing table")
     check(sum(l.startswith("test ") for l in out.splitlines()) == 5 and
-          sum(re.match(r"shape \d/3 ", l) is not None for l in out.splitlines()) == 3,
+          sum(re.match(r"shape \d T=.* \(\d of 3\): median", l) is not None for l in out.splitlines()) == 3,
           "exactly one line per test and per shape", out)
     check("\r" not in out and "\x1b" not in out and err == "", "no terminal control codes in a pipe, nothing on stderr",
           (out, err))
@@ -202,12 +210,12 @@ def test_submit_pty(t):
                       "\r\x1b[K  compiled in 0.41 s: quant (16 registers)\r\n",
                       "\r\x1b[K" + head + "tests 1/5", "\r\x1b[K" + head + "tests 3/5",
                       "\r\x1b[K" + head + "tests 5/5",
-                      "\r\x1b[K  shape 1/3 T=", "median 1.234 us", "\r\x1b[K" + head + "tests 5/5, shapes 1/3",
-                      "\r\x1b[K  shape 3/3 ", "\r\x1b[K" + head + "tests 5/5, shapes 3/3", "\r\x1b[K",
+                      "\r\x1b[K  shape ", "(1 of 3): median 1.234 us", "\r\x1b[K" + head + "tests 5/5, shapes 1/3",
+                      "\r\x1b[K  shape ", "(3 of 3)", "\r\x1b[K" + head + "tests 5/5, shapes 3/3", "\r\x1b[K",
                       "#%d fp8_quant on H200, leaderboard mode, by alice: accepted\r\n" % sid,
                       "score ", "95% CI of the median"],
                 "on a terminal: one status line rewritten in place, shapes with medians kept")
-    check("test 1/5 T=1 H=256 GS=64: pass" not in out and "verdict: accepted" not in out,
+    check("test 0 T=1 H=256 GS=64 (1 of 5): pass" not in out and "verdict: accepted" not in out,
           "passing tests and the verdict event are not kept as lines on a terminal", out)
     status = [seg for seg in re.split(r"\r|\n", out) if seg.startswith("\x1b[K#")]
     check(status and all(len(seg) - 3 < 100 for seg in status), "status lines fit the terminal's width", status)
@@ -223,7 +231,7 @@ def test_submit_failures(t):
         ("compile", 1, ["compile failed: k.cu(3): error: identifier \"oops\" is undefined\n", ": compile_error\n",
                         "compile log:\n  k.cu(3): error: identifier \"oops\" is undefined\n"
                         "  1 error detected in the compilation of \"k.cu\".\n"]),
-        ("crash", 1, ["test 2/5 T=4 H=512 GS=128: error: CUDA_ERROR_ILLEGAL_ADDRESS", ": runtime_error\n",
+        ("crash", 1, ["test 1 T=4 H=512 GS=128 (2 of 5): error: CUDA_ERROR_ILLEGAL_ADDRESS", ": runtime_error\n",
                       "test 1 (T=4 H=512 GS=128): error: CUDA_ERROR_ILLEGAL_ADDRESS: an illegal memory access"]),
     ]
     for kind, want_rc, parts in cases:
@@ -391,6 +399,9 @@ def test_show(t):
     check(rc == 0 and "have the same source" in out, "the same source twice", out)
     rc, out, err = bob.run("show", str(sid))
     check(rc == 0 and "by alice: accepted" in out, "anyone may read the public view", (rc, err))
+    head = [l for l in out.splitlines() if l.startswith("shape ")]
+    check(head and head[0].split() == ["shape", "median"] and " -  " not in out,
+          "the public view's timing table leaves out the columns bob may not see (no column of '-')", out)
     rc, out, err = bob.run("show", str(sid), "--source")
     check(rc == 2 and "is not shown to you" in err, "but not another's source", (rc, err))
     rc, out, err = alice.run("show", "999999")
@@ -406,11 +417,14 @@ def test_events(t):
     alice, bob, c = t["alice"], t["bob"], api(t["port"])
     sid = t["wrong"]
     rc, out, err = alice.run("events", str(sid))
-    want = ["queued: no longer waiting on H200", "compiling for sm_90a", "compiled in 0.41 s: quant (16 registers)",
-            "test 1/5 T=1 H=256 GS=64: pass", "test 2/5 T=4 H=512 GS=128: pass",
-            "test 3/5 T=16 H=1024 GS=64: fail: x_q: 12 of 1024 elements differ",
+    # A finished job's replay starts at its compile (no "no longer waiting" line), and a test
+    # is named by the same index from 0 as in the verdict.
+    want = ["compiling for sm_90a", "compiled in 0.41 s: quant (16 registers)",
+            "test 0 T=1 H=256 GS=64 (1 of 5): pass", "test 1 T=4 H=512 GS=128 (2 of 5): pass",
+            "test 2 T=16 H=1024 GS=64 (3 of 5): fail: x_q: 12 of 1024 elements differ",
             "verdict: wrong_answer: test 2: x_q: 12 of 1024 elements differ"]
-    check(rc == 0 and out.splitlines() == want, "events: the recorded events, one line each", out)
+    check(rc == 0 and out.splitlines() == want, "events: the recorded events, one line each, numbered as the verdict",
+          out)
     rc, out, err = alice.run("--json", "events", str(sid))
     check(rc == 0 and json.loads(out) == c.get("/api/v1/submissions/%d/events" % sid, t["tok_alice"])[2],
           "--json events is the server's JSON", out[:200])
@@ -430,12 +444,25 @@ def test_withdraw_rankings(t):
           "--json rankings", out[:200])
     rc, out, err = alice.run("rankings", "fp8_quant", "--gpu", "A100")
     check(rc == 2 and "bad request (HTTP 400 unknown_gpu)" in err, "a GPU type the board lacks", (rc, err))
-    rc, out, err = alice.run("withdraw", str(t["wrong"]))
+    rc, out, err = alice.run("withdraw", str(t["wrong"]), "--yes")
     check(rc == 2 and "refused in the current state (HTTP 409 not_ranked)" in err, "409: not ranked", (rc, err))
-    for sid in (t["accepted"], t["pty_sub"]):
-        rc, out, err = alice.run("withdraw", str(sid))
-        check(rc == 0 and out.startswith("withdrew #%d from the rankings at " % sid), "withdraw", (rc, out, err))
+    # Withdrawing cannot be undone: without --yes a pipe is refused, a terminal is asked.
     rc, out, err = alice.run("withdraw", str(t["accepted"]))
+    check(rc == 2 and "cannot be undone: add --yes" in err and out == "", "withdraw without --yes in a pipe: refused",
+          (rc, out, err))
+    rc, out = alice.run_pty("withdraw", str(t["accepted"]), answer="n\n")
+    check(rc == 2 and "This cannot be undone. [y/N]" in out and "not withdrawn" in out,
+          "withdraw on a terminal asks, and 'n' keeps it", (rc, out))
+    rc, out, err = alice.run("rankings", "fp8_quant")
+    check(rc == 0 and re.search(r"\n\s+1  alice\s+12\.321 us\s+%d\s" % t["accepted"], out),
+          "withdraw: a refused or declined one is still ranked", out)
+    rc, out = alice.run_pty("withdraw", str(t["accepted"]), answer="y\n")
+    check(rc == 0 and "withdrew #%d from the rankings at " % t["accepted"] in out, "withdraw on a terminal: 'y' does it",
+          (rc, out))
+    rc, out, err = alice.run("withdraw", "--yes", str(t["pty_sub"]))
+    check(rc == 0 and out.startswith("withdrew #%d from the rankings at " % t["pty_sub"]), "withdraw --yes",
+          (rc, out, err))
+    rc, out, err = alice.run("withdraw", str(t["accepted"]), "--yes")
     check(rc == 0 and "was already withdrawn" in out, "withdrawing again", (rc, out))
     rc, out, err = alice.run("rankings", "fp8_quant")
     check(rc == 0 and "(none)" in out, "withdrawn submissions leave the rankings", out)

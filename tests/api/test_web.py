@@ -38,7 +38,20 @@ shape:
 - on a phone-sized screen the page does not overflow sideways (tables
   scroll inside their box);
 - with the libraries missing (serve --vendor naming no folder) the pages
-  still show everything as plain text.
+  still show everything as plain text;
+- throughput (GB/s, % of the bound) beside the times; a wrong answer's
+  sentence once, with absolute errors and the tolerance; a profile's short
+  first view (the report offered only when stored); racecheck's alike rows
+  grouped, their file:line showing the source line; the note of a GPU type
+  no runner serves (on the job's page and that GPU's rankings); a queued
+  previous submission named as queued; the top three per GPU on the home
+  page and each ranked name leading to that user's entries; chart ticks
+  without trailing zeros; the signature named as the template names it and
+  the statement's curl example with this server's address; the submit form
+  on the board last shown, with its template, showing the chosen mode's
+  fields only;
+- every page at laptop and phone width: no sideways overflow (tables scroll
+  inside their box), no console error (no refused reference probe).
 
 Set KJUDGE_SCREENS=DIR to also save screenshots (laptop 1366x800 and phone
 390x844) there. Each check prints "ok" or "FAIL" with what it checked; ends
@@ -202,11 +215,13 @@ class Site:
         self.admin = self.srv.printed().strip()
         self.tok = {n: self.srv.cli("user", "add", n, "--db", self.srv.db)[1].strip() for n in ("alice", "bob")}
         runner = self.srv.cli("runner", "add", "fake-0", "--gpu", "H200,B200", "--db", self.srv.db)[1].strip()
-        self.fr = FakeRunner(self.srv.port, runner, pause=0.01).start()
+        self.runner_tok = runner
+        # H200 only: no runner serves B200, whose jobs wait with a note.
+        self.fr = FakeRunner(self.srv.port, runner, gpus=("H200",), pause=0.01).start()
 
-    def submit(self, user, source, mode="leaderboard", gpu="H200", name="kernel.cu", wait=True):
-        st, _, d, _ = self.c.submit(self.tok[user], [("leaderboard", "fp8_quant"), ("gpu", gpu), ("mode", mode)],
-                                    [("file", name, source.encode())])
+    def submit(self, user, source, mode="leaderboard", gpu="H200", name="kernel.cu", wait=True, extra=()):
+        st, _, d, _ = self.c.submit(self.tok[user], [("leaderboard", "fp8_quant"), ("gpu", gpu), ("mode", mode)] +
+                                    list(extra), [("file", name, source.encode())])
         sid = d["id"] if st == 202 else None
         if sid and wait:
             self.wait_done(user, sid)
@@ -252,9 +267,14 @@ def test_home(b, site):
            "the fp8_quant tile")
     b.js("[...document.querySelectorAll('article.tile')].find(t => t.textContent.includes('fp8_quant')).id = 'fp8tile'")
     tile = "#fp8tile"
-    b.wait(lambda x: "leader" in x.text(tile), "the leader")
+    b.wait(lambda x: x.texts(tile + " ol.top3 li"), "the top three")
     t = b.text(tile)
-    see("2 ranked" in t and "leader alice" in t, "home: fp8_quant's tile shows 2 ranked and the leader alice on H200", t)
+    top = b.texts(tile + " ol.top3 li")
+    links = b.js("return [...document.querySelectorAll(arguments[0] + ' ol.top3 li a')].map(a => a.getAttribute('href'))", tile)
+    see("2 ranked" in t and len(top) == 2 and top[0].startswith("alice ") and top[1].startswith("bob ") and
+        links[0] == "#/user/alice" and links[2] == "#/user/bob",
+        "home: fp8_quant's tile shows 2 ranked and its top three on H200 (alice, bob), names linking to their entries",
+        (t, top, links))
     see(re.search(r"closes in \d+ d \d\d:\d\d:\d\d", t) is not None, "home: the tile shows a countdown to the deadline", t)
     first = b.text(tile + " .deadline")
     see(b.wait(lambda x: x.text(tile + " .deadline") != first, "the countdown to tick", 4),
@@ -283,6 +303,13 @@ def test_board(b, site):
         "board: the templates (CUDA, Python) and the statement can be downloaded", href)
     t = b.text(".facts")
     see("4096" in t and "7168" in t and "atol 0.001" in t, "board: the timed shapes and tolerances are listed", t[:300])
+    see(b.wait(lambda x: "void quant(" in x.text("pre.sig"), "the kernel's name"),
+        "board: the signature names the kernel as the template does (quant)", b.text("pre.sig"))
+    md = b.text(".md")
+    see(b.d.current_url.split("#")[0].rstrip("/") + "/api/v1/submissions" in md and "HOST" not in md,
+        "board: the statement's curl example has this server's address", md[md.find("curl"):][:200])
+    see(href == [a for a in href if "reference" not in a] and "reference.cu" not in b.text(".downloads"),
+        "board: the reference is not offered to alice (not public, not published)", b.text(".downloads"))
     res = b.text(".facts .resolution")
     see("H200 0.65 %" in res and "B200 not measured" in res,
         "board: the resolution per GPU type is stated (H200 measured, B200 not)", res)
@@ -302,8 +329,17 @@ def test_board(b, site):
     res = b.text("p.resolution")
     see(ranks == ["1", "2"] and "Resolution on H200: 0.65 %" in res and "tied (rank marked =)" in res,
         "rankings: 12 % apart is no tie (ranks 1, 2), and the resolution on H200 is stated", (ranks, res))
+    rates = b.texts("table.rank tbody tr:first-child td.num span.rate")
+    see(len(rates) == 3 and all(re.fullmatch(r"[0-9.]+ [GT]B/s", r) for r in rates),
+        "rankings: each shape's median has its throughput beside it", rates)
+    see(b.js("return document.querySelector('table.rank tbody tr:nth-child(2) a').getAttribute('href')") == "#/user/bob",
+        "rankings: a user's name leads to that user's entries")
     see(b.wait(lambda x: x.js("return !!document.querySelector('.chartwrap canvas')"), "the chart"),
         "rankings: the best score over time is drawn as a chart")
+    ticks = b.js("const c = window.Chart && Chart.getChart(document.querySelector('.chartwrap canvas'));"
+                 "return c ? c.scales.y.ticks.map(t => String(t.label)) : null")
+    see(ticks and not any(re.search(r"\.\d*0 ", t) for t in ticks),
+        "rankings: the chart's score labels have no trailing zeros (10 \u00b5s, not 10.000 \u00b5s)", ticks)
     rec = b.texts(".chart details tbody tr")
     see(len(rec) == 3 and "#%d" % site.ids["a2"] in rec[0] and "#%d" % site.ids["a1"] in rec[2],
         "rankings: the records list each improvement of the best score (3)", rec)
@@ -429,7 +465,13 @@ def test_wrong_answer(b, site):
     see("x_q" in ev and "12 of 1024 elements differ" in ev and "largest error 0.5 absolute" in ev,
         "wrong answer: the mismatch report (buffer, count, largest error) is shown", ev[:400])
     rows = b.texts(".mismatch tbody tr")
-    see(rows == ["[0, 17]1.52", "[3, 4]-448nan"], "wrong answer: the first mismatches with index, expected and got", rows)
+    see(rows == ["[0, 17]1.520.5", "[3, 4]-448nan-"],
+        "wrong answer: the first mismatches with index, expected, got and the absolute error", rows)
+    see("allowed |got \u2212 expected| \u2264 0.001 + 0.001 \u00d7 |expected|" in ev,
+        "wrong answer: the board's tolerance for that buffer is stated", ev[:400])
+    shown = b.js("return document.querySelector('main').innerText")
+    see(shown.count("12 of 1024 elements differ") == 1,
+        "wrong answer: its sentence is shown once on the page", shown.count("12 of 1024 elements differ"))
     see("test 2" in b.text(".verdict-msg") and "Test 2 (T=16 H=1024 GS=64)" in ev,
         "wrong answer: the failing test is named by its index and shape, as in the message", ev[:200])
     b.shot("laptop-wrong-answer")
@@ -562,6 +604,11 @@ def test_diff(b, site):
         "diff: the added and removed lines are the ones that changed", (added, removed))
     see(b.js("return document.querySelectorAll('.source .code.hljs .hljs-keyword, .source .code.hljs .hljs-meta').length") > 0,
         "source: highlighted by highlight.js")
+    heads = b.texts("section h2 + .scroll th")
+    tim = b.js("const h = [...document.querySelectorAll('section h2')].find(e => e.textContent === 'Timings');"
+               "return h ? [...h.parentElement.querySelectorAll('tbody tr')].map(r => [...r.cells].map(c => c.textContent)) : []")
+    see(tim and all(re.search(r"[GT]B/s", r[2]) and re.fullmatch(r"[0-9.]+ %", r[3]) for r in tim),
+        "timings: each shape has its throughput and the share of its bound", tim)
     b.shot("laptop-submission-accepted")
     cases = []
     rnd = random.Random(13)
@@ -598,6 +645,13 @@ def test_others_hidden(b, site):
     html = b.d.page_source
     see("BOBSECRETMARKER" not in html and "visible to its author" in html and "Changes" not in b.text("main"),
         "others: bob's source is not shown to alice (nor its diff)")
+    cols = b.js("const h = [...document.querySelectorAll('section h2')].find(e => e.textContent === 'Timings');"
+                "if (!h) return null; const t = h.parentElement.querySelector('table');"
+                "return [[...t.tHead.rows[0].cells].map(c => c.textContent),"
+                "        [...t.tBodies[0].rows].map(r => [...r.cells].map(c => c.textContent))]")
+    see(cols and cols[0] == ["shape", "median", "throughput"] and
+        all(any(r[i] != "-" for r in cols[1]) for i in range(len(cols[0]))),
+        "others: bob's timings leave out what alice may not see (no column of '-')", cols)
     b.go("#/submission/%d" % site.ids["bwrong"])
     see(b.has_text("no submission #%d that you may see" % site.ids["bwrong"]),
         "others: bob's unranked submission is not shown to alice at all")
@@ -653,29 +707,142 @@ def test_admin(b, site):
     b.wait(lambda x: x.text("#who .name") == "alice", "alice again")
 
 
-def test_phone(b, site):
-    b.size(*PHONE)
-    for route, name in [("", "phone-home"), ("#/board/fp8_quant/rankings", "phone-board-rankings"),
-                        ("#/submission/%d" % site.ids["wrong"], "phone-wrong-answer"),
-                        ("#/submission/%d" % site.ids["a2"], "phone-submission"), ("#/me", "phone-my-submissions"),
-                        ("#/board/fp8_quant", "phone-board-problem")]:
+def test_tools(b, site):
+    """Profile and sanitize results (the fake runner posts recorded H200 ones)."""
+    pad = "".join("// line %d\n" % i for i in range(20))
+    plain = site.submit("alice", src("prof", pad), mode="profile", extra=[("shape", "2")])
+    rep = site.submit("alice", src("prof", "// FAKE:report\n" + pad), mode="profile", extra=[("shape", "2")])
+    san = site.submit("alice", src("race", pad), mode="sanitize", extra=[("tool", "racecheck")])
+    if not see(plain and rep and san, "tools: two profile jobs and a sanitize job judged", (plain, rep, san)):
+        return
+    site.ids.update(profile=plain, race=san)
+    b.go("#/submission/%d" % plain)
+    if not see(b.wait(lambda x: x.texts("table.profile th"), "the profile"), "profile: the summary is shown"):
+        return
+    heads = b.texts("table.profile th")
+    see(heads == ["shape", "kernel", "time", "DRAM", "of bound", "occupancy", "top stall (cycles/issue)"],
+        "profile: the first view is time, DRAM GB/s, % of the bound, occupancy and the top stall", heads)
+    fit = b.js("const t = document.querySelector('table.profile'), c = t.querySelector('tbody code');"
+               "return [t.parentElement.scrollWidth, t.parentElement.clientWidth, c.getClientRects().length]")
+    see(fit[0] <= fit[1] and fit[2] == 1, "profile: the table fits its box on a laptop, the shape on one line", fit)
+    see(b.js("const d = [...document.querySelectorAll('details')].find(e => e.textContent.startsWith('All counters'));"
+             "return !!d && !d.open"), "profile: the other counters are under 'All counters', closed")
+    see("Download the Nsight Compute report" not in b.text("main"), "profile: no report offered when none was stored")
+    b.go("#/submission/%d" % rep)
+    see(b.has_text("Download the Nsight Compute report (1.3 KiB)"), "profile: a stored report is offered, with its size")
+    b.go("#/submission/%d" % san)
+    see(b.has_text("Sanitizer (racecheck): 5 findings", "main"), "sanitize: the findings are shown")
+    rows = b.js("return [...document.querySelectorAll('h3')].filter(e => e.textContent.startsWith('Race'))"
+                ".map(e => [...e.nextElementSibling.querySelectorAll('tbody tr')].map(r => [...r.cells].map(c => c.textContent)))")
+    heads = b.js("return [...document.querySelectorAll('h3')].filter(e => e.textContent.startsWith('Race'))"
+                 ".map(e => [...e.nextElementSibling.querySelectorAll('th')].map(c => c.textContent))")
+    see(heads == [["kernel", "where", "findings", "hazards"]], "sanitize: no empty column (racecheck has no thread)", heads)
+    see(rows == [[["quant", "submission.cu:15 and submission.cu:19", "5", "111104"]]],
+        "sanitize: five findings alike but for their hazard count are one row (5, hazards summed)", rows)
+    see("does not say which one a finding came from" in b.text("main"),
+        "sanitize: the page says what the findings cover (every test shape)")
+    b.wait(lambda x: x.js("return document.querySelectorAll('.source tr[data-line]').length") > 15, "the source")
+    b.js("[...document.querySelectorAll('main button.linkish')].find(e => e.textContent === 'submission.cu:15').click()")
+    see(b.wait(lambda x: x.js("const r = document.querySelector('.source tr.hit'); return r && r.dataset.line") == "15",
+               "line 15 to be shown"), "sanitize: clicking submission.cu:15 shows line 15 of the source")
+
+
+def test_unserved(b, site):
+    """B200 has no runner: its job's page and its rankings say so; a submission after it
+    names it as queued; a runner's hello for B200 ends the note."""
+    from selenium.webdriver.support.ui import Select
+    from selenium.webdriver.common.by import By
+    qid = site.submit("alice", src("b200"), mode="test", gpu="B200", wait=False)
+    site.ids["b200"] = qid
+    b.go("#/submission/%d" % qid)
+    see(b.has_text("no runner has asked for B200 jobs yet", ".live"),
+        "unserved: the queued job's page says no runner serves B200", b.text(".live")[:300])
+    b.go("#/board/fp8_quant/rankings/B200")
+    see(b.has_text("No runner has asked for B200 jobs yet", "p.warn"), "unserved: B200's rankings say so too")
+    b.go("#/board/fp8_quant/rankings/H200")
+    b.wait(lambda x: x.js("return !!document.querySelector('table.rank')"), "the rankings")
+    time.sleep(0.3)
+    see(not b.js("return !!document.querySelector('p.warn')"), "unserved: H200's rankings (a runner serves it) do not")
+    nid = site.submit("alice", src("after b200"), mode="test")
+    b.go("#/submission/%d" % nid)
+    see(b.wait(lambda x: x.js("return !!document.getElementById('diff-against')"), "the diff picker"), "unserved: the picker")
+    label = [o.text for o in Select(b.d.find_element(By.ID, "diff-against")).options
+             if o.get_attribute("value") == str(qid)]
+    see(label == ["#%d \u00b7 test \u00b7 queued (previous)" % qid],
+        "unserved: a previous submission still queued is named as queued", label)
+    before = {g["gpu"]: g for g in site.c.get("/api/v1/gpus")[2]["gpus"]}
+    st, _, d, _ = site.c.post_json("/api/v1/runner/hello", {"runner": "fake-0", "state": "ready", "gpu": "B200",
+                                                            "arch": "sm_100a"}, site.runner_tok)
+    gp = {g["gpu"]: g for g in site.c.get("/api/v1/gpus")[2]["gpus"]}
+    see("note" in before.get("B200", {}) and "note" not in before.get("H200", {}),
+        "unserved: GET /gpus notes B200 (no runner), not H200", before)
+    see(st in (200, 204) and "note" in before.get("B200", {}) and "note" not in gp["B200"],
+        "unserved: a runner's hello ready for B200 ends the note before its first claim", (st, d, gp.get("B200")))
+
+
+def test_submit_form(b, site):
+    """The form opens on the board last shown, with its template; only the chosen mode's fields show."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import Select
+    b.go("#/board/fp8_quant/rankings/H200")
+    b.wait(lambda x: x.js("return !!document.querySelector('table.rank')"), "the rankings")
+    b.go("#/submit")
+    b.wait(lambda x: x.js("return !!document.getElementById('f-board')"), "the form")
+    see(Select(b.d.find_element(By.ID, "f-board")).first_selected_option.get_attribute("value") == "fp8_quant",
+        "submit: without ?board= the board last shown is chosen, not the first by name")
+    editor = "const cm = document.querySelector('.CodeMirror'); return cm ? cm.CodeMirror.getValue() : document.getElementById('f-source').value"
+    see(b.wait(lambda x: "naive starting point for fp8_quant" in x.js(editor), "the template"),
+        "submit: the editor starts with that board's template", b.js(editor)[:80])
+    vis = lambda: b.js("return [!document.getElementById('f-tool').closest('.row').hidden,"
+                       "!document.getElementById('f-shape').closest('.row').hidden]")
+    first = vis()
+    b.d.find_element(By.CSS_SELECTOR, "input[name=mode][value=sanitize]").click()
+    san = vis()
+    b.d.find_element(By.CSS_SELECTOR, "input[name=mode][value=profile]").click()
+    see(first == [False, False] and san == [True, False] and vis() == [False, True],
+        "submit: only the chosen mode's own fields show (tool for sanitize, shape for profile)", (first, san, vis()))
+
+
+def test_sizes(b, site):
+    """Every page at laptop and phone width: nothing sticks out sideways (wide tables
+    scroll inside their box), and the browser logs no error."""
+    b.d.get_log("browser")  # what earlier checks caused (a 404 they wanted) is not counted
+    routes = [("", "home"), ("#/board/fp8_quant", "board-problem"),
+              ("#/board/fp8_quant/rankings", "board-rankings"), ("#/board/fp8_quant/rankings/B200", "rankings-b200", "Rankings on B200"),
+              ("#/submission/%d" % site.ids["wrong"], "wrong-answer"), ("#/submission/%d" % site.ids["a2"], "submission"),
+              ("#/submission/%d" % site.ids["b1"], "others-ranked"), ("#/submission/%s" % site.ids.get("profile"), "profile"),
+              ("#/submission/%s" % site.ids.get("race"), "sanitize"), ("#/submission/%s" % site.ids.get("b200"), "queued"),
+              ("#/me", "my-submissions"), ("#/submit", "submit"), ("#/user/alice", "user")]
+    over, errors = [], []
+    for route, name, *text in routes:
+        b.size(*LAPTOP)
         b.go(route)
-        b.wait(lambda x: x.js("return !!document.querySelector('main table, main .tiles article')"), "content")
+        b.wait(lambda x: (text[0] in x.text("main")) if text else
+               x.js("return !!document.querySelector('main table, main .tiles article, main form, main .live')"),
+               "the content of " + (route or "home"))
         time.sleep(0.3)
-        w = b.js("return [document.documentElement.scrollWidth, window.innerWidth]")
-        # Anything sticking out on the right that is not inside a box that scrolls sideways.
-        wide = b.js("""
-          const inScroller = e => { for (let p = e.parentElement; p; p = p.parentElement) {
-            const o = getComputedStyle(p).overflowX; if (o === 'auto' || o === 'scroll') return true; } return false; };
-          return [...document.querySelectorAll('body *')].filter(e => e.getBoundingClientRect().right > arguments[0] + 1
-            && !inScroller(e)).slice(0, 3).map(e => e.tagName + '.' + e.className)""", PHONE[0])
-        see(w[0] <= PHONE[0] and w[1] == PHONE[0] and not wide,
-            "phone: %s fits the %d px screen (page %d px wide)" % (route or "home", PHONE[0], w[0]), (w, wide))
-        if route.endswith("rankings"):
-            s = b.js("const e = document.querySelector('table.rank').closest('.scroll'); return [e.scrollWidth, e.clientWidth]")
-            see(s[0] > s[1], "phone: the rankings table scrolls inside its box instead (%d > %d px)" % tuple(s), s)
-        b.shot(name)
+        for (w, hgt), tag in ((LAPTOP, "laptop"), (PHONE, "phone")):
+            b.size(w, hgt)
+            time.sleep(0.15)
+            # Anything sticking out on the right that is not inside a box that scrolls sideways.
+            got = b.js("""
+              const inScroller = e => { for (let p = e.parentElement; p; p = p.parentElement) {
+                const o = getComputedStyle(p).overflowX; if (o !== 'visible') return true; } return false; };
+              return [document.documentElement.scrollWidth, window.innerWidth,
+                      [...document.querySelectorAll('body *')].filter(e => e.getBoundingClientRect().right > arguments[0] + 1
+                        && !inScroller(e) && e.checkVisibility()).slice(0, 3).map(e => e.tagName + '.' + e.className)]""", w)
+            if got[0] > w or got[1] != w or got[2]:
+                over.append((tag, route, got))
+            if route.endswith("rankings") and tag == "phone":
+                sc = b.js("const e = document.querySelector('table.rank').closest('.scroll'); return [e.scrollWidth, e.clientWidth]")
+                see(sc[0] > sc[1], "phone: the rankings table scrolls inside its box instead (%d > %d px)" % tuple(sc), sc)
+            if SCREENS:  # the whole page, to look at
+                os.makedirs(SCREENS, exist_ok=True)
+                b.save_full(os.path.join(SCREENS, "%s-%s.png" % (tag, name)))
+        errors += [(route, e["message"][:200]) for e in b.d.get_log("browser") if e.get("level") == "SEVERE"]
     b.size(*LAPTOP)
+    see(not over, "sizes: %d pages fit 1366 and 390 px wide (no sideways overflow)" % len(routes), over)
+    see(not errors, "sizes: no console error on any of them", errors)
 
 
 def test_no_libraries(tmp, site):
@@ -752,7 +919,10 @@ def main():
             test_diff(b, site)
             test_others_hidden(b, site)
             test_admin(b, site)
-            test_phone(b, site)
+            test_tools(b, site)
+            test_unserved(b, site)
+            test_submit_form(b, site)
+            test_sizes(b, site)
             reqs, newtok = test_register(site.srv.port, site)
             b.collect()
             requests = b.requests + reqs

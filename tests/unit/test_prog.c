@@ -1,11 +1,13 @@
 /*
  * test_prog.c - unit tests for cli/prog.c, the live progress of a
  * submission: in plain mode exactly one line per event (queue position,
- * compile, tests k/N, shapes k/N with their medians, the verdict); in
+ * compile, each test and shape by its index from 0 with "k of N" done,
+ * shapes with their medians, the verdict); in
  * terminal mode one status line rewritten with "\r ESC[K", permanent lines
  * for compiled kernels, shapes and failures, and nothing left on the
  * status line at the end. Counts follow the events, not their indexes. The
- * server's note on a GPU type that no runner serves is shown.
+ * server's note on a GPU type that no runner serves is shown; a replayed
+ * queued event without a position (the job was taken) prints nothing.
  * Prints "test_prog: N passed, N failed, N skipped".
  */
 #define KT_MAIN
@@ -18,6 +20,7 @@
 
 static const char *const events[][2] = {
     {"queued", "{\"position\": 3, \"status\": \"queued\", \"gpu\": \"H200\"}"},
+    {"queued", "{\"position\": null, \"status\": \"running\", \"gpu\": \"H200\"}"},
     {"compiling", "{\"arch\": \"sm_90a\"}"},
     {"compiled", "{\"ok\": true, \"seconds\": 0.41, \"kernels\": [{\"name\": \"quant\", \"registers\": 16},"
                  " {\"name\": \"b\\u001b[2J\"}]}"},
@@ -54,10 +57,10 @@ static void test_plain(void)
         "queued: position 3 on H200\n"
         "compiling for sm_90a\n"
         "compiled in 0.41 s: quant (16 registers), b?[2J\n"
-        "test 1/2 T=1: pass\n"
-        "test 2/2 T=4: fail: x_q differs\n"
-        "shape 1/3 T=256: median 9.888 us (95% CI 9.850 us - 9.920 us, n=312)\n"
-        "shape 2/3 T=4096: median 164.576 us (n=100)\n"
+        "test 0 T=1 (1 of 2): pass\n"
+        "test 1 T=4 (2 of 2): fail: x_q differs\n"
+        "shape 2 T=256 (1 of 3): median 9.888 us (95% CI 9.850 us - 9.920 us, n=312)\n"
+        "shape 0 T=4096 (2 of 3): median 164.576 us (n=100)\n"
         "mystery\n"
         "verdict: wrong_answer: test 1: x_q differs\n";
     KT_CHECK(strcmp(s, want) == 0, "plain:\n%s", s);
@@ -73,11 +76,12 @@ static void test_tty(void)
     KT_CHECK(strstr(s, "\r\033[K  compiled in 0.41 s: quant (16 registers), b?[2J\n") != NULL,
              "compiled is a permanent line:\n%s", s);
     KT_CHECK(strstr(s, "\r\033[K#7 fp8_quant on H200: tests 1/2") != NULL, "tests k/N:\n%s", s);
-    KT_CHECK(strstr(s, "\r\033[K  test 2/2 T=4: fail: x_q differs\n") != NULL, "a failure stays:\n%s", s);
-    KT_CHECK(strstr(s, "\r\033[K  shape 1/3 T=256: median 9.888 us (95% CI 9.850 us - 9.920 us, n=312)\n") != NULL,
+    KT_CHECK(strstr(s, "\r\033[K  test 1 T=4 (2 of 2): fail: x_q differs\n") != NULL, "a failure stays:\n%s", s);
+    KT_CHECK(strstr(s, "\r\033[K  shape 2 T=256 (1 of 3): median 9.888 us (95% CI 9.850 us - 9.920 us, n=312)\n") != NULL,
              "each shape stays with its median:\n%s", s);
     KT_CHECK(strstr(s, "\r\033[K#7 fp8_quant on H200: tests 2/2, sha") != NULL, "tests and shapes:\n%s", s);
-    KT_CHECK(strstr(s, "test 1/2 T=1: pass\n") == NULL, "a passing test is not a permanent line");
+    KT_CHECK(strstr(s, "test 0 T=1 (1 of 2): pass\n") == NULL, "a passing test is not a permanent line");
+    KT_CHECK(strstr(s, "no longer waiting") == NULL, "a position-less queued event says nothing:\n%s", s);
     size_t n = strlen(s);
     KT_CHECK(n >= 4 && strcmp(s + n - 4, "\r\033[K") == 0, "the status line is cleared at the end");
     KT_CHECK(strstr(s, "verdict:") == NULL, "the verdict is left to the final view");

@@ -7,6 +7,17 @@
 // a ReadableStream, because EventSource cannot send the header.
 
 const KEY = "kjudge-token";
+const LAST = "kjudge-last-board";
+
+// The board (and GPU type) this tab last showed, for the submit form's
+// first choice: {board, gpu}, each possibly undefined.
+export function lastBoard() {
+  try { return JSON.parse(sessionStorage.getItem(LAST)) || {}; } catch (e) { return {}; }
+}
+
+export function setLastBoard(board, gpu) {
+  sessionStorage.setItem(LAST, JSON.stringify({board, gpu}));
+}
 
 export function token() {
   return sessionStorage.getItem(KEY) || "";

@@ -2,8 +2,9 @@
 //
 // The route is the part of the URL after '#': #/ (the boards),
 // #/board/NAME[/rankings[/GPU]], #/submission/ID, #/me[?filters],
-// #/submit[?board=NAME], #/signin, #/admin, #/guide/NAME (docs/NAME.md:
-// participant, boards; linked from every page's footer). Reloading the page keeps it.
+// #/submit[?board=NAME], #/signin, #/admin, #/user/NAME, #/guide/NAME
+// (docs/NAME.md: participant, boards; linked from every page's footer).
+// Reloading the page keeps it.
 // Each page gets a fresh AbortSignal that fires when the route changes, so
 // its streams, timers and late answers stop with it.
 
@@ -17,12 +18,14 @@ import {submitPage} from "./pages/submit.js";
 import {signinPage} from "./pages/signin.js";
 import {adminPage} from "./pages/admin.js";
 import {guidePage} from "./pages/guide.js";
+import {userPage} from "./pages/user.js";
 
 const routes = [
   [/^$/, homePage, "home"],
   [/^board\/([^/]+)(?:\/(rankings)(?:\/([^/]+))?)?$/, boardPage, "home"],
   [/^submission\/(\d+)$/, submissionPage, "me"],
   [/^me$/, minePage, "me"],
+  [/^user\/([^/]+)$/, userPage, "home"],
   [/^submit$/, submitPage, "submit"],
   [/^signin$/, signinPage, "signin"],
   [/^admin$/, adminPage, "admin"],

@@ -3,12 +3,19 @@
 // rankings on one GPU type with per-shape medians, tied ranks marked "="
 // with the board's resolution on that GPU, the signed-in user's row marked,
 // and the best score over time (a chart, or a table without Chart.js).
+// Beside each median its throughput (rate.js). A GPU type that no runner
+// serves says so (GET /gpus's note). The reference is offered only to those
+// who may read it (the board's public_reference, the rankings'
+// sources_published), so no refused request is made. The statement's
+// https://HOST is this server's own address; the signature is named as the
+// template's launch line names its kernel.
 
-import {api, board, token, whoami} from "../api.js";
+import {api, board, setLastBoard, whoami} from "../api.js";
 import {deadlineEl, errorBox, fill, fmtNs, h, langBadge, saveText, shapeLabel, table, timeEl, ago} from "../dom.js";
 import {lib} from "../libs.js";
 import {renderMarkdown} from "../markdown.js";
 import {highlightLines} from "../code.js";
+import {rate, rateText} from "../rate.js";
 
 export async function boardPage({main, params, signal}) {
   const [name, tab, gpuParam] = params;
@@ -20,14 +27,17 @@ export async function boardPage({main, params, signal}) {
     return;
   }
   const base = "#/board/" + encodeURIComponent(b.name);
+  const gpu = tab ? gpuParam || b.gpus[0] : undefined;
+  setLastBoard(b.name, gpu);
   main.append(
     h("p.crumbs", h("a", {href: "#/"}, "Boards"), " / ", b.name),
     h("h1", b.title),
     h("p.meta", deadlineEl(b.deadline), " \u00b7 GPUs: ", b.gpus.map(g => [h("span.chip", g), " "]),
-      " \u00b7 ", h("a.button", {href: "#/submit?board=" + encodeURIComponent(b.name)}, "Submit a kernel")),
+      " \u00b7 ", h("a.button", {href: "#/submit?board=" + encodeURIComponent(b.name) +
+                                  (gpu ? "&gpu=" + encodeURIComponent(gpu) : "")}, "Submit a kernel")),
     h("nav.tabs", h("a", {href: base, class: tab ? "" : "on"}, "Problem"),
       h("a", {href: base + "/rankings", class: tab ? "on" : ""}, "Rankings")));
-  if (tab) return rankings(main, b, gpuParam || b.gpus[0], base, signal);
+  if (tab) return rankings(main, b, gpu, base, signal);
   return problem(main, b, signal);
 }
 
@@ -43,27 +53,35 @@ async function problem(main, b, signal) {
   main.append(h("div.cols", h("section", statement), side));
   side.append(h("h2", "Files"), downloads);
   // reference.cu: public on some boards, and to everyone signed in once the sources are published.
-  fetch(files + "reference.cu", {method: "HEAD", credentials: "omit",
-                                 headers: token() ? {Authorization: "Bearer " + token()} : {}, signal})
-    .then(r => {
-      if (!r.ok) return;
-      downloads.append(" ", h("button.button.light", {type: "button", onclick: async () => {
-        saveText("reference.cu", await api(files + "reference.cu"));
-      }}, "reference.cu"));
-    }).catch(() => {});
+  mayReadReference(b, signal).then(yes => {
+    if (!yes || signal.aborted) return;
+    downloads.append(" ", h("button.button.light", {type: "button", onclick: async () => {
+      saveText("reference.cu", await api(files + "reference.cu"));
+    }}, "reference.cu"));
+  });
+  const kernelName = api(files + "template.cu", {signal}).then(t => {
+    const m = /^\/\/!kjudge\s+launch\s+([A-Za-z_]\w*)/m.exec(t || "");
+    return m ? m[1] : null;
+  }).catch(() => null);
   const hljsP = lib("hljs");
   const [marked, katex, hljs] = await Promise.all([lib("marked"), lib("katex"), hljsP]);
   if (signal.aborted) return;
-  const md = renderMarkdown(b.description || "", {marked, katex, hljs});
+  // The statement's examples say https://HOST: this server's own address.
+  const text = (b.description || "").replace(/https?:\/\/HOST(?=[/\s]|$)/g, location.origin);
+  const md = renderMarkdown(text, {marked, katex, hljs});
   // The statement's own title repeats the page's.
   if (md.firstElementChild && md.firstElementChild.tagName === "H1") md.firstElementChild.remove();
   fill(statement, md);
 
-  const sig = "extern \"C\" __global__ void kernel" + b.signature + ";";
+  const name = await kernelName;
+  if (signal.aborted) return;
+  const sig = "extern \"C\" __global__ void " + (name || "kernel") + b.signature + ";";
   const code = h("pre.sig");
   const lines = highlightLines(hljs, sig);
   if (lines) { code.innerHTML = lines.join("\n"); code.classList.add("hljs"); } else code.textContent = sig;
-  side.append(h("h2", "Signature"), code);
+  side.append(h("h2", "Signature"), code, h("p.muted", name
+    ? "Named as in the template; any name works if the //!kjudge launch line names it."
+    : "Any name works if the //!kjudge launch line names it."));
   if (b.python) {
     // Python in KernelBot's form: the tuple custom_kernel receives and the one it returns.
     const py = "def custom_kernel(data: input_t) -> output_t:\n    " + b.python.args.join(", ") + " = data\n" +
@@ -103,9 +121,15 @@ async function rankings(main, b, gpu, base, signal) {
   }
   const q = "?gpu=" + encodeURIComponent(gpu);
   const path = "/api/v1/leaderboards/" + encodeURIComponent(b.name);
+  const noteBox = h("div");
   const tableBox = h("section", h("p.muted", "Loading the rankings..."));
   const chartBox = h("section.chart", h("h2", "Best score over time"), h("p.muted", "Loading..."));
-  main.append(tableBox, chartBox);
+  main.append(noteBox, tableBox, chartBox);
+  // No runner serves this GPU type: its jobs wait, and the page says so.
+  api("/api/v1/gpus", {signal}).then(d => {
+    const g = (d.gpus || []).find(x => x.gpu === gpu);
+    if (g && g.note) fill(noteBox, h("p.warn", {role: "note"}, g.note.charAt(0).toUpperCase() + g.note.slice(1) + "."));
+  }).catch(() => {});
   let r;
   try {
     r = await api(path + "/rankings" + q, {signal});
@@ -131,8 +155,27 @@ async function rankings(main, b, gpu, base, signal) {
   if (Chart) drawChart(Chart, chartBox, hist, u);
   chartBox.append(h("details", {open: Chart ? null : true}, h("summary", "Each time the best score improved"),
     table(["when", "user", "score", "submission"], hist.records.slice().reverse().map(p =>
-      [timeEl(p.submitted_at), p.user, {v: fmtNs(p.score_ns), cls: "num"},
+      [timeEl(p.submitted_at), h("a", {href: userHref(p.user)}, p.user), {v: fmtNs(p.score_ns), cls: "num"},
        h("a", {href: "#/submission/" + p.submission_id}, "#" + p.submission_id)]))));
+}
+
+const userHref = name => "#/user/" + encodeURIComponent(name);
+
+// May this tab read the board's reference? Public on some boards; to admins;
+// to signed-in users (not runners) once the sources are published.
+async function mayReadReference(b, signal) {
+  if (b.public_reference) return true;
+  const u = await whoami().catch(() => null);
+  if (!u) return false;
+  if (u.role === "admin") return true;
+  if (u.role === "runner") return false;
+  try {
+    const r = await api("/api/v1/leaderboards/" + encodeURIComponent(b.name) + "/rankings?gpu=" +
+                        encodeURIComponent(b.gpus[0]), {signal});
+    return !!r.sources_published;
+  } catch (e) {
+    return false;
+  }
 }
 
 function rankingTable(r, b, u) {
@@ -150,12 +193,15 @@ function rankingTable(r, b, u) {
   const mine = u ? r.rankings.findIndex(x => x.user === u.name) : -1;
   const t = table(heads, r.rankings.map(row => [
     {v: String(row.rank) + (row.tied ? "=" : ""), cls: "num"},
-    row.user === (u && u.name) ? h("span", h("strong", row.user), " ", h("span.badge.you", "you")) : row.user,
+    row.user === (u && u.name) ? h("span", h("a", {href: userHref(row.user)}, h("strong", row.user)), " ",
+                                   h("span.badge.you", "you"))
+      : h("a", {href: userHref(row.user)}, row.user),
     {v: row.lang ? langBadge(row.lang) : "", cls: "lang"},
     {v: fmtNs(row.score_ns), cls: "num score"},
     ...shapes.map((_, i) => {
       const m = row.shapes[i] ? row.shapes[i].median_ns : null;
-      return {v: fmtNs(m), cls: "num" + (m !== null && m === best[i] ? " best" : "")};
+      const t = rateText(rate(b, shapes[i], m));
+      return {v: [fmtNs(m), t ? h("span.rate", t) : null], cls: "num" + (m !== null && m === best[i] ? " best" : "")};
     }),
     h("span", {title: row.submitted_at}, ago(row.submitted_at)),
     h("a", {href: "#/submission/" + row.submission_id}, "#" + row.submission_id),
@@ -193,11 +239,26 @@ function drawChart(Chart, box, hist, u) {
   const xs = datasets.flatMap(d => d.data.map(p => p.x)), ys = datasets.flatMap(d => d.data.map(p => p.y));
   const span = Math.max(...xs) - Math.min(...xs);
   const two = n => String(n).padStart(2, "0");
+  // Times of day on a short span; the date too once it spans hours (a day
+  // can change), the date alone over days, with the year over most of one.
+  const MON = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
   const fmtDate = v => {
     const d = new Date(v);
     const hm = two(d.getHours()) + ":" + two(d.getMinutes());
     if (span < 2 * 3600e3) return hm + ":" + two(d.getSeconds());
-    return (d.getMonth() + 1) + "/" + d.getDate() + (span < 4 * 86400e3 ? " " + hm : "");
+    const day = MON[d.getMonth()] + " " + d.getDate() + (span > 300 * 86400e3 ? " " + d.getFullYear() : "");
+    return span < 4 * 86400e3 ? [day, hm] : day;
+  };
+  // Round tick values without their zeros: "10 µs", not "10.000 µs".
+  const fmtTick = v => fmtNs(v * 1000).replace(/(\.\d*?)0+(?= )/, "$1").replace(/\.(?= )/, "");
+  const narrow = box.clientWidth < 600;
+  // Fewer time labels on a narrow chart (a phone), more again when it widens.
+  const onResize = (chart, size) => {
+    const want = size.width < 600 ? 3 : 6;
+    if (chart.options.scales.x.ticks.maxTicksLimit !== want) {
+      chart.options.scales.x.ticks.maxTicksLimit = want;
+      chart.update("none");
+    }
   };
   const canvas = h("canvas", {"aria-label": "best score over time", role: "img"});
   box.append(h("div.chartwrap", canvas));
@@ -205,13 +266,14 @@ function drawChart(Chart, box, hist, u) {
     type: "line",
     data: {datasets},
     options: {
-      responsive: true, maintainAspectRatio: false, animation: false, parsing: false,
+      responsive: true, maintainAspectRatio: false, animation: false, parsing: false, onResize,
       interaction: {mode: "nearest", intersect: false},
       scales: {
-        x: {type: "linear", min: Math.min(...xs), max: Math.max(...xs), ticks: {callback: fmtDate, maxTicksLimit: 6}},
+        x: {type: "linear", min: Math.min(...xs), max: Math.max(...xs),
+            ticks: {callback: fmtDate, maxTicksLimit: narrow ? 3 : 6, maxRotation: 0, autoSkipPadding: 16}},
         // A log scale once the scores span more than 4x, so early and late scores both stay readable.
         y: {type: Math.max(...ys) > 4 * Math.min(...ys) ? "logarithmic" : "linear",
-            title: {display: true, text: "score"}, ticks: {callback: v => fmtNs(v * 1000), maxTicksLimit: 6}},
+            title: {display: true, text: "score"}, ticks: {callback: fmtTick, maxTicksLimit: 6}},
       },
       plugins: {
         legend: {position: "bottom", labels: {boxWidth: 12}},

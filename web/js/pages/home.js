@@ -1,5 +1,6 @@
 // pages/home.js - #/: every board as a tile (title, deadline countdown, GPU
-// types, how many are ranked, the leader per GPU type) and the GPU queues.
+// types, how many are ranked, the top three per GPU type, each name leading to
+// that user's ranked entries) and the GPU queues.
 
 import {api, boards, whoami} from "../api.js";
 import {deadlineEl, errorBox, fmtNs, h} from "../dom.js";
@@ -39,11 +40,12 @@ export async function homePage({main, signal}) {
       pending.push(api("/api/v1/leaderboards/" + encodeURIComponent(b.name) + "/rankings?gpu=" +
                        encodeURIComponent(g), {signal}).then(r => {
         const n = r.rankings.length;
+        const mine = u && r.rankings.find(x => x.user === u.name);
+        const link = x => h("a", {href: "#/user/" + encodeURIComponent(x.user)}, x.user);
+        const top = r.rankings.slice(0, 3).map((x, i) => h("li", {value: x.rank}, i ? link(x) : h("strong", link(x)), " ",
+          h("a", {href: "#/submission/" + x.submission_id}, fmtNs(x.score_ns))));
         li.lastChild.replaceWith(n === 0 ? h("span.muted", "no ranked submission yet")
-          : h("span", n + " ranked \u00b7 leader ", h("strong", r.rankings[0].user), " ",
-              h("a", {href: "#/submission/" + r.rankings[0].submission_id}, fmtNs(r.rankings[0].score_ns)),
-              u && r.rankings.find(x => x.user === u.name)
-                ? h("span.you", " \u00b7 you: #" + r.rankings.find(x => x.user === u.name).rank) : null));
+          : h("span", n + " ranked", mine ? h("span.you", " \u00b7 you: #" + mine.rank) : null, h("ol.top3", top)));
       }).catch(e => {
         if (e.name !== "AbortError") li.lastChild.replaceWith(h("span.error", e.message));
       }));
@@ -54,7 +56,9 @@ export async function homePage({main, signal}) {
       const active = g.runners.filter(r => r.state !== "silent").length;
       queues.append(h("span.queue", h("span.chip", g.gpu), " ",
                       active + " runner" + (active === 1 ? "" : "s") + " up \u00b7 " + g.queued + " queued \u00b7 " +
-                      g.running + " running"));
+                      g.running + " running",
+                      // No runner serves it: its jobs wait (the note says since when).
+                      g.note ? h("span.error", {title: g.note}, " \u00b7 no runner serves it") : null));
     }
   }).catch(() => {});
   await Promise.all(pending);

@@ -2,20 +2,22 @@
 // mode, verdict, score, rank and times; while it is queued or running, its
 // progress live from the event stream (queue position, compile, each test,
 // each timed shape); the evidence of a failure (compile log, mismatches,
-// the CUDA error); per-shape timings with their confidence intervals, floor
-// and launch configuration; the kernels' resources; the source, highlighted
+// the CUDA error), each fact once; per-shape timings with their throughput,
+// share of the bound, confidence intervals, floor and launch configuration
+// (a column nobody may see here left out); the kernels' resources; the source, highlighted
 // and numbered; and its diff against any earlier submission of the same
 // user to the board; in profile and sanitize modes the Nsight Compute summary
 // and the sanitizer's findings (pages/tool.js). What is shown is what the API gives this caller
 // (docs/protocol.md, "Who sees a submission").
 
-import {api, board, events, whoami} from "../api.js";
+import {api, board, events, setLastBoard, whoami} from "../api.js";
 import {profileSection, sanitizeSection} from "./tool.js";
 import {errorBox, fill, fmtBytes, fmtNs, h, langBadge, saveText, shapeLabel, table, timeEl, verdictBadge,
         VERDICT_TEXT} from "../dom.js";
 import {lib} from "../libs.js";
 import {logView, sourceView} from "../code.js";
 import {diffCounts, diffView, lineDiff} from "../diff.js";
+import {fmtGbs, fmtPct, fmtTflops, rate} from "../rate.js";
 
 export async function submissionPage({main, params, signal}) {
   const id = params[0];
@@ -37,6 +39,7 @@ export async function submissionPage({main, params, signal}) {
       return;
     }
     const b = await board(s.leaderboard).catch(() => null);
+    setLastBoard(s.leaderboard, s.gpu); // the submit form's first choice
     render(box, s, d, b, u, live, load, signal);
   };
   await load();
@@ -64,13 +67,14 @@ function render(box, s, d, b, u, live, reload, signal) {
   if (!done && !owner) box.append(h("p.muted", "This submission is " + s.status + "."));
   const res = s.result && typeof s.result === "object" ? s.result : null;
   const src = {view: null};
-  if (done && res) box.append(evidence(s, res, n => src.view && src.view.goto(n)));
-  if (res && res.tests && res.tests.length && owner) box.append(testsSection(res.tests));
+  const goto = n => src.view && src.view.goto(n);
+  if (done && res) box.append(evidence(s, res, b, goto));
+  if (res && res.tests && res.tests.length && owner) box.append(testsSection(res.tests, res.message));
   if (s.mode === "profile" || s.mode === "sanitize") {
-    if (res && res.profile) box.append(profileSection(s, res.profile, owner));
-    if (res && res.sanitize) box.append(sanitizeSection(res.sanitize));
+    if (res && res.profile) box.append(profileSection(s, res.profile, owner, d, b));
+    if (res && res.sanitize) box.append(sanitizeSection(res.sanitize, goto));
   } else {
-    box.append(timings(s, d, res));
+    box.append(timings(s, d, res, b));
   }
   if (d && d.kernels && d.kernels.length) box.append(kernels(d.kernels));
   if (res && res.system && res.system.gpu) box.append(system(res.system));
@@ -92,7 +96,7 @@ function facts(s, d) {
   const add = (k, v, wide) => {
     if (v !== null && v !== undefined && v !== "") box.append(h("div" + (wide ? ".wide" : ""), h("dt", k), h("dd", v)));
   };
-  add("user", s.user);
+  add("user", h("a", {href: "#/user/" + encodeURIComponent(s.user)}, s.user)); // their ranked entries
   add("board", h("a", {href: "#/board/" + encodeURIComponent(s.leaderboard)}, s.leaderboard));
   add("GPU \u00b7 mode", s.gpu + " \u00b7 " + s.mode);
   add("language", s.lang ? langBadge(s.lang) : null);
@@ -135,8 +139,12 @@ function follow(el, s, b, reload, signal, badge) {
     const x = ev.data || {};
     status.textContent = "Live: updates as the runner reports.";
     if (ev.event === "queued") {
-      set(q, "now", x.position ? "position " + x.position + (x.gpu ? " on " + x.gpu : "") : "queued");
+      // A position-less queued event (a replay once taken) changes nothing shown.
+      if (x.position) set(q, "now", "position " + x.position + (x.gpu ? " on " + x.gpu : ""));
       if (x.reason) q.querySelector(".rows").append(h("div.muted", "retried: " + x.reason));
+      // No runner serves this GPU type: say so, once (the stream repeats it on a reconnect).
+      const rows = q.querySelector(".rows");
+      if (x.note && !rows.querySelector(".note")) rows.append(h("div.note.warn", x.note));
     } else if (ev.event === "compiling") {
       badge("running");
       set(q, "ok", "taken by a runner");
@@ -177,7 +185,10 @@ function follow(el, s, b, reload, signal, badge) {
   });
 }
 
-function evidence(s, res, go) {
+// Why it failed, each fact once: the verdict's sentence, then per failing
+// test its shape, seed, errors against the board's tolerance and the first
+// mismatches (or the CUDA error); a message is repeated only when it says more.
+function evidence(s, res, b, go) {
   const sec = h("section.evidence");
   const v = s.verdict;
   if (v === "accepted") return sec;
@@ -186,8 +197,9 @@ function evidence(s, res, go) {
   const comp = res.compile || {};
   if (comp.log && (v === "compile_error" || v === "rejected" || comp.ok === false))
     sec.append(h("h3", "Compiler output"), logView(comp.log, go));
+  const says = m => m && !(res.message || "").includes(m);
   for (const t of res.tests || []) {
-    if (t.status === "fail" && t.mismatch) sec.append(mismatch(t));
+    if (t.status === "fail" && t.mismatch) sec.append(mismatch(t, b, says(t.message)));
     else if (t.status === "error")
       sec.append(h("h3", "Test " + t.index + " (" + shapeLabel(t.shape) + "): error"),
                  h("pre.cuda-error", t.message || "error"));
@@ -195,23 +207,34 @@ function evidence(s, res, go) {
   return sec;
 }
 
-function mismatch(t) {
+function mismatch(t, b, showMsg) {
   const m = t.mismatch;
   const fmt = x => (typeof x === "number" ? String(Number.isInteger(x) ? x : +x.toPrecision(6)) : String(x));
+  const buf = b && (b.buffers || []).find(x => x.name === m.buffer);
+  const tol = buf && typeof buf.atol === "number"
+    ? "; allowed |got \u2212 expected| \u2264 " + buf.atol + " + " + buf.rtol + " \u00d7 |expected|" : "";
+  const abs = f => (typeof f.expected === "number" && typeof f.got === "number" ? Math.abs(f.got - f.expected) : NaN);
   return h("div.mismatch",
-    h("h3", "Test " + t.index + " (" + shapeLabel(t.shape) + "): wrong answer"),
-    h("p", h("code", m.buffer), ": " + m.count + " of " + m.total + " elements differ; largest error " +
-      fmt(m.max_abs_err) + " absolute, " + fmt(m.max_rel_err) + " relative." + (t.seed !== undefined ? " Seed " + t.seed + "." : "")),
-    t.message && !t.message.endsWith(m.count + " of " + m.total + " elements differ") ? h("p.muted", t.message) : null,
-    table(["index", {text: "expected", cls: "num"}, {text: "got", cls: "num"}],
+    h("h3", "Test " + t.index + " (" + shapeLabel(t.shape) + ")" + (t.seed !== undefined ? ", seed " + t.seed : "")),
+    h("p", h("code", m.buffer), ": " + (showMsg ? m.count + " of " + m.total + " elements differ; " : "") +
+      "largest error " + fmt(m.max_abs_err) + " absolute, " + fmt(m.max_rel_err) + " relative" + tol + "."),
+    showMsg && t.message ? h("p.muted", t.message) : null,
+    table(["index", {text: "expected", cls: "num"}, {text: "got", cls: "num"},
+           {text: "abs error", cls: "num", title: "|got \u2212 expected|"}],
           (m.first || []).map(f => [h("code", "[" + (Array.isArray(f.index) ? f.index.join(", ") : f.index) + "]"),
-                                    {v: fmt(f.expected), cls: "num"}, {v: fmt(f.got), cls: "num bad"}])));
+                                    {v: fmt(f.expected), cls: "num"}, {v: fmt(f.got), cls: "num bad"},
+                                    {v: isNaN(abs(f)) ? "-" : fmt(abs(f)), cls: "num"}])));
 }
 
-function testsSection(tests) {
-  return h("section", h("h2", "Tests"), table(["test", "shape", "seed", "result", "message"], tests.map(t => [
-    String(t.index), h("code", shapeLabel(t.shape)), t.seed === undefined ? "" : String(t.seed),
-    {v: t.status, cls: t.status === "pass" ? "good" : "bad"}, t.message || ""])));
+// The tests; a failing test's message is not repeated when the verdict says it.
+// The message column only when some test has a message.
+function testsSection(tests, verdictMsg) {
+  const msgs = tests.some(t => t.message);
+  return h("section", h("h2", "Tests"), table(["test", "shape", "seed", "result"].concat(msgs ? ["message"] : []),
+    tests.map(t => [
+      String(t.index), h("code", shapeLabel(t.shape)), t.seed === undefined ? "" : String(t.seed),
+      {v: t.status, cls: t.status === "pass" ? "good" : "bad"}].concat(msgs ? [
+      t.message && (verdictMsg || "").includes(t.message) ? h("span.muted", "(the verdict above)") : t.message || ""] : []))));
 }
 
 function launches(ls) {
@@ -219,22 +242,40 @@ function launches(ls) {
                         (l.smem ? " smem " + fmtBytes(l.smem) : "")).join("; ");
 }
 
-function timings(s, d, res) {
+// The timed shapes: median, its confidence interval, throughput (GB/s,
+// TFLOP/s on a board that counts FLOPs) and the share of the shape's bound,
+// the floor, n, why sampling stopped, the launches. A column nobody may see
+// here (another user's ranked submission shows medians only) is left out.
+function timings(s, d, res, b) {
   const rb = res && res.benchmarks ? res.benchmarks : [];
   const ds = d && d.shapes ? d.shapes : [];
   const n = Math.max(rb.length, ds.length);
   if (!n) return h("div");
-  const rows = [];
-  for (let i = 0; i < n; i++) {
-    const x = Object.assign({}, rb[i] || {}, ds[i] || {});
-    rows.push([h("code", shapeLabel(x.shape)), {v: fmtNs(x.median_ns), cls: "num"},
-               {v: typeof x.ci_lo_ns === "number" ? fmtNs(x.ci_lo_ns) + " \u2013 " + fmtNs(x.ci_hi_ns) : "-", cls: "num"},
-               {v: fmtNs(x.floor_ns) + (x.below_floor ? " \u26a0 below" : ""), cls: "num" + (x.below_floor ? " bad" : ""),
-                title: "the least time the bytes that must move can take on this GPU"},
-               {v: x.n === undefined ? "-" : String(x.n), cls: "num"}, x.stop_reason || "-", launches(x.launches) || "-"]);
-  }
-  return h("section", h("h2", "Timings"), table(["shape", {text: "median", cls: "num"}, {text: "95% CI of the median", cls: "num"},
-    {text: "floor", cls: "num"}, {text: "n", cls: "num"}, "stopped", "launches"], rows),
+  const xs = [];
+  for (let i = 0; i < n; i++) xs.push(Object.assign({}, rb[i] || {}, ds[i] || {}));
+  const cols = [
+    {head: "shape", cell: x => h("code", shapeLabel(x.shape)), has: () => true},
+    {head: {text: "median", cls: "num"}, cell: x => ({v: fmtNs(x.median_ns), cls: "num"}), has: x => typeof x.median_ns === "number"},
+    {head: {text: "throughput", cls: "num", title: "the board's bytes (and FLOPs) for the shape over the median"},
+     cell: x => { const r = rate(b, x.shape, x.median_ns);
+                  return {v: [r.gbs !== null ? fmtGbs(r.gbs) : "-", r.tflops !== null ? " \u00b7 " + fmtTflops(r.tflops) : ""].join(""),
+                          cls: "num"}; },
+     has: x => rate(b, x.shape, x.median_ns).gbs !== null},
+    {head: {text: "of bound", cls: "num", title: "the floor over the median: the share of the GPU's bandwidth bound reached"},
+     cell: x => ({v: fmtPct(rate(b, x.shape, x.median_ns, x.floor_ns).pct), cls: "num"}),
+     has: x => typeof x.floor_ns === "number" && typeof x.median_ns === "number"},
+    {head: {text: "95% CI of the median", cls: "num"},
+     cell: x => ({v: typeof x.ci_lo_ns === "number" ? fmtNs(x.ci_lo_ns) + " \u2013 " + fmtNs(x.ci_hi_ns) : "-", cls: "num"}),
+     has: x => typeof x.ci_lo_ns === "number"},
+    {head: {text: "floor", cls: "num"},
+     cell: x => ({v: fmtNs(x.floor_ns) + (x.below_floor ? " \u26a0 below" : ""), cls: "num" + (x.below_floor ? " bad" : ""),
+                  title: "the least time the bytes that must move can take on this GPU"}),
+     has: x => typeof x.floor_ns === "number"},
+    {head: {text: "n", cls: "num"}, cell: x => ({v: x.n === undefined ? "-" : String(x.n), cls: "num"}), has: x => x.n !== undefined},
+    {head: "stopped", cell: x => x.stop_reason || "-", has: x => !!x.stop_reason},
+    {head: "launches", cell: x => launches(x.launches) || "-", has: x => !!launches(x.launches)},
+  ].filter(c => xs.some(c.has));
+  return h("section", h("h2", "Timings"), table(cols.map(c => c.head), xs.map(x => cols.map(c => c.cell(x)))),
     typeof s.score_ns === "number" ? h("p", "Score (geometric mean of the medians): ", h("strong", fmtNs(s.score_ns))) : null);
 }
 
@@ -291,7 +332,7 @@ async function diffSection(box, s, d, u, signal) {
   }
   const list = [...opts.values()].sort((a, b) => b.id - a.id);
   const sel = h("select", {id: "diff-against"}, list.map(x => h("option", {value: x.id},
-    "#" + x.id + " \u00b7 " + x.mode + " \u00b7 " + (VERDICT_TEXT[x.verdict] || x.verdict || x.status) +
+    "#" + x.id + " \u00b7 " + x.mode + " \u00b7 " + (VERDICT_TEXT[x.verdict || x.status] || x.verdict || x.status || "queued") +
     (typeof x.score_ns === "number" ? " \u00b7 " + fmtNs(x.score_ns) : "") + (d && d.previous && d.previous.id === x.id ? " (previous)" : ""))));
   const out = h("div.diffout");
   sec.append(h("p", h("label", "Compare with ", sel)), out);

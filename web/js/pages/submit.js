@@ -4,9 +4,14 @@
 // present, in C++ or Python mode; a textarea otherwise), and POST it as
 // multipart (the same request as curl -F); on 202 the page moves to the
 // submission's live page. The server tells the language by the file name
-// (.py is Python), which the language picker keeps in step.
+// (.py is Python), which the language picker keeps in step. The board is
+// the link's (?board=), else the last board this tab showed (lastBoard in
+// api.js), and the editor starts with that board's template, replaced when
+// the board or language changes while it still holds an unedited template.
+// Only the chosen mode's own fields show (the sanitizer's tool, the
+// profiled shape).
 
-import {api, boards, whoami} from "../api.js";
+import {api, boards, lastBoard, whoami} from "../api.js";
 import {errorBox, fill, h} from "../dom.js";
 import {lib} from "../libs.js";
 
@@ -41,10 +46,11 @@ export async function submitPage({main, query, signal}) {
     return;
   }
   if (!list.length) { main.append(h("p.muted", "No leaderboards are loaded.")); return; }
-  const want = query.get("board");
+  const want = query.get("board") || lastBoard().board;
   const boardSel = h("select", {name: "leaderboard", id: "f-board"}, list.map(b =>
     h("option", {value: b.name, selected: b.name === want}, b.title + " (" + b.name + ")")));
   const gpuSel = h("select", {name: "gpu", id: "f-gpu"});
+  const wantGpu = query.get("gpu") || lastBoard().gpu;
   const modeBox = h("fieldset.modes", h("legend", "Mode"), MODES.map(([v, label, help], i) =>
     h("label.mode", h("input", {type: "radio", name: "mode", value: v, checked: i === 0}), " ", h("strong", label),
       h("span.muted", " \u2013 " + help))));
@@ -92,14 +98,30 @@ export async function submitPage({main, query, signal}) {
   };
   const gpus = () => {
     const b = list.find(x => x.name === boardSel.value);
-    fill(gpuSel, (b ? b.gpus : []).map(g => h("option", {value: g}, g)));
+    fill(gpuSel, (b ? b.gpus : []).map(g => h("option", {value: g, selected: g === wantGpu}, g)));
     const py = !!(b && (b.langs || []).includes("python"));
     langSel.querySelector("option[value=python]").disabled = !py;
     if (!py && langSel.value === "python") setLang("cuda");
   };
   gpus();
-  boardSel.addEventListener("change", gpus);
-  langSel.addEventListener("change", () => setLang(langSel.value));
+  // The editor holds the board's template until someone edits it: a change of
+  // board or language then loads the other template.
+  let template = null;
+  const loadTemplate = async () => {
+    const ext = langOf(langSel.value)[2], board = boardSel.value;
+    try {
+      const t = await api("/api/v1/leaderboards/" + encodeURIComponent(board) + "/files/template" + ext, {signal});
+      if (board !== boardSel.value || (text().trim() && text() !== template)) return;
+      setText(t);
+      template = t;
+      nameIn.value = board + ext;
+    } catch (e) {
+      if (e.name !== "AbortError") fill(msg, errorBox(e, "No template"));
+    }
+  };
+  const fresh = () => !text().trim() || text() === template;
+  boardSel.addEventListener("change", () => { gpus(); if (fresh()) loadTemplate(); });
+  langSel.addEventListener("change", () => { setLang(langSel.value); if (fresh()) loadTemplate(); });
   nameIn.addEventListener("change", () => {
     if (/\.py$/.test(nameIn.value) && !langSel.querySelector("option[value=python]").disabled) setLang("python");
     else if (/\.(cu|cuh)$/.test(nameIn.value)) setLang("cuda");
@@ -109,17 +131,16 @@ export async function submitPage({main, query, signal}) {
     if (!f) return;
     if (f.size > 1 << 20) { fill(msg, h("p.error", "That file is larger than 1 MiB.")); return; }
     setText(await f.text());
+    template = null;
     nameIn.value = f.name.replace(/[^A-Za-z0-9_.\-]/g, "_") || "kernel.cu";
     setLang(/\.py$/.test(nameIn.value) ? "python" : "cuda");
     fill(msg);
   });
   tmpl.addEventListener("click", async () => {
     if (text().trim() && !confirm("Replace what is in the editor with the template?")) return;
-    const ext = langOf(langSel.value)[2];
-    try {
-      setText(await api("/api/v1/leaderboards/" + encodeURIComponent(boardSel.value) + "/files/template" + ext));
-      nameIn.value = boardSel.value + ext;
-    } catch (e) { fill(msg, errorBox(e, "No template")); }
+    setText("");
+    template = null;
+    await loadTemplate();
   });
   form.addEventListener("submit", async ev => {
     ev.preventDefault();
@@ -150,4 +171,5 @@ export async function submitPage({main, query, signal}) {
     editor = CM.fromTextArea(area, {mode: langOf(langSel.value)[3], lineNumbers: true, indentUnit: 4,
                                     matchBrackets: true, viewportMargin: 50});
   }
+  if (!signal.aborted && !text().trim()) loadTemplate();
 }
