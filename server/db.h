@@ -79,7 +79,7 @@
 #include "protocol.h"
 #include "queue.h"
 
-#define DB_SCHEMA_VERSION 12
+#define DB_SCHEMA_VERSION 14
 #define DB_MAX_ARTIFACT_BYTES (64 * 1024 * 1024)  /* one artifact (an Nsight Compute report) */
 #define DB_MAX_ATTEMPTS 3    /* attempts of one job before it ends as internal_error */
 #define DB_MAX_JOB_EVENTS 1000               /* progress events a runner may store per job (all attempts) */
@@ -140,6 +140,8 @@ struct db_sub {
     int profile_shape;             /* profile mode: 1 + the benchmark shape; 0 = every shape */
     int lang;                      /* its language, an enum sub_lang value (sub_lang.h):
                                       0 = CUDA C++ */
+    int64_t rejudge_of;            /* a rejudge's job (db_rejudge.h): the submission it
+                                      measures again; 0 = a participant's own */
 };
 
 /* Which job a runner request is about: the job, the runner's user id and,

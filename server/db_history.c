@@ -26,9 +26,12 @@ int db_history_rows(struct db *db, const char *board, const char *gpu,
                  "  PARTITION BY s.user_id ORDER BY s.created_at, s.id"
                  "  ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS before"
                  " FROM submissions s JOIN users u ON u.id = s.user_id"
+                 " JOIN rank_timing rt ON rt.leaderboard = s.leaderboard AND rt.gpu = s.gpu"
+                 "  AND rt.protocol = s.timing_protocol AND rt.version = s.timing_version"
                  " WHERE s.leaderboard = ? AND s.gpu = ? AND s.mode = 'leaderboard'"
                  "  AND s.status = 'done' AND s.verdict = 'accepted' AND s.score_ns IS NOT NULL"
-                 "  AND s.score_ns > 0 AND s.disqualified = 0 AND s.withdrawn_at IS NULL)"
+                 "  AND s.score_ns > 0 AND s.disqualified = 0 AND s.withdrawn_at IS NULL"
+                 "  AND s.rejudge_of IS NULL)"
                  " WHERE before IS NULL OR score_ns < before ORDER BY created_at, id",
                  "tt", board, gpu);
     while (rc == 0 && (rc = db_step(db, err, st)) == 1) {

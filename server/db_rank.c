@@ -76,9 +76,12 @@ int db_rank_rows(struct db *db, const char *board, const char *gpu, struct db_ra
                  " SELECT s.id, u.name, s.score_ns, s.created_at, s.lang, row_number() OVER ("
                  "  PARTITION BY s.user_id ORDER BY s.score_ns, s.created_at, s.id) AS k"
                  " FROM submissions s JOIN users u ON u.id = s.user_id"
+                 " JOIN rank_timing rt ON rt.leaderboard = s.leaderboard AND rt.gpu = s.gpu"
+                 "  AND rt.protocol = s.timing_protocol AND rt.version = s.timing_version"
                  " WHERE s.leaderboard = ? AND s.gpu = ? AND s.mode = ?"
                  "  AND s.status = 'done' AND s.verdict = ? AND s.score_ns IS NOT NULL"
-                 "  AND s.score_ns > 0 AND s.disqualified = 0 AND s.withdrawn_at IS NULL)"
+                 "  AND s.score_ns > 0 AND s.disqualified = 0 AND s.withdrawn_at IS NULL"
+                 "  AND s.rejudge_of IS NULL)"
                  " WHERE k = 1 ORDER BY score_ns, created_at, id", "tttt", board, gpu,
                  kj_mode_name(KJ_MODE_LEADERBOARD), kj_verdict_name(KJ_V_ACCEPTED));
     while (rc == 0 && (rc = db_step(db, err, st)) == 1) {

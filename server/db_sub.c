@@ -72,6 +72,7 @@ int db_sub_row(struct db *db, struct kj_err *err, sqlite3_stmt *st, int with_blo
     out->withdrawn_at = sqlite3_column_int64(st, 23);
     db_col_text(st, 24, out->sanitizer, sizeof out->sanitizer);
     out->profile_shape = sqlite3_column_int(st, 25);
+    out->rejudge_of = sqlite3_column_int64(st, 27);
     if ((rc = db_col_lang(err, st, 26, &out->lang)) != 0 ||
         (rc = db_col_mode(err, st, 5, &out->mode)) != 0 ||
         (rc = db_col_status(err, st, 8, &out->status)) != 0 ||
