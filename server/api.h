@@ -92,6 +92,8 @@ enum MHD_Result api_board_file(struct http_req *r);
 
 /* api_history.c: GET /leaderboards/{name}/history (records and the top users' progress) */
 enum MHD_Result api_board_history(struct http_req *r);
+/* api_history.c: GET /submissions/{id}/history (its results before a rejudge; owner, admin) */
+enum MHD_Result api_sub_history(struct http_req *r);
 
 /* api_stats.c (admin): GET /users, GET /stats */
 enum MHD_Result api_user_list(struct http_req *r);

@@ -43,6 +43,9 @@
  *   running -> queued   db_job_release (a stopping runner gave it back):
  *                       attempts unchanged, a "queued" event logged; the next
  *                       claim gets the same attempt number
+ *   queued  -> done     db_rejudge_cancel, for the queued jobs of a
+ *                       cancelled rejudge only (db_rejudge.h): verdict
+ *                       internal_error, no runner, a "verdict" event logged
  *   running -> done     db_job_finish; or db_job_sweep when the expired
  *                       attempt was the DB_MAX_ATTEMPTS-th (verdict
  *                       internal_error, reason "the runner stopped answering

@@ -384,7 +384,7 @@ static int end_locked(struct db *db, int64_t id, enum db_rejudge_state state, co
     sqlite3_stmt *st = NULL;
     int rc = db_prep(db, err, &st, "UPDATE rejudges SET state = ?, ended_at = ?, reason = ?, "
                      "to_protocol = nullif(?, ''), to_version = ? WHERE id = ? AND "
-                     "state = 'running'", "tititii", db_rejudge_state_name(state), db_now(),
+                     "state = 'running'", "tittii", db_rejudge_state_name(state), db_now(),
                      reason, to != NULL ? to->protocol : "",
                      (int64_t)(to != NULL ? to->version : 0), id);
     if (rc == 0)
@@ -399,22 +399,39 @@ static int end_locked(struct db *db, int64_t id, enum db_rejudge_state state, co
     return rc;
 }
 
-/* With db->mu held, in a transaction: drop the queued jobs of rejudge id
- * (never claimed, so nothing but their rows and events exists). */
-static int drop_queued_locked(struct db *db, int64_t id, struct kj_err *err)
+/* With db->mu held, in a transaction: end the queued jobs of rejudge id
+ * (never claimed) as done, internal_error "the rejudge was cancelled",
+ * with a verdict event, so a stream or a wait on one ends too. */
+static int end_queued_locked(struct db *db, int64_t id, struct kj_err *err)
 {
-    static const char *const sql[] = {
-        "DELETE FROM events WHERE submission_id IN (SELECT id FROM submissions WHERE "
-        "rejudge_id = ? AND status = 'queued')",
-        "DELETE FROM submissions WHERE rejudge_id = ? AND status = 'queued'"};
-    int rc = 0;
-    for (size_t i = 0; rc == 0 && i < sizeof sql / sizeof sql[0]; i++) {
-        sqlite3_stmt *st = NULL;
-        if ((rc = db_prep(db, err, &st, sql[i], "i", id)) == 0)
+    static const char why[] = "the rejudge was cancelled before this job was judged";
+    static const char result[] = "{\"verdict\":\"internal_error\",\"message\":\"the rejudge "
+                                 "was cancelled before this job was judged\",\"score_ns\":null}";
+    static const char data[] = "{\"verdict\":\"internal_error\",\"message\":\"the rejudge "
+                               "was cancelled before this job was judged\"}";
+    sqlite3_stmt *st = NULL;
+    int64_t *ids = NULL;
+    int n = 0, cap = 0, rc = db_prep(db, err, &st, "SELECT id FROM submissions WHERE "
+                                     "rejudge_id = ? AND status = 'queued'", "i", id);
+    while (rc == 0 && (rc = db_step(db, err, st)) == 1) {
+        if ((rc = db_grow((void **)&ids, &cap, n, sizeof *ids, "rejudge jobs", err)) != 0)
+            break;
+        ids[n++] = sqlite3_column_int64(st, 0);
+        rc = 0;
+    }
+    sqlite3_finalize(st);
+    for (int i = 0; rc == 0 && i < n; i++) {
+        rc = db_prep(db, err, &st, "UPDATE submissions SET status = 'done', verdict = ?, "
+                     "result = ?, reason = ?, finished_at = ? WHERE id = ? AND status = 'queued'",
+                     "tttii", kj_verdict_name(KJ_V_INTERNAL), result, why, db_now(), ids[i]);
+        if (rc == 0)
             rc = db_step(db, err, st);
         sqlite3_finalize(st);
+        if (rc == 0)
+            rc = db_event_insert_locked(db, ids[i], KJ_EV_VERDICT, data, err);
     }
-    return rc;
+    free(ids);
+    return rc < 0 ? rc : 0;
 }
 
 int db_rejudge_cancel(struct db *db, const char *board, const char *gpu,
@@ -439,7 +456,7 @@ int db_rejudge_cancel(struct db *db, const char *board, const char *gpu,
         char why[DB_MAX_REASON];
         snprintf(why, sizeof why, "cancelled with %lld of %lld jobs done; nothing was swapped",
                  (long long)run[i].done, (long long)run[i].jobs);
-        if ((rc = drop_queued_locked(db, run[i].id, err)) == 0 &&
+        if ((rc = end_queued_locked(db, run[i].id, err)) == 0 &&
             (rc = end_locked(db, run[i].id, DB_RJ_CANCELLED, why, NULL, err)) == 0)
             ids[count++] = run[i].id;
     }

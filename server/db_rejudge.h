@@ -19,8 +19,9 @@
  *                          |    internal_error or the results   (nothing swapped)
  *                          |    name two timings
  *                          +--- db_rejudge_cancel -----------> cancelled
- *                               (its queued jobs are dropped;  (nothing swapped)
- *                                running ones finish, kept)
+ *                               (its queued jobs end as        (nothing swapped)
+ *                                internal_error; running ones
+ *                                finish and are kept)
  *
  * A rejudge job is a submission row of the operator who asked
  * (submissions.rejudge_id, .rejudge_of: the submission it re-measures),
@@ -92,8 +93,9 @@ int db_rejudge_start(struct db *db, const char *board, const char *const *gpus, 
                      int64_t since, int64_t by_user, struct db_rejudge **out, int *n,
                      struct kj_err *err);
 /* Cancel the running rejudges of board (on gpu; NULL: every GPU type):
- * their queued jobs are dropped, running ones finish and are kept, nothing
- * is swapped. *out as db_rejudge_start. KJ_ENOTFOUND when none runs. */
+ * their queued jobs go straight to done as internal_error ("the rejudge
+ * was cancelled ..."; db.h's one queued -> done transition), running ones
+ * finish and are kept, nothing is swapped. *out as db_rejudge_start. KJ_ENOTFOUND when none runs. */
 int db_rejudge_cancel(struct db *db, const char *board, const char *gpu,
                       struct db_rejudge **out, int *n, struct kj_err *err);
 /* The rejudges of board, newest first, at most DB_REJUDGE_MAX_LIST.

@@ -31,6 +31,8 @@ static const struct http_route routes[] = {
      HTTP_BODY_NONE, 0},
     {"GET", "/api/v1/submissions/{id}/detail", api_sub_detail, HTTP_AUTH_OPTIONAL, HTTP_BODY_NONE,
      0},
+    {"GET", "/api/v1/submissions/{id}/history", api_sub_history, HTTP_AUTH_ANY, HTTP_BODY_NONE,
+     0},
     {"GET", "/api/v1/leaderboards", api_boards_list, HTTP_AUTH_NONE, HTTP_BODY_NONE, 0},
     {"GET", "/api/v1/leaderboards/{name}", api_board_get, HTTP_AUTH_NONE, HTTP_BODY_NONE, 0},
     {"GET", "/api/v1/leaderboards/{name}/rankings", api_board_rankings, HTTP_AUTH_NONE,
