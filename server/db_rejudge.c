@@ -91,10 +91,13 @@ int db_migrate_v14(struct db *db, struct kj_err *err)
         rc = add_column(db, "timing_protocol", "TEXT", err);
     if (rc == 0)
         rc = add_column(db, "timing_version", "INTEGER", err);
+    /* Plain integers (a rejudges id, a submissions id): a column added with
+     * REFERENCES could never be dropped again (SQLite), and the rows are
+     * only ever written by this file. */
     if (rc == 0)
-        rc = add_column(db, "rejudge_id", "INTEGER REFERENCES rejudges(id)", err);
+        rc = add_column(db, "rejudge_id", "INTEGER", err);
     if (rc == 0)
-        rc = add_column(db, "rejudge_of", "INTEGER REFERENCES submissions(id)", err);
+        rc = add_column(db, "rejudge_of", "INTEGER", err);
     if (rc == 0)
         rc = db_exec(db, err, "CREATE INDEX IF NOT EXISTS submissions_rejudge ON "
                      "submissions(rejudge_id)");
