@@ -232,8 +232,23 @@ def test_failed_and_cancelled(srv, c, toks, rtok):
     before = rankings(c)
     rc, out = cli("admin", "rejudge", "fp8_quant", "--gpu", "H200")
     check(rc == 0 and "queued" in out, "kjudge admin rejudge fp8_quant --gpu H200", out)
-    got = [claim_and_post(c, rtok, v) for v in (2, 3, 3)]
-    check(all(got), "its three jobs judged by hand at versions 2, 3 and 3", got)
+    st, _, d, _ = c.post_json("/api/v1/runner/claim", {"runner": "hand", "gpu": "H200", "arch": "sm_90a"}, rtok)
+    if check(st == 200, "claim a rejudge job by hand", st):
+        job = d["job"]
+        path = "/api/v1/runner/jobs/%d/result?attempt=%d" % (job["id"], job["attempt"])
+        for bad in (0, -1, 1.5, "2", 2000000):
+            body = result_body("accepted", 50000.0, mode="leaderboard")
+            body["timing"] = {"protocol": "v2", "version": bad, "wall_s": 1.0}
+            st, _, d, _ = c.post_json(path, body, rtok)
+            check(st == 422, "a result naming timing version %r -> 422" % (bad,), (st, d))
+        check(db(srv, "SELECT status FROM submissions WHERE id = ?", (job["id"],)) == [("running",)],
+              "and the job is still running, nothing stored")
+        body = result_body("accepted", 50000.0, mode="leaderboard")
+        body["timing"] = {"protocol": "v2", "version": 2, "wall_s": 1.0}
+        st, _, d, _ = c.post_json(path, body, rtok)
+        check(st == 200, "the same job posted at version 2 -> 200", (st, d))
+    got = [claim_and_post(c, rtok, v) for v in (3, 3)]
+    check(all(got), "its other two jobs judged by hand at version 3", got)
     s = status(c)["rejudges"][0]
     check(s["state"] == "failed" and "more than one timing" in (s["reason"] or ""),
           "results at two timings: the rejudge failed", s)
