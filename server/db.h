@@ -71,7 +71,9 @@
  * The functions are grouped below by the file that holds them: db.c (open,
  * migrate, health), db_user.c, db_board.c, db_sub.c (submissions),
  * db_job.c (every transition after the insert), db_event.c, db_rank.c,
- * db_runner.c, db_metrics.c, db_backup.c; db_list.h has the listings.
+ * db_runner.c, db_metrics.c, db_backup.c; db_list.h has the listings,
+ * db_history.h a board's and a submission's history, db_rejudge.h the
+ * timings of results and rankings and the rejudges (schema version 14).
  */
 #ifndef KJ_DB_H
 #define KJ_DB_H
@@ -446,7 +448,9 @@ int db_published(struct db *db, const char *board, int64_t *at, struct kj_err *e
 int db_board_has_subs(struct db *db, const char *board, int *has, struct kj_err *err);
 
 /* rankings (db_rank.c): the best accepted mode=leaderboard submission per
- * user for (board, gpu), ordered by score, then submission time, then id. */
+ * user for (board, gpu), ordered by score, then submission time, then id;
+ * only results measured with the ranking's timing (db_rejudge.h) and no
+ * rejudge's own jobs. */
 int db_rank_rows(struct db *db, const char *board, const char *gpu, struct db_rank_row **out,
                  int *n, struct kj_err *err);
 void db_rank_rows_free(struct db_rank_row *rows, int n);

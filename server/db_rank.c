@@ -5,7 +5,9 @@
  *
  * db_job.c stores a finished job's medians (db_rank_store_locked) in the
  * transaction that stores its result; boards.c reads the rows when it
- * builds a rankings body; rank.c numbers them. Nothing here parses a
+ * builds a rankings body; rank.c numbers them. Only results measured with
+ * the ranking's timing count (table rank_timing, db_rejudge.h), never a
+ * rejudge's own jobs (rejudge_of). Nothing here parses a
  * stored result: the medians were taken from the checked result when the
  * job finished (result_check.c), or, for rows older than schema version 8,
  * once by the migration (db.c).
