@@ -171,6 +171,25 @@ static int rank_timing_locked(struct db *db, const char *board, const char *gpu,
     return rc;
 }
 
+int db_sub_timing(struct db *db, int64_t id, struct db_timing *out, struct kj_err *err)
+{
+    sqlite3_stmt *st = NULL;
+    int rc;
+    memset(out, 0, sizeof *out);
+    pthread_mutex_lock(&db->mu);
+    rc = db_prep(db, err, &st, "SELECT timing_protocol, timing_version FROM submissions WHERE "
+                 "id = ?", "i", id);
+    if (rc == 0 && (rc = db_step(db, err, st)) == 1) {
+        col_timing(st, 0, out);
+        rc = 0;
+    } else if (rc == 0) {
+        rc = KJ_FAIL(err, KJ_ENOTFOUND, "no submission %lld", (long long)id);
+    }
+    sqlite3_finalize(st);
+    pthread_mutex_unlock(&db->mu);
+    return rc;
+}
+
 int db_rank_timing(struct db *db, const char *board, const char *gpu, struct db_timing *out,
                    struct kj_err *err)
 {

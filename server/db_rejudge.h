@@ -105,6 +105,9 @@ int db_rejudge_list(struct db *db, const char *board, struct db_rejudge **out, i
 /* The jobs of rejudge id in submission order; *out as db_rejudge_start. */
 int db_rejudge_jobs(struct db *db, int64_t id, struct db_rejudge_job **out, int *n,
                     struct kj_err *err);
+/* The timing submission id's result was measured with; protocol "" when
+ * it has none (no score). KJ_ENOTFOUND: no such submission. */
+int db_sub_timing(struct db *db, int64_t id, struct db_timing *out, struct kj_err *err);
 /* The timing board's ranking on gpu holds; protocol "" when it holds none yet. */
 int db_rank_timing(struct db *db, const char *board, const char *gpu, struct db_timing *out,
                    struct kj_err *err);

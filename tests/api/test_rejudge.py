@@ -174,6 +174,12 @@ def test_rejudge(srv, c, toks, rtok, tmp):
                     mid_seen = True
                     check(rk == old, "while %d of 3 jobs are done the rankings are the old ones, and "
                           "dave's version-2 result is not ranked beside them" % b["jobs"]["done"], rk)
+                    st, _, dd, _ = c.get("/api/v1/submissions/%d/detail" % dave, toks["dave"])
+                    check(st == 200 and dd.get("rank") is None
+                          and dd.get("timing") == {"protocol": "v2", "version": 2}
+                          and dd.get("ranking_timing") == {"protocol": "v2", "version": 1},
+                          "dave's detail says why it is not ranked yet (its timing, the ranking's)",
+                          {k: (dd or {}).get(k) for k in ("rank", "timing", "ranking_timing")})
                     break
             if cur and cur["state"] != "running":
                 break
@@ -201,6 +207,9 @@ def test_rejudge(srv, c, toks, rtok, tmp):
     check(mixed == [(0,)], "every ranked entry was measured with version 2", mixed)
     carol = kjrunner.sub(srv, toks["carol"], subs["carol"]) or {}
     check(carol.get("verdict") == "runtime_error", "carol's submission now has its new verdict", carol.get("verdict"))
+    st, _, dd, _ = c.get("/api/v1/submissions/%d/detail" % dave, toks["dave"])
+    check(st == 200 and (dd.get("rank") or {}).get("rank") == 1 and dd.get("timing") == dd.get("ranking_timing"),
+          "dave's detail: ranked first now, at the ranking's timing", dd.get("rank") if dd else st)
     for user in ("alice", "carol"):
         st, _, h, _ = c.get("/api/v1/submissions/%d/history" % subs[user], toks[user])
         hist = h.get("history", []) if st == 200 else []
