@@ -315,15 +315,17 @@ static void rejudge_print(struct kjc *k, const cJSON *rj)
     const cJSON *entries = cJSON_GetObjectItemCaseSensitive(rj, "entries");
     char c[12][72], from[64], to[64], why[300];
     struct rend_tab t;
+    int running = strcmp(kjc_str(rj, "state", c[3], 72), "running") == 0;
     fprintf(k->out, "rejudge %s of %s on %s: %s, %s of %s jobs done (%s accepted, %s not), "
             "%s queued, %s running; timing %s -> %s; started %s by %s\n",
             kjc_str(rj, "id", c[0], 72), kjc_str(rj, "leaderboard", c[1], 72),
-            kjc_str(rj, "gpu", c[2], 72), kjc_str(rj, "state", c[3], 72),
+            kjc_str(rj, "gpu", c[2], 72), c[3],
             kjc_str(jobs, "done", c[4], 72), kjc_str(jobs, "total", c[5], 72),
             kjc_str(jobs, "accepted", c[6], 72), kjc_str(jobs, "not_accepted", c[7], 72),
             kjc_str(jobs, "queued", c[8], 72), kjc_str(jobs, "running", c[9], 72),
             timing_text(cJSON_GetObjectItemCaseSensitive(rj, "from_timing"), from, sizeof from),
-            timing_text(cJSON_GetObjectItemCaseSensitive(rj, "to_timing"), to, sizeof to),
+            running ? "(the new results')"
+                    : timing_text(cJSON_GetObjectItemCaseSensitive(rj, "to_timing"), to, sizeof to),
             kjc_str(rj, "created_at", c[10], 72), kjc_str(rj, "by", c[11], 72));
     if (cJSON_IsString(cJSON_GetObjectItemCaseSensitive(rj, "reason")))
         fprintf(k->out, "  %s\n", kjc_str(rj, "reason", why, sizeof why));
