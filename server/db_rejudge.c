@@ -216,10 +216,29 @@ int db_rank_timing(struct db *db, const char *board, const char *gpu, struct db_
     " AND j.verdict = 'accepted') "                                                      \
     "FROM rejudges r JOIN users u ON u.id = r.by_user "
 
+/* The invariants of each rejudge state (db_rejudge.h); returns 1 so it can
+ * sit in KJ_NEVER(!...). running: not ended, no reason, no target timing;
+ * swapped: ended, no reason; failed, cancelled: ended with a reason and no
+ * target timing; always: every job counted once. */
+static int assert_rejudge_state(const struct db_rejudge *r)
+{
+    if (r->queued + r->running + r->done != r->jobs || r->accepted > r->done)
+        return 0;
+    switch (r->state) {
+    case DB_RJ_RUNNING:
+        return r->ended_at == 0 && r->reason[0] == '\0' && r->to.protocol[0] == '\0';
+    case DB_RJ_SWAPPED:
+        return r->ended_at != 0 && r->reason[0] == '\0' && r->queued == 0 && r->running == 0;
+    case DB_RJ_FAILED:
+    case DB_RJ_CANCELLED:
+        return r->ended_at != 0 && r->reason[0] != '\0' && r->to.protocol[0] == '\0';
+    }
+    return 0;
+}
+
 static int rj_row(struct kj_err *err, sqlite3_stmt *st, void *row)
 {
     struct db_rejudge *r = row;
-    (void)err;
     r->id = sqlite3_column_int64(st, 0);
     db_col_text(st, 1, r->leaderboard, sizeof r->leaderboard);
     db_col_text(st, 2, r->gpu, sizeof r->gpu);
@@ -237,6 +256,9 @@ static int rj_row(struct kj_err *err, sqlite3_stmt *st, void *row)
     r->done = sqlite3_column_int64(st, 16);
     r->accepted = sqlite3_column_int64(st, 17);
     r->failed = r->done - r->accepted;
+    if (KJ_NEVER(!assert_rejudge_state(r)))
+        return KJ_FAIL(err, KJ_EINTERNAL, "rejudge %lld breaks the invariants of state %s",
+                       (long long)r->id, db_rejudge_state_name(r->state));
     return 0;
 }
 

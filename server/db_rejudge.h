@@ -27,7 +27,8 @@
  * (submissions.rejudge_id, .rejudge_of: the submission it re-measures),
  * queued behind every participant's job (db_queue.c) and never ranked
  * itself. Nothing leaves swapped, failed or cancelled; at most one
- * rejudge per (board, GPU type) is running.
+ * rejudge per (board, GPU type) is running. assert_rejudge_state() in
+ * db_rejudge.c checks every rejudge read back against its state.
  */
 #ifndef KJ_DB_REJUDGE_H
 #define KJ_DB_REJUDGE_H
