@@ -96,7 +96,8 @@ int db_rejudge_start(struct db *db, const char *board, const char *const *gpus, 
 /* Cancel the running rejudges of board (on gpu; NULL: every GPU type):
  * their queued jobs go straight to done as internal_error ("the rejudge
  * was cancelled ..."; db.h's one queued -> done transition), running ones
- * finish and are kept, nothing is swapped. *out as db_rejudge_start. KJ_ENOTFOUND when none runs. */
+ * finish and are kept, nothing is swapped. *out as db_rejudge_start.
+ * KJ_ENOTFOUND when none runs. */
 int db_rejudge_cancel(struct db *db, const char *board, const char *gpu,
                       struct db_rejudge **out, int *n, struct kj_err *err);
 /* The rejudges of board, newest first, at most DB_REJUDGE_MAX_LIST.

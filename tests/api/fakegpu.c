@@ -194,7 +194,8 @@ static int fakegpu_timing_version(void)
 static void fakegpu_accept(const struct judge_job *job, struct judge_result *r)
 {
     const struct spec *s = job->spec;
-    const char *m = strstr(job->source, "fakegpu:median_ns="), *env = getenv("KJUDGE_FAKE_TIME_SCALE");
+    const char *m = strstr(job->source, "fakegpu:median_ns=");
+    const char *env = getenv("KJUDGE_FAKE_TIME_SCALE");
     double med = (m != NULL ? atof(m + 18) : 100000.0) * (env != NULL ? atof(env) : 1.0), sum = 0;
     r->compile.ok = 1;
     r->has_system = 1;
