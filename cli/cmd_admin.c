@@ -1,7 +1,7 @@
 /*
  * cmd_admin.c - `kjudge admin SUBCOMMAND`: the competition's controls for
  * an admin token: users, invite, ban, unban, disqualify, publish, reload,
- * stats.
+ * stats, rejudge (docs/rejudge.md).
  *
  * main.c calls cmd_admin(), which dispatches on the subcommand. Each is
  * one request (kjc.c); the server checks the role, so a user's token gets
@@ -289,13 +289,141 @@ static int admin_reload(struct kjc *k, int argc, char **argv)
     return rc;
 }
 
+/* ------------------------------------------------------------------ */
+/* rejudge                                                             */
+/* ------------------------------------------------------------------ */
+
+/* "v2 version 1", or "none" for a null timing, into buf. */
+static const char *timing_text(const cJSON *t, char *buf, size_t bufsz)
+{
+    char p[24], v[24];
+    if (!cJSON_IsObject(t))
+        snprintf(buf, bufsz, "none");
+    else
+        snprintf(buf, bufsz, "%s version %s", kjc_str(t, "protocol", p, sizeof p),
+                 kjc_str(t, "version", v, sizeof v));
+    return buf;
+}
+
+/* One rejudge: a line with its state and progress, its reason, and with
+ * entries its table of jobs. */
+static void rejudge_print(struct kjc *k, const cJSON *rj)
+{
+    static const char *const heads[] = {">submission", "user", ">job", "status", "verdict",
+                                        ">score_ns", "timing"};
+    const cJSON *jobs = cJSON_GetObjectItemCaseSensitive(rj, "jobs"), *e;
+    const cJSON *entries = cJSON_GetObjectItemCaseSensitive(rj, "entries");
+    char c[12][72], from[64], to[64], why[300];
+    struct rend_tab t;
+    int running = strcmp(kjc_str(rj, "state", c[3], 72), "running") == 0;
+    fprintf(k->out, "rejudge %s of %s on %s: %s, %s of %s jobs done (%s accepted, %s not), "
+            "%s queued, %s running; timing %s -> %s; started %s by %s\n",
+            kjc_str(rj, "id", c[0], 72), kjc_str(rj, "leaderboard", c[1], 72),
+            kjc_str(rj, "gpu", c[2], 72), c[3],
+            kjc_str(jobs, "done", c[4], 72), kjc_str(jobs, "total", c[5], 72),
+            kjc_str(jobs, "accepted", c[6], 72), kjc_str(jobs, "not_accepted", c[7], 72),
+            kjc_str(jobs, "queued", c[8], 72), kjc_str(jobs, "running", c[9], 72),
+            timing_text(cJSON_GetObjectItemCaseSensitive(rj, "from_timing"), from, sizeof from),
+            running ? "(the new results')"
+                    : timing_text(cJSON_GetObjectItemCaseSensitive(rj, "to_timing"), to, sizeof to),
+            kjc_str(rj, "created_at", c[10], 72), kjc_str(rj, "by", c[11], 72));
+    if (cJSON_IsString(cJSON_GetObjectItemCaseSensitive(rj, "reason")))
+        fprintf(k->out, "  %s\n", kjc_str(rj, "reason", why, sizeof why));
+    if (cJSON_GetArraySize(entries) == 0)
+        return;
+    rend_tab_init(&t, 7, heads);
+    cJSON_ArrayForEach(e, entries) {
+        const char *row[] = {kjc_str(e, "submission", c[0], 72), kjc_str(e, "user", c[1], 72),
+                             kjc_str(e, "job", c[2], 72), kjc_str(e, "status", c[3], 72),
+                             kjc_str(e, "verdict", c[4], 72), kjc_str(e, "score_ns", c[5], 72),
+                             timing_text(cJSON_GetObjectItemCaseSensitive(e, "timing"), c[6],
+                                         72)};
+        rend_tab_add(&t, row);
+    }
+    rend_tab_print(&t, k->out);
+    rend_tab_free(&t);
+}
+
+static int rejudge_show(struct kjc *k, const cJSON *j, int rankings)
+{
+    const cJSON *it;
+    char gpu[72], t[64];
+    if (rankings)
+        cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(j, "rankings"))
+            fprintf(k->out, "ranking on %s: timing %s\n", kjc_str(it, "gpu", gpu, sizeof gpu),
+                    timing_text(cJSON_GetObjectItemCaseSensitive(it, "timing"), t, sizeof t));
+    if (cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(j, "rejudges")) == 0)
+        fputs("no rejudge yet\n", k->out);
+    cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(j, "rejudges"))
+        rejudge_print(k, it);
+    return KJC_OK;
+}
+
+/* kjudge admin rejudge BOARD [--gpu G] [--since WHEN] | --status BOARD |
+ * --cancel BOARD [--gpu G] */
+static int admin_rejudge(struct kjc *k, int argc, char **argv)
+{
+    static const char *const with_value[] = {"gpu", "since", NULL};
+    static const char *const flags[] = {"status", "cancel", NULL};
+    struct kjc_args a = {argc, 1, argv, "admin rejudge", with_value, flags, 0};
+    const char *name, *val, *board = NULL, *gpu = NULL, *since = NULL;
+    int status = 0, cancel = 0, rc;
+    char path[160];
+    cJSON *body, *j = NULL;
+    while ((name = kjc_opt(k, &a, &val)) != NULL) {
+        if (name[0] == '\0' && board != NULL)
+            return kjc_usage(k, "admin rejudge", "one leaderboard at a time");
+        if (name[0] == '\0')
+            board = val;
+        else if (strcmp(name, "gpu") == 0)
+            gpu = val;
+        else if (strcmp(name, "since") == 0)
+            since = val;
+        else if (strcmp(name, "status") == 0)
+            status = 1;
+        else
+            cancel = 1;
+    }
+    if (a.bad)
+        return KJC_ERROR;
+    size_t n = board != NULL ? strlen(board) : 0;
+    if (n == 0 || n > 63 || strspn(board, "abcdefghijklmnopqrstuvwxyz0123456789_") != n)
+        return kjc_usage(k, "admin rejudge", "name one leaderboard");
+    if (status + cancel > 1 || (status && (gpu != NULL || since != NULL)) ||
+        (cancel && since != NULL))
+        return kjc_usage(k, "admin rejudge", "--status takes only the leaderboard, --cancel "
+                         "only --gpu");
+    snprintf(path, sizeof path, "/api/v1/leaderboards/%s/rejudge%s", board,
+             cancel ? "/cancel" : "");
+    if (status) {
+        if ((rc = get(k, path, &j)) == KJC_OK && j != NULL)
+            rc = rejudge_show(k, j, 1);
+        cJSON_Delete(j);
+        return rc;
+    }
+    body = cJSON_CreateObject();
+    if (gpu != NULL)
+        cJSON_AddStringToObject(body, "gpu", gpu);
+    if (since != NULL)
+        cJSON_AddStringToObject(body, "since", since);
+    if ((rc = post(k, path, body, &j)) == KJC_OK && j != NULL) {
+        fputs(cancel ? "cancelled; nothing was swapped:\n"
+                     : "queued; each ranking swaps to the new results once all of its jobs "
+                       "are judged (kjudge admin rejudge --status):\n", k->out);
+        rc = rejudge_show(k, j, 0);
+    }
+    cJSON_Delete(body);
+    cJSON_Delete(j);
+    return rc;
+}
+
 int cmd_admin(struct kjc *k, int argc, char **argv)
 {
     const char *sub = argc > 1 ? argv[1] : "";
     int rc;
     if (argc < 2)
         return kjc_usage(k, "admin", "name a subcommand: users, invite, ban, unban, disqualify, "
-                         "publish, reload, stats");
+                         "publish, reload, stats, rejudge");
     if ((rc = kjc_ready(k, 1)) != KJC_OK)
         return rc;
     if (strcmp(sub, "users") == 0 && argc == 2)
@@ -312,5 +440,7 @@ int cmd_admin(struct kjc *k, int argc, char **argv)
         return admin_publish(k, argc - 1, argv + 1);
     if (strcmp(sub, "reload") == 0)
         return admin_reload(k, argc - 1, argv + 1);
+    if (strcmp(sub, "rejudge") == 0)
+        return admin_rejudge(k, argc - 1, argv + 1);
     return kjc_usage(k, "admin", "unknown subcommand or extra arguments: '%.64s'", sub);
 }

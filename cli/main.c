@@ -53,7 +53,8 @@ static const struct command commands[] = {
      "take your accepted leaderboard-mode submission out of the rankings (kept, marked withdrawn); "
      "cannot be undone: asks first on a terminal, else needs --yes"},
     {"admin", cmd_admin, "users | stats | invite [--days N] | ban NAME | unban NAME | "
-     "disqualify ID --reason TEXT | publish L | reload [--force]",
+     "disqualify ID --reason TEXT | publish L | reload [--force] | "
+     "rejudge L [--gpu G] [--since DATE] | rejudge --status L | rejudge --cancel L [--gpu G]",
      "the admin's controls (an admin token)"},
     {NULL, NULL, NULL, NULL},
 };

@@ -17,6 +17,16 @@
 /* POST /runner/claim's "skip": at most this many submission ids (docs/protocol.md). */
 #define KJ_CLAIM_MAX_SKIP 16
 
+/* The version of the timing a result's medians were measured with, sent
+ * with the protocol's name ("timing": {"protocol": "v2", "version": 1}).
+ * Raise it with every change that moves scores (the protocol's code, a GPU
+ * model's empty-kernel constant in runner/tplan.c, the statistics): the
+ * server never ranks results of two versions together, and `kjudge admin
+ * rejudge` brings a board's ranked submissions to the new one
+ * (docs/rejudge.md). A result that names no version is version 1. */
+#define KJ_TIMING_VERSION 1
+#define KJ_TIMING_VERSION_MAX 1000000 /* the largest version a result may name */
+
 /* What a submission asks the runner to do (DESIGN.md "Modes and verdicts"). */
 enum kj_mode {
     KJ_MODE_TEST = 0,    /* compile; every test shape once, checked */

@@ -314,6 +314,7 @@ static cJSON *timing_top_json(const struct result_timing *t)
     cJSON *o = cJSON_CreateObject();
     PUT(o);
     PUT(cJSON_AddStringToObject(o, "protocol", t->protocol == 1 ? "v1" : "v2"));
+    PUT(cJSON_AddNumberToObject(o, "version", t->version > 0 ? t->version : KJ_TIMING_VERSION));
     if (t->protocol == 2) {
         PUT(cJSON_AddNumberToObject(o, "rounds", t->rounds));
         PUT(cJSON_AddNumberToObject(o, "processes", t->processes));

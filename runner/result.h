@@ -112,6 +112,7 @@ struct result_system {
 /* How the benchmark shapes were timed ("timing"; docs/timing.md). */
 struct result_timing {
     int protocol;                   /* 1 or 2; 0 = no "timing" key (nothing was timed) */
+    int version;                    /* the timing's version (protocol.h); 0 = KJ_TIMING_VERSION */
     int rounds, lanes, empty_every; /* v2's plan */
     int processes;                  /* v2: submission boxes the rounds ran in */
     long empty_samples;             /* v2: interleaved empty-kernel samples */

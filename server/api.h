@@ -92,6 +92,8 @@ enum MHD_Result api_board_file(struct http_req *r);
 
 /* api_history.c: GET /leaderboards/{name}/history (records and the top users' progress) */
 enum MHD_Result api_board_history(struct http_req *r);
+/* api_history.c: GET /submissions/{id}/history (its results before a rejudge; owner, admin) */
+enum MHD_Result api_sub_history(struct http_req *r);
 
 /* api_stats.c (admin): GET /users, GET /stats */
 enum MHD_Result api_user_list(struct http_req *r);
@@ -103,6 +105,11 @@ enum MHD_Result api_sub_detail(struct http_req *r);
 /* api_admin.c */
 enum MHD_Result api_admin_reload(struct http_req *r);
 enum MHD_Result api_board_publish(struct http_req *r);
+/* POST /leaderboards/{name}/rejudge {"gpu"?, "since"?} (202), POST
+ * .../rejudge/cancel {"gpu"?}, GET .../rejudge (docs/rejudge.md) */
+enum MHD_Result api_board_rejudge(struct http_req *r);
+enum MHD_Result api_board_rejudge_cancel(struct http_req *r);
+enum MHD_Result api_board_rejudge_status(struct http_req *r);
 
 /* api_leaderboards.c */
 enum MHD_Result api_boards_list(struct http_req *r);

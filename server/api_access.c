@@ -19,12 +19,13 @@ static int owner_view(const struct http_req *r, const struct db_sub *s)
 }
 
 /* Would s be in its board's rankings (its user's best or not)? The same
- * conditions as db_rank_rows. */
+ * conditions as db_rank_rows, but for the ranking's timing (a result at
+ * another one is still a ranked submission's, shown as such). */
 static int sub_ranked(const struct db_sub *s)
 {
     return s->mode == KJ_MODE_LEADERBOARD && s->status == DB_DONE && s->has_verdict &&
            s->verdict == KJ_V_ACCEPTED && s->has_score && s->score_ns > 0 &&
-           !s->disqualified && s->withdrawn_at == 0;
+           !s->disqualified && s->withdrawn_at == 0 && s->rejudge_of == 0;
 }
 
 int api_sub_view(struct http_req *r, int64_t id, struct db_sub *s, enum api_view *view,

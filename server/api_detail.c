@@ -14,6 +14,7 @@
  * result.
  */
 #include "api.h"
+#include "db_rejudge.h"
 #include "diff.h"
 
 #include <stdio.h>
@@ -47,6 +48,29 @@ static int rank_json(struct http_req *r, const struct db_sub *s, cJSON **out, st
     }
     boards_ranking_release(blob);
     return 0;
+}
+
+/* "timing": the timing s's result was measured with, and for a
+ * leaderboard submission "ranking_timing": the one its ranking holds
+ * (db_rejudge.h; each null when none), so an accepted entry that is not
+ * ranked says why. */
+static int timing_json(struct http_req *r, const struct db_sub *s, cJSON *o, struct kj_err *err)
+{
+    struct db_timing t[2];
+    int rc = db_sub_timing(r->srv->db, s->id, &t[0], err);
+    if (rc == 0 && s->mode == KJ_MODE_LEADERBOARD)
+        rc = db_rank_timing(r->srv->db, s->leaderboard, s->gpu, &t[1], err);
+    for (int i = 0; rc == 0 && i < (s->mode == KJ_MODE_LEADERBOARD ? 2 : 1); i++) {
+        const char *key = i == 0 ? "timing" : "ranking_timing";
+        if (t[i].protocol[0] == '\0') {
+            cJSON_AddNullToObject(o, key);
+            continue;
+        }
+        cJSON *x = cJSON_AddObjectToObject(o, key);
+        cJSON_AddStringToObject(x, "protocol", t[i].protocol);
+        cJSON_AddNumberToObject(x, "version", t[i].version);
+    }
+    return rc;
 }
 
 /* "kernels" and "shapes" out of the stored result (absent keys are left
@@ -188,6 +212,10 @@ static int detail_json(struct http_req *r, const struct db_sub *s, enum api_view
         return rc;
     }
     cJSON_AddItemToObject(o, "rank", rank);
+    if (source && (rc = timing_json(r, s, o, err)) != 0) {
+        cJSON_Delete(o);
+        return rc;
+    }
     add_result_parts(o, s->result, !source);
     cJSON_AddBoolToObject(o, "source_visible", source);
     if (!source) {

@@ -1,7 +1,9 @@
 /*
  * api_history.c - GET /api/v1/leaderboards/{name}/history?gpu=G[&top=N]:
  * how the ranking of a board on one GPU type got where it is, for the
- * chart of the best score over time on the board's web page.
+ * chart of the best score over time on the board's web page; and GET
+ * /api/v1/submissions/{id}/history: the results a submission had before
+ * a rejudge replaced them (docs/rejudge.md), for its owner and admins.
  *
  * Public, like the rankings: it shows only ranked submissions and the
  * fields the rankings show (user, score, id, time). From the rows of
@@ -172,4 +174,64 @@ enum MHD_Result api_board_history(struct http_req *r)
         return http_internal(r, &err);
     }
     return http_shared_json(r, MHD_HTTP_OK, text, strlen(text), etag, free, text);
+}
+
+/* ------------------------------------------------------------------ */
+/* GET /submissions/{id}/history                                       */
+/* ------------------------------------------------------------------ */
+
+static cJSON *old_json(const struct db_result_old *h)
+{
+    cJSON *o = cJSON_CreateObject(), *t, *res;
+    cJSON_AddNumberToObject(o, "seq", h->seq);
+    cJSON_AddStringToObject(o, "verdict", kj_verdict_name(h->verdict));
+    if (h->has_score)
+        cJSON_AddNumberToObject(o, "score_ns", h->score_ns);
+    else
+        cJSON_AddNullToObject(o, "score_ns");
+    if (h->timing_protocol[0] != '\0') {
+        t = cJSON_AddObjectToObject(o, "timing");
+        cJSON_AddStringToObject(t, "protocol", h->timing_protocol);
+        cJSON_AddNumberToObject(t, "version", h->timing_version);
+    } else {
+        cJSON_AddNullToObject(o, "timing");
+    }
+    api_add_time(o, "finished_at", h->finished_at);
+    api_add_time(o, "replaced_at", h->replaced_at);
+    cJSON_AddNumberToObject(o, "rejudge", (double)h->rejudge_id);
+    res = h->result != NULL ? cJSON_Parse(h->result) : NULL;
+    if (res != NULL)
+        api_strip_secrets(res);
+    cJSON_AddItemToObject(o, "result", res != NULL ? res : cJSON_CreateNull());
+    return o;
+}
+
+enum MHD_Result api_sub_history(struct http_req *r)
+{
+    int64_t id = http_param_id(r, 0);
+    struct db_result_old *rows = NULL;
+    enum api_view view;
+    struct db_sub s;
+    struct kj_err err;
+    cJSON *o, *arr;
+    int n = 0, rc;
+    if (id == 0)
+        return api_sub_not_found(r);
+    kj_err_clear(&err);
+    rc = api_sub_view(r, id, &s, &view, &err);
+    db_sub_clear(&s);
+    /* Earlier results carry everything a result does: its owner's and the admins' only. */
+    if (rc == KJ_ENOTFOUND || (rc == 0 && view != API_VIEW_OWNER))
+        return api_sub_not_found(r);
+    if (rc == 0)
+        rc = db_sub_history(r->srv->db, id, &rows, &n, &err);
+    if (rc != 0)
+        return http_internal(r, &err);
+    o = cJSON_CreateObject();
+    cJSON_AddNumberToObject(o, "id", (double)id);
+    arr = cJSON_AddArrayToObject(o, "history");
+    for (int i = 0; i < n; i++)
+        cJSON_AddItemToArray(arr, old_json(&rows[i]));
+    db_result_old_free(rows, n);
+    return http_json(r, MHD_HTTP_OK, o);
 }

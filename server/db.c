@@ -9,6 +9,7 @@
  * db_sql.c.
  */
 #include "db_int.h"
+#include "db_rejudge.h"
 
 #include <cjson/cJSON.h>
 
@@ -342,6 +343,8 @@ int db_schema_migrate(struct db *db, int quiet, struct kj_err *err)
     if (version < 11 && (rc = db_exec(db, err, schema_v11)) != 0)
         goto fail;
     if (version < 12 && (rc = db_migrate_v12(db, err)) != 0)
+        goto fail;
+    if (version < 14 && (rc = db_migrate_v14(db, err)) != 0)
         goto fail;
     if (version != DB_SCHEMA_VERSION) {
         snprintf(sql, sizeof sql, "PRAGMA user_version=%d", DB_SCHEMA_VERSION);

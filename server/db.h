@@ -43,6 +43,9 @@
  *   running -> queued   db_job_release (a stopping runner gave it back):
  *                       attempts unchanged, a "queued" event logged; the next
  *                       claim gets the same attempt number
+ *   queued  -> done     db_rejudge_cancel, for the queued jobs of a
+ *                       cancelled rejudge only (db_rejudge.h): verdict
+ *                       internal_error, no runner, a "verdict" event logged
  *   running -> done     db_job_finish; or db_job_sweep when the expired
  *                       attempt was the DB_MAX_ATTEMPTS-th (verdict
  *                       internal_error, reason "the runner stopped answering
@@ -68,7 +71,9 @@
  * The functions are grouped below by the file that holds them: db.c (open,
  * migrate, health), db_user.c, db_board.c, db_sub.c (submissions),
  * db_job.c (every transition after the insert), db_event.c, db_rank.c,
- * db_runner.c, db_metrics.c, db_backup.c; db_list.h has the listings.
+ * db_runner.c, db_metrics.c, db_backup.c; db_list.h has the listings,
+ * db_history.h a board's and a submission's history, db_rejudge.h the
+ * timings of results and rankings and the rejudges (schema version 14).
  */
 #ifndef KJ_DB_H
 #define KJ_DB_H
@@ -79,7 +84,7 @@
 #include "protocol.h"
 #include "queue.h"
 
-#define DB_SCHEMA_VERSION 12
+#define DB_SCHEMA_VERSION 14
 #define DB_MAX_ARTIFACT_BYTES (64 * 1024 * 1024)  /* one artifact (an Nsight Compute report) */
 #define DB_MAX_ATTEMPTS 3    /* attempts of one job before it ends as internal_error */
 #define DB_MAX_JOB_EVENTS 1000               /* progress events a runner may store per job (all attempts) */
@@ -140,6 +145,8 @@ struct db_sub {
     int profile_shape;             /* profile mode: 1 + the benchmark shape; 0 = every shape */
     int lang;                      /* its language, an enum sub_lang value (sub_lang.h):
                                       0 = CUDA C++ */
+    int64_t rejudge_of;            /* a rejudge's job (db_rejudge.h): the submission it
+                                      measures again; 0 = a participant's own */
 };
 
 /* Which job a runner request is about: the job, the runner's user id and,
@@ -441,7 +448,9 @@ int db_published(struct db *db, const char *board, int64_t *at, struct kj_err *e
 int db_board_has_subs(struct db *db, const char *board, int *has, struct kj_err *err);
 
 /* rankings (db_rank.c): the best accepted mode=leaderboard submission per
- * user for (board, gpu), ordered by score, then submission time, then id. */
+ * user for (board, gpu), ordered by score, then submission time, then id;
+ * only results measured with the ranking's timing (db_rejudge.h) and no
+ * rejudge's own jobs. */
 int db_rank_rows(struct db *db, const char *board, const char *gpu, struct db_rank_row **out,
                  int *n, struct kj_err *err);
 void db_rank_rows_free(struct db_rank_row *rows, int n);

@@ -1,7 +1,8 @@
 /*
  * db_history.h - how a board's ranking got where it is: every ranked
  * submission that beat its user's own best so far, in the order they
- * were submitted.
+ * were submitted; and a submission's own history: the results it had
+ * before a rejudge replaced them (db_rejudge.h, table result_history).
  *
  * api_history.c reads these rows for GET /leaderboards/{name}/history and
  * derives the board's record line and the top users' progress from them.
@@ -30,5 +31,26 @@ struct db_history_row {
  * *out is a new array of *n rows (caller frees with free()). */
 int db_history_rows(struct db *db, const char *board, const char *gpu,
                     struct db_history_row **out, int *n, struct kj_err *err);
+
+/* One earlier result of a submission, replaced by a rejudge's. */
+struct db_result_old {
+    int seq;                       /* 1 = its first result */
+    enum kj_verdict verdict;
+    int has_score;
+    double score_ns;
+    char timing_protocol[16];      /* "" when the result had no score */
+    int timing_version;
+    int64_t finished_at;           /* when it was judged (unix seconds) */
+    int64_t replaced_at;           /* when the rejudge replaced it */
+    int64_t rejudge_id;
+    char *result;                  /* owned: the result's JSON text (NULL: none);
+                                      db_result_old_free */
+};
+
+/* Submission id's earlier results, oldest first. *out is a new array of
+ * *n rows (caller frees with db_result_old_free). */
+int db_sub_history(struct db *db, int64_t id, struct db_result_old **out, int *n,
+                   struct kj_err *err);
+void db_result_old_free(struct db_result_old *rows, int n);
 
 #endif

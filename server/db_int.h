@@ -44,7 +44,7 @@ struct db {
     "s.status, s.verdict, s.score_ns, s.runner_id, s.runner_name, s.created_at, "          \
     "s.started_at, s.finished_at, s.attempts, s.lease_until, s.reason, s.source, s.result, " \
     "s.disqualified, s.dq_reason, s.withdrawn_at, s.sanitizer, s.profile_shape, "        \
-    "s.lang "                                                                              \
+    "s.lang, coalesce(s.rejudge_of, 0) "                                                   \
     "FROM submissions s JOIN users u ON u.id = s.user_id "
 
 /* Fill out from the current row of a DB_SUB_COLS query (db_sub.c); with_blobs

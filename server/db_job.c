@@ -15,6 +15,7 @@
  * assert_job_state() below.
  */
 #include "db_int.h"
+#include "db_rejudge.h"
 
 #include <cjson/cJSON.h>
 
@@ -223,6 +224,10 @@ static int finish_locked(struct db *db, int64_t id, const struct db_result *res,
         rc = db_rank_store_locked(db, id, res->medians, res->nmedians, err);
     if (rc == 0) /* the GPU time it took, for the queue's fair share */
         rc = db_queue_charge_locked(db, id, 1, err);
+    if (rc == 0) /* the timing it was measured with; a rejudge's last job swaps its ranking */
+        rc = db_timing_store_locked(db, id, err);
+    if (rc == 0)
+        rc = db_rejudge_done_locked(db, id, err);
     return rc;
 }
 
@@ -394,6 +399,8 @@ static int give_up_locked(struct db *db, int64_t id, const char *reason, struct 
         rc = KJ_FAIL(err, KJ_EINTERNAL, "failing submission %lld changed no row", (long long)id);
     if (rc == 0)
         rc = db_event_insert_locked(db, id, KJ_EV_VERDICT, data, err);
+    if (rc == 0) /* the last job of a rejudge: it fails */
+        rc = db_rejudge_done_locked(db, id, err);
 out:
     cJSON_free(result);
     cJSON_free(data);

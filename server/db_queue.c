@@ -24,6 +24,11 @@
  * the wait, here or as a running job in the snapshot. queue_state keeps the class
  * streak and the measured run time of each class per GPU type, so a
  * restart does not reset the class bound.
+ *
+ * Rejudge jobs (db_rejudge.h: submissions with a rejudge_id, the
+ * operator's) are a low tier: the rule picks among them only when no
+ * other job of the GPU type that the claim allows is queued, and a queued
+ * rejudge job's position counts every other queued job before it.
  */
 #include "db_int.h"
 #include "queue.h"
@@ -38,6 +43,7 @@ struct snap {
     int64_t *uids;           /* owned: user ids, indexed as queue_job.user */
     double *usage;           /* owned: per user, decayed usage plus running jobs */
     int nusers, idcap, ucap;
+    int others;              /* queued jobs the filter allows that are of the other tier */
     struct queue_state st;
 };
 
@@ -120,9 +126,10 @@ static int state_store(struct db *db, const char *gpu, const struct queue_state 
  * all), the decayed usage at now_ms and the time of the running jobs of
  * every user with a job of gpu queued (allowed or not: a filter changes
  * which jobs the rule may pick, never what it knows of the users), and
- * the rule's state. */
+ * the rule's state. low: the rejudge jobs only, else the others only
+ * (s->others counts the allowed jobs of the tier left out). */
 static int snap_load(struct db *db, const char *gpu, const struct db_claim_filter *filter,
-                     int64_t now_ms, struct snap *s, struct kj_err *err)
+                     int low, int64_t now_ms, struct snap *s, struct kj_err *err)
 {
     sqlite3_stmt *q = NULL;
     enum kj_mode mode;
@@ -130,8 +137,8 @@ static int snap_load(struct db *db, const char *gpu, const struct db_claim_filte
     memset(s, 0, sizeof *s);
     if ((rc = state_load(db, gpu, &s->st, err)) != 0)
         return rc;
-    rc = db_prep(db, err, &q, "SELECT id, user_id, mode FROM submissions WHERE status = 'queued' "
-                 "AND gpu = ? ORDER BY id", "t", gpu);
+    rc = db_prep(db, err, &q, "SELECT id, user_id, mode, rejudge_id IS NOT NULL FROM submissions "
+                 "WHERE status = 'queued' AND gpu = ? ORDER BY id", "t", gpu);
     while (rc == 0 && (rc = db_step(db, err, q)) == 1) {
         if ((rc = db_col_mode(err, q, 2, &mode)) != 0 ||
             (rc = user_index(s, sqlite3_column_int64(q, 1), &u, err)) != 0)
@@ -139,6 +146,10 @@ static int snap_load(struct db *db, const char *gpu, const struct db_claim_filte
         rc = 0;
         if (!db_claim_filter_allows(filter, sqlite3_column_int64(q, 0), mode))
             continue;
+        if ((sqlite3_column_int(q, 3) != 0) != (low != 0)) { /* the other tier */
+            s->others++;
+            continue;
+        }
         if ((rc = db_grow((void **)&s->jobs, &s->cap, s->n, sizeof *s->jobs, "queued jobs",
                           err)) != 0)
             break;
@@ -205,8 +216,12 @@ int db_queue_pick_locked(struct db *db, const char *gpu, const struct db_claim_f
                          int64_t now_ms, int64_t *id, struct kj_err *err)
 {
     struct snap s;
-    int rc = snap_load(db, gpu, filter, now_ms, &s, err), p;
+    int rc = snap_load(db, gpu, filter, 0, now_ms, &s, err), p;
     *id = 0;
+    if (rc == 0 && s.n == 0) { /* no participant's job: the rejudge jobs' turn */
+        snap_free(&s);
+        rc = snap_load(db, gpu, filter, 1, now_ms, &s, err);
+    }
     if (rc == 0 && s.n > 0) {
         p = queue_pick(db->queue_rule, s.jobs, (size_t)s.n, s.usage, s.nusers, &s.st);
         if (KJ_ALWAYS(p >= 0 && p < s.n)) {
@@ -224,21 +239,25 @@ int db_queue_position_locked(struct db *db, int64_t id, int64_t *pos, struct kj_
     sqlite3_stmt *q = NULL;
     char gpu[DB_MAX_NAME] = "";
     struct snap s;
-    int rc = db_prep(db, err, &q, "SELECT gpu FROM submissions WHERE id = ? AND "
-                     "status = 'queued'", "i", id);
+    int low = 0;
+    int rc = db_prep(db, err, &q, "SELECT gpu, rejudge_id IS NOT NULL FROM submissions WHERE "
+                     "id = ? AND status = 'queued'", "i", id);
     *pos = 0;
     if (rc == 0 && (rc = db_step(db, err, q)) == 1) {
         db_col_text(q, 0, gpu, sizeof gpu);
+        low = sqlite3_column_int(q, 1) != 0;
         rc = 0;
     }
     sqlite3_finalize(q);
     if (rc != 0 || gpu[0] == '\0')
         return rc;
-    if ((rc = snap_load(db, gpu, NULL, db_now_ms(), &s, err)) == 0) { /* positions: no filter */
+    if ((rc = snap_load(db, gpu, NULL, low, db_now_ms(), &s, err)) == 0) { /* no filter */
         for (int i = 0; i < s.n; i++)
             if (s.jobs[i].id == id)
                 rc = queue_position(db->queue_rule, s.jobs, (size_t)s.n, s.usage, s.nusers,
                                     &s.st, (size_t)i, pos, err);
+        if (rc == 0 && low && *pos > 0) /* after every participant's job */
+            *pos += s.others;
     }
     snap_free(&s);
     return rc;

@@ -5,7 +5,9 @@
  *
  * db_job.c stores a finished job's medians (db_rank_store_locked) in the
  * transaction that stores its result; boards.c reads the rows when it
- * builds a rankings body; rank.c numbers them. Nothing here parses a
+ * builds a rankings body; rank.c numbers them. Only results measured with
+ * the ranking's timing count (table rank_timing, db_rejudge.h), never a
+ * rejudge's own jobs (rejudge_of). Nothing here parses a
  * stored result: the medians were taken from the checked result when the
  * job finished (result_check.c), or, for rows older than schema version 8,
  * once by the migration (db.c).
@@ -76,9 +78,12 @@ int db_rank_rows(struct db *db, const char *board, const char *gpu, struct db_ra
                  " SELECT s.id, u.name, s.score_ns, s.created_at, s.lang, row_number() OVER ("
                  "  PARTITION BY s.user_id ORDER BY s.score_ns, s.created_at, s.id) AS k"
                  " FROM submissions s JOIN users u ON u.id = s.user_id"
+                 " JOIN rank_timing rt ON rt.leaderboard = s.leaderboard AND rt.gpu = s.gpu"
+                 "  AND rt.protocol = s.timing_protocol AND rt.version = s.timing_version"
                  " WHERE s.leaderboard = ? AND s.gpu = ? AND s.mode = ?"
                  "  AND s.status = 'done' AND s.verdict = ? AND s.score_ns IS NOT NULL"
-                 "  AND s.score_ns > 0 AND s.disqualified = 0 AND s.withdrawn_at IS NULL)"
+                 "  AND s.score_ns > 0 AND s.disqualified = 0 AND s.withdrawn_at IS NULL"
+                 "  AND s.rejudge_of IS NULL)"
                  " WHERE k = 1 ORDER BY score_ns, created_at, id", "tttt", board, gpu,
                  kj_mode_name(KJ_MODE_LEADERBOARD), kj_verdict_name(KJ_V_ACCEPTED));
     while (rc == 0 && (rc = db_step(db, err, st)) == 1) {

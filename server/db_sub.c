@@ -72,6 +72,7 @@ int db_sub_row(struct db *db, struct kj_err *err, sqlite3_stmt *st, int with_blo
     out->withdrawn_at = sqlite3_column_int64(st, 23);
     db_col_text(st, 24, out->sanitizer, sizeof out->sanitizer);
     out->profile_shape = sqlite3_column_int(st, 25);
+    out->rejudge_of = sqlite3_column_int64(st, 27);
     if ((rc = db_col_lang(err, st, 26, &out->lang)) != 0 ||
         (rc = db_col_mode(err, st, 5, &out->mode)) != 0 ||
         (rc = db_col_status(err, st, 8, &out->status)) != 0 ||
@@ -123,13 +124,15 @@ int db_sub_insert(struct db *db, struct db_sub *s, struct kj_err *err)
 }
 
 /* With db->mu held: how many submissions of mode user_id made after since,
- * and the time of the oldest of them. */
+ * and the time of the oldest of them (a rejudge's jobs, db_rejudge.h, are
+ * the admin's but not the admin's own submissions: not counted). */
 static int db_rate_count(struct db *db, int64_t user_id, enum kj_mode mode, int64_t since,
                          int64_t *count, int64_t *oldest, struct kj_err *err)
 {
     sqlite3_stmt *st = NULL;
     int rc = db_prep(db, err, &st, "SELECT count(*), coalesce(min(created_at), 0) FROM "
-                     "submissions WHERE user_id = ? AND mode = ? AND created_at > ?", "iti",
+                     "submissions WHERE user_id = ? AND mode = ? AND created_at > ? AND "
+                     "rejudge_id IS NULL", "iti",
                      user_id, kj_mode_name(mode), since);
     if (rc == 0 && (rc = db_step(db, err, st)) == 1) {
         *count = sqlite3_column_int64(st, 0);

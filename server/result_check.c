@@ -115,6 +115,7 @@ static const struct rc_field f_timing_keys[] = {
     {"corrected", RK_BOOL, 0, 0, 0, NULL},
     {"offset_ns", RK_NUM, RF_NULL, -RCHECK_MAX_NS, RCHECK_MAX_NS, NULL},
     {"raw_score_ns", RK_NUM, RF_NULL, NS, NULL}, {"wall_s", RK_NUM, 0, 0, 1e7, NULL},
+    {"version", RK_INT, 0, 1, KJ_TIMING_VERSION_MAX, NULL},
     {NULL, 0, 0, 0, 0, NULL}};
 
 static const struct rc_field f_nvml_keys[] = {

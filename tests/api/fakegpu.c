@@ -27,6 +27,15 @@
  * source with a "fakegpu:verdict=runtime_error" line gets runtime_error
  * instead; $KJUDGE_FAKE_HEALTH=fail makes the GPU health check fail.
  *
+ * A source with a "fakegpu:verdict=accepted" line is accepted: every test
+ * shape passes and, in a timed mode, every benchmark shape is "timed" at
+ * the median its "fakegpu:median_ns=N" line names (default 100000) times
+ * $KJUDGE_FAKE_TIME_SCALE (default 1), under timing protocol v2 of version
+ * $KJUDGE_FAKE_TIMING_VERSION (default protocol.h's KJ_TIMING_VERSION): a
+ * runner whose timing changed, for tests/api/test_rejudge.py. A line
+ * "fakegpu:verdict_vN=runtime_error" gives runtime_error instead under
+ * timing version N.
+ *
  * A timed job with gaps (judge.h's judge_gap_fn) sleeps in eight rounds
  * and calls the gap between two; a job given judge_job.give_up_s shorter
  * than its seconds sleeps that long and is given up (KJ_ETIMEOUT), as
@@ -42,6 +51,7 @@
 
 #include <cjson/cJSON.h>
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -175,6 +185,69 @@ static struct fakegpu_left *fakegpu_job_boxes(const struct judge_job *job, int *
     return f;
 }
 
+/* The timing version this fake runner reports. */
+static int fakegpu_timing_version(void)
+{
+    const char *env = getenv("KJUDGE_FAKE_TIMING_VERSION");
+    return env != NULL && atoi(env) > 0 ? atoi(env) : KJ_TIMING_VERSION;
+}
+
+/* r accepted as a judge would write it for job's board: every test shape
+ * passed, every benchmark shape (timed modes) at the source's median. */
+static void fakegpu_accept(const struct judge_job *job, struct judge_result *r)
+{
+    const struct spec *s = job->spec;
+    const char *m = strstr(job->source, "fakegpu:median_ns=");
+    const char *env = getenv("KJUDGE_FAKE_TIME_SCALE");
+    double med = (m != NULL ? atof(m + 18) : 100000.0) * (env != NULL ? atof(env) : 1.0), sum = 0;
+    r->compile.ok = 1;
+    r->has_system = 1;
+    snprintf(r->sys.gpu, sizeof r->sys.gpu, "%s", getenv("KJUDGE_FAKE_GPU_NAME") != NULL
+             ? getenv("KJUDGE_FAKE_GPU_NAME") : "NVIDIA H200");
+    snprintf(r->sys.arch, sizeof r->sys.arch, "sm_90a");
+    r->ntests = s->ntests;
+    for (int i = 0; i < s->ntests; i++) {
+        struct result_shape *e = &r->tests[i];
+        e->reached = 1;
+        e->index = i;
+        memcpy(e->val, s->tests[i].val, sizeof e->val);
+        e->has_seed = 1;
+        e->seed = s->tests[i].seed;
+        e->check.status = RESULT_PASS;
+        e->failed_call = -1;
+    }
+    if (kj_mode_timed(job->mode)) {
+        r->nbenches = s->nbenchmarks;
+        for (int i = 0; i < s->nbenchmarks; i++) {
+            struct result_shape *e = &r->benches[i];
+            e->reached = 1;
+            e->index = i;
+            memcpy(e->val, s->benchmarks[i].val, sizeof e->val);
+            e->check.status = RESULT_PASS;
+            e->failed_call = -1;
+            e->timed = 1;
+            e->t.st = (struct stats_summary){med, med, 0, med, med, med, med, med, med, 100};
+            e->t.stop = STATS_STOP_CI;
+            e->t.verified_on_gpu = 1;
+            sum += log(med);
+        }
+        r->timing.protocol = 2;
+        r->timing.version = fakegpu_timing_version();
+        r->has_score = 1;
+        r->score_ns = exp(sum / s->nbenchmarks) < med ? med : exp(sum / s->nbenchmarks);
+    }
+    result_set_verdict(r, KJ_V_ACCEPTED, "fakegpu: accepted, as asked");
+}
+
+/* The verdict a "fakegpu:verdict_vN=runtime_error" line asks for under
+ * this runner's timing version: 1 when it asks for runtime_error. */
+static int fakegpu_fails_now(const struct judge_job *job)
+{
+    char want[64];
+    snprintf(want, sizeof want, "fakegpu:verdict_v%d=runtime_error", fakegpu_timing_version());
+    return strstr(job->source, want) != NULL;
+}
+
 static int fakegpu_judge(const struct judge_job *job, struct judge_result **out,
                          struct kj_err *err)
 {
@@ -217,8 +290,11 @@ static int fakegpu_judge(const struct judge_job *job, struct judge_result **out,
                  "cubin)", job->compiled->cubin_size);
         compile_result_free(job->compiled);
         result_set_verdict(r, KJ_V_COMPILE_ERROR, msg);
-    } else if (strstr(job->source, "fakegpu:verdict=runtime_error") != NULL)
+    } else if (strstr(job->source, "fakegpu:verdict=runtime_error") != NULL ||
+               fakegpu_fails_now(job))
         result_set_verdict(r, KJ_V_RUNTIME_ERROR, "fakegpu: an illegal address, as asked");
+    else if (strstr(job->source, "fakegpu:verdict=accepted") != NULL && job->spec != NULL)
+        fakegpu_accept(job, r);
     else
         result_set_verdict(r, KJ_V_COMPILE_ERROR, pre ? "fakegpu: nothing was compiled in boxes "
                                                         "started before the job"

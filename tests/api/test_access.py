@@ -52,7 +52,8 @@ ROLES = ("none", "user", "other", "admin", "runner", "banned")
 # gets a fresh invite for each caller. The runner job routes answer 409
 # to a runner: the job {id} is queued, not held by it. Publishing fp8_quant's
 # sources answers the admin 409: its deadline has not passed. A reload with
-# nothing changed on disk answers 200. Only the owner withdraws {id}, which
+# nothing changed on disk answers 200. A rejudge of fp8_quant answers the
+# admin 409 (nothing ranked to rejudge yet), its cancel 409 (none running). Only the owner withdraws {id}, which
 # is still queued (409). {file} is template.cu; an artifact {name} is
 # profile.ncu-rep (the queued test submission has none: 404 to its owner
 # too). /metrics is the admin's only
@@ -78,6 +79,10 @@ MATRIX = {
     ("GET", "/api/v1/leaderboards/{name}/history"):   (200, 200, 200, 200, 200, 403),
     ("POST", "/api/v1/leaderboards/{name}/publish"):  (401, 403, 403, 409, 403, 403),
     ("POST", "/api/v1/admin/reload"):                 (401, 403, 403, 200, 403, 403),
+    ("POST", "/api/v1/leaderboards/{name}/rejudge"):  (401, 403, 403, 409, 403, 403),
+    ("GET", "/api/v1/leaderboards/{name}/rejudge"):   (401, 403, 403, 200, 403, 403),
+    ("POST", "/api/v1/leaderboards/{name}/rejudge/cancel"): (401, 403, 403, 409, 403, 403),
+    ("GET", "/api/v1/submissions/{id}/history"):      (401, 200, 404, 200, 404, 403),
     ("POST", "/api/v1/runner/hello"):                 (401, 403, 403, 403, 204, 403),
     ("POST", "/api/v1/runner/claim"):                 (401, 403, 403, 403, 204, 403),
     ("POST", "/api/v1/runner/jobs/{id}/events"):      (401, 403, 403, 403, 409, 403),

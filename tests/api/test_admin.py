@@ -156,7 +156,7 @@ def test_publish(srv, c, t):
     check(st == 200 and d.get("sources_published") is True, "the rankings say the sources are published", d)
     st, _, d, _ = c.get("/api/v1/leaderboards/fp8_quant/rankings?gpu=H200")
     check(st == 200 and d.get("sources_published") is False, "and not for another board", d)
-    check(db_query(srv, "PRAGMA user_version") == [(12,)], "the schema is at version 12")
+    check(db_query(srv, "PRAGMA user_version") == [(14,)], "the schema is at version 14")
 
 
 def test_detail(srv, c, t):

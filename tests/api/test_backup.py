@@ -299,10 +299,15 @@ def test_schema_restores(srv, tmp, backup):
               (rc, err[-400:]))
     check(sha(target) == target_sha and not kept(target), "refused restores leave the target untouched")
     # a version-9 file: no artifacts table, no sanitizer/profile_shape columns, the three-mode CHECK list,
-    # no runner_names table (version 11), no lang column (version 12)
+    # no runner_names table (version 11), no lang column (version 12), no timings or rejudges (version 14)
     v9 = variant(backup, os.path.join(tmp, "v9.db"), "DROP TABLE artifacts", "DROP TABLE runner_names",
                  "ALTER TABLE submissions DROP COLUMN profile_shape", "ALTER TABLE submissions DROP COLUMN sanitizer",
-                 "ALTER TABLE submissions DROP COLUMN lang", "PRAGMA user_version=9")
+                 "ALTER TABLE submissions DROP COLUMN lang", "DROP TABLE result_history", "DROP TABLE rank_timing",
+                 "DROP TABLE rejudges", "DROP INDEX submissions_rejudge",
+                 "ALTER TABLE submissions DROP COLUMN timing_protocol",
+                 "ALTER TABLE submissions DROP COLUMN timing_version",
+                 "ALTER TABLE submissions DROP COLUMN rejudge_id", "ALTER TABLE submissions DROP COLUMN rejudge_of",
+                 "PRAGMA user_version=9")
     variant(v9, v9, "UPDATE sqlite_master SET sql = replace(sql, \"'test','benchmark','leaderboard','profile',"
             "'sanitize'\", \"'test','benchmark','leaderboard'\") WHERE name = 'submissions'", writable=True)
     rc, _, err = cli("restore", v9, "--db", target)

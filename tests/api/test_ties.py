@@ -42,7 +42,9 @@ def finish(srv, c, user, runner, score, gpu="H200", body=None):
     st, _, job, _ = claim(c, runner, gpu)
     if not check(sid is not None and st == 200 and job["job"]["id"] == sid, "submit and claim", (sid, st)):
         return None
-    body = body or result_body("accepted", score, "leaderboard", gpu="NVIDIA %s" % gpu)
+    if body is None:  # measured with the same timing as v2_body's (a ranking never mixes two)
+        body = result_body("accepted", score, "leaderboard", gpu="NVIDIA %s" % gpu)
+        body["timing"] = {"protocol": "v2", "corrected": False, "wall_s": 2.0}
     st, _, data, _ = c.post_json("/api/v1/runner/jobs/%d/result?attempt=%d" % (sid, job["job"]["attempt"]),
                                  body, runner)
     check(st == 200, "result for score %s" % score, (st, data))

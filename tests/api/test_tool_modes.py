@@ -270,7 +270,7 @@ def test_migration(tmp):
         st, d = sub(c, tok, "profile", [("shape", "0")])
         check(st == 202, "a profile submission is stored after the migration", d)
         con = sqlite3.connect(db)
-        check(con.execute("PRAGMA user_version").fetchone()[0] == 12, "schema version 12 (11's runner names, 12's lang)")
+        check(con.execute("PRAGMA user_version").fetchone()[0] == 14, "schema version 14 (11's runner names, 12's lang, 14's timings and rejudges)")
         check("'sanitize'" in con.execute("SELECT sql FROM sqlite_master WHERE name='submissions'").fetchone()[0],
               "the CHECK list has the new modes")
         con.close()

@@ -7,7 +7,8 @@
    verdict it must get, read by tests/lib/kjcorpus.py); after every fault
    the template must still pass.
 2. The real server and a real runner (a tests/lib Service): submit with
-   multipart over HTTP, wait, read the verdicts and the rankings.
+   multipart over HTTP, wait, read the verdicts and the rankings; then
+   rejudge the board (docs/rejudge.md) and check the swap and the history.
 3. The exploit corpus and the fault cycles (test_exploits.py).
 4. Python submissions (tests/gpu/python, each file's first line
    "# expect: VERDICT  mode: MODE  [time_limit: S]  why: ..."), and the
@@ -194,8 +195,63 @@ def test_server():
         lat.sort()
         report["server"]["test_mode_latency_s"] = lat
         print("     POST->verdict, test mode, warm: median %.3f s (min %.3f, max %.3f)" % (lat[2], lat[0], lat[-1]))
+        rejudge_round(svc, base, user)
         if gpueval.counts.failed > failed_before:
             svc.print_logs()
+
+
+def timing_version():
+    """KJ_TIMING_VERSION as common/protocol.h defines it."""
+    with open(os.path.join(ROOT, "common", "protocol.h")) as f:
+        for line in f:
+            if line.startswith("#define KJ_TIMING_VERSION "):
+                return int(line.split()[2])
+    return None
+
+
+def rejudge_round(svc, base, user):
+    """A real rejudge of fp8_quant on the H200 (docs/rejudge.md): the board's
+    ranked submissions (test_server's accepted leaderboard entries) measured
+    again as the admin's jobs; the ranking swaps when the last is judged,
+    keeps the current timing version, and every earlier result is in its
+    submission's history."""
+    admin = svc.server.printed().strip()
+    url = base + "/api/v1/leaderboards/fp8_quant/rejudge"
+    st, s0 = http("GET", url, admin)
+    h200 = [r for r in (s0 or {}).get("rankings", []) if r.get("gpu") == "H200"]
+    want = (h200[0].get("timing") if h200 else None) or {}
+    check(st == 200 and want.get("version") == timing_version(),
+          "the H200 ranking holds the runner's timing version %s: %s" % (timing_version(), want),
+          json.dumps(s0)[:1500])
+    st, rk = http("GET", base + "/api/v1/leaderboards/fp8_quant/rankings?gpu=H200")
+    old = {r["user"]: r["score_ns"] for r in (rk or {}).get("rankings", [])}
+    t0 = time.time()
+    st, d = http("POST", url, admin, json.dumps({"gpu": "H200"}).encode(), "application/json")
+    ok = check(st == 202 and len(d.get("rejudges", [])) == 1 and d["rejudges"][0]["jobs"]["total"] >= 2,
+               "rejudge of fp8_quant on H200 -> 202, the ranked submissions queued", json.dumps(d)[:1500])
+    if not ok:
+        return
+    cur = d["rejudges"][0]
+    while time.time() - t0 < 900 and cur.get("state") == "running":
+        time.sleep(1)
+        st, s1 = http("GET", url, admin)
+        cur = (s1 or {}).get("rejudges", [{}])[0]
+    took = time.time() - t0
+    print("     rejudge of %d jobs: %s after %.1f s" % (cur.get("jobs", {}).get("total", 0), cur.get("state"), took))
+    check(cur.get("state") == "swapped" and cur.get("to_timing") == want
+          and all(e.get("verdict") == "accepted" for e in cur.get("entries", [])),
+          "the rejudge swapped to %s, every entry accepted again" % want, json.dumps(cur)[:3000])
+    st, rk = http("GET", base + "/api/v1/leaderboards/fp8_quant/rankings?gpu=H200")
+    after = {r["user"]: r["score_ns"] for r in (rk or {}).get("rankings", [])}
+    check(set(after) == set(old) and all(abs(after[u] / old[u] - 1) < 0.1 for u in old),
+          "the swapped ranking has the same users, each score within 10% of its old one", (old, after))
+    print("     scores before %s, after %s" % (old, after))
+    report["server"]["rejudge"] = {"seconds": took, "before": old, "after": after, "rejudge": cur}
+    for e in cur.get("entries", []):
+        st, h = http("GET", base + "/api/v1/submissions/%d/history" % e["submission"], user)
+        hist = (h or {}).get("history", [])
+        check(st == 200 and len(hist) == 1 and hist[0]["timing"] == want and hist[0]["score_ns"] > 0,
+              "submission %d's history keeps its earlier result" % e["submission"], json.dumps(h)[:800])
 
 
 PY_HEADER = re.compile(r"^# expect: (?P<expect>\S+)\s+mode: (?P<mode>\S+)(?P<opts>.*?)\s+why: (?P<why>\S.*)$")

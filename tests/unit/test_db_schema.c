@@ -2,7 +2,8 @@
  * test_db_schema.c - unit tests for the database's schema in server/db.c:
  * a database newer than the code refused, the migrations from versions 4
  * and 6 (runner tokens bound to GPU types; events counted per job) and 10
- * (a submission's language), the
+ * (a submission's language), 14 (each result's timing and each ranking's,
+ * docs/rejudge.md), the
  * CHECK lists equal to protocol.h's name tables, and a database that cannot
  * grow (KJ_ESTORAGE, remembered until a probe write works). Each test opens
  * its own file under a temporary folder.
@@ -287,6 +288,72 @@ static void test_migrate_v10_lang(void)
     db_close(db);
 }
 
+/* Version 14's data: a stored result's timing is its timing.protocol (none:
+ * v1) and timing.version (none: 1); each ranking takes its newest ranked
+ * result's timing, and ranks only results at it. */
+static void test_migrate_v14_timing(void)
+{
+    static const char rows[] =
+        "INSERT INTO submissions(user_id, leaderboard, gpu, mode, file_name, source, "
+        "source_sha256, status, verdict, score_ns, result, created_at, finished_at) VALUES "
+        "(%lld, 'fp8_quant', 'H200', 'leaderboard', 'k.cu', 'x', 'h', 'done', 'accepted', 100, "
+        "'{\"timing\":{\"protocol\":\"v2\"}}', 1, 1),"
+        "(%lld, 'fp8_quant', 'H200', 'leaderboard', 'k.cu', 'x', 'h', 'done', 'accepted', 50, "
+        "'{\"score_ns\":50}', 2, 2),"
+        "(%lld, 'fp8_quant', 'H200', 'leaderboard', 'k.cu', 'x', 'h', 'done', 'accepted', 70, "
+        "'{\"timing\":{\"protocol\":\"v2\"}}', 3, 3),"
+        "(%lld, 'fp8_quant', 'H200', 'test', 'k.cu', 'x', 'h', 'done', 'accepted', NULL, "
+        "'{}', 4, 4);"
+        "DROP TABLE result_history; DROP TABLE rank_timing; DROP TABLE rejudges;"
+        "DROP INDEX submissions_rejudge;"
+        "ALTER TABLE submissions DROP COLUMN timing_protocol;"
+        "ALTER TABLE submissions DROP COLUMN timing_version;"
+        "ALTER TABLE submissions DROP COLUMN rejudge_id;"
+        "ALTER TABLE submissions DROP COLUMN rejudge_of; PRAGMA user_version=12";
+    char p2[160], sql[sizeof rows + 128], got[256] = "";
+    sqlite3 *h = NULL;
+    sqlite3_stmt *st = NULL;
+    struct db *db = NULL;
+    struct db_rank_row *rk = NULL;
+    struct kj_err err;
+    int64_t a, b, c;
+    int n = -1;
+    snprintf(p2, sizeof p2, "%s/v14.db", dir);
+    KT_CHECK(db_open(p2, &db, &err) == 0, "open: %s", err.msg);
+    if (db == NULL)
+        return;
+    a = add_user(db, "ta", "user");
+    b = add_user(db, "tb", "user");
+    c = add_user(db, "tc", "user");
+    db_close(db);
+    db = NULL;
+    snprintf(sql, sizeof sql, rows, (long long)a, (long long)b, (long long)c, (long long)a);
+    KT_CHECK(sqlite3_open(p2, &h) == SQLITE_OK &&
+             sqlite3_exec(h, sql, NULL, NULL, NULL) == SQLITE_OK, "four results at version 12: %s",
+             sqlite3_errmsg(h));
+    sqlite3_close(h);
+    KT_CHECK(db_open(p2, &db, &err) == 0, "migrate: %s", err.msg);
+    if (db == NULL)
+        return;
+    KT_CHECK(sqlite3_open(p2, &h) == SQLITE_OK &&
+             sqlite3_prepare_v2(h, "SELECT group_concat(coalesce(timing_protocol, '-') || '/' || "
+                                "coalesce(timing_version, '-'), ' ') || ' ' || (SELECT protocol "
+                                "|| '/' || version FROM rank_timing) FROM (SELECT * FROM "
+                                "submissions ORDER BY id)", -1, &st, NULL) == SQLITE_OK &&
+             sqlite3_step(st) == SQLITE_ROW, "read the timings: %s", sqlite3_errmsg(h));
+    if (st != NULL && sqlite3_column_text(st, 0) != NULL)
+        snprintf(got, sizeof got, "%s", (const char *)sqlite3_column_text(st, 0));
+    sqlite3_finalize(st);
+    sqlite3_close(h);
+    KT_CHECK(strcmp(got, "v2/1 v1/1 v2/1 -/- v2/1") == 0, "timings v2/1 v1/1 v2/1, none for the "
+             "test-mode result, the ranking at its newest's: %s", got);
+    KT_CHECK(db_rank_rows(db, "fp8_quant", "H200", &rk, &n, &err) == 0 && n == 2 &&
+             rk[0].score_ns == 70 && rk[1].score_ns == 100, "the ranking: the two v2 results "
+             "only (%d rows) %s", n, err.msg);
+    db_rank_rows_free(rk, n);
+    db_close(db);
+}
+
 /* PRAGMA max_page_count makes SQLite answer SQLITE_FULL as on a full disk. */
 static void test_storage_full(void)
 {
@@ -338,6 +405,7 @@ int main(int argc, char **argv)
     KT_RUN(test_migrate_v7());
     KT_RUN(test_check_lists());
     KT_RUN(test_migrate_v10_lang());
+    KT_RUN(test_migrate_v14_timing());
     KT_RUN(test_storage_full());
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);

@@ -434,10 +434,11 @@ static void test_accepted_v2(void)
     KT_CHECK(keys_are(j, "leaderboard,mode,tests,benchmarks,system,compile,timing,"
                          "baseline_empty_kernel_ns,baseline_event_pair_ns,verdict,message,score_ns"),
              "top-level keys");
-    KT_CHECK(keys_are(cJSON_GetObjectItem(j, "timing"), "protocol,rounds,processes,lanes,empty_every,"
-                      "empty_kernel_samples,empty_kernel_run_ns,empty_kernel_gpu_ns,"
+    KT_CHECK(keys_are(cJSON_GetObjectItem(j, "timing"), "protocol,version,rounds,processes,lanes,"
+                      "empty_every,empty_kernel_samples,empty_kernel_run_ns,empty_kernel_gpu_ns,"
                       "empty_kernel_gpu_source,corrected,offset_ns,raw_score_ns,wall_s") &&
              strcmp(str(cJSON_GetObjectItem(j, "timing"), "protocol"), "v2") == 0 &&
+             num(cJSON_GetObjectItem(j, "timing"), "version") == KJ_TIMING_VERSION &&
              num(cJSON_GetObjectItem(j, "timing"), "offset_ns") == 41.25, "the timing object");
     const cJSON *b0 = cJSON_GetArrayItem(cJSON_GetObjectItem(j, "benchmarks"), 0);
     KT_CHECK(keys_are(b0, "index,shape,launches,status,median_ns,mean_ns,stdev_ns,min_ns,max_ns,"
@@ -476,8 +477,12 @@ static void test_accepted_v2(void)
     t->raw_score_ns = r->score_ns;
     t->wall_s = 2.5;
     j = json_of(r);
-    KT_CHECK(keys_are(cJSON_GetObjectItem(j, "timing"), "protocol,raw_score_ns,wall_s") &&
+    KT_CHECK(keys_are(cJSON_GetObjectItem(j, "timing"), "protocol,version,raw_score_ns,wall_s") &&
              strcmp(str(cJSON_GetObjectItem(j, "timing"), "protocol"), "v1") == 0, "v1");
+    t->version = 7; /* a version the judge set is the one reported */
+    cJSON_Delete(j);
+    j = json_of(r);
+    KT_CHECK(num(cJSON_GetObjectItem(j, "timing"), "version") == 7, "the judge's timing version");
     cJSON_Delete(j);
     server_accepts(r, "accepted v1");
     result_free(r);
