@@ -11,12 +11,19 @@
  * cross-check (TIMING.md item 7), the SM clock probe, and protocol v2's
  * batch (docs/timing.md): samples over several buffer sets and stream
  * lanes with empty-kernel samples between them.
+ *
+ * GPU time (gtrace.h, gputime.h): with kernel activity recorded, each
+ * sample also marks its window by the correlation ids of the blocking
+ * kernel's launch and of its two event records, and after the sync takes
+ * the span of the call's kernels from their records.
  */
 #include "box_int.h"
 #include "fdio.h"
+#include "gtrace.h"
 #include "mono.h"
 #include "stats.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -44,6 +51,47 @@ static int box_flush_l2(struct box *b, struct box_rep *rep)
     return 0;
 }
 
+/* The GPU time of the call just timed (event time event_ns), from the
+ * records of the kernels between its marks, into b->gpu_ns (-1 when there
+ * is none). A refusal is kept in rep->gpu_check and rep->gpu_why (the
+ * request's first); it never fails the sample: the judge decides what a
+ * job without complete GPU time means. */
+static void box_gpu_time(struct box *b, int empty, uint32_t c_block, uint32_t c_lo,
+                         uint32_t c_hi, double event_ns, struct box_rep *rep)
+{
+    const struct gputime_rec *r = NULL;
+    size_t n = 0;
+    long lost = 0;
+    char why[160];
+    struct gputime_window w = {
+        .c_block = b->blocker ? c_block : 0, .c_lo = c_lo, .c_hi = c_hi,
+        /* a CUDA call launches its launch lines (device-side launches may add
+         * more); a Python call at least one kernel */
+        .min_kernels = empty || b->python ? 1 : b->cfg->dirs->nlaunch,
+        .max_kernels = empty ? 1 : 0,
+        .event_ns = event_ns,
+        /* an unblocked Python call has its host dispatch in the events */
+        .gap_max_ns = b->blocker && !b->py_sync && !empty ? b->gpu_gap_ns : 0,
+    };
+    enum gputime_check c;
+    double span = 0;
+    if (gtrace_collect(&r, &n, &lost, why, sizeof why) != 0)
+        c = GPUTIME_NONE;
+    else if (lost > 0)
+        c = GPUTIME_COUNT, snprintf(why, sizeof why, "%ld kernel records were lost", lost);
+    else
+        c = gputime_span(r, n, &w, &span, why, sizeof why);
+    b->gpu_check = c;
+    if (c == GPUTIME_OK) {
+        b->gpu_ns = span;
+        return;
+    }
+    if (rep->gpu_check == 0) {
+        rep->gpu_check = c;
+        snprintf(rep->gpu_why, sizeof rep->gpu_why, "%s", why);
+    }
+}
+
 /* One sample: L2 reset and flush, then [start, launches, stop] queued behind
  * the blocking kernel and released together. *ns is the event time. empty:
  * 0 the submission's launches on buffer set `set`, 1 the empty kernel, 2
@@ -59,15 +107,28 @@ int box_timed_for(struct box *b, int empty, int set, uint64_t tmo, double *ns, s
     CUdeviceptr tflag = b->flag_d + sizeof(int);
     void *ba[] = {&b->flag_d, &tflag, &tmo};
     float ms = 0;
+    int rec = b->gtrace && empty != 2;
+    uint32_t c_block = 0, c_lo = 0, c_hi = 0;
+    b->gpu_ns = -1;
     if (box_flush_l2(b, rep) != 0)
         return -1;
     b->flag[0] = 0;
     b->flag[1] = 0;
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
-    if (b->blocker)
-        BOX_CU(b, rep, cuLaunchKernel(b->f_block, 1, 1, 1, 1, 1, 1, 0, b->stream, ba, NULL),
-               "launching the blocking kernel");
-    BOX_CU(b, rep, cuEventRecord(b->ev0, b->stream), "cuEventRecord");
+    if (rec)
+        gtrace_clear(); /* what ran before (fills, fingerprints) is not this call's */
+    if (b->blocker) {
+        gtrace_mark_arm();
+        CUresult br = b->d.cuLaunchKernel(b->f_block, 1, 1, 1, 1, 1, 1, 0, b->stream, ba, NULL);
+        c_block = gtrace_mark_take();
+        if (br != CUDA_SUCCESS)
+            return box_rep_cuda(b, rep, BOX_INTERNAL, br, "launching the blocking kernel");
+    }
+    gtrace_mark_arm();
+    CUresult er = b->d.cuEventRecord(b->ev0, b->stream);
+    c_lo = gtrace_mark_take();
+    if (er != CUDA_SUCCESS)
+        return box_rep_cuda(b, rep, BOX_INTERNAL, er, "cuEventRecord");
     int lrc = 0;
     if (empty == 2) {
         /* an empty event pair: the events' own overhead */
@@ -78,8 +139,13 @@ int box_timed_for(struct box *b, int empty, int set, uint64_t tmo, double *ns, s
     } else {
         lrc = box_launch_all(b, set, rep);
     }
-    if (lrc == 0 && b->d.cuEventRecord(b->ev1, b->stream) != CUDA_SUCCESS)
-        lrc = box_rep_fail(rep, BOX_INTERNAL, 0, "cuEventRecord failed");
+    if (lrc == 0) {
+        gtrace_mark_arm();
+        CUresult r = b->d.cuEventRecord(b->ev1, b->stream);
+        c_hi = gtrace_mark_take();
+        if (r != CUDA_SUCCESS)
+            lrc = box_rep_fail(rep, BOX_INTERNAL, 0, "cuEventRecord failed");
+    }
     if (lrc == 0 && empty == 0)
         lrc = box_collect(b, rep); /* after the stop event: not timed */
     __atomic_store_n(&b->flag[0], 1, __ATOMIC_SEQ_CST);
@@ -94,6 +160,8 @@ int box_timed_for(struct box *b, int empty, int set, uint64_t tmo, double *ns, s
                         "was being queued (host too slow?)");
     BOX_CU(b, rep, cuEventElapsedTime(&ms, b->ev0, b->ev1), "cuEventElapsedTime");
     *ns = (double)ms * 1e6;
+    if (rec)
+        box_gpu_time(b, empty, c_block, c_lo, c_hi, *ns, rep);
     return 0;
 }
 
@@ -104,6 +172,7 @@ int box_sample(struct box *b, const struct box_req *req, struct box_rep *rep)
         box_prepare(b, 0, req->seed, req->poison_seed, rep) != 0 ||
         box_timed(b, 0, 0, &rep->ns, rep) != 0)
         return -1;
+    rep->gpu_ns = b->gpu_ns;
     box_share(b, rep);
     return req->no_copy ? 0 : box_copy_out(b, 0, req, rep);
 }
@@ -163,6 +232,9 @@ int box_batch(struct box *b, const struct box_req *req, struct box_rep *rep)
     if (a.n > b->nsets)
         a.n = b->nsets; /* memory gave fewer sets than asked */
     b->stream = b->lanes[a.lane % BOX_LANES];
+    b->gpu_gap_ns = isfinite(a.gpu_gap_ns) && a.gpu_gap_ns > 0 ? a.gpu_gap_ns : 0;
+    for (int i = 0; i < BOX_MAX_SETS; i++)
+        rep->batch_gpu_ns[i] = -1;
     if (a.lead_in) {
         double ns;
         if (box_prepare(b, 0, a.lead_seed, a.poison[0] + 1, rep) != 0 ||
@@ -173,7 +245,8 @@ int box_batch(struct box *b, const struct box_req *req, struct box_rep *rep)
         int i = rep->nbatch;
         if (box_prepare(b, i, a.seed[i], a.poison[i], rep) != 0 ||
             box_timed(b, 0, i, &rep->batch_ns[i], rep) != 0 ||
-            box_fingerprint(b, b->buf[i], a.salt, &rep->fp[i], rep) != 0) {
+            (rep->batch_gpu_ns[i] = b->gpu_ns,
+             box_fingerprint(b, b->buf[i], a.salt, &rep->fp[i], rep) != 0)) {
             rc = -1;
             break;
         }
@@ -183,6 +256,7 @@ int box_batch(struct box *b, const struct box_req *req, struct box_rep *rep)
             rc = -1;
     }
     b->stream = b->lanes[0];
+    b->gpu_gap_ns = 0;
     if (rc != 0)
         return -1;
     box_share(b, rep);
@@ -227,6 +301,19 @@ int box_baseline(struct box *b, struct box_rep *rep)
             return -1;
     rep->ns = box_median(s, BOX_BASELINE_SAMPLES);
     rep->count = BOX_BASELINE_SAMPLES;
+    rep->gpu_ns = -1;
+    if (b->gtrace) { /* the empty kernel's own GPU time, for calibrate and the docs */
+        double g[BOX_BASELINE_SAMPLES], e;
+        int k = 0;
+        for (int i = 0; i < BOX_BASELINE_SAMPLES; i++) {
+            if (box_timed(b, 1, 0, &e, rep) != 0)
+                return -1;
+            if (b->gpu_ns >= 0)
+                g[k++] = b->gpu_ns;
+        }
+        if (k == BOX_BASELINE_SAMPLES)
+            rep->gpu_ns = box_median(g, (size_t)k);
+    }
     for (int i = 0; i < BOX_BASELINE_SAMPLES; i++)
         if (box_timed(b, 2, 0, &s[i], rep) != 0)
             return -1;
