@@ -1,0 +1,154 @@
+/*
+ * test_gputime.c - unit tests for runner/gputime.c: which kernel records
+ * make a timed call's GPU time (the correlation window of the harness's
+ * marks), the span they give, and every check that refuses records a call
+ * cannot have made (a kernel hidden, a duplicate, a kernel before the
+ * blocking kernel ended, a span the events contradict). Needs no GPU.
+ */
+#define KT_MAIN
+#include "kt.h"
+
+#include <string.h>
+
+#include "gputime.h"
+
+/* A blocked CUDA call with two launch lines: the harness's flush, discard
+ * and blocking kernel (corr 10, 11, 12), the start event (13), the call's
+ * kernels (14, 15), the stop event (16), a fingerprint kernel (17). */
+static const struct gputime_rec call2[] = {
+    {1000, 2000, 10, 7}, {2000, 2500, 11, 7}, {2500, 90000, 12, 7},
+    {91000, 95000, 14, 7}, {95100, 99000, 15, 7}, {100000, 100500, 17, 7},
+};
+
+static struct gputime_window window2(void)
+{
+    struct gputime_window w = {.c_block = 12, .c_lo = 13, .c_hi = 16, .min_kernels = 2,
+                               .event_ns = 10000, .gap_max_ns = 6000};
+    return w;
+}
+
+static void test_span(void)
+{
+    struct gputime_window w = window2();
+    double span = -1;
+    char why[160];
+    enum gputime_check c = gputime_span(call2, 6, &w, &span, why, sizeof why);
+    KT_CHECK(c == GPUTIME_OK && span == 8000.0, "two kernels: first start to last end: %s %.0f (%s)",
+             gputime_check_name(c), span, why);
+    /* The records' order does not matter. */
+    struct gputime_rec rev[6];
+    for (int i = 0; i < 6; i++)
+        rev[i] = call2[5 - i];
+    c = gputime_span(rev, 6, &w, &span, why, sizeof why);
+    KT_CHECK(c == GPUTIME_OK && span == 8000.0, "reversed: %s %.0f", gputime_check_name(c), span);
+    /* Kernels on another stream in the window count (a Python call's). */
+    struct gputime_rec other[7];
+    memcpy(other, call2, sizeof call2);
+    other[6] = (struct gputime_rec){92000, 101000, 15 - 0, 9};
+    other[6].corr = 14;
+    other[6].start = 92000;
+    w.min_kernels = 1;
+    w.event_ns = 12000;
+    c = gputime_span(other, 7, &w, &span, why, sizeof why);
+    KT_CHECK(c == GPUTIME_OK && span == 10000.0, "a kernel on another stream: %s %.0f (%s)",
+             gputime_check_name(c), span, why);
+}
+
+static void test_refused(void)
+{
+    struct gputime_window w = window2();
+    struct gputime_rec r[7];
+    double span = -1;
+    char why[160];
+    enum gputime_check c;
+
+    /* A launch line's kernel missing (its record dropped or hidden). */
+    c = gputime_span(call2, 4, &w, &span, why, sizeof why);
+    KT_CHECK(c == GPUTIME_COUNT && span == 0, "one kernel of two: %s (%s)", gputime_check_name(c), why);
+    /* No kernel at all. */
+    struct gputime_rec none[3];
+    memcpy(none, call2, sizeof none);
+    c = gputime_span(none, 3, &w, &span, why, sizeof why);
+    KT_CHECK(c == GPUTIME_NONE, "no kernel: %s", gputime_check_name(c));
+    /* More than the most allowed (the empty kernel is one). */
+    w.max_kernels = 1;
+    w.min_kernels = 1;
+    c = gputime_span(call2, 6, &w, &span, why, sizeof why);
+    KT_CHECK(c == GPUTIME_COUNT, "two kernels where one may run: %s", gputime_check_name(c));
+    w = window2();
+    /* A record copied twice. */
+    memcpy(r, call2, sizeof call2);
+    r[6] = r[3];
+    w.min_kernels = 2;
+    c = gputime_span(r, 7, &w, &span, why, sizeof why);
+    KT_CHECK(c == GPUTIME_BAD_TIME, "a duplicate record: %s (%s)", gputime_check_name(c), why);
+    /* An end before its start, a zero start. */
+    memcpy(r, call2, sizeof call2);
+    r[4].end = r[4].start - 1;
+    c = gputime_span(r, 6, &w, &span, why, sizeof why);
+    KT_CHECK(c == GPUTIME_BAD_TIME, "end before start: %s", gputime_check_name(c));
+    memcpy(r, call2, sizeof call2);
+    r[3].start = 0;
+    c = gputime_span(r, 6, &w, &span, why, sizeof why);
+    KT_CHECK(c == GPUTIME_BAD_TIME, "zero start: %s", gputime_check_name(c));
+    /* The blocking kernel's record missing, or the call's kernel starting
+     * before it ended (work queued elsewhere, outside the events). */
+    memcpy(r, call2, sizeof call2);
+    r[2].corr = 5;
+    c = gputime_span(r, 6, &w, &span, why, sizeof why);
+    KT_CHECK(c == GPUTIME_NO_BLOCK, "no blocking kernel: %s", gputime_check_name(c));
+    memcpy(r, call2, sizeof call2);
+    r[3].start = 89000;
+    w.event_ns = 11000;
+    c = gputime_span(r, 6, &w, &span, why, sizeof why);
+    KT_CHECK(c == GPUTIME_EARLY, "a kernel before the blocker ended: %s (%s)",
+             gputime_check_name(c), why);
+    w = window2();
+    /* Longer than the events around it (beyond the slack), or so much
+     * shorter that more than the launch path is missing. */
+    w.event_ns = 7000;
+    c = gputime_span(call2, 6, &w, &span, why, sizeof why);
+    KT_CHECK(c == GPUTIME_LONGER, "8000 ns of kernels in 7000 ns of events: %s",
+             gputime_check_name(c));
+    w.event_ns = 8000 - GPUTIME_SLACK_NS;
+    c = gputime_span(call2, 6, &w, &span, why, sizeof why);
+    KT_CHECK(c == GPUTIME_OK, "within the slack: %s (%s)", gputime_check_name(c), why);
+    w.event_ns = 20000;
+    c = gputime_span(call2, 6, &w, &span, why, sizeof why);
+    KT_CHECK(c == GPUTIME_SHORTER, "8000 ns of kernels in 20000 ns of events: %s (%s)",
+             gputime_check_name(c), why);
+    w.gap_max_ns = 0;
+    c = gputime_span(call2, 6, &w, &span, why, sizeof why);
+    KT_CHECK(c == GPUTIME_OK && span == 8000.0, "unchecked gap (an unblocked call): %s",
+             gputime_check_name(c));
+    /* The harness's marks out of order, or unknown (0). */
+    w = window2();
+    w.c_hi = 14;
+    c = gputime_span(call2, 6, &w, &span, why, sizeof why);
+    KT_CHECK(c == GPUTIME_BAD_WINDOW, "an empty window: %s", gputime_check_name(c));
+    w = window2();
+    w.c_lo = 0;
+    w.c_hi = 0;
+    c = gputime_span(call2, 6, &w, &span, why, sizeof why);
+    KT_CHECK(c == GPUTIME_BAD_WINDOW, "no marks: %s", gputime_check_name(c));
+}
+
+/* An unblocked call: no blocking kernel's record is needed. */
+static void test_unblocked(void)
+{
+    struct gputime_window w = window2();
+    double span = -1;
+    w.c_block = 0;
+    w.gap_max_ns = 0;
+    enum gputime_check c = gputime_span(call2 + 3, 3, &w, &span, NULL, 0);
+    KT_CHECK(c == GPUTIME_OK && span == 8000.0, "unblocked: %s %.0f", gputime_check_name(c), span);
+}
+
+int main(int argc, char **argv)
+{
+    kt_init(argc, argv);
+    KT_RUN(test_span());
+    KT_RUN(test_refused());
+    KT_RUN(test_unblocked());
+    return kt_done("test_gputime");
+}
