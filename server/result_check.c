@@ -646,12 +646,15 @@ static int rc_semantics(struct rc *c, const struct rcheck_job *job, cJSON *res)
  * benchmark entry with a shape and a median (pass 2 typed both). The
  * ranked median is the entry's corrected one when timing.corrected is
  * true (pass 3 checked both for an accepted timed result), else its
- * median; the median as timed is kept beside it. */
+ * median; its gpu_median_ns when timing.ranked is "gpu_time" (pass 3
+ * checked every one); the median as timed is kept beside it. */
 static int rc_medians(const cJSON *res, struct rcheck_out *out)
 {
     const cJSON *benches = cJSON_GetObjectItemCaseSensitive(res, "benchmarks"), *e;
     const cJSON *timing = cJSON_GetObjectItemCaseSensitive(res, "timing");
     int on = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(timing, "corrected"));
+    const char *rk = str_of(timing, "ranked");
+    int by_gpu = rk != NULL && strcmp(rk, "gpu_time") == 0;
     int n = cJSON_GetArraySize(benches), i = 0;
     if (n == 0)
         return KJ_OK;
@@ -667,6 +670,8 @@ static int rc_medians(const cJSON *res, struct rcheck_out *out)
             m->corrected = on && cJSON_IsNumber(cor);
             m->raw_median_ns = med->valuedouble;
             m->median_ns = m->corrected ? cor->valuedouble : med->valuedouble;
+            if (by_gpu && cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(e, "gpu_median_ns")))
+                m->median_ns = cJSON_GetObjectItemCaseSensitive(e, "gpu_median_ns")->valuedouble;
             if ((m->shape = cJSON_PrintUnformatted(shape)) == NULL)
                 return KJ_ENOMEM;
             out->nmedians++;
