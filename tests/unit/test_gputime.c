@@ -11,6 +11,9 @@
 #include <string.h>
 
 #include "gputime.h"
+#include "gtrace.h"
+
+#include <stdlib.h>
 
 /* A blocked CUDA call with two launch lines: the harness's flush, discard
  * and blocking kernel (corr 10, 11, 12), the start event (13), the call's
@@ -144,11 +147,39 @@ static void test_unblocked(void)
     KT_CHECK(c == GPUTIME_OK && span == 8000.0, "unblocked: %s %.0f", gputime_check_name(c), span);
 }
 
+/* gtrace_start's refusals say why (the result's gpu_time_note), and leave
+ * nothing recording: turned off, no such library, a library that is not
+ * CUPTI. (Starting for real needs a GPU: make gpu-test.) */
+static void test_start_refused(void)
+{
+    char why[160] = "";
+    setenv("KJUDGE_GPU_TIME", "0", 1);
+    KT_CHECK(gtrace_start(why, sizeof why) == -1 && strstr(why, "KJUDGE_GPU_TIME=0") != NULL &&
+             !gtrace_on(), "turned off: %s", why);
+    unsetenv("KJUDGE_GPU_TIME");
+    setenv("KJUDGE_CUPTI_LIB", "/nonexistent/libcupti.so.13", 1);
+    KT_CHECK(gtrace_start(why, sizeof why) == -1 && strstr(why, "cannot load CUPTI") != NULL &&
+             strstr(why, "/nonexistent/libcupti.so.13") != NULL && !gtrace_on(),
+             "no library: %s", why);
+    setenv("KJUDGE_CUPTI_LIB", "libm.so.6", 1);
+    KT_CHECK(gtrace_start(why, sizeof why) == -1 && strstr(why, "lacks cupti") != NULL &&
+             !gtrace_on(), "not CUPTI: %s", why);
+    unsetenv("KJUDGE_CUPTI_LIB");
+    const struct gputime_rec *r = NULL;
+    size_t n = 1;
+    long lost = 1;
+    KT_CHECK(gtrace_collect(&r, &n, &lost, why, sizeof why) == -1 && r == NULL && n == 0 &&
+             lost == 0, "nothing to collect: %s", why);
+    gtrace_mark_arm();
+    KT_CHECK(gtrace_mark_take() == 0, "no marks while not recording");
+}
+
 int main(int argc, char **argv)
 {
     kt_init(argc, argv);
     KT_RUN(test_span());
     KT_RUN(test_refused());
     KT_RUN(test_unblocked());
+    KT_RUN(test_start_refused());
     return kt_done("test_gputime");
 }
