@@ -75,12 +75,14 @@ static void box_gpu_time(struct box *b, int empty, uint32_t c_block, uint32_t c_
     };
     enum gputime_check c;
     double span = 0;
-    if (gtrace_collect(&r, &n, &lost, why, sizeof why) != 0)
+    if (gtrace_collect(&r, &n, &lost, why, sizeof why) != 0) {
         c = GPUTIME_NONE;
-    else if (lost > 0)
-        c = GPUTIME_COUNT, snprintf(why, sizeof why, "%ld kernel records were lost", lost);
-    else
+    } else if (lost > 0) {
+        c = GPUTIME_COUNT;
+        snprintf(why, sizeof why, "%ld kernel records were lost", lost);
+    } else {
         c = gputime_span(r, n, &w, &span, why, sizeof why);
+    }
     b->gpu_check = c;
     if (c == GPUTIME_OK) {
         b->gpu_ns = span;

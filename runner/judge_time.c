@@ -361,11 +361,16 @@ static int judge_gpu_batch(struct judge *j, struct v2_shape *sh, const struct bo
     for (int i = 0; i < rep->nbatch && j->gpu_time; i++) {
         double g = rep->batch_gpu_ns[i], ev = rep->batch_ns[i];
         char why[200];
-        if (g < 0 && isfinite(g)) {
+        if (g < 0 && isfinite(g) && rep->gpu_check == GPUTIME_OK) {
+            /* a box that does not record (a new box of the job without CUPTI) */
+            snprintf(why, sizeof why, "benchmark %d: the box recorded no GPU time", sh->b);
+            judge_gpu_lost(j, 0, why);
+        } else if (g < 0 && isfinite(g)) {
+            /* records missing or refused: what hidden kernels would look like */
             snprintf(why, sizeof why, "benchmark %d: %s: %.150s", sh->b,
                      gputime_check_name((enum gputime_check)rep->gpu_check),
                      rep->gpu_why[0] ? rep->gpu_why : "no GPU time");
-            judge_gpu_lost(j, rep->gpu_check != GPUTIME_NONE, why);
+            judge_gpu_lost(j, 1, why);
         } else if (!isfinite(g) || g > ev + GPUTIME_SLACK_NS + GPUTIME_SLACK_REL * ev) {
             snprintf(why, sizeof why, "benchmark %d: the box reported a GPU time of %g ns for "
                      "a call of %g ns", sh->b, g, ev);
