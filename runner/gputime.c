@@ -71,7 +71,7 @@ enum gputime_check gputime_span(const struct gputime_rec *r, size_t n,
                             w->max_kernels > 0 && w->max_kernels != w->min_kernels ? " or more" : "");
     if (w->c_block != 0 && !have_block)
         return gputime_fail(GPUTIME_NO_BLOCK, why, whysz, "no record of the blocking kernel");
-    if (w->c_block != 0 && first < block_end)
+    if (w->c_block != 0 && (double)first + GPUTIME_SLACK_NS < (double)block_end)
         return gputime_fail(GPUTIME_EARLY, why, whysz, "a kernel of the call started %llu ns "
                             "before the blocking kernel ended",
                             (unsigned long long)(block_end - first));

@@ -61,8 +61,8 @@ enum gputime_check {
  * window are ignored) in *span_ns, after these checks, in this order:
  * window marks ordered (c_block < c_lo < c_hi); at least one kernel, and
  * min_kernels..max_kernels of them; each with start > 0 and end >= start,
- * no two identical; when c_block is set its record present and every
- * kernel starting at or after its end; span <= event_ns + GPUTIME_SLACK_NS
+ * no two identical; when c_block is set its record present and no
+ * kernel starting more than GPUTIME_SLACK_NS before its end; span <= event_ns + GPUTIME_SLACK_NS
  * + GPUTIME_SLACK_REL x event_ns; and with gap_max_ns > 0, event_ns - span
  * <= gap_max_ns. Returns GPUTIME_OK or the first check that failed, and
  * then *span_ns is 0; why (may be NULL) gets a sentence either way. */

@@ -106,6 +106,10 @@ static void test_refused(void)
     c = gputime_span(r, 6, &w, &span, why, sizeof why);
     KT_CHECK(c == GPUTIME_EARLY, "a kernel before the blocker ended: %s (%s)",
              gputime_check_name(c), why);
+    r[3].start = 90000 - (uint64_t)GPUTIME_SLACK_NS; /* the timestamps' granularity */
+    c = gputime_span(r, 6, &w, &span, why, sizeof why);
+    KT_CHECK(c == GPUTIME_OK, "a start within the slack of the blocker's end: %s (%s)",
+             gputime_check_name(c), why);
     w = window2();
     /* Longer than the events around it (beyond the slack), or so much
      * shorter that more than the launch path is missing. */
