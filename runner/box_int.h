@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include "box.h"
 #include "cudrv.h"
+#include "gputime.h"
 #include "pybox.h"
 
 struct box {
@@ -81,9 +82,8 @@ struct box {
     CUevent ev0, ev1;
     int gtrace;                 /* kernel activity is recorded (gtrace.h): GPU time per call */
     double gpu_gap_ns;          /* BATCH's bound on event time less GPU time (0 = unchecked) */
-    double gpu_ns;              /* box_timed_for: the call's GPU time, -1 = none */
-    int gpu_check;              /* its gputime_check; the request's first failure stays in
-                                 * rep->gpu_check and rep->gpu_why */
+    struct gputime_window gwin; /* box_timed_for: the last call's window (gputime.h); its
+                                 * GPU time comes from box_gpu_time after a collect */
 };
 
 /* Fill rep with a failure of the given status (enum box_status), directive
@@ -157,8 +157,8 @@ int box_clock(struct box *b, struct box_rep *rep);                              
 int box_batch(struct box *b, const struct box_req *req, struct box_rep *rep);   /* BATCH */
 /* One sample (empty: 0 the submission on set, 1 the empty kernel, 2
  * nothing) behind a blocking kernel that gives up after tmo ns; *ns is its
- * event time, b->gpu_ns its GPU time when recorded (-1 otherwise). 0, or
- * -1 with rep filled. */
+ * event time, b->gwin its window for box_gpu_time. 0, or -1 with rep
+ * filled. */
 int box_timed_for(struct box *b, int empty, int set, uint64_t tmo, double *ns, struct box_rep *rep);
 
 #endif

@@ -14,8 +14,9 @@
  *
  * GPU time (gtrace.h, gputime.h): with kernel activity recorded, each
  * sample also marks its window by the correlation ids of the blocking
- * kernel's launch and of its two event records, and after the sync takes
- * the span of the call's kernels from their records.
+ * kernel's launch and of its two event records; after a request's last
+ * call (a BATCH's samples, a SAMPLE) one collect hands the records over
+ * and each call's span of kernels is taken from them.
  */
 #include "box_int.h"
 #include "fdio.h"
@@ -51,46 +52,37 @@ static int box_flush_l2(struct box *b, struct box_rep *rep)
     return 0;
 }
 
-/* The GPU time of the call just timed (event time event_ns), from the
- * records of the kernels between its marks, into b->gpu_ns (-1 when there
- * is none). A refusal is kept in rep->gpu_check and rep->gpu_why (the
- * request's first); it never fails the sample: the judge decides what a
- * job without complete GPU time means. */
-static void box_gpu_time(struct box *b, int empty, uint32_t c_block, uint32_t c_lo,
-                         uint32_t c_hi, double event_ns, struct box_rep *rep)
+/* GPU time (gtrace.h): the records since the last gtrace_clear handed
+ * over once (after the calls' synchronisation), then each of the n calls'
+ * windows w[i] turned into out[i], its span, or -1. A refusal is kept in
+ * rep->gpu_check and rep->gpu_why (the request's first); it never fails the
+ * request: the judge decides what a job without complete GPU time means. */
+static void box_gpu_time(const struct gputime_window *w, int n, double *out,
+                         struct box_rep *rep)
 {
     const struct gputime_rec *r = NULL;
-    size_t n = 0;
+    size_t nr = 0;
     long lost = 0;
     char why[160];
-    struct gputime_window w = {
-        .c_block = b->blocker ? c_block : 0, .c_lo = c_lo, .c_hi = c_hi,
-        /* a CUDA call launches its launch lines (device-side launches may add
-         * more); a Python call at least one kernel */
-        .min_kernels = empty || b->python ? 1 : b->cfg->dirs->nlaunch,
-        .max_kernels = empty ? 1 : 0,
-        .event_ns = event_ns,
-        /* an unblocked Python call has its host dispatch in the events */
-        .gap_max_ns = b->blocker && !b->py_sync && !empty ? b->gpu_gap_ns : 0,
-    };
-    enum gputime_check c;
-    double span = 0;
-    if (gtrace_collect(&r, &n, &lost, why, sizeof why) != 0) {
-        c = GPUTIME_NONE;
-    } else if (lost > 0) {
-        c = GPUTIME_COUNT;
-        snprintf(why, sizeof why, "%ld kernel records were lost", lost);
-    } else {
-        c = gputime_span(r, n, &w, &span, why, sizeof why);
-    }
-    b->gpu_check = c;
-    if (c == GPUTIME_OK) {
-        b->gpu_ns = span;
-        return;
-    }
-    if (rep->gpu_check == 0) {
-        rep->gpu_check = c;
-        snprintf(rep->gpu_why, sizeof rep->gpu_why, "%s", why);
+    int failed = gtrace_collect(&r, &nr, &lost, why, sizeof why) != 0;
+    for (int i = 0; i < n; i++) {
+        enum gputime_check c;
+        double span = 0;
+        out[i] = -1;
+        if (failed) {
+            c = GPUTIME_NONE;
+        } else if (lost > 0) {
+            c = GPUTIME_COUNT;
+            snprintf(why, sizeof why, "%ld kernel records were lost", lost);
+        } else {
+            c = gputime_span(r, nr, &w[i], &span, why, sizeof why);
+        }
+        if (c == GPUTIME_OK) {
+            out[i] = span;
+        } else if (rep->gpu_check == 0) {
+            rep->gpu_check = c;
+            snprintf(rep->gpu_why, sizeof rep->gpu_why, "%s", why);
+        }
     }
 }
 
@@ -111,14 +103,12 @@ int box_timed_for(struct box *b, int empty, int set, uint64_t tmo, double *ns, s
     float ms = 0;
     int rec = b->gtrace && empty != 2;
     uint32_t c_block = 0, c_lo = 0, c_hi = 0;
-    b->gpu_ns = -1;
+    memset(&b->gwin, 0, sizeof b->gwin);
     if (box_flush_l2(b, rep) != 0)
         return -1;
     b->flag[0] = 0;
     b->flag[1] = 0;
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
-    if (rec)
-        gtrace_clear(); /* what ran before (fills, fingerprints) is not this call's */
     if (b->blocker) {
         gtrace_mark_arm();
         CUresult br = b->d.cuLaunchKernel(b->f_block, 1, 1, 1, 1, 1, 1, 0, b->stream, ba, NULL);
@@ -163,18 +153,30 @@ int box_timed_for(struct box *b, int empty, int set, uint64_t tmo, double *ns, s
     BOX_CU(b, rep, cuEventElapsedTime(&ms, b->ev0, b->ev1), "cuEventElapsedTime");
     *ns = (double)ms * 1e6;
     if (rec)
-        box_gpu_time(b, empty, c_block, c_lo, c_hi, *ns, rep);
+        b->gwin = (struct gputime_window){
+            .c_block = b->blocker ? c_block : 0, .c_lo = c_lo, .c_hi = c_hi,
+            /* a CUDA call launches its launch lines (device-side launches may
+             * add more); a Python call at least one kernel */
+            .min_kernels = empty || b->python ? 1 : b->cfg->dirs->nlaunch,
+            .max_kernels = empty ? 1 : 0,
+            .event_ns = *ns,
+            /* an unblocked Python call has its host dispatch in the events */
+            .gap_max_ns = b->blocker && !b->py_sync && !empty ? b->gpu_gap_ns : 0,
+        };
     return 0;
 }
 
 int box_sample(struct box *b, const struct box_req *req, struct box_rep *rep)
 {
+    rep->gpu_ns = -1;
+    gtrace_clear();
     if (box_setup_case(b, req->bench, req->case_index, 0, rep) != 0 ||
         box_prime(b, rep) != 0 ||
         box_prepare(b, 0, req->seed, req->poison_seed, rep) != 0 ||
         box_timed(b, 0, 0, &rep->ns, rep) != 0)
         return -1;
-    rep->gpu_ns = b->gpu_ns;
+    if (b->gtrace)
+        box_gpu_time(&b->gwin, 1, &rep->gpu_ns, rep);
     box_share(b, rep);
     return req->no_copy ? 0 : box_copy_out(b, 0, req, rep);
 }
@@ -223,6 +225,7 @@ int box_warmup(struct box *b, const struct box_req *req, struct box_rep *rep)
 int box_batch(struct box *b, const struct box_req *req, struct box_rep *rep)
 {
     struct box_batch a;
+    struct gputime_window wins[BOX_MAX_SETS];
     int rc = 0;
     if (req->payload != sizeof a || fdio_read_full(b->cfg->fd_in, &a, sizeof a) != 0)
         return box_rep_fail(rep, BOX_INTERNAL, 0, "short BATCH request");
@@ -237,6 +240,7 @@ int box_batch(struct box *b, const struct box_req *req, struct box_rep *rep)
     b->gpu_gap_ns = isfinite(a.gpu_gap_ns) && a.gpu_gap_ns > 0 ? a.gpu_gap_ns : 0;
     for (int i = 0; i < BOX_MAX_SETS; i++)
         rep->batch_gpu_ns[i] = -1;
+    gtrace_clear(); /* the batch's records only; one collect after its last call */
     if (a.lead_in) {
         double ns;
         if (box_prepare(b, 0, a.lead_seed, a.poison[0] + 1, rep) != 0 ||
@@ -247,8 +251,7 @@ int box_batch(struct box *b, const struct box_req *req, struct box_rep *rep)
         int i = rep->nbatch;
         if (box_prepare(b, i, a.seed[i], a.poison[i], rep) != 0 ||
             box_timed(b, 0, i, &rep->batch_ns[i], rep) != 0 ||
-            (rep->batch_gpu_ns[i] = b->gpu_ns,
-             box_fingerprint(b, b->buf[i], a.salt, &rep->fp[i], rep) != 0)) {
+            (wins[i] = b->gwin, box_fingerprint(b, b->buf[i], a.salt, &rep->fp[i], rep) != 0)) {
             rc = -1;
             break;
         }
@@ -261,6 +264,8 @@ int box_batch(struct box *b, const struct box_req *req, struct box_rep *rep)
     b->gpu_gap_ns = 0;
     if (rc != 0)
         return -1;
+    if (b->gtrace)
+        box_gpu_time(wins, rep->nbatch, rep->batch_gpu_ns, rep);
     box_share(b, rep);
     return 0;
 }
@@ -308,10 +313,11 @@ int box_baseline(struct box *b, struct box_rep *rep)
         double g[BOX_BASELINE_SAMPLES], e;
         int k = 0;
         for (int i = 0; i < BOX_BASELINE_SAMPLES; i++) {
+            gtrace_clear();
             if (box_timed(b, 1, 0, &e, rep) != 0)
                 return -1;
-            if (b->gpu_ns >= 0)
-                g[k++] = b->gpu_ns;
+            box_gpu_time(&b->gwin, 1, &g[k], rep);
+            k += g[k] >= 0;
         }
         if (k == BOX_BASELINE_SAMPLES)
             rep->gpu_ns = box_median(g, (size_t)k);

@@ -59,10 +59,12 @@ static struct {
 #undef GTRACE_PTR
     CUpti_SubscriberHandle sub;
     int on;
-    pthread_mutex_t lock;       /* store, n, lost: CUPTI may call back from its own thread */
+    pthread_mutex_t lock;       /* store, n, lost, floor: CUPTI may call back from its own thread */
     struct gputime_rec *store;  /* GTRACE_STORE_BYTES, mapped read-only but while written */
     size_t n;
     long lost;
+    uint32_t floor;             /* records of launches before this correlation id are old: */
+    int floor_pending;          /* not kept; set by the first mark after gtrace_clear */
     volatile int armed;         /* the harness's thread waits for its next driver call's id */
     pthread_t armer;
     volatile uint32_t mark;
@@ -105,6 +107,8 @@ static void CUPTIAPI gtrace_buf_done(CUcontext ctx, uint32_t stream, uint8_t *bu
             rec->kind != CUPTI_ACTIVITY_KIND_KERNEL)
             continue;
         const CUpti_ActivityKernel10 *k = (const CUpti_ActivityKernel10 *)rec;
+        if (gt.floor_pending || k->correlationId < gt.floor)
+            continue; /* before the calls being measured: the warm-up's, a fill's */
         if (gt.n == GTRACE_MAX_RECS) {
             gt.lost++;
             continue;
@@ -205,7 +209,16 @@ void gtrace_mark_arm(void)
 uint32_t gtrace_mark_take(void)
 {
     __atomic_store_n(&gt.armed, 0, __ATOMIC_SEQ_CST);
-    return gt.on ? gt.mark : 0;
+    if (!gt.on)
+        return 0;
+    uint32_t m = gt.mark;
+    pthread_mutex_lock(&gt.lock);
+    if (gt.floor_pending && m != 0) {
+        gt.floor = m;
+        gt.floor_pending = 0;
+    }
+    pthread_mutex_unlock(&gt.lock);
+    return m;
 }
 
 int gtrace_collect(const struct gputime_rec **recs, size_t *n, long *lost, char *why, size_t whysz)
@@ -235,6 +248,7 @@ void gtrace_clear(void)
     pthread_mutex_lock(&gt.lock);
     gt.n = 0;
     gt.lost = 0;
+    gt.floor_pending = 1;
     pthread_mutex_unlock(&gt.lock);
 }
 

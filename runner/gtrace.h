@@ -43,7 +43,7 @@
 #include <stdint.h>
 #include "gputime.h"
 
-#define GTRACE_MAX_RECS 4096   /* records kept between two collects; more are counted lost */
+#define GTRACE_MAX_RECS 65536  /* records kept between two gtrace_clear; more are counted lost */
 
 /* Start recording kernel activity. 0, or -1 with why (a sentence) filled:
  * then nothing is recorded and the other calls do nothing. */
@@ -53,18 +53,22 @@ int gtrace_start(char *why, size_t whysz);
 int gtrace_on(void);
 
 /* Around one driver call of the harness: gtrace_mark_arm(), the call,
- * gtrace_mark_take() returns the call's correlation id (0: none seen). */
+ * gtrace_mark_take() returns the call's correlation id (0: none seen). The
+ * first mark after gtrace_clear is also the store's floor: records of
+ * earlier launches are not kept. */
 void gtrace_mark_arm(void);
 uint32_t gtrace_mark_take(void);
 
 /* Hand every finished record to the store: call after the context is
- * synchronised. *recs points at the store (read-only, valid until the
+ * synchronised (one collect for the calls of a request: a forced flush
+ * costs host time). *recs points at the store (read-only, valid until the
  * next gtrace_collect or gtrace_clear), *n its records; *lost counts
  * records CUPTI dropped or the store had no room for since the last
  * gtrace_clear. 0, or -1 with why filled. */
 int gtrace_collect(const struct gputime_rec **recs, size_t *n, long *lost, char *why, size_t whysz);
 
-/* Forget the stored records (before the next call's window opens). */
+/* Forget the stored records, and keep none of launches before the next
+ * mark (before the first call of a request). */
 void gtrace_clear(void);
 
 #endif
