@@ -64,25 +64,17 @@ static void box_gpu_time(const struct gputime_window *w, int n, double *out,
     size_t nr = 0;
     long lost = 0;
     char why[160];
-    int failed = gtrace_collect(&r, &nr, &lost, why, sizeof why) != 0;
-    for (int i = 0; i < n; i++) {
-        enum gputime_check c;
-        double span = 0;
-        out[i] = -1;
-        if (failed) {
-            c = GPUTIME_NONE;
-        } else if (lost > 0) {
-            c = GPUTIME_COUNT;
-            snprintf(why, sizeof why, "%ld kernel records were lost", lost);
-        } else {
-            c = gputime_span(r, nr, &w[i], &span, why, sizeof why);
-        }
-        if (c == GPUTIME_OK) {
-            out[i] = span;
-        } else if (rep->gpu_check == 0) {
-            rep->gpu_check = c;
-            snprintf(rep->gpu_why, sizeof rep->gpu_why, "%s", why);
-        }
+    enum gputime_check c;
+    if (gtrace_collect(&r, &nr, &lost, why, sizeof why) != 0) {
+        for (int i = 0; i < n; i++)
+            out[i] = -1;
+        c = n > 0 ? GPUTIME_NONE : GPUTIME_OK;
+    } else {
+        c = gputime_spans(r, nr, lost, w, n, out, why, sizeof why);
+    }
+    if (c != GPUTIME_OK && rep->gpu_check == 0) {
+        rep->gpu_check = c;
+        snprintf(rep->gpu_why, sizeof rep->gpu_why, "%s", why);
     }
 }
 

@@ -89,6 +89,31 @@ enum gputime_check gputime_span(const struct gputime_rec *r, size_t n,
     return GPUTIME_OK;
 }
 
+enum gputime_check gputime_spans(const struct gputime_rec *r, size_t n, long lost,
+                                 const struct gputime_window *w, int nw, double *out, char *why,
+                                 size_t whysz)
+{
+    enum gputime_check first = GPUTIME_OK;
+    char one[160];
+    for (int i = 0; i < nw; i++) {
+        enum gputime_check c;
+        out[i] = -1;
+        if (lost > 0)
+            c = gputime_fail(GPUTIME_COUNT, one, sizeof one, "%ld kernel records were lost", lost);
+        else
+            c = gputime_span(r, n, &w[i], &out[i], one, sizeof one);
+        if (c != GPUTIME_OK) {
+            out[i] = -1;
+            if (first == GPUTIME_OK) {
+                first = c;
+                if (why != NULL && whysz > 0)
+                    snprintf(why, whysz, "call %d: %s", i, one);
+            }
+        }
+    }
+    return first;
+}
+
 const char *gputime_check_name(enum gputime_check c)
 {
     switch (c) {

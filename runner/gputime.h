@@ -70,6 +70,14 @@ enum gputime_check gputime_span(const struct gputime_rec *r, size_t n,
                                 const struct gputime_window *w, double *span_ns, char *why,
                                 size_t whysz);
 
+/* The spans of nw calls whose records are all among r[0..n) (a request's
+ * calls, collected once): out[i] for window w[i], or -1 when refused. lost
+ * records (CUPTI's, or the store's) refuse every call (GPUTIME_COUNT).
+ * Returns GPUTIME_OK or the first refusal, with its sentence in why. */
+enum gputime_check gputime_spans(const struct gputime_rec *r, size_t n, long lost,
+                                 const struct gputime_window *w, int nw, double *out, char *why,
+                                 size_t whysz);
+
 #define GPUTIME_SLACK_NS 128.0   /* the event clock's quantum (32 ns) several times over */
 #define GPUTIME_SLACK_REL 0.005
 

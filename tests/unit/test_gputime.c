@@ -140,6 +140,36 @@ static void test_refused(void)
     KT_CHECK(c == GPUTIME_BAD_WINDOW, "no marks: %s", gputime_check_name(c));
 }
 
+/* A BATCH: the records of three calls, the harness's kernels between
+ * them, collected once; each call gets its own span, and one refused call
+ * leaves the others theirs; records lost refuse them all. */
+static void test_batch(void)
+{
+    const struct gputime_rec r[] = {
+        {100, 200, 20, 7}, {200, 300, 21, 7}, {300, 1000, 22, 7}, {1100, 3000, 24, 7},   /* call 0 */
+        {3100, 3300, 26, 7},                                                            /* fingerprint */
+        {4000, 4100, 30, 7}, {4100, 4200, 31, 7}, {4200, 5000, 32, 7}, {5200, 6200, 34, 7}, /* call 1 */
+        {7000, 7100, 40, 7}, {7100, 7200, 41, 7}, {7200, 8000, 42, 7},                   /* call 2: none */
+    };
+    struct gputime_window w[3] = {
+        {.c_block = 22, .c_lo = 23, .c_hi = 25, .min_kernels = 1, .event_ns = 2500},
+        {.c_block = 32, .c_lo = 33, .c_hi = 35, .min_kernels = 1, .event_ns = 1500},
+        {.c_block = 42, .c_lo = 43, .c_hi = 45, .min_kernels = 1, .event_ns = 900},
+    };
+    double out[3];
+    char why[160];
+    enum gputime_check c = gputime_spans(r, 12, 0, w, 3, out, why, sizeof why);
+    KT_CHECK(c == GPUTIME_NONE && out[0] == 1900.0 && out[1] == 1000.0 && out[2] == -1 &&
+             strstr(why, "call 2") == why, "three calls, the last without its kernel: %s %.0f %.0f %.0f (%s)",
+             gputime_check_name(c), out[0], out[1], out[2], why);
+    c = gputime_spans(r, 12, 0, w, 2, out, why, sizeof why);
+    KT_CHECK(c == GPUTIME_OK && out[0] == 1900.0 && out[1] == 1000.0, "two calls: %s",
+             gputime_check_name(c));
+    c = gputime_spans(r, 12, 3, w, 2, out, why, sizeof why);
+    KT_CHECK(c == GPUTIME_COUNT && out[0] == -1 && out[1] == -1 && strstr(why, "3 kernel records were lost"),
+             "records lost: every call refused (%s)", why);
+}
+
 /* An unblocked call: no blocking kernel's record is needed. */
 static void test_unblocked(void)
 {
@@ -184,6 +214,7 @@ int main(int argc, char **argv)
     KT_RUN(test_span());
     KT_RUN(test_refused());
     KT_RUN(test_unblocked());
+    KT_RUN(test_batch());
     KT_RUN(test_start_refused());
     return kt_done("test_gputime");
 }
