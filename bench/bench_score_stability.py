@@ -25,7 +25,7 @@ GPU time (docs/timing.md 8): every v2 run also carries the GPU-time score
 the event score's over the same runs, with the goal CV < 0.2 % for every
 kernel, and the fp8_quant fast leaderboard run's wall time under --old
 v2-2p against the goal of 5 s. The H200 command (one device call, < 9 min):
-  python3 bench/bench_score_stability.py --old v2-2p --runs 6 --budget 480 --out build/ss_gpu
+  python3 bench/bench_score_stability.py --old v2-2p --runs 4 --budget 450 --out build/ss_gpu_a
 
 Sizing (one device call): round 1 measures each run's wall time; the
 remaining rounds are fitted into --budget seconds, v2 first (--runs
