@@ -211,6 +211,12 @@ run:
 bench:
 	@bench/run.sh
 
+# bench/bench_timing_fidelity.py --gpu-time: a CUPTI consumer of its own, the
+# reference for the run box's GPU time (bench/cupti_ref.c). Not in `all`.
+build/cupti_ref.so: bench/cupti_ref.c
+	@mkdir -p build
+	$(CC) $(CFLAGS_BASE) -shared -fPIC $(CUDA_INC) $< -o $@ -L$(CUDA)/lib64 -Wl,-rpath,$(CUDA)/lib64 -lcupti
+
 bench-http: bin/kjudge-server
 	@python3 bench/bench_http_load.py $(BENCH_HTTP_ARGS)
 

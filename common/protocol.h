@@ -25,6 +25,9 @@
  * rejudge` brings a board's ranked submissions to the new one
  * (docs/rejudge.md). A result that names no version is version 1. */
 #define KJ_TIMING_VERSION 1
+/* The version a result names when its score ranks GPU time (CUPTI, docs/
+ * timing.md) instead of events: another measure, never ranked with them. */
+#define KJ_TIMING_VERSION_GPU_TIME (100000 + KJ_TIMING_VERSION)
 #define KJ_TIMING_VERSION_MAX 1000000 /* the largest version a result may name */
 
 /* What a submission asks the runner to do (DESIGN.md "Modes and verdicts"). */

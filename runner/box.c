@@ -13,6 +13,7 @@
  */
 #include "box_int.h"
 #include "fdio.h"
+#include "gtrace.h"
 #include "rbox.h"
 
 #include <signal.h>
@@ -91,6 +92,16 @@ static int box_init(struct box *b, struct box_rep *rep)
     void *host = NULL;
     if (cudrv_load(&b->d, &err) != KJ_OK)
         return box_rep_fail(rep, BOX_INTERNAL, 0, "%s", err.msg);
+    /* GPU time (gtrace.h): a run box that times, CUDA or Python, records
+     * kernel activity from before its context exists; not the reference box
+     * (never timed), not under a profiler or sanitizer (they own CUPTI). */
+    if (!b->cfg->role_reference && (!b->cfg->tool || b->cfg->python_lib != NULL))
+        b->gtrace = gtrace_start(b->info.gpu_time_note, sizeof b->info.gpu_time_note) == 0;
+    else
+        snprintf(b->info.gpu_time_note, sizeof b->info.gpu_time_note,
+                 b->cfg->role_reference ? "the reference box is not timed"
+                                        : "a profiler or sanitizer owns CUPTI in this box");
+    b->info.gpu_time = b->gtrace;
     BOX_CU(b, rep, cuInit(0), "cuInit");
     BOX_CU(b, rep, cuDeviceGet(&b->dev, b->cfg->gpu), "cuDeviceGet");
     BOX_CU(b, rep, cuDevicePrimaryCtxRetain(&b->ctx, b->dev), "cuDevicePrimaryCtxRetain");

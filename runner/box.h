@@ -120,6 +120,8 @@ struct box_device {
     int clock_khz, mem_clock_khz, mem_bus_bits;
     char pci[32];
     char sandbox[64];         /* protections in force, "ns,fs,creds,seccomp,cgroup" (rbox.h) */
+    int gpu_time;             /* 1: the box records each timed call's GPU time (gtrace.h) */
+    char gpu_time_note[160];  /* CUPTI's version, or why there is no GPU time */
     char error[512];          /* non-empty: the box could not start (why) */
 };
 
@@ -161,6 +163,15 @@ struct box_rep {
     uint64_t fp[BOX_MAX_SETS];   /* BATCH: fingerprint of set i's outputs right after its call;
                                   * VERIFY_SETS: of the submission's set i when checked */
     double copy_gbs;          /* BASELINE: best device-to-device copy bandwidth, GB/s (read + write) */
+    /* GPU time (gtrace.h, docs/timing.md "GPU time"), -1 where not recorded:
+     * SAMPLE's call in gpu_ns, BATCH's sample i in batch_gpu_ns[i],
+     * BASELINE's empty-kernel median in gpu_ns. gpu_check: the first
+     * gputime_check that refused a call's records in this request (0 none),
+     * gpu_why its sentence. */
+    double gpu_ns;
+    double batch_gpu_ns[BOX_MAX_SETS];
+    int gpu_check;
+    char gpu_why[160];
     struct gpumon mon;        /* CLOCK: NVML's reading */
 };
 
@@ -181,6 +192,8 @@ struct box_verify {
  * keep their results until the next BATCH, for the reference box to check. */
 struct box_batch {
     int n, lane, lead_in, empty_every;
+    double gpu_gap_ns;        /* a call's event time less its GPU time may be at most this
+                               * (gputime.h; 0 = unchecked) */
     uint64_t lead_seed;
     uint64_t salt;            /* of the outputs' fingerprints (common/kjhash.h) */
     uint64_t seed[BOX_MAX_SETS], poison[BOX_MAX_SETS];

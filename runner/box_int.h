@@ -7,7 +7,8 @@
  *   box_launch.c  a case's buffers and launches: setup from the plan, fresh
  *                 inputs and poisoned outputs, the launch set, copy-out,
  *                 the CASE and COPY requests
- *   box_time.c    the timing protocol: L2 flush, timed samples, warm-up,
+ *   box_time.c    the timing protocol: L2 flush, timed samples (events and,
+ *                 with gtrace.h, each call's GPU time), warm-up,
  *                 baseline, copy bandwidth, the graph cross-check, the clock
  *   box.c         the child: device setup, LOAD, VERIFY, HEALTH, the request
  *                 dispatcher and its state checks, box_main
@@ -22,6 +23,7 @@
 #include <stdio.h>
 #include "box.h"
 #include "cudrv.h"
+#include "gputime.h"
 #include "pybox.h"
 
 struct box {
@@ -78,6 +80,10 @@ struct box {
     volatile int *flag;         /* host-mapped: [0] release flag, [1] timed-out flag */
     CUdeviceptr flag_d;
     CUevent ev0, ev1;
+    int gtrace;                 /* kernel activity is recorded (gtrace.h): GPU time per call */
+    double gpu_gap_ns;          /* BATCH's bound on event time less GPU time (0 = unchecked) */
+    struct gputime_window gwin; /* box_timed_for: the last call's window (gputime.h); its
+                                 * GPU time comes from box_gpu_time after a collect */
 };
 
 /* Fill rep with a failure of the given status (enum box_status), directive
@@ -155,7 +161,8 @@ int box_clock(struct box *b, struct box_rep *rep);                              
 int box_batch(struct box *b, const struct box_req *req, struct box_rep *rep);   /* BATCH */
 /* One sample (empty: 0 the submission on set, 1 the empty kernel, 2
  * nothing) behind a blocking kernel that gives up after tmo ns; *ns is its
- * event time. 0, or -1 with rep filled. */
+ * event time, b->gwin its window for box_gpu_time. 0, or -1 with rep
+ * filled. */
 int box_timed_for(struct box *b, int empty, int set, uint64_t tmo, double *ns, struct box_rep *rep);
 
 #endif

@@ -11,12 +11,20 @@
  * cross-check (TIMING.md item 7), the SM clock probe, and protocol v2's
  * batch (docs/timing.md): samples over several buffer sets and stream
  * lanes with empty-kernel samples between them.
+ *
+ * GPU time (gtrace.h, gputime.h): with kernel activity recorded, each
+ * sample also marks its window by the correlation ids of the blocking
+ * kernel's launch and of its two event records; after a request's last
+ * call (a BATCH's samples, a SAMPLE) one collect hands the records over
+ * and each call's span of kernels is taken from them.
  */
 #include "box_int.h"
 #include "fdio.h"
+#include "gtrace.h"
 #include "mono.h"
 #include "stats.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -44,6 +52,32 @@ static int box_flush_l2(struct box *b, struct box_rep *rep)
     return 0;
 }
 
+/* GPU time (gtrace.h): the records since the last gtrace_clear handed
+ * over once (after the calls' synchronisation), then each of the n calls'
+ * windows w[i] turned into out[i], its span, or -1. A refusal is kept in
+ * rep->gpu_check and rep->gpu_why (the request's first); it never fails the
+ * request: the judge decides what a job without complete GPU time means. */
+static void box_gpu_time(const struct gputime_window *w, int n, double *out,
+                         struct box_rep *rep)
+{
+    const struct gputime_rec *r = NULL;
+    size_t nr = 0;
+    long lost = 0;
+    char why[160];
+    enum gputime_check c;
+    if (gtrace_collect(&r, &nr, &lost, why, sizeof why) != 0) {
+        for (int i = 0; i < n; i++)
+            out[i] = -1;
+        c = n > 0 ? GPUTIME_NONE : GPUTIME_OK;
+    } else {
+        c = gputime_spans(r, nr, lost, w, n, out, why, sizeof why);
+    }
+    if (c != GPUTIME_OK && rep->gpu_check == 0) {
+        rep->gpu_check = c;
+        snprintf(rep->gpu_why, sizeof rep->gpu_why, "%s", why);
+    }
+}
+
 /* One sample: L2 reset and flush, then [start, launches, stop] queued behind
  * the blocking kernel and released together. *ns is the event time. empty:
  * 0 the submission's launches on buffer set `set`, 1 the empty kernel, 2
@@ -59,15 +93,26 @@ int box_timed_for(struct box *b, int empty, int set, uint64_t tmo, double *ns, s
     CUdeviceptr tflag = b->flag_d + sizeof(int);
     void *ba[] = {&b->flag_d, &tflag, &tmo};
     float ms = 0;
+    int rec = b->gtrace && empty != 2;
+    uint32_t c_block = 0, c_lo = 0, c_hi = 0;
+    memset(&b->gwin, 0, sizeof b->gwin);
     if (box_flush_l2(b, rep) != 0)
         return -1;
     b->flag[0] = 0;
     b->flag[1] = 0;
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
-    if (b->blocker)
-        BOX_CU(b, rep, cuLaunchKernel(b->f_block, 1, 1, 1, 1, 1, 1, 0, b->stream, ba, NULL),
-               "launching the blocking kernel");
-    BOX_CU(b, rep, cuEventRecord(b->ev0, b->stream), "cuEventRecord");
+    if (b->blocker) {
+        gtrace_mark_arm();
+        CUresult br = b->d.cuLaunchKernel(b->f_block, 1, 1, 1, 1, 1, 1, 0, b->stream, ba, NULL);
+        c_block = gtrace_mark_take();
+        if (br != CUDA_SUCCESS)
+            return box_rep_cuda(b, rep, BOX_INTERNAL, br, "launching the blocking kernel");
+    }
+    gtrace_mark_arm();
+    CUresult er = b->d.cuEventRecord(b->ev0, b->stream);
+    c_lo = gtrace_mark_take();
+    if (er != CUDA_SUCCESS)
+        return box_rep_cuda(b, rep, BOX_INTERNAL, er, "cuEventRecord");
     int lrc = 0;
     if (empty == 2) {
         /* an empty event pair: the events' own overhead */
@@ -78,8 +123,13 @@ int box_timed_for(struct box *b, int empty, int set, uint64_t tmo, double *ns, s
     } else {
         lrc = box_launch_all(b, set, rep);
     }
-    if (lrc == 0 && b->d.cuEventRecord(b->ev1, b->stream) != CUDA_SUCCESS)
-        lrc = box_rep_fail(rep, BOX_INTERNAL, 0, "cuEventRecord failed");
+    if (lrc == 0) {
+        gtrace_mark_arm();
+        CUresult r = b->d.cuEventRecord(b->ev1, b->stream);
+        c_hi = gtrace_mark_take();
+        if (r != CUDA_SUCCESS)
+            lrc = box_rep_fail(rep, BOX_INTERNAL, 0, "cuEventRecord failed");
+    }
     if (lrc == 0 && empty == 0)
         lrc = box_collect(b, rep); /* after the stop event: not timed */
     __atomic_store_n(&b->flag[0], 1, __ATOMIC_SEQ_CST);
@@ -94,16 +144,31 @@ int box_timed_for(struct box *b, int empty, int set, uint64_t tmo, double *ns, s
                         "was being queued (host too slow?)");
     BOX_CU(b, rep, cuEventElapsedTime(&ms, b->ev0, b->ev1), "cuEventElapsedTime");
     *ns = (double)ms * 1e6;
+    if (rec)
+        b->gwin = (struct gputime_window){
+            .c_block = b->blocker ? c_block : 0, .c_lo = c_lo, .c_hi = c_hi,
+            /* a CUDA call launches its launch lines (device-side launches may
+             * add more); a Python call at least one kernel */
+            .min_kernels = empty || b->python ? 1 : b->cfg->dirs->nlaunch,
+            .max_kernels = empty ? 1 : 0,
+            .event_ns = *ns,
+            /* an unblocked Python call has its host dispatch in the events */
+            .gap_max_ns = b->blocker && !b->py_sync && !empty ? b->gpu_gap_ns : 0,
+        };
     return 0;
 }
 
 int box_sample(struct box *b, const struct box_req *req, struct box_rep *rep)
 {
+    rep->gpu_ns = -1;
+    gtrace_clear();
     if (box_setup_case(b, req->bench, req->case_index, 0, rep) != 0 ||
         box_prime(b, rep) != 0 ||
         box_prepare(b, 0, req->seed, req->poison_seed, rep) != 0 ||
         box_timed(b, 0, 0, &rep->ns, rep) != 0)
         return -1;
+    if (b->gtrace)
+        box_gpu_time(&b->gwin, 1, &rep->gpu_ns, rep);
     box_share(b, rep);
     return req->no_copy ? 0 : box_copy_out(b, 0, req, rep);
 }
@@ -152,6 +217,7 @@ int box_warmup(struct box *b, const struct box_req *req, struct box_rep *rep)
 int box_batch(struct box *b, const struct box_req *req, struct box_rep *rep)
 {
     struct box_batch a;
+    struct gputime_window wins[BOX_MAX_SETS];
     int rc = 0;
     if (req->payload != sizeof a || fdio_read_full(b->cfg->fd_in, &a, sizeof a) != 0)
         return box_rep_fail(rep, BOX_INTERNAL, 0, "short BATCH request");
@@ -163,6 +229,10 @@ int box_batch(struct box *b, const struct box_req *req, struct box_rep *rep)
     if (a.n > b->nsets)
         a.n = b->nsets; /* memory gave fewer sets than asked */
     b->stream = b->lanes[a.lane % BOX_LANES];
+    b->gpu_gap_ns = isfinite(a.gpu_gap_ns) && a.gpu_gap_ns > 0 ? a.gpu_gap_ns : 0;
+    for (int i = 0; i < BOX_MAX_SETS; i++)
+        rep->batch_gpu_ns[i] = -1;
+    gtrace_clear(); /* the batch's records only; one collect after its last call */
     if (a.lead_in) {
         double ns;
         if (box_prepare(b, 0, a.lead_seed, a.poison[0] + 1, rep) != 0 ||
@@ -173,7 +243,7 @@ int box_batch(struct box *b, const struct box_req *req, struct box_rep *rep)
         int i = rep->nbatch;
         if (box_prepare(b, i, a.seed[i], a.poison[i], rep) != 0 ||
             box_timed(b, 0, i, &rep->batch_ns[i], rep) != 0 ||
-            box_fingerprint(b, b->buf[i], a.salt, &rep->fp[i], rep) != 0) {
+            (wins[i] = b->gwin, box_fingerprint(b, b->buf[i], a.salt, &rep->fp[i], rep) != 0)) {
             rc = -1;
             break;
         }
@@ -183,8 +253,11 @@ int box_batch(struct box *b, const struct box_req *req, struct box_rep *rep)
             rc = -1;
     }
     b->stream = b->lanes[0];
+    b->gpu_gap_ns = 0;
     if (rc != 0)
         return -1;
+    if (b->gtrace)
+        box_gpu_time(wins, rep->nbatch, rep->batch_gpu_ns, rep);
     box_share(b, rep);
     return 0;
 }
@@ -227,6 +300,23 @@ int box_baseline(struct box *b, struct box_rep *rep)
             return -1;
     rep->ns = box_median(s, BOX_BASELINE_SAMPLES);
     rep->count = BOX_BASELINE_SAMPLES;
+    rep->gpu_ns = -1;
+    if (b->gtrace) { /* the empty kernel's own GPU time, for calibrate and the docs */
+        static struct gputime_window w[BOX_BASELINE_SAMPLES];
+        double g[BOX_BASELINE_SAMPLES], e;
+        int k = 0;
+        gtrace_clear();
+        for (int i = 0; i < BOX_BASELINE_SAMPLES; i++) {
+            if (box_timed(b, 1, 0, &e, rep) != 0)
+                return -1;
+            w[i] = b->gwin;
+        }
+        box_gpu_time(w, BOX_BASELINE_SAMPLES, g, rep);
+        for (int i = 0; i < BOX_BASELINE_SAMPLES; i++)
+            k += g[i] >= 0;
+        if (k == BOX_BASELINE_SAMPLES)
+            rep->gpu_ns = box_median(g, (size_t)k);
+    }
     for (int i = 0; i < BOX_BASELINE_SAMPLES; i++)
         if (box_timed(b, 2, 0, &s[i], rep) != 0)
             return -1;

@@ -71,6 +71,11 @@ struct judge {
     size_t cap;
     double *empties;            /* owned: protocol v2's interleaved empty-kernel samples */
     size_t nempty, empty_cap;
+    double empty_ns;            /* median of the empty kernel's event time (BASELINE) */
+    int gpu_time;               /* 1 while every timed call so far has its GPU time
+                                 * (gtrace.h); gpu_note says why not otherwise */
+    int gpu_refused;            /* 1: a call's records failed gputime.h's checks */
+    char gpu_note[256];
     int tool;                   /* profile or sanitize mode: the submission box runs under a tool */
     int python;                 /* a Python submission: its box is a Python box (pybox.h),
                                  * started like a tool's (TOOL_PYTHON) */

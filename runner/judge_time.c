@@ -17,9 +17,17 @@
  *       them, and the reference box checks each batch's calls at once;
  *       the ranked medians are corrected for the job's launch-path offset
  *       (stats_correct_offset), the raw ones stay in the result.
+ *
+ * GPU time (v2 only; docs/timing.md "GPU time"): every timed call's span of
+ * kernels from CUPTI's records (gtrace.h) comes back beside its event time;
+ * each shape gets its GPU-time summary when every call of the job has one.
+ * $KJUDGE_SCORE=gpu_time on the runner ranks the GPU-time medians instead
+ * of the (corrected) event medians; events rank by default, and whenever
+ * the job has no complete GPU time.
  */
 #include "judge_int.h"
 #include "gpumon.h"
+#include "gputime.h"
 #include "mono.h"
 #include "philox.h"
 #include "stats.h"
@@ -269,6 +277,8 @@ struct v2_shape {
     int visits;
     double *x;                  /* owned: the timed samples, in order */
     size_t n, cap;
+    double *g;                  /* owned: their GPU times, while the job has them all */
+    size_t ng, gcap;
     double total_s, wall_s;     /* sample time and wall time so far */
     struct stats_stopper st;
     enum stats_stop stop;
@@ -322,6 +332,56 @@ static void judge_v2_trace(const struct judge *j, const struct v2_shape *sh, int
                 sh->batches, i, lane, rep->empty_ns[i]);
 }
 
+/* The job has no complete GPU time from here on: why (the first reason
+ * stays); refused: a call's records failed the checks (gputime.h). */
+static void judge_gpu_lost(struct judge *j, int refused, const char *why)
+{
+    if (!j->gpu_time)
+        return;
+    j->gpu_time = 0;
+    j->gpu_refused = refused;
+    snprintf(j->gpu_note, sizeof j->gpu_note, "%s", why);
+}
+
+/* How much longer a call's events may be than its kernels' span: the
+ * launch path, which the empty kernel's event time bounds (it is launch
+ * path and a kernel of ~1 us), twice over, at least 4 us. */
+static double judge_gpu_gap(const struct judge *j)
+{
+    double g = 2.0 * j->empty_ns;
+    return g > 4000.0 ? g : 4000.0;
+}
+
+/* The GPU times of a verified batch into shape sh, or the job's GPU time
+ * ends: a value the box cannot have measured (not finite, negative, longer
+ * than the call's events) is refused like records that fail the checks. */
+static int judge_gpu_batch(struct judge *j, struct v2_shape *sh, const struct box_rep *rep,
+                           struct kj_err *err)
+{
+    for (int i = 0; i < rep->nbatch && j->gpu_time; i++) {
+        double g = rep->batch_gpu_ns[i], ev = rep->batch_ns[i];
+        char why[200];
+        if (g < 0 && isfinite(g) && rep->gpu_check == GPUTIME_OK) {
+            /* a box that does not record (a new box of the job without CUPTI) */
+            snprintf(why, sizeof why, "benchmark %d: the box recorded no GPU time", sh->b);
+            judge_gpu_lost(j, 0, why);
+        } else if (g < 0 && isfinite(g)) {
+            /* records missing or refused: what hidden kernels would look like */
+            snprintf(why, sizeof why, "benchmark %d: %s: %.150s", sh->b,
+                     gputime_check_name((enum gputime_check)rep->gpu_check),
+                     rep->gpu_why[0] ? rep->gpu_why : "no GPU time");
+            judge_gpu_lost(j, 1, why);
+        } else if (!isfinite(g) || g > ev + GPUTIME_SLACK_NS + GPUTIME_SLACK_REL * ev) {
+            snprintf(why, sizeof why, "benchmark %d: the box reported a GPU time of %g ns for "
+                     "a call of %g ns", sh->b, g, ev);
+            judge_gpu_lost(j, 1, why);
+        } else if (judge_push(&sh->g, &sh->ng, &sh->gcap, g, err) != KJ_OK) {
+            return KJ_ENOMEM;
+        }
+    }
+    return KJ_OK;
+}
+
 /* One batch of at most n timed calls of shape sh, then their verification.
  * The samples join the shape's, the empty-kernel samples the job's. */
 static enum judge_step judge_v2_batch(struct judge *j, struct v2_shape *sh, int n,
@@ -342,6 +402,7 @@ static enum judge_step judge_v2_batch(struct judge *j, struct v2_shape *sh, int 
     a.empty_every = TPLAN_EMPTY_EVERY;
     a.lead_seed = judge_bench_seed(j, sh->b, 2000000 + sh->batches);
     a.salt = philox_mix_seed(j->poison++, 0x6b6a6670ull); /* the batch's fingerprint salt */
+    a.gpu_gap_ns = judge_gpu_gap(j);
     for (int i = 0; i < n; i++) {
         a.seed[i] = judge_bench_seed(j, sh->b, (long)sh->n + i);
         a.poison[i] = j->poison++;
@@ -370,6 +431,8 @@ static enum judge_step judge_v2_batch(struct judge *j, struct v2_shape *sh, int 
         return r;
     }
     sh->sets = rep.nsets;
+    if (judge_gpu_batch(j, sh, &rep, err) != KJ_OK)
+        return STEP_ERROR;
     judge_v2_trace(j, sh, a.lane, &rep);
     sh->batches++;
     sh->wall_s += mono_now() - t0;
@@ -447,6 +510,51 @@ static double judge_gpu_empty_ns(const struct judge *j, char *src, size_t srcsz)
     return v;
 }
 
+/* Whether this runner ranks GPU time ($KJUDGE_SCORE=gpu_time; docs/timing.md). */
+static int judge_rank_gpu(void)
+{
+    const char *v = getenv("KJUDGE_SCORE");
+    return v != NULL && strcmp(v, "gpu_time") == 0;
+}
+
+/* The GPU-time summaries of every shape and their score, when every timed
+ * call of the job has its GPU time; with $KJUDGE_SCORE=gpu_time, gmed[]
+ * gets the GPU-time medians and they rank. A job whose records were
+ * refused (gputime.h) cannot be ranked on GPU time: an error then, not a
+ * quiet fall-back to events. */
+static int judge_v2_gpu(struct judge *j, struct v2_shape *shapes, double *gmed,
+                        struct kj_err *err)
+{
+    const struct spec *s = j->spec;
+    struct result_timing *tm = &j->res->timing;
+    double g[SPEC_MAX_CASES];
+    for (int b = 0; b < s->nbenchmarks && j->gpu_time; b++)
+        if (shapes[b].ng != shapes[b].n)
+            judge_gpu_lost(j, 0, "a shape's calls lack their GPU time");
+    tm->gpu_time = j->gpu_time;
+    snprintf(tm->gpu_time_note, sizeof tm->gpu_time_note, "%s", j->gpu_note);
+    if (!j->gpu_time) {
+        if (judge_rank_gpu() && j->gpu_refused)
+            return KJ_FAIL(err, KJ_EINTERNAL, "this runner ranks GPU time, and a call's kernel "
+                           "records were refused: %s", j->gpu_note);
+        return KJ_OK;
+    }
+    for (int b = 0; b < s->nbenchmarks; b++) {
+        struct result_shape *e = shapes[b].e;
+        if (stats_summarize(shapes[b].g, shapes[b].ng, &e->gpu) != KJ_OK)
+            return KJ_FAIL(err, KJ_EINTERNAL, "benchmark %d: no GPU-time summary", b);
+        e->has_gpu = 1;
+        g[b] = e->gpu.median;
+    }
+    tm->gpu_score_ns = stats_geomean(g, (size_t)s->nbenchmarks);
+    tm->has_gpu_score = isfinite(tm->gpu_score_ns) && tm->gpu_score_ns > 0;
+    if (judge_rank_gpu() && tm->has_gpu_score) {
+        tm->ranked_gpu = 1;
+        memcpy(gmed, g, sizeof g[0] * (size_t)s->nbenchmarks);
+    }
+    return KJ_OK;
+}
+
 /* The end of v2: statistics per shape, the correction, the events, the
  * graph cross-check; medians[] gets the ranked (corrected) medians. */
 static int judge_v2_finish(struct judge *j, struct v2_shape *shapes, const int *order,
@@ -454,7 +562,7 @@ static int judge_v2_finish(struct judge *j, struct v2_shape *shapes, const int *
 {
     const struct spec *s = j->spec;
     struct result_timing *tm = &j->res->timing;
-    double raw[SPEC_MAX_CASES];
+    double raw[SPEC_MAX_CASES], gmed[SPEC_MAX_CASES];
     for (int b = 0; b < s->nbenchmarks; b++) {
         struct v2_shape *sh = &shapes[b];
         struct shape_timing *t = &sh->e->t;
@@ -471,6 +579,8 @@ static int judge_v2_finish(struct judge *j, struct v2_shape *shapes, const int *
         t->visits = sh->visits;
         raw[b] = t->st.median;
     }
+    if (judge_v2_gpu(j, shapes, gmed, err) != KJ_OK)
+        return err->code != KJ_OK ? err->code : KJ_EINTERNAL;
     tm->empty_samples = (long)j->nempty;
     tm->empty_run_ns = stats_trimmed_mean(j->empties, j->nempty, TPLAN_EMPTY_TRIM);
     tm->has_empty_run = isfinite(tm->empty_run_ns);
@@ -493,6 +603,8 @@ static int judge_v2_finish(struct judge *j, struct v2_shape *shapes, const int *
             return judge_has_verdict(j) ? KJ_OK : KJ_EINTERNAL;
         judge_shape_event(j, KJ_EV_BENCHMARK, e);
     }
+    if (tm->ranked_gpu)
+        memcpy(medians, gmed, sizeof gmed[0] * (size_t)s->nbenchmarks);
     return KJ_OK;
 }
 
@@ -610,8 +722,10 @@ static int judge_shapes_v2(struct judge *j, const int *order, double *medians,
         if (!judge_has_verdict(j))
             judge_timed_verdict(j, failed, shapes[failed].e);
     }
-    for (int b = 0; b < s->nbenchmarks; b++)
+    for (int b = 0; b < s->nbenchmarks; b++) {
         free(shapes[b].x);
+        free(shapes[b].g);
+    }
     free(shapes);
     return rc;
 }
@@ -631,7 +745,12 @@ int judge_benchmarks(struct judge *j, struct kj_err *err)
     res->baseline_empty_kernel_ns = rep.ns;
     res->baseline_event_pair_ns = rep.event_ns;
     j->event_ns = rep.event_ns;
+    j->empty_ns = rep.ns;
     j->copy_gbs = rep.copy_gbs;
+    j->gpu_time = j->dev.gpu_time && j->job->protocol != JUDGE_PROTOCOL_V1;
+    j->gpu_refused = 0;
+    snprintf(j->gpu_note, sizeof j->gpu_note, "%s", j->job->protocol == JUDGE_PROTOCOL_V1
+             ? "protocol v1 times with events only" : j->dev.gpu_time_note);
     if (rep.copy_gbs > 0) {
         res->sys.has_copy_bw = 1;
         res->sys.measured_copy_bandwidth_gbs = rep.copy_gbs;

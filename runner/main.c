@@ -7,6 +7,8 @@
  *   kjudge-runner serve --server URL [--gpu N] [--name N] [--gpu-type T]  pull jobs from a server
  *                       [--ca-file PEM] [--grace SECONDS]
  *   kjudge-runner probe [--gpu N]                                      describe a GPU as JSON
+ *   kjudge-runner calibrate [--gpu N] [--processes N] [--runs N] [--json]
+ *                                      a GPU model's constants and tplan.c's row (calib.h)
  * Common: --leaderboards DIR (default: leaderboards). The runner token for
  * serve comes from $KJUDGE_RUNNER_TOKEN or --token-file; a private CA for an
  * https:// server from --ca-file or $KJUDGE_CA_FILE. SIGTERM or SIGINT stops
@@ -19,6 +21,7 @@
  */
 #include "ahead.h"
 #include "box.h"
+#include "calib.h"
 #include "cbox.h"
 #include "compile.h"
 #include "cpus.h"
@@ -132,6 +135,9 @@ static void usage(FILE *f)
         "                                      a time)\n"
         "       kjudge-runner probe [--gpu N]\n"
         "       kjudge-runner --help | -h   (also after any command)\n"
+        "       kjudge-runner calibrate [--gpu N] [--processes N] [--runs N] [--json]\n"
+        "                     (a GPU model's empty-kernel constant, copy bandwidth and score\n"
+        "                                      spread; prints the row for runner/tplan.c)\n"
         "common: --leaderboards DIR (default ./leaderboards)\n"
         "exit: 0 ok/accepted, 1 the submission failed, 2 usage or judge error\n");
 }
@@ -638,6 +644,8 @@ int main(int argc, char **argv)
             usage(stdout);
             return EXIT_OK;
         }
+    if (argc >= 2 && strcmp(argv[1], "calibrate") == 0) /* its own arguments (calib_run.c) */
+        return calib_main(argc, argv);
     int prc = parse_opts(argc, argv, &o);
     if (prc != 0) {
         if (prc == -1) /* -2: a bad number, said already */

@@ -120,7 +120,9 @@ static int rbox_fds(const int fds[3], int tool, struct kj_err *err)
 static int rbox_env(struct kj_err *err)
 {
     static const char *const keep[] = {"CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER",
-                                       "LD_LIBRARY_PATH", "KJUDGE_NO_BLOCKER"};
+                                       "LD_LIBRARY_PATH", "KJUDGE_NO_BLOCKER",
+                                       /* GPU time (gtrace.h): where CUPTI is, or off */
+                                       "KJUDGE_CUPTI_LIB", "KJUDGE_GPU_TIME"};
     char *val[sizeof keep / sizeof keep[0]];
     int rc = KJ_OK;
     for (size_t i = 0; i < sizeof keep / sizeof keep[0]; i++) {

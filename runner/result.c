@@ -239,6 +239,15 @@ cJSON *result_shape_json(const struct judge_result *r, const struct result_shape
         goto fail;
     if (e->has_corrected)
         PUT(cJSON_AddNumberToObject(o, "corrected_median_ns", e->corrected_median_ns));
+    if (e->has_gpu) {
+        PUT(cJSON_AddNumberToObject(o, "gpu_median_ns", e->gpu.median));
+        PUT(cJSON_AddNumberToObject(o, "gpu_mean_ns", e->gpu.mean));
+        PUT(cJSON_AddNumberToObject(o, "gpu_stdev_ns", e->gpu.stdev));
+        PUT(cJSON_AddNumberToObject(o, "gpu_min_ns", e->gpu.min));
+        PUT(cJSON_AddNumberToObject(o, "gpu_q1_ns", e->gpu.q1));
+        PUT(cJSON_AddNumberToObject(o, "gpu_q3_ns", e->gpu.q3));
+        PUT(cJSON_AddNumberToObject(o, "gpu_n", (double)e->gpu.n));
+    }
     if (e->has_adjusted)
         PUT(cJSON_AddNumberToObject(o, "adjusted_median_ns", e->adjusted_median_ns));
     if (graph_json(o, &e->graph) != 0)
@@ -314,7 +323,8 @@ static cJSON *timing_top_json(const struct result_timing *t)
     cJSON *o = cJSON_CreateObject();
     PUT(o);
     PUT(cJSON_AddStringToObject(o, "protocol", t->protocol == 1 ? "v1" : "v2"));
-    PUT(cJSON_AddNumberToObject(o, "version", t->version > 0 ? t->version : KJ_TIMING_VERSION));
+    PUT(cJSON_AddNumberToObject(o, "version", t->version > 0 ? t->version :
+                                t->ranked_gpu ? KJ_TIMING_VERSION_GPU_TIME : KJ_TIMING_VERSION));
     if (t->protocol == 2) {
         PUT(cJSON_AddNumberToObject(o, "rounds", t->rounds));
         PUT(cJSON_AddNumberToObject(o, "processes", t->processes));
@@ -328,6 +338,12 @@ static cJSON *timing_top_json(const struct result_timing *t)
         PUT(num_or_null(o, "offset_ns", t->corrected, t->offset_ns));
     }
     PUT(num_or_null(o, "raw_score_ns", t->has_raw_score, t->raw_score_ns));
+    if (t->protocol == 2) { /* GPU time (docs/timing.md "GPU time") */
+        PUT(cJSON_AddBoolToObject(o, "gpu_time", t->gpu_time));
+        PUT(cJSON_AddStringToObject(o, "gpu_time_note", t->gpu_time_note));
+        PUT(num_or_null(o, "gpu_score_ns", t->has_gpu_score, t->gpu_score_ns));
+        PUT(cJSON_AddStringToObject(o, "ranked", t->ranked_gpu ? "gpu_time" : "events"));
+    }
     PUT(cJSON_AddNumberToObject(o, "wall_s", t->wall_s));
     return o;
 fail:

@@ -83,6 +83,8 @@ struct result_shape {
     struct shape_timing t;
     int has_corrected;              /* 1: corrected_median_ns (the ranked median) is written */
     double corrected_median_ns;     /* protocol v2: median less the job's launch-path offset */
+    int has_gpu;                    /* 1: gpu_* (the calls' GPU time, gtrace.h) are written */
+    struct stats_summary gpu;       /* their summary, ns */
     int has_adjusted;               /* 1: adjusted_median_ns is written */
     double adjusted_median_ns;      /* median less the empty event pair's overhead */
     struct result_graph graph;
@@ -124,6 +126,11 @@ struct result_timing {
     double offset_ns;               /* E_run - E_gpu */
     int has_raw_score;
     double raw_score_ns;            /* geometric mean of the raw medians */
+    int gpu_time;                   /* 1: every timed call has its GPU time ("gpu_time") */
+    char gpu_time_note[256];        /* CUPTI's version, or why there is no GPU time */
+    int has_gpu_score;
+    double gpu_score_ns;            /* geometric mean of the GPU-time medians */
+    int ranked_gpu;                 /* 1: score_ns ranks the GPU-time medians ("ranked") */
     double wall_s;                  /* the benchmark shapes, baseline to score */
 };
 

@@ -137,7 +137,9 @@ static void tool_loopback(void)
 static void tool_env(const struct tool_cfg *c)
 {
     static const char *const keep[] = {"CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER",
-                                       "LD_LIBRARY_PATH", "KJUDGE_TOOL_BINDS"};
+                                       "LD_LIBRARY_PATH", "KJUDGE_TOOL_BINDS",
+                                       /* a Python box's GPU time (gtrace.h) */
+                                       "KJUDGE_CUPTI_LIB", "KJUDGE_GPU_TIME"};
     char *val[sizeof keep / sizeof keep[0]];
     for (size_t i = 0; i < sizeof keep / sizeof keep[0]; i++) {
         const char *v = getenv(keep[i]);

@@ -100,6 +100,10 @@ static const struct rc_field f_bench_keys[] = {
     {"verified_on_gpu", RK_BOOL, 0, 0, 0, NULL},
     {"adjusted_median_ns", RK_NUM, RF_NULL, -RCHECK_MAX_NS, RCHECK_MAX_NS, NULL},
     {"corrected_median_ns", RK_NUM, 0, NS, NULL}, {"sets", RK_INT, 0, 1, 64, NULL},
+    {"gpu_median_ns", RK_NUM, 0, NS, NULL}, {"gpu_mean_ns", RK_NUM, 0, NS, NULL},
+    {"gpu_stdev_ns", RK_NUM, 0, 0, RCHECK_MAX_NS, NULL}, {"gpu_min_ns", RK_NUM, 0, NS, NULL},
+    {"gpu_q1_ns", RK_NUM, 0, NS, NULL}, {"gpu_q3_ns", RK_NUM, 0, NS, NULL},
+    {"gpu_n", RK_INT, 0, 1, 1e12, NULL},
     {"visits", RK_INT, 0, 0, 1e6, NULL},
     {"graph", RK_OBJ, 0, 0, 0, f_graph_keys}, {NULL, 0, 0, 0, 0, NULL}};
 static const struct rc_field f_bench = {NULL, RK_OBJ, 0, 0, 0, f_bench_keys};
@@ -116,6 +120,8 @@ static const struct rc_field f_timing_keys[] = {
     {"offset_ns", RK_NUM, RF_NULL, -RCHECK_MAX_NS, RCHECK_MAX_NS, NULL},
     {"raw_score_ns", RK_NUM, RF_NULL, NS, NULL}, {"wall_s", RK_NUM, 0, 0, 1e7, NULL},
     {"version", RK_INT, 0, 1, KJ_TIMING_VERSION_MAX, NULL},
+    {"gpu_time", RK_BOOL, 0, 0, 0, NULL}, {"gpu_time_note", RK_STR, RF_TEXT, TEXT, NULL},
+    {"gpu_score_ns", RK_NUM, RF_NULL, NS, NULL}, {"ranked", RK_STR, 0, 0, 16, NULL},
     {NULL, 0, 0, 0, 0, NULL}};
 
 static const struct rc_field f_nvml_keys[] = {
@@ -437,8 +443,49 @@ static double rc_geomean(const double *x, int n)
  * its corrected median, equal to its median less timing.offset_ns, and the
  * offset is within RCHECK_MAX_OFFSET_FRAC of the GPU's constant; without
  * it, no shape has one. *ranked: which medians the score is made of. */
+/* timing.ranked (docs/timing.md "GPU time"): "events" (or absent) ranks
+ * the (corrected) event medians; "gpu_time" the benchmarks' gpu_median_ns,
+ * which then must all be there, with timing.gpu_time true and
+ * gpu_score_ns their geometric mean. gpu: scratch for those medians. */
+static int rc_gpu_ranked(struct rc *c, const struct rcheck_job *job, const cJSON *res,
+                         const cJSON *t, double *gpu, const double **ranked)
+{
+    const char *rk = str_of(t, "ranked");
+    const cJSON *benches = cJSON_GetObjectItemCaseSensitive(res, "benchmarks");
+    int n = job->spec->nbenchmarks, i = 0;
+    double gs = num_of(t, "gpu_score_ns");
+    size_t saved = rc_push(c, "timing", 0);
+    if (rk == NULL || strcmp(rk, "events") == 0) {
+        rc_pop(c, saved);
+        return KJ_OK;
+    }
+    if (strcmp(rk, "gpu_time") != 0)
+        return rc_fail_at(c, "ranked", "'%.16s' is not events or gpu_time", rk);
+    if (!cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(t, "gpu_time")))
+        return rc_fail_at(c, "ranked", "gpu_time ranks, but timing.gpu_time is not true");
+    rc_pop(c, saved);
+    for (const cJSON *e = benches != NULL ? benches->child : NULL; e != NULL && i < n;
+         e = e->next, i++) {
+        size_t at = rc_push(c, "benchmarks", 0);
+        rc_push(c, NULL, i);
+        gpu[i] = num_of(e, "gpu_median_ns");
+        if (isnan(gpu[i]) || gpu[i] <= 0)
+            return rc_fail_at(c, "gpu_median_ns", "missing; timing.ranked is gpu_time");
+        rc_pop(c, at);
+    }
+    saved = rc_push(c, "timing", 0);
+    if (i != n)
+        return rc_fail_at(c, "ranked", "gpu_time ranks, but not every benchmark has one");
+    if (isnan(gs) || fabs(gs - rc_geomean(gpu, n)) > RCHECK_SCORE_REL * gs)
+        return rc_fail_at(c, "gpu_score_ns", "not the geometric mean of the gpu_median_ns");
+    rc_pop(c, saved);
+    *ranked = gpu;
+    return KJ_OK;
+}
+
 static int rc_timing(struct rc *c, const struct rcheck_job *job, const cJSON *res, int timed,
-                     const double *medians, const double *corrected, const double **ranked)
+                     const double *medians, const double *corrected, double *gpu_med,
+                     const double **ranked)
 {
     const cJSON *t = cJSON_GetObjectItemCaseSensitive(res, "timing");
     const char *proto = str_of(t, "protocol");
@@ -479,7 +526,7 @@ static int rc_timing(struct rc *c, const struct rcheck_job *job, const cJSON *re
     }
     if (on)
         *ranked = corrected;
-    return KJ_OK;
+    return rc_gpu_ranked(c, job, res, t, gpu_med, ranked);
 }
 
 /* score_ns: the server's own for an accepted timed result (a runner's that
@@ -557,7 +604,7 @@ static int rc_semantics(struct rc *c, const struct rcheck_job *job, cJSON *res)
 {
     const char *verdict = str_of(res, "verdict");
     const cJSON *compile = cJSON_GetObjectItemCaseSensitive(res, "compile");
-    double medians[SPEC_MAX_CASES], corrected[SPEC_MAX_CASES];
+    double medians[SPEC_MAX_CASES], corrected[SPEC_MAX_CASES], gpu[SPEC_MAX_CASES];
     const double *ranked = medians;
     struct rc_limits lim;
     size_t saved = rc_push(c, "verdict", 0);
@@ -585,7 +632,7 @@ static int rc_semantics(struct rc *c, const struct rcheck_job *job, cJSON *res)
                                 "benchmarks"), accepted, medians, corrected)) != KJ_OK)
             return rc;
         rc_pop(c, saved);
-        if ((rc = rc_timing(c, job, res, timed, medians, corrected, &ranked)) != KJ_OK)
+        if ((rc = rc_timing(c, job, res, timed, medians, corrected, gpu, &ranked)) != KJ_OK)
             return rc;
         if (job->mode == KJ_MODE_PROFILE && (rc = rc_profile_shapes(c, job->spec, job, res)) != KJ_OK)
             return rc;
@@ -601,12 +648,15 @@ static int rc_semantics(struct rc *c, const struct rcheck_job *job, cJSON *res)
  * benchmark entry with a shape and a median (pass 2 typed both). The
  * ranked median is the entry's corrected one when timing.corrected is
  * true (pass 3 checked both for an accepted timed result), else its
- * median; the median as timed is kept beside it. */
+ * median; its gpu_median_ns when timing.ranked is "gpu_time" (pass 3
+ * checked every one); the median as timed is kept beside it. */
 static int rc_medians(const cJSON *res, struct rcheck_out *out)
 {
     const cJSON *benches = cJSON_GetObjectItemCaseSensitive(res, "benchmarks"), *e;
     const cJSON *timing = cJSON_GetObjectItemCaseSensitive(res, "timing");
     int on = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(timing, "corrected"));
+    const char *rk = str_of(timing, "ranked");
+    int by_gpu = rk != NULL && strcmp(rk, "gpu_time") == 0;
     int n = cJSON_GetArraySize(benches), i = 0;
     if (n == 0)
         return KJ_OK;
@@ -622,6 +672,8 @@ static int rc_medians(const cJSON *res, struct rcheck_out *out)
             m->corrected = on && cJSON_IsNumber(cor);
             m->raw_median_ns = med->valuedouble;
             m->median_ns = m->corrected ? cor->valuedouble : med->valuedouble;
+            if (by_gpu && cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(e, "gpu_median_ns")))
+                m->median_ns = cJSON_GetObjectItemCaseSensitive(e, "gpu_median_ns")->valuedouble;
             if ((m->shape = cJSON_PrintUnformatted(shape)) == NULL)
                 return KJ_ENOMEM;
             out->nmedians++;

@@ -46,14 +46,20 @@ def test_fake_run():
         kinds = {(r["kernel"], r["protocol"]) for r in rows}
         check(len(rows) == 3 * 2 * len(ss.KERNELS) and len(kinds) == 2 * len(ss.KERNELS),
               "three runs of every kernel under v1 and v2, one CSV row each", (len(rows), sorted(kinds)))
-        check(len({k[1] for k in ss.KERNELS}) >= 3 and len(ss.KERNELS) >= 6, "six kernels over three boards")
+        check(len({k[1] for k in ss.KERNELS}) >= 4 and len(ss.KERNELS) >= 8, "eight kernels over four boards")
         need = {"round", "kernel", "board", "protocol", "score_ns", "raw_score_ns", "offset_ns", "empty_run_ns",
                 "eval_wall_s", "medians"}
         check(rows and need <= set(rows[0].keys()), "the CSV's columns", rows[0].keys() if rows else None)
         v2 = [r for r in rows if r["protocol"] == "v2"]
         check(all(r["corrected"] == "True" and r["corrected_medians"] for r in v2), "v2 runs are corrected")
+        check(all(float(r["gpu_score_ns"]) > 0 and len(r["gpu_medians"].split()) == 3 for r in v2) and
+              all(r["gpu_score_ns"] == "" for r in rows if r["protocol"] == "v1"),
+              "v2 runs carry their GPU-time score and medians, v1 runs none", v2[:1])
         table = open(os.path.join(out, "table.md")).read()
         check(table in stdout, "table.md is what was printed")
+        check("GPU-time CV % (goal < 0.2) |" in table and "goal: v2 GPU-time CV below 0.2 % for every kernel: PASS"
+              in table and " ok |" in table, "the GPU-time score's CV beside the events', its goal marked",
+              table[-900:])
         check("goal: v2 CV below 0.3 % for every kernel: PASS" in table and
               "goal: no v2 ranked pair swapped with a gap above the published resolution: PASS" in table,
               "the goals are judged", table[-600:])
@@ -81,6 +87,28 @@ def summary_of(scores, board="b"):
     m = sum(scores) / len(scores)
     return {"board": board, "scores": scores, "mean": m, "n": len(scores),
             "cv": 100 * (sum((x - m) ** 2 for x in scores) / (len(scores) - 1)) ** 0.5 / m}
+
+
+def test_gpu_goals():
+    """The GPU-time goal lines: a CV above 0.2 % fails (named), runs without GPU time say why,
+    and the fp8_quant fast wall time with fewer processes is judged against 5 s."""
+    def summ(gcv, gn=3, wall=4.0):
+        return dict(summary_of([1.0, 1.0]), gpu_n=gn, gpu_cv=gcv, gpu_mean=1000.0, wall=wall)
+    lines = []
+    summary = {("fp8 fast", "v2"): summ(0.1, wall=8.0), ("hist", "v2"): summ(0.35),
+               ("fp8 fast", "v2-2p"): summ(0.15, wall=4.2)}
+    ss.gpu_goals(summary, [], lines.append)
+    check("goal: v2 GPU-time CV below 0.2 % for every kernel: FAIL (hist 0.350)" in lines and
+          "goal: v2-2p GPU-time CV below 0.2 % for every kernel: PASS" in lines and
+          "goal: fp8_quant fast leaderboard run under 5 s with v2-2p: PASS (4.2 s per run, v2 with eight "
+          "processes 8.0 s)" in lines, "GPU-time goals judged per protocol", lines)
+    lines = []
+    ss.gpu_goals({("fp8 fast", "v2"): summ(float("nan"), gn=0)},
+                 [{"protocol": "v2", "gpu_note": "cannot load CUPTI (libcupti.so.13): not found"}], lines.append)
+    check(lines == ["goal: v2 GPU-time CV below 0.2 % for every kernel: NO GPU TIME (cannot load CUPTI "
+                    "(libcupti.so.13): not found)"], "no GPU time: the runs' note says why", lines)
+    check(ss.gpu_mark(summ(0.1)) == "0.100 ok" and ss.gpu_mark(summ(0.3)) == "0.300 MISSED" and
+          ss.gpu_mark(summ(0.1, gn=1)) == "-", "the table's GPU-time CV marks")
 
 
 def test_merge():
@@ -151,6 +179,7 @@ def main():
     test_fake_run()
     test_merge()
     test_pure()
+    test_gpu_goals()
     print("test_score_stability: %d passed, %d failed, %d skipped" % (Counts.passed, Counts.failed, Counts.skipped))
     return 1 if Counts.failed else 0
 

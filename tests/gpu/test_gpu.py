@@ -373,9 +373,74 @@ def test_python():
             os.environ["KJUDGE_PYTHON"] = old
 
 
+CALIBRATE_TOL = 0.08  # calibrate's E (empty-kernel medians at the start of fresh boxes) against
+                     # tplan.c's (E_run, interleaved empties of 60 v2 runs): docs/timing.md 3.3
+                     # puts the modes of one process 160-220 ns apart, so +-8 % (235 ns on the H200)
+
+
+def test_gpu_time():
+    """GPU time from CUPTI (docs/timing.md "GPU time"): every shape of a leaderboard run has its
+    GPU-time median, below its event median by about the launch path; ranked when asked."""
+    rc, res, err = evaluate(os.path.join(LB, "examples", "fast.cu"), "leaderboard")
+    t = (res or {}).get("timing") or {}
+    check(res is not None and res.get("verdict") == "accepted" and t.get("gpu_time") is True,
+          "fast.cu leaderboard: every call has its GPU time (%s)" % t.get("gpu_time_note"),
+          json.dumps(t) if res else err[-2000:])
+    if res is None or not t.get("gpu_time"):
+        return
+    bs = res["benchmarks"]
+    check(all(0 < b["gpu_median_ns"] < b["median_ns"] and b["median_ns"] - b["gpu_median_ns"] < 5000 and
+              b["gpu_n"] == b["n"] for b in bs),
+          "GPU-time medians below the event medians by less than 5 us, one per timed call",
+          json.dumps([(b["median_ns"], b["gpu_median_ns"], b["n"], b["gpu_n"]) for b in bs]))
+    for b in bs:
+        print("     %-28s events %9.3f us  GPU time %9.3f us  (%+.3f us)" % (
+            b["shape"], b["median_ns"] / 1e3, b["gpu_median_ns"] / 1e3, (b["gpu_median_ns"] - b["median_ns"]) / 1e3))
+    check(t.get("ranked") == "events" and abs(res["score_ns"] - t["gpu_score_ns"]) > 1,
+          "events rank by default", json.dumps(t))
+    rc, res, err = evaluate(os.path.join(LB, "examples", "fast.cu"), "benchmark", (),
+                            dict(os.environ, KJUDGE_SCORE="gpu_time"))
+    t = (res or {}).get("timing") or {}
+    check(res is not None and t.get("ranked") == "gpu_time" and res.get("score_ns") == t.get("gpu_score_ns"),
+          "KJUDGE_SCORE=gpu_time ranks the GPU-time score", json.dumps(t) if res else err[-2000:])
+    # Without CUPTI the result says why and events rank.
+    rc, res, err = evaluate(os.path.join(LB, "template.cu"), "benchmark", (),
+                            dict(os.environ, KJUDGE_CUPTI_LIB="/nonexistent/libcupti.so.13", KJUDGE_SCORE="gpu_time"))
+    t = (res or {}).get("timing") or {}
+    check(res is not None and res.get("verdict") == "accepted" and t.get("gpu_time") is False and
+          "cannot load CUPTI" in t.get("gpu_time_note", "") and t.get("ranked") == "events",
+          "no CUPTI: gpu_time false, why in gpu_time_note, events rank", json.dumps(t) if res else err[-2000:])
+
+
+def test_calibrate():
+    """`kjudge-runner calibrate` on this GPU: its empty-kernel constant matches tplan.c's row
+    within CALIBRATE_TOL, the copy bandwidth is measured, and the row it prints names the GPU."""
+    rc, out, err = run([RUNNER, "calibrate", "--processes", "6", "--runs", "0", "--json"], timeout=300)
+    try:
+        c = json.loads(out)
+    except ValueError:
+        c = None
+    check(rc == 0 and c is not None, "calibrate --json", (out + err)[-2000:])
+    if c is None:
+        return
+    print("     calibrate: E %.1f ns (sd %.1f) over %d boxes, table %s, GPU time of the empty kernel %s ns, "
+          "copy %.0f of %.0f GB/s\n     row: %s" % (
+              c["empty_kernel_ns"], c["empty_kernel_sd_ns"], c["processes"], c["table_empty_kernel_ns"],
+              c["empty_kernel_gpu_time_ns"], c["copy_bandwidth_gbs"], c["peak_bandwidth_gbs"], c["row"]))
+    table = c.get("table_empty_kernel_ns")
+    if table is None:
+        check(True, "calibrate: no constant in tplan.c for %s to compare with (skipped)" % c["gpu"])
+        return
+    check(abs(c["empty_kernel_ns"] - table) <= CALIBRATE_TOL * table,
+          "calibrate's E %.1f ns within %.0f %% of tplan.c's %.1f ns" % (c["empty_kernel_ns"], 100 * CALIBRATE_TOL,
+                                                                        table), json.dumps(c))
+    check(c["copy_bandwidth_gbs"] > 500 and c["row"].startswith('{"%s", ' % c["gpu"]),
+          "calibrate measured the copy bandwidth and printed the row", json.dumps(c))
+
+
 def main():
-    return gpueval.main("test_gpu", [test_compile, test_examples, test_boards, test_corpus, test_server,
-                                     test_python] +
+    return gpueval.main("test_gpu", [test_compile, test_examples, test_gpu_time, test_calibrate, test_boards,
+                                     test_corpus, test_server, test_python] +
                         test_exploits.TESTS)
 
 

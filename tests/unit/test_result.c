@@ -436,7 +436,11 @@ static void test_accepted_v2(void)
              "top-level keys");
     KT_CHECK(keys_are(cJSON_GetObjectItem(j, "timing"), "protocol,version,rounds,processes,lanes,"
                       "empty_every,empty_kernel_samples,empty_kernel_run_ns,empty_kernel_gpu_ns,"
-                      "empty_kernel_gpu_source,corrected,offset_ns,raw_score_ns,wall_s") &&
+                      "empty_kernel_gpu_source,corrected,offset_ns,raw_score_ns,gpu_time,"
+                      "gpu_time_note,gpu_score_ns,ranked,wall_s") &&
+             cJSON_IsFalse(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "timing"), "gpu_time")) &&
+             cJSON_IsNull(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "timing"), "gpu_score_ns")) &&
+             strcmp(str(cJSON_GetObjectItem(j, "timing"), "ranked"), "events") == 0 &&
              strcmp(str(cJSON_GetObjectItem(j, "timing"), "protocol"), "v2") == 0 &&
              num(cJSON_GetObjectItem(j, "timing"), "version") == KJ_TIMING_VERSION &&
              num(cJSON_GetObjectItem(j, "timing"), "offset_ns") == 41.25, "the timing object");
@@ -449,6 +453,46 @@ static void test_accepted_v2(void)
     cJSON_Delete(j);
     server_accepts(r, "accepted v2");
     table_is(r, "table_accepted_v2.txt");
+
+    /* GPU time beside the events (docs/timing.md 8): each shape's summary,
+     * the job's GPU-time score; the server takes the fields, and ranks
+     * them when timing.ranked says so. */
+    double g[SPEC_MAX_CASES], event_score = r->score_ns;
+    for (int b = 0; b < spec->nbenchmarks; b++) {
+        double x[3] = {raw[b] - 1800.0, raw[b] - 1790.0, raw[b] - 1810.0};
+        r->benches[b].has_gpu = 1;
+        KT_CHECK(stats_summarize(x, 3, &r->benches[b].gpu) == KJ_OK, "a GPU-time summary");
+        g[b] = r->benches[b].gpu.median;
+    }
+    t->gpu_time = 1;
+    snprintf(t->gpu_time_note, sizeof t->gpu_time_note, "CUPTI API 130001 (libcupti.so.13)");
+    t->has_gpu_score = 1;
+    t->gpu_score_ns = stats_geomean(g, (size_t)spec->nbenchmarks);
+    j = json_of(r);
+    b0 = cJSON_GetArrayItem(cJSON_GetObjectItem(j, "benchmarks"), 0);
+    KT_CHECK(keys_are(b0, "index,shape,launches,status,median_ns,mean_ns,stdev_ns,min_ns,max_ns,"
+                          "q1_ns,q3_ns,ci_lo_ns,ci_hi_ns,n,stop_reason,floor_ns,below_floor,wall_s,"
+                          "wall_ms_per_call,verified_on_gpu,sets,visits,corrected_median_ns,"
+                          "gpu_median_ns,gpu_mean_ns,gpu_stdev_ns,gpu_min_ns,gpu_q1_ns,gpu_q3_ns,gpu_n,"
+                          "adjusted_median_ns,graph") &&
+             num(b0, "gpu_median_ns") == num(b0, "median_ns") - 1800.0 && num(b0, "gpu_n") == 3 &&
+             cJSON_IsTrue(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "timing"), "gpu_time")) &&
+             num(cJSON_GetObjectItem(j, "timing"), "gpu_score_ns") == t->gpu_score_ns,
+             "a v2 shape with its GPU time");
+    cJSON_Delete(j);
+    server_accepts(r, "v2 with GPU time, events ranked");
+    t->ranked_gpu = 1;
+    r->score_ns = t->gpu_score_ns;
+    j = json_of(r);
+    KT_CHECK(strcmp(str(cJSON_GetObjectItem(j, "timing"), "ranked"), "gpu_time") == 0,
+             "timing.ranked names GPU time");
+    cJSON_Delete(j);
+    server_accepts(r, "v2 ranked on GPU time");
+    for (int b = 0; b < spec->nbenchmarks; b++)
+        r->benches[b].has_gpu = 0;
+    memset(t->gpu_time_note, 0, sizeof t->gpu_time_note);
+    t->gpu_time = t->has_gpu_score = t->ranked_gpu = 0;
+    r->score_ns = event_score;
 
     /* Without a constant for the GPU: raw medians ranked, said so. */
     t->corrected = stats_correct_offset(raw, (size_t)spec->nbenchmarks, t->empty_run_ns, 0, 1.0,

@@ -413,6 +413,82 @@ static void test_medians(void)
     cJSON_Delete(r);
 }
 
+/* timing.ranked "gpu_time" (docs/timing.md "GPU time"): the benchmarks'
+ * gpu_median_ns rank, and the server's score is their geometric mean; a
+ * result that claims it without every GPU-time median, without
+ * timing.gpu_time, or with the event score, is refused. */
+static void test_gpu_ranked(void)
+{
+    struct rcheck_out out;
+    struct kj_err err;
+    size_t len = 0;
+    const double g[3] = {3000.0, 6500.0, 59000.0};
+    double gs = cbrt(g[0] * g[1] * g[2]);
+    char *t = kt_slurp(CORPUS "accepted_leaderboard_v2.json", &len);
+    cJSON *r = t != NULL ? cJSON_Parse(t) : NULL, *tm = cJSON_GetObjectItem(r, "timing");
+    free(t);
+    KT_CHECK(r != NULL && tm != NULL && spec->nbenchmarks == 3, "the v2 corpus result");
+    if (r == NULL || tm == NULL || spec->nbenchmarks != 3) {
+        cJSON_Delete(r);
+        return;
+    }
+    for (int i = 0; i < 3; i++)
+        cJSON_AddNumberToObject(bench(r, i), "gpu_median_ns", g[i]);
+    cJSON_AddBoolToObject(tm, "gpu_time", 1);
+    cJSON_AddStringToObject(tm, "gpu_time_note", "CUPTI API 130001 (libcupti.so.13)");
+    cJSON_AddNumberToObject(tm, "gpu_score_ns", gs);
+    cJSON_AddStringToObject(tm, "ranked", "events");
+    /* Beside the events: kept, the event score stands. */
+    t = cJSON_PrintUnformatted(r);
+    int rc = check_text(t, strlen(t), "leaderboard", "H200", &out, &err);
+    KT_CHECK(rc == KJ_OK && fabs(out.score_ns - 12587.87424571805) < 1e-6 &&
+             out.medians[0].median_ns == 4148.0, "events ranked, GPU time beside them (%s)",
+             rc == KJ_OK ? "ok" : err.msg);
+    cJSON *stored = rc == KJ_OK ? cJSON_Parse(out.json) : NULL;
+    KT_CHECK(stored != NULL && cJSON_IsNumber(cJSON_GetObjectItem(bench(stored, 1), "gpu_median_ns")) &&
+             cJSON_IsString(cJSON_GetObjectItem(cJSON_GetObjectItem(stored, "timing"), "ranked")),
+             "the stored copy keeps the GPU-time fields");
+    cJSON_Delete(stored);
+    rcheck_out_clear(&out);
+    cJSON_free(t);
+    /* Ranked on GPU time: the score is theirs. */
+    cJSON_ReplaceItemInObject(tm, "ranked", cJSON_CreateString("gpu_time"));
+    set_num(r, "score_ns", gs);
+    t = cJSON_PrintUnformatted(r);
+    rc = check_text(t, strlen(t), "leaderboard", "H200", &out, &err);
+    KT_CHECK(rc == KJ_OK && fabs(out.score_ns - gs) < 1e-6 && out.medians[2].median_ns == 59000.0 &&
+             out.medians[2].raw_median_ns == 61234.75, "gpu_time ranked: score %.17g (%s)",
+             rc == KJ_OK ? out.score_ns : -1.0, rc == KJ_OK ? "ok" : err.msg);
+    rcheck_out_clear(&out);
+    cJSON_free(t);
+    /* ... and the event score is then refused. */
+    set_num(r, "score_ns", 12587.87424571805);
+    t = cJSON_PrintUnformatted(r);
+    rc = check_text(t, strlen(t), "leaderboard", "H200", &out, &err);
+    KT_CHECK(rc != KJ_OK && strstr(err.msg, "score_ns") != NULL, "the event score refused: %s",
+             err.msg);
+    rcheck_out_clear(&out);
+    cJSON_free(t);
+    /* Without timing.gpu_time, or a shape without its GPU time: refused. */
+    set_num(r, "score_ns", gs);
+    cJSON_ReplaceItemInObject(tm, "gpu_time", cJSON_CreateFalse());
+    t = cJSON_PrintUnformatted(r);
+    rc = check_text(t, strlen(t), "leaderboard", "H200", &out, &err);
+    KT_CHECK(rc != KJ_OK && strstr(err.msg, "timing.gpu_time") != NULL, "gpu_time false: %s",
+             err.msg);
+    rcheck_out_clear(&out);
+    cJSON_free(t);
+    cJSON_ReplaceItemInObject(tm, "gpu_time", cJSON_CreateTrue());
+    cJSON_DeleteItemFromObject(bench(r, 1), "gpu_median_ns");
+    t = cJSON_PrintUnformatted(r);
+    rc = check_text(t, strlen(t), "leaderboard", "H200", &out, &err);
+    KT_CHECK(rc != KJ_OK && strstr(err.msg, "gpu_median_ns") != NULL, "a missing GPU median: %s",
+             err.msg);
+    rcheck_out_clear(&out);
+    cJSON_free(t);
+    cJSON_Delete(r);
+}
+
 int main(int argc, char **argv)
 {
     kt_init(argc, argv);
@@ -427,6 +503,7 @@ int main(int argc, char **argv)
     KT_RUN(test_real_parts());
     KT_RUN(test_jobs());
     KT_RUN(test_medians());
+    KT_RUN(test_gpu_ranked());
     KT_RUN(test_profile_shape());
     spec_free(spec);
     return kt_done("test_result_check");

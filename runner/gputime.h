@@ -1,0 +1,87 @@
+/*
+ * gputime.h - the GPU time of one timed call from kernel activity records
+ * (docs/timing.md, "GPU time"): which records belong to the call, whether
+ * they are consistent with the call's event time, and the span from the
+ * first kernel's start to the last kernel's end.
+ *
+ * gtrace.c collects the records in the run box (CUPTI's kernel activity,
+ * copied out of CUPTI's buffers); box_time.c marks each timed call's
+ * window with the correlation ids of the harness's own driver calls
+ * around it and asks gputime_span() for the call's GPU time. Pure
+ * functions: tests/unit/test_gputime.c checks them without a GPU.
+ *
+ * A call's window, in the order its driver calls were made on the box's
+ * thread (correlation ids grow with every driver call of the process):
+ *   c_block  the blocking kernel's launch (0: the sample ran unblocked)
+ *   c_lo     the start event's record
+ *   ...      the submission's launches (every kernel they cause, on any stream)
+ *   c_hi     the stop event's record
+ * The call's kernels are the records with c_lo < correlation id < c_hi.
+ * The harness's own kernels (L2 flush and discard, the blocking kernel, the
+ * fill, poison, check and fingerprint kernels) are launched outside that
+ * range, so no name or stream decides what counts.
+ */
+#ifndef KJ_GPUTIME_H
+#define KJ_GPUTIME_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* One kernel's activity record, as gtrace.c copies it out: GPU timestamps
+ * in ns (CUPTI's clock), the launch's correlation id. */
+struct gputime_rec {
+    uint64_t start, end;
+    uint32_t corr;
+    uint32_t stream;
+};
+
+struct gputime_window {
+    uint32_t c_block;        /* the blocking kernel's launch, 0 = none */
+    uint32_t c_lo, c_hi;     /* the call's kernels lie strictly between */
+    int min_kernels;         /* at least this many (a CUDA entry: its launch lines) */
+    int max_kernels;         /* at most (0 = no limit) */
+    double event_ns;         /* the call's event time */
+    double gap_max_ns;       /* event_ns - span may be at most this (0 = unchecked) */
+};
+
+/* Why a call's records were refused (GPUTIME_OK: they were not). */
+enum gputime_check {
+    GPUTIME_OK = 0,
+    GPUTIME_NONE,       /* no kernel in the window */
+    GPUTIME_COUNT,      /* fewer or more kernels than the call launches */
+    GPUTIME_BAD_TIME,   /* a start of 0, an end before its start, a duplicate record */
+    GPUTIME_NO_BLOCK,   /* blocked sample, but the blocking kernel's record is missing */
+    GPUTIME_EARLY,      /* a kernel started before the blocking kernel ended */
+    GPUTIME_LONGER,     /* the span is longer than the events around it allow */
+    GPUTIME_SHORTER,    /* the span is shorter than the events less the launch path allow */
+    GPUTIME_BAD_WINDOW  /* the harness's marks are out of order (ours) */
+};
+
+/* Span of the call's kernels among r[0..n) (any order; records outside the
+ * window are ignored) in *span_ns, after these checks, in this order:
+ * window marks ordered (c_block < c_lo < c_hi); at least one kernel, and
+ * min_kernels..max_kernels of them; each with start > 0 and end >= start,
+ * no two identical; when c_block is set its record present and no
+ * kernel starting more than GPUTIME_SLACK_NS before its end; span <= event_ns + GPUTIME_SLACK_NS
+ * + GPUTIME_SLACK_REL x event_ns; and with gap_max_ns > 0, event_ns - span
+ * <= gap_max_ns. Returns GPUTIME_OK or the first check that failed, and
+ * then *span_ns is 0; why (may be NULL) gets a sentence either way. */
+enum gputime_check gputime_span(const struct gputime_rec *r, size_t n,
+                                const struct gputime_window *w, double *span_ns, char *why,
+                                size_t whysz);
+
+/* The spans of nw calls whose records are all among r[0..n) (a request's
+ * calls, collected once): out[i] for window w[i], or -1 when refused. lost
+ * records (CUPTI's, or the store's) refuse every call (GPUTIME_COUNT).
+ * Returns GPUTIME_OK or the first refusal, with its sentence in why. */
+enum gputime_check gputime_spans(const struct gputime_rec *r, size_t n, long lost,
+                                 const struct gputime_window *w, int nw, double *out, char *why,
+                                 size_t whysz);
+
+#define GPUTIME_SLACK_NS 128.0   /* the event clock's quantum (32 ns) several times over */
+#define GPUTIME_SLACK_REL 0.005
+
+/* The check's name for the result ("count", "early", ...). */
+const char *gputime_check_name(enum gputime_check c);
+
+#endif
