@@ -30,6 +30,8 @@ struct cc_paths {
     char cccl_real[PATH_MAX];
     char home[PATH_MAX];      /* <home> as configured */
     char home_real[PATH_MAX];
+    char cutlass[PATH_MAX];   /* CUTLASS's include dir ($KJUDGE_CUTLASS_INCLUDE); "" when none */
+    char cutlass_real[PATH_MAX];
 };
 
 /* Everything one compile_source() call works with. */
@@ -48,6 +50,7 @@ struct cc_job {
     char *ptx;                    /* owned: NVRTC's PTX after a good compile, for ptxscan */
     size_t ptx_len;
     int user_fault;               /* 1: the source does not compile */
+    int cutlass;                  /* 1: the source includes CUTLASS (cc_check_source) */
     nvrtcResult status;           /* of the last nvrtcCompileProgram */
 };
 
