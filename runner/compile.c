@@ -21,6 +21,9 @@
  *   which searches only the toolkit's dirs, never the current directory
  *   (--no-source-include would do that too, but it also breaks the
  *   toolkit's own relative includes).
+ * - A source that starts with ".version" is PTX (sub_lang_is_ptx): after the
+ *   same checks on its bytes and #include lines it goes to the PTX compiler
+ *   (compile_ptx.c) instead of NVRTC, and the same report comes back.
  * - An unknown kernel in a launch line makes NVRTC fail the whole compile
  *   with errors in a pseudo-file "__nv_name_map"; those errors are replaced
  *   by "line N: launch: no kernel named 'X' in the source".
@@ -35,6 +38,7 @@
 #include "compile_int.h"
 #include "mono.h"
 #include "ptxscan.h"
+#include "sub_lang.h"
 
 #include <limits.h>
 #include <nvrtc.h>
@@ -472,7 +476,12 @@ int compile_source(const char *src, size_t len, const struct directives *d,
         goto out;
     }
     j.user_fault = rc;
-    rc = j.user_fault ? KJ_OK : compile_passes(&j, arch, err);
+    if (j.user_fault)
+        rc = KJ_OK;
+    else if (sub_lang_is_ptx(j.src, j.len))
+        rc = cc_compile_ptx(&j, arch, err); /* compile_ptx.c */
+    else
+        rc = compile_passes(&j, arch, err);
     if (rc == KJ_OK)
         rc = finish(&j, err);
 out:

@@ -8,6 +8,7 @@
  *   compile_log.c   NVRTC's log: unresolved name expressions, ptxas's
  *                   per-kernel report, the messages for bad launch lines,
  *                   and the log cleaned and capped for users
+ *   compile_ptx.c   a PTX module: its checks and the PTX compiler (nvJitLink)
  *   compile.c       toolkit paths, kernel names and options, NVRTC itself
  *
  * Only the compile files include it.
@@ -66,6 +67,13 @@ static inline int cc_is_ident(int c)
  * makes j->text, the NUL-terminated copy NVRTC compiles. Returns 1 when
  * the source is refused, 0 when it may go on, KJ_ENOMEM. */
 int cc_check_source(struct cc_job *j);
+
+/* compile_ptx.c */
+/* Compile the PTX module j->text for arch with the toolkit's PTX compiler
+ * (nvJitLink): the module's checks (message to j->pre, user_fault), the
+ * cubin, ptxas's report in j->raw and the module in j->ptx, as the NVRTC
+ * path leaves them. <0 only for the judge's faults. */
+int cc_compile_ptx(struct cc_job *j, const char *arch, struct kj_err *err);
 
 /* compile_log.c */
 /* Decide which kernels failed, by NVRTC's log (its unresolved name
