@@ -177,9 +177,9 @@ static const char *check_header(struct scan *sc, size_t i, int must_exist, struc
         return literal;
     for (k = 0; h->name[k] != '\0'; k++)
         if (!header_char((unsigned char)h->name[k]))
-            return "names a file outside the CUDA toolkit";
+            return "names a file outside the CUDA toolkit and CUTLASS";
     if (h->name[0] == '/' || strstr(h->name, "..") != NULL)
-        return "names a file outside the CUDA toolkit";
+        return "names a file outside the CUDA toolkit and CUTLASS";
     h->shown = 1;
     if (must_exist && !file_under(sc->paths->inc, sc->paths->inc_real, h->name) &&
         !file_under(sc->paths->cccl, sc->paths->cccl_real, h->name) &&
