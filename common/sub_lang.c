@@ -74,7 +74,9 @@ int sub_lang_is_ptx(const char *src, size_t len)
 
 int sub_lang_detect(const char *filename, const char *src, size_t len)
 {
-    if (filename != NULL && ends_with(filename, ".ptx"))
+    /* PTX by name, or by content whatever the name: the runner compiles by
+     * the content (sub_lang_is_ptx), and no CUDA source starts so. */
+    if ((filename != NULL && ends_with(filename, ".ptx")) || sub_lang_is_ptx(src, len))
         return SUB_LANG_PTX;
     static const char *const cuda_ext[] = {".cu", ".cuh", ".cpp", ".cc", ".h", ".hpp", NULL};
     if (filename != NULL && ends_with(filename, ".py"))

@@ -23,12 +23,12 @@ const char *sub_lang_name(int lang);
 int sub_lang_parse(const char *name, int *out);
 
 /* The language of an upload (an enum sub_lang value). A file name ending
- * ".py" is Python, ".ptx" PTX; one ending ".cu", ".cuh", ".cpp", ".cc", ".h"
+ * ".ptx", or a source that sub_lang_is_ptx (whatever its name), is PTX; a
+ * name ending ".py" is Python; one ending ".cu", ".cuh", ".cpp", ".cc", ".h"
  * or ".hpp" is CUDA. Any other name (NULL, "", "-" from curl's stdin, "blob"
  * from a browser's editor, another extension) is decided by the content
  * (src, len bytes, need not be NUL-terminated): Python when a line starts
- * (after blanks) with "#!POPCORN" or "def custom_kernel", PTX when
- * sub_lang_is_ptx, else CUDA. */
+ * (after blanks) with "#!POPCORN" or "def custom_kernel", else CUDA. */
 int sub_lang_detect(const char *filename, const char *src, size_t len);
 
 /* 1 when the first thing in src (len bytes) after blanks and comments is
