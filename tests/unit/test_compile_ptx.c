@@ -7,7 +7,11 @@
  * line each: a .target for another GPU, a .version newer than the compiler,
  * a launch line naming no .entry, a parameter out of the board's order,
  * missing directives. The CUTLASS cases need .cutlass/include (deploy/
- * deps.sh) and skip without it. Runs from the repository root.
+ * deps.sh) and skip without it. Blackwell readiness: every example that can
+ * run on a B200 compiles for sm_100a (the Triton PTX, the CuTe fp8_quant),
+ * and the tcgen05/TMEM CuTe matmul compiles in the compile box, in a child
+ * started first so that its 10-20 s overlap the rest, with tcgen05 among its
+ * instruction classes. Runs from the repository root.
  */
 #define KT_MAIN
 #include "kt.h"
@@ -16,9 +20,11 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cbox.h"
 #include "compile.h"
 #include "directive.h"
 #include "kj_file.h"
+#include "mono.h"
 
 /* nvJitLink keeps one buffer of its own for the life of the process. */
 const char *__lsan_default_suppressions(void);
@@ -171,12 +177,85 @@ static void test_cutlass(void)
     unsetenv(COMPILE_CUTLASS_ENV);
 }
 
+/* The Triton PTX example for both GPUs the boards name. */
+static void test_triton_ptx(void)
+{
+    const char *arch[] = {"sm_90a", "sm_100a"};
+    char *src = NULL;
+    size_t len = 0;
+    struct kj_err err = {0};
+
+    KT_CHECK(kj_read_file("leaderboards/fp8_quant/examples/triton_ptx.ptx", 1 << 20, &src, &len,
+                          &err) == 0, "triton_ptx.ptx");
+    for (int a = 0; src != NULL && a < 2; a++) {
+        struct compile_result r;
+        KT_CHECK(compile_arch(src, arch[a], &r) == 0 && r.ok && r.nkernels == 1 &&
+                 r.kernels[0].registers > 0, "triton_ptx.ptx for %s: %s", arch[a], r.log ? r.log : "");
+        compile_result_free(&r);
+    }
+    free(src);
+}
+
+/* The tcgen05 matmul, compiled in the box while the other tests run. */
+struct umma_job {
+    int started;
+    double t0;
+    char *src;
+    struct directives d;
+    struct cbox_proc p;
+};
+
+static void umma_start(struct umma_job *u)
+{
+    char real[4096];
+    size_t len = 0;
+    struct kj_err err = {0};
+
+    memset(u, 0, sizeof *u);
+    if (realpath(".cutlass/include", real) == NULL ||
+        kj_read_file("leaderboards/matmul/examples/cute_tcgen05.cu", 1 << 20, &u->src, &len, &err) ||
+        dir_parse(u->src, len, &u->d, &err) != 0)
+        return;
+    setenv(COMPILE_CUTLASS_ENV, real, 1); /* read by the box's child at its start */
+    u->t0 = mono_now();
+    u->started = cbox_start(u->src, len, &u->d, "sm_100a", NULL, &u->p, &err) == KJ_OK;
+    unsetenv(COMPILE_CUTLASS_ENV);
+}
+
+static void test_tcgen05_matmul(struct umma_job *u)
+{
+    struct compile_result r;
+    struct kj_err err = {0};
+
+    if (!u->started) {
+        KT_SKIP("cute_tcgen05.cu: no .cutlass/include (deploy/deps.sh fetches it)");
+        free(u->src);
+        return;
+    }
+    KT_CHECK(cbox_finish(&u->p, "sm_100a", &r, &err) == KJ_OK && r.ok, "cute_tcgen05.cu for "
+             "sm_100a in the compile box: %s %s", err.msg, r.log ? r.log : "");
+    KT_CHECK(r.nkernels == 1 && strcmp(r.kernels[0].tensor_cores, "tcgen05") == 0,
+             "its instruction classes say tcgen05 (got '%s')", r.kernels[0].tensor_cores);
+    fprintf(stderr, "  cute_tcgen05.cu for sm_100a: %.1f s in NVRTC, %.1f s wall in the box; "
+            "%d registers, tensor cores %s, cp.async %d\n", r.seconds, mono_now() - u->t0,
+            r.kernels[0].registers, r.kernels[0].tensor_cores, r.kernels[0].uses_cp_async);
+    compile_result_free(&r);
+    free(u->src);
+}
+
 int main(int argc, char **argv)
 {
+    struct umma_job umma;
+
     kt_init(argc, argv);
+    memset(&umma, 0, sizeof umma);
+    if (kt_counts.filter == NULL || strstr(kt_counts.filter, "tcgen05") != NULL)
+        umma_start(&umma); /* first, so that it overlaps the rest */
     KT_RUN(test_good_module());
     KT_RUN(test_bad_modules());
     KT_RUN(test_missing_parts());
     KT_RUN(test_cutlass());
+    KT_RUN(test_triton_ptx());
+    KT_RUN(test_tcgen05_matmul(&umma));
     return kt_done("test_compile_ptx");
 }

@@ -1,9 +1,10 @@
 // cute_wgmma.cu - matmul with CuTe on Hopper's warpgroup MMA (wgmma, sm_90a).
 //!kjudge leaderboard matmul
-//!kjudge launch matmul_cute grid=(ceil_div(N, 128), ceil_div(M, 128)) block=(256) smem=(2 * (128 * 64 + 64 * 128) * 2)
+//!kjudge launch matmul_cute grid=(ceil_div(N, 128), ceil_div(M, 128)) block=(256) smem=(3 * (128 * 64 + 64 * 128) * 2)
 //
 // One CTA computes a 128x128 tile of C with two warpgroups (each 64x128),
-// K in steps of 64 through two shared-memory stages. The shared tiles use
+// K in steps of 64 through three shared-memory stages (two in flight
+// while one is multiplied). The shared tiles use
 // CuTe's 128-byte-swizzled GMMA layouts (A K-major, B N-major, as the board
 // stores them), so wgmma reads them directly; the global loads are cp.async
 // 16-byte copies where a whole row segment is in bounds, element copies with
@@ -17,7 +18,7 @@
 using namespace cute;
 
 namespace {
-constexpr int BM = 128, BN = 128, BK = 64, STAGES = 2;
+constexpr int BM = 128, BN = 128, BK = 64, STAGES = 3;
 using SmemA = decltype(tile_to_shape(GMMA::Layout_K_SW128_Atom<half_t>{}, Shape<Int<BM>, Int<BK>>{}));
 using SmemB = decltype(tile_to_shape(GMMA::Layout_MN_SW128_Atom<half_t>{}, Shape<Int<BN>, Int<BK>>{}));
 
@@ -43,7 +44,6 @@ __device__ void load_tile(const half_t* g, long ld, int rmax, int cmax, STensor 
             }
         }
     }
-    asm volatile("cp.async.commit_group;\n" ::);
 }
 } // namespace
 
@@ -73,15 +73,19 @@ extern "C" __global__ void __launch_bounds__(256) matmul_cute(const half_t* A, c
         // B: rows k, contiguous n -> sB(n, k)
         load_tile<BK, BN>(B + (long)k0 * N + n0, N, K - k0, N - n0, sB, false);
     };
-    stage(0, 0);
+    // One cp.async group per stage, committed even when empty, so that
+    // "all but the newest STAGES - 1 groups" is always stage kt.
+    for (int s = 0; s < STAGES - 1; s++) {
+        if (s < ktiles)
+            stage(s, s);
+        asm volatile("cp.async.commit_group;\n" ::);
+    }
     for (int kt = 0; kt < ktiles; kt++) {
-        const int st = kt % STAGES;
-        if (kt + 1 < ktiles) {
-            stage(kt + 1, (kt + 1) % STAGES);
-            asm volatile("cp.async.wait_group 1;\n" ::);
-        } else {
-            asm volatile("cp.async.wait_group 0;\n" ::);
-        }
+        const int st = kt % STAGES, next = kt + STAGES - 1;
+        if (next < ktiles)
+            stage(next, next % STAGES); // its buffer was multiplied in iteration kt - 1
+        asm volatile("cp.async.commit_group;\n" ::);
+        asm volatile("cp.async.wait_group %0;\n" ::"n"(STAGES - 1));
         __syncthreads();
         asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); // stores -> wgmma
         Tensor sA = make_tensor(make_smem_ptr(sa_ptr + st * cosize(SmemA{})), SmemA{});
@@ -96,7 +100,7 @@ extern "C" __global__ void __launch_bounds__(256) matmul_cute(const half_t* A, c
         warpgroup_commit_batch();
         warpgroup_wait<0>();
         warpgroup_fence_operand(acc);
-        __syncthreads(); // this stage is refilled two iterations on
+        __syncthreads(); // every warpgroup is done with stage st before it is refilled
     }
     // Epilogue: each thread writes its accumulators, inside the bounds.
     Tensor cC = make_identity_tensor(make_shape(Int<BM>{}, Int<BN>{}));
