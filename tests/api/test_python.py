@@ -251,6 +251,9 @@ def test_ptx(e):
     check(st == 200 and raw.decode() == tpl, "template.ptx is served", (st, raw[:120]))
     st, _, d, _ = e.c.get("/api/v1/leaderboards/%s/files/template.ptx" % CUDA_ONLY)
     check(st == 404 and is_error(d, "no_file"), "a board without template.ptx: 404 no_file", (st, d))
+    for board, want in (("fp8_quant", ["cuda", "python", "ptx"]), (CUDA_ONLY, ["cuda", "ptx"])):
+        st, _, d, _ = e.c.get("/api/v1/leaderboards/" + board)
+        check(st == 200 and d.get("langs") == want, "%s takes %s" % (board, want), d.get("langs"))
 
 
 if __name__ == "__main__":
