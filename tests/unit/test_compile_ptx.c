@@ -8,10 +8,10 @@
  * a launch line naming no .entry, a parameter out of the board's order,
  * missing directives. The CUTLASS cases need .cutlass/include (deploy/
  * deps.sh) and skip without it. Blackwell readiness: every example that can
- * run on a B200 compiles for sm_100a (the Triton PTX, the CuTe fp8_quant),
- * and the tcgen05/TMEM CuTe matmul compiles in the compile box, in a child
- * started first so that its 10-20 s overlap the rest, with tcgen05 among its
- * instruction classes. Runs from the repository root.
+ * run on a B200 compiles for sm_100a: the Triton PTX here, the CuTe
+ * fp8_quant and the tcgen05/TMEM CuTe matmul (tcgen05 among its instruction
+ * classes) each in a compile box started first, so that their NVRTC time
+ * (most of this test's) overlaps the rest. Runs from the repository root.
  */
 #define KT_MAIN
 #include "kt.h"
@@ -137,8 +137,7 @@ static void test_missing_parts(void)
     compile_result_free(&r);
 }
 
-/* CUTLASS: a header that does not exist, a path that climbs out, and the
- * CuTe fp8_quant example for sm_100a. */
+/* CUTLASS: a header that does not exist, a path that climbs out. */
 static void test_cutlass(void)
 {
     char real[4096];
@@ -151,10 +150,6 @@ static void test_cutlass(void)
                         "//!kjudge launch k grid=(1) block=(1)\n\n"
                         "#include <cute/../../../../etc/passwd>\n"
                         "extern \"C\" __global__ void k() {}\n";
-    char *src = NULL;
-    size_t len = 0;
-    struct kj_err err = {0};
-
     if (realpath(".cutlass/include", real) == NULL) {
         KT_SKIP("no .cutlass/include (deploy/deps.sh fetches it)");
         return;
@@ -167,13 +162,6 @@ static void test_cutlass(void)
     KT_CHECK(compile_arch(climb, "sm_90a", &r) == 0 && !r.ok, "climbing path compiled");
     KT_CHECK(r.log && strstr(r.log, "line 4: #include names a file outside"), "log: %s", r.log);
     compile_result_free(&r);
-    KT_CHECK(kj_read_file("leaderboards/fp8_quant/examples/cute_quant.cu", 1 << 20, &src, &len,
-                          &err) == 0, "cute_quant.cu");
-    KT_CHECK(src && compile_arch(src, "sm_100a", &r) == 0 && r.ok, "cute_quant.cu for sm_100a: %s",
-             r.log ? r.log : "");
-    fprintf(stderr, "  cute_quant.cu for sm_100a: %.1f s in NVRTC\n", r.seconds);
-    compile_result_free(&r);
-    free(src);
     unsetenv(COMPILE_CUTLASS_ENV);
 }
 
@@ -196,8 +184,10 @@ static void test_triton_ptx(void)
     free(src);
 }
 
-/* The tcgen05 matmul, compiled in the box while the other tests run. */
-struct umma_job {
+/* The CuTe examples for sm_100a, each compiled in its own compile box
+ * (CUTLASS bound read-only) while the other tests run. */
+struct box_job {
+    const char *path;
     int started;
     double t0;
     char *src;
@@ -205,57 +195,67 @@ struct umma_job {
     struct cbox_proc p;
 };
 
-static void umma_start(struct umma_job *u)
+static void box_start(struct box_job *b, const char *path)
 {
     char real[4096];
     size_t len = 0;
     struct kj_err err = {0};
 
-    memset(u, 0, sizeof *u);
-    if (realpath(".cutlass/include", real) == NULL ||
-        kj_read_file("leaderboards/matmul/examples/cute_tcgen05.cu", 1 << 20, &u->src, &len, &err) ||
-        dir_parse(u->src, len, &u->d, &err) != 0)
+    memset(b, 0, sizeof *b);
+    b->path = path;
+    if (realpath(".cutlass/include", real) == NULL || kj_read_file(path, 1 << 20, &b->src, &len, &err) ||
+        dir_parse(b->src, len, &b->d, &err) != 0)
         return;
     setenv(COMPILE_CUTLASS_ENV, real, 1); /* read by the box's child at its start */
-    u->t0 = mono_now();
-    u->started = cbox_start(u->src, len, &u->d, "sm_100a", NULL, &u->p, &err) == KJ_OK;
+    b->t0 = mono_now();
+    b->started = cbox_start(b->src, len, &b->d, "sm_100a", NULL, &b->p, &err) == KJ_OK;
     unsetenv(COMPILE_CUTLASS_ENV);
 }
 
-static void test_tcgen05_matmul(struct umma_job *u)
+/* Collect b: compiled, and its first kernel's tensor-core class is tc. */
+static void box_check(struct box_job *b, const char *tc)
 {
     struct compile_result r;
     struct kj_err err = {0};
 
-    if (!u->started) {
-        KT_SKIP("cute_tcgen05.cu: no .cutlass/include (deploy/deps.sh fetches it)");
-        free(u->src);
+    if (!b->started) {
+        KT_SKIP("%s: no .cutlass/include (deploy/deps.sh fetches it)", b->path);
+        free(b->src);
         return;
     }
-    KT_CHECK(cbox_finish(&u->p, "sm_100a", &r, &err) == KJ_OK && r.ok, "cute_tcgen05.cu for "
-             "sm_100a in the compile box: %s %s", err.msg, r.log ? r.log : "");
-    KT_CHECK(r.nkernels == 1 && strcmp(r.kernels[0].tensor_cores, "tcgen05") == 0,
-             "its instruction classes say tcgen05 (got '%s')", r.kernels[0].tensor_cores);
-    fprintf(stderr, "  cute_tcgen05.cu for sm_100a: %.1f s in NVRTC, %.1f s wall in the box; "
-            "%d registers, tensor cores %s, cp.async %d\n", r.seconds, mono_now() - u->t0,
+    KT_CHECK(cbox_finish(&b->p, "sm_100a", &r, &err) == KJ_OK && r.ok,
+             "%s for sm_100a in the compile box: %s %s", b->path, err.msg, r.log ? r.log : "");
+    KT_CHECK(r.nkernels == 1 && strcmp(r.kernels[0].tensor_cores, tc) == 0,
+             "%s: tensor cores '%s' (want '%s')", b->path, r.kernels[0].tensor_cores, tc);
+    fprintf(stderr, "  %s for sm_100a: %.1f s in NVRTC, %.1f s since the start; %d registers, "
+            "tensor cores '%s', cp.async %d\n", b->path, r.seconds, mono_now() - b->t0,
             r.kernels[0].registers, r.kernels[0].tensor_cores, r.kernels[0].uses_cp_async);
     compile_result_free(&r);
-    free(u->src);
+    free(b->src);
+}
+
+static void test_sm100_examples(struct box_job *jobs)
+{
+    box_check(&jobs[0], "tcgen05");
+    box_check(&jobs[1], "");
 }
 
 int main(int argc, char **argv)
 {
-    struct umma_job umma;
+    struct box_job jobs[2];
 
     kt_init(argc, argv);
-    memset(&umma, 0, sizeof umma);
-    if (kt_counts.filter == NULL || strstr(kt_counts.filter, "tcgen05") != NULL)
-        umma_start(&umma); /* first, so that it overlaps the rest */
+    memset(jobs, 0, sizeof jobs);
+    if (kt_counts.filter == NULL || strstr("test_sm100_examples", kt_counts.filter) != NULL) {
+        /* first, so that they overlap the rest */
+        box_start(&jobs[0], "leaderboards/matmul/examples/cute_tcgen05.cu");
+        box_start(&jobs[1], "leaderboards/fp8_quant/examples/cute_quant.cu");
+    }
     KT_RUN(test_good_module());
     KT_RUN(test_bad_modules());
     KT_RUN(test_missing_parts());
     KT_RUN(test_cutlass());
     KT_RUN(test_triton_ptx());
-    KT_RUN(test_tcgen05_matmul(&umma));
+    KT_RUN(test_sm100_examples(jobs));
     return kt_done("test_compile_ptx");
 }
