@@ -106,8 +106,9 @@ static int check_param(struct cc_job *j, const char *s, size_t i, size_t n, int 
     return 0;
 }
 
-/* Scan the module line by line: .version, .target, each .entry and its
- * parameters (checked for the kernels of the launch lines). Returns 1 with
+/* Scan the module line by line, past // comment lines (the //!kjudge lines
+ * among them): .version, .target, each .entry and its parameters (checked
+ * for the kernels of the launch lines). Returns 1 with
  * a message in j->pre when a parameter is out of place. */
 static int scan_module(struct cc_job *j, struct ptx_mod *m)
 {
@@ -122,6 +123,11 @@ static int scan_module(struct cc_job *j, struct ptx_mod *m)
         while (eol < n && s[eol] != '\n')
             eol++;
         k = skip_blank(s, i, eol);
+        if (k + 1 < eol && s[k] == '/' && s[k + 1] == '/') { /* a comment line */
+            line++;
+            i = eol + 1;
+            continue;
+        }
         if (m->version_line == 0 && word_at(s, k, eol, ".version"))
             m->version_line = line;
         if (m->target_line == 0 && word_at(s, k, eol, ".target")) {
@@ -170,7 +176,7 @@ static int scan_module(struct cc_job *j, struct ptx_mod *m)
 static int check_target(struct cc_job *j, const struct ptx_mod *m, const char *arch)
 {
     int want = atoi(arch + 3), got;
-    char ws = arch[strlen(arch) - 1], gs;
+    char gs;
 
     if (m->version_line == 0 || m->target_line == 0) {
         kj_buf_printf(&j->pre, "line 1: a PTX module needs a .version and a .target line\n");
@@ -182,7 +188,6 @@ static int check_target(struct cc_job *j, const struct ptx_mod *m, const char *a
         return 1;
     }
     gs = m->target[strlen(m->target) - 1];
-    ws = (ws == 'a' || ws == 'f') ? ws : 0;
     if ((gs == 'a' && got != want) || (gs == 'f' && (got / 10 != want / 10 || got > want)) ||
         got > want) {
         kj_buf_printf(&j->pre, "line %d: .target %s is PTX for another GPU; this runner "

@@ -131,6 +131,14 @@ static void test_missing_parts(void)
     KT_CHECK(compile_arch(no_target, "sm_90a", &r) == 0 && !r.ok, "no .target compiled");
     KT_CHECK(r.log && strstr(r.log, "needs a .version and a .target line"), "log: %s", r.log);
     compile_result_free(&r);
+    const char *commented = "//!kjudge leaderboard matmul\n"
+                            "//!kjudge launch matmul grid=(1) block=(1)\n"
+                            ".version 9.0\n.target sm_90\n.address_size 64\n"
+                            "// .visible .entry matmul()\n"
+                            ".visible .entry other()\n{\n\tret;\n}\n";
+    KT_CHECK(compile_arch(commented, "sm_90a", &r) == 0 && !r.ok, "a commented .entry counted");
+    KT_CHECK(r.log && strstr(r.log, "line 2: launch: no kernel named 'matmul'"), "log: %s", r.log);
+    compile_result_free(&r);
     KT_CHECK(compile_arch(opts, "sm_90a", &r) == 0 && !r.ok, "nvrtc options taken");
     KT_CHECK(r.log && strstr(r.log, "line 3: nvrtc: options do not apply to a PTX module"),
              "log: %s", r.log);
