@@ -65,7 +65,7 @@ def test_boards():
         d = os.path.join(root, board)
         if not os.path.isfile(os.path.join(d, "leaderboard.json")):
             continue
-        files = ["reference.cu", "template.cu"]
+        files = ["reference.cu", "template.cu", "template.ptx"]
         ex = os.path.join(d, "examples")
         if os.path.isdir(ex):
             files += ["examples/" + f for f in sorted(os.listdir(ex))
