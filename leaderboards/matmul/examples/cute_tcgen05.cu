@@ -101,8 +101,10 @@ extern "C" __global__ void __launch_bounds__(128) matmul_umma(const half_t* A, c
             stage(kt + 1, (kt + 1) % STAGES);
         asm volatile("cp.async.commit_group;\n" ::);
         asm volatile("cp.async.wait_group 1;\n" ::);
+        // Each thread makes its own shared-memory writes (cp.async and plain
+        // stores) visible to the async proxy tcgen05.mma reads through, then all meet.
+        asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
         __syncthreads();
-        asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); // stores -> tcgen05.mma
         if (warp == 0) {
             Tensor sA = make_tensor(make_smem_ptr(sa_ptr + st * cosize(SmemA{})), SmemA{});
             Tensor sB = make_tensor(make_smem_ptr(sb_ptr + st * cosize(SmemB{})), SmemB{});

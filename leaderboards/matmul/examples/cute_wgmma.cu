@@ -86,8 +86,10 @@ extern "C" __global__ void __launch_bounds__(256) matmul_cute(const half_t* A, c
             stage(next, next % STAGES); // its buffer was multiplied in iteration kt - 1
         asm volatile("cp.async.commit_group;\n" ::);
         asm volatile("cp.async.wait_group %0;\n" ::"n"(STAGES - 1));
+        // Each thread makes its own shared-memory writes (cp.async and plain
+        // stores) visible to the async proxy wgmma reads through, then all meet.
+        asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
         __syncthreads();
-        asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); // stores -> wgmma
         Tensor sA = make_tensor(make_smem_ptr(sa_ptr + st * cosize(SmemA{})), SmemA{});
         Tensor sB = make_tensor(make_smem_ptr(sb_ptr + st * cosize(SmemB{})), SmemB{});
         Tensor tA = thr_mma.partition_A(sA);
