@@ -13,7 +13,8 @@
  *
  * Decisions (the next person should know them):
  * - #include is allowed only for headers found under the toolkit's include
- *   dirs or CUTLASS's (COMPILE_CUTLASS_ENV; cute/ and cutlass/), named literally, relative, without "..". The check looks at every
+ *   dirs or CUTLASS's (COMPILE_CUTLASS_ENV; cute/ and cutlass/), named
+ *   literally, relative, without "..". The check looks at every
  *   '#' (or "%:") in the source, whatever the context, so a comment such as
  *   "# include foo" is rejected too: a lexer that gets comments or literals
  *   subtly wrong could let a real directive through, a context-free check

@@ -138,7 +138,8 @@ static int scan_module(struct cc_job *j, struct ptx_mod *m)
             memcpy(m->target, s + t, w);
         }
         for (size_t p = k; p + 6 <= eol; p++) {
-            if (memcmp(s + p, ".entry", 6) != 0 || (p + 6 < eol && cc_is_ident((unsigned char)s[p + 6])))
+            if (memcmp(s + p, ".entry", 6) != 0 ||
+                (p + 6 < eol && cc_is_ident((unsigned char)s[p + 6])))
                 continue;
             size_t t = skip_blank(s, p + 6, eol), w = 0;
             while (t + w < eol && cc_is_ident((unsigned char)s[t + w]))

@@ -2,9 +2,10 @@
  * compile_scan.c - the checks on a source before NVRTC sees it (see
  * compile_int.h): its size, NUL bytes, and the pre-scan of every '#'
  * (or "%:") and __has_include-like name that refuses a file access outside
- * the toolkit's headers and CUTLASS's (compile.h, COMPILE_CUTLASS_ENV). compile.c's header comment gives the decisions;
- * the scan is a pure function of the source and the toolkit's paths, and
- * costs linear time whatever the source holds.
+ * the toolkit's headers and CUTLASS's (compile.h, COMPILE_CUTLASS_ENV).
+ * compile.c's header comment gives the decisions; the scan is a pure
+ * function of the source and the toolkit's paths, and costs linear time
+ * whatever the source holds.
  */
 #include "compile_int.h"
 
@@ -277,8 +278,8 @@ static size_t scan_includes(const struct spliced *sp, const struct cc_paths *p, 
             char shown[64];
             kj_printable(shown, sizeof shown, h.name, sizeof shown - 1);
             snprintf(msg, msgsz, "%s%s%s%s %s; only the CUDA toolkit's and CUTLASS's headers "
-                     "can be included (e.g. <cuda_fp16.h>, <cub/cub.cuh>, <cute/tensor.hpp>)", h.what,
-                     h.shown ? " \"" : "", h.shown ? shown : "", h.shown ? "\"" : "", why);
+                     "can be included (e.g. <cuda_fp16.h>, <cub/cub.cuh>, <cute/tensor.hpp>)",
+                     h.what, h.shown ? " \"" : "", h.shown ? shown : "", h.shown ? "\"" : "", why);
             return i;
         }
         if (h.quote[1] != 0) {

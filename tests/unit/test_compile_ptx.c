@@ -186,7 +186,8 @@ static void test_triton_ptx(void)
     for (int a = 0; src != NULL && a < 2; a++) {
         struct compile_result r;
         KT_CHECK(compile_arch(src, arch[a], &r) == 0 && r.ok && r.nkernels == 1 &&
-                 r.kernels[0].registers > 0, "triton_ptx.ptx for %s: %s", arch[a], r.log ? r.log : "");
+                 r.kernels[0].registers > 0, "triton_ptx.ptx for %s: %s", arch[a],
+                 r.log ? r.log : "");
         compile_result_free(&r);
     }
     free(src);
@@ -211,7 +212,8 @@ static void box_start(struct box_job *b, const char *path)
 
     memset(b, 0, sizeof *b);
     b->path = path;
-    if (realpath(".cutlass/include", real) == NULL || kj_read_file(path, 1 << 20, &b->src, &len, &err) ||
+    if (realpath(".cutlass/include", real) == NULL ||
+        kj_read_file(path, 1 << 20, &b->src, &len, &err) ||
         dir_parse(b->src, len, &b->d, &err) != 0)
         return;
     setenv(COMPILE_CUTLASS_ENV, real, 1); /* read by the box's child at its start */
