@@ -48,6 +48,14 @@ static int jl_check(nvJitLinkResult r, nvJitLinkResult tolerated, const char *ca
     return kj_errf(err, KJ_ENVRTC, file, line, "%s: nvJitLink error %d", call, (int)r);
 }
 
+/* 1 when nvJitLink's result r says the module itself is bad. */
+static int jl_module_fault(nvJitLinkResult r)
+{
+    return r == NVJITLINK_ERROR_PTX_COMPILE || r == NVJITLINK_ERROR_INVALID_INPUT ||
+           r == NVJITLINK_ERROR_UNRECOGNIZED_INPUT || r == NVJITLINK_ERROR_ARCH_MISMATCH ||
+           r == NVJITLINK_ERROR_INCORRECT_INPUT_TYPE;
+}
+
 /* What the pre-scan finds in the module. */
 struct ptx_mod {
     int version_line, target_line;
@@ -252,16 +260,21 @@ static int jit(struct cc_job *j, const char *arch, struct kj_err *err)
     snprintf(archopt, sizeof archopt, "-arch=%s", arch);
     if ((rc = JL_CALL(err, &r, NVJITLINK_SUCCESS, nvJitLinkCreate(&h, 2, opts))) != KJ_OK)
         return rc;
-    /* A module that does not compile fails here or at Complete. */
-    rc = JL_CALL(err, &add, NVJITLINK_ERROR_PTX_COMPILE,
-                 nvJitLinkAddData(h, NVJITLINK_INPUT_PTX, j->text, j->len, "submission.ptx"));
-    if (rc == KJ_OK && add == NVJITLINK_SUCCESS)
-        rc = JL_CALL(err, &add, NVJITLINK_ERROR_PTX_COMPILE, nvJitLinkComplete(h));
+    /* A module that does not compile fails here or at Complete; our own
+     * options are fixed and known good, so what fails is the module. */
+    add = nvJitLinkAddData(h, NVJITLINK_INPUT_PTX, j->text, j->len, "submission.ptx");
+    if (add == NVJITLINK_SUCCESS)
+        add = nvJitLinkComplete(h);
     o->seconds += mono_now() - t0;
+    rc = jl_module_fault(add) ? KJ_OK : JL_CALL(err, &r, NVJITLINK_SUCCESS, add);
     if (rc == KJ_OK)
         rc = fetch_logs(j, h, err);
-    if (rc == KJ_OK && add != NVJITLINK_SUCCESS)
+    if (rc == KJ_OK && add != NVJITLINK_SUCCESS) {
         j->user_fault = 1;
+        if (j->raw[0] == '\0')
+            kj_buf_printf(&j->pre, "the PTX compiler refused the module (nvJitLink error %d)\n",
+                          (int)add);
+    }
     if (rc == KJ_OK && !j->user_fault) {
         rc = JL_CALL(err, &r, NVJITLINK_SUCCESS, nvJitLinkGetLinkedCubinSize(h, &o->cubin_size));
         if (rc == KJ_OK && (o->cubin_size == 0 || (o->cubin = malloc(o->cubin_size)) == NULL))
