@@ -35,7 +35,7 @@ case "${1:-}" in
   "") ;;
   --server) mode=server ;;
   --test) mode=test ;;
-  -h|--help) sed -n '2,27p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+  -h|--help) sed -n '2,31p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
   *) echo "deps: unknown option '$1' (use --server or --test)" >&2; exit 2 ;;
 esac
 pkgs=(build-essential libmicrohttpd-dev libcjson-dev libsqlite3-dev libssl-dev python3 curl openssl
