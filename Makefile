@@ -19,7 +19,7 @@ CFLAGS_BASE := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -g -Icommon
 CUDA_INC := -I$(CUDA)/include
 CFLAGS ?= -O2
 SAN := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
-CUDA_LIB := -L$(CUDA)/lib64 -Wl,-rpath,$(CUDA)/lib64 -lnvrtc -ldl
+CUDA_LIB := -L$(CUDA)/lib64 -Wl,-rpath,$(CUDA)/lib64 -lnvrtc -lnvJitLink -ldl
 SERVER_LIBS := -lmicrohttpd -lcjson -lsqlite3 -lcrypto -lpthread -lm
 RUNNER_LIBS := -lcurl -lcjson $(CUDA_LIB) -lseccomp -lpthread -lm
 CLI_LIBS := -lcurl -lcjson -lm

@@ -1,6 +1,6 @@
 /*
  * cmd_boards.c - the public reads: `kjudge boards`, `kjudge board L`,
- * `kjudge template L [-o FILE] [--lang python]` and `kjudge rankings L
+ * `kjudge template L [-o FILE] [--lang python|ptx]` and `kjudge rankings L
  * [--gpu G]`.
  *
  * main.c calls these; each makes one or two GETs (kjc.c) and prints a
@@ -235,13 +235,17 @@ int cmd_template(struct kjc *k, int argc, char **argv)
             outp = val;
     }
     /* --lang python: the Python starter (template.py); the reference is CUDA only. */
-    if (lang != NULL && strcmp(lang, "python") != 0 && strcmp(lang, "cuda") != 0)
-        return kjc_usage(k, "template", "--lang must be cuda or python");
-    if (lang != NULL && strcmp(lang, "python") == 0 && strcmp(file, "reference.cu") == 0)
+    /* --lang ptx: the PTX starter (template.ptx), where the board has one. */
+    if (lang != NULL && strcmp(lang, "python") != 0 && strcmp(lang, "cuda") != 0 &&
+        strcmp(lang, "ptx") != 0)
+        return kjc_usage(k, "template", "--lang must be cuda, python or ptx");
+    if (lang != NULL && strcmp(lang, "cuda") != 0 && strcmp(file, "reference.cu") == 0)
         return kjc_usage(k, "template", "the reference is CUDA C++: --reference goes without "
-                         "--lang python");
+                         "--lang python or ptx");
     if (lang != NULL && strcmp(lang, "python") == 0)
         file = "template.py";
+    if (lang != NULL && strcmp(lang, "ptx") == 0)
+        file = "template.ptx";
     if (a.bad || (rc = board_arg(k, "template", board)) != KJC_OK || (rc = kjc_ready(k, 0)) != KJC_OK)
         return a.bad ? KJC_ERROR : rc;
     snprintf(path, sizeof path, "/api/v1/leaderboards/%s/files/%s", board, file);

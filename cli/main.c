@@ -36,7 +36,7 @@ static const struct command commands[] = {
      "(a .py's \"#!POPCORN leaderboard|gpu\" lines); exit 0 accepted, 1 another verdict"},
     {"boards", cmd_boards, "", "the leaderboards"},
     {"board", cmd_board, "L", "a leaderboard's statement, kernel arguments, shapes and deadline"},
-    {"template", cmd_template, "L [-o FILE] [--force] [--reference] [--lang cuda|python]",
+    {"template", cmd_template, "L [-o FILE] [--force] [--reference] [--lang cuda|python|ptx]",
      "download the board's starter kernel (--lang python: its template.py; or its reference, "
      "once published) to stdout or FILE"},
     {"rankings", cmd_rankings, "L [--gpu G]", "the ranking of a board on one GPU type"},

@@ -50,8 +50,34 @@ static int has_line_start(const char *src, size_t len, const char *word)
     return 0;
 }
 
+int sub_lang_is_ptx(const char *src, size_t len)
+{
+    size_t i = 0;
+    while (src != NULL && i < len) {
+        if (src[i] == ' ' || src[i] == '\t' || src[i] == '\n' || src[i] == '\r') {
+            i++;
+        } else if (len - i >= 2 && src[i] == '/' && src[i + 1] == '/') {
+            const char *nl = memchr(src + i, '\n', len - i);
+            i = nl ? (size_t)(nl - src) + 1 : len;
+        } else if (len - i >= 2 && src[i] == '/' && src[i + 1] == '*') {
+            size_t k = i + 2;
+            while (k + 1 < len && !(src[k] == '*' && src[k + 1] == '/'))
+                k++;
+            i = k + 2;
+        } else {
+            return len - i > 9 && memcmp(src + i, ".version", 8) == 0 &&
+                   (src[i + 8] == ' ' || src[i + 8] == '\t');
+        }
+    }
+    return 0;
+}
+
 int sub_lang_detect(const char *filename, const char *src, size_t len)
 {
+    /* PTX by name, or by content whatever the name: the runner compiles by
+     * the content (sub_lang_is_ptx), and no CUDA source starts so. */
+    if ((filename != NULL && ends_with(filename, ".ptx")) || sub_lang_is_ptx(src, len))
+        return SUB_LANG_PTX;
     static const char *const cuda_ext[] = {".cu", ".cuh", ".cpp", ".cc", ".h", ".hpp", NULL};
     if (filename != NULL && ends_with(filename, ".py"))
         return SUB_LANG_PYTHON;
@@ -61,5 +87,5 @@ int sub_lang_detect(const char *filename, const char *src, size_t len)
     if (src != NULL && (has_line_start(src, len, "#!POPCORN") ||
                         has_line_start(src, len, "def custom_kernel")))
         return SUB_LANG_PYTHON;
-    return SUB_LANG_CUDA;
+    return sub_lang_is_ptx(src, len) ? SUB_LANG_PTX : SUB_LANG_CUDA;
 }

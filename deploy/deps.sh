@@ -24,7 +24,11 @@
 # expected under ${CUDA:-/usr/local/cuda}; it is not a Debian package, and
 # --server does not look for it. Without --server, where the toolkit has no
 # nvdisasm, NVIDIA's nvidia-cuda-nvdisasm wheel is fetched from PyPI into
-# .tools/bin (below). Installing Slurm or nginx does not start their
+# .tools/bin (below), and CUTLASS's headers (CuTe included; the pinned
+# nvidia-cutlass wheel from PyPI) go into .cutlass/include, where
+# kjudge-runner finds them (runner/compile.h; a host without network: copy
+# a .cutlass/include made elsewhere, or set KJUDGE_CUTLASS_INCLUDE).
+# Installing Slurm or nginx does not start their
 # services here (policy-rc.d); the tests start their own instances.
 set -euo pipefail
 mode=full
@@ -32,7 +36,7 @@ case "${1:-}" in
   "") ;;
   --server) mode=server ;;
   --test) mode=test ;;
-  -h|--help) sed -n '2,27p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+  -h|--help) sed -n '2,31p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
   *) echo "deps: unknown option '$1' (use --server or --test)" >&2; exit 2 ;;
 esac
 pkgs=(build-essential libmicrohttpd-dev libcjson-dev libsqlite3-dev libssl-dev python3 curl openssl
@@ -77,6 +81,39 @@ os.rename(dst + ".tmp", dst)
 PY
     then echo "deps: nvdisasm from PyPI in $tools/bin" >&2
     else echo "deps: no nvdisasm (toolkit or PyPI); instruction-class tests will skip" >&2
+    fi
+    rm -rf "$tmp"
+  fi
+  # CUTLASS and CuTe headers for CUDA submissions (docs/languages-cuda.md):
+  # one pinned release, unpacked once into .cutlass/include (read-only in
+  # the compile box). Replaced when the pin changes; best effort: without
+  # them an #include <cute/...> gets a compile error and those tests skip.
+  cutlass_pin=4.2.0.0
+  cutlass="$(cd "$(dirname "$0")/.." && pwd)/.cutlass"
+  if [ "$(cat "$cutlass/VERSION" 2>/dev/null)" != "$cutlass_pin" ]; then
+    tmp=$(mktemp -d)
+    if python3 -m pip download -q --no-deps "nvidia-cutlass==$cutlass_pin" -d "$tmp" >&2 2>&1 &&
+       python3 - "$tmp" "$cutlass" "$cutlass_pin" <<'PY'
+import glob, os, shutil, sys, zipfile
+whl = glob.glob(os.path.join(sys.argv[1], "*.whl"))[0]
+dst, pre = sys.argv[2], "cutlass_library/source/include/"
+new = dst + ".new"
+shutil.rmtree(new, ignore_errors=True)
+with zipfile.ZipFile(whl) as z:
+    for m in z.infolist():
+        if m.is_dir() or not m.filename.startswith(pre) or ".." in m.filename:
+            continue
+        out = os.path.join(new, "include", m.filename[len(pre):])
+        os.makedirs(os.path.dirname(out), exist_ok=True)
+        with open(out, "wb") as f:
+            f.write(z.read(m))
+with open(os.path.join(new, "VERSION"), "w") as f:
+    f.write(sys.argv[3])
+shutil.rmtree(dst, ignore_errors=True)
+os.rename(new, dst)
+PY
+    then echo "deps: CUTLASS $cutlass_pin headers in $cutlass/include" >&2
+    else echo "deps: no CUTLASS headers from PyPI; CuTe submissions and their tests will skip" >&2
     fi
     rm -rf "$tmp"
   fi

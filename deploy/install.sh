@@ -66,6 +66,14 @@ if [ "$runner" = 1 ] && [ -x .tools/bin/nvdisasm ]; then
   mkdir -p "$dest/.tools/bin"
   put 755 .tools/bin/nvdisasm "$dest/.tools/bin/nvdisasm"
 fi
+# CUTLASS's headers deploy/deps.sh unpacked: the runner looks for them in
+# .cutlass/include beside its bin/ folder (runner/compile.h).
+if [ "$runner" = 1 ] && [ -f .cutlass/include/cute/tensor.hpp ]; then
+  rm -rf "$dest/.cutlass.new"
+  mkdir -p "$dest/.cutlass.new"
+  cp -R .cutlass/include "$dest/.cutlass.new/include"
+  rm -rf "$dest/.cutlass" && mv "$dest/.cutlass.new" "$dest/.cutlass"
+fi
 # The backup job reads the server's database: front ends only.
 [ "$server" = 0 ] || put 755 deploy/systemd/kjudge-backup "$dest/bin/kjudge-backup"
 if [ "$runner" = 1 ]; then # the Slurm launcher, for clusters (deploy/slurm/)

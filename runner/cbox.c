@@ -1,6 +1,7 @@
 /*
  * cbox.c - the compile box (see cbox.h). The child enters the sandbox
- * (sandbox.c: namespaces, a read-only root holding only the toolkit, uid
+ * (sandbox.c: namespaces, a read-only root holding only the toolkit and
+ * CUTLASS's headers, uid
  * 65534, limits, a seccomp allow-list), compiles and writes a fixed header,
  * the log and the cubin to a pipe; the parent reads them under a deadline,
  * bounds every length it is told, and kills the child when the deadline
@@ -74,8 +75,9 @@ static int cbox_enter(int fd, unsigned flags, struct cbox_head *h)
 {
     static const char *const env_fixed[] = {"CUDA_CACHE_DISABLE=1", "HOME=/tmp",
                                             "PATH=/usr/bin:/bin", "TMPDIR=/tmp"};
-    const char *env[6];
-    char cuda_env[4200];
+    const char *env[7];
+    char cuda_env[4200], cutlass_env[4200];
+    const char *cutlass = getenv(COMPILE_CUTLASS_ENV);
     const char *home = getenv("CUDA_HOME");
     struct sandbox_conf c;
     struct kj_err err;
@@ -93,8 +95,15 @@ static int cbox_enter(int fd, unsigned flags, struct cbox_head *h)
     } else {
         home = KJ_CUDA_HOME;
     }
-    env[ne] = NULL;
     c.ro[c.nro++] = home;
+    /* CUTLASS's headers, read-only beside the toolkit (compile.h); a bad
+     * path is compile.c's to report. */
+    if (cutlass && cutlass[0] == '/' && strlen(cutlass) < 4096 && access(cutlass, R_OK) == 0) {
+        snprintf(cutlass_env, sizeof cutlass_env, "%s=%s", COMPILE_CUTLASS_ENV, cutlass);
+        env[ne++] = cutlass_env;
+        c.ro[c.nro++] = cutlass;
+    }
+    env[ne] = NULL;
     c.env = env;
     c.cpu_s = CBOX_CPU_S;
 #ifndef __SANITIZE_ADDRESS__ /* ASan's shadow memory alone is larger than any sane limit */

@@ -13,7 +13,8 @@
  *
  * Decisions (the next person should know them):
  * - #include is allowed only for headers found under the toolkit's include
- *   dirs, named literally, relative, without "..". The check looks at every
+ *   dirs or CUTLASS's (COMPILE_CUTLASS_ENV; cute/ and cutlass/), named
+ *   literally, relative, without "..". The check looks at every
  *   '#' (or "%:") in the source, whatever the context, so a comment such as
  *   "# include foo" is rejected too: a lexer that gets comments or literals
  *   subtly wrong could let a real directive through, a context-free check
@@ -21,6 +22,9 @@
  *   which searches only the toolkit's dirs, never the current directory
  *   (--no-source-include would do that too, but it also breaks the
  *   toolkit's own relative includes).
+ * - A source that starts with ".version" is PTX (sub_lang_is_ptx): after the
+ *   same checks on its bytes and #include lines it goes to the PTX compiler
+ *   (compile_ptx.c) instead of NVRTC, and the same report comes back.
  * - An unknown kernel in a launch line makes NVRTC fail the whole compile
  *   with errors in a pseudo-file "__nv_name_map"; those errors are replaced
  *   by "line N: launch: no kernel named 'X' in the source".
@@ -35,6 +39,7 @@
 #include "compile_int.h"
 #include "mono.h"
 #include "ptxscan.h"
+#include "sub_lang.h"
 
 #include <limits.h>
 #include <nvrtc.h>
@@ -48,7 +53,7 @@
 #define KJ_CUDA_HOME "/usr/local/cuda" /* CUDA_HOME in the environment wins */
 #endif
 
-#define CC_MAX_OPTS (8 + DIR_MAX_NVRTC)
+#define CC_MAX_OPTS (9 + DIR_MAX_NVRTC)
 #define CC_MAX_ECHO_LINE 4096 /* longest line for full diagnostics (compile_passes) */
 
 /* Every NVRTC call goes through this: 0 when the call returned NVRTC_SUCCESS
@@ -74,6 +79,27 @@ static void set_real(const char *path, char *real)
 {
     if (realpath(path, real) == NULL)
         snprintf(real, PATH_MAX, "%s", path);
+}
+
+/* CUTLASS's include dir from the environment, when set: it must hold cute/
+ * and cutlass/. Unset or empty: no CUTLASS (its #include is refused). */
+static int cutlass_path(struct cc_paths *p, struct kj_err *err)
+{
+    const char *dir = getenv(COMPILE_CUTLASS_ENV);
+    char probe[PATH_MAX + 32];
+    struct stat st;
+
+    if (dir == NULL || dir[0] == '\0')
+        return KJ_OK;
+    if (dir[0] != '/' || strlen(dir) >= PATH_MAX)
+        return KJ_FAIL(err, KJ_EINVAL, "%s must be an absolute path", COMPILE_CUTLASS_ENV);
+    snprintf(probe, sizeof probe, "%s/cute/tensor.hpp", dir);
+    if (stat(probe, &st) != 0 || !S_ISREG(st.st_mode))
+        return KJ_FAIL(err, KJ_ENVRTC, "%s=%s holds no cute/tensor.hpp", COMPILE_CUTLASS_ENV,
+                       dir);
+    snprintf(p->cutlass, sizeof p->cutlass, "%s", dir);
+    set_real(p->cutlass, p->cutlass_real);
+    return KJ_OK;
 }
 
 static int cuda_paths(struct cc_paths *p, struct kj_err *err)
@@ -104,7 +130,7 @@ static int cuda_paths(struct cc_paths *p, struct kj_err *err)
         set_real(p->cccl, p->cccl_real);
     else
         p->cccl[0] = '\0';
-    return KJ_OK;
+    return cutlass_path(p, err);
 }
 
 /* ---- kernels and options ---- */
@@ -166,6 +192,14 @@ static int build_options(struct cc_job *j, const char *arch, int full,
         snprintf(store[2], sizeof store[2], "--include-path=%s", j->paths.cccl);
         opts[n++] = store[2];
     }
+    if (j->paths.cutlass[0] != '\0') {
+        snprintf(store[3], sizeof store[3], "--include-path=%s", j->paths.cutlass);
+        opts[n++] = store[3];
+    }
+    /* CUTLASS's constexpr helpers carry no __host__ __device__; NVRTC has
+     * no host side, so they are device functions. */
+    if (j->cutlass)
+        opts[n++] = "-default-device";
     opts[n++] = "-Xptxas=-v";
     opts[n++] = full ? "-w" : "--brief-diagnostics=true";
     for (i = 0; j->d != NULL && i < j->d->nnvrtc && i < DIR_MAX_NVRTC; i++) {
@@ -443,7 +477,12 @@ int compile_source(const char *src, size_t len, const struct directives *d,
         goto out;
     }
     j.user_fault = rc;
-    rc = j.user_fault ? KJ_OK : compile_passes(&j, arch, err);
+    if (j.user_fault)
+        rc = KJ_OK;
+    else if (sub_lang_is_ptx(j.src, j.len))
+        rc = cc_compile_ptx(&j, arch, err); /* compile_ptx.c */
+    else
+        rc = compile_passes(&j, arch, err);
     if (rc == KJ_OK)
         rc = finish(&j, err);
 out:

@@ -4,7 +4,7 @@
  * Called by the judge (runner/judge.c) for the submission and for the
  * leaderboard's reference, and by `kjudge-runner compile`. Needs no GPU.
  * It builds the server-owned NVRTC option list (target arch, C++17, the
- * toolkit's include dir, the directive's allow-listed options, -Xptxas=-v),
+ * toolkit's include dirs and CUTLASS's, the directive's allow-listed options, -Xptxas=-v),
  * registers every launched kernel as a name expression, and reads the
  * per-kernel resource usage out of ptxas's report. The log given to users
  * is capped at COMPILE_MAX_LOG bytes and has host paths replaced.
@@ -18,6 +18,12 @@
 
 #define COMPILE_MAX_LOG (64 * 1024)
 #define COMPILE_MAX_SOURCE (1024 * 1024)
+/* The environment variable naming CUTLASS's include dir (the one holding
+ * cute/ and cutlass/); kjudge-runner sets it from .cutlass/include beside
+ * its bin/ when unset (main.c), the compile box binds it read-only. */
+#define COMPILE_CUTLASS_ENV "KJUDGE_CUTLASS_INCLUDE"
+/* The CUTLASS release deploy/deps.sh installs (nvidia-cutlass on PyPI). */
+#define KJ_CUTLASS_VERSION "4.2.0"
 
 struct compile_kernel {
     char name[DIR_MAX_KERNEL]; /* as written in the launch line */

@@ -8,6 +8,7 @@
  *   compile_log.c   NVRTC's log: unresolved name expressions, ptxas's
  *                   per-kernel report, the messages for bad launch lines,
  *                   and the log cleaned and capped for users
+ *   compile_ptx.c   a PTX module: its checks and the PTX compiler (nvJitLink)
  *   compile.c       toolkit paths, kernel names and options, NVRTC itself
  *
  * Only the compile files include it.
@@ -30,6 +31,8 @@ struct cc_paths {
     char cccl_real[PATH_MAX];
     char home[PATH_MAX];      /* <home> as configured */
     char home_real[PATH_MAX];
+    char cutlass[PATH_MAX];   /* CUTLASS's include dir ($KJUDGE_CUTLASS_INCLUDE); "" when none */
+    char cutlass_real[PATH_MAX];
 };
 
 /* Everything one compile_source() call works with. */
@@ -48,6 +51,7 @@ struct cc_job {
     char *ptx;                    /* owned: NVRTC's PTX after a good compile, for ptxscan */
     size_t ptx_len;
     int user_fault;               /* 1: the source does not compile */
+    int cutlass;                  /* 1: the source includes CUTLASS (cc_check_source) */
     nvrtcResult status;           /* of the last nvrtcCompileProgram */
 };
 
@@ -63,6 +67,13 @@ static inline int cc_is_ident(int c)
  * makes j->text, the NUL-terminated copy NVRTC compiles. Returns 1 when
  * the source is refused, 0 when it may go on, KJ_ENOMEM. */
 int cc_check_source(struct cc_job *j);
+
+/* compile_ptx.c */
+/* Compile the PTX module j->text for arch with the toolkit's PTX compiler
+ * (nvJitLink): the module's checks (message to j->pre, user_fault), the
+ * cubin, ptxas's report in j->raw and the module in j->ptx, as the NVRTC
+ * path leaves them. <0 only for the judge's faults. */
+int cc_compile_ptx(struct cc_job *j, const char *arch, struct kj_err *err);
 
 /* compile_log.c */
 /* Decide which kernels failed, by NVRTC's log (its unresolved name

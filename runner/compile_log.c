@@ -248,21 +248,21 @@ static size_t abs_path_len(const char *s, size_t n, size_t i)
 static size_t cuda_prefix(const char *s, size_t n, size_t i, const struct cc_paths *p,
                           struct kj_buf *dst)
 {
-    const char *pre[2] = {p->inc_real, p->inc};
+    const char *pre[4] = {p->cutlass_real, p->cutlass, p->inc_real, p->inc};
     size_t k;
 
-    for (k = 0; k < 2; k++) {
+    for (k = 0; k < 4; k++) {
         size_t m = strlen(pre[k]);
         if (m > 1 && i + m <= n && memcmp(s + i, pre[k], m) == 0 &&
             (i + m == n || !path_char((unsigned char)s[i + m]))) {
-            kj_buf_puts(dst, "<cuda>");
+            kj_buf_puts(dst, k < 2 ? "<cutlass>" : "<cuda>");
             return m;
         }
     }
     return 0;
 }
 
-/* Copy s into dst: toolkit include dir -> "<cuda>", other absolute paths ->
+/* Copy s into dst: toolkit include dir -> "<cuda>", CUTLASS's -> "<cutlass>", other absolute paths ->
  * "<path>", control characters and invalid UTF-8 -> '?', "\r\n" -> "\n". */
 void cc_clean_log(const char *s, size_t n, const struct cc_paths *p, struct kj_buf *dst)
 {

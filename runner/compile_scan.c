@@ -2,9 +2,10 @@
  * compile_scan.c - the checks on a source before NVRTC sees it (see
  * compile_int.h): its size, NUL bytes, and the pre-scan of every '#'
  * (or "%:") and __has_include-like name that refuses a file access outside
- * the toolkit's headers. compile.c's header comment gives the decisions;
- * the scan is a pure function of the source and the toolkit's paths, and
- * costs linear time whatever the source holds.
+ * the toolkit's headers and CUTLASS's (compile.h, COMPILE_CUTLASS_ENV).
+ * compile.c's header comment gives the decisions; the scan is a pure
+ * function of the source and the toolkit's paths, and costs linear time
+ * whatever the source holds.
  */
 #include "compile_int.h"
 
@@ -87,6 +88,7 @@ struct scan {
     size_t close_from, close_at; /* the first "*\/" at or after close_from is at close_at */
     size_t splice_k, splice_sum; /* splices before the last offset mapped, bytes removed */
     int includes;                /* include-like constructs seen */
+    int cutlass;                 /* 1 once a CUTLASS header was included */
 };
 
 /* Offset in the original source of spliced offset off (off never decreases
@@ -176,13 +178,19 @@ static const char *check_header(struct scan *sc, size_t i, int must_exist, struc
         return literal;
     for (k = 0; h->name[k] != '\0'; k++)
         if (!header_char((unsigned char)h->name[k]))
-            return "names a file outside the CUDA toolkit";
+            return "names a file outside the CUDA toolkit and CUTLASS";
     if (h->name[0] == '/' || strstr(h->name, "..") != NULL)
-        return "names a file outside the CUDA toolkit";
+        return "names a file outside the CUDA toolkit and CUTLASS";
     h->shown = 1;
     if (must_exist && !file_under(sc->paths->inc, sc->paths->inc_real, h->name) &&
-        !file_under(sc->paths->cccl, sc->paths->cccl_real, h->name))
-        return "is not a header of the CUDA toolkit";
+        !file_under(sc->paths->cccl, sc->paths->cccl_real, h->name) &&
+        !file_under(sc->paths->cutlass, sc->paths->cutlass_real, h->name))
+        return (strncmp(h->name, "cute/", 5) == 0 || strncmp(h->name, "cutlass/", 8) == 0)
+                   ? (sc->paths->cutlass[0] ? "is not a header of CUTLASS " KJ_CUTLASS_VERSION
+                                            : "needs CUTLASS, which this runner does not have")
+                   : "is not a header of the CUDA toolkit";
+    if (must_exist && file_under(sc->paths->cutlass, sc->paths->cutlass_real, h->name))
+        sc->cutlass = 1;
     if (close == '"') {
         h->quote[0] = open;
         h->quote[1] = i;
@@ -244,9 +252,9 @@ static const char *check_hash(struct scan *sc, size_t i, int is_has, struct hdr 
  * allowed "name" into <name> in text (the original layout), so that NVRTC
  * looks only in the toolkit's dirs and never in the current directory.
  * Returns the spliced offset of the offending text and fills msg, or sp->n
- * when there is none. */
+ * when there is none; *cutlass becomes 1 when a CUTLASS header is included. */
 static size_t scan_includes(const struct spliced *sp, const struct cc_paths *p, char *text,
-                            char *msg, size_t msgsz)
+                            char *msg, size_t msgsz, int *cutlass)
 {
     struct scan sc = {.sp = sp, .paths = p, .close_from = 1}; /* empty cache */
     const char *s = sp->s, *why;
@@ -269,15 +277,16 @@ static size_t scan_includes(const struct spliced *sp, const struct cc_paths *p, 
         if (why != NULL) {
             char shown[64];
             kj_printable(shown, sizeof shown, h.name, sizeof shown - 1);
-            snprintf(msg, msgsz, "%s%s%s%s %s; only the CUDA toolkit's headers can be "
-                     "included (e.g. <cuda_fp16.h>, <cuda/barrier>, <cub/cub.cuh>)", h.what,
-                     h.shown ? " \"" : "", h.shown ? shown : "", h.shown ? "\"" : "", why);
+            snprintf(msg, msgsz, "%s%s%s%s %s; only the CUDA toolkit's and CUTLASS's headers "
+                     "can be included (e.g. <cuda_fp16.h>, <cub/cub.cuh>, <cute/tensor.hpp>)",
+                     h.what, h.shown ? " \"" : "", h.shown ? shown : "", h.shown ? "\"" : "", why);
             return i;
         }
         if (h.quote[1] != 0) {
             text[orig_offset(&sc, h.quote[0])] = '<';
             text[orig_offset(&sc, h.quote[1])] = '>';
         }
+        *cutlass |= sc.cutlass;
     }
     return n;
 }
@@ -320,7 +329,7 @@ int cc_check_source(struct cc_job *j)
     j->text[j->len] = '\0';
     if ((rc = splice(j->src, j->len, &sp)) != KJ_OK)
         goto out;
-    at = scan_includes(&sp, &j->paths, j->text, msg, sizeof msg);
+    at = scan_includes(&sp, &j->paths, j->text, msg, sizeof msg, &j->cutlass);
     rc = at < sp.n;
     if (rc)
         kj_buf_printf(&j->pre, "line %d: %s\n", line_of(&sp, at), msg);

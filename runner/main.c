@@ -15,7 +15,9 @@
  * serve: the job being judged gets --grace seconds to finish, else it is
  * given back to the server (a second signal gives it back at once).
  * nvdisasm is looked for in the toolkit, then in .tools/bin beside the
- * program's folder (where deploy/deps.sh puts one: runner/sass.h).
+ * program's folder (where deploy/deps.sh puts one: runner/sass.h);
+ * CUTLASS's headers in $KJUDGE_CUTLASS_INCLUDE, then .cutlass/include
+ * beside the program's folder (runner/compile.h).
  * Exit status: 0 ok / accepted; 1 the submission failed (any other verdict,
  * or a compile error); 2 usage error or the judge's own failure.
  */
@@ -634,6 +636,24 @@ static void find_nvdisasm(void)
         setenv("KJUDGE_NVDISASM", tool, 1);
 }
 
+/* CUTLASS's headers for runner/compile.c: $KJUDGE_CUTLASS_INCLUDE when set
+ * (an empty value: none), else the copy deploy/deps.sh unpacked into
+ * .cutlass/include of the checkout this program was built in (bin/..), or
+ * of its install folder. */
+static void find_cutlass(void)
+{
+    char exe[PATH_MAX], path[PATH_MAX + 32], real[PATH_MAX];
+    ssize_t n;
+    if (getenv(COMPILE_CUTLASS_ENV) != NULL)
+        return;
+    if ((n = readlink("/proc/self/exe", exe, sizeof exe - 1)) <= 0)
+        return;
+    exe[n] = '\0';
+    snprintf(path, sizeof path, "%s/../.cutlass/include", dirname(exe));
+    if (realpath(path, real) != NULL && access(real, R_OK | X_OK) == 0)
+        setenv(COMPILE_CUTLASS_ENV, real, 1);
+}
+
 int main(int argc, char **argv)
 {
     struct opts o;
@@ -653,6 +673,7 @@ int main(int argc, char **argv)
         return EXIT_USAGE;
     }
     find_nvdisasm();
+    find_cutlass();
     if (cpus_reserved() < 0) { /* read by every compile box (cpus.h) */
         fprintf(stderr, "kjudge-runner: KJUDGE_TIMING_CPUS must be a whole number from 0 to 1024 "
                         "(the CPUs kept free of compiles; unset: one per GPU of the host)\n");

@@ -20,10 +20,11 @@
 #include <unistd.h>
 
 /* The files a board serves. */
-enum board_file { FILE_TEMPLATE, FILE_DESCRIPTION, FILE_REFERENCE, FILE_TEMPLATE_PY, FILE_NONE };
+enum board_file { FILE_TEMPLATE, FILE_DESCRIPTION, FILE_REFERENCE, FILE_TEMPLATE_PY,
+                  FILE_TEMPLATE_PTX, FILE_NONE };
 
 static const char *const file_names[] = {"template.cu", "description.md", "reference.cu",
-                                         "template.py"};
+                                         "template.py", "template.ptx"};
 
 static enum board_file file_kind(const char *name)
 {
@@ -35,6 +36,8 @@ static enum board_file file_kind(const char *name)
         return FILE_REFERENCE;
     if (strcmp(name, "template.py") == 0)
         return FILE_TEMPLATE_PY;
+    if (strcmp(name, "template.ptx") == 0) /* optional: a PTX starter (docs/languages-cuda.md) */
+        return FILE_TEMPLATE_PTX;
     return FILE_NONE;
 }
 
@@ -111,8 +114,8 @@ enum MHD_Result api_board_file(struct http_req *r)
                           "no leaderboard named '%.64s'", r->params[0]);
     if (kind == FILE_NONE)
         return http_error(r, MHD_HTTP_NOT_FOUND, "unknown_file",
-                          "a leaderboard's files are template.cu, template.py, description.md and "
-                          "reference.cu");
+                          "a leaderboard's files are template.cu, template.py, template.ptx, "
+                          "description.md and reference.cu");
     if (kind == FILE_REFERENCE && reference_refused(r, b, &res))
         return res;
     if (kind == FILE_TEMPLATE_PY && !b->spec->python.present)

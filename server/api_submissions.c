@@ -375,9 +375,15 @@ int api_sub_submit(struct http_req *r, struct upload_fields *f, struct db_sub *o
         note[0] = '\0';
     if (check_fields(r, f, &mode, res))
         return 1;
-    if (sub_lang_detect(f->has_file_name ? f->file_name : NULL, f->file, f->file_len) ==
-        SUB_LANG_PYTHON)
+    int lang = sub_lang_detect(f->has_file_name ? f->file_name : NULL, f->file, f->file_len);
+    if (lang == SUB_LANG_PYTHON)
         return submit_python(r, f, mode, out, note, notesz, res);
+    /* The runner compiles PTX by its content (sub_lang_is_ptx), so a file
+     * named .ptx must be one. */
+    if (lang == SUB_LANG_PTX && !sub_lang_is_ptx(f->file, f->file_len))
+        return (*res = http_error(r, MHD_HTTP_BAD_REQUEST, "bad_ptx",
+                                  "a .ptx file starts (after comments) with its .version "
+                                  "line")), 1;
     if ((d = calloc(1, sizeof *d)) == NULL) {
         KJ_FAIL(&err, KJ_ENOMEM, "out of memory parsing directives");
         *res = http_internal(r, &err);
@@ -412,7 +418,7 @@ int api_sub_submit(struct http_req *r, struct upload_fields *f, struct db_sub *o
     }
     if ((b = check_board(r, f, mode, res)) == NULL || check_directives(r, f, d, b, res))
         goto out;
-    answered = store(r, f, mode, b, SUB_LANG_CUDA, out, res);
+    answered = store(r, f, mode, b, lang, out, res);
 out:
     free(d);
     return answered;

@@ -139,6 +139,7 @@ static cJSON *board_summary(const struct spec *s)
     cJSON_AddItemToArray(langs, cJSON_CreateString(sub_lang_name(SUB_LANG_CUDA)));
     if (s->python.present)
         cJSON_AddItemToArray(langs, cJSON_CreateString(sub_lang_name(SUB_LANG_PYTHON)));
+    cJSON_AddItemToArray(langs, cJSON_CreateString(sub_lang_name(SUB_LANG_PTX))); /* any board */
     cJSON_AddNumberToObject(o, "num_tests", s->ntests);
     cJSON_AddNumberToObject(o, "num_benchmarks", s->nbenchmarks);
     snprintf(url, sizeof url, "/api/v1/leaderboards/%s", s->name);

@@ -337,7 +337,10 @@ def test_submit_python(t):
           "template --lang python -o FILE", (rc, err))
     rc, out, err = alice.run("template", "fp8_quant", "--lang", "cuda")
     check(rc == 0 and out == TEMPLATE, "--lang cuda is template.cu", (rc, err))
-    for args, needle in [(["--lang", "rust"], "--lang must be cuda or python"),
+    rc, out, err = alice.run("template", "fp8_quant", "--lang", "ptx")
+    check(rc == 0 and out == open(os.path.join(BOARD_DIR, "template.ptx")).read(),
+          "--lang ptx is template.ptx", (rc, out[:200], err))
+    for args, needle in [(["--lang", "rust"], "--lang must be cuda, python or ptx"),
                          (["--lang", "python", "--reference"], "--reference goes without --lang python")]:
         rc, out, err = alice.run("template", "fp8_quant", *args)
         check(rc == 2 and needle in err, "template %s: usage error" % " ".join(args), (rc, err))

@@ -97,6 +97,9 @@ def test_install(root):
               "slurm/kjudge-runners.sbatch", "server/openapi.json",
               "leaderboards/fp8_quant/leaderboard.json", "web/index.html", "README.md"):
         check(os.path.exists(os.path.join(root, "opt/kjudge", f)), "/opt/kjudge/%s is installed" % f)
+    if os.path.isfile(os.path.join(ROOT, ".cutlass", "include", "cute", "tensor.hpp")):
+        check(os.path.isfile(os.path.join(root, "opt/kjudge/.cutlass/include/cute/tensor.hpp")),
+              "CUTLASS's headers from deploy/deps.sh are installed beside bin/")
     conf = os.path.join(root, "var/lib/kjudge/kjudge.conf")
     text = open(conf).read() if os.path.exists(conf) else ""
     check(re.search(r"^admin_token = [0-9a-f]{64}$", text, re.M) and oct(os.stat(conf).st_mode & 0o777) == "0o600",

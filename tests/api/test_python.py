@@ -11,7 +11,10 @@ job and the rankings row (CUDA ones say "cuda"); every bad file refused
 with nothing stored (no custom_kernel, a bad "#!kjudge" line, no board or
 GPU anywhere, a board without a "python" block, over the size limit); the
 board's "python" interface in GET /leaderboards/NAME and its template.py.
-Groups run alone: `python3 tests/api/test_python.py rankings`. Python 3
+PTX files (docs/languages-cuda.md): a .ptx upload, or one whose first
+statement is ".version", is stored and claimed as lang "ptx"; a .ptx that
+does not start so is a 400 with nothing stored; template.ptx is served where
+the board has one, a 404 elsewhere. Groups run alone: `python3 tests/api/test_python.py rankings`. Python 3
 standard library only; ends with "test_python: N passed, N failed, N
 skipped".
 """
@@ -53,6 +56,7 @@ class Env:
         del spec["python"]
         spec["name"] = CUDA_ONLY
         json.dump(spec, open(p, "w"), indent=2)
+        os.remove(os.path.join(boards, CUDA_ONLY, "template.ptx"))
         self.srv = Server(tmp, boards=boards)
         self.ok = check(self.srv.start(), "the server starts")
         if self.ok:
@@ -219,6 +223,37 @@ def test_board_interface(e):
     check(h.get("content-type", "").startswith("text/"), "as text", h.get("content-type"))
     st, _, d, _ = e.c.get("/api/v1/leaderboards/%s/files/template.py" % CUDA_ONLY)
     check(st == 404 and is_error(d, "no_file"), "a CUDA-only board has no template.py", (st, d))
+
+
+@with_env
+def test_ptx(e):
+    tpl = open(os.path.join(ROOT, "leaderboards", "fp8_quant", "template.ptx")).read()
+    fields = [("gpu", "H200")]
+    st, d = e.submit(fields, tpl, name="quant.ptx")
+    sid = d.get("id") if st == 202 else None
+    check(st == 202 and d.get("lang") == "ptx" and d.get("leaderboard") == "fp8_quant",
+          "a .ptx with //!kjudge lines -> 202, lang ptx, board from its line", (st, d))
+    st, d = e.submit(fields, tpl, name="")
+    check(st == 202 and d.get("lang") == "ptx", "no name, a first .version: PTX by its content", (st, d))
+    if sid is not None:
+        st, _, s, _ = e.c.get("/api/v1/submissions/%d" % sid, e.alice)
+        check(st == 200 and s.get("lang") == "ptx" and s.get("source") == tpl,
+              "the submission says lang ptx, with its source", (st, s.get("lang")))
+        job = claim(e.c, e.runner, "H200")
+        check(job is not None and job.get("id") == sid and job.get("lang") == "ptx",
+              "the claimed job says lang ptx", job)
+    before = e.srv.rows()
+    st, d = e.submit(fields, GOOD_SOURCE, name="k.ptx")
+    check(st == 400 and is_error(d, "bad_ptx") and ".version" in d.get("error", {}).get("message", ""),
+          "a .ptx that is not PTX -> 400 bad_ptx", (st, d))
+    check(e.srv.rows() == before, "and nothing is stored", (before, e.srv.rows()))
+    st, _, _, raw = e.c.get("/api/v1/leaderboards/fp8_quant/files/template.ptx")
+    check(st == 200 and raw.decode() == tpl, "template.ptx is served", (st, raw[:120]))
+    st, _, d, _ = e.c.get("/api/v1/leaderboards/%s/files/template.ptx" % CUDA_ONLY)
+    check(st == 404 and is_error(d, "no_file"), "a board without template.ptx: 404 no_file", (st, d))
+    for board, want in (("fp8_quant", ["cuda", "python", "ptx"]), (CUDA_ONLY, ["cuda", "ptx"])):
+        st, _, d, _ = e.c.get("/api/v1/leaderboards/" + board)
+        check(st == 200 and d.get("langs") == want, "%s takes %s" % (board, want), d.get("langs"))
 
 
 if __name__ == "__main__":

@@ -4,7 +4,8 @@ Chromium (Selenium, as test_web.py).
 
 Starts a server with fp8_quant (which takes Python) and a copy of it that
 takes CUDA only, ranks one Python and one CUDA submission, then checks: the
-submit page's language picker (Python offered only where the board takes
+submit page's language picker (PTX with its editor mode and template.ptx;
+Python offered only where the board takes
 it; choosing it puts the editor in CodeMirror's Python mode, the file name
 in .py, and "Start from the template" loads template.py); a .py file
 uploaded in the browser switches to Python and is stored as python; the
@@ -80,6 +81,15 @@ def test_submit_page(b, c, alice):
     check(b.wait(lambda x: "def custom_kernel" in x.js("return document.querySelector('.CodeMirror').CodeMirror"
                                                       ".getValue()"), "template.py in the editor"),
           "submit: the template button loads template.py")
+    b.js("const s = document.getElementById('f-lang'); s.value = 'ptx'; s.dispatchEvent(new Event('change'))")
+    check(b.js("return document.querySelector('.CodeMirror').CodeMirror.getOption('mode')") == "text/x-csrc" and
+          b.js("return document.getElementById('f-name').value").endswith(".ptx"),
+          "submit: choosing PTX puts the editor in C-like mode and names the file .ptx")
+    b.js("[...document.querySelectorAll('button')].find(e => e.textContent.startsWith('Start from')).click()")
+    check(b.wait(lambda x: ".version" in x.js("return document.querySelector('.CodeMirror').CodeMirror"
+                                              ".getValue()"), "template.ptx in the editor"),
+          "submit: the template button loads template.ptx")
+    b.js("const s = document.getElementById('f-lang'); s.value = 'python'; s.dispatchEvent(new Event('change'))")
     for name, size in SIZES:
         b.size(*size)
         shot(b, "submit-python-" + name)

@@ -34,7 +34,8 @@ if [ "${KJ_GPU_ORACLE:-1}" != 0 ]; then
   opid=$!
 fi
 if [ "${KJ_GPU_SPLIT:-0}" = 1 ] && [ -z "${KJ_GPU_ONLY:-}" ]; then
-  parts=("compile,examples,boards,corpus,server" "exploits" "fault_cycles" "python")
+  parts=("compile,examples,boards,corpus,server" "exploits,languages_eval" "fault_cycles"
+         "python,languages_server")
   plogs=() ppids=()
   for part in "${parts[@]}"; do
     plog=$(mktemp)

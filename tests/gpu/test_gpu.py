@@ -10,6 +10,8 @@
    multipart over HTTP, wait, read the verdicts and the rankings; then
    rejudge the board (docs/rejudge.md) and check the swap and the history.
 3. The exploit corpus and the fault cycles (test_exploits.py).
+5. CuTe and PTX examples timed beside fast.cu and cuBLAS, and judged through
+   a real server (test_languages.py).
 4. Python submissions (tests/gpu/python, each file's first line
    "# expect: VERDICT  mode: MODE  [time_limit: S]  why: ..."), and the
    boards' Python examples accepted, in the environment of $KJUDGE_PYTHON
@@ -31,6 +33,7 @@ import kjcorpus
 from kjhttp import http, submit
 from kjservice import Service
 import test_exploits
+import test_languages
 
 
 def test_compile():
@@ -40,6 +43,17 @@ def test_compile():
     check(rc == 0 and j.get("ok") is True, "compile template", err)
     ks = j.get("kernels", [])
     check(ks and ks[0].get("registers", 0) > 0 and "spill_stores" in ks[0], "compile reports registers/spills", out)
+
+
+def other_gpu(path):
+    """The GPU type a file's "//!kjudge gpu" line names when this host's GPU
+    (probe's name) is not of it, else None (e.g. a tcgen05 example on an H200)."""
+    want = re.search(r"^//!kjudge\s+gpu\s+(\S+)", open(path, encoding="utf-8").read(), re.M)
+    if want is None:
+        return None
+    rc, out, _ = run([RUNNER, "probe"], timeout=120)
+    name = json.loads(out).get("gpu", "") if rc == 0 else ""
+    return None if want.group(1) in name else want.group(1)
 
 
 def test_boards():
@@ -52,14 +66,18 @@ def test_boards():
         d = os.path.join(root, board)
         if not os.path.isfile(os.path.join(d, "leaderboard.json")):
             continue
-        files = ["reference.cu", "template.cu"]
+        files = ["reference.cu", "template.cu", "template.ptx"]
         ex = os.path.join(d, "examples")
         if os.path.isdir(ex):
             files += ["examples/" + f for f in sorted(os.listdir(ex))
-                      if f.endswith(".cu") and not f.startswith(("wrong", "broken"))]
+                      if f.endswith((".cu", ".ptx")) and not f.startswith(("wrong", "broken"))]
         for f in files:
             path = os.path.join(d, f)
             if not os.path.isfile(path):
+                continue
+            other = other_gpu(path)
+            if other:
+                gpueval.skip("%s/%s" % (board, f), "written for %s (its //!kjudge gpu line)" % other)
                 continue
             t0 = time.time()
             p = subprocess.run([RUNNER, "eval", path, "--leaderboard", board, "--mode", "test", "--json"],
@@ -441,7 +459,7 @@ def test_calibrate():
 def main():
     return gpueval.main("test_gpu", [test_compile, test_examples, test_gpu_time, test_calibrate, test_boards,
                                      test_corpus, test_server, test_python] +
-                        test_exploits.TESTS)
+                        test_exploits.TESTS + test_languages.TESTS)
 
 
 if __name__ == "__main__":

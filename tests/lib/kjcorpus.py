@@ -1,17 +1,19 @@
-"""kjcorpus.py - the one reader of the two verdict corpora: every *.cu of
-tests/gpu/cases/ (the verdict corpus) or tests/exploits/ (the exploit
-corpus) with what its first line says.
+"""kjcorpus.py - the one reader of the two verdict corpora: every *.cu (and
+*.ptx) of tests/gpu/cases/ (the verdict corpus) or tests/exploits/ (the
+exploit corpus) with what its first line says.
 
 Read by tests/gpu/test_gpu.py (the verdict corpus on a GPU),
 tests/gpu/test_exploits.py (the exploits on a GPU) and
 tests/api/test_exploits_compile.py (the exploits without a GPU). The first
 line of every file of both corpora is
 
-    // expect: VERDICT  mode: MODE  [time_limit: S]  [min_median_us: N]  why: TEXT
+    // expect: VERDICT  mode: MODE  [time_limit: S]  [min_median_us: N]  [line: L]  why: TEXT
 
 VERDICT is the verdict `kjudge-runner eval` must give in MODE; time_limit is
 passed as --time-limit (whole job, seconds); min_median_us is a lower bound
-on every benchmark shape's median (for exploits that try to hide time).
+on every benchmark shape's median (for exploits that try to hide time);
+line is the line of the file the compile log must name ("line L:", or
+NVRTC's "submission.cu(L)").
 Python 3 standard library only.
 """
 import os
@@ -22,7 +24,7 @@ EXPLOITS = os.path.join(ROOT, "tests", "exploits")
 CASES = os.path.join(ROOT, "tests", "gpu", "cases")
 VERDICTS = ("accepted", "compile_error", "rejected", "wrong_answer", "runtime_error", "time_limit")
 MODES = ("test", "benchmark", "leaderboard")
-OPTIONS = {"time_limit": float, "min_median_us": float}
+OPTIONS = {"time_limit": float, "min_median_us": float, "line": int}
 HEADER = re.compile(r"^// expect: (?P<expect>\S+)\s+mode: (?P<mode>\S+)(?P<opts>.*?)\s+why: (?P<why>\S.*)$")
 LAUNCH = re.compile(r"^//!kjudge\s+launch\s+([A-Za-z_]\w*)", re.M)
 
@@ -46,6 +48,7 @@ class Case:
             raise ValueError("%s: unknown mode %r" % (self.name, self.mode))
         self.time_limit = None
         self.min_median_us = None
+        self.line = None
         for key, value in re.findall(r"(\w+):\s*(\S+)", m.group("opts")):
             if key not in OPTIONS:
                 raise ValueError("%s: unknown header option %r" % (self.name, key))
@@ -64,9 +67,16 @@ class Case:
         return "Case(%s: %s in %s)" % (self.name, self.expect, self.mode)
 
 
+    def names_line(self, log):
+        """1 when log names this case's line (or the case names none)."""
+        return self.line is None or ("line %d:" % self.line) in log or \
+            ("submission.cu(%d)" % self.line) in log
+
+
 def load(folder=EXPLOITS):
-    """Every *.cu in folder, sorted by name; a malformed header raises ValueError."""
-    return [Case(os.path.join(folder, f)) for f in sorted(os.listdir(folder)) if f.endswith(".cu")]
+    """Every *.cu and *.ptx in folder, sorted by name; a malformed header raises ValueError."""
+    return [Case(os.path.join(folder, f)) for f in sorted(os.listdir(folder))
+            if f.endswith(".cu") or f.endswith(".ptx")]
 
 
 def by_name(name, folder=EXPLOITS):

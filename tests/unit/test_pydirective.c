@@ -154,6 +154,15 @@ static void test_lang_detect(void)
     KT_CHECK(sub_lang_detect("x.py.cu", py, strlen(py)) == SUB_LANG_CUDA, "last extension wins");
     KT_CHECK(sub_lang_detect(".py", cu, strlen(cu)) == SUB_LANG_CUDA, "'.py' alone is no name");
     KT_CHECK(sub_lang_detect(NULL, "", 0) == SUB_LANG_CUDA, "empty");
+    /* PTX: by name, or by a first statement ".version" after comments */
+    static const char ptx[] = "//!kjudge launch k grid=(1) block=(1)\n/* c */\n  .version 9.0\n"
+                              ".target sm_90\n";
+    KT_CHECK(sub_lang_detect("k.ptx", cu, strlen(cu)) == SUB_LANG_PTX, ".ptx by name");
+    KT_CHECK(sub_lang_detect(NULL, ptx, strlen(ptx)) == SUB_LANG_PTX, "PTX content");
+    KT_CHECK(sub_lang_detect("k.cu", ptx, strlen(ptx)) == SUB_LANG_PTX, "PTX content wins");
+    KT_CHECK(sub_lang_is_ptx(ptx, strlen(ptx)) && !sub_lang_is_ptx(cu, strlen(cu)), "is_ptx");
+    KT_CHECK(!sub_lang_is_ptx("int x;\n.version 9.0\n", 20), ".version later is not PTX");
+    KT_CHECK(!sub_lang_is_ptx(".versions 1", 11) && !sub_lang_is_ptx(".version", 8), "word");
     /* only len bytes are read */
     KT_CHECK(sub_lang_detect(NULL, py, 5) == SUB_LANG_CUDA, "cut before the word");
     int l = -1;

@@ -1,6 +1,6 @@
 // pages/submit.js - #/submit[?board=NAME]: pick a board, a GPU type, a
-// language (CUDA C++, or Python in KernelBot's form on a board that takes
-// it) and a mode, upload a file or write in the editor (CodeMirror when
+// language (CUDA C++, PTX, or Python in KernelBot's form on a board that
+// takes it) and a mode, upload a file or write in the editor (CodeMirror when
 // present, in C++ or Python mode; a textarea otherwise), and POST it as
 // multipart (the same request as curl -F); on 202 the page moves to the
 // submission's live page. The server tells the language by the file name
@@ -20,6 +20,8 @@ const LANGS = [
   ["cuda", "CUDA C++", ".cu", "text/x-c++src", "// your CUDA C++ kernel, with its //!kjudge launch line"],
   ["python", "Python", ".py", "text/x-python",
    "# #!POPCORN lines, then def custom_kernel(data: input_t) -> output_t (PyTorch, Triton, Helion)"],
+  // PTX: C-like mode for its // comments, braces and numbers (CodeMirror has no PTX mode).
+  ["ptx", "PTX", ".ptx", "text/x-csrc", "// //!kjudge lines, then .version, .target and the board's .entry"],
 ];
 const langOf = v => LANGS.find(l => l[0] === v) || LANGS[0];
 
@@ -66,7 +68,7 @@ export async function submitPage({main, query, signal}) {
     shapeRow.hidden = m !== "profile";
   };
   const langSel = h("select", {name: "lang", id: "f-lang"}, LANGS.map(([v, label]) => h("option", {value: v}, label)));
-  const fileIn = h("input", {type: "file", id: "f-file", accept: ".cu,.cuh,.py,.txt,text/plain"});
+  const fileIn = h("input", {type: "file", id: "f-file", accept: ".cu,.cuh,.py,.ptx,.txt,text/plain"});
   const nameIn = h("input", {type: "text", id: "f-name", value: "kernel.cu", size: 24, maxlength: 128,
                              pattern: "[A-Za-z0-9_.\\-]+", title: "letters, digits, '_', '.', '-'"});
   const area = h("textarea", {id: "f-source", rows: 22, spellcheck: "false", autocomplete: "off",
@@ -93,7 +95,7 @@ export async function submitPage({main, query, signal}) {
     langSel.value = v;
     area.placeholder = hint;
     if (editor) editor.setOption("mode", mode);
-    const stem = (nameIn.value || "kernel").replace(/\.(cu|cuh|py)$/, "");
+    const stem = (nameIn.value || "kernel").replace(/\.(cu|cuh|py|ptx)$/, "");
     if (!nameIn.value.endsWith(ext)) nameIn.value = stem + ext;
   };
   const gpus = () => {
@@ -125,6 +127,7 @@ export async function submitPage({main, query, signal}) {
   nameIn.addEventListener("change", () => {
     if (/\.py$/.test(nameIn.value) && !langSel.querySelector("option[value=python]").disabled) setLang("python");
     else if (/\.(cu|cuh)$/.test(nameIn.value)) setLang("cuda");
+    else if (/\.ptx$/.test(nameIn.value)) setLang("ptx");
   });
   fileIn.addEventListener("change", async () => {
     const f = fileIn.files[0];
@@ -133,7 +136,7 @@ export async function submitPage({main, query, signal}) {
     setText(await f.text());
     template = null;
     nameIn.value = f.name.replace(/[^A-Za-z0-9_.\-]/g, "_") || "kernel.cu";
-    setLang(/\.py$/.test(nameIn.value) ? "python" : "cuda");
+    setLang(/\.py$/.test(nameIn.value) ? "python" : /\.ptx$/.test(nameIn.value) ? "ptx" : "cuda");
     fill(msg);
   });
   tmpl.addEventListener("click", async () => {
