@@ -36,6 +36,9 @@ struct queue_job {
     int64_t id;
     int user;                /* index into the usage array */
     enum queue_class cls;
+    int tool;                /* 1: a profile or sanitize job (class QUEUE_RANKED) */
+    int held;                /* 1: a tool job whose user has a tool job running: not picked
+                              * now (one tool job per user at a time) */
 };
 
 /* What the rule remembers between picks for one GPU type. */
@@ -59,7 +62,8 @@ void queue_state_picked(struct queue_state *st, enum queue_class c);
 /* Fold a finished job's run time into the estimate of its class. */
 void queue_state_measured(struct queue_state *st, enum queue_class c, double run_ms);
 
-/* The index in jobs[0..n) that rule picks next, or -1 when n is 0.
+/* The index in jobs[0..n) that rule picks next, or -1 when n is 0 or
+ * every job is held (queue_job.held).
  * usage[u] is user u's decayed GPU time (ms) with its running jobs
  * counted; nusers bounds every jobs[i].user. */
 int queue_pick(enum queue_rule rule, const struct queue_job *jobs, size_t n,
@@ -67,7 +71,9 @@ int queue_pick(enum queue_rule rule, const struct queue_job *jobs, size_t n,
 
 /* The 1-based position of jobs[target]: 1 + the number of jobs the rule
  * would pick before it if nothing new arrived and each pick charged its
- * user the estimate of its class. *pos = 0 when target is out of range.
+ * user the estimate of its class. Held jobs come once nothing else is
+ * left (their users' running tool jobs are assumed to end by then).
+ * *pos = 0 when target is out of range.
  * KJ_ENOMEM when the work arrays cannot be had. */
 int queue_position(enum queue_rule rule, const struct queue_job *jobs, size_t n,
                    const double *usage, int nusers, const struct queue_state *st,
