@@ -199,7 +199,8 @@ static int snap_load(struct db *db, const char *gpu, const struct db_claim_filte
         s->jobs[s->n].user = u;
         s->jobs[s->n].cls = class_of(mode);
         s->jobs[s->n].tool = is_tool(mode);
-        s->jobs[s->n].held = is_tool(mode) && is_busy(s, sqlite3_column_int64(q, 1));
+        s->jobs[s->n].held = is_tool(mode) && db->queue_rule != QUEUE_FAIR_PREV &&
+                             is_busy(s, sqlite3_column_int64(q, 1));
         s->n++;
         rc = 0;
     }

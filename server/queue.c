@@ -47,7 +47,9 @@
  * its tool's limit (minutes), so a user with one running has their other
  * tool jobs held (queue_job.held): never picked until it ends, whichever
  * the rule, so two users' tool floods take at most two GPUs and the rest
- * keep turning over. Tool jobs are of the ranked class for the class
+ * keep turning over (QUEUE_FAIR_PREV, "fair-prev", is the fair rule
+ * without it, for comparison: db_queue.c holds nothing under it). Tool
+ * jobs are of the ranked class for the class
  * bound, and their run time is charged to their user's usage like any
  * job's (db_queue.c).
  *
@@ -68,6 +70,8 @@ int queue_rule_parse(const char *s, enum queue_rule *out)
         *out = QUEUE_FAIR;
     else if (s != NULL && strcmp(s, "fifo") == 0)
         *out = QUEUE_FIFO;
+    else if (s != NULL && strcmp(s, "fair-prev") == 0)
+        *out = QUEUE_FAIR_PREV;
     else
         return -1;
     return 0;
@@ -75,7 +79,7 @@ int queue_rule_parse(const char *s, enum queue_rule *out)
 
 const char *queue_rule_name(enum queue_rule r)
 {
-    return r == QUEUE_FIFO ? "fifo" : "fair";
+    return r == QUEUE_FIFO ? "fifo" : r == QUEUE_FAIR_PREV ? "fair-prev" : "fair";
 }
 
 double queue_decay(double usage_ms, int64_t elapsed_ms)

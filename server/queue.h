@@ -25,7 +25,9 @@
 
 enum queue_rule {
     QUEUE_FAIR = 0, /* least recent GPU time first, class bound (default) */
-    QUEUE_FIFO      /* oldest job first: for comparison */
+    QUEUE_FIFO,     /* oldest job first: for comparison */
+    QUEUE_FAIR_PREV /* fair, but no tool job held (any number per user at a time): the
+                     * rule before one tool job per user, for comparison (bench_queue.py) */
 };
 
 /* Test-mode jobs are one class, benchmark and leaderboard jobs (timed) the other. */
@@ -48,7 +50,7 @@ struct queue_state {
     double est_ms[QUEUE_NCLASS]; /* expected run time of a job of each class (> 0) */
 };
 
-/* "fair" / "fifo" -> rule: 0, or -1 when s names neither. */
+/* "fair" / "fifo" / "fair-prev" -> rule: 0, or -1 when s names none. */
 int queue_rule_parse(const char *s, enum queue_rule *out);
 const char *queue_rule_name(enum queue_rule r);
 
