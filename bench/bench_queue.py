@@ -78,12 +78,12 @@ BURST = int(os.environ.get("KJ_BENCH_BURST", "40"))
 DRAIN_S = float(os.environ.get("KJ_BENCH_DRAIN_S", "30"))
 FAKE_S = {"test": 0.3, "bomb": 3.0, "leaderboard": 4.0, "print": 4.0, "profile": 1.5}
 PRINT = os.path.join(ROOT, "bench", "tool_flood_print.cu")
-TOOL_FLOOD_S = float(os.environ.get("KJ_BENCH_TOOL_FLOOD_S", "45"))
+TOOL_FLOOD_S = float(os.environ.get("KJ_BENCH_TOOL_FLOOD_S", "40"))
 TOOL_LIMIT_S = float(os.environ.get("KJ_BENCH_TOOL_LIMIT_S", "15"))
 TOOL_DRAIN_S = float(os.environ.get("KJ_BENCH_TOOL_DRAIN_S", "150"))
 TOOL_LIGHT_EVERY = 3.0
 TOOL_LB_EVERY = 15.0
-TOOL_QUIET_N = 3
+TOOL_QUIET_N = int(os.environ.get("KJ_BENCH_TOOL_QUIET_N", "3"))
 # The rule before one tool job per user and the sharing policy (--today).
 TODAY = {"rule": "fair-prev", "runner": ["--share", "test=alone,sanitize=alone,profile=alone"]}
 FAKE_TEARDOWN_S = 0.28  # a warm test job's teardown on an H200 (run box's CUDA context, reaping, cgroup)

@@ -135,6 +135,10 @@ static void serve_release(struct serve *sv)
     serve_gap_release(sv); /* a job judged in a gap of this one first */
     serve_lane_release(sv, &sv->side); /* and one beside it */
     serve_give_back(sv->watch_http, sv->job_id, sv->attempt, 0, "the runner stops");
+    pthread_mutex_lock(&sv->mu);
+    while (sv->side_in_ahead) /* the side lane's question to the process ends first */
+        pthread_cond_wait(&sv->cv, &sv->mu);
+    pthread_mutex_unlock(&sv->mu);
     ahead_end(sv->ahead, serve_ahead_give_back, sv); /* the jobs claimed ahead go back too */
     sv->ahead = NULL;
     /* The main thread is in the judge and leaves sv->pre alone until the

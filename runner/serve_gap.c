@@ -292,13 +292,56 @@ void serve_gap_fill(void *ctx, const struct secret_list *outer)
     g->spent_s += mono_now() - t0;
 }
 
+/* The side lane's turn at the compile-ahead process (ahead_gap): a test
+ * job it holds compiled, taken first (it was claimed before any the server
+ * still queues). The main thread is inside the outer job's judge and asks
+ * the process nothing meanwhile; the watcher's stop waits for side_in_ahead
+ * to clear before it ends the process (serve.c's serve_release). 1 with
+ * *reply and *c filled (*has: a cubin), else 0. */
+static int serve_side_ahead(struct serve *sv, struct serve_gap *g, cJSON **reply,
+                            struct compile_result *c, int *has)
+{
+    struct kj_err err;
+    int rc = 0;
+    pthread_mutex_lock(&sv->mu);
+    int may = sv->ahead != NULL && !sv->releasing;
+    sv->side_in_ahead = may;
+    pthread_mutex_unlock(&sv->mu);
+    if (may) {
+        kj_err_clear(&err);
+        rc = ahead_gap(sv->ahead, g->skip, g->nskip, reply, c, has, &err);
+        if (rc < 0)
+            kj_log(KJ_LOG_WARN, "serve", "side lane of job=%ld: %s", g->outer_id, err.msg);
+        pthread_mutex_lock(&sv->mu);
+        sv->side_in_ahead = 0;
+        pthread_cond_broadcast(&sv->cv);
+        pthread_mutex_unlock(&sv->mu);
+    }
+    return rc == 1;
+}
+
 int serve_lane_take(struct serve *sv, struct serve_gap *g, const struct secret_list *outer)
 {
     cJSON *reply = NULL;
-    if (g->off || *sv->cfg->stop || sv->unhealthy || !serve_gap_claim(sv, g, &reply))
+    struct compile_result c;
+    int has = 0, ahead = 0;
+    if (g->off || *sv->cfg->stop || sv->unhealthy)
+        return 0;
+    memset(&c, 0, sizeof c);
+    if (g->side)
+        ahead = serve_side_ahead(sv, g, &reply, &c, &has);
+    if (!ahead && !serve_gap_claim(sv, g, &reply))
         return 0;
     double t0 = mono_now();
-    serve_gap_job(sv, g, reply, NULL, outer);
+    if (ahead) { /* held since its claim: charged from now */
+        const cJSON *job = cJSON_GetObjectItem(reply, "job");
+        const cJSON *id = cJSON_GetObjectItem(job, "id"), *at = cJSON_GetObjectItem(job, "attempt");
+        if (cJSON_IsNumber(id))
+            serve_post_gpu_start(g->h, (long)id->valuedouble,
+                                 cJSON_IsNumber(at) ? (long)at->valuedouble : 1);
+    }
+    serve_gap_job(sv, g, reply, has ? &c : NULL, outer);
+    compile_result_free(&c); /* taken by the judge, or never filled */
     cJSON_Delete(reply);
     g->spent_s += mono_now() - t0;
     return 1;

@@ -101,6 +101,7 @@ struct serve {
     pthread_t side_thread;
     int side_on;                /* 1: side_thread runs (main thread only) */
     int side_stop;              /* 1: the side lane ends after its job (serve.mu) */
+    int side_in_ahead;          /* 1: the side lane asks the compile-ahead process (serve.mu) */
     pthread_cond_t side_cv;     /* the side lane's wait (serve.mu, CLOCK_MONOTONIC) */
     struct secret_list side_wipe; /* what the side lane's children wipe: the runner's and
                                  * the main job's source */
@@ -161,9 +162,10 @@ void serve_gap_end(struct serve *sv);
 /* serve_gap.c, the watcher's stop (sv->releasing set, sv->mu not held):
  * give the gap job being judged, if any, back to the server. */
 void serve_gap_release(struct serve *sv);
-/* serve_gap.c: claim one test-mode job for lane g (skipping g's given-back
- * ones) and judge it, its children wiping outer: 1 when a job was
- * claimed, 0 when none was queued. */
+/* serve_gap.c: take one test-mode job for lane g (the side lane: one the
+ * compile-ahead process holds compiled first; else claimed, skipping g's
+ * given-back ones) and judge it, its children wiping outer: 1 when a job
+ * was taken, 0 when none was queued. */
 int serve_lane_take(struct serve *sv, struct serve_gap *g, const struct secret_list *outer);
 /* serve_gap.c: give lane g's job being judged, if any, back (a stop). */
 void serve_lane_release(struct serve *sv, struct serve_gap *g);
