@@ -26,7 +26,14 @@
  * job's verdict does not depend on timing, so its boxes may start while
  * the old contexts go; a benchmark, leaderboard, profile or sanitize job
  * waits for the teardown before it is judged, so ranked timing and the
- * tools never share the GPU with it. At most one teardown runs; a second
+ * tools never share the GPU with it.
+ *
+ * Sharing (share.h, cfg->share): beside a job whose mode may share (test
+ * and sanitize by default) a side lane judges test-mode jobs at the same
+ * time (serve_side.c), started before the job is judged and stopped (its
+ * last job finished) once the job's result is posted, before the next
+ * claim; a job whose mode gives turns (timed modes between rounds, profile
+ * between shapes) has serve_gap.c's gaps instead. At most one teardown runs; a second
  * waits for it. A stop waits for it too before the process ends (when the
  * watcher gives a job back, at most SERVE_TEARDOWN_WAIT_S), so no box and
  * no cgroup of a judged job is left behind. The thread forks nothing and
