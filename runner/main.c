@@ -127,7 +127,7 @@ static void usage(FILE *f)
         "                                      eval --gap's limit)\n"
         "                     [--share MODE=HOW,...] (what judges beside or between a job\n"
         "                                      of each mode: side, turns or alone; default\n"
-        "                                      test=side,sanitize=side,profile=turns,\n"
+        "                                      test=alone,sanitize=side,profile=turns,\n"
         "                                      benchmark=turns,leaderboard=turns; ranked\n"
         "                                      modes never side; docs/operator-tools.md)\n"
         "                     [--python PATH]  (Python submissions' environment; without it\n"

@@ -28,8 +28,8 @@
  * waits for the teardown before it is judged, so ranked timing and the
  * tools never share the GPU with it.
  *
- * Sharing (share.h, cfg->share): beside a job whose mode may share (test
- * and sanitize by default) a side lane judges test-mode jobs at the same
+ * Sharing (share.h, cfg->share): beside a job whose mode may share
+ * (sanitize by default) a side lane judges test-mode jobs at the same
  * time (serve_side.c), started before the job is judged and stopped (its
  * last job finished) once the job's result is posted, before the next
  * claim; a job whose mode gives turns (timed modes between rounds, profile

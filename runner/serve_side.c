@@ -5,7 +5,8 @@
  * other participant's test verdict back.
  *
  * When serve.c starts judging a job whose mode the sharing policy marks
- * SHARE_SIDE (share.h; test and sanitize by default), it starts one thread
+ * SHARE_SIDE (share.h; sanitize by default, test with --share test=side),
+ * it starts one thread
  * that, until the job's result is posted:
  *
  *   1. claims a test-mode job at once (no long poll) with {"modes":

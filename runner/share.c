@@ -8,7 +8,7 @@
 
 void share_default(struct share_policy *p)
 {
-    p->how[KJ_MODE_TEST] = SHARE_SIDE;
+    p->how[KJ_MODE_TEST] = SHARE_ALONE; /* short, bounded by the board's test limit */
     p->how[KJ_MODE_SANITIZE] = SHARE_SIDE;
     p->how[KJ_MODE_PROFILE] = SHARE_TURNS; /* counters and replays: not measured to share */
     p->how[KJ_MODE_BENCHMARK] = SHARE_TURNS;

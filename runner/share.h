@@ -32,9 +32,12 @@ struct share_policy {
     enum share_how how[KJ_MODE_COUNT];
 };
 
-/* The default: test and sanitize share (SHARE_SIDE), profile gives turns
- * between its shapes until it is measured to share safely, benchmark and
- * leaderboard give turns between their rounds. */
+/* The default: sanitize shares (SHARE_SIDE); a test job runs alone (it is
+ * short, bounded by the board's test limit, and its boxes already overlap
+ * the last job's teardown and the next one's start: serve.c), test=side
+ * lets test jobs run beside it too; profile gives turns between its shapes
+ * until it is measured to share safely; benchmark and leaderboard give
+ * turns between their rounds. */
 void share_default(struct share_policy *p);
 
 /* Read "MODE=HOW[,MODE=HOW...]" (HOW: side, turns, alone) over the

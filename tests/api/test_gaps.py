@@ -24,7 +24,8 @@ runner/serve_gap.c's top comment says the rule. Checks:
   sanitize job runs are judged beside it (done while it still runs, their
   own results, boxes gone), a leaderboard job submitted then is not: it
   waits for the GPU to itself; a profile job gives test jobs turns between
-  its shapes; --share sanitize=alone keeps them waiting; a bad --share
+  its shapes; --share sanitize=alone keeps them waiting, test=side lets
+  a test job be judged beside a slow test job; a bad --share
   (a ranked mode beside, an unknown mode or way) is refused.
 Ends with "test_gaps: N passed, N failed, N skipped".
 """
@@ -236,7 +237,7 @@ def test_side_lane(srv, tok, rtok, tmp):
 
 
 def test_side_alone(srv, tok, rtok, tmp):
-    r, _ = runner(srv, rtok, tmp, "alone", ["--share", "sanitize=alone"])
+    r, _ = runner(srv, rtok, tmp, "alone", ["--share", "sanitize=alone,test=side"])
     try:
         san = submit(srv, tok, seconds=1.5, mode="sanitize")
         check(running(srv, tok, san), "the sanitize job runs", r.text()[-400:])
@@ -244,7 +245,13 @@ def test_side_alone(srv, tok, rtok, tmp):
         seen = done_at(srv, tok, [san, t])
         check(len(seen) == 2 and seen[t] > seen[san],
               "--share sanitize=alone: the test job waits for the sanitize job", (seen, r.text()[-600:]))
-        check("beside job=" not in r.text(), "and nothing is judged beside it", r.text()[-600:])
+        check(("beside job=%d" % san) not in r.text(), "and nothing is judged beside it", r.text()[-600:])
+        slow = submit(srv, tok, seconds=2)
+        check(running(srv, tok, slow), "a slow test job runs", r.text()[-400:])
+        fast = submit(srv, tok, seconds=0.1)
+        seen = done_at(srv, tok, [slow, fast])
+        check(len(seen) == 2 and seen[fast] < seen[slow] and ("beside job=%d" % slow) in r.text(),
+              "--share test=side: a test job is judged beside a slow one", (seen, r.text()[-600:]))
     finally:
         r.stop()
 
