@@ -550,7 +550,8 @@ def main():
         global N, BURST, FLOOD_S, DRAIN_S, FAKE_S, FAKE_TEARDOWN_S
         args.fake = True
         N, BURST, FLOOD_S, DRAIN_S = 1, 3, 2.0, 20.0
-        FAKE_S, FAKE_TEARDOWN_S = {"test": 0.05, "bomb": 0.3, "leaderboard": 0.3}, 0.02
+        FAKE_S, FAKE_TEARDOWN_S = {"test": 0.05, "bomb": 0.3, "leaderboard": 0.3, "print": 0.3,
+                                   "profile": 0.2}, 0.02
     exe = FAKE_RUNNER if args.fake else RUNNER
     if not os.access(exe, os.X_OK):
         sys.exit("%s is not built" % exe)
