@@ -51,6 +51,14 @@ const struct spec *serve_spec(struct serve *sv, const char *name)
     return spec_find_reload(sv->cfg->leaderboards, &sv->specs, &sv->nspecs, name);
 }
 
+const struct spec *serve_spec_loaded(const struct serve *sv, const char *name)
+{
+    for (int i = 0; i < sv->nspecs; i++)
+        if (strcmp(sv->specs[i]->name, name) == 0)
+            return sv->specs[i];
+    return NULL;
+}
+
 void serve_post_gpu_start(struct curlc *h, long id, long attempt)
 {
     char path[128];

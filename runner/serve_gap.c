@@ -192,7 +192,16 @@ static void serve_gap_judge(struct serve *sv, struct serve_gap *g, const cJSON *
         serve_give_back(g->h, id, attempt, 0, "a Python job is not judged in a gap");
         return;
     }
-    const struct spec *spec = serve_spec(sv, lb);
+    /* The boards as loaded: a reload would free the spec the outer job's
+     * judge is using. A board not loaded yet goes back to the queue, for
+     * the main loop (which reloads) to find later. */
+    const struct spec *spec = serve_spec_loaded(sv, lb);
+    if (spec == NULL) {
+        if (g->nskip < KJ_CLAIM_MAX_SKIP)
+            g->skip[g->nskip++] = id;
+        serve_give_back(g->h, id, attempt, 0, "a board this runner has not loaded yet");
+        return;
+    }
     pthread_mutex_lock(&sv->mu);
     g->id = id;
     g->attempt = attempt;

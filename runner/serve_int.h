@@ -153,6 +153,10 @@ void serve_give_back(struct curlc *h, long id, long attempt, int gap, const char
 /* serve_base.c: the board named name (the folder is read again once when it
  * is not known); NULL when this runner does not have it. */
 const struct spec *serve_spec(struct serve *sv, const char *name);
+/* serve_base.c: the board named name among those loaded, never reading the
+ * folder again (a reload frees the specs a running judge holds): for the
+ * gaps and the side lane. NULL when not loaded. */
+const struct spec *serve_spec_loaded(const struct serve *sv, const char *name);
 /* serve_gap.c: judge_gap_fn for a timed job's judge (ctx: the serve). */
 void serve_gap_fill(void *ctx, const struct secret_list *outer);
 /* serve_gap.c: before a timed job is judged: no gap job yet. */
