@@ -14,7 +14,8 @@
  *      so fair share and the class bound hold for it like for any claim;
  *   2. judges it in boxes and CUDA contexts of its own, given up and given
  *      back (no attempt charged) when it has no verdict within
- *      cfg->gap_s, and posts its events and result with its own HTTP
+ *      cfg->gap_s (at most the main job's heartbeat period: a side job
+ *      sends none), and posts its events and result with its own HTTP
  *      client (serve_gap.c's lane code; a fault is followed by the GPU
  *      health check, as in a gap);
  *   3. when no job was queued, waits SERVE_SIDE_POLL_S and asks again.
@@ -88,7 +89,8 @@ void serve_side_start(struct serve *sv, long outer_id, enum kj_mode m, char *src
     sv->side.h = sv->side_http;
     sv->side.side = 1;
     sv->side.outer_id = outer_id;
-    sv->side.give_up_s = sv->cfg->gap_s;
+    /* No heartbeats for a side job: a third of the lease at most, as a gap's. */
+    sv->side.give_up_s = sv->cfg->gap_s < sv->beat_s ? sv->cfg->gap_s : sv->beat_s;
     sv->side_wipe = sv->secrets;
     secret_add(&sv->side_wipe, src, strlen(src));
     if (sv->side_boards == NULL && (sv->side_boards = judge_boards_new()) == NULL)
