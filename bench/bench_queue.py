@@ -34,9 +34,10 @@ Prints one table of four parts:
   6. --tools: the tool flood instead of parts 1-5 (docs/operator-tools.md):
      two users each keep two sanitize jobs of a kernel that prints until
      the tool's limit (bench/tool_flood_print.cu) and two profile jobs of
-     the fp8_quant examples queued, a third submits one test job every
-     TOOL_LIGHT_EVERY s, a fourth a leaderboard job (examples/fast.cu)
-     every TOOL_LB_EVERY s; the runner's tool limit is KJ_BENCH_TOOL_LIMIT_S
+     the fp8_quant examples (examples/fast.cu, benchmark shape 0) queued,
+     a third submits one test job every TOOL_LIGHT_EVERY s, a fourth a
+     leaderboard job (examples/fast.cu) every TOOL_LB_EVERY s (both for
+     KJ_BENCH_TOOL_FLOOD_S, default 40); the runner's tool limit is KJ_BENCH_TOOL_LIMIT_S
      (default 15). First a quiet run (the leaderboard jobs alone), then the
      flood under the rules of this tree (--queue-rule fair, the runner's
      default --share); --today adds the same flood under the rule before
@@ -193,7 +194,8 @@ MODE_OF = {"leaderboard": "leaderboard", "print": "sanitize", "profile": "profil
 
 
 def post(svc, user, src, kind):
-    st, d = submit(svc.base, svc.tok[user], src[kind], MODE_OF.get(kind, "test"))
+    extra = {"shape": "0"} if kind == "profile" else {}  # one shape: seconds under ncu, not minutes
+    st, d = submit(svc.base, svc.tok[user], src[kind], MODE_OF.get(kind, "test"), **extra)
     if st != 202:
         raise RuntimeError("submit %s: HTTP %d %s" % (kind, st, d))
     return d["id"]
