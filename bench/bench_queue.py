@@ -45,7 +45,8 @@ Prints one table of four parts:
      profile=alone). Prints the light user's test verdict p50/p99, the
      leaderboard scores' largest drift from the quiet run's median against
      the board's resolution_pct, and the jobs lost (not done after the
-     drain) or charged twice (attempts > 1).
+     drain) or charged twice (attempts > 1). KJ_BENCH_SHARE=MODE=HOW,...
+     gives the runner of this tree's run that --share (e.g. profile=side).
 Goals: light p99 < 5 s during the flood (and the tool flood); warm test p50
 < 0.5 s idle; >= 100 test jobs/min/GPU; two GPUs >= 1.8x one; tool flood:
 leaderboard drift within the board's resolution, no job lost or charged
@@ -508,7 +509,8 @@ def tools_part(args, src, rows):
     res = resolution_pct()
     rows.append(("tool flood: quiet run", "leaderboard score median (n=%d)" % len(quiet),
                  "%.1f ns" % q if q else "not measured: --fake (no scores)"))
-    runs = [("this tree (fair, --share default)", "fair", [])]
+    share = os.environ.get("KJ_BENCH_SHARE")  # e.g. profile=side: the runner's --share for this run
+    runs = [("this tree (fair, --share %s)" % (share or "default"), "fair", ["--share", share] if share else [])]
     if args.today:
         runs.append(("the rule before (fair-prev, no sharing)", TODAY["rule"], TODAY["runner"]))
     for name, rule, extra in runs:
