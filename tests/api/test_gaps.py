@@ -25,7 +25,8 @@ runner/serve_gap.c's top comment says the rule. Checks:
   own results, boxes gone), a leaderboard job submitted then is not: it
   waits for the GPU to itself; a profile job gives test jobs turns between
   its shapes; --share sanitize=alone keeps them waiting, test=side lets
-  a test job be judged beside a slow test job; a bad --share
+  a test job be judged beside a slow test job; a stop gives the job
+  beside back with the main one; a bad --share
   (a ranked mode beside, an unknown mode or way) is refused.
 Ends with "test_gaps: N passed, N failed, N skipped".
 """
@@ -201,7 +202,7 @@ def test_gap_fault(srv, tok, rtok, tmp):
 def test_side_lane(srv, tok, rtok, tmp):
     r, bdir = runner(srv, rtok, tmp, "side")
     try:
-        san = submit(srv, tok, seconds=4, mode="sanitize")
+        san = submit(srv, tok, seconds=3, mode="sanitize")
         check(running(srv, tok, san), "the sanitize job runs", r.text()[-400:])
         t1 = submit(srv, tok, seconds=0.1)
         lb = submit(srv, tok, seconds=0.3, mode="leaderboard")
@@ -224,7 +225,7 @@ def test_side_lane(srv, tok, rtok, tmp):
         check(wait_until(lambda: boxes(bdir) == [], 10), "no box of a job is left behind",
               os.listdir(bdir))
         # A profile job gives turns between its shapes (the fake's rounds).
-        prof = submit(srv, tok, seconds=3, mode="profile")
+        prof = submit(srv, tok, seconds=2, mode="profile")
         check(running(srv, tok, prof), "the profile job runs", r.text()[-400:])
         t3 = submit(srv, tok, seconds=0.1)
         seen = done_at(srv, tok, [prof, t3])
@@ -256,6 +257,23 @@ def test_side_alone(srv, tok, rtok, tmp):
         r.stop()
 
 
+def test_stop_beside(srv, tok, rtok, tmp):
+    """Last: it leaves both jobs queued."""
+    r, _ = runner(srv, rtok, tmp, "stopside", ["--gap-seconds", "5", "--grace", "0"])
+    san = submit(srv, tok, seconds=6, mode="sanitize")
+    check(running(srv, tok, san), "the sanitize job runs", r.text()[-400:])
+    t = submit(srv, tok, seconds=3)
+    check(wait_until(lambda: ("judging job=%d" % t) in r.text(), 15),
+          "the test job is being judged beside it", r.text()[-600:])
+    r.signal(signal.SIGTERM)
+    rc = r.wait(30)
+    log = r.text()
+    check(rc == 0 and status(srv, tok, san) == "queued" and status(srv, tok, t) == "queued" and
+          ("gave job=%d back (the runner stops)" % t) in log,
+          "SIGTERM with a job beside: the runner exits 0, both jobs queued again at once",
+          (rc, sub(srv, tok, san), sub(srv, tok, t), log[-800:]))
+
+
 def test_args(srv, tok, rtok, tmp):
     for bad in ("leaderboard=side", "benchmark=side", "tests=side", "sanitize=maybe", "sanitize", ""):
         p = subprocess.run([kjrunner.FAKE, "serve", "--server", "http://127.0.0.1:9", "--share", bad],
@@ -272,7 +290,7 @@ def test_args(srv, tok, rtok, tmp):
 def main():
     return kjrunner.run_suite("test_gaps", [test_args, test_gap_job, test_give_back, test_no_gaps,
                                             test_stop_in_gap, test_gap_fault, test_side_lane,
-                                            test_side_alone])
+                                            test_side_alone, test_stop_beside])
 
 
 if __name__ == "__main__":
