@@ -31,8 +31,26 @@ Prints one table of four parts:
      it is claimed, one light test job a second for SLOW_N seconds: their
      verdict latency p50 and max, and whether the slow one's compile held
      the GPU (its verdict and when it came). GPU only.
-Goals: light p99 < 5 s during the flood; warm test p50 < 0.5 s idle;
->= 100 test jobs/min/GPU; two GPUs >= 1.8x one.
+  6. --tools: the tool flood instead of parts 1-5 (docs/operator-tools.md):
+     two users each keep two sanitize jobs of a kernel that prints until
+     the tool's limit (bench/tool_flood_print.cu) and two profile jobs of
+     the fp8_quant examples (examples/fast.cu, benchmark shape 0) queued,
+     a third submits one test job every TOOL_LIGHT_EVERY s, a fourth a
+     leaderboard job (examples/fast.cu) every TOOL_LB_EVERY s (both for
+     KJ_BENCH_TOOL_FLOOD_S, default 40); the runner's tool limit is KJ_BENCH_TOOL_LIMIT_S
+     (default 15). First a quiet run (the leaderboard jobs alone), then the
+     flood under the rules of this tree (--queue-rule fair, the runner's
+     default --share); --today adds the same flood under the rule before
+     (--queue-rule fair-prev, --share test=alone,sanitize=alone,
+     profile=alone). Prints the light user's test verdict p50/p99, the
+     leaderboard scores' largest drift from the quiet run's median against
+     the board's resolution_pct, and the jobs lost (not done after the
+     drain) or charged twice (attempts > 1). KJ_BENCH_SHARE=MODE=HOW,...
+     gives the runner of this tree's run that --share (e.g. profile=side).
+Goals: light p99 < 5 s during the flood (and the tool flood); warm test p50
+< 0.5 s idle; >= 100 test jobs/min/GPU; two GPUs >= 1.8x one; tool flood:
+leaderboard drift within the board's resolution, no job lost or charged
+twice.
 
 --fake runs without a GPU: build/kjudge-runner-fakegpu (runner/serve.c as
 shipped, its judge replaced by a sleep that each source names with a
@@ -60,15 +78,25 @@ FLOOD_S = float(os.environ.get("KJ_BENCH_FLOOD_S", "40"))
 N = int(os.environ.get("KJ_BENCH_N", "8"))
 BURST = int(os.environ.get("KJ_BENCH_BURST", "40"))
 DRAIN_S = float(os.environ.get("KJ_BENCH_DRAIN_S", "30"))
-FAKE_S = {"test": 0.3, "bomb": 3.0, "leaderboard": 4.0}
+FAKE_S = {"test": 0.3, "bomb": 3.0, "leaderboard": 4.0, "print": 4.0, "profile": 1.5}
+PRINT = os.path.join(ROOT, "bench", "tool_flood_print.cu")
+TOOL_FLOOD_S = float(os.environ.get("KJ_BENCH_TOOL_FLOOD_S", "40"))
+TOOL_LIMIT_S = float(os.environ.get("KJ_BENCH_TOOL_LIMIT_S", "15"))
+TOOL_DRAIN_S = float(os.environ.get("KJ_BENCH_TOOL_DRAIN_S", "150"))
+TOOL_LIGHT_EVERY = 3.0
+TOOL_LB_EVERY = 15.0
+TOOL_QUIET_N = int(os.environ.get("KJ_BENCH_TOOL_QUIET_N", "3"))
+# The rule before one tool job per user and the sharing policy (--today).
+TODAY = {"rule": "fair-prev", "runner": ["--share", "test=alone,sanitize=alone,profile=alone"]}
 FAKE_TEARDOWN_S = 0.28  # a warm test job's teardown on an H200 (run box's CUDA context, reaping, cgroup)
 
 
 class Service:
     """kjudge-server (--queue-rule rule, no rate limits) and one runner per GPU."""
 
-    def __init__(self, rule, gpus, fake, runner_args=()):
+    def __init__(self, rule, gpus, fake, runner_args=(), runner_env=None):
         self.rule, self.gpus, self.fake, self.runner_args = rule, gpus, fake, list(runner_args)
+        self.runner_env = runner_env or {}
 
     def __enter__(self):
         self.tmp = tempfile.mkdtemp(prefix="kjudge-bench-queue-")
@@ -82,6 +110,7 @@ class Service:
         self.procs = [subprocess.Popen(
             [SERVER, "serve", "--port", str(port), "--db", db, "--config", conf, "--queue-rule", self.rule,
              "--rate-limit-test", "0", "--rate-limit-benchmark", "0", "--rate-limit-leaderboard", "0",
+             "--rate-limit-profile", "0", "--rate-limit-sanitize", "0",
              "--leaderboards", os.path.join(ROOT, "leaderboards"),
              "--openapi", os.path.join(ROOT, "server", "openapi.json")], cwd=ROOT,
             stdout=subprocess.DEVNULL, stderr=self.log)]
@@ -102,9 +131,9 @@ class Service:
         else:
             raise RuntimeError("the server did not start: %s" % self.log_tail())
         run = lambda *a: subprocess.run([SERVER, *a, "--db", db], capture_output=True, text=True).stdout.strip()
-        self.tok = {u: run("user", "add", u) for u in ("light", "heavy", "third")}
+        self.tok = {u: run("user", "add", u) for u in ("light", "heavy", "third", "toola", "toolb")}
         rtok = run("runner", "add", "bench", "--gpu", "H200")
-        env = dict(os.environ, KJUDGE_RUNNER_TOKEN=rtok)
+        env = dict(os.environ, KJUDGE_RUNNER_TOKEN=rtok, **self.runner_env)
         if self.fake:
             env["KJUDGE_FAKE_TEARDOWN_S"] = str(FAKE_TEARDOWN_S)
         for g in range(self.gpus):
@@ -149,20 +178,25 @@ class Service:
 def sources(fake):
     """Path per kind of job; in --fake mode copies that name their fake time."""
     src = {"test": os.path.join(LB, "template.cu"), "bomb": BOMB,
-           "leaderboard": os.path.join(LB, "examples", "fast.cu")}
+           "leaderboard": os.path.join(LB, "examples", "fast.cu"), "print": PRINT,
+           "profile": os.path.join(LB, "examples", "fast.cu")}
     if not fake:
         return src
     d = tempfile.mkdtemp(prefix="kjudge-bench-src-")
     out = {}
     for k, p in src.items():
-        out[k] = os.path.join(d, os.path.basename(p))
+        out[k] = os.path.join(d, k + "-" + os.path.basename(p))
         with open(p) as f, open(out[k], "w") as g:
             g.write(f.read() + "\n// fakegpu:seconds=%g\n" % FAKE_S[k])
     return out
 
 
+MODE_OF = {"leaderboard": "leaderboard", "print": "sanitize", "profile": "profile"}
+
+
 def post(svc, user, src, kind):
-    st, d = submit(svc.base, svc.tok[user], src[kind], "leaderboard" if kind == "leaderboard" else "test")
+    extra = {"shape": "0"} if kind == "profile" else {}  # one shape: seconds under ncu, not minutes
+    st, d = submit(svc.base, svc.tok[user], src[kind], MODE_OF.get(kind, "test"), **extra)
     if st != 202:
         raise RuntimeError("submit %s: HTTP %d %s" % (kind, st, d))
     return d["id"]
@@ -248,6 +282,7 @@ class Watch:
 
     def __init__(self, svc):
         self.svc, self.pending, self.done, self.mu = svc, [], [], threading.Lock()
+        self.detail = {}  # sid: (kind, the stored submission once done)
         self.stop = False
         self.t = threading.Thread(target=self.loop, daemon=True)
         self.t.start()
@@ -267,6 +302,7 @@ class Watch:
                     with self.mu:
                         self.pending.remove(job)
                         self.done.append((kind, time.time() - t0, d.get("verdict")))
+                        self.detail[sid] = (kind, d)
             time.sleep(0.05)
 
     def wait_all(self, timeout):
@@ -366,6 +402,135 @@ def slow_ahead(svc, src):
             "light_n": len(light), "slow": slow_done[0] if slow_done else None}
 
 
+def score_of(d):
+    """A leaderboard job's score (ns), None without one."""
+    v = d.get("score_ns")
+    if v is None and isinstance(d.get("result"), dict):
+        v = d["result"].get("score_ns")
+    return v
+
+
+def quiet_scores(svc, src):
+    """Part 6's quiet run: TOOL_QUIET_N leaderboard jobs one after the other."""
+    out = []
+    for _ in range(TOOL_QUIET_N):
+        w = Watch(svc)
+        sid = post(svc, "third", src, "leaderboard")
+        w.add("third", "leaderboard", sid, time.time())
+        w.wait_all(300)
+        with w.mu:
+            d = w.detail.get(sid, (None, {}))[1]
+        w.close()
+        if score_of(d) is not None:
+            out.append(score_of(d))
+    return out
+
+
+def tool_flood(svc, src):
+    """Part 6: the tool flood (see the top)."""
+    w = Watch(svc)
+    t0 = time.time()
+    end = t0 + TOOL_FLOOD_S
+    sent = []  # (user, kind, sid)
+    mu = threading.Lock()
+
+    def send(user, kind):
+        sid = post(svc, user, src, kind)
+        w.add(user, kind if user != "light" else "light", sid, time.time())
+        with mu:
+            sent.append((user, kind, sid))
+        return sid
+
+    def keeper(user):
+        mine = {"print": [], "profile": []}
+        while time.time() < end:
+            with w.mu:
+                pending = {sid for _, _, sid, _ in w.pending}
+            for kind in mine:
+                mine[kind] = [s for s in mine[kind] if s in pending]
+                while len(mine[kind]) < 2 and time.time() < end:
+                    mine[kind].append(send(user, kind))
+            time.sleep(0.3)
+
+    keepers = [threading.Thread(target=keeper, args=(u,), daemon=True) for u in ("toola", "toolb")]
+    for k in keepers:
+        k.start()
+    plan = [(t, "light", "test") for t in frange(1.0, TOOL_FLOOD_S, TOOL_LIGHT_EVERY)]
+    plan += [(t, "third", "leaderboard") for t in frange(2.0, TOOL_FLOOD_S, TOOL_LB_EVERY)]
+    plan.sort()
+    for off, user, kind in plan:
+        d = t0 + off - time.time()
+        if d > 0:
+            time.sleep(d)
+        send(user, kind)
+    for k in keepers:
+        k.join(60)
+    drained = w.wait_all(TOOL_DRAIN_S)
+    with w.mu:
+        done, left = list(w.done), [(u, k, time.time() - t) for u, k, _, t in w.pending]
+        detail = dict(w.detail)
+    w.close()
+    cut = [a for _, k, a in left if k == "light"]
+    light = [s for k, s, _ in done if k == "light"] + cut
+    scores = [score_of(d) for k, d in detail.values() if k == "leaderboard" and score_of(d) is not None]
+    twice = sum(1 for _, d in detail.values() if (d.get("attempts") or 0) > 1)
+    verdicts = {}
+    for k, _, v in done:
+        verdicts.setdefault(k, {}).setdefault(v, 0)
+        verdicts[k][v] += 1
+    return {"light_p50": pct(light, 50), "light_p99": pct(light, 99), "light_n": len(light) - len(cut),
+            "light_sent": sum(1 for u, _, _ in sent if u == "light"), "light_cut": len(cut),
+            "scores": scores, "lb_sent": sum(1 for _, k, _ in sent if k == "leaderboard"),
+            "tools_sent": sum(1 for u, _, _ in sent if u.startswith("tool")),
+            "lost": len(left), "twice": twice, "drained": drained, "verdicts": verdicts}
+
+
+def frange(a, b, step):
+    out = []
+    while a < b:
+        out.append(a)
+        a += step
+    return out
+
+
+def resolution_pct():
+    with open(os.path.join(LB, "leaderboard.json")) as f:
+        return (json.load(f).get("resolution_pct") or {}).get("H200")
+
+
+def tools_part(args, src, rows):
+    """Part 6 (--tools): quiet run, the flood, and with --today the flood under the rule before."""
+    env = {"KJUDGE_TOOL_LIMIT_S": "%g" % TOOL_LIMIT_S}
+    quiet = []
+    if not args.fake:
+        with Service("fair", 1, args.fake, runner_env=env) as svc:
+            quiet = quiet_scores(svc, src)
+    q = statistics.median(quiet) if quiet else None
+    res = resolution_pct()
+    rows.append(("tool flood: quiet run", "leaderboard score median (n=%d)" % len(quiet),
+                 "%.1f ns" % q if q else "not measured: --fake (no scores)"))
+    share = os.environ.get("KJ_BENCH_SHARE")  # e.g. profile=side: the runner's --share for this run
+    runs = [("this tree (fair, --share %s)" % (share or "default"), "fair", ["--share", share] if share else [])]
+    if args.today:
+        runs.append(("the rule before (fair-prev, no sharing)", TODAY["rule"], TODAY["runner"]))
+    for name, rule, extra in runs:
+        with Service(rule, 1, args.fake, extra, runner_env=env) as svc:
+            f = tool_flood(svc, src)
+        what = "tool flood %.0f s, tool limit %g s, %s (1 GPU)" % (TOOL_FLOOD_S, TOOL_LIMIT_S, name)
+        rows.append((what, "light test p50 / p99 (%d of %d done%s)" % (
+            f["light_n"], f["light_sent"], "; the rest counted at their age: a lower bound" if f["light_cut"] else ""),
+            "%s / %s" % (fmt(f["light_p50"], " s"), fmt(f["light_p99"], " s"))))
+        drift = max(abs(s - q) / q * 100 for s in f["scores"]) if q and f["scores"] else None
+        rows.append((what, "leaderboard scores: largest drift from the quiet median (n=%d of %d; resolution %s%%)" % (
+            len(f["scores"]), f["lb_sent"], res), "-" if drift is None else "%.2f%%%s" % (
+                drift, "" if res is None else (" (within)" if drift <= res else " (OUTSIDE)"))))
+        rows.append((what, "jobs lost (not done %.0f s after) / charged twice (attempts > 1)" % TOOL_DRAIN_S,
+                     "%d / %d" % (f["lost"], f["twice"])))
+        rows.append((what, "verdicts of the jobs done, per kind (%d tool jobs sent)" % f["tools_sent"], "; ".join(
+            "%s: %s" % (k, ", ".join("%d %s" % (n, v) for v, n in sorted(vs.items(), key=str)))
+            for k, vs in sorted(f["verdicts"].items()))))
+
+
 def gpu_count():
     try:
         out = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True, timeout=30).stdout
@@ -382,12 +547,15 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--fake", action="store_true", help="fake runners (no GPU): the server and protocol only")
     ap.add_argument("--smoke", action="store_true", help="--fake at the smallest sizes, for make test")
+    ap.add_argument("--tools", action="store_true", help="only the tool flood (part 6)")
+    ap.add_argument("--today", action="store_true", help="--tools: also the flood under the rule before")
     args = ap.parse_args()
     if args.smoke:
         global N, BURST, FLOOD_S, DRAIN_S, FAKE_S, FAKE_TEARDOWN_S
         args.fake = True
         N, BURST, FLOOD_S, DRAIN_S = 1, 3, 2.0, 20.0
-        FAKE_S, FAKE_TEARDOWN_S = {"test": 0.05, "bomb": 0.3, "leaderboard": 0.3}, 0.02
+        FAKE_S, FAKE_TEARDOWN_S = {"test": 0.05, "bomb": 0.3, "leaderboard": 0.3, "print": 0.3,
+                                   "profile": 0.2}, 0.02
     exe = FAKE_RUNNER if args.fake else RUNNER
     if not os.access(exe, os.X_OK):
         sys.exit("%s is not built" % exe)
@@ -402,6 +570,9 @@ def main():
         def append(self, r):
             print("| %s | %s | %s |" % r, flush=True)
     rows = Rows()
+    if args.tools:
+        tools_part(args, src, rows)
+        return
     with Service("fair", 1, args.fake) as svc:
         for step, v in latency_split(svc, src):
             rows.append(("warm test latency, idle (1 GPU, n=%d, median)" % N, step, fmt(v, " s")))

@@ -8,6 +8,7 @@
  * rejects anything it does not understand with a message naming the field.
  */
 #ifndef KJ_SPEC_H
+#define SPEC_MAX_TOOL_S 3600.0 /* time_limits_s.tools: at most an hour */
 #define KJ_SPEC_H
 
 #include <stdint.h>
@@ -90,6 +91,9 @@ struct spec {
     struct spec_case benchmarks[SPEC_MAX_CASES];
     char ranking[16];                     /* "geomean" */
     double limit_test_s, limit_benchmark_s, limit_leaderboard_s; /* wall limits per job */
+    double limit_tools_s;                 /* time_limits_s.tools: a profile or sanitize job's wall
+                                           * limit on this board; 0 = the runner's default
+                                           * (docs/operator-tools.md) */
     char bytes_expr[SPEC_MAX_EXPR];       /* "bytes": minimum bytes moved, for the physical floor; "" = sum of all buffers */
     char flops_expr[SPEC_MAX_EXPR];       /* "flops": minimum flops, "" = none */
     int nconstraints;

@@ -352,6 +352,7 @@ int ld_sizes(struct ld *c, const cJSON *root)
 int ld_limits(struct ld *c, const cJSON *root)
 {
     static const char *const keys[] = {"test", "benchmark", "leaderboard", NULL};
+    static const char *const allowed[] = {"test", "benchmark", "leaderboard", "tools", NULL};
     struct spec *s = c->s;
     const cJSON *obj = cJSON_GetObjectItemCaseSensitive(root, "time_limits_s");
     double *dst[] = {&s->limit_test_s, &s->limit_benchmark_s, &s->limit_leaderboard_s};
@@ -361,7 +362,7 @@ int ld_limits(struct ld *c, const cJSON *root)
         return LD_FAIL(c, "time_limits_s", "missing ({\"test\": S, \"benchmark\": S, \"leaderboard\": S})");
     if (!cJSON_IsObject(obj))
         return LD_FAIL(c, "time_limits_s", "must be an object");
-    if ((rc = ld_keys(c, obj, "time_limits_s", keys)) != 0)
+    if ((rc = ld_keys(c, obj, "time_limits_s", allowed)) != 0)
         return rc;
     for (int i = 0; keys[i] != NULL; i++) {
         snprintf(field, sizeof field, "time_limits_s.%s", keys[i]);
@@ -370,5 +371,13 @@ int ld_limits(struct ld *c, const cJSON *root)
         if (*dst[i] <= 0 || *dst[i] > SPEC_MAX_SECONDS)
             return LD_FAIL(c, field, "must be positive seconds (at most %.0f)", SPEC_MAX_SECONDS);
     }
+    /* Optional: profile and sanitize jobs' limit on this board (0 = the runner's). */
+    s->limit_tools_s = 0;
+    if ((rc = ld_num(c, obj, "tools", "time_limits_s.tools", 0, &s->limit_tools_s)) != 0)
+        return rc;
+    if (cJSON_GetObjectItemCaseSensitive(obj, "tools") != NULL &&
+        (s->limit_tools_s <= 0 || s->limit_tools_s > SPEC_MAX_TOOL_S))
+        return LD_FAIL(c, "time_limits_s.tools", "must be positive seconds (at most %.0f)",
+                       SPEC_MAX_TOOL_S);
     return 0;
 }

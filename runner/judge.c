@@ -36,7 +36,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#define JUDGE_TOOL_LIMIT_S 300  /* profile and sanitize modes: the whole job (a tool is slow) */
+/* Profile and sanitize modes' default wall limit for the whole job, when
+ * neither the board (time_limits_s.tools) nor $KJUDGE_TOOL_LIMIT_S sets
+ * one. bench/bench_tool_limit.py measures the boards' examples under both
+ * tools; docs/operator-tools.md says how to pick it from that. */
+#define JUDGE_TOOL_LIMIT_S 300
 
 /* Every case resolved (plan.h), and one shared mapping per box big enough
  * for the inputs and outputs of any case. */
@@ -309,13 +313,16 @@ static void judge_cleanup(struct judge *j)
     plan_free(j->plan);
 }
 
-/* Profile and sanitize modes' wall limit: $KJUDGE_TOOL_LIMIT_S (seconds,
- * for the operator of a slow or a test host), else JUDGE_TOOL_LIMIT_S. */
-static double judge_tool_limit(void)
+/* Profile and sanitize modes' wall limit on board sp: the board's
+ * time_limits_s.tools, else $KJUDGE_TOOL_LIMIT_S (seconds, for the
+ * operator of a slow or a test host), else JUDGE_TOOL_LIMIT_S. */
+static double judge_tool_limit(const struct spec *sp)
 {
+    if (sp->limit_tools_s > 0)
+        return sp->limit_tools_s;
     const char *v = getenv("KJUDGE_TOOL_LIMIT_S");
     double s = v != NULL ? atof(v) : 0;
-    return s > 0 && s <= 3600 ? s : JUDGE_TOOL_LIMIT_S;
+    return s > 0 && s <= SPEC_MAX_TOOL_S ? s : JUDGE_TOOL_LIMIT_S;
 }
 
 /* Profile and sanitize modes compile with line information, so that the
@@ -558,7 +565,7 @@ int judge_run(const struct judge_job *job, struct judge_result **result, struct 
     double limit = job->mode == KJ_MODE_TEST ? job->spec->limit_test_s :
                    job->mode == KJ_MODE_BENCHMARK ? job->spec->limit_benchmark_s :
                    job->mode == KJ_MODE_LEADERBOARD ? job->spec->limit_leaderboard_s :
-                   judge_tool_limit();
+                   judge_tool_limit(job->spec);
     if (job->time_limit_s > 0)
         limit = job->time_limit_s;
     double t0 = mono_now();

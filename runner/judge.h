@@ -95,6 +95,7 @@ struct judge_job {
                                        * is still to be done (or NULL when nothing is), which
                                        * the caller finishes: judge_leftover_finish() */
     judge_gap_fn gap;             /* v2 timed jobs: called in each gap between two rounds
+                                   * (profile jobs: between two profiled shapes)
                                    * (judge_gap_fn); NULL = no gaps. Then source must be
                                    * writable memory (a child wipes its copy) */
     void *gap_ctx;

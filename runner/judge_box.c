@@ -382,10 +382,11 @@ int judge_load(struct judge *j, int is_ref, struct kj_err *err)
     return r == STEP_ERROR ? KJ_EINTERNAL : KJ_OK;
 }
 
-/* A gap between two rounds (judge.h's judge_gap_fn): the callee's children
- * wipe the job's secrets and its submission's source and code; the time
- * the gap took moves the job's deadline. */
-static void judge_gap(struct judge *j)
+/* A gap between two rounds (judge.h's judge_gap_fn), or between two
+ * profiled shapes (judge_tool.c): the callee's children wipe the job's
+ * secrets and its submission's source and code; the time the gap took
+ * moves the job's deadline. */
+void judge_gap(struct judge *j)
 {
     const struct judge_job *job = j->job;
     struct secret_list outer;

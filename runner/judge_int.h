@@ -161,6 +161,9 @@ int judge_regions_dontfork(unsigned char *run, unsigned char *ref, size_t size,
  * are emptied. Out of memory for it: they are reaped here, NULL. */
 struct judge_leftover *judge_boxes_kill(struct box_proc *run, struct box_proc *ref);
 
+/* judge_box.c: one gap (judge.h's judge_gap_fn) of job->gap, between two
+ * rounds or two profiled shapes; its time moves j->deadline. */
+void judge_gap(struct judge *j);
 /* Protocol v2: replace the submission's box by a fresh process (the old
  * one killed and reaped, the new one started alike, its context awaited
  * and the module loaded again), so that the rounds of one job average over

@@ -69,10 +69,15 @@ int judge_tool_shapes(struct judge *j, struct kj_err *err)
     int only = j->job->profile_shape - 1;
     if (only >= s->nbenchmarks)
         only = -1;
+    int done = 0;
     j->profile_marks = 1;
     for (int i = 0; i < s->nbenchmarks; i++) {
         if (only >= 0 && i != only)
             continue;
+        /* A turn for a test-mode job between two shapes (share.h's
+         * SHARE_TURNS): the tool is idle then, waiting for the next call. */
+        if (done++ > 0 && j->job->gap != NULL)
+            judge_gap(j);
         const struct case_plan *cp = plan_case(j->plan, 1, i);
         struct result_shape *e = judge_entry(j, 1, i);
         e->has_seed = 1;

@@ -45,6 +45,7 @@
 #include "sass.h"
 #include "secret.h"
 #include "serve.h"
+#include "share.h"
 #include "spec.h"
 
 #include <cjson/cJSON.h>
@@ -82,7 +83,7 @@ static void on_signal(int sig)
 
 struct opts {
     const char *cmd, *file, *leaderboard, *arch, *mode, *leaderboards, *server, *name,
-        *gpu_type, *token_file, *dump, *ca_file, *protocol, *tool, *trace, *gap, *python;
+        *gpu_type, *token_file, *dump, *ca_file, *protocol, *tool, *trace, *gap, *python, *share;
     int json, gpu, once, compile_unboxed, shape;
     double warmup, time_limit;
     long samples;
@@ -129,6 +130,11 @@ static void usage(FILE *f)
         "                                      timed job, each given back when it has no\n"
         "                                      verdict within S; default 2, 0 = never; also\n"
         "                                      eval --gap's limit)\n"
+        "                     [--share MODE=HOW,...] (what judges beside or between a job\n"
+        "                                      of each mode: side, turns or alone; default\n"
+        "                                      test=alone,sanitize=side,profile=turns,\n"
+        "                                      benchmark=turns,leaderboard=turns; ranked\n"
+        "                                      modes never side; docs/operator-tools.md)\n"
         "                     [--python PATH]  (Python submissions' environment; without it\n"
         "                                      they end internal_error on this runner)\n"
         "                     [--ahead N]     (claim and compile up to N jobs while the GPU\n"
@@ -180,7 +186,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
             {"--gpu-type", &o->gpu_type}, {"--token-file", &o->token_file}, {"--dump", &o->dump},
             {"--ca-file", &o->ca_file}, {"--protocol", &o->protocol},
             {"--tool", &o->tool}, {"--trace", &o->trace}, {"--gap", &o->gap},
-            {"--python", &o->python},
+            {"--python", &o->python}, {"--share", &o->share},
         };
         int hit = 0;
         for (size_t k = 0; k < sizeof s / sizeof s[0]; k++)
@@ -543,6 +549,13 @@ static int cmd_serve(const struct opts *o)
     double grace = o->grace_s >= 0 ? o->grace_s : SERVE_GRACE_DEFAULT_S;
     struct kj_err err;
     int rc;
+    static struct share_policy share;
+    char why[200];
+    share_default(&share);
+    if (o->share != NULL && share_parse(o->share, &share, why, sizeof why) != 0) {
+        fprintf(stderr, "kjudge-runner: %s\n", why);
+        return EXIT_USAGE;
+    }
     /* The token is kept in token[] only (the boxes wipe their copy of it,
      * secret.h): the environment's copy is wiped in place and removed, the
      * file's buffer wiped before it is freed. */
@@ -592,6 +605,7 @@ static int cmd_serve(const struct opts *o)
         .leaderboards = o->leaderboards, .once = o->once, .grace_s = grace, .stop = &stop_flag,
         .gap_s = o->gap_s >= 0 ? o->gap_s : SERVE_GAP_DEFAULT_S,
         .ahead = o->ahead >= 0 ? o->ahead : AHEAD_SLOTS_DEFAULT,
+        .share = &share,
     };
     static struct pyenv py;
     if ((o->python != NULL || getenv("KJUDGE_PYTHON") != NULL)) {

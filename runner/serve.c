@@ -26,7 +26,14 @@
  * job's verdict does not depend on timing, so its boxes may start while
  * the old contexts go; a benchmark, leaderboard, profile or sanitize job
  * waits for the teardown before it is judged, so ranked timing and the
- * tools never share the GPU with it. At most one teardown runs; a second
+ * tools never share the GPU with it.
+ *
+ * Sharing (share.h, cfg->share): beside a job whose mode may share
+ * (sanitize by default) a side lane judges test-mode jobs at the same
+ * time (serve_side.c), started before the job is judged and stopped (its
+ * last job finished) once the job's result is posted, before the next
+ * claim; a job whose mode gives turns (timed modes between rounds, profile
+ * between shapes) has serve_gap.c's gaps instead. At most one teardown runs; a second
  * waits for it. A stop waits for it too before the process ends (when the
  * watcher gives a job back, at most SERVE_TEARDOWN_WAIT_S), so no box and
  * no cgroup of a judged job is left behind. The thread forks nothing and
@@ -99,10 +106,20 @@
 #include <time.h>
 #include <unistd.h>
 
+/* How a job of mode m shares the GPU (share.h): the runner's policy. */
+static enum share_how serve_how(const struct serve *sv, enum kj_mode m)
+{
+    struct share_policy def;
+    if (sv->cfg->share != NULL)
+        return sv->cfg->share->how[m];
+    share_default(&def);
+    return def.how[m];
+}
+
 static void serve_progress(void *ctx, enum kj_event event, const cJSON *data)
 {
     struct serve *sv = ctx;
-    serve_post_event(sv, sv->job_id, sv->attempt, event, data);
+    serve_post_event(sv, sv->http, sv->job_id, sv->attempt, event, data);
 }
 
 /* ahead_end's callback: a job the compile-ahead process had handed over
@@ -120,11 +137,16 @@ static void serve_ahead_give_back(void *ctx, long id, long attempt)
 static void serve_release(struct serve *sv)
 {
     sv->releasing = 1;
-    while (sv->posting) /* an event post in flight ends first */
+    while (sv->posting > 0) /* the event posts in flight end first */
         pthread_cond_wait(&sv->cv, &sv->mu);
     pthread_mutex_unlock(&sv->mu);
     serve_gap_release(sv); /* a job judged in a gap of this one first */
+    serve_lane_release(sv, &sv->side); /* and one beside it */
     serve_give_back(sv->watch_http, sv->job_id, sv->attempt, 0, "the runner stops");
+    pthread_mutex_lock(&sv->mu);
+    while (sv->side_in_ahead) /* the side lane's question to the process ends first */
+        pthread_cond_wait(&sv->cv, &sv->mu);
+    pthread_mutex_unlock(&sv->mu);
     ahead_end(sv->ahead, serve_ahead_give_back, sv); /* the jobs claimed ahead go back too */
     sv->ahead = NULL;
     /* The main thread is in the judge and leaves sv->pre alone until the
@@ -356,12 +378,13 @@ static void serve_job(struct serve *sv, cJSON *job, struct compile_result *compi
         jj.secrets = &wipe;
         jj.prestart = pre; /* the judge's now */
         pre = NULL;
-        if (kj_mode_timed(m) && sv->cfg->gap_s > 0 && !sv->cfg->once) {
-            jj.gap = serve_gap_fill; /* test-mode jobs between its rounds */
+        if (serve_how(sv, m) == SHARE_TURNS && sv->cfg->gap_s > 0 && !sv->cfg->once) {
+            jj.gap = serve_gap_fill; /* test-mode jobs between its rounds (or shapes) */
             jj.gap_ctx = sv;
         }
         sv->beat_s = claim_beat_s(job);
         serve_gap_begin(sv, sv->job_id);
+        serve_side_start(sv, sv->job_id, m, (char *)src); /* test-mode jobs beside it */
         result = serve_judge(sv, &jj);
         serve_gap_end(sv);
         explicit_bzero(&jj.secret_seed, sizeof jj.secret_seed);
@@ -373,6 +396,7 @@ static void serve_job(struct serve *sv, cJSON *job, struct compile_result *compi
         teardown_start(&sv->td, sv->job_id, pre->drop(pre));
     if (result == NULL) { /* out of memory: the lease runs out and the job is tried again */
         kj_log(KJ_LOG_ERROR, "serve", "no memory for the result of job=%ld", sv->job_id);
+        serve_side_stop(sv);
         teardown_start(&sv->td, sv->job_id, left);
         return;
     }
@@ -383,6 +407,7 @@ static void serve_job(struct serve *sv, cJSON *job, struct compile_result *compi
         deliver_artifact(&to, result->artifact);
     deliver_result(&to, result);
     result_free(result);
+    serve_side_stop(sv); /* the GPU free of side jobs before the next job */
     teardown_start(&sv->td, sv->job_id, left); /* beside the next claim and job */
     serve_prestart(sv, spec, lang == SUB_LANG_PYTHON); /* beside that teardown */
 }
@@ -468,6 +493,7 @@ int serve_loop(const struct serve_cfg *cfg, struct kj_err *err)
     pthread_condattr_init(&ca);
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
     pthread_cond_init(&sv.cv, &ca);
+    pthread_cond_init(&sv.side_cv, &ca);
     pthread_condattr_destroy(&ca);
     if (teardown_init(&sv.td) != KJ_OK) {
         rc = KJ_FAIL(err, KJ_EINTERNAL, "cannot set up the teardown's lock");
@@ -516,7 +542,10 @@ early:
     curlc_free(sv.http);
     curlc_free(sv.watch_http);
     curlc_free(sv.claim_http);
+    curlc_free(sv.side_http);
+    judge_boards_free(sv.side_boards);
     pthread_cond_destroy(&sv.cv);
+    pthread_cond_destroy(&sv.side_cv);
     pthread_mutex_destroy(&sv.mu);
     return rc;
 }

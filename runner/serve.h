@@ -10,6 +10,7 @@
 #include <signal.h>
 #include "judge.h"
 #include "kj_err.h"
+#include "share.h"
 
 #define SERVE_GRACE_DEFAULT_S 20.0 /* serve --grace: a stopping runner's time to finish its job */
 #define SERVE_GAP_DEFAULT_S 2.0    /* serve --gap-seconds: a gap job's time to its verdict */
@@ -60,6 +61,8 @@ struct serve_cfg {
     int ahead;                 /* > 0: claim and compile up to this many jobs while the GPU
                                 * judges (ahead.h); 0 = claim one job at a time */
     const struct serve_ops *ops; /* NULL: the GPU */
+    const struct share_policy *share; /* serve --share: which jobs judge beside or between a
+                                * job of each mode (share.h); NULL = share_default's */
 };
 
 /* Run until *cfg->stop is set (or one job with once). Returns 0 on a clean

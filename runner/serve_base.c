@@ -2,7 +2,8 @@
  * serve_base.c - what the supervisor's files (serve_int.h) share about the
  * jobs they judge: a claimed job's fields, its progress events posted to
  * the server, and the board it names. serve.c judges the claimed job with
- * them, serve_gap.c the test-mode jobs in the gaps of a timed one.
+ * them, serve_gap.c the test-mode jobs in the gaps of a timed one and, on
+ * the side lane's thread (serve_side.c), beside an untimed one.
  */
 #include "serve_int.h"
 #include "curlc.h"
@@ -13,8 +14,8 @@
 #include <stdio.h>
 #include <string.h>
 
-void serve_post_event(struct serve *sv, long id, long attempt, enum kj_event event,
-                      const cJSON *data)
+void serve_post_event(struct serve *sv, struct curlc *h, long id, long attempt,
+                      enum kj_event event, const cJSON *data)
 {
     struct curlc_resp r;
     struct kj_err err;
@@ -26,21 +27,21 @@ void serve_post_event(struct serve *sv, long id, long attempt, enum kj_event eve
         pthread_mutex_unlock(&sv->mu);
         return;
     }
-    sv->posting = 1;
+    sv->posting++;
     pthread_mutex_unlock(&sv->mu);
     cJSON *body = cJSON_CreateObject();
     cJSON_AddStringToObject(body, "event", kj_event_name(event));
     cJSON_AddItemToObject(body, "data", cJSON_Duplicate(data, 1));
     snprintf(path, sizeof path, "/api/v1/runner/jobs/%ld/events?attempt=%ld", id, attempt);
     kj_err_clear(&err);
-    int st = deliver_post(sv->http, path, body, &r, &err);
+    int st = deliver_post(h, path, body, &r, &err);
     if (st < 0 || st >= 300)
         kj_log(KJ_LOG_WARN, "serve", "progress not recorded job=%ld event=%s status=%d%s%s",
                id, kj_event_name(event), st, st < 0 ? ": " : "", st < 0 ? err.msg : "");
     curlc_resp_free(&r);
     cJSON_Delete(body);
     pthread_mutex_lock(&sv->mu);
-    sv->posting = 0;
+    sv->posting--;
     pthread_cond_broadcast(&sv->cv);
     pthread_mutex_unlock(&sv->mu);
 }
@@ -48,6 +49,14 @@ void serve_post_event(struct serve *sv, long id, long attempt, enum kj_event eve
 const struct spec *serve_spec(struct serve *sv, const char *name)
 {
     return spec_find_reload(sv->cfg->leaderboards, &sv->specs, &sv->nspecs, name);
+}
+
+const struct spec *serve_spec_loaded(const struct serve *sv, const char *name)
+{
+    for (int i = 0; i < sv->nspecs; i++)
+        if (strcmp(sv->specs[i]->name, name) == 0)
+            return sv->specs[i];
+    return NULL;
 }
 
 void serve_post_gpu_start(struct curlc *h, long id, long attempt)

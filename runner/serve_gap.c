@@ -35,9 +35,18 @@
  * filter could hand out a timed job: it is given back at once and this
  * runner claims nothing in gaps again until it restarts.
  *
- * Threads: everything here runs on the main thread inside the timed job's
- * judge, with the main thread's HTTP client; only serve_gap_release runs
- * on the watcher (a stop), which reads the gap job's id under serve.mu.
+ * The same lane code judges the side lane's jobs (serve_side.c): test-mode
+ * jobs claimed by a thread of their own while an untimed job (test,
+ * sanitize) holds the GPU, each beside it in boxes and CUDA contexts of
+ * its own, given up after cfg->gap_s as a gap job is; and the turns a
+ * profile job gives between its shapes (share.h's SHARE_TURNS) are gaps.
+ *
+ * Threads: a gap's job runs on the main thread inside the timed job's
+ * judge, with the main thread's HTTP client; the side lane's on the side
+ * thread with its own client and its own compiled board files; the
+ * watcher's stop (serve_gap_release, serve_lane_release) reads a lane's
+ * job id under serve.mu. A lane's fields other than id and attempt are
+ * its own thread's.
  */
 #include "serve_int.h"
 #include "sub_lang.h"
@@ -51,11 +60,11 @@
 #include <stdio.h>
 #include <string.h>
 
-/* The gap job's events: under its own id and attempt. */
+/* A lane job's events: under its own id and attempt, with its lane's client. */
 static void serve_gap_progress(void *ctx, enum kj_event event, const cJSON *data)
 {
-    struct serve *sv = ctx;
-    serve_post_event(sv, sv->gap.id, sv->gap.attempt, event, data);
+    struct serve_gap *g = ctx;
+    serve_post_event(g->sv, g->h, g->id, g->attempt, event, data);
 }
 
 void serve_gap_begin(struct serve *sv, long outer_id)
@@ -64,6 +73,10 @@ void serve_gap_begin(struct serve *sv, long outer_id)
     memset(&sv->gap, 0, sizeof sv->gap);
     sv->gap.off = off;
     sv->gap.outer_id = outer_id;
+    sv->gap.sv = sv;
+    sv->gap.h = sv->http;
+    /* A third of the lease at most: the watcher beats for the timed job only. */
+    sv->gap.give_up_s = sv->cfg->gap_s < sv->beat_s ? sv->cfg->gap_s : sv->beat_s;
 }
 
 void serve_gap_end(struct serve *sv)
@@ -73,18 +86,29 @@ void serve_gap_end(struct serve *sv)
                "given back", sv->gap.outer_id, sv->gap.jobs, sv->gap.spent_s, sv->gap.nskip);
 }
 
-void serve_gap_release(struct serve *sv)
+void serve_lane_release(struct serve *sv, struct serve_gap *g)
 {
     pthread_mutex_lock(&sv->mu);
-    long id = sv->gap.id, attempt = sv->gap.attempt;
+    long id = g->id, attempt = g->attempt;
     pthread_mutex_unlock(&sv->mu);
     if (id != 0)
         serve_give_back(sv->watch_http, id, attempt, 0, "the runner stops");
 }
 
-/* Claim a test-mode job for this gap: 1 with *reply holding it, 0 when
- * none is queued (or the claim failed: logged, the timed job goes on). */
-static int serve_gap_claim(struct serve *sv, cJSON **reply)
+void serve_gap_release(struct serve *sv)
+{
+    serve_lane_release(sv, &sv->gap);
+}
+
+/* Where a lane's job is judged, for the log: "in a gap" or "beside". */
+static const char *lane_where(const struct serve_gap *g)
+{
+    return g->side ? "beside" : "in a gap of";
+}
+
+/* Claim a test-mode job for lane g: 1 with *reply holding it, 0 when
+ * none is queued (or the claim failed: logged, the outer job goes on). */
+static int serve_gap_claim(struct serve *sv, struct serve_gap *g, cJSON **reply)
 {
     struct curlc_resp r;
     struct kj_err err;
@@ -96,18 +120,18 @@ static int serve_gap_claim(struct serve *sv, cJSON **reply)
     modes = cJSON_AddArrayToObject(body, "modes");
     cJSON_AddItemToArray(modes, cJSON_CreateString(kj_mode_name(KJ_MODE_TEST)));
     skip = cJSON_AddArrayToObject(body, "skip");
-    for (int i = 0; i < sv->gap.nskip; i++)
-        cJSON_AddItemToArray(skip, cJSON_CreateNumber((double)sv->gap.skip[i]));
+    for (int i = 0; i < g->nskip; i++)
+        cJSON_AddItemToArray(skip, cJSON_CreateNumber((double)g->skip[i]));
     kj_err_clear(&err);
-    int st = deliver_post(sv->http, "/api/v1/runner/claim", body, &r, &err);
+    int st = deliver_post(g->h, "/api/v1/runner/claim", body, &r, &err);
     cJSON_Delete(body);
     if (st == 200 && r.body != NULL) {
         *reply = cJSON_Parse(r.body);
         explicit_bzero(r.body, r.len);
     }
     if (st != 200 && st != 204)
-        kj_log(KJ_LOG_WARN, "serve", "no gap job claimed in job=%ld: status %d%s%s",
-               sv->gap.outer_id, st, st < 0 ? ": " : "", st < 0 ? err.msg : "");
+        kj_log(KJ_LOG_WARN, "serve", "no job claimed %s job=%ld: status %d%s%s",
+               lane_where(g), g->outer_id, st, st < 0 ? ": " : "", st < 0 ? err.msg : "");
     curlc_resp_free(&r);
     return *reply != NULL;
 }
@@ -118,27 +142,29 @@ static int serve_gap_claim(struct serve *sv, cJSON **reply)
  * job's next round. A GPU that fails it marks the runner unhealthy: the
  * timed job's result comes out as the judge finds it, and the runner then
  * stops taking work. The gap job's own verdict stands (posted already). */
-static void serve_gap_health(struct serve *sv, const struct secret_list *outer)
+static void serve_gap_health(struct serve *sv, struct serve_gap *g, const struct secret_list *outer)
 {
     struct kj_err err;
+    const char *what = g->side ? "side" : "gap";
     kj_err_clear(&err);
     if (sv->ops->health(sv->cfg->gpu, outer, &err) == KJ_OK) {
-        kj_log(KJ_LOG_INFO, "serve", "GPU health check passed after gap job=%ld", sv->gap.id);
+        kj_log(KJ_LOG_INFO, "serve", "GPU health check passed after %s job=%ld", what, g->id);
         return;
     }
+    pthread_mutex_lock(&sv->mu); /* the side lane's thread sets it too */
     sv->unhealthy = 1;
     snprintf(sv->why, sizeof sv->why, "%s", err.msg);
-    kj_log(KJ_LOG_ERROR, "serve", "GPU %d failed its health check after gap job=%ld: %s; this "
-           "runner stops taking work", sv->cfg->gpu, sv->gap.id, err.msg);
+    pthread_mutex_unlock(&sv->mu);
+    kj_log(KJ_LOG_ERROR, "serve", "GPU %d failed its health check after %s job=%ld: %s; this "
+           "runner stops taking work", sv->cfg->gpu, what, g->id, err.msg);
 }
 
 /* Judge gap job (the claim's object) in this gap, its children wiping
  * outer; its result posted, or the job given back. compiled: its
  * submission compiled ahead (taken), NULL when the judge compiles it. */
-static void serve_gap_judge(struct serve *sv, const cJSON *job, struct compile_result *compiled,
-                            const struct secret_list *outer)
+static void serve_gap_judge(struct serve *sv, struct serve_gap *g, const cJSON *job,
+                            struct compile_result *compiled, const struct secret_list *outer)
 {
-    struct serve_gap *g = &sv->gap;
     const char *lb, *mode, *src;
     long id, attempt;
     enum kj_mode m;
@@ -152,9 +178,10 @@ static void serve_gap_judge(struct serve *sv, const cJSON *job, struct compile_r
     if (kj_mode_parse(mode, &m) != 0 || m != KJ_MODE_TEST) {
         /* An older server ignored the filter: this job needs the GPU to itself. */
         g->off = 1;
-        kj_log(KJ_LOG_WARN, "serve", "the server handed out a %s job in a gap: it ignores the "
-               "claim's modes; no more gap jobs on this runner", mode);
-        serve_give_back(sv->http, id, attempt, 0, "not a test-mode job");
+        kj_log(KJ_LOG_WARN, "serve", "the server handed out a %s job %s job=%ld: it ignores "
+               "the claim's modes; no more such jobs on this runner", mode, lane_where(g),
+               g->outer_id);
+        serve_give_back(g->h, id, attempt, 0, "not a test-mode job");
         return;
     }
     if (claim_lang(job) == SUB_LANG_PYTHON) {
@@ -162,16 +189,25 @@ static void serve_gap_judge(struct serve *sv, const cJSON *job, struct compile_r
          * a gap gives. Back to the queue, not offered again in this job. */
         if (g->nskip < KJ_CLAIM_MAX_SKIP)
             g->skip[g->nskip++] = id;
-        serve_give_back(sv->http, id, attempt, 0, "a Python job is not judged in a gap");
+        serve_give_back(g->h, id, attempt, 0, "a Python job is not judged in a gap");
         return;
     }
-    const struct spec *spec = serve_spec(sv, lb);
+    /* The boards as loaded: a reload would free the spec the outer job's
+     * judge is using. A board not loaded yet goes back to the queue, for
+     * the main loop (which reloads) to find later. */
+    const struct spec *spec = serve_spec_loaded(sv, lb);
+    if (spec == NULL) {
+        if (g->nskip < KJ_CLAIM_MAX_SKIP)
+            g->skip[g->nskip++] = id;
+        serve_give_back(g->h, id, attempt, 0, "a board this runner has not loaded yet");
+        return;
+    }
     pthread_mutex_lock(&sv->mu);
     g->id = id;
     g->attempt = attempt;
     pthread_mutex_unlock(&sv->mu);
-    kj_log(KJ_LOG_INFO, "serve", "judging job=%ld leaderboard=%s mode=test in a gap of job=%ld",
-           id, lb, g->outer_id);
+    kj_log(KJ_LOG_INFO, "serve", "judging job=%ld leaderboard=%s mode=test %s job=%ld",
+           id, lb, lane_where(g), g->outer_id);
     if (spec == NULL) {
         result = result_internal("this runner does not have that leaderboard");
     } else {
@@ -179,9 +215,11 @@ static void serve_gap_judge(struct serve *sv, const cJSON *job, struct compile_r
         /* a Python job was given back above */
         serve_judge_job(sv, &jj, spec, src, SUB_LANG_CUDA, KJ_MODE_TEST, compiled,
                         serve_gap_progress, &left);
-        jj.secrets = outer; /* the runner's, the timed job's seed, source and code */
-        /* A third of the lease at most: the watcher beats for the timed job only. */
-        jj.give_up_s = sv->cfg->gap_s < sv->beat_s ? sv->cfg->gap_s : sv->beat_s;
+        jj.progress_ctx = g;
+        if (g->side) /* one thread at a time: the side lane has its own */
+            jj.boards = sv->side_boards;
+        jj.secrets = outer; /* the runner's, the outer job's seed, source and code */
+        jj.give_up_s = g->give_up_s;
         kj_err_clear(&err);
         int rc = sv->ops->judge(&jj, &result, &err);
         if (rc == KJ_ETIMEOUT) {
@@ -189,7 +227,8 @@ static void serve_gap_judge(struct serve *sv, const cJSON *job, struct compile_r
                 g->skip[g->nskip++] = id;
             judge_leftover_finish(left);
             left = NULL;
-            serve_give_back(sv->http, id, attempt, 1, "no verdict within the gap's time");
+            serve_give_back(g->h, id, attempt, 1, g->side ? "no verdict within the side lane's time"
+                                                          : "no verdict within the gap's time");
         } else if (rc != KJ_OK) {
             kj_log(KJ_LOG_ERROR, "serve", "judge failed job=%ld: %s", id, err.msg);
             result = result_internal(err.msg);
@@ -197,9 +236,10 @@ static void serve_gap_judge(struct serve *sv, const cJSON *job, struct compile_r
     }
     int faulted = 0;
     if (result != NULL) {
-        struct deliver_to to = {sv->http, id, attempt, sv->cfg->name, sv->cfg->stop};
-        kj_log(KJ_LOG_INFO, "serve", "judged job=%ld verdict=%s in a gap", id,
-               result->has_verdict ? kj_verdict_name(result->verdict) : "?");
+        struct deliver_to to = {g->h, id, attempt, sv->cfg->name, sv->cfg->stop};
+        kj_log(KJ_LOG_INFO, "serve", "judged job=%ld verdict=%s %s", id,
+               result->has_verdict ? kj_verdict_name(result->verdict) : "?",
+               g->side ? "beside another" : "in a gap");
         faulted = result->has_verdict && (result->verdict == KJ_V_TIME_LIMIT ||
                                           result->verdict == KJ_V_RUNTIME_ERROR);
         deliver_result(&to, result);
@@ -207,10 +247,24 @@ static void serve_gap_judge(struct serve *sv, const cJSON *job, struct compile_r
     }
     judge_leftover_finish(left); /* before the next round: the GPU to the timed job */
     if (faulted)
-        serve_gap_health(sv, outer);
+        serve_gap_health(sv, g, outer);
     pthread_mutex_lock(&sv->mu);
     g->id = g->attempt = 0;
     pthread_mutex_unlock(&sv->mu);
+}
+
+/* Judge the job of a claim's reply in lane g; its source wiped after. */
+static void serve_gap_job(struct serve *sv, struct serve_gap *g, const cJSON *reply,
+                          struct compile_result *compiled, const struct secret_list *outer)
+{
+    const cJSON *job = cJSON_GetObjectItem(reply, "job");
+    if (cJSON_IsObject(job)) {
+        serve_gap_judge(sv, g, job, compiled, outer);
+        g->jobs++;
+    }
+    const cJSON *src = cJSON_GetObjectItem(job, "source");
+    if (cJSON_IsString(src)) /* no later child finds it in freed memory */
+        explicit_bzero(src->valuestring, strlen(src->valuestring));
 }
 
 void serve_gap_fill(void *ctx, const struct secret_list *outer)
@@ -234,21 +288,70 @@ void serve_gap_fill(void *ctx, const struct secret_list *outer)
         if (rc < 0)
             kj_log(KJ_LOG_WARN, "serve", "gap of job=%ld: %s", g->outer_id, err.msg);
     }
-    if (ahead || serve_gap_claim(sv, &reply)) {
+    if (ahead || serve_gap_claim(sv, g, &reply)) {
         cJSON *job = cJSON_GetObjectItem(reply, "job");
         const cJSON *id = cJSON_GetObjectItem(job, "id"), *at = cJSON_GetObjectItem(job, "attempt");
         if (ahead && cJSON_IsNumber(id)) /* held since its claim: charged from now */
             serve_post_gpu_start(sv->http, (long)id->valuedouble,
                                  cJSON_IsNumber(at) ? (long)at->valuedouble : 1);
-        if (cJSON_IsObject(job)) {
-            serve_gap_judge(sv, job, has ? &c : NULL, outer);
-            g->jobs++;
-        }
-        const cJSON *src = cJSON_GetObjectItem(job, "source");
-        if (cJSON_IsString(src)) /* no later child finds it in freed memory */
-            explicit_bzero(src->valuestring, strlen(src->valuestring));
+        serve_gap_job(sv, g, reply, has ? &c : NULL, outer);
     }
     compile_result_free(&c); /* taken by the judge, or never filled */
     cJSON_Delete(reply);
     g->spent_s += mono_now() - t0;
+}
+
+/* The side lane's turn at the compile-ahead process (ahead_gap): a test
+ * job it holds compiled, taken first (it was claimed before any the server
+ * still queues). The main thread is inside the outer job's judge and asks
+ * the process nothing meanwhile; the watcher's stop waits for side_in_ahead
+ * to clear before it ends the process (serve.c's serve_release). 1 with
+ * *reply and *c filled (*has: a cubin), else 0. */
+static int serve_side_ahead(struct serve *sv, struct serve_gap *g, cJSON **reply,
+                            struct compile_result *c, int *has)
+{
+    struct kj_err err;
+    int rc = 0;
+    pthread_mutex_lock(&sv->mu);
+    int may = sv->ahead != NULL && !sv->releasing;
+    sv->side_in_ahead = may;
+    pthread_mutex_unlock(&sv->mu);
+    if (may) {
+        kj_err_clear(&err);
+        rc = ahead_gap(sv->ahead, g->skip, g->nskip, reply, c, has, &err);
+        if (rc < 0)
+            kj_log(KJ_LOG_WARN, "serve", "side lane of job=%ld: %s", g->outer_id, err.msg);
+        pthread_mutex_lock(&sv->mu);
+        sv->side_in_ahead = 0;
+        pthread_cond_broadcast(&sv->cv);
+        pthread_mutex_unlock(&sv->mu);
+    }
+    return rc == 1;
+}
+
+int serve_lane_take(struct serve *sv, struct serve_gap *g, const struct secret_list *outer)
+{
+    cJSON *reply = NULL;
+    struct compile_result c;
+    int has = 0, ahead = 0;
+    if (g->off || *sv->cfg->stop || sv->unhealthy)
+        return 0;
+    memset(&c, 0, sizeof c);
+    if (g->side)
+        ahead = serve_side_ahead(sv, g, &reply, &c, &has);
+    if (!ahead && !serve_gap_claim(sv, g, &reply))
+        return 0;
+    double t0 = mono_now();
+    if (ahead) { /* held since its claim: charged from now */
+        const cJSON *job = cJSON_GetObjectItem(reply, "job");
+        const cJSON *id = cJSON_GetObjectItem(job, "id"), *at = cJSON_GetObjectItem(job, "attempt");
+        if (cJSON_IsNumber(id))
+            serve_post_gpu_start(g->h, (long)id->valuedouble,
+                                 cJSON_IsNumber(at) ? (long)at->valuedouble : 1);
+    }
+    serve_gap_job(sv, g, reply, has ? &c : NULL, outer);
+    compile_result_free(&c); /* taken by the judge, or never filled */
+    cJSON_Delete(reply);
+    g->spent_s += mono_now() - t0;
+    return 1;
 }

@@ -9,8 +9,10 @@
  *                the watcher thread (heartbeats, a stop's grace), its
  *                result posted, its boxes torn down beside the next claim
  *   serve_gap.c  the test-mode jobs judged in the gaps of a timed job
- *                (judge.h's judge_gap_fn): their claim, events, result or
- *                give-back
+ *                (judge.h's judge_gap_fn) or beside an untimed one: their
+ *                claim, events, result or give-back (one lane's)
+ *   serve_side.c the side lane: a thread that judges test-mode jobs beside
+ *                a job the sharing policy lets share the GPU (share.h)
  *
  * Only those files include it.
  */
@@ -27,6 +29,7 @@
 #include "protocol.h"
 #include "secret.h"
 #include "serve.h"
+#include "share.h"
 #include "teardown.h"
 
 #define SERVE_TIMEOUT_MS 30000L  /* one request, connect included */
@@ -40,11 +43,22 @@
 
 /* KJ_CLAIM_MAX_SKIP (protocol.h): jobs given back from the gaps of one timed job */
 
-/* The gap jobs of one timed job (serve_gap.c). The main thread judges
- * them, inside the timed job's judge; id and attempt are read by the
- * watcher's release too, so they change under serve.mu. */
+#define SERVE_SIDE_POLL_S 0.25 /* the side lane's wait after a claim that found nothing */
+
+struct serve;
+
+/* A lane of test-mode jobs judged while another job holds the GPU
+ * (serve_gap.c): the gaps of a timed job (or the turns between a profile
+ * job's shapes), judged by the main thread inside that job's judge, or the
+ * side lane beside an untimed job, judged by the side thread
+ * (serve_side.c). id and attempt are read by the watcher's release too, so
+ * they change under serve.mu. */
 struct serve_gap {
-    long outer_id;             /* the timed job whose gaps these are */
+    struct serve *sv;          /* the runner's loop (the lane's progress callback's) */
+    struct curlc *h;           /* borrowed: the lane's HTTP client */
+    int side;                  /* 1: the side lane (beside, not in a gap) */
+    double give_up_s;          /* a job with no verdict within this is given back */
+    long outer_id;             /* the job whose gaps (or side) these are */
     int jobs;                  /* gap jobs judged (or given back) in it */
     double spent_s;            /* the gaps' wall time in it */
     int64_t skip[KJ_CLAIM_MAX_SKIP]; /* given back in its gaps: not claimed again in it */
@@ -69,7 +83,7 @@ struct serve {
     pthread_mutex_t mu;        /* guards beat_stop, posting, releasing and the condition */
     pthread_cond_t cv;         /* on CLOCK_MONOTONIC */
     int beat_stop;             /* 1: the job was judged; the watcher ends */
-    int posting;               /* 1: the main thread is posting an event of the job */
+    int posting;               /* > 0: that many event posts (main thread, side lane) in flight */
     int releasing;             /* 1: the watcher gives the job back; post nothing more about it */
     int unhealthy;             /* 1: the GPU failed its health check; stop taking work */
     int refused;               /* 1: the server refused this token's claims (401/403); stop */
@@ -80,6 +94,17 @@ struct serve {
     struct secret_list secrets; /* what every child wipes (secret.h): the token and the
                                  * clients' copies; a job adds its secret seed to a copy */
     struct serve_gap gap;       /* the gap jobs of the timed job being judged */
+    struct serve_gap side;      /* the side lane's jobs beside the job being judged */
+    struct curlc *side_http;    /* owned: the side lane's client */
+    struct judge_boards *side_boards; /* owned: the side lane's compiled board files (a
+                                 * judge_boards is one thread's at a time), NULL = none */
+    pthread_t side_thread;
+    int side_on;                /* 1: side_thread runs (main thread only) */
+    int side_stop;              /* 1: the side lane ends after its job (serve.mu) */
+    int side_in_ahead;          /* 1: the side lane asks the compile-ahead process (serve.mu) */
+    pthread_cond_t side_cv;     /* the side lane's wait (serve.mu, CLOCK_MONOTONIC) */
+    struct secret_list side_wipe; /* what the side lane's children wipe: the runner's and
+                                 * the main job's source */
     struct judge_boards *boards; /* owned: the boards' compiled files (judge.h), NULL = none */
     struct ahead *ahead;        /* owned: the compile-ahead process (ahead.h), NULL = none:
                                  * this loop claims its jobs itself */
@@ -101,10 +126,11 @@ void serve_ahead_start(struct serve *sv);
  * box_health, judge_prestart_start). */
 extern const struct serve_ops serve_gpu_ops;
 
-/* serve_base.c: post event with data about job id (?attempt), unless the
- * watcher is giving the jobs back. */
-void serve_post_event(struct serve *sv, long id, long attempt, enum kj_event event,
-                      const cJSON *data);
+/* serve_base.c: post event with data about job id (?attempt) with client
+ * h (the main thread's or the side lane's), unless the watcher is giving
+ * the jobs back. */
+void serve_post_event(struct serve *sv, struct curlc *h, long id, long attempt,
+                      enum kj_event event, const cJSON *data);
 /* serve_base.c: the heartbeat {"gpu_start": true} of job id (?attempt),
  * with client h: a job held before its turn (compile-ahead) is charged to
  * its user's fair share from now (docs/protocol.md). A failure is logged. */
@@ -127,6 +153,10 @@ void serve_give_back(struct curlc *h, long id, long attempt, int gap, const char
 /* serve_base.c: the board named name (the folder is read again once when it
  * is not known); NULL when this runner does not have it. */
 const struct spec *serve_spec(struct serve *sv, const char *name);
+/* serve_base.c: the board named name among those loaded, never reading the
+ * folder again (a reload frees the specs a running judge holds): for the
+ * gaps and the side lane. NULL when not loaded. */
+const struct spec *serve_spec_loaded(const struct serve *sv, const char *name);
 /* serve_gap.c: judge_gap_fn for a timed job's judge (ctx: the serve). */
 void serve_gap_fill(void *ctx, const struct secret_list *outer);
 /* serve_gap.c: before a timed job is judged: no gap job yet. */
@@ -136,5 +166,21 @@ void serve_gap_end(struct serve *sv);
 /* serve_gap.c, the watcher's stop (sv->releasing set, sv->mu not held):
  * give the gap job being judged, if any, back to the server. */
 void serve_gap_release(struct serve *sv);
+/* serve_gap.c: take one test-mode job for lane g (the side lane: one the
+ * compile-ahead process holds compiled first; else claimed, skipping g's
+ * given-back ones) and judge it, its children wiping outer: 1 when a job
+ * was taken, 0 when none was queued. */
+int serve_lane_take(struct serve *sv, struct serve_gap *g, const struct secret_list *outer);
+/* serve_gap.c: give lane g's job being judged, if any, back (a stop). */
+void serve_lane_release(struct serve *sv, struct serve_gap *g);
+
+/* serve_side.c: before job outer_id of mode m (source src) is judged:
+ * start the side lane when the policy lets m share (share.h) and the
+ * runner judges more than one job. A failure to start is logged. */
+void serve_side_start(struct serve *sv, long outer_id, enum kj_mode m, char *src);
+/* serve_side.c: after that job's result is posted: the side lane ends its
+ * job (at most its give-up time) and stops, so that the next job may have
+ * the GPU to itself. No-op when none runs. */
+void serve_side_stop(struct serve *sv);
 
 #endif

@@ -85,7 +85,7 @@ static int serve_gpu_probe(int gpu, const struct secret_list *wipe, struct box_d
 const struct serve_ops serve_gpu_ops = {serve_gpu_probe, judge_run, box_health,
                                                judge_prestart_start};
 
-/* The two HTTP clients of cfg's server (a malformed URL or token fails here). */
+/* The four HTTP clients of cfg's server (a malformed URL or token fails here). */
 int serve_open(struct serve *sv, struct kj_err *err)
 {
     struct curlc_opts o;
@@ -98,7 +98,8 @@ int serve_open(struct serve *sv, struct kj_err *err)
     o.timeout_ms = SERVE_TIMEOUT_MS;
     o.user_agent = "kjudge-runner";
     if ((rc = curlc_new(&o, &sv->http, err)) != KJ_OK ||
-        (rc = curlc_new(&o, &sv->watch_http, err)) != KJ_OK)
+        (rc = curlc_new(&o, &sv->watch_http, err)) != KJ_OK ||
+        (rc = curlc_new(&o, &sv->side_http, err)) != KJ_OK)
         return KJ_FAIL(err, rc, "--server %.200s: %.300s", sv->cfg->server, err->msg);
     o.abort_flag = sv->cfg->stop;
     o.abort_after_ms = CLAIM_STOP_ANSWER_MS;
@@ -106,8 +107,8 @@ int serve_open(struct serve *sv, struct kj_err *err)
         return KJ_FAIL(err, rc, "--server %.200s: %.300s", sv->cfg->server, err->msg);
     /* The token is read-only to this process; a child writes to its own copy. */
     secret_add(&sv->secrets, (void *)sv->cfg->token, strlen(sv->cfg->token));
-    struct curlc *clients[3] = {sv->http, sv->watch_http, sv->claim_http};
-    for (int i = 0; i < 3; i++) {
+    struct curlc *clients[4] = {sv->http, sv->watch_http, sv->claim_http, sv->side_http};
+    for (int i = 0; i < 4; i++) {
         size_t len = 0;
         char *auth = curlc_auth(clients[i], &len);
         secret_add(&sv->secrets, auth, len);

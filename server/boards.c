@@ -205,6 +205,8 @@ static cJSON *board_detail(const struct spec *s, const char *description)
     cJSON_AddNumberToObject(lim, "test", s->limit_test_s);
     cJSON_AddNumberToObject(lim, "benchmark", s->limit_benchmark_s);
     cJSON_AddNumberToObject(lim, "leaderboard", s->limit_leaderboard_s);
+    if (s->limit_tools_s > 0) /* else the runner's default (docs/operator-tools.md) */
+        cJSON_AddNumberToObject(lim, "tools", s->limit_tools_s);
     return o;
 }
 

@@ -29,12 +29,30 @@
  * operator's) are a low tier: the rule picks among them only when no
  * other job of the GPU type that the claim allows is queued, and a queued
  * rejudge job's position counts every other queued job before it.
+ *
+ * One tool job per user: a queued profile or sanitize job whose user has
+ * one running (on any GPU type) is held (queue.c), so no claim takes it
+ * until that one ends; its result (or lease expiry, or give-back) wakes
+ * the parked claims as any finished job does. A tool job's run time is
+ * charged like any job's but not folded into the ranked class's estimate:
+ * a sanitize run of minutes says nothing about how long a leaderboard job
+ * takes.
+ *
+ * Positions over lanes: test-mode jobs are also taken by the lanes a
+ * runner opens while another job holds its GPU (gaps of timed jobs, turns
+ * of profile jobs, the side lane beside test and sanitize jobs:
+ * runner/share.h). While a job of the GPU type runs, a queued test job's
+ * position is the smaller of its place under the whole rule and its place
+ * among the test-mode jobs alone (the order a lane's {"modes": ["test"]}
+ * claims take them in).
  */
 #include "db_int.h"
 #include "queue.h"
 
 #include <stdlib.h>
 #include <string.h>
+
+#define SNAP_MAX_BUSY 4096 /* users with a tool job running that a snapshot holds back */
 
 /* The queue of one GPU type as the rule sees it. */
 struct snap {
@@ -44,6 +62,8 @@ struct snap {
     double *usage;           /* owned: per user, decayed usage plus running jobs */
     int nusers, idcap, ucap;
     int others;              /* queued jobs the filter allows that are of the other tier */
+    int64_t *busy;           /* owned: users with a tool job running (any GPU type) */
+    int nbusy, bcap;
     struct queue_state st;
 };
 
@@ -52,12 +72,45 @@ static void snap_free(struct snap *s)
     free(s->jobs);
     free(s->uids);
     free(s->usage);
+    free(s->busy);
     memset(s, 0, sizeof *s);
 }
 
 static enum queue_class class_of(enum kj_mode m)
 {
     return m == KJ_MODE_TEST ? QUEUE_TEST : QUEUE_RANKED;
+}
+
+static int is_tool(enum kj_mode m)
+{
+    return m == KJ_MODE_PROFILE || m == KJ_MODE_SANITIZE;
+}
+
+/* Inside a transaction: the users with a profile or sanitize job running. */
+static int busy_load(struct db *db, struct snap *s, struct kj_err *err)
+{
+    sqlite3_stmt *q = NULL;
+    int rc = db_prep(db, err, &q, "SELECT DISTINCT user_id FROM submissions WHERE status = "
+                     "'running' AND mode IN ('profile', 'sanitize')", "");
+    while (rc == 0 && (rc = db_step(db, err, q)) == 1) {
+        rc = 0;
+        if (s->nbusy >= SNAP_MAX_BUSY)
+            continue;
+        if ((rc = db_grow((void **)&s->busy, &s->bcap, s->nbusy, sizeof *s->busy,
+                          "users running tools", err)) != 0)
+            break;
+        s->busy[s->nbusy++] = sqlite3_column_int64(q, 0);
+    }
+    sqlite3_finalize(q);
+    return rc;
+}
+
+static int is_busy(const struct snap *s, int64_t uid)
+{
+    for (int i = 0; i < s->nbusy; i++)
+        if (s->busy[i] == uid)
+            return 1;
+    return 0;
 }
 
 /* The index of user uid in s, or -1. */
@@ -135,7 +188,7 @@ static int snap_load(struct db *db, const char *gpu, const struct db_claim_filte
     enum kj_mode mode;
     int rc, u;
     memset(s, 0, sizeof *s);
-    if ((rc = state_load(db, gpu, &s->st, err)) != 0)
+    if ((rc = state_load(db, gpu, &s->st, err)) != 0 || (rc = busy_load(db, s, err)) != 0)
         return rc;
     rc = db_prep(db, err, &q, "SELECT id, user_id, mode, rejudge_id IS NOT NULL FROM submissions "
                  "WHERE status = 'queued' AND gpu = ? ORDER BY id", "t", gpu);
@@ -156,6 +209,9 @@ static int snap_load(struct db *db, const char *gpu, const struct db_claim_filte
         s->jobs[s->n].id = sqlite3_column_int64(q, 0);
         s->jobs[s->n].user = u;
         s->jobs[s->n].cls = class_of(mode);
+        s->jobs[s->n].tool = is_tool(mode);
+        s->jobs[s->n].held = is_tool(mode) && db->queue_rule != QUEUE_FAIR_PREV &&
+                             is_busy(s, sqlite3_column_int64(q, 1));
         s->n++;
         rc = 0;
     }
@@ -224,13 +280,50 @@ int db_queue_pick_locked(struct db *db, const char *gpu, const struct db_claim_f
     }
     if (rc == 0 && s.n > 0) {
         p = queue_pick(db->queue_rule, s.jobs, (size_t)s.n, s.usage, s.nusers, &s.st);
-        if (KJ_ALWAYS(p >= 0 && p < s.n)) {
+        if (p >= 0 && KJ_ALWAYS(p < s.n)) { /* -1: every queued job is held */
             *id = s.jobs[p].id;
             queue_state_picked(&s.st, s.jobs[p].cls);
             rc = state_store(db, gpu, &s.st, err);
         }
     }
     snap_free(&s);
+    return rc;
+}
+
+/* The position of test-mode job id (in all, the whole snapshot of gpu)
+ * among the test-mode jobs alone, when a job of gpu runs (so a lane may
+ * take it: see the top); 0 otherwise. */
+static int lane_position_locked(struct db *db, const char *gpu, const struct snap *all,
+                                int64_t id, int64_t *pos, struct kj_err *err)
+{
+    sqlite3_stmt *q = NULL;
+    struct queue_job *tests;
+    int n = 0, target = -1, rc, running = 0;
+    *pos = 0;
+    for (int i = 0; i < all->n; i++)
+        if (all->jobs[i].id == id && all->jobs[i].cls != QUEUE_TEST)
+            return 0;
+    rc = db_prep(db, err, &q, "SELECT 1 FROM submissions WHERE status = 'running' AND gpu = ? "
+                 "LIMIT 1", "t", gpu);
+    if (rc == 0 && (rc = db_step(db, err, q)) == 1) {
+        running = 1;
+        rc = 0;
+    }
+    sqlite3_finalize(q);
+    if (rc != 0 || !running)
+        return rc;
+    if ((tests = malloc((size_t)(all->n > 0 ? all->n : 1) * sizeof *tests)) == NULL)
+        return KJ_FAIL(err, KJ_ENOMEM, "out of memory ordering %d queued jobs", all->n);
+    for (int i = 0; i < all->n; i++)
+        if (all->jobs[i].cls == QUEUE_TEST) {
+            if (all->jobs[i].id == id)
+                target = n;
+            tests[n++] = all->jobs[i];
+        }
+    if (target >= 0)
+        rc = queue_position(db->queue_rule, tests, (size_t)n, all->usage, all->nusers, &all->st,
+                            (size_t)target, pos, err);
+    free(tests);
     return rc;
 }
 
@@ -259,6 +352,10 @@ int db_queue_position_locked(struct db *db, int64_t id, int64_t *pos, struct kj_
         if (rc == 0 && low && *pos > 0) /* after every participant's job */
             *pos += s.others;
     }
+    int64_t lane = 0;
+    if (rc == 0 && *pos > 1 && (rc = lane_position_locked(db, gpu, &s, id, &lane, err)) == 0 &&
+        lane > 0 && lane < *pos)
+        *pos = lane;
     snap_free(&s);
     return rc;
 }
@@ -301,7 +398,8 @@ int db_queue_charge_locked(struct db *db, int64_t id, int measured, struct kj_er
     if (rc == 0)
         rc = db_step(db, err, q);
     sqlite3_finalize(q);
-    if (rc == 0 && measured && (rc = state_load(db, gpu, &st, err)) == 0) {
+    /* A tool's run is charged, not folded into the ranked class's estimate. */
+    if (rc == 0 && measured && !is_tool(mode) && (rc = state_load(db, gpu, &st, err)) == 0) {
         queue_state_measured(&st, class_of(mode), run_ms);
         rc = state_store(db, gpu, &st, err);
     }

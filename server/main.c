@@ -13,7 +13,7 @@
  *                       [--max-claim-waiters 256] [--max-claims-per-runner 16]
  *                       [--runner-names 8]
  *                       [--max-conns-per-ip 256] [--header-timeout 20]
- *                       [--tls-cert FILE --tls-key FILE] [--queue-rule fair|fifo]
+ *                       [--tls-cert FILE --tls-key FILE] [--queue-rule fair|fifo|fair-prev]
  *   kjudge-server user add NAME [--admin] [--db var/kjudge.db]
  *   kjudge-server runner add NAME --gpu TYPE[,TYPE...] [--db var/kjudge.db]
  *   kjudge-server runner bind NAME --gpu TYPE[,TYPE...] [--db var/kjudge.db]
@@ -75,7 +75,7 @@ static const char usage_text[] =
     "                      [--max-claim-waiters 256] [--max-claims-per-runner 16]\n"
     "                      [--runner-names 8]\n"
     "                      [--max-conns-per-ip 256] [--header-timeout 20]\n"
-    "                      [--tls-cert FILE --tls-key FILE] [--queue-rule fair|fifo]\n"
+    "                      [--tls-cert FILE --tls-key FILE] [--queue-rule fair|fifo|fair-prev]\n"
     "  kjudge-server user add NAME [--admin] [--db var/kjudge.db]\n"
     "  kjudge-server runner add NAME --gpu TYPE[,TYPE...] [--db var/kjudge.db]\n"
     "  kjudge-server runner bind NAME --gpu TYPE[,TYPE...] [--db var/kjudge.db]\n"
@@ -111,7 +111,9 @@ static const char usage_text[] =
     "--queue-rule: which queued job a runner gets next. fair (default): the\n"
     "oldest job of the user with the least GPU time in the last minutes\n"
     "(half-life 10 min), and never more than 3 test jobs in a row while a\n"
-    "benchmark or leaderboard job waits, nor the reverse; fifo: the oldest job.\n"
+    "benchmark or leaderboard job waits, nor the reverse, and one profile or\n"
+    "sanitize job per user at a time; fifo: the oldest job; fair-prev: fair\n"
+    "without the one tool job per user (for comparison).\n"
     "config trusted_proxies = ADDR[/BITS], ...: X-Forwarded-For from these\n"
     "peers names the client; metrics_allow = ...: may GET /metrics without\n"
     "an admin token.\n"
@@ -390,7 +392,7 @@ static int parse_serve(int argc, char **argv, struct server *srv)
         return usage_error("--max-waiters and --max-waiters-per-user take a whole number from 1 to "
                            "the connection limit (4096)%s", "");
     if (queue_rule_parse(rule, &srv->queue_rule) != 0)
-        return usage_error("--queue-rule '%s' is not fair or fifo", rule);
+        return usage_error("--queue-rule '%s' is not fair, fifo or fair-prev", rule);
     srv->port = (int)p;
     srv->lease_s = lease[0] != '\0' ? (int)l : KJ_LEASE_DEFAULT_S;
     srv->max_waiters = waiters[0] != '\0' ? (int)mw : KJ_MAX_WAITERS;

@@ -43,6 +43,16 @@
  * assumes the running jobs end in that order; a job's position can still
  * grow when a user with less usage submits, which is the rule working.
  *
+ * One tool job per user. A profile or sanitize job holds a GPU for up to
+ * its tool's limit (minutes), so a user with one running has their other
+ * tool jobs held (queue_job.held): never picked until it ends, whichever
+ * the rule, so two users' tool floods take at most two GPUs and the rest
+ * keep turning over (QUEUE_FAIR_PREV, "fair-prev", is the fair rule
+ * without it, for comparison: db_queue.c holds nothing under it). Tool
+ * jobs are of the ranked class for the class
+ * bound, and their run time is charged to their user's usage like any
+ * job's (db_queue.c).
+ *
  * QUEUE_FIFO (oldest job first, no class bound) stays for comparison
  * (bench/bench_queue.py measures both).
  */
@@ -60,6 +70,8 @@ int queue_rule_parse(const char *s, enum queue_rule *out)
         *out = QUEUE_FAIR;
     else if (s != NULL && strcmp(s, "fifo") == 0)
         *out = QUEUE_FIFO;
+    else if (s != NULL && strcmp(s, "fair-prev") == 0)
+        *out = QUEUE_FAIR_PREV;
     else
         return -1;
     return 0;
@@ -67,7 +79,7 @@ int queue_rule_parse(const char *s, enum queue_rule *out)
 
 const char *queue_rule_name(enum queue_rule r)
 {
-    return r == QUEUE_FIFO ? "fifo" : "fair";
+    return r == QUEUE_FIFO ? "fifo" : r == QUEUE_FAIR_PREV ? "fair-prev" : "fair";
 }
 
 double queue_decay(double usage_ms, int64_t elapsed_ms)
@@ -109,8 +121,18 @@ void queue_state_measured(struct queue_state *st, enum queue_class c, double run
 /* The replay                                                          */
 /* ------------------------------------------------------------------ */
 
-/* The queue as the rule walks it: per user and class, a list of the jobs
- * not yet picked, oldest first (head, and next[] through the jobs). */
+/* A user's jobs are in three lists: test, timed and tool (the last two of
+ * class QUEUE_RANKED), so that a user's held tool jobs (queue_job.held)
+ * never hide their timed ones. */
+#define NLISTS 3
+
+static int list_of(const struct queue_job *j)
+{
+    return j->cls == QUEUE_TEST ? 0 : j->tool ? 2 : 1;
+}
+
+/* The queue as the rule walks it: per user and list, the jobs not yet
+ * picked, oldest first (head, and next[] through the jobs). */
 struct sim {
     const struct queue_job *jobs;
     size_t n;
@@ -120,7 +142,9 @@ struct sim {
     double *use;             /* owned: the usage, charged as picks are replayed */
     size_t fifo;             /* the oldest job not picked (FIFO) */
     unsigned char *taken;    /* owned: jobs picked */
-    size_t waiting[QUEUE_NCLASS];
+    size_t waiting[QUEUE_NCLASS]; /* jobs not picked and pickable, per class */
+    size_t held;             /* held jobs not picked */
+    int release;             /* 1: held jobs may be picked (nothing else is left) */
     struct queue_state st;
 };
 
@@ -135,7 +159,7 @@ static void sim_free(struct sim *s)
 static int sim_init(struct sim *s, const struct queue_job *jobs, size_t n, const double *usage,
                     int nusers, const struct queue_state *st, struct kj_err *err)
 {
-    size_t nh = (size_t)(nusers > 0 ? nusers : 1) * QUEUE_NCLASS, *tail;
+    size_t nh = (size_t)(nusers > 0 ? nusers : 1) * NLISTS, *tail;
     memset(s, 0, sizeof *s);
     s->jobs = jobs;
     s->n = n;
@@ -156,7 +180,7 @@ static int sim_init(struct sim *s, const struct queue_job *jobs, size_t n, const
     for (int u = 0; u < nusers; u++)
         s->use[u] = usage[u];
     for (size_t i = 0; i < n; i++) {
-        size_t k = (size_t)jobs[i].user * QUEUE_NCLASS + jobs[i].cls;
+        size_t k = (size_t)jobs[i].user * NLISTS + (size_t)list_of(&jobs[i]);
         KJ_ASSERT(jobs[i].user >= 0 && jobs[i].user < nusers && jobs[i].cls < QUEUE_NCLASS);
         s->next[i] = NONE;
         if (tail[k] == NONE)
@@ -164,10 +188,19 @@ static int sim_init(struct sim *s, const struct queue_job *jobs, size_t n, const
         else
             s->next[tail[k]] = i;
         tail[k] = i;
-        s->waiting[jobs[i].cls]++;
+        if (jobs[i].held)
+            s->held++;
+        else
+            s->waiting[jobs[i].cls]++;
     }
     free(tail);
     return 0;
+}
+
+/* 1 when job i may be picked now. */
+static int sim_pickable(const struct sim *s, size_t i)
+{
+    return !s->taken[i] && (!s->jobs[i].held || s->release);
 }
 
 /* The job the rule picks next from what is left, or NONE. */
@@ -177,7 +210,7 @@ static size_t sim_choose(const struct sim *s, enum queue_rule rule)
     int allowed[QUEUE_NCLASS] = {1, 1};
     if (rule == QUEUE_FIFO) {
         size_t i = s->fifo;
-        while (i < s->n && s->taken[i])
+        while (i < s->n && !sim_pickable(s, i))
             i++;
         return i < s->n ? i : NONE;
     }
@@ -188,9 +221,10 @@ static size_t sim_choose(const struct sim *s, enum queue_rule rule)
     /* Rules 2 and 3: the least used user's oldest allowed job. */
     for (int u = 0; u < s->nusers; u++) {
         size_t cand = NONE;
-        for (int c = 0; c < QUEUE_NCLASS; c++) {
-            size_t h = s->head[(size_t)u * QUEUE_NCLASS + c];
-            if (allowed[c] && h != NONE && (cand == NONE || h < cand))
+        for (int l = 0; l < NLISTS; l++) {
+            size_t h = s->head[(size_t)u * NLISTS + (size_t)l];
+            if (h != NONE && allowed[s->jobs[h].cls] && sim_pickable(s, h) &&
+                (cand == NONE || h < cand))
                 cand = h;
         }
         if (cand == NONE)
@@ -206,11 +240,14 @@ static size_t sim_choose(const struct sim *s, enum queue_rule rule)
 static void sim_take(struct sim *s, size_t i)
 {
     const struct queue_job *j = &s->jobs[i];
-    size_t k = (size_t)j->user * QUEUE_NCLASS + j->cls;
-    KJ_ASSERT(!s->taken[i] && s->head[k] == i); /* a user's jobs of a class go oldest first */
+    size_t k = (size_t)j->user * NLISTS + (size_t)list_of(j);
+    KJ_ASSERT(!s->taken[i] && s->head[k] == i); /* a user's jobs of a list go oldest first */
     s->head[k] = s->next[i];
     s->taken[i] = 1;
-    s->waiting[j->cls]--;
+    if (j->held && !s->release)
+        s->held--;
+    else
+        s->waiting[j->cls]--;
     s->use[j->user] += s->st.est_ms[j->cls];
     queue_state_picked(&s->st, j->cls);
     if (i == s->fifo)
@@ -229,14 +266,16 @@ int queue_pick(enum queue_rule rule, const struct queue_job *jobs, size_t n,
     size_t i;
     if (n == 0)
         return -1;
-    if (rule == QUEUE_FIFO)
-        return 0;
-    /* Out of memory: the oldest job, which is never wrong, only less fair. */
-    if (sim_init(&s, jobs, n, usage, nusers, st, &err) != 0)
-        return 0;
+    /* Out of memory: the oldest job not held, which is never wrong, only less fair. */
+    if (sim_init(&s, jobs, n, usage, nusers, st, &err) != 0) {
+        for (i = 0; i < n; i++)
+            if (!jobs[i].held)
+                return (int)i;
+        return -1;
+    }
     i = sim_choose(&s, rule);
     sim_free(&s);
-    return KJ_ALWAYS(i != NONE) ? (int)i : 0;
+    return i != NONE ? (int)i : -1;
 }
 
 int queue_position(enum queue_rule rule, const struct queue_job *jobs, size_t n,
@@ -248,14 +287,18 @@ int queue_position(enum queue_rule rule, const struct queue_job *jobs, size_t n,
     *pos = 0;
     if (target >= n)
         return 0;
-    if (rule == QUEUE_FIFO) {
-        *pos = (int64_t)target + 1;
-        return 0;
-    }
     if ((rc = sim_init(&s, jobs, n, usage, nusers, st, err)) != 0)
         return rc;
     for (int64_t k = 1; k <= (int64_t)n; k++) {
         size_t i = sim_choose(&s, rule);
+        if (i == NONE && s.held > 0 && !s.release) { /* only held jobs are left */
+            s.release = 1;
+            for (size_t h = 0; h < n; h++)
+                if (!s.taken[h] && jobs[h].held)
+                    s.waiting[jobs[h].cls]++;
+            s.held = 0; /* counted as waiting from now */
+            i = sim_choose(&s, rule);
+        }
         if (KJ_NEVER(i == NONE))
             break;
         if (i == target) {

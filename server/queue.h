@@ -25,7 +25,9 @@
 
 enum queue_rule {
     QUEUE_FAIR = 0, /* least recent GPU time first, class bound (default) */
-    QUEUE_FIFO      /* oldest job first: for comparison */
+    QUEUE_FIFO,     /* oldest job first: for comparison */
+    QUEUE_FAIR_PREV /* fair, but no tool job held (any number per user at a time): the
+                     * rule before one tool job per user, for comparison (bench_queue.py) */
 };
 
 /* Test-mode jobs are one class, benchmark and leaderboard jobs (timed) the other. */
@@ -36,6 +38,9 @@ struct queue_job {
     int64_t id;
     int user;                /* index into the usage array */
     enum queue_class cls;
+    int tool;                /* 1: a profile or sanitize job (class QUEUE_RANKED) */
+    int held;                /* 1: a tool job whose user has a tool job running: not picked
+                              * now (one tool job per user at a time) */
 };
 
 /* What the rule remembers between picks for one GPU type. */
@@ -45,7 +50,7 @@ struct queue_state {
     double est_ms[QUEUE_NCLASS]; /* expected run time of a job of each class (> 0) */
 };
 
-/* "fair" / "fifo" -> rule: 0, or -1 when s names neither. */
+/* "fair" / "fifo" / "fair-prev" -> rule: 0, or -1 when s names none. */
 int queue_rule_parse(const char *s, enum queue_rule *out);
 const char *queue_rule_name(enum queue_rule r);
 
@@ -59,7 +64,8 @@ void queue_state_picked(struct queue_state *st, enum queue_class c);
 /* Fold a finished job's run time into the estimate of its class. */
 void queue_state_measured(struct queue_state *st, enum queue_class c, double run_ms);
 
-/* The index in jobs[0..n) that rule picks next, or -1 when n is 0.
+/* The index in jobs[0..n) that rule picks next, or -1 when n is 0 or
+ * every job is held (queue_job.held).
  * usage[u] is user u's decayed GPU time (ms) with its running jobs
  * counted; nusers bounds every jobs[i].user. */
 int queue_pick(enum queue_rule rule, const struct queue_job *jobs, size_t n,
@@ -67,7 +73,9 @@ int queue_pick(enum queue_rule rule, const struct queue_job *jobs, size_t n,
 
 /* The 1-based position of jobs[target]: 1 + the number of jobs the rule
  * would pick before it if nothing new arrived and each pick charged its
- * user the estimate of its class. *pos = 0 when target is out of range.
+ * user the estimate of its class. Held jobs come once nothing else is
+ * left (their users' running tool jobs are assumed to end by then).
+ * *pos = 0 when target is out of range.
  * KJ_ENOMEM when the work arrays cannot be had. */
 int queue_position(enum queue_rule rule, const struct queue_job *jobs, size_t n,
                    const double *usage, int nusers, const struct queue_state *st,

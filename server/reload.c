@@ -135,7 +135,7 @@ static void cmp_other(const struct spec *o, const struct spec *n, struct notes *
     if (!gpus_same)
         note(w, "gpus");
     if (o->limit_test_s != n->limit_test_s || o->limit_benchmark_s != n->limit_benchmark_s ||
-        o->limit_leaderboard_s != n->limit_leaderboard_s)
+        o->limit_leaderboard_s != n->limit_leaderboard_s || o->limit_tools_s != n->limit_tools_s)
         note(w, "time limits");
     if (strcmp(o->description_file, n->description_file) != 0 || strcmp(o->dir, n->dir) != 0)
         note(w, "description file");

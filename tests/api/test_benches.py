@@ -79,6 +79,8 @@ BENCHES = [
       r"^verdict \(Welch\): loaded - quiet [-+]\d"]),
     ("bench_python_overhead.py", True, False,
      [r"^\| entry \| wrapper written and compiled \|$", r"^\| fast\.cu via CuPy \| \d+ bytes \|$"]),
+    ("bench_tool_limit.py", True, False,
+     [r"^fp8_quant leaderboards/fp8_quant/examples/fast\.cu: sanitize, profile$"]),
     ("bench_gap_load.py", True, True,
      [r"^\| quiet \| 2 \| \d", r"^\| heavy \| 2 \| \d", r"^\| template, paired within 2 rounds \| [-+]\d",
       r"^verdict \(heavy, Welch\): gap - quiet [-+]\d"]),

@@ -14,7 +14,9 @@ claims by hand, so what each claim gets is seen directly. Checks:
   other; repeated modes and ids, every mode named, 16 ids: accepted;
 - fair share among the allowed jobs: of two users' test jobs, the one of
   the user with less GPU time (no running job) is taken although the other
-  is older, and the queue positions stay those of the whole queue;
+  is older, and the queue positions said so beforehand: while a job runs,
+  a test job's position is its place among the test jobs when that is
+  smaller (server/db_queue.c, the lanes that take them);
 - a parked ?wait=2 claim for modes [test] is not given leaderboard jobs
   submitted meanwhile, each of which wakes it (204 once its 2 s are over,
   not before, and not pushed later by the wakes), and a parked one gets a
@@ -129,13 +131,17 @@ def test_fair_share(c, t):
     # Over the whole queue the class bound puts dave's leaderboard job first
     # (every pick so far in this script was a test job but one), and the
     # leaderboard estimate it charges dave then puts carol's test job before his.
+    # Carol's job runs, so a lane (a gap's {"modes": ["test"]} claim) may take
+    # the test jobs: among them dave's comes first (less GPU time).
     pos = [position(c, t["carol"], old), position(c, t["dave"], dl), position(c, t["dave"], new)]
-    check(pos == [2, 1, 3], "positions over the whole queue: leaderboard, carol, dave", pos)
+    check(pos == [2, 1, 1], "positions: leaderboard 1 over the whole queue, dave's test job 1 "
+          "among the test jobs, carol's 2 in both", pos)
     st, d, _ = claim(c, t["r1"], modes=["test"])
     check(job_id(st, d) == new, "modes [test]: dave's newer test job before carol's older one "
           "(less GPU time)", (st, d, old, new))
-    check([position(c, t["carol"], old), position(c, t["dave"], dl)] == [2, 1],
-          "positions stay those of the whole queue", [position(c, t["carol"], old), position(c, t["dave"], dl)])
+    check([position(c, t["carol"], old), position(c, t["dave"], dl)] == [1, 1],
+          "then carol's test job is first among the test jobs, the leaderboard job first over all",
+          [position(c, t["carol"], old), position(c, t["dave"], dl)])
     st, d, _ = claim(c, t["r1"], modes=["test"], skip=[old])
     check(st == 204, "carol's job skipped: no test job left for the filter", (st, d))
     check(drain(c, t["r1"]) == [dl, old], "plain claims: dave's leaderboard job, then carol's")

@@ -20,6 +20,14 @@ runner/serve_gap.c's top comment says the rule. Checks:
   fails, the gap job's verdict stands, the timed job is queued again as an
   internal error (not trusted) and the runner stops taking work;
 - --gap-seconds is checked like the other numbers.
+- sharing (runner/share.h, serve_side.c): test jobs submitted while a
+  sanitize job runs are judged beside it (done while it still runs, their
+  own results, boxes gone), a leaderboard job submitted then is not: it
+  waits for the GPU to itself; a profile job gives test jobs turns between
+  its shapes; --share sanitize=alone keeps them waiting, test=side lets
+  a test job be judged beside a slow test job; a stop gives the job
+  beside back with the main one; a bad --share
+  (a ranked mode beside, an unknown mode or way) is refused.
 Ends with "test_gaps: N passed, N failed, N skipped".
 """
 import os
@@ -191,7 +199,87 @@ def test_gap_fault(srv, tok, rtok, tmp):
         r.stop()
 
 
+def test_side_lane(srv, tok, rtok, tmp):
+    r, bdir = runner(srv, rtok, tmp, "side")
+    try:
+        san = submit(srv, tok, seconds=3, mode="sanitize")
+        check(running(srv, tok, san), "the sanitize job runs", r.text()[-400:])
+        t1 = submit(srv, tok, seconds=0.1)
+        lb = submit(srv, tok, seconds=0.3, mode="leaderboard")
+        t2 = submit(srv, tok, seconds=0.1)
+        seen = done_at(srv, tok, [san, t1, lb, t2])
+        log = r.text()
+        check(len(seen) == 4, "all four jobs are done", (seen, log[-800:]))
+        if len(seen) == 4:
+            check(seen[t1] < seen[san] and seen[t2] < seen[san],
+                  "both test jobs are done while the sanitize job still runs", (seen, log[-1200:]))
+            check(seen[lb] > seen[san], "the leaderboard job never shares: it waits", seen)
+        check(log.count("beside job=%d" % san) == 2,
+              "the runner says each test job was judged beside the sanitize job", log[-1200:])
+        check(("job=%d: 2 test job(s) judged beside it" % san) in log,
+              "the sanitize job's log line counts them", log[-1200:])
+        for t in (t1, t2):
+            d = sub(srv, tok, t)
+            check(isinstance(d, dict) and (d.get("result") or {}).get("verdict") == "compile_error"
+                  and d.get("attempts", 0) <= 1, "the side job's result is stored as any job's", d)
+        check(wait_until(lambda: boxes(bdir) == [], 10), "no box of a job is left behind",
+              os.listdir(bdir))
+        # A profile job gives turns between its shapes (the fake's rounds).
+        prof = submit(srv, tok, seconds=2, mode="profile")
+        check(running(srv, tok, prof), "the profile job runs", r.text()[-400:])
+        t3 = submit(srv, tok, seconds=0.1)
+        seen = done_at(srv, tok, [prof, t3])
+        check(len(seen) == 2 and seen[t3] < seen[prof] and
+              ("in a gap of job=%d" % prof) in r.text(),
+              "a test job is judged in a turn between the profile job's shapes",
+              (seen, r.text()[-800:]))
+    finally:
+        r.stop()
+
+
+def test_side_alone(srv, tok, rtok, tmp):
+    r, _ = runner(srv, rtok, tmp, "alone", ["--share", "sanitize=alone,test=side"])
+    try:
+        san = submit(srv, tok, seconds=1.5, mode="sanitize")
+        check(running(srv, tok, san), "the sanitize job runs", r.text()[-400:])
+        t = submit(srv, tok, seconds=0.1)
+        seen = done_at(srv, tok, [san, t])
+        check(len(seen) == 2 and seen[t] > seen[san],
+              "--share sanitize=alone: the test job waits for the sanitize job", (seen, r.text()[-600:]))
+        check(("beside job=%d" % san) not in r.text(), "and nothing is judged beside it", r.text()[-600:])
+        slow = submit(srv, tok, seconds=2)
+        check(running(srv, tok, slow), "a slow test job runs", r.text()[-400:])
+        fast = submit(srv, tok, seconds=0.1)
+        seen = done_at(srv, tok, [slow, fast])
+        check(len(seen) == 2 and seen[fast] < seen[slow] and ("beside job=%d" % slow) in r.text(),
+              "--share test=side: a test job is judged beside a slow one", (seen, r.text()[-600:]))
+    finally:
+        r.stop()
+
+
+def test_stop_beside(srv, tok, rtok, tmp):
+    """Last: it leaves both jobs queued."""
+    r, _ = runner(srv, rtok, tmp, "stopside", ["--gap-seconds", "5", "--grace", "0"])
+    san = submit(srv, tok, seconds=6, mode="sanitize")
+    check(running(srv, tok, san), "the sanitize job runs", r.text()[-400:])
+    t = submit(srv, tok, seconds=3)
+    check(wait_until(lambda: ("judging job=%d" % t) in r.text(), 15),
+          "the test job is being judged beside it", r.text()[-600:])
+    r.signal(signal.SIGTERM)
+    rc = r.wait(30)
+    log = r.text()
+    check(rc == 0 and status(srv, tok, san) == "queued" and status(srv, tok, t) == "queued" and
+          ("gave job=%d back (the runner stops)" % t) in log,
+          "SIGTERM with a job beside: the runner exits 0, both jobs queued again at once",
+          (rc, sub(srv, tok, san), sub(srv, tok, t), log[-800:]))
+
+
 def test_args(srv, tok, rtok, tmp):
+    for bad in ("leaderboard=side", "benchmark=side", "tests=side", "sanitize=maybe", "sanitize", ""):
+        p = subprocess.run([kjrunner.FAKE, "serve", "--server", "http://127.0.0.1:9", "--share", bad],
+                           capture_output=True, text=True, timeout=30)
+        check(p.returncode == 2 and "--share" in p.stderr,
+              "--share %r is refused with a message" % bad, (p.returncode, p.stderr[-300:]))
     for bad in ("-1", "61", "x", "nan", ""):
         p = subprocess.run([kjrunner.FAKE, "serve", "--server", "http://127.0.0.1:9", "--gap-seconds", bad],
                            capture_output=True, text=True, timeout=30)
@@ -201,7 +289,8 @@ def test_args(srv, tok, rtok, tmp):
 
 def main():
     return kjrunner.run_suite("test_gaps", [test_args, test_gap_job, test_give_back, test_no_gaps,
-                                            test_stop_in_gap, test_gap_fault])
+                                            test_stop_in_gap, test_gap_fault, test_side_lane,
+                                            test_side_alone, test_stop_beside])
 
 
 if __name__ == "__main__":

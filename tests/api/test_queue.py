@@ -21,6 +21,12 @@ so the order the server hands jobs out in is seen directly. Checks:
   positions in arrival order;
 - the class bound: a light user's test flood takes at most 3 picks in a row
   while a heavy user's leaderboard job waits (fifo: the flood goes first);
+- tool jobs: while a user's sanitize job runs, their second one is held
+  (a claim gets 204, its position counts it after the other queued jobs),
+  and a parked claim gets it once the first is given back;
+- positions over lanes: while a job of the GPU type runs, a test job
+  queued behind another user's older leaderboard job shows position 1
+  (a gap or side lane takes it first), as the lane's filtered claim does;
 - --queue-rule with another value is a usage error.
 Ends with "test_queue: N passed, N failed, N skipped".
 """
@@ -139,6 +145,61 @@ def test_long_poll(srv, toks):
     check(st == 200 and d["job"]["id"] == sid and took < 5, "a released job is claimed at once", st)
 
 
+def release(srv, rtok, sid):
+    st, _, raw = request(srv, "POST", "/api/v1/runner/jobs/%d/release?attempt=1" % sid, rtok, b"{}",
+                         {"Content-Type": "application/json"})
+    return st
+
+
+def test_tools(srv, toks):
+    """On the long-poll server (nothing queued, the light user's job running)."""
+    rtok = toks["runner"]
+    s1 = submit(srv, toks["heavy"], seconds=0.1, mode="sanitize")
+    s2 = submit(srv, toks["heavy"], seconds=0.1, mode="sanitize")
+    t1 = submit(srv, toks["third"], seconds=0.1)
+    check(None not in (s1, s2, t1), "the queue: two sanitize jobs of one user, a test job", s1, s2, t1)
+    got = claimed_id(srv, rtok)
+    check(got == s1, "the oldest sanitize job is claimed", got, s1)
+    v = kjrunner.sub(srv, toks["heavy"], s2)
+    check(v is not None and v.get("queue_position") == 2,
+          "the user's second tool job, held, is counted after the other queued job",
+          v and v.get("queue_position"))
+    got = claimed_id(srv, rtok)
+    check(got == t1, "the next claim takes the test job, not the held sanitize job", got, t1)
+    st, d, took = claim(srv, rtok, "?wait=0")
+    check(st == 204, "while the first runs, nobody gets the user's second tool job", st, d)
+    got = {}
+
+    def parked():
+        got["r"] = claim(srv, rtok, "?wait=15")
+
+    th = threading.Thread(target=parked)
+    th.start()
+    time.sleep(0.7)
+    check(release(srv, rtok, s1) == 200, "the first sanitize job is given back")
+    th.join(30)
+    st, d, took = got.get("r", (None, None, 0))
+    check(st == 200 and isinstance(d, dict) and d["job"]["id"] in (s1, s2) and took < 10,
+          "a parked claim gets a tool job of the user once none of theirs runs (%.2f s)" % took, st, d)
+    # Positions over lanes: jobs of H200 run (t1 among them).
+    a, b = kjrunner.user_token(srv, "lane_a"), kjrunner.user_token(srv, "lane_b")
+    la = submit(srv, a, seconds=0.1, mode="leaderboard")
+    tb = submit(srv, b, seconds=0.1)
+    v = kjrunner.sub(srv, b, tb)
+    check(v is not None and v.get("queue_position") == 1 and position(srv, b, tb) == 1,
+          "a test job behind an older leaderboard job shows position 1 while a lane can take it",
+          v and v.get("queue_position"))
+    st, _, raw = request(srv, "POST", "/api/v1/runner/claim", rtok,
+                         json.dumps({"runner": "box", "gpu": "H200", "arch": "sm_90a",
+                                     "modes": ["test"]}).encode(), {"Content-Type": "application/json"})
+    d = json_of(raw)
+    check(st == 200 and isinstance(d, dict) and d["job"]["id"] == tb, "and a lane's claim takes it first",
+          st, d)
+    v = kjrunner.sub(srv, a, la)
+    check(v is not None and v.get("queue_position") is not None, "the leaderboard job keeps its place",
+          v)
+
+
 def test_fair(tmp, rule):
     srv, toks = setup(tmp, rule)
     if srv is None:
@@ -203,6 +264,7 @@ def main():
         if srv is not None:
             try:
                 test_long_poll(srv, toks)
+                test_tools(srv, toks)
             finally:
                 srv.stop()
         test_fair(os.path.join(tmp, "a"), "fair")

@@ -15,6 +15,11 @@ KJ_GPU_PROFILE=1; it needs ncu and compute-sanitizer, else it says skipped):
    in seconds under each of the four tools;
 3. a hang (tests/gpu/cases/infinite_loop.cu) in profile mode ends at the
    time limit (KJUDGE_TOOL_LIMIT_S of the runner);
+3b. sharing (docs/operator-tools.md): while a sanitize job of a kernel
+   that prints until the tool's limit (bench/tool_flood_print.cu) runs,
+   another user's test job (the template) is judged beside it (accepted,
+   in under 10 s, while the sanitize job still runs) and the same user's
+   second sanitize job stays queued (one tool job per user);
 4. every test-mode exploit of tests/exploits gets its expected verdict in
    profile and sanitize modes (kjudge-runner eval).
 Wall times of each mode for fast.cu are printed and written with everything
@@ -187,6 +192,25 @@ def round_jobs(svc, ncu):
     took = time.time() - t0
     check(result_of(hres).get("verdict") == "time_limit" and took < 40 + 30,
           "a hang in profile mode ends at the time limit (%.1f s, limit 40 s)" % took, json.dumps(result_of(hres))[:800])
+    # 3b. a test job beside a sanitize job that prints until its limit
+    printer = os.path.join(ROOT, "bench", "tool_flood_print.cu")
+    st, ps = submit(base, alice, printer, "sanitize")
+    st2, ps2 = submit(base, alice, printer, "sanitize")
+    end = time.time() + 60
+    while st == 202 and time.time() < end:
+        _, v = http("GET", base + "/api/v1/submissions/%d" % ps["id"], alice)
+        if v.get("status") == "running":
+            break
+        time.sleep(0.2)
+    time.sleep(3)  # into its printing
+    sid, took, tres = judged(base, bob, os.path.join(LB, "template.cu"), "test")
+    _, v1 = http("GET", base + "/api/v1/submissions/%d" % ps["id"], alice)
+    _, v2 = http("GET", base + "/api/v1/submissions/%d" % ps2["id"], alice) if st2 == 202 else (0, {})
+    check(result_of(tres).get("verdict") == "accepted" and took < 10 and v1.get("status") == "running",
+          "a test job is judged beside a printing sanitize job (%.1f s; the sanitize job %s)" % (
+              took, v1.get("status")), json.dumps(result_of(tres))[:800])
+    check(v2.get("status") == "queued", "the same user's second sanitize job waits (%s)" % v2.get("status"))
+    report["beside_sanitize_s"] = took
     report["walls_s"] = walls
     print("     wall time for fast.cu: " + ", ".join("%s %.1f s" % kv for kv in walls.items()))
 

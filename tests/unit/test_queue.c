@@ -4,8 +4,9 @@
  * Fair share (least decayed usage first, oldest job of that user, ties to
  * the oldest job), the class bound both ways (a test flood cannot starve a
  * ranked job, nor a ranked flood a test job), FIFO, the decay's
- * half-life, the state's streak and estimates, and queue positions that
- * agree with the picks replayed one by one.
+ * half-life, the state's streak and estimates, queue positions that
+ * agree with the picks replayed one by one, and held tool jobs (one per
+ * user at a time) never picked and counted last.
  */
 #define KT_MAIN
 #include "kt.h"
@@ -17,7 +18,7 @@
 
 static struct queue_job J(int64_t id, int user, enum queue_class c)
 {
-    struct queue_job j = {id, user, c};
+    struct queue_job j = {id, user, c, 0, 0};
     return j;
 }
 
@@ -169,6 +170,34 @@ static void test_flood_positions(void)
     check_positions(QUEUE_FIFO, q, 12, use, 3, "fifo");
 }
 
+/* A tool job of a user whose tool job runs is held: not picked by either
+ * rule, and its user's timed jobs are not hidden behind it. */
+static void test_held(void)
+{
+    struct queue_state st;
+    struct kj_err err;
+    struct queue_job q[4] = {J(1, 0, QUEUE_RANKED), J(2, 0, QUEUE_RANKED), J(3, 1, QUEUE_TEST),
+                             J(4, 0, QUEUE_TEST)};
+    double use[2] = {0, 5000};
+    int64_t pos = 0;
+    q[0].tool = q[0].held = 1;
+    q[1].tool = 0; /* user 0's leaderboard job, behind the held tool job */
+    queue_state_init(&st);
+    KT_CHECK(queue_pick(QUEUE_FAIR, q, 4, use, 2, &st) == 1,
+             "fair: the held tool job is skipped for the same user's next job");
+    KT_CHECK(queue_pick(QUEUE_FIFO, q, 4, use, 2, &st) == 1, "fifo: the oldest job not held");
+    KT_CHECK(queue_position(QUEUE_FAIR, q, 4, use, 2, &st, 0, &pos, &err) == 0 && pos == 4,
+             "a held job's position comes after every job not held (%lld)", (long long)pos);
+    KT_CHECK(queue_position(QUEUE_FIFO, q, 4, use, 2, &st, 0, &pos, &err) == 0 && pos == 4,
+             "fifo too (%lld)", (long long)pos);
+    struct queue_job only[1] = {J(9, 0, QUEUE_RANKED)};
+    only[0].tool = only[0].held = 1;
+    KT_CHECK(queue_pick(QUEUE_FAIR, only, 1, use, 2, &st) == -1 &&
+             queue_pick(QUEUE_FIFO, only, 1, use, 2, &st) == -1, "only held jobs: none is picked");
+    KT_CHECK(queue_position(QUEUE_FAIR, only, 1, use, 2, &st, 0, &pos, &err) == 0 && pos == 1,
+             "and the held job's position is 1");
+}
+
 int main(void)
 {
     test_parse_decay();
@@ -176,5 +205,6 @@ int main(void)
     test_fair_pick();
     test_class_bound();
     test_flood_positions();
+    test_held();
     return kt_done("test_queue");
 }

@@ -195,6 +195,7 @@ int main(int argc, char **argv)
     curlc_free(sv.http);
     curlc_free(sv.watch_http);
     curlc_free(sv.claim_http);
+    curlc_free(sv.side_http);
     curlc_cleanup();
     pthread_cond_destroy(&sv.cv);
     pthread_mutex_destroy(&sv.mu);

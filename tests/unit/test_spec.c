@@ -187,7 +187,18 @@ static void test_valid_variant(void)
         int64_t n = 0;
         KT_CHECK(spec_buffer_elems(s, 3, &s->tests[0], &n, &err) == 0 && n == 1, "scalar elems");
         KT_CHECK(s->public_reference == 0, "the reference is not public by default");
+        KT_CHECK(s->limit_tools_s == 0, "no time_limits_s.tools: the runner's default");
     }
+    spec_free(s);
+
+    /* time_limits_s.tools: profile and sanitize jobs' limit on this board. */
+    text = variant("tools", "\"leaderboard\": 120", "\"leaderboard\": 120, \"tools\": 90");
+    make_board("tools", text, 1);
+    free(text);
+    snprintf(dir, sizeof dir, "%s/tools", tmp_root);
+    s = NULL;
+    KT_CHECK(spec_load(dir, &s, &err) == 0 && s != NULL && s->limit_tools_s == 90,
+             "time_limits_s.tools loads: %s", err.msg);
     spec_free(s);
 
     /* "public_reference": true lets anyone download reference.cu. */
@@ -307,6 +318,12 @@ static void test_broken(void)
                 "tests[0]", "must be positive");
     expect_fail("ranking", "\"geomean\"", "\"mean\"", "ranking", "geomean");
     expect_fail("limits", "\"leaderboard\": 120", "\"leaderboard\": 0", "time_limits_s.leaderboard", "positive");
+    expect_fail("toolszero", "\"leaderboard\": 120", "\"leaderboard\": 120, \"tools\": 0",
+                "time_limits_s.tools", "positive");
+    expect_fail("toolsbig", "\"leaderboard\": 120", "\"leaderboard\": 120, \"tools\": 3601",
+                "time_limits_s.tools", "3600");
+    expect_fail("toolsstr", "\"leaderboard\": 120", "\"leaderboard\": 120, \"tools\": \"60\"",
+                "time_limits_s.tools", "number");
     expect_fail("limitkey", "\"leaderboard\": 120", "\"leaderboard\": 120, \"compile\": 5",
                 "time_limits_s", "compile");
     expect_fail("pubrefnum", "\"ranking\"", "\"public_reference\": 1, \"ranking\"",
