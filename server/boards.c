@@ -391,6 +391,8 @@ static cJSON *ranking_row(const struct db_rank_row *row, int rank, int tied)
         cJSON_AddNumberToObject(m, "median_ns", md->median_ns);
         if (md->corrected)
             cJSON_AddNumberToObject(m, "raw_median_ns", md->raw_median_ns);
+        if (md->floor_ns > 0) /* the shape's bound in that run: floor_ns / median_ns reached */
+            cJSON_AddNumberToObject(m, "floor_ns", md->floor_ns);
         cJSON_AddItemToArray(shapes, m);
     }
     return o;

@@ -167,6 +167,8 @@ struct db_median {
     int corrected;                 /* 1: median_ns is raw_median_ns less the job's offset */
     char *shape;                   /* the shape's variables as JSON, {"T":1024}: borrowed
                                       when passed in, owned when read (db_rank_rows_free) */
+    double floor_ns;               /* read only (db_rank_rows): the result's floor of the
+                                      shape (its bound), 0 when it has none */
 };
 
 /* A job's result as db_job_finish stores it; borrowed for the call. */

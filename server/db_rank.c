@@ -39,8 +39,13 @@ int db_rank_store_locked(struct db *db, int64_t id, const struct db_median *m, i
 static int medians_locked(struct db *db, struct db_rank_row *r, struct kj_err *err)
 {
     sqlite3_stmt *st = NULL;
-    int cap = 0, rc = db_prep(db, err, &st, "SELECT idx, shape, median_ns, raw_median_ns, "
-                              "corrected FROM shape_medians WHERE submission_id = ? ORDER BY idx",
+    /* The floor comes from the stored result, whose benchmarks name their index. */
+    int cap = 0, rc = db_prep(db, err, &st, "SELECT m.idx, m.shape, m.median_ns, m.raw_median_ns, "
+                              "m.corrected, (SELECT json_extract(b.value, '$.floor_ns') FROM "
+                              "submissions s, json_each(CASE WHEN json_valid(s.result) THEN "
+                              "s.result ELSE '{}' END, '$.benchmarks') b WHERE s.id = "
+                              "m.submission_id AND json_extract(b.value, '$.index') = m.idx) "
+                              "FROM shape_medians m WHERE m.submission_id = ? ORDER BY m.idx",
                               "i", r->submission_id);
     while (rc == 0 && (rc = db_step(db, err, st)) == 1) {
         if ((rc = db_grow((void **)&r->medians, &cap, r->nmedians, sizeof *r->medians,
@@ -51,6 +56,9 @@ static int medians_locked(struct db *db, struct db_rank_row *r, struct kj_err *e
         m->median_ns = sqlite3_column_double(st, 2);
         m->raw_median_ns = sqlite3_column_double(st, 3);
         m->corrected = sqlite3_column_int(st, 4) != 0;
+        m->floor_ns = sqlite3_column_type(st, 5) == SQLITE_NULL ? 0 : sqlite3_column_double(st, 5);
+        if (!(m->floor_ns > 0 && m->floor_ns < 1e15))
+            m->floor_ns = 0;
         m->shape = NULL;
         if ((rc = db_col_dup(db, err, st, 1, &m->shape, NULL)) == 0 && m->shape == NULL)
             rc = KJ_FAIL(err, KJ_EINTERNAL, "a shape median of submission %lld has no shape",

@@ -330,8 +330,9 @@ def test_board(b, site):
     see(ranks == ["1", "2"] and "Resolution on H200: 0.65 %" in res and "tied (rank marked =)" in res,
         "rankings: 12 % apart is no tie (ranks 1, 2), and the resolution on H200 is stated", (ranks, res))
     rates = b.texts("table.rank tbody tr:first-child td.num span.rate")
-    see(len(rates) == 3 and all(re.fullmatch(r"[0-9.]+ [GT]B/s", r) for r in rates),
-        "rankings: each shape's median has its throughput beside it", rates)
+    see(len(rates) == 3 and all(re.fullmatch(r"[0-9.]+ [GT]B/s \u00b7 [0-9.]+ % of bound", r) for r in rates),
+        "rankings: each shape's median has its throughput and the share of its bound (the result's floor) "
+        "beside it", rates)
     see(b.js("return document.querySelector('table.rank tbody tr:nth-child(2) a').getAttribute('href')") == "#/user/bob",
         "rankings: a user's name leads to that user's entries")
     see(b.wait(lambda x: x.js("return !!document.querySelector('.chartwrap canvas')"), "the chart"),

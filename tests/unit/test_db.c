@@ -158,8 +158,11 @@ static void test_rank_medians(struct db *db)
     struct db_sub s;
     struct db_rank_row *rows = NULL;
     char secret[32], shape0[] = "{\"T\":1}", shape2[] = "{\"T\":3}";
-    struct db_median m[] = {{0, 10.5, 10.5, 0, shape0}, {2, 30, 30.25, 1, shape2}};
-    struct db_result ok = {KJ_V_ACCEPTED, 1, 17.5, "{\"verdict\":\"accepted\"}", m, 2};
+    struct db_median m[] = {{0, 10.5, 10.5, 0, shape0, 0}, {2, 30, 30.25, 1, shape2, 0}};
+    /* The result names shape 2's floor (its benchmarks carry their index);
+     * shape 0's is not a number: no floor. */
+    struct db_result ok = {KJ_V_ACCEPTED, 1, 17.5, "{\"verdict\":\"accepted\",\"benchmarks\":["
+                           "{\"index\":0,\"floor_ns\":\"x\"},{\"index\":2,\"floor_ns\":12.5}]}", m, 2};
     struct db_result bad = {KJ_V_INTERNAL, 0, 0, "{\"verdict\":\"internal_error\"}", m, 2};
     enum db_finish outcome;
     int n = 0;
@@ -184,6 +187,10 @@ static void test_rank_medians(struct db *db)
                  rows[0].medians[1].median_ns == 30 && rows[0].medians[1].raw_median_ns == 30.25 &&
                  rows[0].medians[1].corrected && strcmp(rows[0].medians[1].shape, shape2) == 0,
                  "the medians as stored, in index order");
+    if (n == 1 && rows[0].nmedians == 2)
+        KT_CHECK(rows[0].medians[0].floor_ns == 0 && rows[0].medians[1].floor_ns == 12.5,
+                 "each median's floor from the result, by the benchmark's index (none when not a "
+                 "number): %g %g", rows[0].medians[0].floor_ns, rows[0].medians[1].floor_ns);
     db_rank_rows_free(rows, n);
 }
 

@@ -200,7 +200,7 @@ function rankingTable(r, b, u) {
     {v: fmtNs(row.score_ns), cls: "num score"},
     ...shapes.map((_, i) => {
       const m = row.shapes[i] ? row.shapes[i].median_ns : null;
-      const t = rateText(rate(b, shapes[i], m));
+      const t = rateText(rate(b, shapes[i], m, row.shapes[i] ? row.shapes[i].floor_ns : null));
       return {v: [fmtNs(m), t ? h("span.rate", t) : null], cls: "num" + (m !== null && m === best[i] ? " best" : "")};
     }),
     h("span", {title: row.submitted_at}, ago(row.submitted_at)),
