@@ -74,13 +74,14 @@ int sub_lang_is_ptx(const char *src, size_t len)
 
 int sub_lang_detect(const char *filename, const char *src, size_t len)
 {
-    /* PTX by name, or by content whatever the name: the runner compiles by
-     * the content (sub_lang_is_ptx), and no CUDA source starts so. */
+    /* A .py name is Python whatever it holds (its box imports it); else PTX
+     * by name, or by content whatever the name: the runner compiles by the
+     * content (sub_lang_is_ptx), and no CUDA source starts so. */
+    if (filename != NULL && ends_with(filename, ".py"))
+        return SUB_LANG_PYTHON;
     if ((filename != NULL && ends_with(filename, ".ptx")) || sub_lang_is_ptx(src, len))
         return SUB_LANG_PTX;
     static const char *const cuda_ext[] = {".cu", ".cuh", ".cpp", ".cc", ".h", ".hpp", NULL};
-    if (filename != NULL && ends_with(filename, ".py"))
-        return SUB_LANG_PYTHON;
     for (int i = 0; filename != NULL && cuda_ext[i] != NULL; i++)
         if (ends_with(filename, cuda_ext[i]))
             return SUB_LANG_CUDA;

@@ -22,9 +22,9 @@ const char *sub_lang_name(int lang);
 /* 0 and *out when name is one of sub_lang_name's names, else -1. */
 int sub_lang_parse(const char *name, int *out);
 
-/* The language of an upload (an enum sub_lang value). A file name ending
- * ".ptx", or a source that sub_lang_is_ptx (whatever its name), is PTX; a
- * name ending ".py" is Python; one ending ".cu", ".cuh", ".cpp", ".cc", ".h"
+/* The language of an upload (an enum sub_lang value). A name ending ".py"
+ * is Python; else a name ending ".ptx", or a source that sub_lang_is_ptx
+ * (whatever its name), is PTX; a name ending ".cu", ".cuh", ".cpp", ".cc", ".h"
  * or ".hpp" is CUDA. Any other name (NULL, "", "-" from curl's stdin, "blob"
  * from a browser's editor, another extension) is decided by the content
  * (src, len bytes, need not be NUL-terminated): Python when a line starts

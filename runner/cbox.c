@@ -33,6 +33,7 @@
 #endif
 
 #define CBOX_MAX_CUBIN (256u << 20)
+#define CBOX_CUTLASS_AT "/opt/kjudge/cutlass/include" /* CUTLASS's headers in the compile box */
 
 struct cbox_head {
     int rc;                   /* compile_source's (or the probe's) return */
@@ -99,8 +100,11 @@ static int cbox_enter(int fd, unsigned flags, struct cbox_head *h)
     /* CUTLASS's headers, read-only beside the toolkit (compile.h); a bad
      * path is compile.c's to report. */
     if (cutlass && cutlass[0] == '/' && strlen(cutlass) < 4096 && access(cutlass, R_OK) == 0) {
-        snprintf(cutlass_env, sizeof cutlass_env, "%s=%s", COMPILE_CUTLASS_ENV, cutlass);
+        /* At a fixed place in the box, wherever the host keeps them (a
+         * checkout under /tmp too: the box's /tmp is its own). */
+        snprintf(cutlass_env, sizeof cutlass_env, "%s=%s", COMPILE_CUTLASS_ENV, CBOX_CUTLASS_AT);
         env[ne++] = cutlass_env;
+        c.ro_at[c.nro] = CBOX_CUTLASS_AT;
         c.ro[c.nro++] = cutlass;
     }
     env[ne] = NULL;

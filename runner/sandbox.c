@@ -142,17 +142,19 @@ int sandbox_unshare(int flags, struct kj_err *err)
     return root ? KJ_OK : sb_map_ids((unsigned)uid, (unsigned)gid, err);
 }
 
-/* Bind the real path of path read-only into the stage; a symlink at path. */
-static int sb_bind_ro(const char *path, struct kj_err *err)
+/* Bind the tree real (path resolved, held open as fd since before the
+ * stage covered SB_STAGE) read-only into the stage at where, or at real
+ * with a symlink at path when where is NULL. */
+static int sb_bind_ro(const char *path, const char *real, const char *where, int fd,
+                      struct kj_err *err)
 {
-    char real[PATH_MAX], at[PATH_MAX + 8], link[PATH_MAX + 8];
-    if (realpath(path, real) == NULL)
-        return KJ_FAIL(err, KJ_EINTERNAL, "sandbox: %s: %s", path, strerror(errno));
-    snprintf(at, sizeof at, "%s%s", SB_STAGE, real);
-    if (sb_mkdirs(at) != 0 || mount(real, at, NULL, MS_BIND, NULL) != 0 ||
+    char at[PATH_MAX + 8], link[PATH_MAX + 8], src[64];
+    snprintf(at, sizeof at, "%s%s", SB_STAGE, where != NULL ? where : real);
+    snprintf(src, sizeof src, "/proc/self/fd/%d", fd);
+    if (sb_mkdirs(at) != 0 || mount(src, at, NULL, MS_BIND, NULL) != 0 ||
         mount(NULL, at, NULL, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV, NULL) != 0)
         return KJ_FAIL(err, KJ_EINTERNAL, "sandbox: bind %s: %s", real, strerror(errno));
-    if (strcmp(real, path) == 0)
+    if (where != NULL || strcmp(real, path) == 0)
         return KJ_OK;
     snprintf(link, sizeof link, "%s%s", SB_STAGE, path);
     char *slash = strrchr(link, '/');
@@ -185,14 +187,28 @@ static int sb_dev(struct kj_err *err)
  * the PID namespace's init, so the /proc is the box's own. */
 static int sb_fs(const struct sandbox_conf *c, struct kj_err *err)
 {
-    char opt[64];
-    int rc;
+    char opt[64], real[SANDBOX_MAX_RO][PATH_MAX];
+    int rc = KJ_OK, fds[SANDBOX_MAX_RO];
+    for (int i = 0; i < c->nro; i++) { /* resolved and held before the stage hides /tmp */
+        fds[i] = -1;
+        if (realpath(c->ro[i], real[i]) == NULL ||
+            (fds[i] = open(real[i], O_PATH | O_CLOEXEC)) < 0) {
+            rc = KJ_FAIL(err, KJ_EINTERNAL, "sandbox: %s: %s", c->ro[i], strerror(errno));
+            for (int k = 0; k < i; k++)
+                close(fds[k]);
+            return rc;
+        }
+    }
     if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0 ||
         mount("kjbox", SB_STAGE, "tmpfs", MS_NOSUID | MS_NODEV, "size=1m,mode=0755") != 0)
-        return KJ_FAIL(err, KJ_EINTERNAL, "sandbox: root tmpfs: %s", strerror(errno));
-    for (int i = 0; i < c->nro; i++)
-        if ((rc = sb_bind_ro(c->ro[i], err)) != KJ_OK)
-            return rc;
+        rc = KJ_FAIL(err, KJ_EINTERNAL, "sandbox: root tmpfs: %s", strerror(errno));
+    for (int i = 0; i < c->nro; i++) {
+        if (rc == KJ_OK)
+            rc = sb_bind_ro(c->ro[i], real[i], c->ro_at[i], fds[i], err);
+        close(fds[i]);
+    }
+    if (rc != KJ_OK)
+        return rc;
     if ((rc = sb_dev(err)) != KJ_OK)
         return rc;
     snprintf(opt, sizeof opt, "size=%u,mode=1777", SANDBOX_TMP_BYTES);

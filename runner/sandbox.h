@@ -31,12 +31,15 @@ void sandbox_probe(struct sandbox_probe *out);
 
 /* What the box sees: ro[i] (absolute paths, borrowed) bound read-only at
  * the same path after symlinks are resolved, plus a symlink at ro[i] itself
- * when it differs; a fresh /proc, /dev with null, zero and urandom, a
+ * when it differs, or at ro_at[i] when that is set (an absolute path
+ * outside /tmp: a tree whose own path is under /tmp, where the box has its
+ * private one, is still seen); a fresh /proc, /dev with null, zero and urandom, a
  * private /tmp of SANDBOX_TMP_BYTES; the rest of the root is empty and
  * read-only. env (NULL-terminated "K=V" strings, borrowed) is the whole
  * environment. */
 struct sandbox_conf {
     const char *ro[SANDBOX_MAX_RO];
+    const char *ro_at[SANDBOX_MAX_RO]; /* NULL: at ro[i]'s own path; else there (borrowed) */
     int nro;
     const char *const *env;
     unsigned long cpu_s;      /* RLIMIT_CPU */

@@ -97,11 +97,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (!has_cr && (rc2 != rc || (rc != 0 && (e.line != e2.line || strcmp(e.msg, e2.msg) != 0)) ||
                     ((rc == 0 || rc == KJ_ENOTFOUND) && memcmp(d, d + 1, sizeof *d) != 0)))
         fuzz_fail("CRLF changes the result: rc %d/%d '%s' / '%s'", rc, rc2, e.msg, e2.msg);
+    /* A .py name decides; a .cu name too, unless the content is PTX (the
+     * runner compiles PTX by its content: sub_lang.h). */
     if (sub_lang_detect("k.py", (const char *)data, size) != SUB_LANG_PYTHON ||
-        sub_lang_detect("k.cu", (const char *)data, size) != SUB_LANG_CUDA)
+        sub_lang_detect("k.cu", (const char *)data, size) !=
+            (sub_lang_is_ptx((const char *)data, size) ? SUB_LANG_PTX : SUB_LANG_CUDA))
         fuzz_fail("the file name does not decide the language");
     int l = sub_lang_detect(NULL, (const char *)data, size);
-    if (l != SUB_LANG_PYTHON && l != SUB_LANG_CUDA)
+    if (l != SUB_LANG_PYTHON && l != SUB_LANG_CUDA && l != SUB_LANG_PTX)
         fuzz_fail("sub_lang_detect gave %d", l);
     free(crlf);
     free(d);

@@ -160,6 +160,8 @@ static void test_lang_detect(void)
     KT_CHECK(sub_lang_detect("k.ptx", cu, strlen(cu)) == SUB_LANG_PTX, ".ptx by name");
     KT_CHECK(sub_lang_detect(NULL, ptx, strlen(ptx)) == SUB_LANG_PTX, "PTX content");
     KT_CHECK(sub_lang_detect("k.cu", ptx, strlen(ptx)) == SUB_LANG_PTX, "PTX content wins");
+    KT_CHECK(sub_lang_detect("k.py", ptx, strlen(ptx)) == SUB_LANG_PYTHON,
+             "but a .py name is Python whatever it holds (the fuzzer's property)");
     KT_CHECK(sub_lang_is_ptx(ptx, strlen(ptx)) && !sub_lang_is_ptx(cu, strlen(cu)), "is_ptx");
     KT_CHECK(!sub_lang_is_ptx("int x;\n.version 9.0\n", 20), ".version later is not PTX");
     KT_CHECK(!sub_lang_is_ptx(".versions 1", 11) && !sub_lang_is_ptx(".version", 8), "word");
