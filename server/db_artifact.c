@@ -64,27 +64,11 @@ static int db_v10_modes(struct db *db, struct kj_err *err)
     return rc != 0 ? rc : off;
 }
 
-/* ALTER TABLE submissions ADD COLUMN name type, unless it exists. */
-static int db_v10_column(struct db *db, const char *name, const char *type, struct kj_err *err)
-{
-    sqlite3_stmt *st = NULL;
-    char sql[128];
-    int rc = db_prep(db, err, &st, "SELECT count(*) FROM pragma_table_info('submissions') "
-                     "WHERE name = ?", "t", name);
-    if (rc == 0 && (rc = db_step(db, err, st)) == 1)
-        rc = sqlite3_column_int(st, 0) > 0 ? 1 : 0;
-    sqlite3_finalize(st);
-    if (rc != 0)
-        return rc < 0 ? rc : 0;
-    snprintf(sql, sizeof sql, "ALTER TABLE submissions ADD COLUMN %s %s", name, type);
-    return db_exec(db, err, sql);
-}
-
 int db_migrate_v10(struct db *db, struct kj_err *err)
 {
-    int rc = db_v10_column(db, "sanitizer", "TEXT", err);
+    int rc = db_add_column(db, "sanitizer", "TEXT", err);
     if (rc == 0)
-        rc = db_v10_column(db, "profile_shape", "INTEGER", err);
+        rc = db_add_column(db, "profile_shape", "INTEGER", err);
     if (rc == 0)
         rc = db_exec(db, err, schema_v10);
     return rc != 0 ? rc : db_v10_modes(db, err);

@@ -131,6 +131,11 @@ int db_step_at(struct db *db, struct kj_err *err, sqlite3_stmt *st, const char *
 int db_exec_at(struct db *db, struct kj_err *err, const char *sql, const char *file, int line);
 #define db_exec(db, err, sql) db_exec_at((db), (err), (sql), __FILE__, __LINE__)
 
+/* ALTER TABLE submissions ADD COLUMN name decl, unless submissions has a
+ * column name already (a migration that may meet its own work: one run
+ * half done, a database already at a later version's shape). */
+int db_add_column(struct db *db, const char *name, const char *decl, struct kj_err *err);
+
 /* Copy column i as text into dst (size dstsz); NULL becomes "". */
 void db_col_text(sqlite3_stmt *st, int i, char *dst, size_t dstsz);
 /* Column i (text) as a mode, a verdict (SQL NULL: *has = 0), an event or a

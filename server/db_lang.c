@@ -17,21 +17,10 @@
 
 /* Version 12. Skipped when the column is already there, so it is
  * self-contained whatever version precedes it. */
-static const char schema_v12[] =
-    "ALTER TABLE submissions ADD COLUMN lang TEXT NOT NULL DEFAULT 'cuda'"
-    " CHECK (lang IN ('cuda','python','ptx'))";
-
 int db_migrate_v12(struct db *db, struct kj_err *err)
 {
-    sqlite3_stmt *st = NULL;
-    int rc = db_prep(db, err, &st, "SELECT count(*) FROM pragma_table_info('submissions') "
-                     "WHERE name = 'lang'", "");
-    if (rc == 0 && (rc = db_step(db, err, st)) == 1)
-        rc = sqlite3_column_int(st, 0) > 0 ? 1 : 0;
-    sqlite3_finalize(st);
-    if (rc != 0)
-        return rc < 0 ? rc : 0;
-    return db_exec(db, err, schema_v12);
+    return db_add_column(db, "lang", "TEXT NOT NULL DEFAULT 'cuda' CHECK (lang IN "
+                         "('cuda','python','ptx'))", err);
 }
 
 int db_col_lang(struct kj_err *err, sqlite3_stmt *st, int i, int *out)

@@ -68,36 +68,20 @@ static const char schema_v14_fill[] =
     "  AND t.status = 'done' AND t.verdict = 'accepted' AND t.score_ns IS NOT NULL"
     "  AND t.rejudge_of IS NULL);";
 
-/* Add column name (declared decl) to submissions unless it is there. */
-static int add_column(struct db *db, const char *name, const char *decl, struct kj_err *err)
-{
-    sqlite3_stmt *st = NULL;
-    char sql[256];
-    int rc = db_prep(db, err, &st, "SELECT count(*) FROM pragma_table_info('submissions') "
-                     "WHERE name = ?", "t", name);
-    if (rc == 0 && (rc = db_step(db, err, st)) == 1)
-        rc = sqlite3_column_int(st, 0) > 0 ? 1 : 0;
-    sqlite3_finalize(st);
-    if (rc != 0)
-        return rc < 0 ? rc : 0;
-    snprintf(sql, sizeof sql, "ALTER TABLE submissions ADD COLUMN %s %s", name, decl);
-    return db_exec(db, err, sql);
-}
-
 int db_migrate_v14(struct db *db, struct kj_err *err)
 {
     int rc = db_exec(db, err, schema_v14);
     if (rc == 0)
-        rc = add_column(db, "timing_protocol", "TEXT", err);
+        rc = db_add_column(db, "timing_protocol", "TEXT", err);
     if (rc == 0)
-        rc = add_column(db, "timing_version", "INTEGER", err);
+        rc = db_add_column(db, "timing_version", "INTEGER", err);
     /* Plain integers (a rejudges id, a submissions id): a column added with
      * REFERENCES could never be dropped again (SQLite), and the rows are
      * only ever written by this file. */
     if (rc == 0)
-        rc = add_column(db, "rejudge_id", "INTEGER", err);
+        rc = db_add_column(db, "rejudge_id", "INTEGER", err);
     if (rc == 0)
-        rc = add_column(db, "rejudge_of", "INTEGER", err);
+        rc = db_add_column(db, "rejudge_of", "INTEGER", err);
     if (rc == 0)
         rc = db_exec(db, err, "CREATE INDEX IF NOT EXISTS submissions_rejudge ON "
                      "submissions(rejudge_id)");

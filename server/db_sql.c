@@ -173,6 +173,23 @@ int db_exec_at(struct db *db, struct kj_err *err, const char *sql, const char *f
     return 0;
 }
 
+int db_add_column(struct db *db, const char *name, const char *decl, struct kj_err *err)
+{
+    sqlite3_stmt *st = NULL;
+    char sql[512];
+    int rc = db_prep(db, err, &st, "SELECT count(*) FROM pragma_table_info('submissions') "
+                     "WHERE name = ?", "t", name);
+    if (rc == 0 && (rc = db_step(db, err, st)) == 1)
+        rc = sqlite3_column_int(st, 0) > 0 ? 1 : 0;
+    sqlite3_finalize(st);
+    if (rc != 0)
+        return rc < 0 ? rc : 0;
+    if ((size_t)snprintf(sql, sizeof sql, "ALTER TABLE submissions ADD COLUMN %s %s", name, decl) >=
+        sizeof sql)
+        return KJ_FAIL(err, KJ_EINTERNAL, "column %s: its declaration is too long", name);
+    return db_exec(db, err, sql);
+}
+
 int db_grow(void **arr, int *cap, int count, size_t elem, const char *what, struct kj_err *err)
 {
     if (count < *cap)

@@ -181,48 +181,41 @@ static enum MHD_Result serve_file(struct http_req *r, const char *rel)
     return send_fd(r, fd, &st, real, "no-cache");
 }
 
-/* A file of vendor_files from the vendor folder; anything else is 404. */
-static enum MHD_Result serve_vendor(struct http_req *r, const char *rel)
+/* A file named in list (NULL-terminated) from the folder dir followed by
+ * sub ("" or "/../docs"), sent with the Cache-Control cache; anything else
+ * (not listed, no folder, not a regular file) is 404. Links are followed:
+ * the vendor packages link some files elsewhere (KaTeX's fonts). */
+static enum MHD_Result serve_listed(struct http_req *r, const char *const *list, const char *dir,
+                                    const char *sub, const char *rel, const char *cache)
 {
     char path[PATH_MAX];
     struct stat st;
     int fd, known = 0;
 
-    for (int i = 0; vendor_files[i] != NULL && !known; i++)
-        known = strcmp(vendor_files[i], rel) == 0;
-    if (!known || r->srv->vendor_dir[0] == '\0' ||
-        (size_t)snprintf(path, sizeof path, "%s/%s", r->srv->vendor_dir, rel) >= sizeof path)
+    for (int i = 0; list[i] != NULL && !known; i++)
+        known = strcmp(list[i], rel) == 0;
+    if (!known || dir[0] == '\0' ||
+        (size_t)snprintf(path, sizeof path, "%s%s/%s", dir, sub, rel) >= sizeof path)
         return not_found(r);
-    /* The packages link some files elsewhere (KaTeX's fonts): links are followed. */
     if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
         return not_found(r);
     if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
         close(fd);
         return not_found(r);
     }
-    return send_fd(r, fd, &st, rel, "public, max-age=86400");
+    return send_fd(r, fd, &st, rel, cache);
 }
 
-/* A guide of doc_files from the docs folder beside the web folder; anything
- * else is 404. */
+/* A file of vendor_files from the vendor folder. */
+static enum MHD_Result serve_vendor(struct http_req *r, const char *rel)
+{
+    return serve_listed(r, vendor_files, r->srv->vendor_dir, "", rel, "public, max-age=86400");
+}
+
+/* A guide of doc_files from the docs folder beside the web folder. */
 static enum MHD_Result serve_doc(struct http_req *r, const char *rel)
 {
-    char path[PATH_MAX];
-    struct stat st;
-    int fd, known = 0;
-
-    for (int i = 0; doc_files[i] != NULL && !known; i++)
-        known = strcmp(doc_files[i], rel) == 0;
-    if (!known || r->srv->web_real[0] == '\0' ||
-        (size_t)snprintf(path, sizeof path, "%s/../docs/%s", r->srv->web_real, rel) >= sizeof path)
-        return not_found(r);
-    if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
-        return not_found(r);
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-        close(fd);
-        return not_found(r);
-    }
-    return send_fd(r, fd, &st, rel, "no-cache");
+    return serve_listed(r, doc_files, r->srv->web_real, "/../docs", rel, "no-cache");
 }
 
 enum MHD_Result web_index(struct http_req *r)
