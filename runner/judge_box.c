@@ -182,18 +182,11 @@ static int judge_pre_python(struct judge_pre *p, const struct pyenv *py, const s
 {
     static const char none[] = "# a Python box started before its job: LOAD brings the file\n";
     struct tool_cfg t;
-    p->run_region_fd = memfd_create("region", MFD_CLOEXEC);
-    if (p->run_region_fd < 0 || ftruncate(p->run_region_fd, (off_t)p->region_size) != 0)
-        return KJ_FAIL(err, KJ_ENOMEM, "cannot make the region: %s", strerror(errno));
-    p->run_region = mmap(NULL, p->region_size, PROT_READ | PROT_WRITE, MAP_SHARED,
-                         p->run_region_fd, 0);
-    if (p->run_region == MAP_FAILED)
-        return KJ_FAIL(err, KJ_ENOMEM, "cannot map %zu bytes for results", p->region_size);
+    int rc = judge_memfd_region(p->region_size, &p->run_region_fd, &p->run_region, err);
+    if (rc != KJ_OK)
+        return rc;
     memset(&t, 0, sizeof t);
-    t.kind = TOOL_PYTHON;
-    t.python_lib = py->lib;
-    t.python_home = py->home;
-    t.python_site = py->site[0] ? py->site : NULL;
+    judge_python_tool(&t, py);
     t.outdir = "";
     t.spec_dir = spec->dir;
     t.source = none;

@@ -92,8 +92,14 @@ int judge_boards_get(struct judge_boards *b, struct judge *j);
 void judge_boards_put(struct judge_boards *b, const struct judge *j);
 
 /* judge_tool.c: profile and sanitize modes (tool.h) */
-/* The run region as a memfd (which the tool's box maps). */
+/* A region of size bytes as a memfd (which a tool's or Python box maps):
+ * *fd and *map set (the caller closes and unmaps them, also on failure). */
+int judge_memfd_region(size_t size, int *fd, unsigned char **map, struct kj_err *err);
+/* The job's run region so (judge_memfd_region). */
 int judge_tool_region(struct judge *j, struct kj_err *err);
+struct tool_cfg;
+/* The launcher's kind and interpreter for a Python box of environment py. */
+void judge_python_tool(struct tool_cfg *t, const struct pyenv *py);
 /* Start the submission box under the mode's tool; c is box_start's config. */
 int judge_tool_start(struct judge *j, const struct box_cfg *c, struct kj_err *err);
 /* Profile mode, after the tests: one checked call of each benchmark shape

@@ -23,16 +23,28 @@
 #define JUDGE_TOOL_IMPORT_S 120      /* ncu --import of the report */
 #define JUDGE_TOOL_LOG_MAX (8u << 20)
 
+int judge_memfd_region(size_t size, int *fd, unsigned char **map, struct kj_err *err)
+{
+    *fd = memfd_create("region", MFD_CLOEXEC);
+    if (*fd < 0 || ftruncate(*fd, (off_t)size) != 0)
+        return KJ_FAIL(err, KJ_ENOMEM, "cannot make the region: %s", strerror(errno));
+    *map = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, *fd, 0);
+    if (*map == MAP_FAILED)
+        return KJ_FAIL(err, KJ_ENOMEM, "cannot map %zu bytes for results", size);
+    return KJ_OK;
+}
+
 int judge_tool_region(struct judge *j, struct kj_err *err)
 {
-    j->run_region_fd = memfd_create("region", MFD_CLOEXEC);
-    if (j->run_region_fd < 0 || ftruncate(j->run_region_fd, (off_t)j->region_size) != 0)
-        return KJ_FAIL(err, KJ_ENOMEM, "cannot make the region: %s", strerror(errno));
-    j->run_region = mmap(NULL, j->region_size, PROT_READ | PROT_WRITE, MAP_SHARED,
-                         j->run_region_fd, 0);
-    if (j->run_region == MAP_FAILED)
-        return KJ_FAIL(err, KJ_ENOMEM, "cannot map %zu bytes for results", j->region_size);
-    return KJ_OK;
+    return judge_memfd_region(j->region_size, &j->run_region_fd, &j->run_region, err);
+}
+
+void judge_python_tool(struct tool_cfg *t, const struct pyenv *py)
+{
+    t->kind = TOOL_PYTHON;
+    t->python_lib = py->lib;
+    t->python_home = py->home;
+    t->python_site = py->site[0] ? py->site : NULL;
 }
 
 int judge_tool_start(struct judge *j, const struct box_cfg *c, struct kj_err *err)
@@ -40,10 +52,7 @@ int judge_tool_start(struct judge *j, const struct box_cfg *c, struct kj_err *er
     struct tool_cfg t;
     memset(&t, 0, sizeof t);
     if (j->python) { /* a Python box: no tool, no output folder */
-        t.kind = TOOL_PYTHON;
-        t.python_lib = j->job->pyenv->lib;
-        t.python_home = j->job->pyenv->home;
-        t.python_site = j->job->pyenv->site[0] ? j->job->pyenv->site : NULL;
+        judge_python_tool(&t, j->job->pyenv);
     } else {
         int rc = tool_outdir(j->tool_dir, sizeof j->tool_dir, err);
         if (rc != KJ_OK)

@@ -28,12 +28,14 @@ def user_token(srv, name):
 
 
 def submit(srv, token, seconds=0.5, gpu="H200", mode="test", leaderboard="fp8_quant",
-           source=GOOD_SOURCE):
-    """A submission (source, on leaderboard) the fake judge takes `seconds` on
-    (None: the runner's KJUDGE_FAKE_JUDGE_S); returns its id or None."""
-    src = source + ("\n// fakegpu:seconds=%g\n" % seconds if seconds is not None else "")
+           source=GOOD_SOURCE, name="k.cu"):
+    """A submission (source, on leaderboard, uploaded as file name) the fake
+    judge takes `seconds` on (None: the runner's KJUDGE_FAKE_JUDGE_S);
+    returns its id or None."""
+    comment = "#" if name.endswith(".py") else "//"
+    src = source + ("\n%s fakegpu:seconds=%g\n" % (comment, seconds) if seconds is not None else "")
     body, ctype = multipart([("leaderboard", leaderboard), ("gpu", gpu), ("mode", mode)],
-                            [("file", "k.cu", src.encode())])
+                            [("file", name, src.encode())])
     st, _, raw = request(srv, "POST", "/api/v1/submissions", token, body, {"Content-Type": ctype})
     d = json_of(raw)
     return d.get("id") if st == 202 and isinstance(d, dict) else None

@@ -112,11 +112,7 @@ PY_SOURCE = ("#!POPCORN leaderboard fp8_quant\nfrom task import input_t, output_
 
 
 def submit_py(srv, tok):
-    body, ctype = kjrunner.multipart([("leaderboard", "fp8_quant"), ("gpu", "H200"), ("mode", "test")],
-                                     [("file", "k.py", (PY_SOURCE + "# fakegpu:seconds=0.2\n").encode())])
-    st, _, raw = kjrunner.request(srv, "POST", "/api/v1/submissions", tok, body, {"Content-Type": ctype})
-    d = kjrunner.json_of(raw)
-    return d.get("id") if st == 202 and isinstance(d, dict) else None
+    return kjrunner.submit(srv, tok, seconds=0.2, source=PY_SOURCE, name="k.py")
 
 
 def test_prestart_python(srv, tok, rtok, tmp):
