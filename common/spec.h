@@ -103,6 +103,10 @@ struct spec {
     struct spec_python python;            /* "python"; present 0 when the board has none */
 };
 
+/* "YYYY-MM-DDTHH:MM:SSZ" (a board's deadline) -> unix seconds in *out: 0;
+ * -1 for anything else, an impossible date (Feb 30) included. */
+int spec_parse_utc(const char *v, int64_t *out);
+
 /* Load dir/leaderboard.json. On success *out is a new spec the caller frees
  * with spec_free(). On failure *out is NULL and err names the file and field. */
 int spec_load(const char *dir, struct spec **out, struct kj_err *err);

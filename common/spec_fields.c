@@ -162,8 +162,7 @@ int ld_expr_item(struct ld *c, const cJSON *v, const char *field, char *dst)
 /* Top-level fields                                                    */
 /* ------------------------------------------------------------------ */
 
-/* "YYYY-MM-DDTHH:MM:SSZ" -> unix seconds; rejects impossible dates. */
-static int parse_deadline(const char *v, int64_t *out)
+int spec_parse_utc(const char *v, int64_t *out)
 {
     static const char pat[] = "dddd-dd-ddTdd:dd:ddZ";
     struct tm tm, back;
@@ -219,7 +218,7 @@ int ld_header(struct ld *c, const cJSON *root, const char *dir)
                        s->description_file, dir);
     if ((rc = ld_str(c, root, "deadline", "deadline", 0, s->deadline, sizeof s->deadline)) != 0)
         return rc;
-    if (s->deadline[0] != '\0' && parse_deadline(s->deadline, &s->deadline_unix) != 0)
+    if (s->deadline[0] != '\0' && spec_parse_utc(s->deadline, &s->deadline_unix) != 0)
         return LD_FAIL(c, "deadline", "'%s' is not a UTC time like 2027-03-15T00:00:00Z",
                        s->deadline);
     if ((rc = ld_str(c, root, "ranking", "ranking", 1, s->ranking, sizeof s->ranking)) != 0)

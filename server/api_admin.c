@@ -19,7 +19,6 @@
 #include "reload.h"
 #include "wait.h"
 
-#include <ctype.h>
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -220,27 +219,15 @@ enum MHD_Result api_board_publish(struct http_req *r)
  * -1 for anything else, an impossible date included. */
 static int64_t since_parse(const char *v)
 {
-    static const char pat[] = "dddd-dd-ddTdd:dd:ddZ";
-    size_t n = strlen(v);
-    struct tm tm, back;
-    if (n != 10 && n != sizeof pat - 1)
+    char full[32];
+    int64_t t;
+    if (strlen(v) == 10) { /* a date alone: its midnight */
+        snprintf(full, sizeof full, "%sT00:00:00Z", v);
+        v = full;
+    }
+    if (spec_parse_utc(v, &t) != 0 || t < 0)
         return -1;
-    for (size_t i = 0; i < n; i++)
-        if (pat[i] == 'd' ? !isdigit((unsigned char)v[i]) : v[i] != pat[i])
-            return -1;
-    memset(&tm, 0, sizeof tm);
-    if (sscanf(v, "%4d-%2d-%2d", &tm.tm_year, &tm.tm_mon, &tm.tm_mday) != 3 ||
-        (n > 10 && sscanf(v + 11, "%2d:%2d:%2d", &tm.tm_hour, &tm.tm_min, &tm.tm_sec) != 3))
-        return -1;
-    tm.tm_year -= 1900;
-    tm.tm_mon -= 1;
-    back = tm;
-    time_t t = timegm(&tm);
-    if (t == (time_t)-1 || tm.tm_year != back.tm_year || tm.tm_mon != back.tm_mon ||
-        tm.tm_mday != back.tm_mday || tm.tm_hour != back.tm_hour || tm.tm_min != back.tm_min ||
-        tm.tm_sec != back.tm_sec || t < 0)
-        return -1;
-    return (int64_t)t;
+    return t;
 }
 
 static void add_timing(cJSON *o, const char *key, const struct db_timing *t)
