@@ -82,6 +82,8 @@ def main():
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--python", default=os.environ.get("KJUDGE_PYTHON", "/opt/torch/.venv/bin/python3"))
     ap.add_argument("--smoke", action="store_true", help="write and compile the wrapper only (no GPU)")
+    ap.add_argument("--entries", type=int, default=4,
+                    help="judge the first N entries only (2: the CUDA file and its Python wrapper)")
     a = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="kjudge-pyover-") as tmp:
         wrapped = os.path.join(tmp, "fast_cupy.py")
@@ -94,8 +96,9 @@ def main():
             return 0
         entries = [("fast.cu (CUDA)", FAST, None), ("fast.cu via CuPy (Python)", wrapped, a.python),
                    ("triton_kernel.py", os.path.join(LB, "examples", "triton_kernel.py"), a.python),
-                   ("torch_naive.py", os.path.join(LB, "examples", "torch_naive.py"), a.python)]
+                   ("torch_naive.py", os.path.join(LB, "examples", "torch_naive.py"), a.python)][:max(1, a.entries)]
         got = {name: [] for name, _, _ in entries}
+        steps = {name: [] for name, _, _ in entries}
         walls = {name: [] for name, _, _ in entries}
         for _ in range(a.runs):
             for name, path, py in entries:
@@ -105,6 +108,7 @@ def main():
                     print("%s: %s: %s" % (name, res.get("verdict"), (res.get("message") or "")[:400]))
                     continue
                 got[name].append([b["median_ns"] for b in res["benchmarks"]] + [res["score_ns"]])
+                steps[name].append(res.get("steps_s") or {})
         with open(os.path.join(LB, "leaderboard.json")) as f:
             resolution = json.load(f).get("resolution_pct", {}).get("H200")
         shapes = ["T=256 H=4096", "T=256 H=8192", "T=4096 H=7168", "score"]
@@ -118,7 +122,15 @@ def main():
             med = [statistics.median(r[i] for r in rows) / 1e3 for i in range(len(shapes))]
             print("| %s | %d | %s | %.1f |" % (name, len(rows), " | ".join("%.3f" % m for m in med),
                                               statistics.median(walls[name])))
-        c, p = got["fast.cu (CUDA)"], got["fast.cu via CuPy (Python)"]
+        keys = ["boxes", "compile", "load", "tests", "benchmarks", "restarts", "total"]
+        print("\nWhere the time goes (result's steps_s, median of runs, s):\n")
+        print("| entry | " + " | ".join(keys) + " |")
+        print("|---|" + "---|" * len(keys))
+        for name, _, _ in entries:
+            if steps[name]:
+                print("| %s | %s |" % (name, " | ".join(
+                    "%.2f" % statistics.median(st.get(k, 0) for st in steps[name]) for k in keys)))
+        c, p = got["fast.cu (CUDA)"], got.get("fast.cu via CuPy (Python)", [])
         if c and p:
             sc, sp = statistics.median(r[-1] for r in c), statistics.median(r[-1] for r in p)
             diff = 100.0 * (sp - sc) / sc

@@ -429,11 +429,13 @@ static int judge_dump(struct judge *j, struct kj_err *err)
 
 static int judge_steps(struct judge *j, struct kj_err *err)
 {
+    struct result_steps *st = &j->res->steps;
     int rc = judge_directives(j, err);
     if (rc != KJ_OK || judge_has_verdict(j))
         return rc;
     if ((rc = judge_regions(j, err)) != KJ_OK)
         return rc;
+    double t = mono_now(), t1;
     if (!j->adopted && (rc = judge_start_boxes(j, err)) != KJ_OK)
         return rc;
     /* The boxes have their regions; the compile boxes forked next must not. */
@@ -442,26 +444,41 @@ static int judge_steps(struct judge *j, struct kj_err *err)
     /* With the architecture known, NVRTC runs while the boxes start CUDA
      * (each takes a few hundred ms); otherwise the boxes say it first. */
     int early = j->job->arch != NULL;
+    st->boxes = mono_now() - t;
     if (early) {
         snprintf(j->dev.arch, sizeof j->dev.arch, "%s", j->job->arch);
+        t1 = mono_now();
         rc = judge_compile(j, err);
+        st->compile = mono_now() - t1;
     }
+    t1 = mono_now();
     if (rc != KJ_OK || (rc = judge_box_info(j, err)) != KJ_OK)
         return rc;
+    st->boxes += mono_now() - t1;
     judge_system(j);
+    t1 = mono_now();
     if ((!early && (rc = judge_compile(j, err)) != KJ_OK) || judge_has_verdict(j))
         return rc;
+    st->compile += mono_now() - t1;
+    t1 = mono_now();
     if ((rc = judge_load(j, 1, err)) != KJ_OK || (rc = judge_load(j, 0, err)) != KJ_OK ||
         judge_has_verdict(j))
         return rc;
+    st->load = mono_now() - t1;
     if (j->job->dump_dir != NULL)
         return judge_dump(j, err);
+    t1 = mono_now();
     if ((rc = judge_tests(j, err)) != KJ_OK || judge_has_verdict(j))
         return rc;
+    st->tests = mono_now() - t1;
+    t1 = mono_now();
     if (kj_mode_timed(j->job->mode) && (rc = judge_benchmarks(j, err)) != KJ_OK)
         return rc;
+    st->benchmarks = mono_now() - t1;
+    t1 = mono_now();
     if (j->job->mode == KJ_MODE_PROFILE && (rc = judge_tool_shapes(j, err)) != KJ_OK)
         return rc;
+    st->tools = mono_now() - t1;
     if (!judge_has_verdict(j))
         judge_verdict(j, KJ_V_ACCEPTED, "%d tests passed%s", j->spec->ntests,
                       kj_mode_timed(j->job->mode) ? "; benchmark shapes timed" :
@@ -577,6 +594,8 @@ int judge_run(const struct judge_job *job, struct judge_result **result, struct 
     if ((j.res = result_new(j.spec, job->mode)) == NULL)
         return KJ_FAIL(err, KJ_ENOMEM, "out of memory for the result");
     int rc = judge_steps(&j, err);
+    j.res->steps.has = 1;
+    j.res->steps.total = mono_now() - t0;
     if (judge_given_up(&j, rc, t0))
         rc = KJ_FAIL(err, KJ_ETIMEOUT, "no verdict within %.1f s: given up", job->give_up_s);
     if (j.tool)

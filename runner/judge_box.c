@@ -393,6 +393,7 @@ void judge_gap(struct judge *j)
     double t0 = mono_now();
     job->gap(job->gap_ctx, &outer);
     j->deadline += mono_now() - t0;
+    j->res->steps.gaps += mono_now() - t0;
 }
 
 int judge_restart_run(struct judge *j, struct kj_err *err)
@@ -401,7 +402,8 @@ int judge_restart_run(struct judge *j, struct kj_err *err)
     struct box_device dev;
     box_kill(&j->run);
     if (j->job->gap != NULL && !j->tool)
-        judge_gap(j);
+        judge_gap(j); /* another job's time, not this one's restart */
+    double t0 = mono_now();
     j->run_bare = 0; /* the new box has the plan from its fork */
     j->run_epoch++;
     judge_box_cfg(j, 0, &c);
@@ -420,5 +422,7 @@ int judge_restart_run(struct judge *j, struct kj_err *err)
         rc = KJ_FAIL(err, KJ_EINTERNAL, "the new box found GPU %s, not %s", dev.pci, j->dev.pci);
     if (rc == KJ_OK)
         rc = judge_load(j, 0, err);
+    j->res->steps.restarts += mono_now() - t0;
+    j->res->steps.nrestarts++;
     return rc;
 }

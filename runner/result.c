@@ -367,6 +367,26 @@ fail:
     return NULL;
 }
 
+static cJSON *steps_json(const struct result_steps *t)
+{
+    cJSON *o = cJSON_CreateObject();
+    PUT(o);
+    PUT(cJSON_AddNumberToObject(o, "boxes", t->boxes));
+    PUT(cJSON_AddNumberToObject(o, "compile", t->compile));
+    PUT(cJSON_AddNumberToObject(o, "load", t->load));
+    PUT(cJSON_AddNumberToObject(o, "tests", t->tests));
+    PUT(cJSON_AddNumberToObject(o, "benchmarks", t->benchmarks));
+    PUT(cJSON_AddNumberToObject(o, "restarts", t->restarts));
+    PUT(cJSON_AddNumberToObject(o, "nrestarts", t->nrestarts));
+    PUT(cJSON_AddNumberToObject(o, "tools", t->tools));
+    PUT(cJSON_AddNumberToObject(o, "gaps", t->gaps));
+    PUT(cJSON_AddNumberToObject(o, "total", t->total));
+    return o;
+fail:
+    cJSON_Delete(o);
+    return NULL;
+}
+
 cJSON *result_json(const struct judge_result *r)
 {
     cJSON *o = cJSON_CreateObject();
@@ -387,6 +407,8 @@ cJSON *result_json(const struct judge_result *r)
     }
     if (r->timing.protocol != 0)
         PUT(add_item(o, "timing", timing_top_json(&r->timing)));
+    if (r->steps.has)
+        PUT(add_item(o, "steps_s", steps_json(&r->steps)));
     if (r->tool != NULL)
         PUT(add_item(o, r->mode == KJ_MODE_PROFILE ? "profile" : "sanitize",
                      cJSON_Duplicate(r->tool, 1)));

@@ -134,6 +134,25 @@ struct result_timing {
     double wall_s;                  /* the benchmark shapes, baseline to score */
 };
 
+/* Where a job's wall time went ("steps_s", docs/protocol.md): seconds in
+ * each step of judge_run, in the order they run. A Python box's start is
+ * its interpreter's imports; restarts are the fresh submission boxes of the
+ * timed rounds (inside benchmarks). */
+struct result_steps {
+    int has;                        /* 0: no "steps_s" key (a bare result) */
+    double boxes;                   /* the boxes' start to both contexts ready (after compile) */
+    double compile;                 /* the submission's and the board's compiles */
+    double load;                    /* the modules loaded (a Python submission imported) */
+    double tests;                   /* the test shapes */
+    double benchmarks;              /* the timed shapes, restarts included */
+    double restarts;                /* fresh submission boxes between rounds */
+    int nrestarts;
+    double tools;                   /* profile mode's shapes */
+    double gaps;                    /* other jobs judged in this one's gaps (in benchmarks
+                                     * or tools; serve mode) */
+    double total;                   /* judge_run, start to result */
+};
+
 struct judge_result {
     int has_verdict;                /* 0 while the judge runs and has none yet */
     enum kj_verdict verdict;
@@ -154,6 +173,7 @@ struct judge_result {
     int has_baseline;
     double baseline_empty_kernel_ns, baseline_event_pair_ns;
     struct result_timing timing;
+    struct result_steps steps;
     int has_score;                  /* 0: "score_ns" is null */
     double score_ns;
     cJSON *tool;                    /* owned, NULL when none: profile mode's "profile" or

@@ -148,6 +148,14 @@ static const struct rc_field f_system_keys[] = {
     {"nvml_before", RK_OBJ, 0, 0, 0, f_nvml_keys}, {"nvml_after", RK_OBJ, 0, 0, 0, f_nvml_keys},
     {NULL, 0, 0, 0, 0, NULL}};
 
+static const struct rc_field f_steps_keys[] = {
+    {"boxes", RK_NUM, 0, 0, 1e7, NULL}, {"compile", RK_NUM, 0, 0, 1e7, NULL},
+    {"load", RK_NUM, 0, 0, 1e7, NULL}, {"tests", RK_NUM, 0, 0, 1e7, NULL},
+    {"benchmarks", RK_NUM, 0, 0, 1e7, NULL}, {"restarts", RK_NUM, 0, 0, 1e7, NULL},
+    {"nrestarts", RK_INT, 0, 0, 1e6, NULL}, {"tools", RK_NUM, 0, 0, 1e7, NULL},
+    {"gaps", RK_NUM, 0, 0, 1e7, NULL}, {"total", RK_NUM, 0, 0, 1e7, NULL},
+    {NULL, 0, 0, 0, 0, NULL}};
+
 static const struct rc_field f_top_keys[] = {
     {"verdict", RK_STR, 0, 0, 24, NULL}, {"message", RK_STR, RF_TEXT, TEXT, NULL},
     {"mode", RK_STR, 0, 0, 16, NULL}, {"leaderboard", RK_STR, 0, 0, SPEC_MAX_NAME, NULL},
@@ -159,6 +167,7 @@ static const struct rc_field f_top_keys[] = {
     {"baseline_event_pair_ns", RK_NUM, RF_NULL, 0, RCHECK_MAX_NS, NULL},
     {"timing", RK_OBJ, 0, 0, 0, f_timing_keys},
     {"system", RK_OBJ, 0, 0, 0, f_system_keys},
+    {"steps_s", RK_OBJ, 0, 0, 0, f_steps_keys},
     {"profile", RK_OBJ, 0, 0, 0, rc_profile_keys}, {"sanitize", RK_OBJ, 0, 0, 0, rc_sanitize_keys},
     {NULL, 0, 0, 0, 0, NULL}};
 static const struct rc_field f_top = {NULL, RK_OBJ, 0, 0, 0, f_top_keys};

@@ -302,6 +302,11 @@ static void test_forgeries(void)
         free(m);
         must_refuse(r, "leaderboard", "bad_result", "message: 4097 bytes", "a 4097-byte message");
     }
+    CASE("negative step") {
+        cJSON *steps = cJSON_AddObjectToObject(r, "steps_s");
+        cJSON_AddNumberToObject(steps, "load", -1);
+        must_refuse(r, "leaderboard", "bad_result", "steps_s.load", "steps_s.load -1");
+    }
     CASE("nested message") {
         cJSON_ReplaceItemInObject(r, "message", cJSON_CreateObject());
         must_refuse(r, "leaderboard", "bad_result", "message: must be a string", "message {}");
@@ -311,6 +316,9 @@ static void test_forgeries(void)
         cJSON_AddNumberToObject(bench(r, 1), "secret_seed", 7);
         cJSON_AddItemToObject(cJSON_GetObjectItem(r, "system"), "x\xff", cJSON_CreateTrue());
         cJSON_AddStringToObject(cJSON_GetObjectItem(r, "system"), "python", "python 3.12.3, torch 2.11.0");
+        cJSON *steps = cJSON_AddObjectToObject(r, "steps_s");
+        cJSON_AddNumberToObject(steps, "boxes", 4.25);
+        cJSON_AddNumberToObject(steps, "total", 12.5);
         char *t = cJSON_PrintUnformatted(r);
         struct rcheck_out out;
         struct kj_err err;
@@ -323,6 +331,8 @@ static void test_forgeries(void)
                  !strstr(out.json, "\xff"), "and not stored");
         KT_CHECK(out.json != NULL && strstr(out.json, "\"python\":\"python 3.12.3, torch 2.11.0\""),
                  "a Python entry's versions (system.python) are kept");
+        KT_CHECK(out.json != NULL && strstr(out.json, "\"steps_s\":{\"boxes\":4.25,\"total\":12.5}"),
+                 "where the job's time went (steps_s) is kept");
         rcheck_out_clear(&out);
         cJSON_free(t);
     }
