@@ -127,6 +127,8 @@ static void rend_finding(FILE *out, const cJSON *f)
         fprintf(out, "  %.0f bytes", tnum(f, "size"));
     if (!isnan(tnum(f, "hazards")))
         fprintf(out, "  %.0f hazards", tnum(f, "hazards"));
+    if (!isnan(tnum(f, "test")))
+        fprintf(out, "  in test %.0f", tnum(f, "test"));
     fputc('\n', out);
 }
 

@@ -33,6 +33,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/random.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -225,6 +226,19 @@ static int judge_compile(struct judge *j, struct kj_err *err)
     return KJ_OK;
 }
 
+/* Sanitize mode: where compute-sanitizer's log stands once test i's call
+ * has returned, so that its findings name their test (sanitize.h). */
+static void judge_sanitize_mark(struct judge *j, int i)
+{
+    char path[4200];
+    struct stat st;
+    if (j->job->mode != KJ_MODE_SANITIZE || j->tool_dir[0] == '\0' || i != j->san_marks)
+        return;
+    snprintf(path, sizeof path, "%s/sanitize.log", j->tool_dir);
+    j->san_end[i] = stat(path, &st) == 0 ? (size_t)st.st_size : 0;
+    j->san_marks++;
+}
+
 static int judge_tests(struct judge *j, struct kj_err *err)
 {
     const struct spec *s = j->spec;
@@ -234,6 +248,7 @@ static int judge_tests(struct judge *j, struct kj_err *err)
         e->seed = s->tests[i].seed;
         enum judge_step r = judge_one_call(j, 0, i, s->tests[i].seed, BOX_OP_CASE, 1, &e->check,
                                            NULL, err);
+        judge_sanitize_mark(j, i);
         judge_shape_event(j, KJ_EV_TEST, e);
         if (r == STEP_ERROR)
             return KJ_EINTERNAL;

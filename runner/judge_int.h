@@ -82,6 +82,8 @@ struct judge {
     int run_region_fd;          /* tool mode: the memfd behind run_region, -1 otherwise */
     int profile_marks;          /* CASE calls of the submission box carry box_req.profile */
     char tool_dir[4096];        /* tool mode: the tool's output folder ("" = none yet) */
+    size_t san_end[SPEC_MAX_CASES]; /* sanitize mode: the log's size after each test's call */
+    int san_marks;              /* how many of san_end are set (sanitize.h's marks) */
 };
 
 /* judge_boards.c (judge.h's judge_boards; b may be NULL): copy the compiled

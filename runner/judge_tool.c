@@ -190,8 +190,9 @@ static void judge_tool_sanitize(struct judge *j)
     const char *names[DIR_MAX_LAUNCHES];
     for (int l = 0; l < j->dirs.nlaunch; l++)
         names[l] = j->dirs.launch[l].kernel;
+    struct sanitize_marks marks = {j->san_end, j->san_marks};
     cJSON *o = sanitize_report(text, n, kj_sanitizer_name(j->job->sanitizer), names,
-                               j->dirs.nlaunch, SANITIZE_MAX_FINDINGS);
+                               j->dirs.nlaunch, SANITIZE_MAX_FINDINGS, &marks);
     free(text);
     if (o == NULL) {
         judge_tool_note(j, "%s", "out of memory reading the log");

@@ -21,6 +21,7 @@ struct san_finding {
     char file2[160];            /* racecheck: the other access of the pair */
     int line2;
     long hazards;
+    int test;                   /* the test whose call it came from, -1: not known */
     char text[400];
 };
 
@@ -191,6 +192,8 @@ static cJSON *san_finding_json(const struct san_finding *f)
     }
     if (f->hazards > 0)
         cJSON_AddNumberToObject(o, "hazards", (double)f->hazards);
+    if (f->test >= 0)
+        cJSON_AddNumberToObject(o, "test", f->test);
     cJSON_AddStringToObject(o, "text", f->text);
     return o;
 }
@@ -245,8 +248,17 @@ int sanitize_stopped(const cJSON *report, char *out, size_t outsz)
     return 1;
 }
 
+/* The test whose call wrote the log at offset at (sanitize_marks), or -1. */
+static int san_test(const struct sanitize_marks *m, size_t at)
+{
+    for (int i = 0; m != NULL && i < m->n; i++)
+        if (at < m->end[i])
+            return i;
+    return -1;
+}
+
 cJSON *sanitize_report(const char *log, size_t len, const char *tool, const char *const *kernels,
-                       int nkernels, int max)
+                       int nkernels, int max, const struct sanitize_marks *marks)
 {
     cJSON *o = cJSON_CreateObject(), *groups = cJSON_CreateArray();
     if (o == NULL || groups == NULL) {
@@ -281,6 +293,7 @@ cJSON *sanitize_report(const char *log, size_t len, const char *tool, const char
                 summary = atoi(body + 14);
             if (san_header(body, blen)) {
                 memset(&f, 0, sizeof f);
+                f.test = san_test(marks, at);
                 san_kind(&f, body, blen);
                 open = 1;
             }

@@ -12,7 +12,7 @@
  *   {"tool":"memcheck", "clean":false, "errors":N, "shown":n, "more":N-n,
  *    "groups":[{"kind":"Invalid __global__ read", "count":c,
  *               "findings":[{"kernel","file","line","thread":[x,y,z],
- *                            "block":[x,y,z],"address","size","text"}...]}...],
+ *                            "block":[x,y,z],"address","size","test","text"}...]}...],
  *    "judge_findings":k}
  * Findings outside the submission's code (neither in submission.cu nor in
  * one of its kernels: the judge's own fill and check kernels, generate.cu)
@@ -26,11 +26,21 @@
 
 #define SANITIZE_MAX_FINDINGS 200
 
+/* Where the log stood after each test's call (judge_tool.c): end[i] is its
+ * size once test i's call had returned. A finding that starts before end[i]
+ * (and at or after end[i-1]) came from test i and says so ("test": i); one
+ * written later (a tool that wrote its log only at its exit) says nothing. */
+struct sanitize_marks {
+    const size_t *end;
+    int n;
+};
+
 /* The result object for log (len bytes) of tool, the submission's kernel
  * names (as in its launch lines; a template-id matches its base name);
- * at most max findings listed. NULL only when out of memory. */
+ * at most max findings listed; marks NULL: no test is named. NULL only when
+ * out of memory. */
 cJSON *sanitize_report(const char *log, size_t len, const char *tool, const char *const *kernels,
-                       int nkernels, int max);
+                       int nkernels, int max, const struct sanitize_marks *marks);
 
 /* memcheck runs with --destroy-on-device-error kernel (tool.c): at the
  * first invalid access of a kernel it ends that kernel, reports the access,

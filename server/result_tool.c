@@ -54,7 +54,8 @@ static const struct rc_field f_finding_keys[] = {
     {"block", RK_ARR, 0, 3, 3, &f_int3}, {"address", RK_STR, 0, 0, 40, NULL},
     {"size", RK_NUM, 0, 0, BIG, NULL}, {"text", RK_STR, RF_TEXT, 0, 512, NULL},
     {"file2", RK_STR, RF_TEXT, 0, 256, NULL}, {"line2", RK_INT, 0, 0, 1e9, NULL},
-    {"hazards", RK_NUM, 0, 0, BIG, NULL}, {NULL, 0, 0, 0, 0, NULL}};
+    {"hazards", RK_NUM, 0, 0, BIG, NULL}, {"test", RK_INT, 0, 0, SPEC_MAX_CASES - 1, NULL},
+    {NULL, 0, 0, 0, 0, NULL}};
 static const struct rc_field f_finding = {NULL, RK_OBJ, 0, 0, 0, f_finding_keys};
 
 static const struct rc_field f_group_keys[] = {

@@ -742,6 +742,18 @@ def test_tools(b, site):
         "sanitize: five findings alike but for their hazard count are one row (5, hazards summed)", rows)
     see("does not say which one a finding came from" in b.text("main"),
         "sanitize: the page says what the findings cover (every test shape)")
+    named = site.submit("alice", src("race", "// FAKE:tests\n" + pad), mode="sanitize", extra=[("tool", "racecheck")])
+    if see(named, "tools: a sanitize job whose findings name their test"):
+        b.go("#/submission/%d" % named)
+        b.wait(lambda x: x.has_text("Sanitizer (racecheck): 5 findings", "main"), "the findings")
+        rows = b.js("return [...document.querySelectorAll('h3')].filter(e => e.textContent.startsWith('Race'))"
+                    ".map(e => [...e.nextElementSibling.querySelectorAll('tr')].map(r => [...r.cells].map(c => c.textContent)))")
+        see(len(rows) == 1 and len(rows[0]) == 2 and rows[0][0][:2] == ["test", "kernel"] and
+            rows[0][1][:2] == ["1", "quant"] and rows[0][1][-2:] == ["5", "111104"],
+            "sanitize: a finding that names its test has a test column (numbered from 0)", rows)
+        see("does not say which one a finding came from" not in b.text("main"),
+            "sanitize: and no sentence saying the log does not tell")
+        b.go("#/submission/%d" % san)
     b.wait(lambda x: x.js("return document.querySelectorAll('.source tr[data-line]').length") > 15, "the source")
     b.js("[...document.querySelectorAll('main button.linkish')].find(e => e.textContent === 'submission.cu:15').click()")
     see(b.wait(lambda x: x.js("const r = document.querySelector('.source tr.hit'); return r && r.dataset.line") == "15",

@@ -161,6 +161,11 @@ def round_jobs(svc, ncu):
     want = marked_line(race, "RACE")
     hit = [f for f in findings(rres) if want in (f.get("line"), f.get("line2"))]
     check(hit, "race.cu: a racecheck finding at line %d" % want, json.dumps(result_of(rres))[:1500])
+    # compute-sanitizer writes its log as it goes: each finding names the
+    # test whose call wrote it (runner/sanitize.h's marks)
+    check(hit and all(isinstance(f.get("test"), int) for f in findings(rres)),
+          "race.cu: every finding names its test (%s)" % sorted({f.get("test") for f in findings(rres)}, key=str),
+          json.dumps(findings(rres))[:1500])
     oob = os.path.join(HERE, "tool", "oob_read.cu")
     t0 = time.time()
     _, _, ores = judged(base, alice, oob, "sanitize")
@@ -169,6 +174,9 @@ def round_jobs(svc, ncu):
     hit = [f for f in findings(ores) if f.get("line") == want]
     check(hit, "oob_read.cu: a memcheck finding at line %d (%.1f s)" % (want, time.time() - t0),
           json.dumps(result_of(ores))[:1500])
+    check(hit and isinstance(hit[0].get("test"), int),
+          "oob_read.cu: the finding names its test (%s)" % (hit[0].get("test") if hit else None),
+          json.dumps(hit)[:800])
     ov = result_of(ores)
     check(ov.get("verdict") == "runtime_error" and ("submission.cu:%d" % want) in ov.get("message", ""),
           "oob_read.cu: a runtime error naming the access memcheck stopped the kernel at",

@@ -121,7 +121,7 @@ static void test_race(void)
     KT_CHECK(log != NULL, "the recorded log");
     if (log == NULL)
         return;
-    cJSON *o = sanitize_report(log, n, "racecheck", mine, 1, SANITIZE_MAX_FINDINGS);
+    cJSON *o = sanitize_report(log, n, "racecheck", mine, 1, SANITIZE_MAX_FINDINGS, NULL);
     KT_CHECK(o != NULL && !cJSON_IsTrue(cJSON_GetObjectItem(o, "clean")), "not clean");
     KT_CHECK(num(o, "errors") == 5 && num(o, "shown") == 5 && num(o, "more") == 0, "5 races");
     const cJSON *g = cJSON_GetArrayItem(cJSON_GetObjectItem(o, "groups"), 0);
@@ -136,7 +136,7 @@ static void test_race(void)
     cJSON_Delete(o);
     /* Named by another function (a device function of the source), still in
      * submission.cu: the submission's. */
-    o = sanitize_report(log, n, "racecheck", other, 1, SANITIZE_MAX_FINDINGS);
+    o = sanitize_report(log, n, "racecheck", other, 1, SANITIZE_MAX_FINDINGS, NULL);
     KT_CHECK(o != NULL && num(o, "errors") == 5 && num(o, "judge_findings") == 0,
              "findings in submission.cu are the submission's whatever function they name");
     cJSON_Delete(o);
@@ -166,7 +166,7 @@ static const char memcheck[] =
 static void test_memcheck(void)
 {
     const char *mine[] = {"quant<128>"};
-    cJSON *o = sanitize_report(memcheck, sizeof memcheck - 1, "memcheck", mine, 1, 2);
+    cJSON *o = sanitize_report(memcheck, sizeof memcheck - 1, "memcheck", mine, 1, 2, NULL);
     KT_CHECK(o != NULL, "a report");
     if (o == NULL)
         return;
@@ -187,14 +187,14 @@ static void test_memcheck(void)
     cJSON_Delete(o);
     size_t n = 0;
     char *clean = kt_slurp(DATA "clean_memcheck.log", &n);
-    o = clean != NULL ? sanitize_report(clean, n, "memcheck", mine, 1, 10) : NULL;
+    o = clean != NULL ? sanitize_report(clean, n, "memcheck", mine, 1, 10, NULL) : NULL;
     KT_CHECK(o != NULL && cJSON_IsTrue(cJSON_GetObjectItem(o, "clean")) && num(o, "errors") == 0,
              "the recorded clean run");
     cJSON_Delete(o);
     free(clean);
     const char *quant[] = {"quant"};
     char *oob = kt_slurp(DATA "oob_memcheck.log", &n);
-    o = oob != NULL ? sanitize_report(oob, n, "memcheck", quant, 1, 10) : NULL;
+    o = oob != NULL ? sanitize_report(oob, n, "memcheck", quant, 1, 10, NULL) : NULL;
     g = o != NULL ? cJSON_GetArrayItem(cJSON_GetObjectItem(o, "groups"), 0) : NULL;
     f = g != NULL ? cJSON_GetArrayItem(cJSON_GetObjectItem(g, "findings"), 0) : NULL;
     KT_CHECK(f != NULL && num(o, "errors") == 1 && strcmp(str(g, "kind"), "Invalid __global__ read") == 0,
@@ -209,13 +209,30 @@ static void test_memcheck(void)
                           "(thread (63,0,0), block (3,0,0))") == 0,
              "the access memcheck stopped the kernel at: '%s'", o ? what : "");
     cJSON_Delete(o);
+    /* Where the log stood after each test's call: the finding names the
+     * test whose call wrote it, and nothing when it came after the last. */
+    const char *first = oob != NULL ? strstr(oob, "========= Invalid") : NULL;
+    size_t off = first != NULL ? (size_t)(first - oob) : 0;
+    size_t ends[3] = {off, off + 1, n};
+    struct sanitize_marks m3 = {ends, 3}, m1 = {ends, 1};
+    o = oob != NULL ? sanitize_report(oob, n, "memcheck", quant, 1, 10, &m3) : NULL;
+    g = o != NULL ? cJSON_GetArrayItem(cJSON_GetObjectItem(o, "groups"), 0) : NULL;
+    f = g != NULL ? cJSON_GetArrayItem(cJSON_GetObjectItem(g, "findings"), 0) : NULL;
+    KT_CHECK(first != NULL && f != NULL && num(f, "test") == 1, "the finding names test 1, whose call wrote it");
+    cJSON_Delete(o);
+    o = oob != NULL ? sanitize_report(oob, n, "memcheck", quant, 1, 10, &m1) : NULL;
+    g = o != NULL ? cJSON_GetArrayItem(cJSON_GetObjectItem(o, "groups"), 0) : NULL;
+    f = g != NULL ? cJSON_GetArrayItem(cJSON_GetObjectItem(g, "findings"), 0) : NULL;
+    KT_CHECK(f != NULL && cJSON_GetObjectItem(f, "test") == NULL,
+             "a finding written after the last test's call names none");
+    cJSON_Delete(o);
     free(oob);
     /* No finding, or another tool's (racecheck does not stop kernels): none. */
-    o = sanitize_report("========= ERROR SUMMARY: 0 errors\n", 34, "memcheck", quant, 1, 10);
+    o = sanitize_report("========= ERROR SUMMARY: 0 errors\n", 34, "memcheck", quant, 1, 10, NULL);
     KT_CHECK(o != NULL && !sanitize_stopped(o, what, sizeof what), "a clean memcheck run stopped nothing");
     cJSON_Delete(o);
     char *race = kt_slurp(DATA "race_racecheck.log", &n);
-    o = race != NULL ? sanitize_report(race, n, "racecheck", quant, 1, 10) : NULL;
+    o = race != NULL ? sanitize_report(race, n, "racecheck", quant, 1, 10, NULL) : NULL;
     KT_CHECK(o != NULL && num(o, "errors") == 5 && !sanitize_stopped(o, what, sizeof what),
              "racecheck's findings stop no kernel");
     cJSON_Delete(o);
@@ -229,7 +246,7 @@ static void test_memcheck(void)
         "=========     Address 0x10 is out of bounds\n"
         "========= \n"
         "========= ERROR SUMMARY: 1 error\n";
-    o = sanitize_report(judge_only, sizeof judge_only - 1, "memcheck", quant, 1, 10);
+    o = sanitize_report(judge_only, sizeof judge_only - 1, "memcheck", quant, 1, 10, NULL);
     KT_CHECK(o != NULL && num(o, "errors") == 0 && num(o, "judge_findings") == 1 &&
              !sanitize_stopped(o, what, sizeof what), "a finding in the judge's kernel");
     cJSON_Delete(o);
@@ -241,7 +258,7 @@ static void test_memcheck(void)
         "=========     Address 0x7f0000200000 is out of bounds\n"
         "========= \n"
         "========= ERROR SUMMARY: 1 error\n";
-    o = sanitize_report(devfn, sizeof devfn - 1, "memcheck", quant, 1, 10);
+    o = sanitize_report(devfn, sizeof devfn - 1, "memcheck", quant, 1, 10, NULL);
     KT_CHECK(o != NULL && num(o, "errors") == 1 && sanitize_stopped(o, what, sizeof what) &&
              strstr(what, "looks_expected") != NULL && strstr(what, "submission.cu:25") != NULL,
              "a device function's finding is the submission's: '%s'", o ? what : "");

@@ -88,10 +88,13 @@ function merge(findings) {
   for (const f of findings || []) {
     const key = [f.kernel, f.file, f.line, f.file2, f.line2, f.address, f.size, f.text].join("\u0000");
     const r = rows.get(key);
-    if (!r) rows.set(key, {f, n: 1, hazards: typeof f.hazards === "number" ? f.hazards : undefined});
+    const test = typeof f.test === "number" ? [f.test] : [];
+    if (!r) rows.set(key, {f, n: 1, hazards: typeof f.hazards === "number" ? f.hazards : undefined,
+                           tests: new Set(test)});
     else {
       r.n++;
       if (typeof f.hazards === "number") r.hazards = (r.hazards || 0) + f.hazards;
+      test.forEach(t => r.tests.add(t));
     }
   }
   return [...rows.values()];
@@ -102,6 +105,8 @@ export function sanitizeSection(z, go) {
     : z.errors + " finding" + (z.errors === 1 ? "" : "s") + (z.more ? " (" + z.shown + " listed)" : "");
   // A column no finding of the group fills (racecheck names no thread or address) is left out.
   const cols = [
+    {head: {text: "test", title: "the test shape whose call the finding came from (numbered from 0, as in the Tests table)"},
+     cell: r => [...r.tests].sort((a, b) => a - b).join(", "), has: r => r.tests.size > 0},
     {head: "kernel", cell: r => h("code", r.f.kernel || "?"), has: () => true},
     {head: "where", cell: r => where(r.f, go), has: () => true},
     {head: {text: "findings", cls: "num", title: "findings alike but for thread, block and hazard count"},
@@ -122,7 +127,8 @@ export function sanitizeSection(z, go) {
              table(use.map(c => c.head), rows.map(r => use.map(c => c.cell(r)))));
   });
   return h("section", h("h2", "Sanitizer (" + (z.tool || "memcheck") + "): " + head), groups,
-    z.clean ? null : h("p.muted", "compute-sanitizer watched every test shape; its log does not say which one a finding " +
-                       "came from (the Tests table lists their shapes and seeds)."),
+    z.clean || (z.groups || []).some(g => (g.findings || []).some(f => typeof f.test === "number")) ? null
+      : h("p.muted", "compute-sanitizer watched every test shape; its log does not say which one a finding " +
+          "came from (the Tests table lists their shapes and seeds)."),
     z.note ? h("p.muted", z.note) : null);
 }
