@@ -172,6 +172,9 @@ struct box_rep {
     double batch_gpu_ns[BOX_MAX_SETS];
     int gpu_check;
     char gpu_why[160];
+    int gpu_unblocked;        /* BATCH: the calls ran without the blocking kernel (a Python
+                               * custom_kernel that waits for the GPU): their events hold the
+                               * host's dispatch, so no bound on events less GPU time */
     struct gpumon mon;        /* CLOCK: NVML's reading */
 };
 

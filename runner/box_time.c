@@ -258,6 +258,7 @@ int box_batch(struct box *b, const struct box_req *req, struct box_rep *rep)
         return -1;
     if (b->gtrace)
         box_gpu_time(wins, rep->nbatch, rep->batch_gpu_ns, rep);
+    rep->gpu_unblocked = b->py_sync;
     box_share(b, rep);
     return 0;
 }

@@ -8,6 +8,7 @@
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 static enum gputime_check gputime_fail(enum gputime_check c, char *why, size_t whysz,
                                        const char *fmt, ...) __attribute__((format(printf, 4, 5)));
@@ -112,6 +113,29 @@ enum gputime_check gputime_spans(const struct gputime_rec *r, size_t n, long los
         }
     }
     return first;
+}
+
+static int gputime_cmp(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+int gputime_gaps_ok(const double *ev, const double *g, size_t n, double bound,
+                    double *median_gap)
+{
+    *median_gap = 0;
+    if (n == 0)
+        return 1;
+    double *d = malloc(n * sizeof *d);
+    if (d == NULL)
+        return 0;
+    for (size_t i = 0; i < n; i++)
+        d[i] = ev[i] - g[i];
+    qsort(d, n, sizeof *d, gputime_cmp);
+    *median_gap = n % 2 ? d[n / 2] : 0.5 * (d[n / 2 - 1] + d[n / 2]);
+    free(d);
+    return isfinite(*median_gap) && *median_gap <= bound;
 }
 
 const char *gputime_check_name(enum gputime_check c)

@@ -70,6 +70,16 @@ enum gputime_check gputime_span(const struct gputime_rec *r, size_t n,
                                 const struct gputime_window *w, double *span_ns, char *why,
                                 size_t whysz);
 
+/* Whether a shape's n calls may keep their GPU times g[] beside their event
+ * times ev[]: the median of ev[i] - g[i] is at most bound (the launch path,
+ * judge_time.c). Work the GPU does outside kernels in every call (a copy
+ * engine's copy queued by the call, which CUPTI's kernel records do not
+ * see) moves the median; a call delayed now and then past its blocking
+ * kernel does not (measured on the H200: one call of a run of 56.8 us
+ * kernels, 6.6 us late). *median_gap gets the median (0 when n is 0). */
+int gputime_gaps_ok(const double *ev, const double *g, size_t n, double bound,
+                    double *median_gap);
+
 /* The spans of nw calls whose records are all among r[0..n) (a request's
  * calls, collected once): out[i] for window w[i], or -1 when refused. lost
  * records (CUPTI's, or the store's) refuse every call (GPUTIME_COUNT).

@@ -75,6 +75,7 @@ struct judge {
     int gpu_time;               /* 1 while every timed call so far has its GPU time
                                  * (gtrace.h); gpu_note says why not otherwise */
     int gpu_refused;            /* 1: a call's records failed gputime.h's checks */
+    int gpu_unblocked;          /* 1: a batch ran unblocked (box_rep.gpu_unblocked) */
     char gpu_note[256];
     int tool;                   /* profile or sanitize mode: the submission box runs under a tool */
     int python;                 /* a Python submission: its box is a Python box (pybox.h),

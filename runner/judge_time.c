@@ -358,6 +358,7 @@ static double judge_gpu_gap(const struct judge *j)
 static int judge_gpu_batch(struct judge *j, struct v2_shape *sh, const struct box_rep *rep,
                            struct kj_err *err)
 {
+    j->gpu_unblocked |= rep->gpu_unblocked;
     for (int i = 0; i < rep->nbatch && j->gpu_time; i++) {
         double g = rep->batch_gpu_ns[i], ev = rep->batch_ns[i];
         char why[200];
@@ -402,7 +403,7 @@ static enum judge_step judge_v2_batch(struct judge *j, struct v2_shape *sh, int 
     a.empty_every = TPLAN_EMPTY_EVERY;
     a.lead_seed = judge_bench_seed(j, sh->b, 2000000 + sh->batches);
     a.salt = philox_mix_seed(j->poison++, 0x6b6a6670ull); /* the batch's fingerprint salt */
-    a.gpu_gap_ns = judge_gpu_gap(j);
+    a.gpu_gap_ns = 0; /* the box reports every span; judge_v2_gpu bounds their median gap */
     for (int i = 0; i < n; i++) {
         a.seed[i] = judge_bench_seed(j, sh->b, (long)sh->n + i);
         a.poison[i] = j->poison++;
@@ -528,9 +529,19 @@ static int judge_v2_gpu(struct judge *j, struct v2_shape *shapes, double *gmed,
     const struct spec *s = j->spec;
     struct result_timing *tm = &j->res->timing;
     double g[SPEC_MAX_CASES];
-    for (int b = 0; b < s->nbenchmarks && j->gpu_time; b++)
-        if (shapes[b].ng != shapes[b].n)
+    for (int b = 0; b < s->nbenchmarks && j->gpu_time; b++) {
+        double gap;
+        char why[200];
+        if (shapes[b].ng != shapes[b].n) {
             judge_gpu_lost(j, 0, "a shape's calls lack their GPU time");
+        } else if (!j->gpu_unblocked &&
+                   !gputime_gaps_ok(shapes[b].x, shapes[b].g, shapes[b].n, judge_gpu_gap(j), &gap)) {
+            snprintf(why, sizeof why, "benchmark %d: shorter: the calls' events exceed their "
+                     "kernels' span by %.0f ns (median), more than the launch path's %.0f ns: "
+                     "work outside kernels?", b, gap, judge_gpu_gap(j));
+            judge_gpu_lost(j, 1, why);
+        }
+    }
     tm->gpu_time = j->gpu_time;
     snprintf(tm->gpu_time_note, sizeof tm->gpu_time_note, "%s", j->gpu_note);
     if (!j->gpu_time) {
@@ -749,6 +760,7 @@ int judge_benchmarks(struct judge *j, struct kj_err *err)
     j->copy_gbs = rep.copy_gbs;
     j->gpu_time = j->dev.gpu_time && j->job->protocol != JUDGE_PROTOCOL_V1;
     j->gpu_refused = 0;
+    j->gpu_unblocked = 0;
     snprintf(j->gpu_note, sizeof j->gpu_note, "%s", j->job->protocol == JUDGE_PROTOCOL_V1
              ? "protocol v1 times with events only" : j->dev.gpu_time_note);
     if (rep.copy_gbs > 0) {

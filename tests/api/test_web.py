@@ -345,6 +345,26 @@ def test_board(b, site):
     see(len(rec) == 3 and "#%d" % site.ids["a2"] in rec[0] and "#%d" % site.ids["a1"] in rec[2],
         "rankings: the records list each improvement of the best score (3)", rec)
     b.shot("laptop-board-rankings")
+    # A history over weeks (the times moved back in the browser's fetch: the
+    # server's are all from this run): the time axis labels dates, no times.
+    b.js("const f = window.fetch; window.fetch = async (u, o) => {"
+         "  const r = await f(u, o); if (!String(u).includes('/history')) return r;"
+         "  const j = await r.json(), day = 86400e3, back = (p, i) => {"
+         "    p.submitted_at = new Date(Date.parse(p.submitted_at) - (20 - 6 * i) * day).toISOString(); };"
+         "  (j.records || []).forEach(back); (j.users || []).forEach(x => (x.points || []).forEach(back));"
+         "  return new Response(JSON.stringify(j), {status: 200, headers: {'Content-Type': 'application/json'}}); };"
+         "location.hash = '#/board/fp8_quant'")
+    b.wait(lambda x: x.js("return !document.querySelector('.chartwrap canvas')"), "the board page")
+    b.js("location.hash = '#/board/fp8_quant/rankings'")
+    b.wait(lambda x: x.js("return !!document.querySelector('.chartwrap canvas')"), "the chart again")
+    xjs = ("const c = window.Chart && Chart.getChart(document.querySelector('.chartwrap canvas'));"
+           "return c && c.scales.x.ticks.length ? c.scales.x.ticks.map(t => String(t.label)) : null")
+    b.wait(lambda x: x.js(xjs), "the time axis")
+    xt = b.js(xjs)
+    see(xt and 2 <= len(xt) <= 6 and all(re.fullmatch(r"(Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) \d{1,2}", t)
+                                         for t in xt),
+        "rankings: over weeks the time axis labels dates (Nov 12), at most six", xt)
+    b.go("#/board/fp8_quant/rankings")
 
 
 def test_guides(b, site):

@@ -181,6 +181,32 @@ static void test_unblocked(void)
     KT_CHECK(c == GPUTIME_OK && span == 8000.0, "unblocked: %s %.0f", gputime_check_name(c), span);
 }
 
+/* The shape's bound on events less GPU time is on the median: one call late
+ * past its blocking kernel (as on the H200: 6.6 us of a 56.8 us kernel)
+ * keeps the GPU time; work outside kernels in every call does not. */
+static void test_gaps(void)
+{
+    double ev[101], g[101], med = -1;
+    for (int i = 0; i < 101; i++) {
+        g[i] = 56768.0 + i;
+        ev[i] = g[i] + 2500.0;
+    }
+    ev[0] = g[0] + 6624.0;
+    KT_CHECK(gputime_gaps_ok(ev, g, 101, 6400.0, &med) && med == 2500.0,
+             "one late call of 101: kept (median gap %.0f ns)", med);
+    for (int i = 0; i < 50; i++)
+        ev[i] = g[i] + 9000.0;
+    KT_CHECK(gputime_gaps_ok(ev, g, 101, 6400.0, &med) && med == 2500.0,
+             "50 late calls of 101: still the median's (%.0f ns)", med);
+    ev[50] = g[50] + 9000.0;
+    KT_CHECK(!gputime_gaps_ok(ev, g, 101, 6400.0, &med) && med == 9000.0,
+             "51 of 101 calls 9 us longer than their kernels: refused (median gap %.0f ns)", med);
+    for (int i = 0; i < 101; i++)
+        ev[i] = g[i] + 20000.0; /* a copy-engine copy in every call */
+    KT_CHECK(!gputime_gaps_ok(ev, g, 101, 6400.0, &med), "work outside kernels in every call: refused");
+    KT_CHECK(gputime_gaps_ok(ev, g, 0, 6400.0, &med) && med == 0, "no calls: nothing to refuse");
+}
+
 /* gtrace_start's refusals say why (the result's gpu_time_note), and leave
  * nothing recording: turned off, no such library, a library that is not
  * CUPTI. (Starting for real needs a GPU: make gpu-test.) */
@@ -214,6 +240,7 @@ int main(int argc, char **argv)
     KT_RUN(test_span());
     KT_RUN(test_refused());
     KT_RUN(test_unblocked());
+    KT_RUN(test_gaps());
     KT_RUN(test_batch());
     KT_RUN(test_start_refused());
     return kt_done("test_gputime");
