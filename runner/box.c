@@ -552,6 +552,10 @@ void box_main(const struct box_cfg *cfg0)
         (void)!fdio_write_full(RBOX_FD_INFO, &b.info, sizeof b.info);
         _exit(3);
     }
+    /* Held: the imports are done while another box of the job is timed;
+     * CUDA (a context on the GPU being timed) waits for its turn. */
+    if (cfg0->hold && (fdio_read_full(RBOX_FD_IN, &req, sizeof req) != 0 || req.op != BOX_OP_START))
+        _exit(0); /* not wanted after all: the judge closed the pipe or quit */
     b.cfgv.fd_in = RBOX_FD_IN;
     b.cfgv.fd_out = RBOX_FD_OUT;
     b.cfgv.fd_info = RBOX_FD_INFO;

@@ -99,6 +99,7 @@ enum box_op {
     BOX_OP_GRAPH,     /* cross-check: a CUDA graph of many launches over rotating buffers (TIMING.md 7) */
     BOX_OP_BATCH,     /* protocol v2: timed samples over the case's buffer sets (payload: struct box_batch) */
     BOX_OP_VERIFY_SETS, /* reference box: run the reference per set and compare (payload: struct box_vsets) */
+    BOX_OP_START,     /* a held box (box_cfg.hold): start CUDA now (no reply: its info follows) */
     BOX_OP_QUIT
 };
 
@@ -254,6 +255,8 @@ struct box_cfg {
                                * or as a Python box (python_lib set) */
     const char *python_lib;   /* a Python box (pybox.h): the libpython it loads; NULL = CUDA */
     const char *python_site;  /* its site-packages folder (the pinned environment), or NULL */
+    int hold;                 /* a Python box started ahead of its turn: it imports, then
+                               * waits for BOX_OP_START before it starts CUDA (judge_time.c) */
     const struct secret_list *wipe; /* what the child wipes first (secret.h); NULL = nothing */
 };
 
@@ -266,6 +269,10 @@ struct box_proc {
     int pgid;                 /* > 0: kill this process group too (the tool and its box) */
     int fd_req, fd_rep, fd_info;
 };
+
+/* Send a request and its payload, without waiting for a reply (BOX_OP_START). */
+int box_send(struct box_proc *p, const struct box_req *req, const void *payload,
+             struct kj_err *err);
 
 /* Send a request (and payload) and wait for the reply until timeout_ms.
  * KJ_ETIMEOUT when the box did not answer in time, KJ_EIO when it died. */

@@ -80,12 +80,11 @@ int box_read_info(struct box_proc *p, struct box_device *dev, int timeout_ms, st
     return KJ_OK;
 }
 
-/* Send a request and its payload. */
-static int box_send(struct box_proc *p, const struct box_req *req, const void *payload,
+int box_send(struct box_proc *p, const struct box_req *req, const void *payload,
                     struct kj_err *err)
 {
-    if (fdio_write_full(p->fd_req, req, sizeof *req) != 0 ||
-        (req->payload > 0 && fdio_write_full(p->fd_req, payload, req->payload) != 0))
+    if (fdio_write_quiet(p->fd_req, req, sizeof *req) != 0 ||
+        (req->payload > 0 && fdio_write_quiet(p->fd_req, payload, req->payload) != 0))
         return KJ_FAIL(err, KJ_EIO, "the GPU box is gone");
     return KJ_OK;
 }

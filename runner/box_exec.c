@@ -67,8 +67,14 @@ int box_exec_main(int argc, char **argv)
     unsigned long long region_size = 0;
     unsigned skip = 0;
     const char *python = NULL, *python_site = NULL;
+    int hold = 0;
     struct kj_err err;
     kj_err_clear(&err);
+    for (int i = 2; i < argc; i++)
+        if (strcmp(argv[i], "--hold") == 0) { /* the last argument: no value */
+            hold = 1;
+            argc = i;
+        }
     for (int i = 2; i + 1 < argc; i += 2) {
         if (strcmp(argv[i], "--spec") == 0) spec_dir = argv[i + 1];
         else if (strcmp(argv[i], "--gpu") == 0) gpu = atoi(argv[i + 1]);
@@ -131,5 +137,6 @@ int box_exec_main(int argc, char **argv)
     c.tool = 1;
     c.python_lib = python;
     c.python_site = python_site;
+    c.hold = hold && python != NULL;
     box_main(&c);
 }

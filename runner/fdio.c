@@ -8,12 +8,14 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 /* write(2), or send(2) with MSG_NOSIGNAL on a socket, until all is out. */
@@ -35,6 +37,23 @@ static int fdio_out(int fd, const void *p, size_t n, int sock)
 int fdio_write_full(int fd, const void *p, size_t n)
 {
     return fdio_out(fd, p, n, 0);
+}
+
+int fdio_write_quiet(int fd, const void *p, size_t n)
+{
+    sigset_t pipe_only, old;
+    sigemptyset(&pipe_only);
+    sigaddset(&pipe_only, SIGPIPE);
+    if (pthread_sigmask(SIG_BLOCK, &pipe_only, &old) != 0)
+        return -1;
+    int rc = fdio_out(fd, p, n, 0);
+    if (rc != 0 && errno == EPIPE) {
+        struct timespec zero = {0, 0};
+        while (sigtimedwait(&pipe_only, NULL, &zero) < 0 && errno == EINTR)
+            ;
+    }
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    return rc;
 }
 
 int fdio_send_full(int fd, const void *p, size_t n)

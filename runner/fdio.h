@@ -16,6 +16,10 @@ int fdio_write_full(int fd, const void *p, size_t n);
 /* The same on a socket, with MSG_NOSIGNAL: a peer that is gone is -1, not
  * a SIGPIPE (compile-ahead's socket, ahead.h). */
 int fdio_send_full(int fd, const void *p, size_t n);
+/* fdio_write_full on a pipe whose reader may be gone (a box that died):
+ * -1 then, and no SIGPIPE (blocked in this thread for the write, a pending
+ * one taken before it is unblocked). */
+int fdio_write_quiet(int fd, const void *p, size_t n);
 int fdio_read_full(int fd, void *p, size_t n);
 
 /* Wait until fd can be read (data or end of file) or deadline (mono.h

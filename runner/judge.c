@@ -307,6 +307,7 @@ static void judge_boxes_stop(struct judge *j)
 
 static void judge_cleanup(struct judge *j)
 {
+    box_kill(&j->next); /* held, never needed (the job ended first) */
     judge_boxes_stop(j);
     if (j->run_region != NULL && j->run_region != MAP_FAILED)
         munmap(j->run_region, j->region_size);
@@ -583,7 +584,8 @@ int judge_run(const struct judge_job *job, struct judge_result **result, struct 
             compile_result_free(job->compiled);
         return pre > 0 ? KJ_OK : pre;
     }
-    j.run.pid = j.ref.pid = -1;
+    j.run.pid = j.ref.pid = j.next.pid = -1;
+    j.next.fd_req = j.next.fd_rep = j.next.fd_info = -1;
     j.sass.pid = j.sass.fd = -1;
     j.run.fd_req = j.run.fd_rep = j.run.fd_info = -1;
     j.ref.fd_req = j.ref.fd_rep = j.ref.fd_info = -1;

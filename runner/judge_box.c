@@ -396,6 +396,22 @@ void judge_gap(struct judge *j)
     j->res->steps.gaps += mono_now() - t0;
 }
 
+void judge_start_next(struct judge *j)
+{
+    struct box_cfg c;
+    struct kj_err err;
+    kj_err_clear(&err);
+    const char *env = getenv("KJUDGE_PY_AHEAD");
+    if (!j->python || j->next.pid > 0 || (env != NULL && strcmp(env, "0") == 0))
+        return;
+    judge_box_cfg(j, 0, &c);
+    c.hold = 1;
+    if (judge_tool_start_into(j, &c, &j->next, &err) != KJ_OK) {
+        kj_log(KJ_LOG_WARN, "judge", "the next Python box could not start ahead: %s", err.msg);
+        j->next.pid = -1;
+    }
+}
+
 int judge_restart_run(struct judge *j, struct kj_err *err)
 {
     struct box_cfg c;
@@ -413,7 +429,22 @@ int judge_restart_run(struct judge *j, struct kj_err *err)
      * KJUDGE_HOST_VERIFY). The reference's stays out. */
     if (madvise(j->run_region, j->region_size, MADV_DOFORK) != 0)
         return KJ_FAIL(err, KJ_EINTERNAL, "madvise(MADV_DOFORK): %s", strerror(errno));
-    int rc = j->python ? judge_tool_start(j, &c, err) : box_start(&c, &j->run, err);
+    int rc = KJ_EIO;
+    if (j->python && j->next.pid > 0) { /* started ahead, its imports done: CUDA now */
+        struct box_req go = judge_req(BOX_OP_START, 0, 0);
+        struct kj_err gerr;
+        j->run = j->next;
+        j->next.pid = -1;
+        j->next.pgid = 0;
+        j->next.fd_req = j->next.fd_rep = j->next.fd_info = -1;
+        if ((rc = box_send(&j->run, &go, NULL, &gerr)) != KJ_OK) {
+            kj_log(KJ_LOG_WARN, "judge", "the Python box started ahead is gone (%s): a new one",
+                   gerr.msg);
+            box_kill(&j->run);
+        }
+    }
+    if (rc != KJ_OK)
+        rc = j->python ? judge_tool_start(j, &c, err) : box_start(&c, &j->run, err);
     if (madvise(j->run_region, j->region_size, MADV_DONTFORK) != 0 && rc == KJ_OK)
         rc = KJ_FAIL(err, KJ_EINTERNAL, "madvise(MADV_DONTFORK): %s", strerror(errno));
     if (rc == KJ_OK)

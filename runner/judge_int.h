@@ -50,6 +50,8 @@ struct judge {
     unsigned char *run_region, *ref_region; /* owned mappings of region_size */
     size_t region_size;
     struct box_proc run, ref;
+    struct box_proc next;       /* a Python job: its next submission box, started held
+                                 * (box_cfg.hold) while this one is timed; pid -1: none */
     struct judge_prestart *pre; /* owned: job->prestart until judge_regions takes or drops it */
     int adopted;                /* 1: both boxes were started before the job (judge_prestart) */
     int run_bare, ref_bare;     /* 1: the box was started before the job without a plan and
@@ -105,6 +107,14 @@ struct tool_cfg;
 void judge_python_tool(struct tool_cfg *t, const struct pyenv *py);
 /* Start the submission box under the mode's tool; c is box_start's config. */
 int judge_tool_start(struct judge *j, const struct box_cfg *c, struct kj_err *err);
+int judge_tool_start_into(struct judge *j, const struct box_cfg *c, struct box_proc *out,
+                          struct kj_err *err);
+
+/* A Python job's next submission box, started now and held until
+ * judge_restart_run needs it (box_cfg.hold): its imports overlap the
+ * current box's rounds. Not an error when it cannot start: the restart
+ * then starts one as before. */
+void judge_start_next(struct judge *j);
 /* Profile mode, after the tests: one checked call of each benchmark shape
  * (or the one the job names) between the profiler's marks. */
 int judge_tool_shapes(struct judge *j, struct kj_err *err);

@@ -656,6 +656,15 @@ static int judge_v2_new_box(int round, int processes)
            round * processes / TPLAN_ROUNDS != (round - 1) * processes / TPLAN_ROUNDS;
 }
 
+/* Whether a round after `round` starts in a fresh box. */
+static int judge_v2_more_boxes(int round, int processes)
+{
+    for (int r = round + 1; r < TPLAN_ROUNDS; r++)
+        if (judge_v2_new_box(r, processes))
+            return 1;
+    return 0;
+}
+
 /* Protocol v2: the warm-up, the rounds (each group of them in its own
  * submission box), then judge_v2_finish. */
 static int judge_shapes_v2(struct judge *j, const int *order, double *medians,
@@ -697,6 +706,10 @@ static int judge_shapes_v2(struct judge *j, const int *order, double *medians,
             failed = b;
         }
     }
+    /* A Python box's start is seconds of imports: the next one starts
+     * now, held before CUDA, and its imports overlap these rounds. */
+    if (r == STEP_PASS && j->python && judge_v2_more_boxes(-1, processes))
+        judge_start_next(j);
     /* The planned rounds, then more visits for shapes whose rule goes on. */
     for (int round = 0, more = 1; r == STEP_PASS && more; round++) {
         more = 0;
@@ -708,6 +721,8 @@ static int judge_shapes_v2(struct judge *j, const int *order, double *medians,
                 r = STEP_VERDICT;
             if (r != STEP_PASS)
                 break;
+            if (j->python && judge_v2_more_boxes(round, processes))
+                judge_start_next(j);
         }
         for (int i = 0; i < s->nbenchmarks && r == STEP_PASS; i++) {
             struct v2_shape *sh = &shapes[order[i]];

@@ -47,10 +47,12 @@ void judge_python_tool(struct tool_cfg *t, const struct pyenv *py)
     t->python_site = py->site[0] ? py->site : NULL;
 }
 
-int judge_tool_start(struct judge *j, const struct box_cfg *c, struct kj_err *err)
+int judge_tool_start_into(struct judge *j, const struct box_cfg *c, struct box_proc *out,
+                                 struct kj_err *err)
 {
     struct tool_cfg t;
     memset(&t, 0, sizeof t);
+    t.hold = c->hold;
     if (j->python) { /* a Python box: no tool, no output folder */
         judge_python_tool(&t, j->job->pyenv);
     } else {
@@ -69,8 +71,14 @@ int judge_tool_start(struct judge *j, const struct box_cfg *c, struct kj_err *er
     t.gpu = c->gpu;
     t.launch_count = JUDGE_TOOL_LAUNCHES;
     t.wipe = c->wipe;
-    return tool_start(&t, &j->run, err);
+    return tool_start(&t, out, err);
 }
+
+int judge_tool_start(struct judge *j, const struct box_cfg *c, struct kj_err *err)
+{
+    return judge_tool_start_into(j, c, &j->run, err);
+}
+
 
 int judge_tool_shapes(struct judge *j, struct kj_err *err)
 {

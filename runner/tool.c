@@ -253,6 +253,8 @@ static void tool_argv(const struct tool_cfg *c, const char *tool, const char *se
             argv[n++] = "--python-site";
             argv[n++] = c->python_site;
         }
+        if (c->hold)
+            argv[n++] = "--hold"; /* last: box-exec reads it without a value */
     }
     argv[n] = NULL;
 }

@@ -48,6 +48,7 @@ struct tool_cfg {
     const char *python_lib;       /* TOOL_PYTHON: the libpython, its home (sys.base_prefix) */
     const char *python_home;      /* and the pinned site-packages (struct pyenv, judge.h) */
     const char *python_site;
+    int hold;                     /* TOOL_PYTHON: box_cfg.hold (box-exec --hold) */
 };
 
 /* The tool's program: $KJUDGE_NCU / $KJUDGE_COMPUTE_SANITIZER, else

@@ -148,6 +148,32 @@ static void test_invariants(void)
     KT_CHECK(takes(&b, BOX_OP_CASE, "loaded without a plan"), "a loaded box has a plan");
 }
 
+/* A request to a box that is gone (its end of the pipe closed, as when a
+ * Python box started ahead died at import): KJ_EIO, and this process is not
+ * killed by SIGPIPE (box_send writes with fdio_write_quiet). */
+static void test_send_to_gone(void)
+{
+    int fds[2];
+    KT_CHECK(pipe(fds) == 0, "pipe");
+    close(fds[0]);
+    struct box_proc p;
+    memset(&p, 0, sizeof p);
+    p.pid = -1;
+    p.fd_req = fds[1];
+    p.fd_rep = p.fd_info = -1;
+    struct box_req req;
+    memset(&req, 0, sizeof req);
+    req.op = BOX_OP_START;
+    struct kj_err err;
+    kj_err_clear(&err);
+    KT_CHECK(box_send(&p, &req, NULL, &err) == KJ_EIO && strstr(err.msg, "gone") != NULL,
+             "sent to a box that is gone: %s", err.msg);
+    sigset_t pending;
+    sigpending(&pending);
+    KT_CHECK(!sigismember(&pending, SIGPIPE), "no SIGPIPE left pending");
+    close(fds[1]);
+}
+
 int main(int argc, char **argv)
 {
     kt_init(argc, argv);
@@ -161,6 +187,7 @@ int main(int argc, char **argv)
         return kt_done("test_box");
     KT_RUN(test_transitions());
     KT_RUN(test_invariants());
+    KT_RUN(test_send_to_gone());
     plan_free(plan);
     spec_free(spec);
     return kt_done("test_box");
