@@ -3,7 +3,6 @@
 // flood of bench/bench_queue.py (--tools) keeps sanitize jobs of it queued.
 //!kjudge leaderboard fp8_quant
 //!kjudge launch quant grid=(T*(H/GS)) block=(GS) smem=(GS*4)
-#include <cstdio>
 
 extern "C" __global__ void quant(const float* x, float* x_q, float* x_s, int T, int H, int GS)
 {

@@ -27,6 +27,7 @@ struct guard_conn {
     enum guard_state state;
     int64_t since_ms;        /* CLOCK_MONOTONIC when the state began */
     uint64_t body_bytes;     /* BODY: bytes read so far */
+    int served;              /* 1: a request of it was answered (HEAD again: keep-alive) */
 };
 
 struct guard {
@@ -34,7 +35,7 @@ struct guard {
     struct guard_conn *head;
     int64_t timeout_ms;      /* header timeout; 0 = no deadlines (no thread) */
     struct kj_ticker *ticker; /* owned: the thread that cuts overdue connections, or NULL */
-    uint64_t cut_heads, cut_bodies;
+    uint64_t cut_heads, cut_bodies, cut_idle;
     int64_t log_sec;         /* guard_log_ok: the second counted, its lines, lines dropped */
     int log_n;
     uint64_t log_dropped;
@@ -58,15 +59,20 @@ static int overdue(const struct guard *g, const struct guard_conn *c, int64_t no
     return 0;
 }
 
-/* Under the mutex: shut down every overdue connection; returns how many. */
-static int cut_overdue(struct guard *g, uint64_t *heads, uint64_t *bodies)
+/* Under the mutex: shut down every overdue connection; returns how many.
+ * An answered connection that sent nothing more (a client's idle
+ * keep-alive, as libcurl keeps its connections) counts in *idle, not as a
+ * slow head. */
+static int cut_overdue(struct guard *g, uint64_t *heads, uint64_t *bodies, uint64_t *idle)
 {
     int64_t now = now_ms();
     int n = 0;
     for (struct guard_conn *c = g->head; c != NULL; c = c->next) {
         if (!overdue(g, c, now))
             continue;
-        if (c->state == GUARD_HEAD)
+        if (c->state == GUARD_HEAD && c->served)
+            (*idle)++;
+        else if (c->state == GUARD_HEAD)
             (*heads)++;
         else
             (*bodies)++;
@@ -82,15 +88,18 @@ static int cut_overdue(struct guard *g, uint64_t *heads, uint64_t *bodies)
 static void guard_tick(void *arg)
 {
     struct guard *g = arg;
-    uint64_t heads = 0, bodies = 0;
+    uint64_t heads = 0, bodies = 0, idle = 0;
     pthread_mutex_lock(&g->mu);
-    if (cut_overdue(g, &heads, &bodies) > 0) {
+    if (cut_overdue(g, &heads, &bodies, &idle) > 0) {
         g->cut_heads += heads;
         g->cut_bodies += bodies;
-        /* One line per tick, not per connection: a flood must not flood the log. */
-        kj_log(KJ_LOG_WARN, "http", "closed slow connections heads=%llu bodies=%llu "
-               "header_timeout_s=%lld", (unsigned long long)heads, (unsigned long long)bodies,
-               (long long)(g->timeout_ms / 1000));
+        g->cut_idle += idle;
+        /* One line per tick, not per connection: a flood must not flood the
+         * log. Idle keep-alives closed are routine: no line for them alone. */
+        if (heads > 0 || bodies > 0)
+            kj_log(KJ_LOG_WARN, "http", "closed slow connections heads=%llu bodies=%llu "
+                   "header_timeout_s=%lld", (unsigned long long)heads,
+                   (unsigned long long)bodies, (long long)(g->timeout_ms / 1000));
     }
     pthread_mutex_unlock(&g->mu);
 }
@@ -199,6 +208,11 @@ void guard_busy(struct guard *g, struct guard_conn *c)
 
 void guard_request_done(struct guard *g, struct guard_conn *c)
 {
+    if (g != NULL && c != NULL) {
+        pthread_mutex_lock(&g->mu);
+        c->served = 1;
+        pthread_mutex_unlock(&g->mu);
+    }
     set_state(g, c, GUARD_HEAD);
 }
 

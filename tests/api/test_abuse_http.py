@@ -201,6 +201,23 @@ def test_slow_heads(srv, c):
     check("closed slow connections" in srv.server_log(), "the server logs the cuts")
 
 
+def test_idle_keepalive(srv):
+    """A client that keeps its answered connection open (libcurl's connection
+    cache, the runner's) is closed at the deadline without a warning: only
+    slow heads and bodies are logged."""
+    before = srv.server_log().count("closed slow connections")
+    s = connect(srv.port, "127.0.0.4")
+    s.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+    status, _, _ = read_answer(s)
+    secs, left = poll_closed([s])
+    s.close()
+    check(status == 200 and left == 0, "an idle keep-alive connection is closed at the deadline (%.1f s)" % secs,
+          (status, left))
+    time.sleep(1.5)  # a tick of the guard, whose line would come now
+    check(srv.server_log().count("closed slow connections") == before,
+          "and no 'closed slow connections' warning for it", srv.server_log()[-600:])
+
+
 def test_slow_body(srv):
     body = b'{"name": "slow", "invite": "x"}' + b" " * 99000
     s = connect(srv.port, "127.0.0.4")
@@ -385,6 +402,7 @@ def main():
             test_nul_url(srv)
             test_big_heads(srv)
             test_slow_heads(srv, c)
+            test_idle_keepalive(srv)
             test_slow_body(srv)
             test_long_lived(srv, c, out.strip(), out2.strip())
             check(srv.proc.poll() is None, "the server is still running")
