@@ -547,7 +547,8 @@ void box_main(const struct box_cfg *cfg0)
         _exit(3);
     }
     b.python = cfg0->python_lib != NULL;
-    if (b.python && pybox_start(cfg0->python_lib, cfg0->python_site, &err) != KJ_OK) {
+    if (b.python && pybox_start(cfg0->python_lib, cfg0->python_site, cfg0->python_helion,
+                                &err) != KJ_OK) {
         kj_printable(b.info.error, sizeof b.info.error, err.msg, sizeof err.msg);
         (void)!fdio_write_full(RBOX_FD_INFO, &b.info, sizeof b.info);
         _exit(3);

@@ -255,6 +255,7 @@ struct box_cfg {
                                * or as a Python box (python_lib set) */
     const char *python_lib;   /* a Python box (pybox.h): the libpython it loads; NULL = CUDA */
     const char *python_site;  /* its site-packages folder (the pinned environment), or NULL */
+    int python_helion;        /* a Python box: import Helion at its start (pybox_start) */
     int hold;                 /* a Python box started ahead of its turn: it imports, then
                                * waits for BOX_OP_START before it starts CUDA (judge_time.c) */
     const struct secret_list *wipe; /* what the child wipes first (secret.h); NULL = nothing */

@@ -67,7 +67,7 @@ int box_exec_main(int argc, char **argv)
     unsigned long long region_size = 0;
     unsigned skip = 0;
     const char *python = NULL, *python_site = NULL;
-    int hold = 0;
+    int hold = 0, helion = 1;
     struct kj_err err;
     kj_err_clear(&err);
     for (int i = 2; i < argc; i++)
@@ -82,6 +82,7 @@ int box_exec_main(int argc, char **argv)
         else if (strcmp(argv[i], "--skip") == 0) skip = (unsigned)strtoul(argv[i + 1], NULL, 10);
         else if (strcmp(argv[i], "--python") == 0) python = argv[i + 1];
         else if (strcmp(argv[i], "--python-site") == 0) python_site = argv[i + 1];
+        else if (strcmp(argv[i], "--python-helion") == 0) helion = atoi(argv[i + 1]) != 0;
     }
     if (spec_dir == NULL || gpu < 0 || region_size == 0 || fcntl(RBOX_FD_INFO, F_GETFD) < 0 ||
         fcntl(BOX_EXEC_REGION_FD, F_GETFD) < 0) {
@@ -138,5 +139,6 @@ int box_exec_main(int argc, char **argv)
     c.python_lib = python;
     c.python_site = python_site;
     c.hold = hold && python != NULL;
+    c.python_helion = helion;
     box_main(&c);
 }

@@ -454,6 +454,7 @@ static int judge_steps(struct judge *j, struct kj_err *err)
     double t = mono_now(), t1;
     if (!j->adopted && (rc = judge_start_boxes(j, err)) != KJ_OK)
         return rc;
+    judge_ahead_start(j);
     /* The boxes have their regions; the compile boxes forked next must not. */
     if ((rc = judge_regions_dontfork(j->run_region, j->ref_region, j->region_size, err)) != KJ_OK)
         return rc;

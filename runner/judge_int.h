@@ -115,6 +115,11 @@ int judge_tool_start_into(struct judge *j, const struct box_cfg *c, struct box_p
  * current box's rounds. Not an error when it cannot start: the restart
  * then starts one as before. */
 void judge_start_next(struct judge *j);
+
+/* A timed Python job whose rounds take more than one box: its second box
+ * starts with the job (judge_start_next), so that its imports (20 s on the
+ * H200 with Helion's) overlap the first box's start, tests and rounds. */
+void judge_ahead_start(struct judge *j);
 /* Profile mode, after the tests: one checked call of each benchmark shape
  * (or the one the job names) between the profiler's marks. */
 int judge_tool_shapes(struct judge *j, struct kj_err *err);

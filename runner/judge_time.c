@@ -665,6 +665,13 @@ static int judge_v2_more_boxes(int round, int processes)
     return 0;
 }
 
+void judge_ahead_start(struct judge *j)
+{
+    if (j->python && kj_mode_timed(j->job->mode) && j->job->protocol != JUDGE_PROTOCOL_V1 &&
+        judge_v2_more_boxes(-1, judge_v2_processes(j)))
+        judge_start_next(j);
+}
+
 /* Protocol v2: the warm-up, the rounds (each group of them in its own
  * submission box), then judge_v2_finish. */
 static int judge_shapes_v2(struct judge *j, const int *order, double *medians,

@@ -53,6 +53,8 @@ int judge_tool_start_into(struct judge *j, const struct box_cfg *c, struct box_p
     struct tool_cfg t;
     memset(&t, 0, sizeof t);
     t.hold = c->hold;
+    /* Helion's import is seconds: only where the source names it */
+    t.no_helion = j->python && memmem(j->job->source, j->job->source_len, "helion", 6) == NULL;
     if (j->python) { /* a Python box: no tool, no output folder */
         judge_python_tool(&t, j->job->pyenv);
     } else {

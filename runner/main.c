@@ -612,8 +612,8 @@ static int cmd_serve(const struct opts *o)
         if (runner_pyenv(o, &py) != 0)
             return EXIT_USAGE;
         c.pyenv = &py;
-        c.py_prestart = getenv("KJUDGE_PY_PRESTART") != NULL &&
-                        strcmp(getenv("KJUDGE_PY_PRESTART"), "1") == 0;
+        c.py_prestart = getenv("KJUDGE_PY_PRESTART") == NULL ||
+                        strcmp(getenv("KJUDGE_PY_PRESTART"), "0") != 0;
         kj_log(KJ_LOG_INFO, "serve", "Python submissions run with %s (%s)%s", py.exe, py.versions,
                c.py_prestart ? "; a Python pair of boxes waits after a Python job" : "");
     }

@@ -22,7 +22,7 @@ typedef int (*pybox_cb)(int op, void *io);
 /* The address the harness writes its callback to (see pybox_start). */
 static volatile uintptr_t pybox_callback;
 
-int pybox_start(const char *libpython, const char *site, struct kj_err *err)
+int pybox_start(const char *libpython, const char *site, int helion, struct kj_err *err)
 {
     void *h = dlopen(libpython, RTLD_NOW | RTLD_GLOBAL);
     if (h == NULL)
@@ -38,9 +38,10 @@ int pybox_start(const char *libpython, const char *site, struct kj_err *err)
         return KJ_FAIL(err, KJ_EINTERNAL, "python box: the embedded harness did not run");
     static char why[400]; /* the harness writes why its start failed here */
     char call[PATH_MAX + 160];
-    snprintf(call, sizeof call, "_kj_start(%llu, %s%s%s, %d, %llu, %zu)",
+    snprintf(call, sizeof call, "_kj_start(%llu, %s%s%s, %d, %llu, %zu, %d)",
              (unsigned long long)(uintptr_t)&pybox_callback, site ? "'" : "", site ? site : "None",
-             site ? "'" : "", SANDBOX_UID, (unsigned long long)(uintptr_t)why, sizeof why);
+             site ? "'" : "", SANDBOX_UID, (unsigned long long)(uintptr_t)why, sizeof why,
+             helion ? 1 : 0);
     if (run(call, NULL) != 0 || pybox_callback == 0)
         return KJ_FAIL(err, KJ_EINTERNAL, "python box: the harness could not import PyTorch: %s",
                        why[0] ? why : "(no message)");

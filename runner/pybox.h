@@ -64,9 +64,12 @@ enum pybox_op { PYBOX_BIND = 1, PYBOX_LOAD, PYBOX_CALL, PYBOX_COLLECT };
 
 /* Load libpython (path), start the interpreter with the deployment's
  * site-packages folder (site, may be NULL) and run the harness, which
- * imports PyTorch and Triton. Before CUDA and the sandbox's lock: every
- * library is mapped before the root is replaced. */
-int pybox_start(const char *libpython, const char *site, struct kj_err *err);
+ * imports PyTorch and Triton, and Helion when helion is 1 (its import takes
+ * 12 s on the H200: the judge asks for it when the source names it, and for
+ * a box started before its job). Before CUDA and the sandbox's lock: every
+ * library is mapped before the root is replaced (a module imported later
+ * comes from the site-packages folder, which stays bound read-only). */
+int pybox_start(const char *libpython, const char *site, int helion, struct kj_err *err);
 
 /* Run one operation (enum pybox_op) on io. 0 on success; 1 when the
  * submission failed (io->msg says how); -1 when the harness is broken

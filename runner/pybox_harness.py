@@ -240,12 +240,13 @@ def _give_tmp(uid):
             pass
 
 
-def _kj_start(slot, site, box_uid=None, why=0, why_len=0):
-    """Import what the box needs and register the callback at slot. A
-    failure (PyTorch missing, broken) is written, NUL-terminated, into the
-    box's buffer at why (why_len bytes): the box's stderr goes nowhere."""
+def _kj_start(slot, site, box_uid=None, why=0, why_len=0, helion=1):
+    """Import what the box needs and register the callback at slot (Helion
+    only when helion is 1: runner/pybox.h). A failure (PyTorch missing,
+    broken) is written, NUL-terminated, into the box's buffer at why
+    (why_len bytes): the box's stderr goes nowhere."""
     try:
-        _start(slot, site, box_uid)
+        _start(slot, site, box_uid, helion)
     except BaseException:
         if why and why_len > 1:
             text = _tail(why_len - 200).encode("utf-8", "replace")[:why_len - 1]
@@ -253,7 +254,7 @@ def _kj_start(slot, site, box_uid=None, why=0, why_len=0):
         raise
 
 
-def _start(slot, site, box_uid):
+def _start(slot, site, box_uid, helion=1):
     if site:
         import site as _site
         _site.addsitedir(site)
@@ -267,9 +268,15 @@ def _start(slot, site, box_uid):
         import triton.language  # noqa: F401
     except ImportError:
         pass
-    try:
-        import helion  # noqa: F401
-        import helion.language  # noqa: F401
+    if helion:  # 12 s on the H200: only for a source that names it (or one not known yet)
+        try:
+            import helion  # noqa: F401
+            import helion.language  # noqa: F401
+        except ImportError:
+            pass
+    try:  # the progress bars of Helion's and Inductor's compiles: no monitor
+        import tqdm.std  # thread, which would outlive the call that made the bar
+        tqdm.std.tqdm.monitor_interval = 0
     except ImportError:
         pass
     if box_uid is not None:  # in a box: its own /tmp, the launcher's tmpfs

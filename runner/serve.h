@@ -57,7 +57,7 @@ struct serve_cfg {
                                 * verdict within this; 0 = no gap jobs (serve_gap.c) */
     const struct pyenv *pyenv; /* Python submissions' environment (judge.h); NULL = none */
     int py_prestart;           /* 1: after a Python job, the next pair is a Python one
-                                * ($KJUDGE_PY_PRESTART=1; off until proven on a GPU host) */
+                                * ($KJUDGE_PY_PRESTART=0 turns it off) */
     int ahead;                 /* > 0: claim and compile up to this many jobs while the GPU
                                 * judges (ahead.h); 0 = claim one job at a time */
     const struct serve_ops *ops; /* NULL: the GPU */

@@ -253,6 +253,10 @@ static void tool_argv(const struct tool_cfg *c, const char *tool, const char *se
             argv[n++] = "--python-site";
             argv[n++] = c->python_site;
         }
+        if (c->no_helion) {
+            argv[n++] = "--python-helion";
+            argv[n++] = "0";
+        }
         if (c->hold)
             argv[n++] = "--hold"; /* last: box-exec reads it without a value */
     }

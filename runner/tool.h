@@ -49,6 +49,8 @@ struct tool_cfg {
     const char *python_home;      /* and the pinned site-packages (struct pyenv, judge.h) */
     const char *python_site;
     int hold;                     /* TOOL_PYTHON: box_cfg.hold (box-exec --hold) */
+    int no_helion;                /* TOOL_PYTHON: the box does not import Helion at its start
+                                   * (box_cfg.python_helion 0: the source does not name it) */
 };
 
 /* The tool's program: $KJUDGE_NCU / $KJUDGE_COMPUTE_SANITIZER, else

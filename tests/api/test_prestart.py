@@ -125,7 +125,7 @@ def test_prestart_python(srv, tok, rtok, tmp):
     os.makedirs(bdir, exist_ok=True)
     r = kjrunner.Runner(os.path.join(tmp, "py"), "http://127.0.0.1:%d" % srv.port, rtok, [], name="py-runner",
                         env={"KJUDGE_FAKE_BOX_DIR": bdir, "KJUDGE_FAKE_TEARDOWN_S": str(TEARDOWN_S),
-                             "KJUDGE_PYTHON": exe, "KJUDGE_PY_PRESTART": "1"})
+                             "KJUDGE_PYTHON": exe})  # Python pairs: on by default
     r.start()
     try:
         a = submit_py(srv, tok)
@@ -146,6 +146,20 @@ def test_prestart_python(srv, tok, rtok, tmp):
               "the Python pair is torn down; a CUDA pair waits after the CUDA job", os.listdir(bdir))
     finally:
         r.stop()
+    off = kjrunner.Runner(os.path.join(tmp, "py-off"), "http://127.0.0.1:%d" % srv.port, rtok, [],
+                          name="py-off-runner",
+                          env={"KJUDGE_FAKE_BOX_DIR": bdir, "KJUDGE_FAKE_TEARDOWN_S": str(TEARDOWN_S),
+                               "KJUDGE_PYTHON": exe, "KJUDGE_PY_PRESTART": "0"})
+    off.start()
+    try:
+        d = submit_py(srv, tok)
+        msg = judged(srv, tok, d)
+        check(msg is not None and PRE not in msg, "KJUDGE_PY_PRESTART=0: the Python job starts its own boxes",
+              (msg, off.text()[-400:]))
+        check(not wait_until(lambda: len(files(bdir, "pypre")) > 0, 2.0),
+              "and no Python pair is started after it", os.listdir(bdir))
+    finally:
+        off.stop()
 
 
 def main():

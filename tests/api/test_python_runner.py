@@ -90,8 +90,35 @@ def fake_torch():
     return t
 
 
+def fake_tqdm():
+    """tqdm's contract that matters here: a bar made while the class's
+    monitor_interval is not 0 starts a monitor thread that lives on."""
+    std = types.ModuleType("tqdm.std")
+
+    class tqdm:
+        monitor_interval = 10
+        monitor = None
+
+        def __init__(self, iterable=None, **kw):
+            self.iterable = iterable
+            if type(self).monitor_interval and tqdm.monitor is None:
+                stop = threading.Event()
+                tqdm.monitor = threading.Thread(target=stop.wait, name="tqdm_monitor", daemon=True)
+                tqdm.monitor.stop = stop
+                tqdm.monitor.start()
+
+        def __iter__(self):
+            return iter(self.iterable or ())
+
+    std.tqdm = tqdm
+    top = types.ModuleType("tqdm")
+    top.std, top.tqdm = std, tqdm
+    return top, std
+
+
 def start_harness():
     sys.modules["torch"] = fake_torch()
+    sys.modules["tqdm"], sys.modules["tqdm.std"] = fake_tqdm()
     ns = {"__name__": "kjbox"}
     with open(HARNESS) as f:
         exec(compile(f.read(), HARNESS, "exec"), ns)
@@ -209,6 +236,18 @@ def test_harness():
         for t in threading.enumerate():
             if t.name in ("late-writer", "after-call"):
                 t.join(5)
+        # A progress bar in a call (Helion's and Inductor's compiles make
+        # them): the harness set tqdm's monitor_interval to 0 at its start,
+        # so no monitor thread outlives the call (on the H200 one did, and
+        # every Helion entry was a runtime error).
+        rc, keep = load(ns, io, given.replace("    x, x_q, x_s = data", "    import tqdm\n"
+                                              "    for _ in tqdm.tqdm(range(3)):\n        pass\n"
+                                              "    x, x_q, x_s = data"), tmp)
+        got = op(3)
+        bar = sys.modules["tqdm"].tqdm
+        check(rc == 0 and got == 0 and bar.monitor_interval == 0 and bar.monitor is None,
+              "a tqdm progress bar in custom_kernel starts no monitor thread (monitor_interval %s)" %
+              bar.monitor_interval, io.msg.decode()[:300])
         # A process forked in custom_kernel that returns ends in the harness
         # (exit 0) instead of going on as the box; exit 7 would be this test.
         parent = os.getpid()
