@@ -239,10 +239,11 @@ int guard_log_ok(struct guard *g, uint64_t *dropped)
     return ok;
 }
 
-void guard_counts(struct guard *g, uint64_t *heads, uint64_t *bodies)
+void guard_counts(struct guard *g, uint64_t *heads, uint64_t *bodies, uint64_t *idle)
 {
     pthread_mutex_lock(&g->mu);
     *heads = g->cut_heads;
     *bodies = g->cut_bodies;
+    *idle = g->cut_idle;
     pthread_mutex_unlock(&g->mu);
 }

@@ -67,7 +67,8 @@ void guard_request_done(struct guard *g, struct guard_conn *c);
  * through. */
 int guard_log_ok(struct guard *g, uint64_t *dropped);
 
-/* Connections the guard has cut so far: slow heads and slow bodies. */
-void guard_counts(struct guard *g, uint64_t *heads, uint64_t *bodies);
+/* Connections the guard has cut so far: slow heads, slow bodies, and
+ * answered connections left idle past the deadline (keep-alives; no warning). */
+void guard_counts(struct guard *g, uint64_t *heads, uint64_t *bodies, uint64_t *idle);
 
 #endif
