@@ -242,7 +242,7 @@ void judge_tool_finish(struct judge *j)
         struct box_req q;
         memset(&q, 0, sizeof q);
         q.op = BOX_OP_QUIT;
-        (void)!fdio_write_full(j->run.fd_req, &q, sizeof q);
+        (void)!fdio_write_quiet(j->run.fd_req, &q, sizeof q);
         double left = j->deadline - mono_now();
         if (tool_wait(&j->run, mono_now() + (left > 10 ? left : 10), &e) != KJ_OK)
             judge_tool_note(j, "%s", e.msg);
