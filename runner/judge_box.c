@@ -392,8 +392,9 @@ void judge_gap(struct judge *j)
         secret_add(&outer, j->sub.log, strlen(j->sub.log));
     double t0 = mono_now();
     job->gap(job->gap_ctx, &outer);
-    j->deadline += mono_now() - t0;
-    j->res->steps.gaps += mono_now() - t0;
+    double took = mono_now() - t0;
+    j->deadline += took;
+    j->res->steps.gaps += took;
 }
 
 void judge_start_next(struct judge *j)
@@ -406,10 +407,8 @@ void judge_start_next(struct judge *j)
         return;
     judge_box_cfg(j, 0, &c);
     c.hold = 1;
-    if (judge_tool_start_into(j, &c, &j->next, &err) != KJ_OK) {
+    if (judge_tool_start_into(j, &c, &j->next, &err) != KJ_OK) /* next.pid stays -1 */
         kj_log(KJ_LOG_WARN, "judge", "the next Python box could not start ahead: %s", err.msg);
-        j->next.pid = -1;
-    }
 }
 
 int judge_restart_run(struct judge *j, struct kj_err *err)

@@ -713,10 +713,6 @@ static int judge_shapes_v2(struct judge *j, const int *order, double *medians,
             failed = b;
         }
     }
-    /* A Python box's start is seconds of imports: the next one starts
-     * now, held before CUDA, and its imports overlap these rounds. */
-    if (r == STEP_PASS && j->python && judge_v2_more_boxes(-1, processes))
-        judge_start_next(j);
     /* The planned rounds, then more visits for shapes whose rule goes on. */
     for (int round = 0, more = 1; r == STEP_PASS && more; round++) {
         more = 0;
@@ -728,6 +724,8 @@ static int judge_shapes_v2(struct judge *j, const int *order, double *medians,
                 r = STEP_VERDICT;
             if (r != STEP_PASS)
                 break;
+            /* the box after this one (the first came with the job:
+             * judge_ahead_start), its imports overlapping these rounds */
             if (j->python && judge_v2_more_boxes(round, processes))
                 judge_start_next(j);
         }

@@ -48,7 +48,7 @@ void judge_python_tool(struct tool_cfg *t, const struct pyenv *py)
 }
 
 int judge_tool_start_into(struct judge *j, const struct box_cfg *c, struct box_proc *out,
-                                 struct kj_err *err)
+                          struct kj_err *err)
 {
     struct tool_cfg t;
     memset(&t, 0, sizeof t);
@@ -80,7 +80,6 @@ int judge_tool_start(struct judge *j, const struct box_cfg *c, struct kj_err *er
 {
     return judge_tool_start_into(j, c, &j->run, err);
 }
-
 
 int judge_tool_shapes(struct judge *j, struct kj_err *err)
 {
