@@ -305,6 +305,13 @@ int box_start(const struct box_cfg *cfg, struct box_proc *out, struct kj_err *er
 int box_probe(int gpu, const struct secret_list *wipe, struct box_device *dev,
               struct kj_err *err);
 
+/* A fresh box without a job (no spec) on device gpu, the child wiping wipe
+ * first: its device in *dev (within info_ms), one request op without a
+ * payload answered in *rep (within call_ms; its status is the caller's to
+ * read), then the box is stopped. box_health's, and calibrate's BASELINE. */
+int box_single(int gpu, const struct secret_list *wipe, enum box_op op, int info_ms, int call_ms,
+               struct box_device *dev, struct box_rep *rep, struct kj_err *err);
+
 /* In a fresh box: a known-answer kernel over 16 Mi elements, checked on the
  * host. KJ_OK when the GPU is usable; otherwise err says what failed. The
  * supervisor runs it after a time_limit or runtime_error, before the next

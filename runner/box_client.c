@@ -81,7 +81,7 @@ int box_read_info(struct box_proc *p, struct box_device *dev, int timeout_ms, st
 }
 
 int box_send(struct box_proc *p, const struct box_req *req, const void *payload,
-                    struct kj_err *err)
+             struct kj_err *err)
 {
     if (fdio_write_quiet(p->fd_req, req, sizeof *req) != 0 ||
         (req->payload > 0 && fdio_write_quiet(p->fd_req, payload, req->payload) != 0))
@@ -153,26 +153,33 @@ int box_probe(int gpu, const struct secret_list *wipe, struct box_device *dev,
     return rc;
 }
 
-int box_health(int gpu, const struct secret_list *wipe, struct kj_err *err)
+int box_single(int gpu, const struct secret_list *wipe, enum box_op op, int info_ms, int call_ms,
+               struct box_device *dev, struct box_rep *rep, struct kj_err *err)
 {
     struct box_cfg c;
     struct box_proc p;
-    struct box_device dev;
     struct box_req req;
-    struct box_rep rep;
     memset(&c, 0, sizeof c);
     memset(&req, 0, sizeof req);
     c.gpu = gpu;
     c.wipe = wipe;
-    req.op = BOX_OP_HEALTH;
+    req.op = op;
     int rc = box_start(&c, &p, err);
     if (rc != KJ_OK)
         return rc;
-    rc = box_read_info(&p, &dev, 120000, err);
+    rc = box_read_info(&p, dev, info_ms, err);
     if (rc == KJ_OK)
-        rc = box_call(&p, &req, NULL, &rep, 60000, err);
+        rc = box_call(&p, &req, NULL, rep, call_ms, err);
+    box_kill(&p);
+    return rc;
+}
+
+int box_health(int gpu, const struct secret_list *wipe, struct kj_err *err)
+{
+    struct box_device dev;
+    struct box_rep rep;
+    int rc = box_single(gpu, wipe, BOX_OP_HEALTH, 120000, 60000, &dev, &rep, err);
     if (rc == KJ_OK && rep.status != BOX_OK)
         rc = KJ_FAIL(err, KJ_ECUDA, "%s", rep.msg);
-    box_kill(&p);
     return rc;
 }

@@ -91,25 +91,10 @@ static int calib_args(int argc, char **argv, struct calib_opts *o)
 /* One fresh run box's BASELINE into *p (and its device into *dev). */
 static int calib_box(int gpu, struct box_device *dev, struct calib_proc *p, struct kj_err *err)
 {
-    struct box_cfg c;
-    struct box_proc bp;
-    struct box_req req;
     struct box_rep rep;
-    memset(&c, 0, sizeof c);
-    memset(&req, 0, sizeof req);
-    c.gpu = gpu;
-    req.op = BOX_OP_BASELINE;
-    int rc = box_start(&c, &bp, err);
-    if (rc != KJ_OK)
-        return rc;
-    rc = box_read_info(&bp, dev, CALIB_BOX_MS, err);
-    if (rc == KJ_OK && dev->error[0] != '\0')
-        rc = KJ_FAIL(err, KJ_ECUDA, "the run box could not start: %s", dev->error);
-    if (rc == KJ_OK)
-        rc = box_call(&bp, &req, NULL, &rep, CALIB_BOX_MS, err);
+    int rc = box_single(gpu, NULL, BOX_OP_BASELINE, CALIB_BOX_MS, CALIB_BOX_MS, dev, &rep, err);
     if (rc == KJ_OK && rep.status != BOX_OK)
         rc = KJ_FAIL(err, KJ_ECUDA, "BASELINE: %s", rep.msg);
-    box_kill(&bp);
     if (rc == KJ_OK)
         *p = (struct calib_proc){rep.ns, rep.event_ns, rep.gpu_ns, rep.copy_gbs};
     return rc;
