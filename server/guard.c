@@ -172,12 +172,15 @@ void guard_closed(struct guard *g, void **socket_context)
     *socket_context = NULL;
 }
 
-/* Move c to state s (a cut connection stays cut). */
+/* Move c to state s (a cut connection stays cut). Back to HEAD is only
+ * ever after an answer (guard_opened starts there itself): served. */
 static void set_state(struct guard *g, struct guard_conn *c, enum guard_state s)
 {
     if (g == NULL || c == NULL)
         return;
     pthread_mutex_lock(&g->mu);
+    if (s == GUARD_HEAD)
+        c->served = 1;
     if (c->state != GUARD_CUT && c->state != s) {
         c->state = s;
         c->since_ms = now_ms();
@@ -208,11 +211,6 @@ void guard_busy(struct guard *g, struct guard_conn *c)
 
 void guard_request_done(struct guard *g, struct guard_conn *c)
 {
-    if (g != NULL && c != NULL) {
-        pthread_mutex_lock(&g->mu);
-        c->served = 1;
-        pthread_mutex_unlock(&g->mu);
-    }
     set_state(g, c, GUARD_HEAD);
 }
 
