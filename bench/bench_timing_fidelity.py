@@ -16,11 +16,17 @@
 Goals: within 2% of ncu above 20 us, within 0.5 us below; score CV < 0.5%.
 KJ_BENCH_RUNS sets the runs of part 2 (0: none), $NCU the ncu to run.
 
---gpu-time (docs/timing.md 8) adds, for the same files: each shape's
-GPU-time median (CUPTI's kernel spans in the run box) beside ncu's median
-and beside CUPTI measured by a consumer of its own (build/cupti_ref.so,
-bench/cupti_ref.c, injected into a plain eval with the box's recording
-off), goal within 0.2 us or 2 % of that reference; in part 2 the CV of the
+--gpu-time (docs/timing.md 8) adds, for the eight kernels over six boards
+of bench_score_stability.py (fp8_quant's two above among them): each
+shape's GPU-time median (CUPTI's kernel spans in the run box) beside ncu's
+median and beside CUPTI measured by a consumer of its own
+(build/cupti_ref.so, bench/cupti_ref.c, injected into a plain eval with
+the box's recording off), goal within 0.2 us or 2 % of that reference.
+Shapes whose calls launch the same kernels with the same grids (histogram
+has three of one size) are profiled in separate runs, each on a copy of
+the board holding only some of its shapes (--leaderboards); a
+multi-kernel call is compared as a span, ncu's figure the sum of its
+kernels'. Then in part 2 the CV of the
 GPU-time score beside the event score's (goal < 0.2 %); and the wall time
 of a fp8_quant leaderboard run with two processes (goal < 5 s). Needs
 `make build/cupti_ref.so` (carry it and libcupti.so.13 in .gpulibs/ to a
@@ -34,7 +40,7 @@ script with --fake-ncu, which writes those launches as ncu's raw CSV to
 its --log-file; so the ncu command line, the report's parsing, the
 matching of launches and both tables run, with two runs in part 2.
 """
-import argparse, csv, io, json, os, statistics, subprocess, sys, tempfile, time
+import argparse, csv, io, json, os, shutil, statistics, subprocess, sys, tempfile, time
 from bench_common import LB, ROOT, RUNNER, evaluate
 
 RUNS = int(os.environ.get("KJ_BENCH_RUNS", "10"))
@@ -52,18 +58,19 @@ def grid_size(launch):
     return g[0] * g[1] * g[2]
 
 
-def ncu_times(path):
-    """{(kernel name, grid size): [ns, ...]} for the launches of one eval under ncu."""
+def ncu_times(path, board="fp8_quant", lbdir=None, kernels=("quant", "quant_fast")):
+    """{(kernel name, grid size): [ns, ...]} for the launches of one eval under ncu (of
+    board, in lbdir's copy when given; kernels and kj_empty profiled)."""
     log = tempfile.mktemp(suffix=".csv")
     # ncu follows the run box through environment variables and files of its
     # own, so the profiled run (only it; our medians come from normal runs in
     # the full box) keeps the environment and leaves the box's walls down.
     env = dict(os.environ, KJUDGE_NO_BLOCKER="1", KJUDGE_RBOX_SKIP="ns,fs,creds,seccomp,cgroup,env")
     cmd = NCU + ["--clock-control", "none", "--cache-control", "all", "--target-processes", "all",
-           "-k", "regex:^(quant|quant_fast|kj_empty)$", "--metrics", "gpu__time_duration.sum,launch__grid_size",
+           "-k", "regex:^(%s)$" % "|".join(list(kernels) + ["kj_empty"]), "--metrics", "gpu__time_duration.sum,launch__grid_size",
            "--csv", "--page", "raw", "--print-units", "base", "--log-file", log,
-           RUNNER, "eval", path, "--leaderboard", "fp8_quant", "--mode", "benchmark", "--samples", "30", "--compile-unboxed",
-           "--warmup", "0", "--json"]
+           RUNNER, "eval", path, "--leaderboard", board, "--mode", "benchmark", "--samples", "30", "--compile-unboxed",
+           "--warmup", "0", "--json"] + (["--leaderboards", lbdir] if lbdir else [])
     p = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, env=env)
     text = open(log).read() if os.path.exists(log) else ""
     start = text.find('"ID"')
@@ -158,19 +165,71 @@ def stability(evaluate=evaluate, gpu_time=False):
     print("GPU-time scores (us): " + " ".join("%.4f" % (s / 1e3) for s in gscores))
 
 
-def cupti_times(path):
-    """{(kernel name, grid size): [ns, ...]} from CUPTI in a consumer of its own (bench/cupti_ref.c)
-    injected into a plain benchmark-mode eval of path; the box's own recording off."""
+def board_eval(path, board, mode, *extra, lbdir=None):
+    """A plain `kjudge-runner eval` of path on board (in lbdir's copy of it when given)."""
+    if board == "fp8_quant" and lbdir is None:
+        return evaluate(path, mode, *extra)
+    cmd = [RUNNER, "eval", path, "--leaderboard", board, "--mode", mode, "--json", *extra]
+    if lbdir is not None:
+        cmd += ["--leaderboards", lbdir]
+    p = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
+    if p.returncode not in (0, 1):
+        raise RuntimeError("eval failed: " + p.stderr[-2000:])
+    return json.loads(p.stdout)
+
+
+def launch_keys(b):
+    """The (kernel, grid size) of each launch of one call of benchmark entry b, in order."""
+    return tuple((la["kernel"], grid_size(la)) for la in b["launches"])
+
+
+def shape_groups(benchmarks):
+    """The benchmark shapes split into groups whose calls launch different
+    (kernel, grid size) sequences, so that a profiler's records of one run
+    of a group tell its shapes apart (histogram has three shapes of one
+    size, conv2d two): [[shape index, ...], ...], most files one group."""
+    groups = []
+    for i, b in enumerate(benchmarks):
+        k = launch_keys(b)
+        for g in groups:
+            if all(launch_keys(benchmarks[j]) != k for j in g):
+                g.append(i)
+                break
+        else:
+            groups.append([i])
+    return groups
+
+
+def board_subset(board, shapes, tmp):
+    """A leaderboards folder in tmp with a copy of board whose benchmarks are only
+    the given shape indexes (for a profiled run of one group); its path."""
+    dst = os.path.join(tmp, "g%d" % len(os.listdir(tmp)))
+    shutil.copytree(os.path.join(ROOT, "leaderboards", board), os.path.join(dst, board))
+    spec_path = os.path.join(dst, board, "leaderboard.json")
+    with open(spec_path) as f:
+        spec = json.load(f)
+    spec["benchmarks"] = [spec["benchmarks"][i] for i in shapes]
+    with open(spec_path, "w") as f:
+        json.dump(spec, f)
+    return dst
+
+
+def cupti_times(path, board="fp8_quant", lbdir=None, seqs=()):
+    """{launch sequence: [ns, ...]} from CUPTI in a consumer of its own (bench/cupti_ref.c)
+    injected into a plain benchmark-mode eval of path; the box's own recording off. A
+    sequence of one (kernel, grid size) gets each such kernel's duration; a longer one
+    (seqs: the multi-kernel calls) the span from the first kernel's start to the last's
+    end wherever the records, in order of start, hold that sequence back to back."""
     log = tempfile.mktemp(suffix=".csv")
     env = dict(os.environ, KJUDGE_GPU_TIME="0", KJ_CUPTI_REF_OUT=log, CUDA_INJECTION64_PATH=CUPTI_REF,
                KJUDGE_RBOX_SKIP="ns,fs,creds,seccomp,cgroup,env")
-    args = ["eval", path, "--leaderboard", "fp8_quant", "--mode", "benchmark", "--samples", "30",
-            "--compile-unboxed", "--warmup", "0", "--json"]
+    args = ["eval", path, "--leaderboard", board, "--mode", "benchmark", "--samples", "30",
+            "--compile-unboxed", "--warmup", "0", "--json"] + (["--leaderboards", lbdir] if lbdir else [])
     if REF_CMD is None and not os.path.exists(CUPTI_REF):
         sys.exit("%s is missing: make build/cupti_ref.so (here, or carry it)" % CUPTI_REF)
     cmd = (REF_CMD or [RUNNER]) + args
     p = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, env=env)
-    out = {}
+    recs = []
     try:
         lines = open(log).read().splitlines()
     except OSError:
@@ -183,44 +242,94 @@ def cupti_times(path):
             grid, start, end = int(parts[1]), int(parts[2]), int(parts[3])
         except ValueError:
             continue
-        out.setdefault((parts[0].split("(")[0].strip(), grid), []).append(float(end - start))
+        recs.append((start, end, (parts[0].split("(")[0].strip(), grid)))
     os.unlink(log)
+    return ref_table(recs, seqs)
+
+
+def ref_table(recs, seqs=()):
+    """cupti_times' table from kernel records (start ns, end ns, (kernel, grid size)):
+    each kernel's duration under (key,), and for each sequence of seqs the span of
+    every place where the records, in order of start, hold it back to back."""
+    recs = sorted(recs)
+    out = {}
+    for start, end, key in recs:
+        out.setdefault((key,), []).append(float(end - start))
+    for seq in seqs:
+        n = len(seq)
+        for i in range(len(recs) - n + 1):
+            if tuple(r[2] for r in recs[i:i + n]) == seq:
+                out.setdefault(seq, []).append(float(recs[i + n - 1][1] - recs[i][0]))
     return out
 
 
-def gpu_fidelity(evaluate=evaluate):
+def gpu_kernels(smoke):
+    """(label, board, path) of the files gpu_fidelity compares: bench_score_stability's
+    eight kernels over six boards; --smoke fp8_quant's two, the only ones its stand-ins know."""
+    if smoke:
+        return [("fp8 template", "fp8_quant", os.path.join(LB, "template.cu")),
+                ("fp8 fast", "fp8_quant", os.path.join(LB, "examples", "fast.cu"))]
+    from bench_score_stability import KERNELS
+    return [(label, board, os.path.join(ROOT, rel)) for label, board, rel in KERNELS]
+
+
+def gpu_fidelity(evaluate=evaluate, smoke=False):
     """The GPU-time medians of a normal benchmark-mode eval beside ncu's and beside the
-    separate CUPTI reference's, per shape, with the goal marked."""
-    print("\n| file | shape | event median us | GPU-time median us | ncu median us | GPU - ncu us | "
+    separate CUPTI reference's, per shape, with the goal marked. A call of several
+    kernels: ncu's figure is the sum of their medians (their gaps not in it), the
+    reference's the span of the call, as the run box's."""
+    print("\n| kernel | shape | event median us | GPU-time median us | ncu median us | GPU - ncu us | "
           "CUPTI ref median us | GPU - ref us | goal: within %.1f us or %.0f %% of ref |" % (
               GOAL_REF_US, 100 * GOAL_REF_REL))
     print("|---|---|---|---|---|---|---|---|---|")
-    fails = 0
-    for name in ("template.cu", "examples/fast.cu"):
-        path = os.path.join(LB, name)
-        ours, ncu = SEEN.get(path) or (evaluate(path, "benchmark"), None)
-        t = ours.get("timing") or {}
-        if not t.get("gpu_time"):
-            print("| %s | no GPU time: %s | | | | | | | FAIL |" % (name, t.get("gpu_time_note", "?")))
-            fails += 1
-            continue
-        ncu = ncu if ncu is not None else ncu_times(path)
-        ref = cupti_times(path)
-        for b in ours["benchmarks"]:
-            la = b["launches"][0]
-            key = (la["kernel"], grid_size(la))
-            g = b.get("gpu_median_ns")
-            n = statistics.median(ncu[key]) if ncu.get(key) else None
-            r = statistics.median(ref[key]) if ref.get(key) else None
-            ok = g is not None and r is not None and (abs(g - r) <= GOAL_REF_US * 1e3 or abs(g - r) <= GOAL_REF_REL * r)
-            fails += not ok
-            f = lambda v: "%.3f" % (v / 1e3) if v is not None else "-"
-            d = lambda v: "%+.3f" % ((g - v) / 1e3) if v is not None and g is not None else "-"
-            print("| %s | %s | %.3f | %s | %s | %s | %s | %s | %s |" % (
-                name, " ".join("%s=%d" % kv for kv in b["shape"].items()), b["median_ns"] / 1e3, f(g), f(n), d(n),
-                f(r), d(r), "PASS" if ok else "FAIL"))
-    print("goal: GPU-time medians within %.1f us or %.0f %% of the separate CUPTI reference: %s" % (
-        GOAL_REF_US, 100 * GOAL_REF_REL, "PASS" if not fails else "FAIL (%d shapes)" % fails))
+    fails = shapes_n = 0
+    kernels = gpu_kernels(smoke)
+    tmp = tempfile.mkdtemp(prefix="kj-fidelity-")
+    try:
+        for label, board, path in kernels:
+            seen = SEEN.get(path)
+            ours = seen[0] if seen else (evaluate(path, "benchmark") if smoke else board_eval(path, board, "benchmark"))
+            t = ours.get("timing") or {}
+            if ours.get("verdict") != "accepted" or not t.get("gpu_time"):
+                print("| %s | %s: %s | | | | | | | FAIL |" % (label, ours.get("verdict"), t.get("gpu_time_note") or
+                                                          str(ours.get("message"))[:200]))
+                fails += 1
+                continue
+            benches = ours["benchmarks"]
+            groups = shape_groups(benches)
+            ncu, ref = [None] * len(benches), [None] * len(benches)
+            for g in groups:
+                seqs = {launch_keys(benches[i]) for i in g}
+                if len(groups) == 1:
+                    lbdir = None
+                    n = seen[1] if seen else ncu_times(path, board)
+                else:
+                    lbdir = board_subset(board, g, tmp)
+                    n = ncu_times(path, board, lbdir, sorted({k for s in seqs for k, _ in s}))
+                r = cupti_times(path, board, lbdir, [s for s in seqs if len(s) > 1])
+                for i in g:
+                    seq = launch_keys(benches[i])
+                    if all(n.get(k) for k in seq):
+                        ncu[i] = sum(statistics.median(n[k]) for k in seq)
+                    got = r.get(seq if len(seq) > 1 else (seq[0],))
+                    ref[i] = statistics.median(got) if got else None
+            for i, b in enumerate(benches):
+                g, nv, rv = b.get("gpu_median_ns"), ncu[i], ref[i]
+                ok = g is not None and rv is not None and (abs(g - rv) <= GOAL_REF_US * 1e3 or
+                                                           abs(g - rv) <= GOAL_REF_REL * rv)
+                fails += not ok
+                shapes_n += 1
+                f = lambda v: "%.3f" % (v / 1e3) if v is not None else "-"
+                d = lambda v: "%+.3f" % ((g - v) / 1e3) if v is not None and g is not None else "-"
+                print("| %s | %s | %.3f | %s | %s | %s | %s | %s | %s |" % (
+                    label, " ".join("%s=%d" % kv for kv in b["shape"].items()), b["median_ns"] / 1e3, f(g),
+                    f(nv), d(nv), f(rv), d(rv), "PASS" if ok else "FAIL"), flush=True)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    print("goal: GPU-time medians within %.1f us or %.0f %% of the separate CUPTI reference, %d kernels over "
+          "%d boards, %d shapes: %s" % (
+              GOAL_REF_US, 100 * GOAL_REF_REL, len(kernels), len({b for _, b, _ in kernels}), shapes_n,
+              "PASS" if not fails else "FAIL (%d shapes)" % fails))
 
 
 def few_processes(evaluate=evaluate):
@@ -327,7 +436,7 @@ def main():
     if RUNS > 0:
         stability(ev, args.gpu_time)
     if args.gpu_time:
-        gpu_fidelity(ev)
+        gpu_fidelity(ev, args.smoke)
         few_processes(ev)
 
 

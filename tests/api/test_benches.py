@@ -64,8 +64,9 @@ BENCHES = [
       r"^\| examples/fast\.cu \| T=4096 H=7168 GS=128 \| [\d.]+ \| [\d.]+ \| - \| [\d.]+ \| 1\.1\d+ \|",
       r"^\| empty kernel \| 1x1 \| 2\.912 \|", r"^\| 2 \| 15\.5740 \|",
       r"^\| GPU time \| 2 \| [\d.]+ \| [\d.]+ \| PASS \|$",
-      r"^\| examples/fast\.cu \| T=256 H=4096 GS=128 \| 7\.243 \| 6\.569 \| 6\.520 \| \+0\.049 \| 6\.520 \| \+0\.049 \| PASS \|$",
-      r"^goal: GPU-time medians within 0\.2 us or 2 % of the separate CUPTI reference: PASS$",
+      r"^\| fp8 fast \| T=256 H=4096 GS=128 \| 7\.243 \| 6\.569 \| 6\.520 \| \+0\.049 \| 6\.520 \| \+0\.049 \| PASS \|$",
+      r"^goal: GPU-time medians within 0\.2 us or 2 % of the separate CUPTI reference, 2 kernels over 1 boards, "
+      r"6 shapes: PASS$",
       r"^goal: fp8_quant leaderboard run under 5 s with two processes: PASS"]),
     ("bench_score_stability.py", True, True,
      [r"^\| kernel \| board \| protocol \| runs \|", r"^\| fp8 fast \| fp8_quant \| v2 \| 2 \| \d",
@@ -130,6 +131,34 @@ def test_names():
                     if not os.path.exists(os.path.join(BENCH_DIR, n))]
     check(not missing, "every bench/FILE the Makefile, bench/run.sh, README.md, docs/ and tests/api name exists",
           missing)
+
+
+def test_fidelity_matching():
+    """bench_timing_fidelity's GPU-time table (its H200 run compares eight
+    kernels over six boards; --smoke only fp8_quant's): shapes whose calls
+    launch the same kernels with the same grids (histogram's three of one
+    size) go to separate profiled runs, and a multi-kernel call's reference
+    is its span, found where the records hold its kernels back to back."""
+    sys.path.insert(0, BENCH_DIR)
+    import bench_timing_fidelity as tf
+    la = lambda k, g: {"kernel": k, "grid": [g, 1, 1]}
+    benches = [{"launches": [la("hist", 160)]}, {"launches": [la("hist", 320)]}, {"launches": [la("hist", 320)]},
+               {"launches": [la("hist", 320)]}, {"launches": [la("hist", 528)]}]
+    got = tf.shape_groups(benches)
+    check(got == [[0, 1, 4], [2], [3]], "shapes of one launch sequence are profiled in separate runs", got)
+    two = [{"launches": [la("scales", 8), la("apply", 64)]}, {"launches": [la("scales", 16), la("apply", 128)]}]
+    check(tf.shape_groups(two) == [[0, 1]], "distinct multi-kernel sequences share a run", tf.shape_groups(two))
+    a, b, e = ("scales", 8), ("apply", 64), ("kj_empty", 1)
+    recs = [(5000, 5600, a), (1000, 1400, a), (1500, 2400, b), (3000, 3100, e), (5700, 6900, b), (7000, 7100, b)]
+    t = tf.ref_table(recs, [(a, b)])
+    check(t.get((a, b)) == [1400.0, 1900.0], "a call's span runs from its first kernel's start to its last's end",
+          t.get((a, b)))
+    check(t.get((b,)) == [900.0, 1200.0, 100.0] and t.get((e,)) == [100.0], "each kernel's own durations too", t)
+    check(tf.ref_table([(1000, 1400, a), (1450, 1500, e), (1500, 2400, b)], [(a, b)]).get((a, b)) is None,
+          "no span where another kernel runs between the call's kernels")
+    kernels = tf.gpu_kernels(False)
+    check(len(kernels) >= 8 and len({bd for _, bd, _ in kernels}) >= 4 and all(os.path.exists(p) for _, _, p in kernels),
+          "the H200 run compares at least eight kernels over four boards, every file there", kernels)
 
 
 def smoke_one(row, tmp):
