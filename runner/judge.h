@@ -161,6 +161,7 @@ void judge_leftover_finish(struct judge_leftover *left);
 struct judge_prestart {
     const struct spec *spec;
     int python;                   /* 1: a Python run box (the next job is a Python file) */
+    int helion;                   /* a Python run box that imported Helion at its start */
     struct judge_leftover *(*drop)(struct judge_prestart *self);
 };
 
@@ -171,20 +172,28 @@ struct judge_prestart {
 
 /* Start the pair for board spec on device gpu; the children wipe wipe
  * first. py NULL: a CUDA run box; else a Python run box of environment py
- * (borrowed), whose interpreter imports PyTorch, Triton and Helion while it
- * waits, the most of a Python job's start. KJ_OK with *out set, else *out
- * NULL and err says why: KJ_ELIMIT when the board's two regions exceed the
- * limit above (nothing started: its jobs start their own boxes). */
+ * (borrowed), whose interpreter imports PyTorch and Triton, and Helion when
+ * helion is 1, while it waits: the most of a Python job's start (Helion's
+ * import alone is 12 s on the H200, so a pair imports it only when the job
+ * before named it: a participant's next file is mostly like the last).
+ * KJ_OK with *out set, else *out NULL and err says why: KJ_ELIMIT when the
+ * board's two regions exceed the limit above (nothing started: its jobs
+ * start their own boxes). */
 int judge_prestart_start(const struct spec *spec, int gpu, const struct secret_list *wipe,
-                         const struct pyenv *py, struct judge_prestart **out,
+                         const struct pyenv *py, int helion, struct judge_prestart **out,
                          struct kj_err *err);
 
 /* 1 when a pair started for board spec can judge a job of spec in mode
  * (test, benchmark or leaderboard: the tools start their own box) whose
- * file is in language lang (sub_lang.h): a Python pair for a Python file,
- * a CUDA pair for the others. */
+ * file is in language lang (sub_lang.h): a Python pair for a Python file
+ * (one that imported Helion when the file names it: helion 1, see
+ * judge_names_helion), a CUDA pair for the others. */
 int judge_prestart_fits(const struct judge_prestart *p, const struct spec *spec,
-                        enum kj_mode mode, int lang);
+                        enum kj_mode mode, int lang, int helion);
+
+/* 1 when a Python file's source names Helion (its box must import it at
+ * the start, before the sandbox's lock), else 0. */
+int judge_names_helion(const char *src, size_t len);
 
 /* Judge the job. On success (return 0) *result is a new result (result.h)
  * the caller frees with result_free(); it has a verdict, any but

@@ -169,9 +169,10 @@ static struct judge_leftover *judge_pre_drop(struct judge_prestart *self)
 }
 
 int judge_prestart_fits(const struct judge_prestart *p, const struct spec *spec,
-                        enum kj_mode mode, int lang)
+                        enum kj_mode mode, int lang, int helion)
 {
     return p != NULL && p->spec == spec && p->python == (lang == SUB_LANG_PYTHON) &&
+           (!p->python || !helion || p->helion) &&
            (mode == KJ_MODE_TEST || mode == KJ_MODE_BENCHMARK || mode == KJ_MODE_LEADERBOARD);
 }
 
@@ -187,6 +188,7 @@ static int judge_pre_python(struct judge_pre *p, const struct pyenv *py, const s
         return rc;
     memset(&t, 0, sizeof t);
     judge_python_tool(&t, py);
+    t.no_helion = !p->base.helion;
     t.outdir = "";
     t.spec_dir = spec->dir;
     t.source = none;
@@ -210,7 +212,7 @@ static unsigned long long judge_prestart_limit(void)
 }
 
 int judge_prestart_start(const struct spec *spec, int gpu, const struct secret_list *wipe,
-                         const struct pyenv *py, struct judge_prestart **out,
+                         const struct pyenv *py, int helion, struct judge_prestart **out,
                          struct kj_err *err)
 {
     struct judge_pre *p = calloc(1, sizeof *p);
@@ -224,6 +226,7 @@ int judge_prestart_start(const struct spec *spec, int gpu, const struct secret_l
         return KJ_FAIL(err, KJ_ENOMEM, "out of memory");
     p->base.spec = spec;
     p->base.python = py != NULL;
+    p->base.helion = py != NULL && helion;
     p->base.drop = judge_pre_drop;
     p->run_region_fd = -1;
     p->run.pid = p->ref.pid = -1;
@@ -279,7 +282,8 @@ int judge_adopt(struct judge *j, struct judge_prestart *pre)
     struct judge_pre *p = (struct judge_pre *)pre;
     int same_gen = p->has_gen == (j->gensrc != NULL) &&
                    (!p->has_gen || memcmp(&p->gendirs, &j->gendirs, sizeof p->gendirs) == 0);
-    if (!judge_prestart_fits(pre, j->spec, j->job->mode, j->job->lang) ||
+    if (!judge_prestart_fits(pre, j->spec, j->job->mode, j->job->lang,
+                             judge_names_helion(j->job->source, j->job->source_len)) ||
         j->job->dump_dir != NULL || !same_gen || j->plan->max_total > p->region_size) {
         judge_leftover_finish(judge_pre_drop(pre));
         return 0;

@@ -39,6 +39,11 @@ int judge_tool_region(struct judge *j, struct kj_err *err)
     return judge_memfd_region(j->region_size, &j->run_region_fd, &j->run_region, err);
 }
 
+int judge_names_helion(const char *src, size_t len)
+{
+    return src != NULL && memmem(src, len, "helion", 6) != NULL;
+}
+
 void judge_python_tool(struct tool_cfg *t, const struct pyenv *py)
 {
     t->kind = TOOL_PYTHON;
@@ -54,7 +59,7 @@ int judge_tool_start_into(struct judge *j, const struct box_cfg *c, struct box_p
     memset(&t, 0, sizeof t);
     t.hold = c->hold;
     /* Helion's import is seconds: only where the source names it */
-    t.no_helion = j->python && memmem(j->job->source, j->job->source_len, "helion", 6) == NULL;
+    t.no_helion = j->python && !judge_names_helion(j->job->source, j->job->source_len);
     if (j->python) { /* a Python box: no tool, no output folder */
         judge_python_tool(&t, j->job->pyenv);
     } else {

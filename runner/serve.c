@@ -314,10 +314,10 @@ static void serve_drop_pre(struct serve *sv)
 /* Start the boxes of the next job of board spec, unless a pair waits
  * already, the runner is stopping or judges one job only: a Python pair
  * when the job before was a Python file (python) and this runner has a
- * Python environment and py_prestart, else a CUDA pair. A participant's next file is
- * mostly in the language of the last. A failure is logged: the next job
- * starts its own. */
-static void serve_prestart(struct serve *sv, const struct spec *spec, int python)
+ * Python environment and py_prestart, importing Helion when that file
+ * named it (helion), else a CUDA pair. A participant's next file is
+ * mostly like the last. A failure is logged: the next job starts its own. */
+static void serve_prestart(struct serve *sv, const struct spec *spec, int python, int helion)
 {
     struct kj_err err;
     if (sv->pre != NULL || spec == NULL || sv->ops->prestart == NULL || sv->cfg->once ||
@@ -325,7 +325,7 @@ static void serve_prestart(struct serve *sv, const struct spec *spec, int python
         return;
     kj_err_clear(&err);
     const struct pyenv *py = python && sv->cfg->py_prestart ? sv->cfg->pyenv : NULL;
-    int rc = sv->ops->prestart(spec, sv->cfg->gpu, &sv->secrets, py, &sv->pre, &err);
+    int rc = sv->ops->prestart(spec, sv->cfg->gpu, &sv->secrets, py, helion, &sv->pre, &err);
     if (rc != KJ_OK && rc != KJ_ELIMIT) /* over the limit: by design, not worth a warning */
         kj_log(KJ_LOG_WARN, "serve", "the next job's boxes start with it: %s", err.msg);
 }
@@ -348,7 +348,8 @@ static void serve_job(struct serve *sv, cJSON *job, struct compile_result *compi
     int mode_ok = kj_mode_parse(mode, &m) == 0;
     struct judge_prestart *pre = NULL; /* the waiting pair, when it fits this job */
     int lang = claim_lang(job);
-    if (spec != NULL && mode_ok && judge_prestart_fits(sv->pre, spec, m, lang)) {
+    int helion = lang == SUB_LANG_PYTHON && judge_names_helion(src, strlen(src));
+    if (spec != NULL && mode_ok && judge_prestart_fits(sv->pre, spec, m, lang, helion)) {
         pre = sv->pre;
         sv->pre = NULL;
     }
@@ -361,7 +362,7 @@ static void serve_job(struct serve *sv, cJSON *job, struct compile_result *compi
                                               : "unknown mode");
     } else {
         if (m == KJ_MODE_TEST) /* untimed: the next pair may start beside it */
-            serve_prestart(sv, spec, lang == SUB_LANG_PYTHON);
+            serve_prestart(sv, spec, lang == SUB_LANG_PYTHON, helion);
         struct judge_job jj;
         serve_judge_job(sv, &jj, spec, src, lang, m, compiled, serve_progress, &left);
         const cJSON *tool = cJSON_GetObjectItem(job, "tool"), *shape = cJSON_GetObjectItem(job, "shape");
@@ -409,7 +410,7 @@ static void serve_job(struct serve *sv, cJSON *job, struct compile_result *compi
     result_free(result);
     serve_side_stop(sv); /* the GPU free of side jobs before the next job */
     teardown_start(&sv->td, sv->job_id, left); /* beside the next claim and job */
-    serve_prestart(sv, spec, lang == SUB_LANG_PYTHON); /* beside that teardown */
+    serve_prestart(sv, spec, lang == SUB_LANG_PYTHON, helion); /* beside that teardown */
 }
 
 /* One claim. Returns 1 if a job was judged, 0 if none was queued, <0 on error. */

@@ -35,9 +35,11 @@ struct serve_ops {
     /* box_health() (box.h): 0 when the GPU still computes a known answer. */
     int (*health)(int gpu, const struct secret_list *wipe, struct kj_err *err);
     /* judge_prestart_start() (judge.h): the boxes of the next job of board spec;
-     * py non-NULL: a Python run box of that environment. */
+     * py non-NULL: a Python run box of that environment, importing Helion
+     * when helion is 1. */
     int (*prestart)(const struct spec *spec, int gpu, const struct secret_list *wipe,
-                    const struct pyenv *py, struct judge_prestart **out, struct kj_err *err);
+                    const struct pyenv *py, int helion, struct judge_prestart **out,
+                    struct kj_err *err);
 };
 
 struct serve_cfg {

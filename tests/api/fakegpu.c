@@ -140,19 +140,20 @@ static struct judge_leftover *fakegpu_pre_drop(struct judge_prestart *self)
 }
 
 static int fakegpu_prestart(const struct spec *spec, int gpu, const struct secret_list *wipe,
-                            const struct pyenv *py, struct judge_prestart **out,
+                            const struct pyenv *py, int helion, struct judge_prestart **out,
                             struct kj_err *err)
 {
     struct fakegpu_pre *p = calloc(1, sizeof *p);
     (void)gpu;
     (void)wipe;
     *out = NULL;
-    if (p == NULL || (p->boxes = fakegpu_boxes(py != NULL ? "pypre" : "pre")) == NULL) {
+    if (p == NULL || (p->boxes = fakegpu_boxes(py == NULL ? "pre" : helion ? "hlpre" : "pypre")) == NULL) {
         free(p);
         return KJ_FAIL(err, KJ_ENOMEM, "fakegpu: out of memory");
     }
     p->base.spec = spec;
     p->base.python = py != NULL;
+    p->base.helion = py != NULL && helion;
     p->base.drop = fakegpu_pre_drop;
     *out = &p->base;
     return KJ_OK;
@@ -166,7 +167,8 @@ static struct fakegpu_left *fakegpu_job_boxes(const struct judge_job *job, int *
     *pre = 0;
     if (p == NULL)
         return fakegpu_boxes("box");
-    if (!judge_prestart_fits(p, job->spec, job->mode, job->lang)) { /* as judge_run: torn down */
+    if (!judge_prestart_fits(p, job->spec, job->mode, job->lang,
+                             judge_names_helion(job->source, job->source_len))) { /* as judge_run: torn down */
         judge_leftover_finish(p->drop(p));
         return fakegpu_boxes("box");
     }

@@ -79,7 +79,7 @@ BENCHES = [
      [r"^\| quiet \| 2 \| \d", r"^\| loaded \| 2 \| \d", r"^\| paired within 2 rounds \| [-+]\d",
       r"^verdict \(Welch\): loaded - quiet [-+]\d"]),
     ("bench_python_overhead.py", True, False,
-     [r"^\| entry \| wrapper written and compiled \|$", r"^\| fast\.cu via CuPy \| \d+ bytes \|$"]),
+     [r"^\| entry \| wrapper written and compiled \|$", r"^\| fast\.cu via ctypes \| \d+ bytes \(cubin \d+ bytes, (nvcc|placeholder)\) \|$"]),
     ("bench_tool_limit.py", True, False,
      [r"^fp8_quant leaderboards/fp8_quant/examples/fast\.cu: sanitize, profile$"]),
     ("bench_gap_load.py", True, True,

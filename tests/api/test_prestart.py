@@ -21,8 +21,10 @@ comment says the rule):
   no pair behind, and exits 0;
 - with a Python environment (a stand-in interpreter that answers
   runner/pyenv.c's probe): after a Python file's job a Python pair waits
-  (pypre-XXXXXX), the next Python job is judged in it, and a CUDA job
-  does not take it (a CUDA pair waits after that job).
+  (pypre-XXXXXX), the next Python job is judged in it; a file that names
+  Helion is not (that pair did not import it), and the pair after it
+  imports Helion (hlpre-XXXXXX), which a plain Python job then takes; a
+  CUDA job takes no Python pair (a CUDA pair waits after that job).
 Ends with "test_prestart: N passed, N failed, N skipped".
 """
 import os
@@ -109,10 +111,11 @@ def test_prestart(srv, tok, rtok, tmp):
 
 PY_SOURCE = ("#!POPCORN leaderboard fp8_quant\nfrom task import input_t, output_t\n\n"
              "def custom_kernel(data: input_t) -> output_t:\n    return data[1], data[2]\n")
+HELION_SOURCE = PY_SOURCE.replace("from task", "import helion\nfrom task")
 
 
-def submit_py(srv, tok):
-    return kjrunner.submit(srv, tok, seconds=0.2, source=PY_SOURCE, name="k.py")
+def submit_py(srv, tok, source=PY_SOURCE):
+    return kjrunner.submit(srv, tok, seconds=0.2, source=source, name="k.py")
 
 
 def test_prestart_python(srv, tok, rtok, tmp):
@@ -138,6 +141,19 @@ def test_prestart_python(srv, tok, rtok, tmp):
         check(msg is not None and msg.endswith(PRE), "the next Python job is judged in it", (msg, r.text()[-400:]))
         check(wait_until(lambda: len(files(bdir, "pypre")) == 1 and files(bdir, "box") == []),
               "and a Python pair waits again", os.listdir(bdir))
+        h = submit_py(srv, tok, HELION_SOURCE)
+        msg = judged(srv, tok, h)
+        check(msg is not None and PRE not in msg, "a file that names Helion does not take a pair without it",
+              (msg, r.text()[-400:]))
+        check(wait_until(lambda: len(files(bdir, "hlpre")) == 1 and files(bdir, "pypre") == [] and
+                         files(bdir, "box") == []),
+              "after it the waiting pair imports Helion; the one without it is torn down", os.listdir(bdir))
+        p = submit_py(srv, tok)
+        msg = judged(srv, tok, p)
+        check(msg is not None and msg.endswith(PRE), "a plain Python job is judged in a pair with Helion",
+              (msg, r.text()[-400:]))
+        check(wait_until(lambda: len(files(bdir, "pypre")) == 1 and files(bdir, "hlpre") == []),
+              "and the pair after it has no Helion again", os.listdir(bdir))
         c = submit(srv, tok, "fp8_quant")
         msg = judged(srv, tok, c)
         check(msg is not None and PRE not in msg, "a CUDA job does not take a Python pair", (msg, r.text()[-400:]))

@@ -56,23 +56,32 @@ static void test_prestart(const struct spec *s)
     memset(&other, 0, sizeof other);
     pre.base.spec = s;
     pre.base.drop = counted_drop;
-    KT_CHECK(judge_prestart_fits(&pre.base, s, KJ_MODE_TEST, SUB_LANG_CUDA) &&
-             judge_prestart_fits(&pre.base, s, KJ_MODE_BENCHMARK, SUB_LANG_CUDA) &&
-             judge_prestart_fits(&pre.base, s, KJ_MODE_LEADERBOARD, SUB_LANG_CUDA),
+    KT_CHECK(judge_prestart_fits(&pre.base, s, KJ_MODE_TEST, SUB_LANG_CUDA, 0) &&
+             judge_prestart_fits(&pre.base, s, KJ_MODE_BENCHMARK, SUB_LANG_CUDA, 0) &&
+             judge_prestart_fits(&pre.base, s, KJ_MODE_LEADERBOARD, SUB_LANG_CUDA, 0),
              "a pair judges the test, benchmark and leaderboard jobs of its board");
-    KT_CHECK(!judge_prestart_fits(&pre.base, s, KJ_MODE_PROFILE, SUB_LANG_CUDA) &&
-             !judge_prestart_fits(&pre.base, s, KJ_MODE_SANITIZE, SUB_LANG_CUDA),
+    KT_CHECK(!judge_prestart_fits(&pre.base, s, KJ_MODE_PROFILE, SUB_LANG_CUDA, 0) &&
+             !judge_prestart_fits(&pre.base, s, KJ_MODE_SANITIZE, SUB_LANG_CUDA, 0),
              "not a profile or sanitize job: the tool starts its own box");
-    KT_CHECK(!judge_prestart_fits(&pre.base, &other, KJ_MODE_TEST, SUB_LANG_CUDA) &&
-             !judge_prestart_fits(NULL, s, KJ_MODE_TEST, SUB_LANG_CUDA), "nor another board's job; NULL fits none");
-    KT_CHECK(!judge_prestart_fits(&pre.base, s, KJ_MODE_TEST, SUB_LANG_PYTHON),
+    KT_CHECK(!judge_prestart_fits(&pre.base, &other, KJ_MODE_TEST, SUB_LANG_CUDA, 0) &&
+             !judge_prestart_fits(NULL, s, KJ_MODE_TEST, SUB_LANG_CUDA, 0), "nor another board's job; NULL fits none");
+    KT_CHECK(!judge_prestart_fits(&pre.base, s, KJ_MODE_TEST, SUB_LANG_PYTHON, 0),
              "a CUDA pair does not judge a Python file");
     pre.base.python = 1;
-    KT_CHECK(judge_prestart_fits(&pre.base, s, KJ_MODE_LEADERBOARD, SUB_LANG_PYTHON) &&
-             !judge_prestart_fits(&pre.base, s, KJ_MODE_TEST, SUB_LANG_CUDA) &&
-             !judge_prestart_fits(&pre.base, s, KJ_MODE_TEST, SUB_LANG_PTX),
+    KT_CHECK(judge_prestart_fits(&pre.base, s, KJ_MODE_LEADERBOARD, SUB_LANG_PYTHON, 0) &&
+             !judge_prestart_fits(&pre.base, s, KJ_MODE_TEST, SUB_LANG_CUDA, 0) &&
+             !judge_prestart_fits(&pre.base, s, KJ_MODE_TEST, SUB_LANG_PTX, 0),
              "a Python pair judges Python files only");
-    pre.base.python = 0;
+    KT_CHECK(!judge_prestart_fits(&pre.base, s, KJ_MODE_TEST, SUB_LANG_PYTHON, 1),
+             "a Python pair without Helion does not judge a file that names it");
+    pre.base.helion = 1;
+    KT_CHECK(judge_prestart_fits(&pre.base, s, KJ_MODE_TEST, SUB_LANG_PYTHON, 1) &&
+             judge_prestart_fits(&pre.base, s, KJ_MODE_TEST, SUB_LANG_PYTHON, 0),
+             "one with Helion judges both");
+    KT_CHECK(judge_names_helion("import helion\n", 14) && !judge_names_helion("import torch\n", 13) &&
+             !judge_names_helion(NULL, 0) && !judge_names_helion("helio", 5),
+             "a file names Helion when its source holds the word");
+    pre.base.python = pre.base.helion = 0;
 
     struct judge_job jj;
     struct judge_result *r = NULL;
@@ -91,12 +100,12 @@ static void test_prestart(const struct spec *s)
     /* fp8_quant's two regions are 472 MB: over a 100 MB limit nothing starts. */
     struct judge_prestart *got = &pre.base;
     setenv("KJUDGE_PRESTART_MAX_MB", "100", 1);
-    KT_CHECK(judge_prestart_start(s, 0, NULL, NULL, &got, &err) == KJ_ELIMIT && got == NULL &&
+    KT_CHECK(judge_prestart_start(s, 0, NULL, NULL, 0, &got, &err) == KJ_ELIMIT && got == NULL &&
              strstr(err.msg, "KJUDGE_PRESTART_MAX_MB") != NULL,
              "regions over the limit: no pair, and why (%s)", err.msg);
     setenv("KJUDGE_PRESTART_MAX_MB", "0", 1);
     got = &pre.base;
-    KT_CHECK(judge_prestart_start(s, 0, NULL, NULL, &got, &err) == KJ_ELIMIT && got == NULL,
+    KT_CHECK(judge_prestart_start(s, 0, NULL, NULL, 0, &got, &err) == KJ_ELIMIT && got == NULL,
              "KJUDGE_PRESTART_MAX_MB=0: never a pair");
     unsetenv("KJUDGE_PRESTART_MAX_MB");
 }
