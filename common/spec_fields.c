@@ -225,6 +225,12 @@ int ld_header(struct ld *c, const cJSON *root, const char *dir)
         return rc;
     if (strcmp(s->ranking, "geomean") != 0)
         return LD_FAIL(c, "ranking", "'%s' is not supported (only \"geomean\")", s->ranking);
+    char score[16];
+    if ((rc = ld_str(c, root, "score", "score", 0, score, sizeof score)) != 0)
+        return rc;
+    if (score[0] != '\0' && strcmp(score, "events") != 0 && strcmp(score, "gpu_time") != 0)
+        return LD_FAIL(c, "score", "'%s' is not a measure (\"events\" or \"gpu_time\")", score);
+    s->score_gpu_time = strcmp(score, "gpu_time") == 0;
     return 0;
 }
 

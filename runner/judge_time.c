@@ -21,9 +21,10 @@
  * GPU time (v2 only; docs/timing.md "GPU time"): every timed call's span of
  * kernels from CUPTI's records (gtrace.h) comes back beside its event time;
  * each shape gets its GPU-time summary when every call of the job has one.
- * $KJUDGE_SCORE=gpu_time on the runner ranks the GPU-time medians instead
- * of the (corrected) event medians; events rank by default, and whenever
- * the job has no complete GPU time.
+ * A board's "score": "gpu_time" (or $KJUDGE_SCORE=gpu_time on the runner,
+ * for every board; judge_score_gpu) ranks the GPU-time medians instead of
+ * the (corrected) event medians; events rank by default, and whenever the
+ * job has no complete GPU time.
  */
 #include "judge_int.h"
 #include "gpumon.h"
@@ -511,11 +512,19 @@ static double judge_gpu_empty_ns(const struct judge *j, char *src, size_t srcsz)
     return v;
 }
 
-/* Whether this runner ranks GPU time ($KJUDGE_SCORE=gpu_time; docs/timing.md). */
-static int judge_rank_gpu(void)
+int judge_score_gpu(const struct spec *spec, const char *env)
 {
-    const char *v = getenv("KJUDGE_SCORE");
-    return v != NULL && strcmp(v, "gpu_time") == 0;
+    if (env != NULL && strcmp(env, "gpu_time") == 0)
+        return 1;
+    if (env != NULL && strcmp(env, "events") == 0)
+        return 0;
+    return spec->score_gpu_time;
+}
+
+/* Whether this job ranks GPU time: judge_score_gpu with $KJUDGE_SCORE. */
+static int judge_rank_gpu(const struct judge *j)
+{
+    return judge_score_gpu(j->spec, getenv("KJUDGE_SCORE"));
 }
 
 /* The GPU-time summaries of every shape and their score, when every timed
@@ -545,7 +554,7 @@ static int judge_v2_gpu(struct judge *j, struct v2_shape *shapes, double *gmed,
     tm->gpu_time = j->gpu_time;
     snprintf(tm->gpu_time_note, sizeof tm->gpu_time_note, "%s", j->gpu_note);
     if (!j->gpu_time) {
-        if (judge_rank_gpu() && j->gpu_refused)
+        if (judge_rank_gpu(j) && j->gpu_refused)
             return KJ_FAIL(err, KJ_EINTERNAL, "this runner ranks GPU time, and a call's kernel "
                            "records were refused: %s", j->gpu_note);
         return KJ_OK;
@@ -559,7 +568,7 @@ static int judge_v2_gpu(struct judge *j, struct v2_shape *shapes, double *gmed,
     }
     tm->gpu_score_ns = stats_geomean(g, (size_t)s->nbenchmarks);
     tm->has_gpu_score = isfinite(tm->gpu_score_ns) && tm->gpu_score_ns > 0;
-    if (judge_rank_gpu() && tm->has_gpu_score) {
+    if (judge_rank_gpu(j) && tm->has_gpu_score) {
         tm->ranked_gpu = 1;
         memcpy(gmed, g, sizeof g[0] * (size_t)s->nbenchmarks);
     }

@@ -191,6 +191,7 @@ static cJSON *board_detail(const struct spec *s, const char *description)
     else
         cJSON_AddNullToObject(o, "flops");
     cJSON_AddStringToObject(o, "ranking", s->ranking);
+    cJSON_AddStringToObject(o, "score", s->score_gpu_time ? "gpu_time" : "events");
     /* Whether anyone may read reference.cu (api_files.c); otherwise signed-in
      * users may once the sources are published (the rankings' sources_published). */
     cJSON_AddBoolToObject(o, "public_reference", s->public_reference);

@@ -83,6 +83,16 @@ static void test_prestart(const struct spec *s)
              "a file names Helion when its source holds the word");
     pre.base.python = pre.base.helion = 0;
 
+    struct spec board = *s;
+    board.score_gpu_time = 0;
+    KT_CHECK(!judge_score_gpu(&board, NULL) && judge_score_gpu(&board, "gpu_time") &&
+             !judge_score_gpu(&board, "events") && !judge_score_gpu(&board, "bogus"),
+             "events rank unless the board or $KJUDGE_SCORE=gpu_time says GPU time");
+    board.score_gpu_time = 1;
+    KT_CHECK(judge_score_gpu(&board, NULL) && judge_score_gpu(&board, "") &&
+             !judge_score_gpu(&board, "events") && judge_score_gpu(&board, "gpu_time"),
+             "a board's \"score\": \"gpu_time\" ranks GPU time; $KJUDGE_SCORE=events overrides it");
+
     struct judge_job jj;
     struct judge_result *r = NULL;
     struct kj_err err;

@@ -226,6 +226,21 @@ static void test_valid_variant(void)
              "no resolution_pct: not measured");
     spec_free(s);
 
+    /* "score": which measure ranks; "events" when absent. */
+    text = variant("score", "\"ranking\"", "\"score\": \"gpu_time\", \"ranking\"");
+    make_board("score", text, 1);
+    free(text);
+    snprintf(dir, sizeof dir, "%s/score", tmp_root);
+    s = NULL;
+    KT_CHECK(spec_load(dir, &s, &err) == 0 && s != NULL && s->score_gpu_time == 1,
+             "score gpu_time loads: %s", err.msg);
+    spec_free(s);
+    s = NULL;
+    snprintf(dir, sizeof dir, "%s/good", tmp_root);
+    KT_CHECK(spec_load(dir, &s, &err) == 0 && s != NULL && s->score_gpu_time == 0,
+             "no score: events rank");
+    spec_free(s);
+
     /* Tolerances may be real expressions over the vars, evaluated per case. */
     text = variant("tolexpr", "\"atol\": 1e-3, \"rtol\": 1e-3",
                    "\"atol\": \"1e-5 * sqrt(N)\", \"rtol\": \"max(1e-4, 1e-6 * K)\"");
@@ -269,6 +284,9 @@ static void test_broken(void)
     expect_fail("tolinf", "\"rtol\": 1e-3", "\"rtol\": \"1 / (N - 64)\"", "tests[0]",
                 "division by zero");
     /* Bytes that are not UTF-8 would reach the public JSON bodies as they are. */
+    expect_fail("badscore", "\"ranking\"", "\"score\": \"cupti\", \"ranking\"", "score",
+                "'cupti' is not a measure (\"events\" or \"gpu_time\")");
+    expect_fail("numscore", "\"ranking\"", "\"score\": 1, \"ranking\"", "score", "must be a string");
     expect_fail("badutf8", "Test board", "Test \xff board", "line 3", "not valid UTF-8");
     expect_fail("surrogate", "Test board", "Test \xed\xa0\x80 board", "line 3", "UTF-8");
     expect_fail("cututf8", "\"Test board\"", "\"Test board\xc3\"", "line 3", "UTF-8");
