@@ -313,6 +313,9 @@ def test_board(b, site):
     res = b.text(".facts .resolution")
     see("H200 0.65 %" in res and "B200 not measured" in res,
         "board: the resolution per GPU type is stated (H200 measured, B200 not)", res)
+    t = b.text(".facts")
+    see("geomean of the medians, each timed with CUDA events around the call" in t,
+        "board: the measure that ranks is stated (events: fp8_quant names no \"score\")", t[-400:])
     b.shot("laptop-board-problem")
 
     b.go("#/board/fp8_quant/rankings")

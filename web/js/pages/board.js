@@ -105,7 +105,9 @@ async function problem(main, b, signal) {
     side.append(h("h2", "Constraints"), h("ul", b.constraints.map(c => h("li", h("code", c)))));
   const lim = b.time_limits_s || {};
   side.append(h("h2", "Limits"), h("p", "Whole job: test " + lim.test + " s, benchmark " + lim.benchmark +
-                                   " s, leaderboard " + lim.leaderboard + " s. Ranking: " + b.ranking + " of the medians."));
+                                   " s, leaderboard " + lim.leaderboard + " s. Ranking: " + b.ranking + " of the medians, " +
+                                   (b.score === "gpu_time" ? "each the GPU time of the call's kernels (CUPTI)."
+                                                           : "each timed with CUDA events around the call.")));
   const res = b.resolution_pct || {};
   side.append(h("p.resolution", "Resolution (the smallest score difference that counts; closer scores tie): " +
                 b.gpus.map(g => g + " " + (typeof res[g] === "number" ? res[g] + " %" : "not measured")).join(", ") + "."));
