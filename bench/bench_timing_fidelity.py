@@ -28,7 +28,9 @@ the board holding only some of its shapes (--leaderboards); a
 multi-kernel call is compared as a span, ncu's figure the sum of its
 kernels'. Then in part 2 the CV of the
 GPU-time score beside the event score's (goal < 0.2 %); and the wall time
-of a fp8_quant leaderboard run with two processes (goal < 5 s). Needs
+of a fp8_quant leaderboard run ranked on GPU time (KJUDGE_SCORE=gpu_time:
+two processes, the stopping rule on GPU-time samples; goal < 5 s) beside
+events with eight and with two processes. Needs
 `make build/cupti_ref.so` (carry it and libcupti.so.13 in .gpulibs/ to a
 host without a compiler). The H200 command (one device call, < 9 min):
   KJ_BENCH_RUNS=8 python3 bench/bench_timing_fidelity.py --gpu-time
@@ -333,19 +335,28 @@ def gpu_fidelity(evaluate=evaluate, smoke=False):
 
 
 def few_processes(evaluate=evaluate):
-    """Wall time of a fp8_quant fast leaderboard run with eight and with two processes."""
-    print("\n| processes | wall s | score us | GPU-time score us |\n|---|---|---|---|")
+    """Wall time of a fp8_quant fast leaderboard run: events ranking with eight and
+    with two processes, and ranked on GPU time (KJUDGE_SCORE=gpu_time: two
+    processes, each shape's stopping rule on its GPU-time samples)."""
+    print("\n| run | processes | wall s | score us | GPU-time score us | ranked |\n|---|---|---|---|---|---|")
     walls = {}
-    for procs in ("8", "2"):
+    runs = (("events, eight processes", ("--processes", "8"), None),
+            ("events, two processes", ("--processes", "2"), None),
+            ("ranked on GPU time", (), dict(os.environ, KJUDGE_SCORE="gpu_time")))
+    for name, extra, env in runs:
         t0 = time.time()
-        r = evaluate(os.path.join(LB, "examples", "fast.cu"), "leaderboard", "--processes", procs)
-        walls[procs] = time.time() - t0
+        r = evaluate(os.path.join(LB, "examples", "fast.cu"), "leaderboard", *extra, env=env)
+        walls[name] = time.time() - t0
         t = r.get("timing") or {}
-        print("| %s | %.2f | %.4f | %s |" % (procs, walls[procs], r.get("score_ns", float("nan")) / 1e3,
-                                            "%.4f" % (t["gpu_score_ns"] / 1e3)
-                                            if isinstance(t.get("gpu_score_ns"), (int, float)) else "-"))
-    print("goal: fp8_quant leaderboard run under %.0f s with two processes: %s (%.2f s; eight: %.2f s)" % (
-        GOAL_FEW_WALL, "PASS" if walls["2"] < GOAL_FEW_WALL else "FAIL", walls["2"], walls["8"]))
+        print("| %s | %s | %.2f | %.4f | %s | %s |" % (
+            name, t.get("processes", "?"), walls[name], r.get("score_ns", float("nan")) / 1e3,
+            "%.4f" % (t["gpu_score_ns"] / 1e3) if isinstance(t.get("gpu_score_ns"), (int, float)) else "-",
+            t.get("ranked", "?")))
+    g = walls["ranked on GPU time"]
+    print("goal: fp8_quant leaderboard run under %.0f s ranked on GPU time: %s (%.2f s; events with two "
+          "processes %.2f s, with eight %.2f s)" % (GOAL_FEW_WALL, "PASS" if g < GOAL_FEW_WALL else "FAIL", g,
+                                                    walls["events, two processes"],
+                                                    walls["events, eight processes"]))
 
 
 # ------------------------------------------------------------------ the --smoke stand-ins
@@ -360,9 +371,11 @@ def fake_result(path, mode, *extra, env=None):
     fast = path.endswith("fast.cu")
     if mode == "leaderboard":
         FAKE_RUNS.append(1)  # the GPU-time score moves a little from run to run
+        gpu = (env or {}).get("KJUDGE_SCORE") == "gpu_time"
         return {"verdict": "accepted", "score_ns": 15574.0 + len(extra),
                 "timing": {"gpu_time": True, "gpu_score_ns": 13800.0 + len(extra) + 2 * len(FAKE_RUNS),
-                           "gpu_time_note": "fake"}}
+                           "gpu_time_note": "fake", "ranked": "gpu_time" if gpu else "events",
+                           "processes": int(extra[1]) if len(extra) > 1 else 2}}
     benchmarks = []
     for t, h in SMOKE_SHAPES:
         ns = (1.0 if fast else 2.0) * (2000.0 + t * h / 200.0)

@@ -445,8 +445,12 @@ static enum judge_step judge_v2_batch(struct judge *j, struct v2_shape *sh, int 
         if (judge_push(&sh->x, &sh->n, &sh->cap, rep.batch_ns[i], err) != KJ_OK)
             return STEP_ERROR;
         sh->total_s += rep.batch_ns[i] * 1e-9;
-        if (sh->stop == STATS_CONTINUE)
-            sh->stop = stats_stopper_check(&sh->st, sh->x, sh->n, sh->total_s, sh->wall_s);
+        if (sh->stop != STATS_CONTINUE)
+            continue;
+        /* A job ranked on GPU time stops on what ranks: the GPU-time samples
+         * (judge_gpu_batch appended the batch's already), while it has them all. */
+        const double *ranked = j->stop_gpu && j->gpu_time && sh->ng >= sh->n ? sh->g : sh->x;
+        sh->stop = stats_stopper_check(&sh->st, ranked, sh->n, sh->total_s, sh->wall_s);
     }
     return STEP_PASS;
 }
@@ -648,13 +652,10 @@ static void judge_v2_fit(struct v2_shape *shapes, int n, int round, double max_w
     }
 }
 
-/* The submission boxes of a v2 job: job->processes, else TPLAN_PROCESSES. */
+/* The submission boxes of a v2 job (tplan_processes). */
 static int judge_v2_processes(const struct judge *j)
 {
-    int p = j->job->processes;
-    if (j->python && (p < 1 || p > TPLAN_ROUNDS))
-        return TPLAN_PY_PROCESSES;
-    return p >= 1 && p <= TPLAN_ROUNDS ? p : TPLAN_PROCESSES;
+    return tplan_processes(j->job->processes, j->python, judge_rank_gpu(j) && j->gpu_time);
 }
 
 /* Whether planned round r (from 0) starts in a fresh box: the rounds are
@@ -689,8 +690,11 @@ static int judge_shapes_v2(struct judge *j, const int *order, double *medians,
     const struct spec *s = j->spec;
     struct stats_rule rule = judge_rule(j);
     int processes = judge_v2_processes(j);
+    j->stop_gpu = judge_rank_gpu(j) && j->gpu_time;
     if (j->job->samples <= 0)
         rule.max_wall_s = TPLAN_MAX_WALL_S;
+    if (j->job->samples <= 0 && j->stop_gpu)
+        rule.min_total_s = TPLAN_GPU_MIN_TOTAL_S;
     j->res->timing.processes = processes;
     if (j->job->trace != NULL)
         fprintf(j->job->trace, "shape,process,visit,batch,slot,set,lane,kind,ns\n");

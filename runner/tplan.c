@@ -60,6 +60,15 @@ int tplan_next_batch(int sets, long per_visit, long done_in_visit, long done, lo
     return left < sets ? (int)left : sets;
 }
 
+int tplan_processes(int asked, int python, int rank_gpu)
+{
+    if (asked >= 1 && asked <= TPLAN_ROUNDS)
+        return asked;
+    if (python)
+        return TPLAN_PY_PROCESSES;
+    return rank_gpu ? TPLAN_GPU_PROCESSES : TPLAN_PROCESSES;
+}
+
 int tplan_lane(long batch, int lanes)
 {
     if (lanes < 1 || batch < 0)

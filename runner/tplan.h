@@ -33,7 +33,16 @@
 #define TPLAN_PROCESSES 8         /* a fresh submission box for each planned round (docs/timing.md) */
 #define TPLAN_PY_PROCESSES 2      /* a Python box: its start (PyTorch's import, Triton's
                                    * first compiles) costs seconds, not milliseconds */
+#define TPLAN_GPU_PROCESSES 2     /* a job ranked on GPU time: the kernels' own timestamps
+                                   * carry no launch-path offset to average over processes
+                                   * (docs/timing.md 8; GPU-time CV under 0.07 % with two
+                                   * on the H200) */
 #define TPLAN_MAX_WALL_S 2.2      /* per shape: v1's 3 s less what the fresh boxes cost */
+#define TPLAN_GPU_MIN_TOTAL_S 0.005 /* a job ranked on GPU time: sample time a shape is planned
+                                     * for (the rule's 20 ms made 3000 samples of fp8_quant's
+                                     * 6.7 us shape, 2 s of wall time; its GPU-time CV was
+                                     * 0.12 % there, so a quarter is expected to keep it under
+                                     * 0.2 %: docs/timing.md 8, to be measured) */
 #define TPLAN_WALL_SHARE 0.9      /* the planned rounds of a shape end within this share of
                                    * TPLAN_MAX_WALL_S (tplan_fit_visit) */
 #define TPLAN_CORRECT_WEIGHT 0.25 /* the share of the job's empty-kernel deviation subtracted */
@@ -65,6 +74,13 @@ int tplan_next_batch(int sets, long per_visit, long done_in_visit, long done, lo
 
 /* The stream lane of a shape's batch number `batch` among `lanes`. */
 int tplan_lane(long batch, int lanes);
+
+/* The submission boxes a v2 job's rounds are spread over: asked when it is
+ * 1 to TPLAN_ROUNDS (eval --processes), else TPLAN_PY_PROCESSES for a
+ * Python file, TPLAN_GPU_PROCESSES for a job ranked on GPU time
+ * (rank_gpu: the job ranks GPU time and its boxes record it), else
+ * TPLAN_PROCESSES. */
+int tplan_processes(int asked, int python, int rank_gpu);
 
 /* The empty-kernel constant E_gpu of the GPU model the driver names
  * device_name ("NVIDIA H200"), in ns: the mean of the per-job empty-kernel

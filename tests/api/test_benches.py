@@ -67,7 +67,8 @@ BENCHES = [
       r"^\| fp8 fast \| T=256 H=4096 GS=128 \| 7\.243 \| 6\.569 \| 6\.520 \| \+0\.049 \| 6\.520 \| \+0\.049 \| PASS \|$",
       r"^goal: GPU-time medians within 0\.2 us or 2 % of the separate CUPTI reference, 2 kernels over 1 boards, "
       r"6 shapes: PASS$",
-      r"^goal: fp8_quant leaderboard run under 5 s with two processes: PASS"]),
+      r"^goal: fp8_quant leaderboard run under 5 s ranked on GPU time: PASS",
+      r"^\| ranked on GPU time \| 2 \| [\d.]+ \| [\d.]+ \| [\d.]+ \| gpu_time \|$"]),
     ("bench_score_stability.py", True, True,
      [r"^\| kernel \| board \| protocol \| runs \|", r"^\| fp8 fast \| fp8_quant \| v2 \| 2 \| \d",
       r"^goal: v2 GPU-time CV below 0\.2 % for every kernel: ",

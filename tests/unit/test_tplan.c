@@ -139,6 +139,21 @@ static void test_lanes(void)
              "degenerate lanes");
 }
 
+static void test_processes(void)
+{
+    KT_CHECK(tplan_processes(0, 0, 0) == TPLAN_PROCESSES && TPLAN_PROCESSES == 8,
+             "a CUDA job ranked on events: eight processes");
+    KT_CHECK(tplan_processes(0, 0, 1) == TPLAN_GPU_PROCESSES && TPLAN_GPU_PROCESSES == 2,
+             "ranked on GPU time: two (no launch-path offset to average)");
+    KT_CHECK(tplan_processes(0, 1, 0) == TPLAN_PY_PROCESSES && tplan_processes(0, 1, 1) == TPLAN_PY_PROCESSES,
+             "a Python file: its two either way");
+    KT_CHECK(tplan_processes(4, 0, 1) == 4 && tplan_processes(1, 1, 0) == 1 &&
+             tplan_processes(TPLAN_ROUNDS, 0, 0) == TPLAN_ROUNDS,
+             "--processes N from 1 to the rounds wins");
+    KT_CHECK(tplan_processes(TPLAN_ROUNDS + 1, 0, 0) == TPLAN_PROCESSES && tplan_processes(-3, 0, 1) == 2,
+             "out of range: as not asked");
+}
+
 static void test_gpu_table(void)
 {
     const char *where = NULL;
@@ -197,6 +212,7 @@ int main(int argc, char **argv)
     KT_RUN(test_rounds());
     KT_RUN(test_fit());
     KT_RUN(test_lanes());
+    KT_RUN(test_processes());
     KT_RUN(test_gpu_table());
     KT_RUN(test_fingerprint());
     return kt_done("test_tplan");
