@@ -162,6 +162,9 @@ struct judge_prestart {
     const struct spec *spec;
     int python;                   /* 1: a Python run box (the next job is a Python file) */
     int helion;                   /* a Python run box that imported Helion at its start */
+    int held;                     /* a Python pair started beside a timed job: its run box
+                                   * has its imports and waits before CUDA, and there is
+                                   * no reference box yet (judge_prestart_release) */
     struct judge_leftover *(*drop)(struct judge_prestart *self);
 };
 
@@ -170,24 +173,37 @@ struct judge_prestart {
  * it (0: no pair is ever started before its job). */
 #define JUDGE_PRESTART_MAX_BYTES (2ull << 30)
 
+/* judge_prestart_start's flags. */
+#define JUDGE_PRE_HELION 1u /* the Python run box imports Helion */
+#define JUDGE_PRE_HELD 2u   /* a Python pair started beside a timed job (judge_prestart.held) */
+
 /* Start the pair for board spec on device gpu; the children wipe wipe
- * first. py NULL: a CUDA run box; else a Python run box of environment py
- * (borrowed), whose interpreter imports PyTorch and Triton, and Helion when
- * helion is 1, while it waits: the most of a Python job's start (Helion's
- * import alone is 12 s on the H200, so a pair imports it only when the job
- * before named it: a participant's next file is mostly like the last).
- * KJ_OK with *out set, else *out NULL and err says why: KJ_ELIMIT when the
- * board's two regions exceed the limit above (nothing started: its jobs
- * start their own boxes). */
+ * first (borrowed: it must outlive the pair). py NULL: a CUDA run box;
+ * else a Python run box of environment py (borrowed), whose interpreter
+ * imports PyTorch and Triton, and Helion with JUDGE_PRE_HELION in flags,
+ * while it waits: the most of a Python job's start (Helion's import alone
+ * is 12 s on the H200, so a pair imports it only when the job before named
+ * it: a participant's next file is mostly like the last). JUDGE_PRE_HELD
+ * (a Python pair only): the run box stops before CUDA and no reference box
+ * starts, so that the pair can start while a timed job runs; the pair fits
+ * no job until judge_prestart_release. KJ_OK with *out set, else *out NULL
+ * and err says why: KJ_ELIMIT when the board's two regions exceed the limit
+ * above (nothing started: its jobs start their own boxes). */
 int judge_prestart_start(const struct spec *spec, int gpu, const struct secret_list *wipe,
-                         const struct pyenv *py, int helion, struct judge_prestart **out,
+                         const struct pyenv *py, unsigned flags, struct judge_prestart **out,
                          struct kj_err *err);
+
+/* A held pair (judge_prestart.held) made whole once the timed job beside
+ * it has ended: its run box starts CUDA, its reference box starts. KJ_OK
+ * (held cleared; a pair not held: nothing to do), else err says why and
+ * the caller drops the pair. */
+int judge_prestart_release(struct judge_prestart *p, struct kj_err *err);
 
 /* 1 when a pair started for board spec can judge a job of spec in mode
  * (test, benchmark or leaderboard: the tools start their own box) whose
  * file is in language lang (sub_lang.h): a Python pair for a Python file
  * (one that imported Helion when the file names it: helion 1, see
- * judge_names_helion), a CUDA pair for the others. */
+ * judge_names_helion), a CUDA pair for the others; never a held pair. */
 int judge_prestart_fits(const struct judge_prestart *p, const struct spec *spec,
                         enum kj_mode mode, int lang, int helion);
 

@@ -147,6 +147,8 @@ struct judge_pre {
     unsigned char *run_region, *ref_region; /* owned mappings of region_size, or NULL */
     int run_region_fd;                /* a Python pair: the memfd behind run_region; else -1 */
     struct box_proc run, ref;
+    const struct secret_list *wipe;   /* borrowed: the reference box of a held pair gets it */
+    int gpu;
 };
 
 static void judge_pre_unmap(struct judge_pre *p)
@@ -171,7 +173,7 @@ static struct judge_leftover *judge_pre_drop(struct judge_prestart *self)
 int judge_prestart_fits(const struct judge_prestart *p, const struct spec *spec,
                         enum kj_mode mode, int lang, int helion)
 {
-    return p != NULL && p->spec == spec && p->python == (lang == SUB_LANG_PYTHON) &&
+    return p != NULL && !p->held && p->spec == spec && p->python == (lang == SUB_LANG_PYTHON) &&
            (!p->python || !helion || p->helion) &&
            (mode == KJ_MODE_TEST || mode == KJ_MODE_BENCHMARK || mode == KJ_MODE_LEADERBOARD);
 }
@@ -189,6 +191,7 @@ static int judge_pre_python(struct judge_pre *p, const struct pyenv *py, const s
     memset(&t, 0, sizeof t);
     judge_python_tool(&t, py);
     t.no_helion = !p->base.helion;
+    t.hold = p->base.held; /* imports now, CUDA at judge_prestart_release */
     t.outdir = "";
     t.spec_dir = spec->dir;
     t.source = none;
@@ -212,7 +215,7 @@ static unsigned long long judge_prestart_limit(void)
 }
 
 int judge_prestart_start(const struct spec *spec, int gpu, const struct secret_list *wipe,
-                         const struct pyenv *py, int helion, struct judge_prestart **out,
+                         const struct pyenv *py, unsigned flags, struct judge_prestart **out,
                          struct kj_err *err)
 {
     struct judge_pre *p = calloc(1, sizeof *p);
@@ -224,9 +227,16 @@ int judge_prestart_start(const struct spec *spec, int gpu, const struct secret_l
     *out = NULL;
     if (p == NULL)
         return KJ_FAIL(err, KJ_ENOMEM, "out of memory");
+    if ((flags & JUDGE_PRE_HELD) && py == NULL) {
+        free(p);
+        return KJ_FAIL(err, KJ_EINVAL, "only a Python pair starts held");
+    }
     p->base.spec = spec;
     p->base.python = py != NULL;
-    p->base.helion = py != NULL && helion;
+    p->base.helion = py != NULL && (flags & JUDGE_PRE_HELION);
+    p->base.held = (flags & JUDGE_PRE_HELD) != 0;
+    p->wipe = wipe;
+    p->gpu = gpu;
     p->base.drop = judge_pre_drop;
     p->run_region_fd = -1;
     p->run.pid = p->ref.pid = -1;
@@ -263,6 +273,8 @@ int judge_prestart_start(const struct spec *spec, int gpu, const struct secret_l
     for (int ref = 1; rc == KJ_OK && ref >= 0; ref--) {
         if (!ref && py != NULL)
             break;
+        if (ref && p->base.held) /* no context beside the timed job: at the release */
+            continue;
         judge_pair_cfg(&c, ref, spec, p->has_gen ? &p->gendirs : NULL, wipe, gpu,
                        p->run_region, p->ref_region, p->region_size);
         rc = box_start(&c, ref ? &p->ref : &p->run, err);
@@ -275,6 +287,30 @@ int judge_prestart_start(const struct spec *spec, int gpu, const struct secret_l
     }
     *out = &p->base;
     return KJ_OK;
+}
+
+int judge_prestart_release(struct judge_prestart *self, struct kj_err *err)
+{
+    struct judge_pre *p = (struct judge_pre *)self;
+    struct box_req go = judge_req(BOX_OP_START, 0, 0);
+    struct box_cfg c;
+    if (!self->held)
+        return KJ_OK;
+    int rc = box_send(&p->run, &go, NULL, err);
+    /* The reference's region goes to its fork only, as judge_restart_run does
+     * for a new submission box. */
+    if (rc == KJ_OK && madvise(p->ref_region, p->region_size, MADV_DOFORK) != 0)
+        rc = KJ_FAIL(err, KJ_EINTERNAL, "madvise(MADV_DOFORK): %s", strerror(errno));
+    if (rc == KJ_OK) {
+        judge_pair_cfg(&c, 1, self->spec, p->has_gen ? &p->gendirs : NULL, p->wipe, p->gpu,
+                       p->run_region, p->ref_region, p->region_size);
+        rc = box_start(&c, &p->ref, err);
+        if (madvise(p->ref_region, p->region_size, MADV_DONTFORK) != 0 && rc == KJ_OK)
+            rc = KJ_FAIL(err, KJ_EINTERNAL, "madvise(MADV_DONTFORK): %s", strerror(errno));
+    }
+    if (rc == KJ_OK)
+        self->held = 0;
+    return rc;
 }
 
 int judge_adopt(struct judge *j, struct judge_prestart *pre)

@@ -614,8 +614,11 @@ static int cmd_serve(const struct opts *o)
         c.pyenv = &py;
         c.py_prestart = getenv("KJUDGE_PY_PRESTART") == NULL ||
                         strcmp(getenv("KJUDGE_PY_PRESTART"), "0") != 0;
-        kj_log(KJ_LOG_INFO, "serve", "Python submissions run with %s (%s)%s", py.exe, py.versions,
-               c.py_prestart ? "; a Python pair of boxes waits after a Python job" : "");
+        c.py_early = getenv("KJUDGE_PY_PRESTART_EARLY") != NULL &&
+                     strcmp(getenv("KJUDGE_PY_PRESTART_EARLY"), "1") == 0;
+        kj_log(KJ_LOG_INFO, "serve", "Python submissions run with %s (%s)%s%s", py.exe, py.versions,
+               c.py_prestart ? "; a Python pair of boxes waits after a Python job" : "",
+               c.py_prestart && c.py_early ? ", started held beside a timed one" : "");
     }
 #ifdef KJ_RUNNER_FAKE_GPU
     c.ops = &fakegpu_ops;

@@ -320,14 +320,43 @@ static void serve_drop_pre(struct serve *sv)
 static void serve_prestart(struct serve *sv, const struct spec *spec, int python, int helion)
 {
     struct kj_err err;
+    kj_err_clear(&err);
+    if (sv->pre != NULL && sv->pre->held) { /* started beside the job that just ended */
+        if (sv->ops->release(sv->pre, &err) == KJ_OK)
+            return;
+        kj_log(KJ_LOG_WARN, "serve", "the Python pair started beside job=%ld: %s; the next "
+               "job's boxes start now", sv->job_id, err.msg);
+        serve_drop_pre(sv);
+        kj_err_clear(&err);
+    }
     if (sv->pre != NULL || spec == NULL || sv->ops->prestart == NULL || sv->cfg->once ||
         *sv->cfg->stop || sv->unhealthy)
         return;
-    kj_err_clear(&err);
     const struct pyenv *py = python && sv->cfg->py_prestart ? sv->cfg->pyenv : NULL;
-    int rc = sv->ops->prestart(spec, sv->cfg->gpu, &sv->secrets, py, helion, &sv->pre, &err);
+    int rc = sv->ops->prestart(spec, sv->cfg->gpu, &sv->secrets, py,
+                               py != NULL && helion ? JUDGE_PRE_HELION : 0, &sv->pre, &err);
     if (rc != KJ_OK && rc != KJ_ELIMIT) /* over the limit: by design, not worth a warning */
         kj_log(KJ_LOG_WARN, "serve", "the next job's boxes start with it: %s", err.msg);
+}
+
+/* Beside a timed Python job of board spec: the next job's Python pair,
+ * held before CUDA (JUDGE_PRE_HELD), so that its imports (PyTorch, and
+ * Helion when helion: 18 s on the H200) overlap this job instead of
+ * following it; serve_prestart makes it whole when the job ends. Only
+ * with py_early, as serve_prestart's other conditions. */
+static void serve_prestart_held(struct serve *sv, const struct spec *spec, int helion)
+{
+    struct kj_err err;
+    if (!sv->cfg->py_early || !sv->cfg->py_prestart || sv->cfg->pyenv == NULL ||
+        sv->pre != NULL || sv->ops->prestart == NULL || sv->ops->release == NULL ||
+        sv->cfg->once || *sv->cfg->stop || sv->unhealthy)
+        return;
+    kj_err_clear(&err);
+    int rc = sv->ops->prestart(spec, sv->cfg->gpu, &sv->secrets, sv->cfg->pyenv,
+                               JUDGE_PRE_HELD | (helion ? JUDGE_PRE_HELION : 0), &sv->pre, &err);
+    if (rc != KJ_OK && rc != KJ_ELIMIT)
+        kj_log(KJ_LOG_WARN, "serve", "the next job's Python boxes start after this one: %s",
+               err.msg);
 }
 
 /* Judge one claimed job object and post its result; only then are its
@@ -363,6 +392,8 @@ static void serve_job(struct serve *sv, cJSON *job, struct compile_result *compi
     } else {
         if (m == KJ_MODE_TEST) /* untimed: the next pair may start beside it */
             serve_prestart(sv, spec, lang == SUB_LANG_PYTHON, helion);
+        else if (lang == SUB_LANG_PYTHON && (m == KJ_MODE_BENCHMARK || m == KJ_MODE_LEADERBOARD))
+            serve_prestart_held(sv, spec, helion); /* its imports, no CUDA, beside the timing */
         struct judge_job jj;
         serve_judge_job(sv, &jj, spec, src, lang, m, compiled, serve_progress, &left);
         const cJSON *tool = cJSON_GetObjectItem(job, "tool"), *shape = cJSON_GetObjectItem(job, "shape");

@@ -35,11 +35,12 @@ struct serve_ops {
     /* box_health() (box.h): 0 when the GPU still computes a known answer. */
     int (*health)(int gpu, const struct secret_list *wipe, struct kj_err *err);
     /* judge_prestart_start() (judge.h): the boxes of the next job of board spec;
-     * py non-NULL: a Python run box of that environment, importing Helion
-     * when helion is 1. */
+     * py non-NULL: a Python run box of that environment; flags JUDGE_PRE_*. */
     int (*prestart)(const struct spec *spec, int gpu, const struct secret_list *wipe,
-                    const struct pyenv *py, int helion, struct judge_prestart **out,
+                    const struct pyenv *py, unsigned flags, struct judge_prestart **out,
                     struct kj_err *err);
+    /* judge_prestart_release() (judge.h): a held pair made whole. */
+    int (*release)(struct judge_prestart *pre, struct kj_err *err);
 };
 
 struct serve_cfg {
@@ -58,6 +59,9 @@ struct serve_cfg {
                                 * job per gap, given up (and given back) when it has no
                                 * verdict within this; 0 = no gap jobs (serve_gap.c) */
     const struct pyenv *pyenv; /* Python submissions' environment (judge.h); NULL = none */
+    int py_early;              /* 1: a timed Python job starts the next job's Python pair
+                                * held beside it (JUDGE_PRE_HELD; KJUDGE_PY_PRESTART_EARLY=1),
+                                * made whole when it ends; needs py_prestart */
     int py_prestart;           /* 1: after a Python job, the next pair is a Python one
                                 * ($KJUDGE_PY_PRESTART=0 turns it off) */
     int ahead;                 /* > 0: claim and compile up to this many jobs while the GPU

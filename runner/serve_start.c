@@ -83,7 +83,7 @@ static int serve_gpu_probe(int gpu, const struct secret_list *wipe, struct box_d
 }
 
 const struct serve_ops serve_gpu_ops = {serve_gpu_probe, judge_run, box_health,
-                                               judge_prestart_start};
+                                               judge_prestart_start, judge_prestart_release};
 
 /* The four HTTP clients of cfg's server (a malformed URL or token fails here). */
 int serve_open(struct serve *sv, struct kj_err *err)

@@ -139,23 +139,58 @@ static struct judge_leftover *fakegpu_pre_drop(struct judge_prestart *self)
     return left;
 }
 
+/* The pair's file: pre-, pypre- or hlpre- (Helion), pyheld- or hlheld- while held. */
 static int fakegpu_prestart(const struct spec *spec, int gpu, const struct secret_list *wipe,
-                            const struct pyenv *py, int helion, struct judge_prestart **out,
+                            const struct pyenv *py, unsigned flags, struct judge_prestart **out,
                             struct kj_err *err)
 {
-    struct fakegpu_pre *p = calloc(1, sizeof *p);
+    int helion = py != NULL && (flags & JUDGE_PRE_HELION), held = (flags & JUDGE_PRE_HELD) != 0;
+    const char *name = py == NULL ? "pre" : held ? (helion ? "hlheld" : "pyheld") : helion ? "hlpre" : "pypre";
     (void)gpu;
     (void)wipe;
     *out = NULL;
-    if (p == NULL || (p->boxes = fakegpu_boxes(py == NULL ? "pre" : helion ? "hlpre" : "pypre")) == NULL) {
+    if (held && py == NULL)
+        return KJ_FAIL(err, KJ_EINVAL, "only a Python pair starts held");
+    struct fakegpu_pre *p = calloc(1, sizeof *p);
+    if (p == NULL || (p->boxes = fakegpu_boxes(name)) == NULL) {
         free(p);
         return KJ_FAIL(err, KJ_ENOMEM, "fakegpu: out of memory");
     }
     p->base.spec = spec;
     p->base.python = py != NULL;
-    p->base.helion = py != NULL && helion;
+    p->base.helion = helion;
+    p->base.held = held;
     p->base.drop = fakegpu_pre_drop;
     *out = &p->base;
+    return KJ_OK;
+}
+
+/* Rename the file of f (prefix-XXXXXX) to to-XXXXXX. */
+static void fakegpu_rename(struct fakegpu_left *f, const char *to)
+{
+    char *slash = strrchr(f->path, '/');
+    if (f->path[0] != '\0' && slash != NULL) {
+        char renamed[PATH_MAX];
+        const char *tail = strchr(slash, '-'); /* pre-XXXXXX, pypre-XXXXXX, ... */
+        snprintf(renamed, sizeof renamed, "%.*s/%s-%s", (int)(slash - f->path), f->path, to,
+                 tail != NULL ? tail + 1 : slash + 1);
+        if (rename(f->path, renamed) == 0)
+            snprintf(f->path, sizeof f->path, "%s", renamed);
+    }
+}
+
+/* A held pair made whole: pyheld- becomes pypre-, hlheld- hlpre-;
+ * $KJUDGE_FAKE_RELEASE=fail: the held box is gone. */
+static int fakegpu_release(struct judge_prestart *self, struct kj_err *err)
+{
+    struct fakegpu_pre *p = (struct fakegpu_pre *)self;
+    const char *env = getenv("KJUDGE_FAKE_RELEASE");
+    if (!self->held)
+        return KJ_OK;
+    if (env != NULL && strcmp(env, "fail") == 0)
+        return KJ_FAIL(err, KJ_EIO, "fakegpu: the held box is gone");
+    fakegpu_rename(p->boxes, self->helion ? "hlpre" : "pypre");
+    self->held = 0;
     return KJ_OK;
 }
 
@@ -173,15 +208,7 @@ static struct fakegpu_left *fakegpu_job_boxes(const struct judge_job *job, int *
         return fakegpu_boxes("box");
     }
     struct fakegpu_left *f = ((struct fakegpu_pre *)p)->boxes;
-    char *slash = strrchr(f->path, '/');
-    if (f->path[0] != '\0' && slash != NULL) {
-        char renamed[PATH_MAX];
-        const char *tail = strchr(slash, '-'); /* pre-XXXXXX or pypre-XXXXXX */
-        snprintf(renamed, sizeof renamed, "%.*s/box-%s", (int)(slash - f->path), f->path,
-                 tail != NULL ? tail + 1 : slash + 1);
-        if (rename(f->path, renamed) == 0)
-            snprintf(f->path, sizeof f->path, "%s", renamed);
-    }
+    fakegpu_rename(f, "box");
     free(p);
     *pre = 1;
     return f;
@@ -317,4 +344,4 @@ static int fakegpu_health(int gpu, const struct secret_list *wipe, struct kj_err
 }
 
 const struct serve_ops fakegpu_ops = {fakegpu_probe, fakegpu_judge, fakegpu_health,
-                                      fakegpu_prestart};
+                                      fakegpu_prestart, fakegpu_release};

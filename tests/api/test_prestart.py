@@ -178,8 +178,64 @@ def test_prestart_python(srv, tok, rtok, tmp):
         off.stop()
 
 
+def stand_in_python(tmp):
+    """An interpreter that answers runner/pyenv.c's probe, one fact a line."""
+    exe = os.path.join(tmp, "python3-stand-in")
+    if not os.path.exists(exe):
+        with open(exe, "w") as f:
+            f.write("#!/bin/sh\necho \"$0\"\necho /usr\necho\n"
+                    "echo 'python 3.11.0, torch 0.0-stand-in, triton (none), helion (none)'\n")
+        os.chmod(exe, 0o755)
+    return exe
+
+
+def test_prestart_held(srv, tok, rtok, tmp):
+    """KJUDGE_PY_PRESTART_EARLY=1: a timed Python job starts the next job's
+    pair beside it, held (pyheld-, hlheld- for Helion: imports, no CUDA,
+    no reference box), and the same pair is made whole when the job ends
+    (renamed pypre-/hlpre-, not started again), so the next Python job is
+    judged in it; a held pair fits no job. KJUDGE_FAKE_RELEASE=fail: the
+    held box is gone at the release; the runner says so, drops it and
+    starts the next pair as without the option."""
+    exe = stand_in_python(tmp)
+    for fail in (False, True):
+        bdir = os.path.join(tmp, "held-boxes-%d" % fail)
+        os.makedirs(bdir, exist_ok=True)
+        env = {"KJUDGE_FAKE_BOX_DIR": bdir, "KJUDGE_FAKE_TEARDOWN_S": str(TEARDOWN_S),
+               "KJUDGE_PYTHON": exe, "KJUDGE_PY_PRESTART_EARLY": "1"}
+        if fail:
+            env["KJUDGE_FAKE_RELEASE"] = "fail"
+        r = kjrunner.Runner(os.path.join(tmp, "held-%d" % fail), "http://127.0.0.1:%d" % srv.port, rtok, [],
+                            name="held-runner-%d" % fail, env=env)
+        r.start()
+        try:
+            a = kjrunner.submit(srv, tok, seconds=2.0, mode="leaderboard", source=HELION_SOURCE, name="k.py")
+            check(wait_until(lambda: len(files(bdir, "hlheld")) == 1 and len(files(bdir, "box")) == 1, 10),
+                  "%s: while a timed Helion job runs, the next pair waits held beside it (hlheld-)" %
+                  ("release fails" if fail else "held"), (os.listdir(bdir), r.text()[-400:]))
+            held = files(bdir, "hlheld")
+            msg = judged(srv, tok, a)
+            check(msg is not None and PRE not in msg, "the job itself started its own boxes", msg)
+            if not fail:
+                tail = held[0].split("-", 1)[1] if held else None
+                check(wait_until(lambda: files(bdir, "hlpre") == ["hlpre-%s" % tail] and files(bdir, "hlheld") == []),
+                      "when it ends, that same pair is made whole (hlheld-X renamed hlpre-X), not started again",
+                      (held, os.listdir(bdir)))
+                b = submit_py(srv, tok, HELION_SOURCE)
+                msg = judged(srv, tok, b)
+                check(msg is not None and msg.endswith(PRE), "the next Helion job is judged in it",
+                      (msg, r.text()[-400:]))
+            else:
+                check(wait_until(lambda: "the Python pair started beside job=" in r.text() and
+                                 len(files(bdir, "hlpre")) == 1 and files(bdir, "hlheld") == []),
+                      "a release that fails is logged, the held pair dropped and a new pair started",
+                      (os.listdir(bdir), r.text()[-600:]))
+        finally:
+            r.stop()
+
+
 def main():
-    return kjrunner.run_suite("test_prestart", [test_prestart, test_prestart_python])
+    return kjrunner.run_suite("test_prestart", [test_prestart, test_prestart_python, test_prestart_held])
 
 
 if __name__ == "__main__":

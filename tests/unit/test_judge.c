@@ -81,7 +81,10 @@ static void test_prestart(const struct spec *s)
     KT_CHECK(judge_names_helion("import helion\n", 14) && !judge_names_helion("import torch\n", 13) &&
              !judge_names_helion(NULL, 0) && !judge_names_helion("helio", 5),
              "a file names Helion when its source holds the word");
-    pre.base.python = pre.base.helion = 0;
+    pre.base.held = 1;
+    KT_CHECK(!judge_prestart_fits(&pre.base, s, KJ_MODE_TEST, SUB_LANG_PYTHON, 0),
+             "a held pair fits no job until its release");
+    pre.base.python = pre.base.helion = pre.base.held = 0;
 
     struct spec board = *s;
     board.score_gpu_time = 0;
@@ -113,6 +116,12 @@ static void test_prestart(const struct spec *s)
     KT_CHECK(judge_prestart_start(s, 0, NULL, NULL, 0, &got, &err) == KJ_ELIMIT && got == NULL &&
              strstr(err.msg, "KJUDGE_PRESTART_MAX_MB") != NULL,
              "regions over the limit: no pair, and why (%s)", err.msg);
+    got = &pre.base;
+    unsetenv("KJUDGE_PRESTART_MAX_MB");
+    KT_CHECK(judge_prestart_start(s, 0, NULL, NULL, JUDGE_PRE_HELD, &got, &err) == KJ_EINVAL &&
+             got == NULL && strstr(err.msg, "only a Python pair") != NULL,
+             "a CUDA pair is never held: %s", err.msg);
+    KT_CHECK(judge_prestart_release(&pre.base, &err) == KJ_OK, "releasing a pair not held: nothing to do");
     setenv("KJUDGE_PRESTART_MAX_MB", "0", 1);
     got = &pre.base;
     KT_CHECK(judge_prestart_start(s, 0, NULL, NULL, 0, &got, &err) == KJ_ELIMIT && got == NULL,
