@@ -421,6 +421,10 @@ def test_gpu_time():
     t = (res or {}).get("timing") or {}
     check(res is not None and t.get("ranked") == "gpu_time" and res.get("score_ns") == t.get("gpu_score_ns"),
           "KJUDGE_SCORE=gpu_time ranks the GPU-time score", json.dumps(t) if res else err[-2000:])
+    check(res is not None and t.get("processes") == 2,
+          "and plans for it: two submission boxes (TPLAN_GPU_PROCESSES), not eight", t.get("processes"))
+    if res is not None:
+        print("     ranked on GPU time: samples per shape %s" % [b.get("n") for b in res.get("benchmarks", [])])
     # Without CUPTI the result says why and events rank.
     rc, res, err = evaluate(os.path.join(LB, "template.cu"), "benchmark", (),
                             dict(os.environ, KJUDGE_CUPTI_LIB="/nonexistent/libcupti.so.13", KJUDGE_SCORE="gpu_time"))
