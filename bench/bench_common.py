@@ -104,8 +104,9 @@ def run_to_csv(path, fields, run, report, out_dir):
     return report(rows, out_dir)
 
 
-def evaluate(path, mode, *extra, env=None):
-    p = subprocess.run([RUNNER, "eval", path, "--leaderboard", "fp8_quant", "--mode", mode, "--json", *extra],
+def evaluate(path, mode, *extra, env=None, board="fp8_quant"):
+    """`kjudge-runner eval path --leaderboard board --mode mode --json extra...`: its result."""
+    p = subprocess.run([RUNNER, "eval", path, "--leaderboard", board, "--mode", mode, "--json", *extra],
                        cwd=ROOT, capture_output=True, text=True, env=env)
     if p.returncode not in (0, 1):
         raise RuntimeError("eval failed: " + p.stderr[-2000:])

@@ -60,6 +60,14 @@ def grid_size(launch):
     return g[0] * g[1] * g[2]
 
 
+def profiled_eval_args(path, board, lbdir):
+    """The arguments of the plain benchmark-mode eval that ncu and the CUPTI reference
+    profile: 30 calls a shape, no warm-up, NVRTC in the process (ncu follows no fork
+    into the compile box); board's copy in lbdir when given."""
+    return (["eval", path, "--leaderboard", board, "--mode", "benchmark", "--samples", "30", "--compile-unboxed",
+             "--warmup", "0", "--json"] + (["--leaderboards", lbdir] if lbdir else []))
+
+
 def ncu_times(path, board="fp8_quant", lbdir=None, kernels=("quant", "quant_fast")):
     """{(kernel name, grid size): [ns, ...]} for the launches of one eval under ncu (of
     board, in lbdir's copy when given; kernels and kj_empty profiled)."""
@@ -71,8 +79,7 @@ def ncu_times(path, board="fp8_quant", lbdir=None, kernels=("quant", "quant_fast
     cmd = NCU + ["--clock-control", "none", "--cache-control", "all", "--target-processes", "all",
            "-k", "regex:^(%s)$" % "|".join(list(kernels) + ["kj_empty"]), "--metrics", "gpu__time_duration.sum,launch__grid_size",
            "--csv", "--page", "raw", "--print-units", "base", "--log-file", log,
-           RUNNER, "eval", path, "--leaderboard", board, "--mode", "benchmark", "--samples", "30", "--compile-unboxed",
-           "--warmup", "0", "--json"] + (["--leaderboards", lbdir] if lbdir else [])
+           RUNNER] + profiled_eval_args(path, board, lbdir)
     p = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, env=env)
     text = open(log).read() if os.path.exists(log) else ""
     start = text.find('"ID"')
@@ -167,19 +174,6 @@ def stability(evaluate=evaluate, gpu_time=False):
     print("GPU-time scores (us): " + " ".join("%.4f" % (s / 1e3) for s in gscores))
 
 
-def board_eval(path, board, mode, *extra, lbdir=None):
-    """A plain `kjudge-runner eval` of path on board (in lbdir's copy of it when given)."""
-    if board == "fp8_quant" and lbdir is None:
-        return evaluate(path, mode, *extra)
-    cmd = [RUNNER, "eval", path, "--leaderboard", board, "--mode", mode, "--json", *extra]
-    if lbdir is not None:
-        cmd += ["--leaderboards", lbdir]
-    p = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
-    if p.returncode not in (0, 1):
-        raise RuntimeError("eval failed: " + p.stderr[-2000:])
-    return json.loads(p.stdout)
-
-
 def launch_keys(b):
     """The (kernel, grid size) of each launch of one call of benchmark entry b, in order."""
     return tuple((la["kernel"], grid_size(la)) for la in b["launches"])
@@ -225,8 +219,7 @@ def cupti_times(path, board="fp8_quant", lbdir=None, seqs=()):
     log = tempfile.mktemp(suffix=".csv")
     env = dict(os.environ, KJUDGE_GPU_TIME="0", KJ_CUPTI_REF_OUT=log, CUDA_INJECTION64_PATH=CUPTI_REF,
                KJUDGE_RBOX_SKIP="ns,fs,creds,seccomp,cgroup,env")
-    args = ["eval", path, "--leaderboard", board, "--mode", "benchmark", "--samples", "30",
-            "--compile-unboxed", "--warmup", "0", "--json"] + (["--leaderboards", lbdir] if lbdir else [])
+    args = profiled_eval_args(path, board, lbdir)
     if REF_CMD is None and not os.path.exists(CUPTI_REF):
         sys.exit("%s is missing: make build/cupti_ref.so (here, or carry it)" % CUPTI_REF)
     cmd = (REF_CMD or [RUNNER]) + args
@@ -290,7 +283,7 @@ def gpu_fidelity(evaluate=evaluate, smoke=False):
     try:
         for label, board, path in kernels:
             seen = SEEN.get(path)
-            ours = seen[0] if seen else (evaluate(path, "benchmark") if smoke else board_eval(path, board, "benchmark"))
+            ours = seen[0] if seen else evaluate(path, "benchmark", board=board)
             t = ours.get("timing") or {}
             if ours.get("verdict") != "accepted" or not t.get("gpu_time"):
                 print("| %s | %s: %s | | | | | | | FAIL |" % (label, ours.get("verdict"), t.get("gpu_time_note") or
@@ -364,7 +357,7 @@ def few_processes(evaluate=evaluate):
 SMOKE_SHAPES = ((256, 4096), (256, 8192), (4096, 7168))  # (T, H), GS=128: fp8_quant's benchmark shapes
 
 
-def fake_result(path, mode, *extra, env=None):
+def fake_result(path, mode, *extra, env=None, board="fp8_quant"):
     """A made-up result of `kjudge-runner eval path --mode mode --json` (no GPU):
     benchmark mode one entry per shape with one launch of quant (quant_fast for
     examples/fast.cu), leaderboard mode a score."""
