@@ -74,8 +74,10 @@ struct judge {
     double *empties;            /* owned: protocol v2's interleaved empty-kernel samples */
     size_t nempty, empty_cap;
     double empty_ns;            /* median of the empty kernel's event time (BASELINE) */
-    int stop_gpu;               /* 1: the job ranks GPU time, so its shapes' stopping
-                                 * rules follow their GPU-time samples (judge_v2_batch) */
+    int plan_gpu;               /* 1: the job ranks GPU time and its boxes record it, so
+                                 * v2 plans for it (judge_shapes_v2: tplan_processes,
+                                 * TPLAN_GPU_MIN_TOTAL_S) and its shapes' stopping rules
+                                 * follow their GPU-time samples (judge_v2_batch) */
     int gpu_time;               /* 1 while every timed call so far has its GPU time
                                  * (gtrace.h); gpu_note says why not otherwise */
     int gpu_refused;            /* 1: a call's records failed gputime.h's checks */

@@ -449,7 +449,7 @@ static enum judge_step judge_v2_batch(struct judge *j, struct v2_shape *sh, int 
             continue;
         /* A job ranked on GPU time stops on what ranks: the GPU-time samples
          * (judge_gpu_batch appended the batch's already), while it has them all. */
-        const double *ranked = j->stop_gpu && j->gpu_time && sh->ng >= sh->n ? sh->g : sh->x;
+        const double *ranked = j->plan_gpu && j->gpu_time && sh->ng >= sh->n ? sh->g : sh->x;
         sh->stop = stats_stopper_check(&sh->st, ranked, sh->n, sh->total_s, sh->wall_s);
     }
     return STEP_PASS;
@@ -652,10 +652,12 @@ static void judge_v2_fit(struct v2_shape *shapes, int n, int round, double max_w
     }
 }
 
-/* The submission boxes of a v2 job (tplan_processes). */
+/* The submission boxes of a v2 job (tplan_processes; plan_gpu is set by
+ * judge_shapes_v2, still 0 when judge_ahead_start asks for a Python job,
+ * whose boxes do not depend on it). */
 static int judge_v2_processes(const struct judge *j)
 {
-    return tplan_processes(j->job->processes, j->python, judge_rank_gpu(j) && j->gpu_time);
+    return tplan_processes(j->job->processes, j->python, j->plan_gpu);
 }
 
 /* Whether planned round r (from 0) starts in a fresh box: the rounds are
@@ -689,11 +691,11 @@ static int judge_shapes_v2(struct judge *j, const int *order, double *medians,
 {
     const struct spec *s = j->spec;
     struct stats_rule rule = judge_rule(j);
+    j->plan_gpu = judge_rank_gpu(j) && j->gpu_time;
     int processes = judge_v2_processes(j);
-    j->stop_gpu = judge_rank_gpu(j) && j->gpu_time;
     if (j->job->samples <= 0)
         rule.max_wall_s = TPLAN_MAX_WALL_S;
-    if (j->job->samples <= 0 && j->stop_gpu)
+    if (j->job->samples <= 0 && j->plan_gpu)
         rule.min_total_s = TPLAN_GPU_MIN_TOTAL_S;
     j->res->timing.processes = processes;
     if (j->job->trace != NULL)
