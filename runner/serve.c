@@ -311,6 +311,14 @@ static void serve_drop_pre(struct serve *sv)
     sv->pre = NULL;
 }
 
+/* Whether a pair may start now: none waits already, the runner can start
+ * one, is not stopping, judges more than one job and its GPU is healthy. */
+static int serve_may_prestart(const struct serve *sv)
+{
+    return sv->pre == NULL && sv->ops->prestart != NULL && !sv->cfg->once && !*sv->cfg->stop &&
+           !sv->unhealthy;
+}
+
 /* Start the boxes of the next job of board spec, unless a pair waits
  * already, the runner is stopping or judges one job only: a Python pair
  * when the job before was a Python file (python) and this runner has a
@@ -329,8 +337,7 @@ static void serve_prestart(struct serve *sv, const struct spec *spec, int python
         serve_drop_pre(sv);
         kj_err_clear(&err);
     }
-    if (sv->pre != NULL || spec == NULL || sv->ops->prestart == NULL || sv->cfg->once ||
-        *sv->cfg->stop || sv->unhealthy)
+    if (spec == NULL || !serve_may_prestart(sv))
         return;
     const struct pyenv *py = python && sv->cfg->py_prestart ? sv->cfg->pyenv : NULL;
     int rc = sv->ops->prestart(spec, sv->cfg->gpu, &sv->secrets, py,
@@ -348,8 +355,7 @@ static void serve_prestart_held(struct serve *sv, const struct spec *spec, int h
 {
     struct kj_err err;
     if (!sv->cfg->py_early || !sv->cfg->py_prestart || sv->cfg->pyenv == NULL ||
-        sv->pre != NULL || sv->ops->prestart == NULL || sv->ops->release == NULL ||
-        sv->cfg->once || *sv->cfg->stop || sv->unhealthy)
+        sv->ops->release == NULL || !serve_may_prestart(sv))
         return;
     kj_err_clear(&err);
     int rc = sv->ops->prestart(spec, sv->cfg->gpu, &sv->secrets, sv->cfg->pyenv,
