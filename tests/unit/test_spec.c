@@ -81,6 +81,23 @@ static char *variant(const char *name, const char *from, const char *to)
     return out;
 }
 
+static void make_board(const char *folder, const char *text, int with_desc);
+
+/* tmp_root/<name> made from variant(name, from, to) and loaded: the spec
+ * (the caller frees it), NULL when it does not load (err says why). */
+static struct spec *load_variant(const char *name, const char *from, const char *to,
+                                 struct kj_err *err)
+{
+    char dir[512];
+    struct spec *s = NULL;
+    char *text = variant(name, from, to);
+    make_board(name, text, 1);
+    free(text);
+    snprintf(dir, sizeof dir, "%s/%s", tmp_root, name);
+    kj_err_clear(err);
+    return spec_load(dir, &s, err) == 0 ? s : NULL;
+}
+
 /* Make tmp_root/<folder> holding leaderboard.json (text) and description.md. */
 static void make_board(const char *folder, const char *text, int with_desc)
 {
@@ -188,67 +205,35 @@ static void test_valid_variant(void)
         KT_CHECK(spec_buffer_elems(s, 3, &s->tests[0], &n, &err) == 0 && n == 1, "scalar elems");
         KT_CHECK(s->public_reference == 0, "the reference is not public by default");
         KT_CHECK(s->limit_tools_s == 0, "no time_limits_s.tools: the runner's default");
+        KT_CHECK(s->resolution_pct[0] == 0, "no resolution_pct: not measured");
+        KT_CHECK(s->score_gpu_time == 0, "no score: events rank");
     }
     spec_free(s);
 
     /* time_limits_s.tools: profile and sanitize jobs' limit on this board. */
-    text = variant("tools", "\"leaderboard\": 120", "\"leaderboard\": 120, \"tools\": 90");
-    make_board("tools", text, 1);
-    free(text);
-    snprintf(dir, sizeof dir, "%s/tools", tmp_root);
-    s = NULL;
-    KT_CHECK(spec_load(dir, &s, &err) == 0 && s != NULL && s->limit_tools_s == 90,
-             "time_limits_s.tools loads: %s", err.msg);
+    s = load_variant("tools", "\"leaderboard\": 120", "\"leaderboard\": 120, \"tools\": 90", &err);
+    KT_CHECK(s != NULL && s->limit_tools_s == 90, "time_limits_s.tools loads: %s", err.msg);
     spec_free(s);
 
     /* "public_reference": true lets anyone download reference.cu. */
-    text = variant("pubref", "\"ranking\"", "\"public_reference\": true, \"ranking\"");
-    make_board("pubref", text, 1);
-    free(text);
-    snprintf(dir, sizeof dir, "%s/pubref", tmp_root);
-    s = NULL;
-    KT_CHECK(spec_load(dir, &s, &err) == 0 && s != NULL && s->public_reference == 1,
-             "public_reference true loads: %s", err.msg);
+    s = load_variant("pubref", "\"ranking\"", "\"public_reference\": true, \"ranking\"", &err);
+    KT_CHECK(s != NULL && s->public_reference == 1, "public_reference true loads: %s", err.msg);
     spec_free(s);
 
     /* "resolution_pct" per GPU type; absent types stay 0 (not measured). */
-    text = variant("resol", "\"ranking\"", "\"resolution_pct\": {\"H200\": 0.55}, \"ranking\"");
-    make_board("resol", text, 1);
-    free(text);
-    snprintf(dir, sizeof dir, "%s/resol", tmp_root);
-    s = NULL;
-    KT_CHECK(spec_load(dir, &s, &err) == 0 && s != NULL && s->resolution_pct[0] == 0.55,
-             "resolution_pct loads: %s", err.msg);
-    spec_free(s);
-    s = NULL;
-    snprintf(dir, sizeof dir, "%s/good", tmp_root);
-    KT_CHECK(spec_load(dir, &s, &err) == 0 && s != NULL && s->resolution_pct[0] == 0,
-             "no resolution_pct: not measured");
+    s = load_variant("resol", "\"ranking\"", "\"resolution_pct\": {\"H200\": 0.55}, \"ranking\"", &err);
+    KT_CHECK(s != NULL && s->resolution_pct[0] == 0.55, "resolution_pct loads: %s", err.msg);
     spec_free(s);
 
-    /* "score": which measure ranks; "events" when absent. */
-    text = variant("score", "\"ranking\"", "\"score\": \"gpu_time\", \"ranking\"");
-    make_board("score", text, 1);
-    free(text);
-    snprintf(dir, sizeof dir, "%s/score", tmp_root);
-    s = NULL;
-    KT_CHECK(spec_load(dir, &s, &err) == 0 && s != NULL && s->score_gpu_time == 1,
-             "score gpu_time loads: %s", err.msg);
-    spec_free(s);
-    s = NULL;
-    snprintf(dir, sizeof dir, "%s/good", tmp_root);
-    KT_CHECK(spec_load(dir, &s, &err) == 0 && s != NULL && s->score_gpu_time == 0,
-             "no score: events rank");
+    /* "score": which measure ranks; "events" when absent (the base above). */
+    s = load_variant("score", "\"ranking\"", "\"score\": \"gpu_time\", \"ranking\"", &err);
+    KT_CHECK(s != NULL && s->score_gpu_time == 1, "score gpu_time loads: %s", err.msg);
     spec_free(s);
 
     /* Tolerances may be real expressions over the vars, evaluated per case. */
-    text = variant("tolexpr", "\"atol\": 1e-3, \"rtol\": 1e-3",
-                   "\"atol\": \"1e-5 * sqrt(N)\", \"rtol\": \"max(1e-4, 1e-6 * K)\"");
-    make_board("tolexpr", text, 1);
-    free(text);
-    snprintf(dir, sizeof dir, "%s/tolexpr", tmp_root);
-    s = NULL;
-    KT_CHECK(spec_load(dir, &s, &err) == 0 && s != NULL, "tolerance expressions load: %s", err.msg);
+    s = load_variant("tolexpr", "\"atol\": 1e-3, \"rtol\": 1e-3",
+                     "\"atol\": \"1e-5 * sqrt(N)\", \"rtol\": \"max(1e-4, 1e-6 * K)\"", &err);
+    KT_CHECK(s != NULL, "tolerance expressions load: %s", err.msg);
     if (s != NULL) {
         double at = -1, rt = -1;
         KT_CHECK(spec_tolerance(s, 2, &s->tests[0], &at, &rt, &err) == 0 &&
@@ -283,10 +268,10 @@ static void test_broken(void)
                 "must be >= 0");
     expect_fail("tolinf", "\"rtol\": 1e-3", "\"rtol\": \"1 / (N - 64)\"", "tests[0]",
                 "division by zero");
-    /* Bytes that are not UTF-8 would reach the public JSON bodies as they are. */
     expect_fail("badscore", "\"ranking\"", "\"score\": \"cupti\", \"ranking\"", "score",
                 "'cupti' is not a measure (\"events\" or \"gpu_time\")");
     expect_fail("numscore", "\"ranking\"", "\"score\": 1, \"ranking\"", "score", "must be a string");
+    /* Bytes that are not UTF-8 would reach the public JSON bodies as they are. */
     expect_fail("badutf8", "Test board", "Test \xff board", "line 3", "not valid UTF-8");
     expect_fail("surrogate", "Test board", "Test \xed\xa0\x80 board", "line 3", "UTF-8");
     expect_fail("cututf8", "\"Test board\"", "\"Test board\xc3\"", "line 3", "UTF-8");
