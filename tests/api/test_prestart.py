@@ -118,12 +118,19 @@ def submit_py(srv, tok, source=PY_SOURCE):
     return kjrunner.submit(srv, tok, seconds=0.2, source=source, name="k.py")
 
 
-def test_prestart_python(srv, tok, rtok, tmp):
+def stand_in_python(tmp):
+    """An interpreter that answers runner/pyenv.c's probe, one fact a line."""
     exe = os.path.join(tmp, "python3-stand-in")
-    with open(exe, "w") as f:  # answers runner/pyenv.c's probe, one fact a line
-        f.write("#!/bin/sh\necho \"$0\"\necho /usr\necho\n"
-                "echo 'python 3.11.0, torch 0.0-stand-in, triton (none), helion (none)'\n")
-    os.chmod(exe, 0o755)
+    if not os.path.exists(exe):
+        with open(exe, "w") as f:
+            f.write("#!/bin/sh\necho \"$0\"\necho /usr\necho\n"
+                    "echo 'python 3.11.0, torch 0.0-stand-in, triton (none), helion (none)'\n")
+        os.chmod(exe, 0o755)
+    return exe
+
+
+def test_prestart_python(srv, tok, rtok, tmp):
+    exe = stand_in_python(tmp)
     bdir = os.path.join(tmp, "py-boxes")
     os.makedirs(bdir, exist_ok=True)
     r = kjrunner.Runner(os.path.join(tmp, "py"), "http://127.0.0.1:%d" % srv.port, rtok, [], name="py-runner",
@@ -176,17 +183,6 @@ def test_prestart_python(srv, tok, rtok, tmp):
               "and no Python pair is started after it", os.listdir(bdir))
     finally:
         off.stop()
-
-
-def stand_in_python(tmp):
-    """An interpreter that answers runner/pyenv.c's probe, one fact a line."""
-    exe = os.path.join(tmp, "python3-stand-in")
-    if not os.path.exists(exe):
-        with open(exe, "w") as f:
-            f.write("#!/bin/sh\necho \"$0\"\necho /usr\necho\n"
-                    "echo 'python 3.11.0, torch 0.0-stand-in, triton (none), helion (none)'\n")
-        os.chmod(exe, 0o755)
-    return exe
 
 
 def test_prestart_held(srv, tok, rtok, tmp):
