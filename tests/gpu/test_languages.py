@@ -4,15 +4,15 @@
 (KJ_GPU_ONLY=languages_eval,languages_server runs only these).
 
 1. Each example timed with `kjudge-runner eval --mode benchmark` beside the
-   board's fast.cu: the CuTe wgmma matmul (sm_90a; the tcgen05 one on an
-   sm_100a GPU), the CuTe fp8_quant and the PTX fp8_quant exported from
+   board's fast.cu: the CuTe wgmma matmuls (sm_90a: cp.async and TMA; the
+   tcgen05 one on an sm_100a GPU), the CuTe fp8_quant and the PTX fp8_quant exported from
    Triton. Every one must be accepted. For the matmul, cuBLAS's time for the
    same shapes (torch.matmul on the device, fp16 in, fp32 out where this
    PyTorch can, an L2 flush before each call like the judge's) is measured
-   in the same run and printed beside it, with the ratio on the largest
-   shape (the goal is at least 0.70 of cuBLAS's throughput there; printed,
-   not a pass/fail check, since it is a property of the kernel).
-2. Through a real server and runner: the three examples submitted over HTTP
+   in the same run and printed beside it, with each one's ratio on the
+   largest shape (the goal is at least 0.70 of cuBLAS's throughput there;
+   printed, not a pass/fail check, since it is a property of the kernel).
+2. Through a real server and runner: the examples submitted over HTTP
    in benchmark mode, accepted and timed; the PTX one in leaderboard mode
    too, whose rankings row says lang "ptx".
 The exploit verdicts of the new corpus files (tests/exploits/*.ptx,
@@ -97,32 +97,43 @@ def cublas(board):
         return None, (p.stderr or p.stdout)[-1000:], shapes
 
 
+def matmul_examples(arch):
+    """The CuTe matmul examples for this GPU: tcgen05 on sm_100, else the wgmma ones
+    (cp.async, and TMA where that example exists)."""
+    if arch.startswith("sm_100"):
+        return ["examples/cute_tcgen05.cu"]
+    return [rel for rel in ("examples/cute_wgmma.cu", "examples/cute_tma.cu")
+            if os.path.exists(os.path.join(BOARDS, "matmul", rel))]
+
+
 def test_languages_eval():
-    arch = probe_arch()
-    matmul = "examples/cute_tcgen05.cu" if arch.startswith("sm_100") else "examples/cute_wgmma.cu"
+    mms = matmul_examples(probe_arch())
     rows = {}
-    for board, rel in (("matmul", matmul), ("matmul", "examples/fast.cu"),
+    for board, rel in ([("matmul", m) for m in mms] + [("matmul", "examples/fast.cu"),
                        ("fp8_quant", "examples/cute_quant.cu"), ("fp8_quant", "examples/triton_ptx.ptx"),
-                       ("fp8_quant", "examples/fast.cu")):
+                       ("fp8_quant", "examples/fast.cu")]):
         verdict, meds, msg = bench(board, rel)
         rows[(board, rel)] = meds
         report.setdefault("languages", {})["%s/%s" % (board, rel)] = {"verdict": verdict, "median_us": meds}
         check(verdict == "accepted", "%s/%s accepted in benchmark mode" % (board, rel), msg)
     cb, why, shapes = cublas("matmul")
+    names = [m.split("/")[-1] for m in mms] + ["fast.cu"]
+    cols = [rows[("matmul", m)] for m in mms] + [rows[("matmul", "examples/fast.cu")]]
     print("     matmul (median us per shape; cuBLAS = torch.mm %s)" % ((cb or {}).get("how", "")))
-    print("     %-18s %12s %12s %12s %8s" % ("M x N x K", matmul.split("/")[-1], "fast.cu", "cuBLAS", "cuBLAS/cute"))
-    cute, fast = rows[("matmul", matmul)], rows[("matmul", "examples/fast.cu")]
+    print("     %-18s" % "M x N x K" + "".join(" %15s" % n for n in names) + " %12s" % "cuBLAS")
     for i, s in enumerate(shapes):
-        c = cute[i] if i < len(cute) else float("nan")
-        f = fast[i] if i < len(fast) else float("nan")
-        b = cb["us"][i] if cb else float("nan")
-        print("     %-18s %12.2f %12.2f %12.2f %8.2f" % ("%dx%dx%d" % tuple(s), c, f, b, b / c if c else 0))
-    if cb and cute:
-        ratio = cb["us"][-1] / cute[-1]
-        report["languages"]["matmul_cublas_ratio_largest"] = ratio
-        print("     NOTE the CuTe matmul reaches %.2f of cuBLAS's throughput on the largest shape "
-              "(goal 0.70); fast.cu %.2f" % (ratio, cb["us"][-1] / fast[-1] if fast else 0))
-    elif not cb:
+        line = "     %-18s" % ("%dx%dx%d" % tuple(s))
+        for col in cols:
+            line += " %15.2f" % (col[i] if i < len(col) else float("nan"))
+        print(line + " %12.2f" % (cb["us"][i] if cb else float("nan")))
+    if cb:
+        for name, col in zip(names, cols):
+            if col:
+                ratio = cb["us"][-1] / col[-1]
+                report["languages"]["matmul_cublas_ratio_largest/" + name] = ratio
+                print("     NOTE %s reaches %.2f of cuBLAS's throughput on the largest shape (goal for the "
+                      "CuTe example: 0.70)" % (name, ratio))
+    else:
         print("     NOTE no cuBLAS comparison: " + why)
     q = ("cute_quant.cu", "triton_ptx.ptx", "fast.cu")
     print("     fp8_quant (median us per shape): " + "  ".join(
@@ -131,13 +142,13 @@ def test_languages_eval():
 
 def test_languages_server():
     arch = probe_arch()
-    matmul = "examples/cute_tcgen05.cu" if arch.startswith("sm_100") else "examples/cute_wgmma.cu"
     gpu = "B200" if arch.startswith("sm_100") else "H200"
     failed_before = gpueval.counts.failed
     with Service(runner="real", gpu=gpu, runner_name="gpu0", prefix="kjudge-lang-") as svc:
         user = svc.user("carol") or ""
-        for board, rel, lang in (("matmul", matmul, "cuda"), ("fp8_quant", "examples/cute_quant.cu", "cuda"),
-                                 ("fp8_quant", "examples/triton_ptx.ptx", "ptx")):
+        for board, rel, lang in ([("matmul", m, "cuda") for m in matmul_examples(arch)] +
+                                 [("fp8_quant", "examples/cute_quant.cu", "cuda"),
+                                  ("fp8_quant", "examples/triton_ptx.ptx", "ptx")]):
             st, sub = submit(svc.base, user, os.path.join(BOARDS, board, rel), "benchmark",
                              leaderboard=board, gpu=gpu)
             check(st == 202 and sub.get("lang") == lang, "%s submitted as %s" % (rel, lang), sub)

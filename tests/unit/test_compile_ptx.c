@@ -193,10 +193,12 @@ static void test_triton_ptx(void)
     free(src);
 }
 
-/* The CuTe examples for sm_100a, each compiled in its own compile box
- * (CUTLASS bound read-only) while the other tests run. */
+/* The CuTe examples, each compiled in its own compile box (CUTLASS bound
+ * read-only) while the other tests run: the sm_100a ones, and the TMA
+ * matmul for sm_90a (its tensor maps made on the device, docs/languages-cuda.md). */
 struct box_job {
     const char *path;
+    const char *arch;
     int started;
     double t0;
     char *src;
@@ -204,7 +206,7 @@ struct box_job {
     struct cbox_proc p;
 };
 
-static void box_start(struct box_job *b, const char *path)
+static void box_start(struct box_job *b, const char *path, const char *arch)
 {
     char real[4096];
     size_t len = 0;
@@ -212,18 +214,20 @@ static void box_start(struct box_job *b, const char *path)
 
     memset(b, 0, sizeof *b);
     b->path = path;
+    b->arch = arch;
     if (realpath(".cutlass/include", real) == NULL ||
         kj_read_file(path, 1 << 20, &b->src, &len, &err) ||
         dir_parse(b->src, len, &b->d, &err) != 0)
         return;
     setenv(COMPILE_CUTLASS_ENV, real, 1); /* read by the box's child at its start */
     b->t0 = mono_now();
-    b->started = cbox_start(b->src, len, &b->d, "sm_100a", NULL, &b->p, &err) == KJ_OK;
+    b->started = cbox_start(b->src, len, &b->d, arch, NULL, &b->p, &err) == KJ_OK;
     unsetenv(COMPILE_CUTLASS_ENV);
 }
 
-/* Collect b: compiled, and its first kernel's tensor-core class is tc. */
-static void box_check(struct box_job *b, const char *tc)
+/* Collect b: compiled, its first kernel's tensor-core class is tc, and it
+ * uses TMA when tma is 1. */
+static void box_check(struct box_job *b, const char *tc, int tma)
 {
     struct compile_result r;
     struct kj_err err = {0};
@@ -233,39 +237,53 @@ static void box_check(struct box_job *b, const char *tc)
         free(b->src);
         return;
     }
-    KT_CHECK(cbox_finish(&b->p, "sm_100a", &r, &err) == KJ_OK && r.ok,
-             "%s for sm_100a in the compile box: %s %s", b->path, err.msg, r.log ? r.log : "");
+    if (cbox_finish(&b->p, b->arch, &r, &err) != KJ_OK) {
+        KT_CHECK(0, "%s for %s: the compile box failed: %s", b->path, b->arch, err.msg);
+        free(b->src);
+        return;
+    }
+    KT_CHECK(r.ok, "%s for %s in the compile box: %s", b->path, b->arch, r.log ? r.log : "");
+    if (!r.ok || r.nkernels < 1) {
+        compile_result_free(&r);
+        free(b->src);
+        return;
+    }
     KT_CHECK(r.nkernels == 1 && strcmp(r.kernels[0].tensor_cores, tc) == 0,
              "%s: tensor cores '%s' (want '%s')", b->path, r.kernels[0].tensor_cores, tc);
-    fprintf(stderr, "  %s for sm_100a: %.1f s in NVRTC, %.1f s since the start; %d registers, "
-            "tensor cores '%s', cp.async %d\n", b->path, r.seconds, mono_now() - b->t0,
-            r.kernels[0].registers, r.kernels[0].tensor_cores, r.kernels[0].uses_cp_async);
+    KT_CHECK(!tma || r.kernels[0].uses_tma, "%s: TMA not reported", b->path);
+    KT_CHECK(r.kernels[0].spill_stores == 0, "%s: %d spill stores", b->path, r.kernels[0].spill_stores);
+    fprintf(stderr, "  %s for %s: %.1f s in NVRTC, %.1f s since the start; %d registers, "
+            "tensor cores '%s', TMA %d, cp.async %d\n", b->path, b->arch, r.seconds, mono_now() - b->t0,
+            r.kernels[0].registers, r.kernels[0].tensor_cores, r.kernels[0].uses_tma,
+            r.kernels[0].uses_cp_async);
     compile_result_free(&r);
     free(b->src);
 }
 
-static void test_sm100_examples(struct box_job *jobs)
+static void test_cute_examples(struct box_job *jobs)
 {
-    box_check(&jobs[0], "tcgen05");
-    box_check(&jobs[1], "");
+    box_check(&jobs[0], "tcgen05", 0);
+    box_check(&jobs[1], "", 0);
+    box_check(&jobs[2], "wgmma", 1);
 }
 
 int main(int argc, char **argv)
 {
-    struct box_job jobs[2];
+    struct box_job jobs[3];
 
     kt_init(argc, argv);
     memset(jobs, 0, sizeof jobs);
-    if (kt_counts.filter == NULL || strstr("test_sm100_examples", kt_counts.filter) != NULL) {
+    if (kt_counts.filter == NULL || strstr("test_cute_examples", kt_counts.filter) != NULL) {
         /* first, so that they overlap the rest */
-        box_start(&jobs[0], "leaderboards/matmul/examples/cute_tcgen05.cu");
-        box_start(&jobs[1], "leaderboards/fp8_quant/examples/cute_quant.cu");
+        box_start(&jobs[0], "leaderboards/matmul/examples/cute_tcgen05.cu", "sm_100a");
+        box_start(&jobs[1], "leaderboards/fp8_quant/examples/cute_quant.cu", "sm_100a");
+        box_start(&jobs[2], "leaderboards/matmul/examples/cute_tma.cu", "sm_90a");
     }
     KT_RUN(test_good_module());
     KT_RUN(test_bad_modules());
     KT_RUN(test_missing_parts());
     KT_RUN(test_cutlass());
     KT_RUN(test_triton_ptx());
-    KT_RUN(test_sm100_examples(jobs));
+    KT_RUN(test_cute_examples(jobs));
     return kt_done("test_compile_ptx");
 }

@@ -10,9 +10,9 @@
 // The shared tiles use CuTe's 128-byte-swizzled GMMA layouts (A K-major, B
 // N-major, as the board stores them), so wgmma reads them directly; the
 // global loads are cp.async 16-byte copies, without checks where the whole
-// tile is inside the matrices, with zero fill at the edges otherwise. The
-// board's signature passes plain pointers, so there is no host-made tensor
-// map for TMA (docs/languages-cuda.md). On the H200: 540 us on the
+// tile is inside the matrices, with zero fill at the edges otherwise.
+// cute_tma.cu does the same work with TMA loads from tensor maps it builds
+// on the device, over twice as fast. On the H200: 540 us on the
 // 4096x5120x4096 shape, cuBLAS 224 us (0.41 of its throughput).
 #include <cute/tensor.hpp>
 #include <cute/atom/mma_traits_sm90_gmma.hpp>
