@@ -8,7 +8,10 @@ judged once with `kjudge-runner eval --mode sanitize` (memcheck) and once
 with `--mode profile` on GPU 0, under a generous limit (--limit, default 600
 s), and its wall time and verdict are printed, then per board and mode the
 slowest run and the limit that gives it a margin (--margin, default 2x,
-rounded up to 10 s). A run that ends time_limit names an example that cannot
+rounded up to 10 s). A file whose `//!kjudge gpu` line names another GPU
+type than this host's (the tcgen05 matmul on an H200) is listed and not run:
+the server would never send it here, and on the wrong GPU it only measures
+a fault (a device-side assert under memcheck runs to the limit). A run that ends time_limit names an example that cannot
 finish under a tool at all (a hang), not a slow tool: it is listed, not
 counted. --boards a,b limits the boards; --smoke lists what it would run
 (no GPU).
@@ -22,6 +25,7 @@ import glob
 import json
 import math
 import os
+import re
 import subprocess
 import sys
 import time
@@ -39,6 +43,23 @@ def examples(boards):
         files.append(os.path.join(os.path.dirname(d), "template.cu"))
         out += [(board, f) for f in files if os.path.exists(f)]
     return out
+
+
+def host_gpu():
+    """This host's GPU name from `kjudge-runner probe` ("" when it does not answer)."""
+    p = subprocess.run([RUNNER, "probe"], cwd=ROOT, env=runner_env(), capture_output=True, text=True,
+                       timeout=120)
+    try:
+        return json.loads(p.stdout).get("gpu", "")
+    except ValueError:
+        return ""
+
+
+def gpu_line(path):
+    """The GPU type a file's //!kjudge gpu line names, or None."""
+    with open(path, encoding="utf-8") as f:
+        m = re.search(r"^//!kjudge\s+gpu\s+(\S+)", f.read(), re.M)
+    return m.group(1) if m else None
 
 
 def run(board, path, mode, limit):
@@ -73,9 +94,15 @@ def main():
         return 0
     if not os.access(RUNNER, os.X_OK):
         sys.exit("%s is not built" % RUNNER)
+    here = host_gpu()
     print("| board | file | mode | wall s | verdict |\n|---|---|---|---|---|", flush=True)
     worst = {}
     for board, path in todo:
+        want = gpu_line(path)
+        if want is not None and want not in here:
+            print("| %s | %s | - | - | not run: written for %s, this GPU is %s |"
+                  % (board, os.path.basename(path), want, here or "unknown"), flush=True)
+            continue
         for mode in ("sanitize", "profile"):
             wall, v = run(board, path, mode, a.limit)
             print("| %s | %s | %s | %.1f | %s |" % (board, os.path.basename(path), mode, wall, v), flush=True)
