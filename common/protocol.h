@@ -26,8 +26,11 @@
  * (docs/rejudge.md). A result that names no version is version 1. */
 #define KJ_TIMING_VERSION 1
 /* The version a result names when its score ranks GPU time (CUPTI, docs/
- * timing.md) instead of events: another measure, never ranked with them. */
-#define KJ_TIMING_VERSION_GPU_TIME (100000 + KJ_TIMING_VERSION)
+ * timing.md) instead of events: another measure, never ranked with them.
+ * KJ_TIMING_GPU_REV counts the changes that move GPU-time scores alone
+ * (2: the stopping rule's half-tick test, runner/tplan.h TPLAN_GPU_TICK_NS). */
+#define KJ_TIMING_GPU_REV 2
+#define KJ_TIMING_VERSION_GPU_TIME (100000 + 1000 * KJ_TIMING_GPU_REV + KJ_TIMING_VERSION)
 #define KJ_TIMING_VERSION_MAX 1000000 /* the largest version a result may name */
 
 /* What a submission asks the runner to do (DESIGN.md "Modes and verdicts"). */

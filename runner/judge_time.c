@@ -695,8 +695,10 @@ static int judge_shapes_v2(struct judge *j, const int *order, double *medians,
     int processes = judge_v2_processes(j);
     if (j->job->samples <= 0)
         rule.max_wall_s = TPLAN_MAX_WALL_S;
-    if (j->job->samples <= 0 && j->plan_gpu)
+    if (j->job->samples <= 0 && j->plan_gpu) {
         rule.min_total_s = TPLAN_GPU_MIN_TOTAL_S;
+        rule.abs_ci = TPLAN_GPU_TICK_NS / 2.0;
+    }
     j->res->timing.processes = processes;
     if (j->job->trace != NULL)
         fprintf(j->job->trace, "shape,process,visit,batch,slot,set,lane,kind,ns\n");

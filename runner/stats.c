@@ -270,15 +270,16 @@ void stats_stopper_init(struct stats_stopper *st, const struct stats_rule *rule)
     st->rule = rule != NULL ? *rule : def;
 }
 
-/* Relative CI half-width of the median of x[0..n) (finite, n >= 1), found
- * by selection on a private copy. Returns NaN if the copy cannot be made,
- * +inf for a zero median with a nonzero interval. */
-static double rel_ci_halfwidth(const double *x, size_t n)
+/* CI half-width of the median of x[0..n) (finite, n >= 1), found by
+ * selection on a private copy, with the median in *med. Returns NaN if the
+ * copy cannot be made. */
+static double ci_halfwidth(const double *x, size_t n, double *med)
 {
     double *a = malloc(n * sizeof *a);
     size_t lo, hi, mhi = n / 2, mlo = (n - 1) / 2;
-    double med, width;
+    double width;
 
+    *med = NAN;
     if (a == NULL)
         return NAN;
     memcpy(a, x, n * sizeof *a);
@@ -296,12 +297,27 @@ static double rel_ci_halfwidth(const double *x, size_t n)
         select_kth(a, 0, mlo, lo);
     if (hi > mhi)
         select_kth(a, mhi + 1, n, hi);
-    med = (a[mlo] + a[mhi]) / 2.0;
+    *med = (a[mlo] + a[mhi]) / 2.0;
     width = (a[hi] - a[lo]) / 2.0;
     free(a);
-    if (width == 0.0)
-        return 0.0;
-    return med != 0.0 ? width / fabs(med) : INFINITY;
+    return width;
+}
+
+/* 1 if the CI of the median meets rule r: relative half-width <= rel_ci
+ * (+inf for a zero median with a nonzero interval), or abs_ci > 0 and the
+ * half-width <= abs_ci. Samples quantized by a timer (the H200's GPU timer
+ * steps 32 ns) can put the median between two ticks, where no number of
+ * samples narrows the interval below half a tick; on a 4 us kernel that is
+ * 0.4 %, above rel_ci. */
+static int ci_converged(const double *x, size_t n, const struct stats_rule *r)
+{
+    double med, width = ci_halfwidth(x, n, &med);
+    double rel;
+
+    if (isnan(width))
+        return 0;
+    rel = width == 0.0 ? 0.0 : med != 0.0 ? width / fabs(med) : INFINITY;
+    return rel <= r->rel_ci || (r->abs_ci > 0 && width <= r->abs_ci);
 }
 
 /* 1 if the ring is full and its estimates vary by less than 5% relative. */
@@ -359,7 +375,7 @@ enum stats_stop stats_stopper_check(struct stats_stopper *st, const double *samp
     }
     if (!mins_met || !finite)
         return STATS_CONTINUE;
-    if (rel_ci_halfwidth(samples, n) <= r->rel_ci)
+    if (ci_converged(samples, n, r))
         return STATS_STOP_CI;
     if (noise_stable(st))
         return STATS_STOP_NOISE;

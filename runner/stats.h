@@ -44,8 +44,11 @@ struct stats_rule {
     double rel_ci;      /* stop when CI half-width / median <= this */
     long max_samples;   /* hard cap on samples */
     double max_wall_s;  /* hard cap on wall time of the measurement */
+    double abs_ci;      /* ... or when the CI half-width <= this, in the samples'
+                         * unit (0: no such test): half a timer tick, the
+                         * finest difference quantized samples can show */
 };
-#define STATS_RULE_DEFAULT {100, 0.020, 0.0025, 10000, 3.0}
+#define STATS_RULE_DEFAULT {100, 0.020, 0.0025, 10000, 3.0, 0.0}
 
 enum stats_stop {
     STATS_CONTINUE = 0,
@@ -80,7 +83,8 @@ void stats_stopper_init(struct stats_stopper *st, const struct stats_rule *rule)
  *   n >= max_samples -> STATS_STOP_MAX_SAMPLES;
  *   wall_s >= max_wall_s -> STATS_STOP_MAX_TIME;
  *   n < min_samples or total_s < min_total_s -> STATS_CONTINUE;
- *   CI half-width / median <= rel_ci -> STATS_STOP_CI;
+ *   CI half-width / median <= rel_ci, or abs_ci > 0 and CI half-width
+ *     <= abs_ci -> STATS_STOP_CI;
  *   64 noise estimates exist and their relative stdev < 5% -> STATS_STOP_NOISE;
  *   otherwise STATS_CONTINUE.
  * Cheap to call after every sample: O(n) work (a selection for the CI, a

@@ -43,6 +43,13 @@
                                      * 6.7 us shape, 2 s of wall time; its GPU-time CV was
                                      * 0.12 % there, so a quarter is expected to keep it under
                                      * 0.2 %: docs/timing.md 8, to be measured) */
+#define TPLAN_GPU_TICK_NS 32.0    /* a job ranked on GPU time: the GPU timer's step. Every
+                                   * CUPTI span on the H200 is a multiple of 32 ns, so a shape
+                                   * whose median falls between two steps never got a CI
+                                   * narrower than 16 ns; under 6.4 us that is above the
+                                   * rule's 0.25 % and the shape ran to its wall cap (fp8_quant
+                                   * fast.cu: 4-6 s of a 5 s goal). The rule also stops at
+                                   * half a step (stats_rule.abs_ci). */
 #define TPLAN_WALL_SHARE 0.9      /* the planned rounds of a shape end within this share of
                                    * TPLAN_MAX_WALL_S (tplan_fit_visit) */
 #define TPLAN_CORRECT_WEIGHT 0.25 /* the share of the job's empty-kernel deviation subtracted */

@@ -198,7 +198,7 @@ static void test_stop_noise(void)
 
     /* Cheap enough to call after every sample up to the cap, with the
      * CI never converging (rel_ci < 0) so every evaluation does the work. */
-    struct stats_rule never = {100, 0.020, -1.0, N, 1e9};
+    struct stats_rule never = {100, 0.020, -1.0, N, 1e9, 0.0};
     double total = 0.0;
     int early = 0;
     clock_t t0 = clock();
@@ -215,11 +215,45 @@ static void test_stop_noise(void)
     free(x);
 }
 
+/* Samples on a timer's 32 ns ticks with the median between two of them
+ * (a 4.27 us kernel, half its samples at 4256 ns, half at 4288): the CI
+ * never narrows below 16 ns, 0.37 % of the median, above rel_ci; with
+ * abs_ci at half a tick it stops at min_samples. */
+static void test_stop_ticks(void)
+{
+    enum { N = 1000 };
+    double x[N];
+    struct stats_stopper st;
+    struct stats_rule r = {100, 0.0, 0.0025, N, 1e9, 0.0};
+    size_t at;
+    for (int i = 0; i < N; i++)
+        x[i] = i % 2 ? 4256.0 : 4288.0;
+    stats_stopper_init(&st, &r);
+    enum stats_stop got = feed(&st, x, N, 1e-5, &at);
+    KT_CHECK(got == STATS_STOP_MAX_SAMPLES && at == N, "without abs_ci: %s at %zu", stats_stop_name(got), at);
+    r.abs_ci = 16.0;
+    stats_stopper_init(&st, &r);
+    got = feed(&st, x, N, 1e-5, &at);
+    KT_CHECK(got == STATS_STOP_CI && at == 100, "abs_ci half a tick: %s at %zu", stats_stop_name(got), at);
+    r.abs_ci = 15.0;
+    stats_stopper_init(&st, &r);
+    got = feed(&st, x, N, 1e-5, &at);
+    KT_CHECK(got == STATS_STOP_MAX_SAMPLES, "abs_ci under the half-width: %s at %zu", stats_stop_name(got), at);
+    /* A wide spread is not cut short by abs_ci: 1..2 ms uniform. */
+    uint64_t seed = 7;
+    for (int i = 0; i < N; i++)
+        x[i] = 1e6 * (1.0 + lcg_next(&seed));
+    r.abs_ci = 16.0;
+    stats_stopper_init(&st, &r);
+    got = feed(&st, x, 200, 1e-5, &at);
+    KT_CHECK(got == STATS_CONTINUE, "wide spread, abs_ci 16 ns: %s at %zu", stats_stop_name(got), at);
+}
+
 static void test_stop_caps(void)
 {
     double x[200];
     struct stats_stopper st;
-    struct stats_rule r = {100, 0.020, 0.0025, 50, 3.0};
+    struct stats_rule r = {100, 0.020, 0.0025, 50, 3.0, 0.0};
     size_t at;
     uint64_t seed = 1;
     for (int i = 0; i < 200; i++)
@@ -265,8 +299,8 @@ static void test_selection_matches_sort(void)
             struct stats_summary s;
             stats_summarize(x, n, &s);
             double rel = (s.ci_hi - s.ci_lo) / 2.0 / s.median;
-            struct stats_rule at = {(long)n, 0.0, rel * (1 + 1e-9), 1000000, 1e9};
-            struct stats_rule below = {(long)n, 0.0, rel * (1 - 1e-6), 1000000, 1e9};
+            struct stats_rule at = {(long)n, 0.0, rel * (1 + 1e-9), 1000000, 1e9, 0.0};
+            struct stats_rule below = {(long)n, 0.0, rel * (1 - 1e-6), 1000000, 1e9, 0.0};
             struct stats_stopper st;
             stats_stopper_init(&st, &at);
             int ok = stats_stopper_check(&st, x, n, 1.0, 0.0) == STATS_STOP_CI;
@@ -401,6 +435,7 @@ int main(int argc, char **argv)
     KT_RUN(test_geomean());
     KT_RUN(test_stop_ci());
     KT_RUN(test_stop_noise());
+    KT_RUN(test_stop_ticks());
     KT_RUN(test_stop_caps());
     KT_RUN(test_selection_matches_sort());
     KT_RUN(test_names_and_floor());
