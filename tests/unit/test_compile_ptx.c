@@ -113,9 +113,10 @@ static void test_bad_modules(void)
                 "neither a pointer (.u64) nor an int (.u32)");
 }
 
-/* An unrolled bomb (the PTX compiler's time) is the box's limit
- * (test_cbox_sandbox.c); here: a module without .target, directives that
- * ask for NVRTC options. */
+/* An unrolled bomb (the PTX compiler's time) is bounded by the source cap
+ * and the box's limits (tests/exploits/ptx_unrolled_bomb.ptx,
+ * test_exploits_compile.py); here: a module without .target, directives
+ * that ask for NVRTC options. */
 static void test_missing_parts(void)
 {
     struct compile_result r;
