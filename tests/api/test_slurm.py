@@ -279,10 +279,14 @@ def test_job(sl, srv, tmp, token_file, token):
     wait_for(lambda: sl.run("squeue", "-h", "-j", job2).stdout.strip() == "", 30)
     state = sl.run("scontrol", "show", "job", job).stdout
     check("JobState=CANCELLED" in state, "the job ends CANCELLED", re.findall(r"JobState=\S+", state))
+    # The tasks' last lines reach the output file through slurmstepd, which may
+    # write them after squeue no longer lists the job: wait for them a while.
+    said = [r"^%d: kjudge-runner-task: stopped runner %s \(task %d\)$" % (g, names[g], g) for g in range(GPUS)]
+    wait_for(lambda: all(re.search(r, tail(out_file, 100000), re.M) for r in said), 15)
     text = tail(out_file, 100000)
     for g in range(GPUS):
-        check(re.search(r"^%d: kjudge-runner-task: stopped runner %s \(task %d\)$" % (g, names[g], g), text, re.M),
-              "task %d stops on SIGTERM and says so" % g, text[-600:])
+        check(re.search(said[g], text, re.M),
+              "task %d stops on SIGTERM and says so (waited 15 s for its line)" % g, text[-600:])
     left = wait_for(lambda: not runner_procs(ROOT), 15)
     check(left, "no runner or task process is left", runner_procs(ROOT))
 
