@@ -450,6 +450,8 @@ static enum judge_step judge_v2_batch(struct judge *j, struct v2_shape *sh, int 
         /* A job ranked on GPU time stops on what ranks: the GPU-time samples
          * (judge_gpu_batch appended the batch's already), while it has them all. */
         const double *ranked = j->plan_gpu && j->gpu_time && sh->ng >= sh->n ? sh->g : sh->x;
+        if (ranked == sh->x)
+            sh->st.rule.abs_ci = 0; /* the half-tick test is the GPU timer's (TPLAN_GPU_TICK_NS) */
         sh->stop = stats_stopper_check(&sh->st, ranked, sh->n, sh->total_s, sh->wall_s);
     }
     return STEP_PASS;
