@@ -25,12 +25,12 @@ import glob
 import json
 import math
 import os
-import re
 import subprocess
 import sys
 import time
 
 from bench_common import ROOT, RUNNER, runner_env
+from kjcorpus import gpu_line  # tests/lib, on the path through bench_common
 
 
 def examples(boards):
@@ -53,13 +53,6 @@ def host_gpu():
         return json.loads(p.stdout).get("gpu", "")
     except ValueError:
         return ""
-
-
-def gpu_line(path):
-    """The GPU type a file's //!kjudge gpu line names, or None."""
-    with open(path, encoding="utf-8") as f:
-        m = re.search(r"^//!kjudge\s+gpu\s+(\S+)", f.read(), re.M)
-    return m.group(1) if m else None
 
 
 def run(board, path, mode, limit):

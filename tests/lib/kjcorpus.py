@@ -27,6 +27,7 @@ MODES = ("test", "benchmark", "leaderboard")
 OPTIONS = {"time_limit": float, "min_median_us": float, "line": int}
 HEADER = re.compile(r"^// expect: (?P<expect>\S+)\s+mode: (?P<mode>\S+)(?P<opts>.*?)\s+why: (?P<why>\S.*)$")
 LAUNCH = re.compile(r"^//!kjudge\s+launch\s+([A-Za-z_]\w*)", re.M)
+GPU_LINE = re.compile(r"^//!kjudge\s+gpu\s+(\S+)", re.M)
 
 
 class Case:
@@ -77,6 +78,14 @@ def load(folder=EXPLOITS):
     """Every *.cu and *.ptx in folder, sorted by name; a malformed header raises ValueError."""
     return [Case(os.path.join(folder, f)) for f in sorted(os.listdir(folder))
             if f.endswith(".cu") or f.endswith(".ptx")]
+
+
+def gpu_line(path):
+    """The GPU type a source file's "//!kjudge gpu" line names (e.g. B200 for the tcgen05
+    matmul), or None; any file, not only the corpora's."""
+    with open(path, encoding="utf-8") as f:
+        m = GPU_LINE.search(f.read())
+    return m.group(1) if m else None
 
 
 def by_name(name, folder=EXPLOITS):
