@@ -157,6 +157,20 @@ __device__ __forceinline__ cute::GMMA::DescriptorIterator desc_B(unsigned char* 
     return GMMA::DescriptorIterator{GMMA::make_gmma_desc<Major::MN>(k0)};
 }
 
+// The top-left corner (m0, n0) of tile t in the grouped order that producer and consumers
+// both walk: GROUP_M row-tiles at a time, down their columns, so that the CTAs running at
+// once share A's rows and B's columns in L2.
+template <int BN>
+__device__ __forceinline__ void tile_origin(int t, int num_m, int num_n, int& m0, int& n0)
+{
+    constexpr int GROUP_M = 8;
+    const int per_group = GROUP_M * num_n;
+    const int first_m = (t / per_group) * GROUP_M;
+    const int gsz = min(num_m - first_m, GROUP_M);
+    m0 = (first_m + (t % per_group) % gsz) * BM;
+    n0 = ((t % per_group) / gsz) * BN;
+}
+
 // ---- the kernel body ---------------------------------------------------------------------------
 template <int BN, int STAGES>
 struct Cfg {
@@ -199,7 +213,6 @@ __device__ __forceinline__ void mm_body(const half_t* A, const half_t* B, float*
     const int num_m = (M + BM - 1) / BM, num_n = (N + BN - 1) / BN;
     const int tiles = num_m * num_n;
     const int ktiles = (K + BK - 1) / BK;
-    constexpr int GROUP_M = 8;
 
     if (wg == 0) {
         cutlass::arch::warpgroup_reg_dealloc<40>();
@@ -214,12 +227,8 @@ __device__ __forceinline__ void mm_body(const half_t* A, const half_t* B, float*
             int s = 0;
             unsigned ph = 0;
             for (int t = blockIdx.x; t < tiles; t += gridDim.x) {
-                const int per_group = GROUP_M * num_n;
-                const int first_m = (t / per_group) * GROUP_M;
-                const int gsz = min(num_m - first_m, GROUP_M);
-                const int tm = first_m + (t % per_group) % gsz;
-                const int tn = (t % per_group) / gsz;
-                const int m0 = tm * BM, n0 = tn * BN;
+                int m0, n0;
+                tile_origin<BN>(t, num_m, num_n, m0, n0);
                 for (int kt = 0; kt < ktiles; kt++) {
                     mbar_wait(bar_empty + s, ph ^ 1);
                     uint64_t* fb = bar_full + s;
@@ -250,12 +259,8 @@ __device__ __forceinline__ void mm_body(const half_t* A, const half_t* B, float*
         const cute::GMMA::DescriptorIterator dA0 = desc_A<BN>(smem + cw * (64 * BK * 2));
         const cute::GMMA::DescriptorIterator dB0 = desc_B<BN>(smem + CF::A_BYTES);
         for (int t = blockIdx.x; t < tiles; t += gridDim.x) {
-            const int per_group = GROUP_M * num_n;
-            const int first_m = (t / per_group) * GROUP_M;
-            const int gsz = min(num_m - first_m, GROUP_M);
-            const int tm = first_m + (t % per_group) % gsz;
-            const int tn = (t % per_group) / gsz;
-            const int m0 = tm * BM, n0 = tn * BN;
+            int m0, n0;
+            tile_origin<BN>(t, num_m, num_n, m0, n0);
             int prev = -1;
             if (ktiles == 0) {
 #pragma unroll
