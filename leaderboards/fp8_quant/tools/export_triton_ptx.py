@@ -4,7 +4,7 @@
 # the //!kjudge lines in front, ready to submit as a PTX file.
 #
 #   python3 -m venv /tmp/tv && /tmp/tv/bin/pip install triton
-#   /tmp/tv/bin/python leaderboards/fp8_quant/examples/export_triton_ptx.py [OUT.ptx]
+#   /tmp/tv/bin/python leaderboards/fp8_quant/tools/export_triton_ptx.py [OUT.ptx]
 #
 # What it changes in Triton's PTX, and why (docs/languages-cuda.md):
 # - Triton appends two pointer parameters (global and profile scratch) to
