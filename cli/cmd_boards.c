@@ -348,6 +348,11 @@ static void rankings_print(struct kjc *k, const cJSON *j)
         fprintf(k->out, "shape %d: %s\n", ++i, shape);
     }
     const cJSON *res = cJSON_GetObjectItemCaseSensitive(j, "resolution_pct");
+    const cJSON *score = cJSON_GetObjectItemCaseSensitive(j, "score");
+    if (cJSON_IsString(score) && strcmp(score->valuestring, "gpu_time") == 0)
+        fprintf(k->out, "scores: GPU time (the span of each call's kernels, CUPTI)\n");
+    else if (cJSON_IsString(score))
+        fprintf(k->out, "scores: CUDA events around each call\n");
     if (cJSON_IsNumber(res))
         fprintf(k->out, "resolution %.3g %%: scores closer than that are tied (rank marked =), "
                 "listed by time of submission\n", res->valuedouble);

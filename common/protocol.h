@@ -32,6 +32,8 @@
 #define KJ_TIMING_GPU_REV 2
 #define KJ_TIMING_VERSION_GPU_TIME (100000 + 1000 * KJ_TIMING_GPU_REV + KJ_TIMING_VERSION)
 #define KJ_TIMING_VERSION_MAX 1000000 /* the largest version a result may name */
+/* Whether timing version v ranks GPU time (the versions above 100000). */
+#define KJ_TIMING_VERSION_IS_GPU(v) ((v) > 100000)
 
 /* What a submission asks the runner to do (DESIGN.md "Modes and verdicts"). */
 enum kj_mode {

@@ -32,7 +32,7 @@ static int ld_all(struct ld *c, const cJSON *root, const char *dir)
     static const char *const keys[] = {
         "name", "title", "description", "deadline", "gpus", "vars", "constraints", "buffers",
         "tests", "benchmarks", "bytes", "flops", "ranking", "time_limits_s", "public_reference",
-        "resolution_pct", "python", "score", NULL
+        "resolution_pct", "gpu_time_resolution_pct", "python", "score", NULL
     };
     struct spec *s = c->s;
     int rc;

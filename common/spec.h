@@ -81,6 +81,8 @@ struct spec {
     double resolution_pct[SPEC_MAX_GPUS]; /* "resolution_pct" of gpus[i]: the smallest score
                                            * difference (% of the better score) that is
                                            * significant on that GPU, measured; 0 = not measured */
+    double gpu_resolution_pct[SPEC_MAX_GPUS]; /* "gpu_time_resolution_pct": the same for
+                                               * GPU-time scores (docs/timing.md 6) */
     int nvars;
     char vars[SPEC_MAX_VARS][SPEC_MAX_NAME]; /* integer shape variables, passed as int after the buffers */
     int nbuffers;

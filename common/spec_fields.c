@@ -259,33 +259,42 @@ int ld_gpus(struct ld *c, const cJSON *root)
     return 0;
 }
 
-/* "resolution_pct": {"H200": 0.5, ...}: for some of the board's GPU types,
- * how large a score difference is significant there (docs/timing.md). */
-int ld_resolution(struct ld *c, const cJSON *root)
+/* One resolution object, key ("resolution_pct" or "gpu_time_resolution_pct"):
+ * {"H200": 0.5, ...} for some of the board's GPU types into pct[]. */
+static int ld_resolution_obj(struct ld *c, const cJSON *root, const char *key, double *pct)
 {
     struct spec *s = c->s;
-    const cJSON *obj = cJSON_GetObjectItemCaseSensitive(root, "resolution_pct");
-    char field[32 + SPEC_MAX_NAME];
+    const cJSON *obj = cJSON_GetObjectItemCaseSensitive(root, key);
+    char field[48 + SPEC_MAX_NAME];
     if (obj == NULL)
         return 0;
     if (!cJSON_IsObject(obj))
-        return LD_FAIL(c, "resolution_pct", "must be an object of GPU type: percent, like "
-                       "{\"H200\": 0.5}");
+        return LD_FAIL(c, key, "must be an object of GPU type: percent, like {\"H200\": 0.5}");
     for (const cJSON *it = obj->child; it != NULL; it = it->next) {
         int g = -1;
         for (int j = 0; j < s->ngpus; j++)
             if (strcmp(s->gpus[j], it->string) == 0)
                 g = j;
-        snprintf(field, sizeof field, "resolution_pct.%.63s", it->string);
+        snprintf(field, sizeof field, "%s.%.63s", key, it->string);
         if (g < 0)
             return LD_FAIL(c, field, "'%.63s' is not one of the board's gpus", it->string);
-        if (s->resolution_pct[g] > 0)
+        if (pct[g] > 0)
             return LD_FAIL(c, field, "appears twice");
         if (!cJSON_IsNumber(it) || !(it->valuedouble > 0) || it->valuedouble > 100)
             return LD_FAIL(c, field, "must be a percentage above 0 and at most 100");
-        s->resolution_pct[g] = it->valuedouble;
+        pct[g] = it->valuedouble;
     }
     return 0;
+}
+
+/* "resolution_pct" and "gpu_time_resolution_pct": for some of the board's
+ * GPU types, how large a difference of event scores and of GPU-time scores
+ * is significant there (docs/timing.md, "The resolution"). */
+int ld_resolution(struct ld *c, const cJSON *root)
+{
+    int rc = ld_resolution_obj(c, root, "resolution_pct", c->s->resolution_pct);
+    return rc != 0 ? rc : ld_resolution_obj(c, root, "gpu_time_resolution_pct",
+                                            c->s->gpu_resolution_pct);
 }
 
 int ld_vars(struct ld *c, const cJSON *root)

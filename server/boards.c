@@ -9,8 +9,9 @@
  * request; the handlers find boards and read their bodies and rankings.
  * Rankings are read from the database (db_rank_rows, rank.c: best accepted
  * leaderboard-mode submission per user, lower score_ns first; scores closer
- * than the board's resolution_pct on that GPU share a rank, listed by time
- * of submission) and kept per board and GPU type until srv->rank_gen moves
+ * than the board's resolution on that GPU share a rank, listed by time
+ * of submission; the resolution of the measure the ranking holds:
+ * resolution_pct for events, gpu_time_resolution_pct for GPU time) and kept per board and GPU type until srv->rank_gen moves
  * (a verdict or a disqualification bumps it), so a busy board costs no
  * query per request. The ownership rule of a set is written at struct
  * board_set in boards.h.
@@ -18,7 +19,9 @@
 #include "boards.h"
 #include "auth.h"
 #include "db.h"
+#include "db_rejudge.h"
 #include "kj_file.h"
+#include "protocol.h"
 #include "rank.h"
 #include "server.h"
 #include "sub_lang.h"
@@ -147,6 +150,17 @@ static cJSON *board_summary(const struct spec *s)
     return o;
 }
 
+/* key: {"H200": pct or null, ...}, one entry per GPU type of s. */
+static void add_resolution(cJSON *o, const char *key, const struct spec *s, const double *pct)
+{
+    cJSON *arr = cJSON_AddObjectToObject(o, key);
+    for (int g = 0; g < s->ngpus && arr != NULL; g++)
+        if (pct[g] > 0)
+            cJSON_AddNumberToObject(arr, s->gpus[g], pct[g]);
+        else
+            cJSON_AddNullToObject(arr, s->gpus[g]);
+}
+
 /* The board's Python interface (spec.h's struct spec_python) by names,
  * {"args": [...], "returns": [...]}, or null when it takes no Python. */
 static cJSON *python_json(const struct spec *s)
@@ -196,12 +210,8 @@ static cJSON *board_detail(const struct spec *s, const char *description)
      * users may once the sources are published (the rankings' sources_published). */
     cJSON_AddBoolToObject(o, "public_reference", s->public_reference);
     cJSON_AddItemToObject(o, "python", python_json(s));
-    arr = cJSON_AddObjectToObject(o, "resolution_pct");
-    for (int g = 0; g < s->ngpus; g++)
-        if (s->resolution_pct[g] > 0)
-            cJSON_AddNumberToObject(arr, s->gpus[g], s->resolution_pct[g]);
-        else
-            cJSON_AddNullToObject(arr, s->gpus[g]);
+    add_resolution(o, "resolution_pct", s, s->resolution_pct);
+    add_resolution(o, "gpu_time_resolution_pct", s, s->gpu_resolution_pct);
     lim = cJSON_AddObjectToObject(o, "time_limits_s");
     cJSON_AddNumberToObject(lim, "test", s->limit_test_s);
     cJSON_AddNumberToObject(lim, "benchmark", s->limit_benchmark_s);
@@ -399,23 +409,25 @@ static cJSON *ranking_row(const struct db_rank_row *row, int rank, int tied)
     return o;
 }
 
-/* The board's measured resolution on gpu (percent), 0 when not measured. */
-static double board_resolution(const struct spec *s, const char *gpu)
+/* The board's measured resolution on gpu (percent) for the measure gpu_time
+ * (1: GPU time, 0: events), 0 when not measured. */
+static double board_resolution(const struct spec *s, const char *gpu, int gpu_time)
 {
     for (int g = 0; g < s->ngpus; g++)
         if (strcmp(s->gpus[g], gpu) == 0)
-            return s->resolution_pct[g];
+            return gpu_time ? s->gpu_resolution_pct[g] : s->resolution_pct[g];
     return 0;
 }
 
 /* The rankings body of rows into blob (ids, ranks, body, etag): rows within
- * the board's resolution on gpu are tied (rank.h, rank_ties). */
-static int rank_fill(const struct board *b, const char *gpu, int published,
+ * the board's resolution on gpu for the measure they were ranked on
+ * (gpu_time 1: GPU time) are tied (rank.h, rank_ties). */
+static int rank_fill(const struct board *b, const char *gpu, int gpu_time, int published,
                      const struct db_rank_row *rows, int n, struct board_ranking *blob,
                      struct kj_err *err)
 {
     size_t m = (size_t)n + 1;
-    double *scores = malloc(m * sizeof *scores), res = board_resolution(b->spec, gpu);
+    double *scores = malloc(m * sizeof *scores), res = board_resolution(b->spec, gpu, gpu_time);
     int64_t *times = malloc(m * sizeof *times), *sids = malloc(m * sizeof *sids);
     int *order = malloc(m * sizeof *order), *tied = malloc(m * sizeof *tied);
     cJSON *root = NULL, *arr;
@@ -439,6 +451,7 @@ static int rank_fill(const struct board *b, const char *gpu, int published,
     cJSON_AddStringToObject(root, "leaderboard", b->spec->name);
     cJSON_AddStringToObject(root, "gpu", gpu);
     cJSON_AddStringToObject(root, "ranking", b->spec->ranking);
+    cJSON_AddStringToObject(root, "score", gpu_time ? "gpu_time" : "events");
     if (res > 0)
         cJSON_AddNumberToObject(root, "resolution_pct", res);
     else
@@ -465,16 +478,23 @@ static int rank_build(struct server *srv, const struct board *b, const char *gpu
 {
     struct board_ranking *blob = calloc(1, sizeof *blob);
     struct db_rank_row *rows = NULL;
+    struct db_timing timing;
     int64_t published_at = 0;
-    int n = 0, rc;
+    int n = 0, rc, gpu_time;
     *out = NULL;
     if (blob == NULL)
         return KJ_FAIL(err, KJ_ENOMEM, "out of memory building rankings");
     atomic_init(&blob->refs, 1);
     blob->gen = gen;
+    /* The measure is the ranking's timing's; before its first ranked
+     * result, the board's "score". */
     if ((rc = db_published(srv->db, b->spec->name, &published_at, err)) == 0 &&
-        (rc = db_rank_rows(srv->db, b->spec->name, gpu, &rows, &n, err)) == 0)
-        rc = rank_fill(b, gpu, published_at != 0, rows, n, blob, err);
+        (rc = db_rank_timing(srv->db, b->spec->name, gpu, &timing, err)) == 0 &&
+        (rc = db_rank_rows(srv->db, b->spec->name, gpu, &rows, &n, err)) == 0) {
+        gpu_time = timing.protocol[0] != '\0' ? KJ_TIMING_VERSION_IS_GPU(timing.version)
+                                              : b->spec->score_gpu_time;
+        rc = rank_fill(b, gpu, gpu_time, published_at != 0, rows, n, blob, err);
+    }
     db_rank_rows_free(rows, n);
     if (rc != 0) {
         boards_ranking_release(blob);

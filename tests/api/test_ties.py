@@ -15,11 +15,15 @@ in the rankings carry the corrected median with the raw one beside it
 (an uncorrected one's shapes have no raw median), and anyone sees the
 ranked v2 submission and its page with its corrected medians;
 `kjudge rankings` marks tied ranks with "=" and names the resolution.
+A second server on a copy of the board that ranks GPU time ("score":
+"gpu_time", its own gpu_time_resolution_pct): its rankings say they hold
+GPU time and tie by that resolution.
 Python 3 standard library only; ends with "test_ties: N passed, N failed,
 N skipped" and exits 1 on failure.
 """
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -174,6 +178,71 @@ def run(srv, c, users, runner):
           "the v2 submission's page: corrected medians beside the medians, rank 1", (st, sub))
 
 
+GPU_RES = 0.25  # the GPU-time resolution of the board copy gpu_time_run serves
+
+
+def gpu_body(gpu_medians):
+    """An accepted result ranked on GPU time: event medians 1.3 x the GPU-time ones, a
+    GPU-time timing version (KJ_TIMING_VERSION_IS_GPU: above 100000)."""
+    r = result_body("accepted", None, "leaderboard", tuple(1.3 * m for m in gpu_medians))
+    for b, m in zip(r["benchmarks"], gpu_medians):
+        b["gpu_median_ns"] = m
+    r["score_ns"] = geomean(gpu_medians)
+    r["timing"] = {"protocol": "v2", "version": 102001, "corrected": False, "wall_s": 2.0, "gpu_time": True,
+                   "gpu_time_note": "test", "gpu_score_ns": r["score_ns"], "ranked": "gpu_time"}
+    return r
+
+
+def gpu_time_run(tmp):
+    """A copy of fp8_quant that ranks GPU time ("score": "gpu_time") with its own
+    gpu_time_resolution_pct on H200: the board's page lists both resolutions,
+    its rankings say they hold GPU time and tie by the GPU-time resolution, and
+    `kjudge rankings` names the measure."""
+    boards = os.path.join(tmp, "boards")
+    shutil.copytree(os.path.join(ROOT, "leaderboards", "fp8_quant"), os.path.join(boards, "fp8_quant"))
+    path = os.path.join(boards, "fp8_quant", "leaderboard.json")
+    with open(path) as f:
+        spec = json.load(f)
+    spec["score"] = "gpu_time"
+    spec["gpu_time_resolution_pct"] = {"H200": GPU_RES}
+    with open(path, "w") as f:
+        json.dump(spec, f)
+    srv = kjtest.Server(os.path.join(tmp, "gpu"), boards=boards)
+    os.makedirs(srv.tmp)
+    if not check(srv.start(), "a server on a board that ranks GPU time starts"):
+        return
+    try:
+        c = Client(srv.port)
+        users = [srv.cli("user", "add", n, "--db", srv.db)[1].strip() for n in ("hana", "ivan", "jo")]
+        rc, out, _ = srv.cli("runner", "add", "r0", "--gpu", "H200", "--db", srv.db)
+        runner = out.strip()
+        st, _, board, _ = c.get("/api/v1/leaderboards/fp8_quant")
+        check(st == 200 and board.get("score") == "gpu_time" and
+              board.get("gpu_time_resolution_pct") == {"H200": GPU_RES, "B200": None} and
+              board.get("resolution_pct") == BOARD.get("resolution_pct", {}) | {"B200": None},
+              "the board's page: score gpu_time, both resolutions per GPU type", board)
+        data = rankings(c, "H200")
+        check(data.get("score") == "gpu_time" and data.get("resolution_pct") == GPU_RES,
+              "before any result: the rankings hold the board's measure, GPU time, at its resolution", data)
+        base = 20000.0
+        sid_h = finish(srv, c, users[0], runner, None, body=gpu_body((base * 1.002,) * 3))  # within 0.25 %
+        sid_i = finish(srv, c, users[1], runner, None, body=gpu_body((base,) * 3))
+        sid_j = finish(srv, c, users[2], runner, None, body=gpu_body((base * 1.003,) * 3))  # beyond it
+        data = rankings(c, "H200")
+        rows = [(r["rank"], r["tied"], r["submission_id"]) for r in data.get("rankings", [])]
+        check(data.get("score") == "gpu_time" and data.get("resolution_pct") == GPU_RES and
+              rows == [(1, True, sid_h), (1, True, sid_i), (3, False, sid_j)],
+              "GPU-time scores tie within the GPU-time resolution (0.2 % apart: tied; 0.3 %: not)", (data, rows))
+        row = [r for r in data.get("rankings", []) if r["submission_id"] == sid_i]
+        check(row and row[0]["score_ns"] == base and [s["median_ns"] for s in row[0]["shapes"]] == [base] * 3,
+              "a GPU-time entry ranks and shows its GPU-time medians", row)
+        out = cli(srv, users[0], "rankings", "fp8_quant", "--gpu", "H200")
+        check("scores: GPU time" in out and ("resolution %g %%" % GPU_RES) in out,
+              "kjudge rankings names the measure and its resolution", out)
+    finally:
+        srv.stop(signal.SIGKILL)
+
+
 def main():
     if not os.access(BIN, os.X_OK):
         print("FAIL %s is not built (make bin/kjudge-server)" % BIN)
@@ -192,8 +261,11 @@ def main():
                 rc, out, _ = srv.cli("runner", "add", "r0", "--gpu", "H200,B200", "--db", srv.db)
                 check(rc == 0, "runner add")
                 run(srv, c, users, out.strip())
+                data = rankings(c, "H200")
+                check(data.get("score") == "events", "rankings of event results say so", data.get("score"))
             finally:
                 srv.stop(signal.SIGKILL)
+        gpu_time_run(tmp)
     print("test_ties: %d passed, %d failed, %d skipped" % (Counts.passed, Counts.failed, Counts.skipped))
     return 1 if Counts.failed else 0
 

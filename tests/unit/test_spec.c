@@ -224,6 +224,12 @@ static void test_valid_variant(void)
     s = load_variant("resol", "\"ranking\"", "\"resolution_pct\": {\"H200\": 0.55}, \"ranking\"", &err);
     KT_CHECK(s != NULL && s->resolution_pct[0] == 0.55, "resolution_pct loads: %s", err.msg);
     spec_free(s);
+    /* "gpu_time_resolution_pct": the same for GPU-time scores, apart from it. */
+    s = load_variant("gresol", "\"ranking\"", "\"resolution_pct\": {\"H200\": 0.55}, "
+                     "\"gpu_time_resolution_pct\": {\"H200\": 0.2}, \"ranking\"", &err);
+    KT_CHECK(s != NULL && s->resolution_pct[0] == 0.55 && s->gpu_resolution_pct[0] == 0.2,
+             "gpu_time_resolution_pct loads beside resolution_pct: %s", err.msg);
+    spec_free(s);
 
     /* "score": which measure ranks; "events" when absent (the base above). */
     s = load_variant("score", "\"ranking\"", "\"score\": \"gpu_time\", \"ranking\"", &err);
@@ -338,6 +344,12 @@ static void test_broken(void)
                 "resolution_pct.H200", "above 0");
     expect_fail("resbig", "\"ranking\"", "\"resolution_pct\": {\"H200\": 101}, \"ranking\"",
                 "resolution_pct.H200", "at most 100");
+    expect_fail("gresgpu", "\"ranking\"", "\"gpu_time_resolution_pct\": {\"B200\": 0.5}, \"ranking\"",
+                "gpu_time_resolution_pct.B200", "not one of the board's gpus");
+    expect_fail("greszero", "\"ranking\"", "\"gpu_time_resolution_pct\": {\"H200\": -1}, \"ranking\"",
+                "gpu_time_resolution_pct.H200", "above 0");
+    expect_fail("gresobj", "\"ranking\"", "\"gpu_time_resolution_pct\": 0.2, \"ranking\"",
+                "gpu_time_resolution_pct", "must be an object");
     expect_fail("resstr", "\"ranking\"", "\"resolution_pct\": {\"H200\": \"0.5\"}, \"ranking\"",
                 "resolution_pct.H200", "percentage");
     expect_fail("resdup", "\"ranking\"",

@@ -108,7 +108,7 @@ async function problem(main, b, signal) {
                                    " s, leaderboard " + lim.leaderboard + " s. Ranking: " + b.ranking + " of the medians, " +
                                    (b.score === "gpu_time" ? "each the GPU time of the call's kernels (CUPTI)."
                                                            : "each timed with CUDA events around the call.")));
-  const res = b.resolution_pct || {};
+  const res = (b.score === "gpu_time" ? b.gpu_time_resolution_pct : b.resolution_pct) || {};
   side.append(h("p.resolution", "Resolution (the smallest score difference that counts; closer scores tie): " +
                 b.gpus.map(g => g + " " + (typeof res[g] === "number" ? res[g] + " %" : "not measured")).join(", ") + "."));
 }
@@ -209,10 +209,12 @@ function rankingTable(r, b, u) {
     h("a", {href: "#/submission/" + row.submission_id}, "#" + row.submission_id),
   ]), {cls: "rank", rowAttrs: i => (i === mine ? {class: "me"} : null)});
   const box = h("div", t);
-  box.append(h("p.muted.resolution", typeof r.resolution_pct === "number"
+  const measure = r.score === "gpu_time" ? "Scores are GPU time (the kernels' own timestamps, CUPTI). "
+                                          : "Scores are CUDA-event times around each call. ";
+  box.append(h("p.muted.resolution", measure + (typeof r.resolution_pct === "number"
     ? "Resolution on " + r.gpu + ": " + r.resolution_pct + " %. Scores closer than that are tied (rank marked =), " +
       "listed by time of submission."
-    : "Resolution not measured on " + r.gpu + ": only equal scores are tied (rank marked =)."));
+    : "Resolution not measured on " + r.gpu + ": only equal scores are tied (rank marked =).")));
   if (u && mine < 0) box.append(h("p.muted", "You have no ranked submission on " + r.gpu + " yet."));
   return box;
 }
