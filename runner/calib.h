@@ -39,6 +39,8 @@ struct calib_report {
     double copy_best_gbs, peak_gbs;  /* measured; clock x bus width (0: unknown) */
     double copy_share;               /* copy_best / peak, NaN without a peak */
     double resolution_pct;           /* CALIB_RES_FACTOR x the largest spread CV; NaN: none */
+    double gpu_resolution_pct;       /* the same of the GPU-time CVs; NaN unless every kernel
+                                      * has one (a board's gpu_time_resolution_pct) */
 };
 
 /* Summarise n processes (1 <= n <= CALIB_MAX_PROCS) and the spreads into

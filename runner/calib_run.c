@@ -182,6 +182,10 @@ static void calib_print(const struct calib_opts *o, const struct box_device *dev
             cJSON_AddNumberToObject(j, "resolution_pct", r->resolution_pct);
         else
             cJSON_AddNullToObject(j, "resolution_pct");
+        if (isfinite(r->gpu_resolution_pct))
+            cJSON_AddNumberToObject(j, "gpu_time_resolution_pct", r->gpu_resolution_pct);
+        else
+            cJSON_AddNullToObject(j, "gpu_time_resolution_pct");
         cJSON_AddStringToObject(j, "row", row);
         char *t = cJSON_Print(j);
         if (t != NULL)
@@ -220,6 +224,9 @@ static void calib_print(const struct calib_opts *o, const struct box_device *dev
         if (isfinite(r->resolution_pct))
             printf("resolution this suggests (1.96 x sqrt 2 x the largest CV): %.2f %%\n",
                    r->resolution_pct);
+        if (isfinite(r->gpu_resolution_pct))
+            printf("GPU-time resolution this suggests (the same of the GPU-time CVs; a board's "
+                   "gpu_time_resolution_pct): %.2f %%\n", r->gpu_resolution_pct);
     }
     printf("row for runner/tplan.c (tplan_gpus[]):\n    %s\n", row);
 }

@@ -30,10 +30,16 @@ static void test_summary(void)
              "best copy and its share of the peak: %.0f %.4f", r.copy_best_gbs, r.copy_share);
     KT_CHECK(fabs(r.resolution_pct - CALIB_RES_FACTOR * 0.25) < 1e-12,
              "resolution from the largest CV: %.4f", r.resolution_pct);
+    KT_CHECK(isnan(r.gpu_resolution_pct), "no GPU-time resolution while a kernel lacks its CV");
+    s[0].gpu_cv_pct = 0.08;
+    KT_CHECK(calib_summarize(p, 4, s, 2, 4800, &r) == 0 &&
+             fabs(r.gpu_resolution_pct - CALIB_RES_FACTOR * 0.08) < 1e-12,
+             "GPU-time resolution from the largest GPU-time CV: %.4f", r.gpu_resolution_pct);
     /* One process without GPU time: no GPU-time mean. */
     p[2].empty_gpu_ns = -1;
     KT_CHECK(calib_summarize(p, 4, s, 0, 0, &r) == 0 && isnan(r.empty_gpu_mean) &&
-             isnan(r.copy_share) && isnan(r.resolution_pct), "partial GPU time, no peak, no spread");
+             isnan(r.copy_share) && isnan(r.resolution_pct) && isnan(r.gpu_resolution_pct),
+             "partial GPU time, no peak, no spread");
     /* Nothing, or a process with no empty-kernel time: refused. */
     p[1].empty_ns = 0;
     KT_CHECK(calib_summarize(p, 4, s, 0, 0, &r) == -1, "an empty time of 0 refused");
