@@ -94,6 +94,26 @@ if [ "$ngpu" -gt 0 ] && [ -z "${KJUDGE_PYTHON:-}" ] && command -v python3 >/dev/
   KJUDGE_PYTHON=$(command -v python3)
   export KJUDGE_PYTHON
 fi
+# GPU time (docs/timing.md 8) needs CUPTI in the run boxes: the toolkit's
+# libcupti.so.13, found through the runner's rpath or LD_LIBRARY_PATH. A
+# host whose toolkit lacks it often has the one PyTorch's wheels bring
+# (nvidia-cuda-cupti, under site-packages/nvidia/): use that one then.
+if [ "$ngpu" -gt 0 ] && [ -z "${KJUDGE_TEST_RUNNER:-}" ] && [ -z "${KJUDGE_CUPTI_LIB:-}" ] &&
+   [ -n "${KJUDGE_PYTHON:-}" ] &&
+   ! bin/kjudge-runner probe --gpu 0 2>/dev/null | grep -Eq '"gpu_time":[[:space:]]*true'; then
+  cupti=$("$KJUDGE_PYTHON" - 2>/dev/null <<'PY' || true
+import glob, os, site
+for d in site.getsitepackages():
+    for f in sorted(glob.glob(os.path.join(d, "nvidia", "*", "lib", "libcupti.so.13"))):
+        print(f)
+        raise SystemExit
+PY
+)
+  if [ -n "$cupti" ]; then
+    export KJUDGE_CUPTI_LIB=$cupti
+    echo "run: GPU time with CUPTI from $cupti (the toolkit has none)"
+  fi
+fi
 for ((g = 0; g < ngpu; g++)); do
   tok=$var/runner-gpu$g.token
   # The GPU type the token may claim: the device name's first word after

@@ -515,6 +515,8 @@ static int cmd_probe(const struct opts *o)
         cJSON_AddNumberToObject(j, "memory_bytes", (double)d.total_mem);
         cJSON_AddNumberToObject(j, "driver_api_version", d.driver_version);
         cJSON_AddStringToObject(j, "run_box_sandbox", d.sandbox);
+        cJSON_AddBoolToObject(j, "gpu_time", d.gpu_time);
+        cJSON_AddStringToObject(j, "gpu_time_note", d.gpu_time_note);
     } else {
         cJSON_AddNullToObject(j, "gpu");
         cJSON_AddStringToObject(j, "gpu_error", err.msg);

@@ -17,6 +17,7 @@
 #include "spec.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* Report to the server that this runner is ready (reason NULL) or refuses
@@ -117,6 +118,26 @@ int serve_open(struct serve *sv, struct kj_err *err)
 }
 
 /* Probe the host and GPU and say so to the server: 0 when ready. */
+/* Say once, at start, when boards rank GPU time (their "score", or
+ * $KJUDGE_SCORE) and this runner's boxes cannot record it: those boards'
+ * jobs are then ranked on events, which their rankings keep apart from
+ * GPU-time results (docs/timing.md 8). */
+static void serve_gpu_time_warn(const struct serve *sv)
+{
+    int n = 0;
+    const char *first = NULL;
+    if (sv->dev.gpu_time)
+        return;
+    for (int i = 0; i < sv->nspecs; i++)
+        if (judge_score_gpu(sv->specs[i], getenv("KJUDGE_SCORE")) && n++ == 0)
+            first = sv->specs[i]->name;
+    if (n > 0)
+        kj_log(KJ_LOG_WARN, "serve", "no GPU time on this runner (%s): %d board(s) that rank GPU "
+               "time (%s%s) will be ranked on events here, apart from GPU-time results; give "
+               "the runner CUPTI (KJUDGE_CUPTI_LIB, docs/timing.md 8)", sv->dev.gpu_time_note, n,
+               first, n > 1 ? ", ..." : "");
+}
+
 int serve_ready(struct serve *sv, struct kj_err *err)
 {
     const struct serve_cfg *cfg = sv->cfg;
@@ -142,9 +163,11 @@ int serve_ready(struct serve *sv, struct kj_err *err)
         return rc;
     }
     kj_log(KJ_LOG_INFO, "serve", "runner ready name=%s gpu=%d of %d device=\"%s\" type=%s "
-           "arch=%s l2=%lld sandbox=%s server=%s", cfg->name, cfg->gpu, sv->dev.gpu_count,
-           sv->dev.name, sv->gpu_type, sv->dev.arch, sv->dev.l2_bytes,
-           sv->dev.sandbox[0] ? sv->dev.sandbox : "none", cfg->server);
+           "arch=%s l2=%lld sandbox=%s gpu_time=%s server=%s", cfg->name, cfg->gpu,
+           sv->dev.gpu_count, sv->dev.name, sv->gpu_type, sv->dev.arch, sv->dev.l2_bytes,
+           sv->dev.sandbox[0] ? sv->dev.sandbox : "none", sv->dev.gpu_time ? "yes" : "no",
+           cfg->server);
+    serve_gpu_time_warn(sv);
     return serve_hello(sv, NULL, err);
 }
 
