@@ -15,8 +15,9 @@
 4. Python submissions (tests/gpu/python, each file's first line
    "# expect: VERDICT  mode: MODE  [time_limit: S]  why: ..."), and the
    boards' Python examples accepted, in the environment of $KJUDGE_PYTHON
-   (default /opt/torch/.venv/bin/python3; none: skipped); then a Python
-   entry and a CUDA entry judged and ranked through a real server.
+   (default /opt/torch/.venv/bin/python3; none: skipped); two of them
+   ranked on GPU time (KJUDGE_SCORE=gpu_time); then a Python entry and a
+   CUDA entry judged and ranked through a real server.
 Without a GPU every test is counted as skipped, never as passed. Ends with
 "test_gpu: N passed, N failed, N skipped".
 """
@@ -361,6 +362,22 @@ def test_python():
             report["eval"]["%s/%s" % (board, name)] = res
             check(res.get("verdict") == "accepted", "%s example %s accepted in %s mode (score %s)" % (
                 board, name, os.environ.get("KJ_PY_EXAMPLE_MODE", "benchmark"), res.get("score_ns")), (res.get("message") or p.stderr[-2000:]))
+    # A Python entry ranked on GPU time (docs/timing.md 8): its calls' kernels
+    # (PyTorch's and Triton's, any stream) recorded, no call refused by the
+    # checks, the GPU-time medians below the event medians.
+    for name in ("torch_naive.py", "triton_kernel.py"):
+        path = os.path.join(ROOT, "leaderboards", "fp8_quant", "examples", name)
+        rc, res, err = evaluate(path, "benchmark", (), dict(env, KJUDGE_SCORE="gpu_time"))
+        t = (res or {}).get("timing") or {}
+        bs = (res or {}).get("benchmarks") or []
+        check(res is not None and res.get("verdict") == "accepted" and t.get("gpu_time") is True and
+              t.get("ranked") == "gpu_time" and bs and
+              all(0 < b.get("gpu_median_ns", 0) <= b["median_ns"] for b in bs),
+              "fp8_quant %s ranked on GPU time: every call has its GPU time, below its events" % name,
+              json.dumps(t) if res else err[-2000:])
+        for b in bs:
+            print("     %-16s %-28s events %9.3f us  GPU time %9.3f us" % (
+                name, b["shape"], b["median_ns"] / 1e3, b.get("gpu_median_ns", float("nan")) / 1e3))
     # Through a real server: a Python entry ranked beside a CUDA one.
     old = os.environ.get("KJUDGE_PYTHON")
     os.environ["KJUDGE_PYTHON"] = exe  # the runner the Service starts reads it
