@@ -57,10 +57,19 @@ def template_ok(after):
 
 
 def main(name, tests):
-    """Run tests (KJ_GPU_ONLY=a,b keeps only test_a, test_b) on the GPU, or
-    count each as skipped without one; returns the exit status."""
+    """Run tests (KJ_GPU_ONLY=a,b keeps only test_a, test_b; a name that is
+    no test is a failure) on the GPU, or count each as skipped without one;
+    returns the exit status. With --list, prints the tests' names (a b ...)
+    and runs nothing: tests/gpu/run.sh's split runs what its parts leave."""
+    names = [t.__name__[5:] for t in tests]
+    if "--list" in sys.argv[1:]:
+        print(" ".join(names))
+        return 0
     only = os.environ.get("KJ_GPU_ONLY")  # e.g. "corpus,examples" while developing
     if only:
+        unknown = [n for n in only.split(",") if n not in names]
+        if unknown:  # a failure, never a pass: a run without a GPU must not count one
+            check(False, "KJ_GPU_ONLY names only tests that exist (%s)" % " ".join(names), unknown)
         tests = [t for t in tests if t.__name__[5:] in only.split(",")]
     rc, out, err = run([RUNNER, "probe"], timeout=120)
     if rc != 0:

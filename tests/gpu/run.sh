@@ -17,7 +17,9 @@
 # corpus and server loop; the exploit corpus; the fault cycles; Python), which takes
 # the time of the longest part: every check is a verdict or a bound
 # that a busier GPU only makes harder to pass, but the latencies and medians
-# it prints are then not for comparison. Ends with one line summing them:
+# it prints are then not for comparison. The tests no part names (GPU time
+# and calibrate, which time; test_gpu.py --list has them all) run after
+# the four. Ends with one line summing them:
 # "gpu-test: N passed, N failed, N skipped".
 set -u
 cd "$(dirname "$0")/../.."
@@ -49,6 +51,14 @@ if [ "${KJ_GPU_SPLIT:-0}" = 1 ] && [ -z "${KJ_GPU_ONLY:-}" ]; then
     tee -a "$log" <"${plogs[$i]}"
     rm -f "${plogs[$i]}"
   done
+  # What the parts leave (the tests that time: GPU time, calibrate; and any
+  # test added since) runs after them, with the GPU to itself.
+  rest=$(python3 tests/gpu/test_gpu.py --list | tr ' ' '\n' |
+         grep -vxF -f <(printf '%s\n' "${parts[@]}" | tr ',' '\n') | paste -sd, -)
+  if [ -n "$rest" ]; then
+    echo "---- part $rest (after the others)" | tee -a "$log"
+    KJ_GPU_ONLY=$rest python3 tests/gpu/test_gpu.py 2>&1 | tee -a "$log"
+  fi
 else
   python3 tests/gpu/test_gpu.py 2>&1 | tee -a "$log"
 fi
