@@ -38,6 +38,10 @@ host without a compiler). With all eight kernels it needs more than one
   KJ_BENCH_RUNS=3 python3 bench/bench_timing_fidelity.py --gpu-time --parts ncu,runs,walls
   python3 bench/bench_timing_fidelity.py --gpu-time --parts gpu --kernels "fp8 template,fp8 fast,fp8 two-kernel,histogram fast"
   python3 bench/bench_timing_fidelity.py --gpu-time --parts gpu --kernels "matmul fast,gdn fast,grayscale fast,conv2d fast"
+Part plan (--gpu-time --parts plan --gpu-plan-ms 5,2.5) weighs the GPU-time
+plan's sample time per shape (runners: 5 ms, TPLAN_GPU_MIN_TOTAL_S) against
+the CV: KJ_BENCH_RUNS runs of the fp8_quant fast run ranked on GPU time for
+each length, wall time and CV beside the goals (< 5 s, < 0.2 %).
 
 --smoke (make test, tests/api/test_benches.py) needs no GPU and measures
 nothing (it includes --gpu-time, whose CUPTI reference is then this script
@@ -364,6 +368,34 @@ def few_processes(evaluate=evaluate):
                                                     walls["events, eight processes"]))
 
 
+def plan_lengths(plans, evaluate=evaluate):
+    """Part plan: the GPU-time plan's sample time per shape (eval --gpu-plan-ms)
+    weighed against its CV: for each length, KJ_BENCH_RUNS leaderboard runs of
+    fp8_quant fast ranked on GPU time, their wall time and the CV of the score."""
+    print("\n| plan ms per shape | runs | wall s mean | wall s max | GPU-time score us | CV %% | "
+          "goals: wall < %.0f s, CV < %.1f %% |\n|---|---|---|---|---|---|---|" % (GOAL_FEW_WALL, GOAL_GPU_CV))
+    env = dict(os.environ, KJUDGE_SCORE="gpu_time")
+    for ms in plans:
+        walls, scores = [], []
+        for _ in range(max(RUNS, 2)):
+            t0 = time.time()
+            r = evaluate(os.path.join(LB, "examples", "fast.cu"), "leaderboard", "--gpu-plan-ms", "%g" % ms,
+                         env=env)
+            walls.append(time.time() - t0)
+            t = r.get("timing") or {}
+            if r.get("verdict") == "accepted" and t.get("ranked") == "gpu_time":
+                scores.append(r["score_ns"])
+        if len(scores) < 2:
+            print("| %g | %d | %.2f | %.2f | - | - | FAIL (%d runs ranked on GPU time) |" % (
+                ms, len(walls), statistics.mean(walls), max(walls), len(scores)))
+            continue
+        m = statistics.mean(scores)
+        cv = 100 * statistics.stdev(scores) / m
+        print("| %g | %d | %.2f | %.2f | %.4f | %.3f | %s |" % (
+            ms, len(scores), statistics.mean(walls), max(walls), m / 1e3, cv,
+            "PASS" if max(walls) < GOAL_FEW_WALL and cv < GOAL_GPU_CV else "FAIL"))
+
+
 # ------------------------------------------------------------------ the --smoke stand-ins
 
 SMOKE_SHAPES = ((256, 4096), (256, 8192), (4096, 7168))  # (T, H), GS=128: fp8_quant's benchmark shapes
@@ -377,10 +409,11 @@ def fake_result(path, mode, *extra, env=None, board="fp8_quant"):
     if mode == "leaderboard":
         FAKE_RUNS.append(1)  # the GPU-time score moves a little from run to run
         gpu = (env or {}).get("KJUDGE_SCORE") == "gpu_time"
-        return {"verdict": "accepted", "score_ns": 15574.0 + len(extra),
-                "timing": {"gpu_time": True, "gpu_score_ns": 13800.0 + len(extra) + 2 * len(FAKE_RUNS),
+        gscore = 13800.0 + len(extra) + 2 * len(FAKE_RUNS)
+        return {"verdict": "accepted", "score_ns": gscore if gpu else 15574.0 + len(extra),
+                "timing": {"gpu_time": True, "gpu_score_ns": gscore,
                            "gpu_time_note": "fake", "ranked": "gpu_time" if gpu else "events",
-                           "processes": int(extra[1]) if len(extra) > 1 else 2}}
+                           "processes": int(extra[1]) if extra[:1] == ("--processes",) else 2}}
     benchmarks = []
     for t, h in SMOKE_SHAPES:
         ns = (1.0 if fast else 2.0) * (2000.0 + t * h / 200.0)
@@ -442,16 +475,26 @@ def main():
     ap.add_argument("--gpu-time", action="store_true",
                     help="also the GPU-time medians against ncu and a separate CUPTI consumer, the GPU-time "
                          "score's CV, and the wall time with two processes (docs/timing.md 8)")
-    ap.add_argument("--parts", default="ncu,runs,gpu,walls",
+    ap.add_argument("--parts", default="ncu,runs,gpu,walls,plan",
                     help="comma-separated parts to run (default all): ncu (fp8_quant against Nsight "
                          "Compute), runs (the CV over KJ_BENCH_RUNS runs), and with --gpu-time gpu (the "
-                         "GPU-time medians against ncu and the CUPTI reference) and walls (the fp8_quant "
-                         "run ranked on GPU time); eight kernels need more than one 600 s device call")
+                         "GPU-time medians against ncu and the CUPTI reference), walls (the fp8_quant "
+                         "run ranked on GPU time) and plan (that run's wall time and CV for each "
+                         "--gpu-plan-ms); eight kernels need more than one 600 s device call")
     ap.add_argument("--kernels", help="with part gpu: comma-separated kernel labels (default: all eight)")
+    ap.add_argument("--gpu-plan-ms", default="5,2.5",
+                    help="with part plan: comma-separated sample times per shape (ms) of the GPU-time plan "
+                         "to weigh (default 5,2.5; runners plan 5)")
     args = ap.parse_args()
     parts = {p.strip() for p in args.parts.split(",") if p.strip()}
-    if not parts or parts - {"ncu", "runs", "gpu", "walls"}:
-        ap.error("--parts takes ncu, runs, gpu, walls")
+    if not parts or parts - {"ncu", "runs", "gpu", "walls", "plan"}:
+        ap.error("--parts takes ncu, runs, gpu, walls, plan")
+    try:
+        plans = [float(x) for x in args.gpu_plan_ms.split(",") if x.strip()]
+    except ValueError:
+        plans = []
+    if not plans or not all(0.1 <= x <= 1000 for x in plans):
+        ap.error("--gpu-plan-ms takes milliseconds from 0.1 to 1000, comma-separated")
     want = [k.strip() for k in args.kernels.split(",")] if args.kernels else None
     global REF_CMD
     ev = evaluate
@@ -468,6 +511,8 @@ def main():
         few_processes(ev)
     if args.gpu_time and "gpu" in parts:
         gpu_fidelity(ev, args.smoke, want)
+    if args.gpu_time and "plan" in parts:
+        plan_lengths(plans, ev)
 
 
 if __name__ == "__main__":

@@ -77,6 +77,10 @@ struct judge_job {
     int processes;                /* v2: submission boxes the rounds are spread over, 1 to
                                    * TPLAN_ROUNDS; 0 = TPLAN_PROCESSES (bench/bench_score_stability
                                    * compares others) */
+    double gpu_min_total_s;       /* > 0: a job planned for GPU time plans this much sample
+                                   * time per shape instead of TPLAN_GPU_MIN_TOTAL_S (eval
+                                   * --gpu-plan-ms: bench_timing_fidelity weighs it against
+                                   * the CV); runners leave it 0 */
     int compile_unboxed;          /* eval --compile-unboxed only: NVRTC in this process, no
                                    * compile box (a profiler that follows forks, such as ncu,
                                    * breaks inside it); never for others' code */

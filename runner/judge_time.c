@@ -698,7 +698,8 @@ static int judge_shapes_v2(struct judge *j, const int *order, double *medians,
     if (j->job->samples <= 0)
         rule.max_wall_s = TPLAN_MAX_WALL_S;
     if (j->job->samples <= 0 && j->plan_gpu) {
-        rule.min_total_s = TPLAN_GPU_MIN_TOTAL_S;
+        rule.min_total_s = j->job->gpu_min_total_s > 0 ? j->job->gpu_min_total_s
+                                                       : TPLAN_GPU_MIN_TOTAL_S;
         rule.abs_ci = TPLAN_GPU_TICK_NS / 2.0;
     }
     j->res->timing.processes = processes;

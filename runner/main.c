@@ -88,6 +88,7 @@ struct opts {
     double warmup, time_limit;
     long samples;
     int processes;
+    double gpu_plan_ms; /* --gpu-plan-ms; 0: not given */
     double gap_s;       /* --gap-seconds; < 0: not given */
     double grace_s;     /* --grace; < 0: not given */
     int ahead;          /* --ahead; < 0: not given */
@@ -106,7 +107,10 @@ static void usage(FILE *f)
         "                     [--protocol v1|v2] (how shapes are timed, docs/timing.md; v2 is\n"
         "                                      the ranked one and the default)\n"
         "                     [--processes N] (v2: submission boxes the rounds are spread\n"
-        "                                      over, 1-8; runners always use 8)\n"
+        "                                      over, 1-8; runners use 8, 2 for a job\n"
+        "                                      ranked on GPU time)\n"
+        "                     [--gpu-plan-ms MS] (v2 ranked on GPU time: sample time each shape\n"
+        "                                      is planned for, instead of 5 ms; for benches)\n"
         "                     [--trace FILE]  (v2: every timed and empty-kernel sample as CSV,\n"
         "                                      docs/timing.md 7.2)\n"
         "                     [--gap FILE]    (v2 timed modes: judge FILE as a test-mode job of\n"
@@ -205,7 +209,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
             {"--time-limit", 0, 86400, 0, 0}, {"--samples", 0, 1e7, 1, 0},
             {"--processes", 1, TPLAN_ROUNDS, 1, 0}, {"--shape", 0, SPEC_MAX_CASES - 1, 1, 0},
             {"--gap-seconds", 0, 60, 0, 0}, {"--grace", 0, 3600, 0, 0},
-            {"--ahead", 0, AHEAD_SLOTS_MAX, 1, 0},
+            {"--ahead", 0, AHEAD_SLOTS_MAX, 1, 0}, {"--gpu-plan-ms", 0.1, 1000, 0, 0},
         };
         for (size_t k = 0; k < sizeof n / sizeof n[0] && !hit; k++) {
             if (strcmp(a, n[k].flag) != 0)
@@ -223,7 +227,8 @@ static int parse_opts(int argc, char **argv, struct opts *o)
             case 5: o->shape = 1 + (int)n[k].x; break;
             case 6: o->gap_s = n[k].x; break;
             case 7: o->grace_s = n[k].x; break;
-            default: o->ahead = (int)n[k].x; break;
+            case 8: o->ahead = (int)n[k].x; break;
+            default: o->gpu_plan_ms = n[k].x; break;
             }
         }
         if (hit)
@@ -439,6 +444,7 @@ static int cmd_eval(const struct opts *o)
     jj.time_limit_s = o->time_limit;
     jj.samples = o->samples;
     jj.processes = o->processes;
+    jj.gpu_min_total_s = o->gpu_plan_ms / 1e3;
     jj.dump_dir = o->dump;
     jj.sanitizer = san;
     jj.profile_shape = o->shape;

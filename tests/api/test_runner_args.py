@@ -7,7 +7,7 @@ with exit 2 and one line naming the option, and no GPU work is tried (no
 "judge error" and no "no GPU" message). Checked: --trace into a folder that
 does not exist, --trace naming a folder, and numbers that are not numbers,
 not whole or out of range (--processes outside 1 to 8, the v2 rounds of
-docs/timing.md section 4; --gpu, --warmup, --samples, --shape). Ends with
+docs/timing.md section 4; --gpu, --warmup, --samples, --shape, --gpu-plan-ms). Ends with
 "test_runner_args: N passed, N failed, N skipped".
 """
 import os
@@ -58,7 +58,9 @@ def main():
                             ("--warmup", "1e400", "a number from 0 to 3600"),
                             ("--warmup", "nan", "a number from 0 to 3600"),
                             ("--samples", "10abc", "a whole number from 0 to 10000000"),
-                            ("--shape", "", "a whole number from 0 to")):
+                            ("--shape", "", "a whole number from 0 to"),
+                            ("--gpu-plan-ms", "0.01", "a number from 0.1 to 1000"),
+                            ("--gpu-plan-ms", "inf", "a number from 0.1 to 1000")):
         refused("%s %r" % (flag, bad), [flag, bad], "%s '%s' is not %s" % (flag, bad, says))
     rc, out, err = run_eval("--samples")
     check(rc == 2 and "is not a whole number" in err, "a number flag without its value is refused", err[-300:])
