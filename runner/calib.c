@@ -58,11 +58,15 @@ int calib_summarize(const struct calib_proc *p, int n, const struct calib_spread
         if (isfinite(s[i].cv_pct) &&
             (isnan(r->resolution_pct) || CALIB_RES_FACTOR * s[i].cv_pct > r->resolution_pct))
             r->resolution_pct = CALIB_RES_FACTOR * s[i].cv_pct;
+    /* GPU time: only when every kernel has its CV (a missing one could be the widest). */
     r->gpu_resolution_pct = ns > 0 ? 0 : NAN;
-    for (int i = 0; i < ns; i++)
-        r->gpu_resolution_pct = isfinite(s[i].gpu_cv_pct) && isfinite(r->gpu_resolution_pct)
-                                    ? fmax(r->gpu_resolution_pct, CALIB_RES_FACTOR * s[i].gpu_cv_pct)
-                                    : NAN;
+    for (int i = 0; i < ns; i++) {
+        if (!isfinite(s[i].gpu_cv_pct)) {
+            r->gpu_resolution_pct = NAN;
+            break;
+        }
+        r->gpu_resolution_pct = fmax(r->gpu_resolution_pct, CALIB_RES_FACTOR * s[i].gpu_cv_pct);
+    }
     return 0;
 }
 

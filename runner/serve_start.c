@@ -117,19 +117,18 @@ int serve_open(struct serve *sv, struct kj_err *err)
     return KJ_OK;
 }
 
-/* Probe the host and GPU and say so to the server: 0 when ready. */
 /* Say once, at start, when boards rank GPU time (their "score", or
  * $KJUDGE_SCORE) and this runner's boxes cannot record it: those boards'
  * jobs are then ranked on events, which their rankings keep apart from
  * GPU-time results (docs/timing.md 8). */
 static void serve_gpu_time_warn(const struct serve *sv)
 {
+    const char *first = NULL, *env = getenv("KJUDGE_SCORE");
     int n = 0;
-    const char *first = NULL;
     if (sv->dev.gpu_time)
         return;
     for (int i = 0; i < sv->nspecs; i++)
-        if (judge_score_gpu(sv->specs[i], getenv("KJUDGE_SCORE")) && n++ == 0)
+        if (judge_score_gpu(sv->specs[i], env) && n++ == 0)
             first = sv->specs[i]->name;
     if (n > 0)
         kj_log(KJ_LOG_WARN, "serve", "no GPU time on this runner (%s): %d board(s) that rank GPU "
@@ -138,6 +137,7 @@ static void serve_gpu_time_warn(const struct serve *sv)
                first, n > 1 ? ", ..." : "");
 }
 
+/* Probe the host and GPU and say so to the server: 0 when ready. */
 int serve_ready(struct serve *sv, struct kj_err *err)
 {
     const struct serve_cfg *cfg = sv->cfg;

@@ -11,9 +11,9 @@
  * leaderboard-mode submission per user, lower score_ns first; scores closer
  * than the board's resolution on that GPU share a rank, listed by time
  * of submission; the resolution of the measure the ranking holds:
- * resolution_pct for events, gpu_time_resolution_pct for GPU time) and kept per board and GPU type until srv->rank_gen moves
- * (a verdict or a disqualification bumps it), so a busy board costs no
- * query per request. The ownership rule of a set is written at struct
+ * resolution_pct for events, gpu_time_resolution_pct for GPU time) and
+ * kept per board and GPU type until srv->rank_gen moves (a verdict or a
+ * disqualification bumps it), so a busy board costs no query per request. The ownership rule of a set is written at struct
  * board_set in boards.h.
  */
 #include "boards.h"

@@ -67,10 +67,11 @@ def main(name, tests):
         return 0
     only = os.environ.get("KJ_GPU_ONLY")  # e.g. "corpus,examples" while developing
     if only:
-        unknown = [n for n in only.split(",") if n not in names]
+        want = only.split(",")
+        unknown = [n for n in want if n not in names]
         if unknown:  # a failure, never a pass: a run without a GPU must not count one
             check(False, "KJ_GPU_ONLY names only tests that exist (%s)" % " ".join(names), unknown)
-        tests = [t for t in tests if t.__name__[5:] in only.split(",")]
+        tests = [t for t, n in zip(tests, names) if n in want]
     rc, out, err = run([RUNNER, "probe"], timeout=120)
     if rc != 0:
         for t in tests:
