@@ -39,7 +39,7 @@ host without a compiler). With all eight kernels it needs more than one
   python3 bench/bench_timing_fidelity.py --gpu-time --parts gpu --kernels "fp8 template,fp8 fast,fp8 two-kernel,histogram fast"
   python3 bench/bench_timing_fidelity.py --gpu-time --parts gpu --kernels "matmul fast,gdn fast,grayscale fast,conv2d fast"
 Part plan (--gpu-time --parts plan --gpu-plan-ms 5,2.5) weighs the GPU-time
-plan's sample time per shape (runners: 5 ms, TPLAN_GPU_MIN_TOTAL_S) against
+plan's sample time per shape (runners: 2.5 ms, TPLAN_GPU_MIN_TOTAL_S) against
 the CV: KJ_BENCH_RUNS runs of the fp8_quant fast run ranked on GPU time for
 each length, wall time and CV beside the goals (< 5 s, < 0.2 %).
 

@@ -350,7 +350,7 @@ static void rankings_print(struct kjc *k, const cJSON *j)
     const cJSON *res = cJSON_GetObjectItemCaseSensitive(j, "resolution_pct");
     const cJSON *score = cJSON_GetObjectItemCaseSensitive(j, "score");
     if (cJSON_IsString(score) && strcmp(score->valuestring, "gpu_time") == 0)
-        fprintf(k->out, "scores: GPU time (the span of each call's kernels, CUPTI)\n");
+        fprintf(k->out, "scores: GPU time (the span of each call's kernels and copies, CUPTI)\n");
     else if (cJSON_IsString(score))
         fprintf(k->out, "scores: CUDA events around each call\n");
     if (cJSON_IsNumber(res))

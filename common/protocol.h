@@ -28,8 +28,10 @@
 /* The version a result names when its score ranks GPU time (CUPTI, docs/
  * timing.md) instead of events: another measure, never ranked with them.
  * KJ_TIMING_GPU_REV counts the changes that move GPU-time scores alone
- * (2: the stopping rule's half-tick test, runner/tplan.h TPLAN_GPU_TICK_NS). */
-#define KJ_TIMING_GPU_REV 2
+ * (2: the stopping rule's half-tick test, runner/tplan.h TPLAN_GPU_TICK_NS;
+ * 3: a call's copies and sets in its span, runner/gputime.h, and 2.5 ms of
+ * samples per shape, runner/tplan.h TPLAN_GPU_MIN_TOTAL_S). */
+#define KJ_TIMING_GPU_REV 3
 #define KJ_TIMING_VERSION_GPU_TIME (100000 + 1000 * KJ_TIMING_GPU_REV + KJ_TIMING_VERSION)
 #define KJ_TIMING_VERSION_MAX 1000000 /* the largest version a result may name */
 /* Whether timing version v ranks GPU time (the versions above 100000). */

@@ -92,9 +92,9 @@ struct spec {
     int nbenchmarks;
     struct spec_case benchmarks[SPEC_MAX_CASES];
     char ranking[16];                     /* "geomean" */
-    int score_gpu_time;                   /* "score": "gpu_time": rank the GPU-time medians
-                                           * (CUPTI), not the events'; 0 = "events", the
-                                           * default (docs/timing.md 8) */
+    int score_gpu_time;                   /* "score": "gpu_time" (the default): rank the
+                                           * GPU-time medians (CUPTI), not the events'; 0 =
+                                           * "events" (docs/timing.md 8) */
     double limit_test_s, limit_benchmark_s, limit_leaderboard_s; /* wall limits per job */
     double limit_tools_s;                 /* time_limits_s.tools: a profile or sanitize job's wall
                                            * limit on this board; 0 = the runner's default

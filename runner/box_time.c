@@ -148,8 +148,9 @@ int box_timed_for(struct box *b, int empty, int set, uint64_t tmo, double *ns, s
         b->gwin = (struct gputime_window){
             .c_block = b->blocker ? c_block : 0, .c_lo = c_lo, .c_hi = c_hi,
             /* a CUDA call launches its launch lines (device-side launches may
-             * add more); a Python call at least one kernel */
-            .min_kernels = empty || b->python ? 1 : b->cfg->dirs->nlaunch,
+             * add more); a Python call may be copies alone (gputime_span
+             * wants at least one record) */
+            .min_kernels = empty ? 1 : b->python ? 0 : b->cfg->dirs->nlaunch,
             .max_kernels = empty ? 1 : 0,
             .event_ns = *ns,
             /* an unblocked Python call has its host dispatch in the events */

@@ -1,6 +1,6 @@
 /*
- * gtrace.c - kernel activity recording with CUPTI in the run box (see
- * gtrace.h): libcupti opened at run time, one driver-API callback that
+ * gtrace.c - kernel, copy and set activity recording with CUPTI in the run
+ * box (see gtrace.h): libcupti opened at run time, one driver-API callback that
  * hands the harness the correlation ids of its own marks, and CUPTI's
  * buffers parsed into a read-only store as soon as CUPTI returns them.
  */
@@ -92,8 +92,42 @@ static void CUPTIAPI gtrace_buf_request(uint8_t **buf, size_t *size, size_t *max
     *max_records = 0;
 }
 
-/* A buffer CUPTI is done with: its kernel records into the store, then the
- * buffer is gone. */
+/* A kernel, copy or set record as the store keeps it; 0 for other kinds. */
+static int gtrace_rec(const CUpti_Activity *rec, struct gputime_rec *g)
+{
+    switch (rec->kind) {
+    case CUPTI_ACTIVITY_KIND_KERNEL:
+    case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: {
+        const CUpti_ActivityKernel10 *k = (const CUpti_ActivityKernel10 *)rec;
+        *g = (struct gputime_rec){k->start, k->end, k->correlationId, k->streamId,
+                                  GPUTIME_KERNEL, 0};
+        return 1;
+    }
+    case CUPTI_ACTIVITY_KIND_MEMCPY: {
+        const CUpti_ActivityMemcpy6 *c = (const CUpti_ActivityMemcpy6 *)rec;
+        *g = (struct gputime_rec){c->start, c->end, c->correlationId, c->streamId,
+                                  GPUTIME_COPY, 0};
+        return 1;
+    }
+    case CUPTI_ACTIVITY_KIND_MEMCPY2: {
+        const CUpti_ActivityMemcpyPtoP4 *c = (const CUpti_ActivityMemcpyPtoP4 *)rec;
+        *g = (struct gputime_rec){c->start, c->end, c->correlationId, c->streamId,
+                                  GPUTIME_COPY, 0};
+        return 1;
+    }
+    case CUPTI_ACTIVITY_KIND_MEMSET: {
+        const CUpti_ActivityMemset4 *m = (const CUpti_ActivityMemset4 *)rec;
+        *g = (struct gputime_rec){m->start, m->end, m->correlationId, m->streamId,
+                                  GPUTIME_SET, 0};
+        return 1;
+    }
+    default:
+        return 0;
+    }
+}
+
+/* A buffer CUPTI is done with: its kernel, copy and set records into the
+ * store, then the buffer is gone. */
 static void CUPTIAPI gtrace_buf_done(CUcontext ctx, uint32_t stream, uint8_t *buf, size_t size,
                                      size_t valid)
 {
@@ -103,17 +137,16 @@ static void CUPTIAPI gtrace_buf_done(CUcontext ctx, uint32_t stream, uint8_t *bu
     pthread_mutex_lock(&gt.lock);
     mprotect(gt.store, GTRACE_STORE_BYTES, PROT_READ | PROT_WRITE);
     while (buf != NULL && gt.cuptiActivityGetNextRecord(buf, valid, &rec) == CUPTI_SUCCESS) {
-        if (rec->kind != CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL &&
-            rec->kind != CUPTI_ACTIVITY_KIND_KERNEL)
+        struct gputime_rec g;
+        if (!gtrace_rec(rec, &g))
             continue;
-        const CUpti_ActivityKernel10 *k = (const CUpti_ActivityKernel10 *)rec;
-        if (gt.floor_pending || k->correlationId < gt.floor)
+        if (gt.floor_pending || g.corr < gt.floor)
             continue; /* before the calls being measured: the warm-up's, a fill's */
         if (gt.n == GTRACE_MAX_RECS) {
             gt.lost++;
             continue;
         }
-        gt.store[gt.n++] = (struct gputime_rec){k->start, k->end, k->correlationId, k->streamId};
+        gt.store[gt.n++] = g;
     }
     mprotect(gt.store, GTRACE_STORE_BYTES, PROT_READ);
     if (gt.cuptiActivityGetNumDroppedRecords(ctx, stream, &dropped) == CUPTI_SUCCESS)
@@ -185,8 +218,14 @@ int gtrace_start(char *why, size_t whysz)
     if ((r = gt.cuptiActivityRegisterCallbacks(gtrace_buf_request, gtrace_buf_done)) !=
         CUPTI_SUCCESS)
         return gtrace_cupti_fail(r, "the activity buffers", why, whysz);
+    /* Copies and sets too: work of the call that no kernel record shows
+     * (gputime.h). */
     if ((r = gt.cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL)) != CUPTI_SUCCESS)
         return gtrace_cupti_fail(r, "kernel activity", why, whysz);
+    if ((r = gt.cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMCPY)) != CUPTI_SUCCESS ||
+        (r = gt.cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMCPY2)) != CUPTI_SUCCESS ||
+        (r = gt.cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMSET)) != CUPTI_SUCCESS)
+        return gtrace_cupti_fail(r, "copy and set activity", why, whysz);
     gt.on = 1;
     snprintf(why, whysz, "CUPTI API %u (%s)", version, path);
     return 0;

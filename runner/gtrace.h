@@ -1,7 +1,7 @@
 /*
  * gtrace.h - the run box's recording of kernel activity with CUPTI
  * (docs/timing.md, "GPU time"): the GPU's own start and end timestamps of
- * every kernel, beside the events. box.c starts it in box_init (before the
+ * every kernel, memcpy and memset, beside the events. box.c starts it in box_init (before the
  * sandbox locks and before any submission code runs); box_time.c marks
  * each timed call's window (gputime.h) and collects the call's records
  * after the call has finished on the GPU.

@@ -552,8 +552,8 @@ static int judge_v2_gpu(struct judge *j, struct v2_shape *shapes, double *gmed,
         } else if (!j->gpu_unblocked &&
                    !gputime_gaps_ok(shapes[b].x, shapes[b].g, shapes[b].n, judge_gpu_gap(j), &gap)) {
             snprintf(why, sizeof why, "benchmark %d: shorter: the calls' events exceed their "
-                     "kernels' span by %.0f ns (median), more than the launch path's %.0f ns: "
-                     "work outside kernels?", b, gap, judge_gpu_gap(j));
+                     "GPU time by %.0f ns (median), more than the launch path's %.0f ns: "
+                     "work outside the call's kernels, copies and sets?", b, gap, judge_gpu_gap(j));
             judge_gpu_lost(j, 1, why);
         }
     }

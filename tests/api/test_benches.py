@@ -74,7 +74,7 @@ BENCHES = [
      [r"^\| kernel \| board \| protocol \| runs \|", r"^\| fp8 fast \| fp8_quant \| v2 \| 2 \| \d",
       r"^goal: v2 GPU-time CV below 0\.2 % for every kernel: ",
       r"^\| histogram fast \| histogram \| v1 \| 2 \| \d", r"^goal: v2 CV below 0\.3 % for every kernel: ",
-      r"^\| board \| published resolution_pct \(H200\) \| suggested from v2 "]),
+      r"^\| board \| published gpu_time_resolution_pct \(H200\) \| suggested from v2 "]),
     ("bench_process_spread.py", True, True,
      [r"^\| variant \| runs \| processes \| mean score us \|", r"^\| p2 \| 2 \| 2 \| \d",
       r"^\| variant \| set 0 ns \|", r"^\| p2 \| [-+]\d+ \|"]),

@@ -63,8 +63,10 @@ def test_fake_run():
         check("goal: v2 CV below 0.3 % for every kernel: PASS" in table and
               "goal: no v2 ranked pair swapped with a gap above the published resolution: PASS" in table,
               "the goals are judged", table[-600:])
-        check("| fp8 fast | fp8_quant | v1 |" in table and "| fp8_quant | 0.65 |" in table,
-              "v1 beside v2, the published resolution beside the suggested one", table)
+        check("| fp8 fast | fp8_quant | v1 |" in table and "| fp8_quant | 0.85 |" in table and
+              "published gpu_time_resolution_pct (H200)" in table,
+              "v1 beside v2, the published resolution of what v2 ranked (GPU time, the default) beside the "
+              "suggested one", table)
         check("sizing: round 1 took" in stdout and "[" in stdout.splitlines()[1], "progress lines and the sizing",
               stdout[:400])
 

@@ -311,11 +311,12 @@ def test_board(b, site):
     see(href == [a for a in href if "reference" not in a] and "reference.cu" not in b.text(".downloads"),
         "board: the reference is not offered to alice (not public, not published)", b.text(".downloads"))
     res = b.text(".facts .resolution")
-    see("H200 0.65 %" in res and "B200 not measured" in res,
-        "board: the resolution per GPU type is stated (H200 measured, B200 not)", res)
+    see("H200 0.85 %" in res and "B200 not measured" in res,
+        "board: the resolution per GPU type of the measure that ranks is stated (GPU time: H200 measured, "
+        "B200 not)", res)
     t = b.text(".facts")
-    see("geomean of the medians, each timed with CUDA events around the call" in t,
-        "board: the measure that ranks is stated (events: fp8_quant names no \"score\")", t[-400:])
+    see("geomean of the medians, each the GPU time of the call's kernels" in t,
+        "board: the measure that ranks is stated (GPU time: fp8_quant names no \"score\")", t[-400:])
     b.shot("laptop-board-problem")
 
     b.go("#/board/fp8_quant/rankings")

@@ -13,10 +13,11 @@
 5. CuTe and PTX examples timed beside fast.cu and cuBLAS, and judged through
    a real server (test_languages.py).
 4. Python submissions (tests/gpu/python, each file's first line
-   "# expect: VERDICT  mode: MODE  [time_limit: S]  why: ..."), and the
-   boards' Python examples accepted, in the environment of $KJUDGE_PYTHON
-   (default /opt/torch/.venv/bin/python3; none: skipped); two of them
-   ranked on GPU time (KJUDGE_SCORE=gpu_time); then a Python entry and a
+   "# expect: VERDICT  mode: MODE  [time_limit: S]  [min_us: US]
+   [ranked: MEASURE]  why: ..."), and the boards' Python examples
+   accepted, in the environment of $KJUDGE_PYTHON (default
+   /opt/torch/.venv/bin/python3; none: skipped); two of them checked
+   ranked on GPU time, the boards' default; then a Python entry and a
    CUDA entry judged and ranked through a real server.
 Without a GPU every test is counted as skipped, never as passed. Ends with
 "test_gpu: N passed, N failed, N skipped".
@@ -152,17 +153,23 @@ def test_examples():
                     b.get("wall_ms_per_call", 0), b.get("verified_on_gpu")))
     rc, out, err = run([RUNNER, "eval", os.path.join(LB, "template.cu"), "--leaderboard", "fp8_quant"])
     check(rc == 0 and "verdict: accepted" in out, "eval prints a table", out + err)
-    # Test-mode jobs in the gaps between the rounds (docs/timing.md 4.1): the
-    # template in all seven, then the heavy kernel given up in each.
+    # Test-mode jobs in the gaps between the rounds' processes (docs/timing.md
+    # 4.1): the template in every one, then the heavy kernel given up in
+    # each. Ranked on events (eight processes) there are seven; on GPU time
+    # (two processes, the default) one.
+    for score, ngaps in (("events", 7), ("gpu_time", 1)):
+        env = dict(os.environ, KJUDGE_SCORE=score)
+        rc, res, err = evaluate(os.path.join(LB, "examples", "fast.cu"), "leaderboard",
+                                ("--gap", os.path.join(LB, "template.cu")), env)
+        gaps = [ln for ln in err.splitlines() if ln.startswith("kjudge-runner: gap ")]
+        check(res is not None and res.get("verdict") == "accepted" and len(gaps) == ngaps and
+              all(": accepted (" in ln for ln in gaps) and "%d gap job(s), all accepted" % ngaps in err,
+              "fast.cu leaderboard ranked on %s with the template judged in each of its %d gaps: all accepted" % (
+                  score, ngaps), err[-2000:])
+        print("     " + "\n     ".join(gaps))
     rc, res, err = evaluate(os.path.join(LB, "examples", "fast.cu"), "leaderboard",
-                            ("--gap", os.path.join(LB, "template.cu")))
-    gaps = [ln for ln in err.splitlines() if ln.startswith("kjudge-runner: gap ")]
-    check(res is not None and res.get("verdict") == "accepted" and len(gaps) == 7 and
-          all(": accepted (" in ln for ln in gaps) and "7 gap job(s), all accepted" in err,
-          "fast.cu leaderboard with the template judged in each of its 7 gaps: all accepted", err[-2000:])
-    print("     " + "\n     ".join(gaps))
-    rc, res, err = evaluate(os.path.join(LB, "examples", "fast.cu"), "leaderboard",
-                            ("--gap", os.path.join(ROOT, "bench", "gap_heavy.cu"), "--gap-seconds", "0.5"))
+                            ("--gap", os.path.join(ROOT, "bench", "gap_heavy.cu"), "--gap-seconds", "0.5"),
+                            dict(os.environ, KJUDGE_SCORE="events"))
     gaps = [ln for ln in err.splitlines() if ln.startswith("kjudge-runner: gap ")]
     check(res is not None and res.get("verdict") == "accepted" and len(gaps) == 7 and
           all("given up" in ln for ln in gaps),
@@ -220,12 +227,18 @@ def test_server():
 
 
 def timing_version():
-    """KJ_TIMING_VERSION as common/protocol.h defines it."""
+    """The version a result ranked on GPU time names, the boards' default:
+    KJ_TIMING_VERSION_GPU_TIME (100000 + 1000 x KJ_TIMING_GPU_REV +
+    KJ_TIMING_VERSION) as common/protocol.h defines it."""
+    found = {}
     with open(os.path.join(ROOT, "common", "protocol.h")) as f:
         for line in f:
-            if line.startswith("#define KJ_TIMING_VERSION "):
-                return int(line.split()[2])
-    return None
+            m = re.match(r"#define (KJ_TIMING_VERSION|KJ_TIMING_GPU_REV) (\d+)", line)
+            if m:
+                found[m.group(1)] = int(m.group(2))
+    if len(found) != 2:
+        return None
+    return 100000 + 1000 * found["KJ_TIMING_GPU_REV"] + found["KJ_TIMING_VERSION"]
 
 
 def rejudge_round(svc, base, user):
@@ -334,10 +347,16 @@ def test_python():
         check(got == m.group("expect"), "python/%s -> %s (%.1f s)" % (name, m.group("expect"), took),
               "got %s: %s" % (got, (res.get("message") or p.stderr[-2000:])))
         lo = re.search(r"min_us: (\d+)", m.group("opts"))
+        ranked = (res.get("timing") or {}).get("ranked")
         if lo and got == "accepted":
             check((res.get("score_ns") or 0) >= float(lo.group(1)) * 1e3,
-                  "python/%s: score %.1f us is the work's, at least %s us" % (
-                      name, (res.get("score_ns") or 0) / 1e3, lo.group(1)), json.dumps(res.get("benchmarks"))[:600])
+                  "python/%s: score %.1f us (%s) is the work's, at least %s us" % (
+                      name, (res.get("score_ns") or 0) / 1e3, ranked, lo.group(1)),
+                  json.dumps(res.get("benchmarks"))[:600])
+        rk = re.search(r"ranked: (\S+)", m.group("opts"))
+        if rk and got == "accepted":
+            check(ranked == rk.group(1), "python/%s: ranked on %s" % (name, rk.group(1)),
+                  json.dumps(res.get("timing"))[:600])
         left = box_processes(10)
         check(not left, "python/%s: no process of its box outlives the job" % name, "\n".join(left))
         if got in ("runtime_error", "time_limit"):
@@ -362,12 +381,12 @@ def test_python():
             report["eval"]["%s/%s" % (board, name)] = res
             check(res.get("verdict") == "accepted", "%s example %s accepted in %s mode (score %s)" % (
                 board, name, os.environ.get("KJ_PY_EXAMPLE_MODE", "benchmark"), res.get("score_ns")), (res.get("message") or p.stderr[-2000:]))
-    # A Python entry ranked on GPU time (docs/timing.md 8): its calls' kernels
-    # (PyTorch's and Triton's, any stream) recorded, no call refused by the
-    # checks, the GPU-time medians below the event medians.
+    # A Python entry ranked on GPU time, the boards' default (docs/timing.md
+    # 8): its calls' kernels (PyTorch's and Triton's, any stream) recorded, no
+    # call refused by the checks, the GPU-time medians below the event medians.
     for name in ("torch_naive.py", "triton_kernel.py"):
         path = os.path.join(ROOT, "leaderboards", "fp8_quant", "examples", name)
-        rc, res, err = evaluate(path, "benchmark", (), dict(env, KJUDGE_SCORE="gpu_time"))
+        rc, res, err = evaluate(path, "benchmark", (), env)
         t = (res or {}).get("timing") or {}
         bs = (res or {}).get("benchmarks") or []
         check(res is not None and res.get("verdict") == "accepted" and t.get("gpu_time") is True and
@@ -415,7 +434,7 @@ CALIBRATE_TOL = 0.08  # calibrate's E (empty-kernel medians at the start of fres
 
 def test_gpu_time():
     """GPU time from CUPTI (docs/timing.md "GPU time"): every shape of a leaderboard run has its
-    GPU-time median, below its event median by about the launch path; ranked when asked."""
+    GPU-time median, below its event median by about the launch path; ranked by default."""
     rc, res, err = evaluate(os.path.join(LB, "examples", "fast.cu"), "leaderboard")
     t = (res or {}).get("timing") or {}
     check(res is not None and res.get("verdict") == "accepted" and t.get("gpu_time") is True,
@@ -431,20 +450,21 @@ def test_gpu_time():
     for b in bs:
         print("     %-28s events %9.3f us  GPU time %9.3f us  (%+.3f us)" % (
             b["shape"], b["median_ns"] / 1e3, b["gpu_median_ns"] / 1e3, (b["gpu_median_ns"] - b["median_ns"]) / 1e3))
-    check(t.get("ranked") == "events" and abs(res["score_ns"] - t["gpu_score_ns"]) > 1,
-          "events rank by default", json.dumps(t))
+    check(t.get("ranked") == "gpu_time" and res.get("score_ns") == t.get("gpu_score_ns"),
+          "GPU time ranks by default", json.dumps(t))
+    check(t.get("processes") == 2,
+          "and the plan is for it: two submission boxes (TPLAN_GPU_PROCESSES), not eight", t.get("processes"))
+    print("     ranked on GPU time: samples per shape %s" % [b.get("n") for b in bs])
     rc, res, err = evaluate(os.path.join(LB, "examples", "fast.cu"), "benchmark", (),
-                            dict(os.environ, KJUDGE_SCORE="gpu_time"))
+                            dict(os.environ, KJUDGE_SCORE="events"))
     t = (res or {}).get("timing") or {}
-    check(res is not None and t.get("ranked") == "gpu_time" and res.get("score_ns") == t.get("gpu_score_ns"),
-          "KJUDGE_SCORE=gpu_time ranks the GPU-time score", json.dumps(t) if res else err[-2000:])
-    check(res is not None and t.get("processes") == 2,
-          "and plans for it: two submission boxes (TPLAN_GPU_PROCESSES), not eight", t.get("processes"))
-    if res is not None:
-        print("     ranked on GPU time: samples per shape %s" % [b.get("n") for b in res.get("benchmarks", [])])
+    check(res is not None and t.get("ranked") == "events" and t.get("gpu_time") is True and
+          abs(res["score_ns"] - t["gpu_score_ns"]) > 1,
+          "KJUDGE_SCORE=events ranks the events, GPU time still beside them",
+          json.dumps(t) if res else err[-2000:])
     # Without CUPTI the result says why and events rank.
     rc, res, err = evaluate(os.path.join(LB, "template.cu"), "benchmark", (),
-                            dict(os.environ, KJUDGE_CUPTI_LIB="/nonexistent/libcupti.so.13", KJUDGE_SCORE="gpu_time"))
+                            dict(os.environ, KJUDGE_CUPTI_LIB="/nonexistent/libcupti.so.13"))
     t = (res or {}).get("timing") or {}
     check(res is not None and res.get("verdict") == "accepted" and t.get("gpu_time") is False and
           "cannot load CUPTI" in t.get("gpu_time_note", "") and t.get("ranked") == "events",

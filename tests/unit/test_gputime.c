@@ -1,9 +1,10 @@
 /*
- * test_gputime.c - unit tests for runner/gputime.c: which kernel records
- * make a timed call's GPU time (the correlation window of the harness's
- * marks), the span they give, and every check that refuses records a call
- * cannot have made (a kernel hidden, a duplicate, a kernel before the
- * blocking kernel ended, a span the events contradict). Needs no GPU.
+ * test_gputime.c - unit tests for runner/gputime.c: which activity records
+ * (kernels, copies, sets) make a timed call's GPU time (the correlation
+ * window of the harness's marks), the span they give, and every check that
+ * refuses records a call cannot have made (a kernel hidden, a duplicate,
+ * work before the blocking kernel ended, a span the events contradict).
+ * Needs no GPU.
  */
 #define KT_MAIN
 #include "kt.h"
@@ -15,12 +16,15 @@
 
 #include <stdlib.h>
 
+/* A kernel's record. */
+#define K(start, end, corr, stream) {start, end, corr, stream, GPUTIME_KERNEL, 0}
+
 /* A blocked CUDA call with two launch lines: the harness's flush, discard
  * and blocking kernel (corr 10, 11, 12), the start event (13), the call's
  * kernels (14, 15), the stop event (16), a fingerprint kernel (17). */
 static const struct gputime_rec call2[] = {
-    {1000, 2000, 10, 7}, {2000, 2500, 11, 7}, {2500, 90000, 12, 7},
-    {91000, 95000, 14, 7}, {95100, 99000, 15, 7}, {100000, 100500, 17, 7},
+    K(1000, 2000, 10, 7), K(2000, 2500, 11, 7), K(2500, 90000, 12, 7),
+    K(91000, 95000, 14, 7), K(95100, 99000, 15, 7), K(100000, 100500, 17, 7),
 };
 
 static struct gputime_window window2(void)
@@ -47,7 +51,7 @@ static void test_span(void)
     /* Kernels on another stream in the window count (a Python call's). */
     struct gputime_rec other[7];
     memcpy(other, call2, sizeof call2);
-    other[6] = (struct gputime_rec){92000, 101000, 15 - 0, 9};
+    other[6] = (struct gputime_rec)K(92000, 101000, 15, 9);
     other[6].corr = 14;
     other[6].start = 92000;
     w.min_kernels = 1;
@@ -146,10 +150,10 @@ static void test_refused(void)
 static void test_batch(void)
 {
     const struct gputime_rec r[] = {
-        {100, 200, 20, 7}, {200, 300, 21, 7}, {300, 1000, 22, 7}, {1100, 3000, 24, 7},   /* call 0 */
-        {3100, 3300, 26, 7},                                                            /* fingerprint */
-        {4000, 4100, 30, 7}, {4100, 4200, 31, 7}, {4200, 5000, 32, 7}, {5200, 6200, 34, 7}, /* call 1 */
-        {7000, 7100, 40, 7}, {7100, 7200, 41, 7}, {7200, 8000, 42, 7},                   /* call 2: none */
+        K(100, 200, 20, 7), K(200, 300, 21, 7), K(300, 1000, 22, 7), K(1100, 3000, 24, 7),   /* call 0 */
+        K(3100, 3300, 26, 7),                                                            /* fingerprint */
+        K(4000, 4100, 30, 7), K(4100, 4200, 31, 7), K(4200, 5000, 32, 7), K(5200, 6200, 34, 7), /* call 1 */
+        K(7000, 7100, 40, 7), K(7100, 7200, 41, 7), K(7200, 8000, 42, 7),                   /* call 2: none */
     };
     struct gputime_window w[3] = {
         {.c_block = 22, .c_lo = 23, .c_hi = 25, .min_kernels = 1, .event_ns = 2500},
@@ -166,7 +170,7 @@ static void test_batch(void)
     KT_CHECK(c == GPUTIME_OK && out[0] == 1900.0 && out[1] == 1000.0, "two calls: %s",
              gputime_check_name(c));
     c = gputime_spans(r, 12, 3, w, 2, out, why, sizeof why);
-    KT_CHECK(c == GPUTIME_COUNT && out[0] == -1 && out[1] == -1 && strstr(why, "3 kernel records were lost"),
+    KT_CHECK(c == GPUTIME_COUNT && out[0] == -1 && out[1] == -1 && strstr(why, "3 activity records were lost"),
              "records lost: every call refused (%s)", why);
 }
 
@@ -179,6 +183,64 @@ static void test_unblocked(void)
     w.gap_max_ns = 0;
     enum gputime_check c = gputime_span(call2 + 3, 3, &w, &span, NULL, 0);
     KT_CHECK(c == GPUTIME_OK && span == 8000.0, "unblocked: %s %.0f", gputime_check_name(c), span);
+}
+
+/* Copies and sets are the call's work as kernels are: an unblocked Python
+ * call that reads inputs back (a copy), works 1 ms on the host and then
+ * writes its outputs with a kernel spans the millisecond, not the kernel's
+ * 4 us; a call of copies alone has their span; a copy queued where the
+ * blocking kernel does not hold it is refused like an early kernel. */
+static void test_copies(void)
+{
+    const struct gputime_rec r[] = {
+        {100000, 100400, 14, 7, GPUTIME_COPY, 0},    /* x[0, :8].cpu() */
+        {1100000, 1100300, 15, 7, GPUTIME_SET, 0},   /* an output zeroed */
+        K(1101000, 1105000, 15, 7), /* the work */
+        {1106000, 1106500, 17, 7, GPUTIME_SET, 0},   /* the harness's, after the stop event */
+    };
+    struct gputime_window w = {.c_lo = 13, .c_hi = 16, .min_kernels = 0, .event_ns = 1010000};
+    double span = -1;
+    char why[160];
+    enum gputime_check c = gputime_span(r, 4, &w, &span, why, sizeof why);
+    KT_CHECK(c == GPUTIME_OK && span == 1005000.0 && strstr(why, "1 kernels and 2 copies or sets"),
+             "a copy, the host's millisecond, a set and a kernel: %s %.0f (%s)",
+             gputime_check_name(c), span, why);
+    c = gputime_span(r, 1, &w, &span, why, sizeof why);
+    KT_CHECK(c == GPUTIME_OK && span == 400.0, "a copy alone: %s %.0f (%s)", gputime_check_name(c),
+             span, why);
+    w.min_kernels = 1;
+    c = gputime_span(r, 1, &w, &span, why, sizeof why);
+    KT_CHECK(c == GPUTIME_COUNT, "a copy is no kernel where one is launched: %s (%s)",
+             gputime_check_name(c), why);
+    /* The same timestamps as a kernel's record are another record. */
+    struct gputime_rec two[2] = {r[2], r[2]};
+    two[1].what = GPUTIME_SET;
+    c = gputime_span(two, 2, &w, &span, why, sizeof why);
+    KT_CHECK(c == GPUTIME_OK, "a set with a kernel's times is not its duplicate: %s (%s)",
+             gputime_check_name(c), why);
+    two[1].what = GPUTIME_KERNEL;
+    c = gputime_span(two, 2, &w, &span, why, sizeof why);
+    KT_CHECK(c == GPUTIME_BAD_TIME, "two identical kernel records: %s", gputime_check_name(c));
+    /* Blocked: the blocking kernel (corr 12) ends at 1000000, and the
+     * call's copy ran before that. */
+    const struct gputime_rec early[] = {
+        K(2500, 1000000, 12, 7),
+        {500000, 500400, 14, 9, GPUTIME_COPY, 0},
+        K(1001000, 1005000, 15, 7),
+    };
+    struct gputime_window wb = {.c_block = 12, .c_lo = 13, .c_hi = 16, .min_kernels = 1,
+                                .event_ns = 6000};
+    c = gputime_span(early, 3, &wb, &span, why, sizeof why);
+    KT_CHECK(c == GPUTIME_EARLY && strstr(why, "work of the call"),
+             "a copy before the blocking kernel ended: %s (%s)", gputime_check_name(c), why);
+    c = gputime_span(early + 2, 1, &wb, &span, why, sizeof why);
+    KT_CHECK(c == GPUTIME_NO_BLOCK, "and without the blocker's record: %s", gputime_check_name(c));
+    const struct gputime_rec nothing[] = {K(2500, 1000000, 12, 7)};
+    c = gputime_span(nothing, 1, &wb, &span, why, sizeof why);
+    KT_CHECK(c == GPUTIME_NONE && strstr(why, "no kernel, copy or set"), "nothing in the window: %s",
+             why);
+    KT_CHECK(strcmp(gputime_what_name(GPUTIME_COPY), "copy") == 0 &&
+             strcmp(gputime_what_name(99), "record") == 0, "the kinds' names");
 }
 
 /* The shape's bound on events less GPU time is on the median: one call late
@@ -240,6 +302,7 @@ int main(int argc, char **argv)
     KT_RUN(test_span());
     KT_RUN(test_refused());
     KT_RUN(test_unblocked());
+    KT_RUN(test_copies());
     KT_RUN(test_gaps());
     KT_RUN(test_batch());
     KT_RUN(test_start_refused());

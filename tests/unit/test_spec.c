@@ -206,7 +206,7 @@ static void test_valid_variant(void)
         KT_CHECK(s->public_reference == 0, "the reference is not public by default");
         KT_CHECK(s->limit_tools_s == 0, "no time_limits_s.tools: the runner's default");
         KT_CHECK(s->resolution_pct[0] == 0, "no resolution_pct: not measured");
-        KT_CHECK(s->score_gpu_time == 0, "no score: events rank");
+        KT_CHECK(s->score_gpu_time == 1, "no score: GPU time ranks");
     }
     spec_free(s);
 
@@ -231,9 +231,12 @@ static void test_valid_variant(void)
              "gpu_time_resolution_pct loads beside resolution_pct: %s", err.msg);
     spec_free(s);
 
-    /* "score": which measure ranks; "events" when absent (the base above). */
+    /* "score": which measure ranks; "gpu_time" when absent (the base above). */
     s = load_variant("score", "\"ranking\"", "\"score\": \"gpu_time\", \"ranking\"", &err);
     KT_CHECK(s != NULL && s->score_gpu_time == 1, "score gpu_time loads: %s", err.msg);
+    spec_free(s);
+    s = load_variant("scoreev", "\"ranking\"", "\"score\": \"events\", \"ranking\"", &err);
+    KT_CHECK(s != NULL && s->score_gpu_time == 0, "score events loads: %s", err.msg);
     spec_free(s);
 
     /* Tolerances may be real expressions over the vars, evaluated per case. */

@@ -106,7 +106,7 @@ async function problem(main, b, signal) {
   const lim = b.time_limits_s || {};
   side.append(h("h2", "Limits"), h("p", "Whole job: test " + lim.test + " s, benchmark " + lim.benchmark +
                                    " s, leaderboard " + lim.leaderboard + " s. Ranking: " + b.ranking + " of the medians, " +
-                                   (b.score === "gpu_time" ? "each the GPU time of the call's kernels (CUPTI)."
+                                   (b.score === "gpu_time" ? "each the GPU time of the call's kernels and copies (CUPTI)."
                                                            : "each timed with CUDA events around the call.")));
   const res = (b.score === "gpu_time" ? b.gpu_time_resolution_pct : b.resolution_pct) || {};
   side.append(h("p.resolution", "Resolution (the smallest score difference that counts; closer scores tie): " +
@@ -209,7 +209,7 @@ function rankingTable(r, b, u) {
     h("a", {href: "#/submission/" + row.submission_id}, "#" + row.submission_id),
   ]), {cls: "rank", rowAttrs: i => (i === mine ? {class: "me"} : null)});
   const box = h("div", t);
-  const measure = r.score === "gpu_time" ? "Scores are GPU time (the kernels' own timestamps, CUPTI). "
+  const measure = r.score === "gpu_time" ? "Scores are GPU time (the GPU's own timestamps of each call's kernels and copies, CUPTI). "
                                           : "Scores are CUDA-event times around each call. ";
   box.append(h("p.muted.resolution", measure + (typeof r.resolution_pct === "number"
     ? "Resolution on " + r.gpu + ": " + r.resolution_pct + " %. Scores closer than that are tied (rank marked =), " +
