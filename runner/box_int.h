@@ -80,7 +80,7 @@ struct box {
     volatile int *flag;         /* host-mapped: [0] release flag, [1] timed-out flag */
     CUdeviceptr flag_d;
     CUevent ev0, ev1;
-    int gtrace;                 /* kernel activity is recorded (gtrace.h): GPU time per call */
+    int gtrace;                 /* activity is recorded (gtrace.h): GPU time per call */
     double gpu_gap_ns;          /* BATCH's bound on event time less GPU time (0 = unchecked) */
     struct gputime_window gwin; /* box_timed_for: the last call's window (gputime.h); its
                                  * GPU time comes from box_gpu_time after a collect */

@@ -12,11 +12,12 @@
  * batch (docs/timing.md): samples over several buffer sets and stream
  * lanes with empty-kernel samples between them.
  *
- * GPU time (gtrace.h, gputime.h): with kernel activity recorded, each
- * sample also marks its window by the correlation ids of the blocking
- * kernel's launch and of its two event records; after a request's last
- * call (a BATCH's samples, a SAMPLE) one collect hands the records over
- * and each call's span of kernels is taken from them.
+ * GPU time (gtrace.h, gputime.h): with kernel, copy and set activity
+ * recorded, each sample also marks its window by the correlation ids of
+ * the blocking kernel's launch and of its two event records; after a
+ * request's last call (a BATCH's samples, a SAMPLE) one collect hands the
+ * records over and each call's span of kernels, copies and sets is taken
+ * from them.
  */
 #include "box_int.h"
 #include "fdio.h"

@@ -1,10 +1,11 @@
 /*
- * gtrace.h - the run box's recording of kernel activity with CUPTI
- * (docs/timing.md, "GPU time"): the GPU's own start and end timestamps of
- * every kernel, memcpy and memset, beside the events. box.c starts it in box_init (before the
- * sandbox locks and before any submission code runs); box_time.c marks
- * each timed call's window (gputime.h) and collects the call's records
- * after the call has finished on the GPU.
+ * gtrace.h - the run box's recording of kernel, copy and set activity with
+ * CUPTI (docs/timing.md, "GPU time"): the GPU's own start and end
+ * timestamps of every kernel, memcpy and memset, beside the events. box.c
+ * starts it in box_init (before the sandbox locks and before any
+ * submission code runs); box_time.c marks each timed call's window
+ * (gputime.h) and collects the call's records after the call has finished
+ * on the GPU.
  *
  * libcupti is opened at run time: $KJUDGE_CUPTI_LIB names the file, else
  * "libcupti.so.13" is found through the loader's path (LD_LIBRARY_PATH,
@@ -45,7 +46,7 @@
 
 #define GTRACE_MAX_RECS 65536  /* records kept between two gtrace_clear; more are counted lost */
 
-/* Start recording kernel activity. 0, or -1 with why (a sentence) filled:
+/* Start recording kernel, copy and set activity. 0, or -1 with why filled:
  * then nothing is recorded and the other calls do nothing. */
 int gtrace_start(char *why, size_t whysz);
 

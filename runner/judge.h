@@ -214,7 +214,7 @@ int judge_prestart_fits(const struct judge_prestart *p, const struct spec *spec,
 /* 1 when the jobs of board spec rank their GPU-time medians (CUPTI), 0
  * when their event medians: env, the runner's $KJUDGE_SCORE, decides for
  * every board when it is "gpu_time" or "events", else the board's "score"
- * does (spec.h; docs/timing.md 8). */
+ * does ("gpu_time" when it names none: spec.h; docs/timing.md 8). */
 int judge_score_gpu(const struct spec *spec, const char *env);
 
 /* 1 when a Python file's source names Helion (its box must import it at

@@ -19,12 +19,12 @@
  *       (stats_correct_offset), the raw ones stay in the result.
  *
  * GPU time (v2 only; docs/timing.md "GPU time"): every timed call's span of
- * kernels from CUPTI's records (gtrace.h) comes back beside its event time;
- * each shape gets its GPU-time summary when every call of the job has one.
- * A board's "score": "gpu_time" (or $KJUDGE_SCORE=gpu_time on the runner,
- * for every board; judge_score_gpu) ranks the GPU-time medians instead of
- * the (corrected) event medians; events rank by default, and whenever the
- * job has no complete GPU time.
+ * kernels, copies and sets from CUPTI's records (gtrace.h) comes back beside
+ * its event time; each shape gets its GPU-time summary when every call of
+ * the job has one. The GPU-time medians rank instead of the (corrected)
+ * event medians unless the board says "score": "events" or the runner
+ * $KJUDGE_SCORE=events (judge_score_gpu); events rank too whenever the job
+ * has no complete GPU time.
  */
 #include "judge_int.h"
 #include "gpumon.h"
@@ -344,7 +344,7 @@ static void judge_gpu_lost(struct judge *j, int refused, const char *why)
     snprintf(j->gpu_note, sizeof j->gpu_note, "%s", why);
 }
 
-/* How much longer a call's events may be than its kernels' span: the
+/* How much longer a call's events may be than its GPU time: the
  * launch path, which the empty kernel's event time bounds (it is launch
  * path and a kernel of ~1 us), twice over, at least 4 us. */
 static double judge_gpu_gap(const struct judge *j)

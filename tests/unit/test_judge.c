@@ -90,7 +90,7 @@ static void test_prestart(const struct spec *s)
     board.score_gpu_time = 0;
     KT_CHECK(!judge_score_gpu(&board, NULL) && judge_score_gpu(&board, "gpu_time") &&
              !judge_score_gpu(&board, "events") && !judge_score_gpu(&board, "bogus"),
-             "events rank unless the board or $KJUDGE_SCORE=gpu_time says GPU time");
+             "a board with \"score\": \"events\" ranks events unless $KJUDGE_SCORE=gpu_time");
     board.score_gpu_time = 1;
     KT_CHECK(judge_score_gpu(&board, NULL) && judge_score_gpu(&board, "") &&
              !judge_score_gpu(&board, "events") && judge_score_gpu(&board, "gpu_time"),
