@@ -80,6 +80,7 @@ class FakeRunner:
         self.pause = pause
         self.stop_flag = threading.Event()
         self.hold = threading.Event()   # set: claim nothing (a test wants a job to stay queued)
+        self.held = threading.Event()   # set by the loop while it claims nothing for hold
         self.judged = []
         self.before_event = None
         self.th = threading.Thread(target=self.loop, daemon=True)
@@ -92,9 +93,19 @@ class FakeRunner:
         self.stop_flag.set()
         self.th.join(10)
 
+    def hold_now(self, timeout=30):
+        """Set hold and wait until the loop has seen it, so that no claim of
+        the loop is in flight and a job submitted now stays queued (hold alone
+        leaves a claim made just before it free to take that job). False when
+        the loop did not get there within timeout."""
+        self.held.clear()
+        self.hold.set()
+        return self.held.wait(timeout)
+
     def loop(self):
         while not self.stop_flag.is_set():
             if self.hold.is_set():
+                self.held.set()
                 time.sleep(0.02)
                 continue
             took = False

@@ -172,7 +172,7 @@ def check_order(out, parts, what):
 def test_submit_pipe(t):
     alice = t["alice"]
     f = write(alice.home, "quant.cu", "// FAKE:accept\n" + TEMPLATE)
-    t["runner"].hold.set()
+    check(t["runner"].hold_now(), "the fake runner holds (no claim in flight)")
     rc, out, err = alice.run_held(["submit", f, "--gpu", "H200", "--mode", "leaderboard"], t["runner"].hold)
     sid = sub_id(out)
     check(rc == 0 and sid, "submit: accepted -> exit 0", (rc, out, err))
@@ -199,7 +199,7 @@ def test_submit_pipe(t):
 def test_submit_pty(t):
     alice = t["alice"]
     f = write(alice.home, "slow.cu", "// FAKE:slow\n" + TEMPLATE)
-    t["runner"].hold.set()
+    check(t["runner"].hold_now(), "the fake runner holds (no claim in flight)")
     rc, out = alice.run_pty("submit", f, "--gpu", "H200", "--mode", "leaderboard", hold=t["runner"].hold,
                             until="queued, position")
     sid = sub_id(out)

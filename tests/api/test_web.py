@@ -522,11 +522,11 @@ def test_live(b, site):
     def gate(job, name):
         if job["id"] == live.get("id"):
             step.acquire(timeout=60)
-    site.fr.hold.set()
+    see(site.fr.hold_now(), "live: the fake runner holds (no claim in flight)")
     site.fr.before_event = gate
     live["id"] = sid = site.submit("alice", src("live", "// FAKE:scale=0.7\n"), mode="benchmark", wait=False)
     b.go("#/submission/%d" % sid)
-    see(b.has_text("position 1 on H200", ".live"), "live: a queued job shows its queue position")
+    see(b.has_text("position 1 on H200", ".live"), "live: a queued job shows its queue position", b.text(".live"))
     b.js("window.kjudgeNoReload = 42")
     site.fr.hold.clear()
     step.release()  # compiling
