@@ -1,7 +1,7 @@
 /*
  * gputime.c - the GPU time of one timed call from its activity records
- * (kernels, copies, sets), and the checks that refuse records a call cannot have made
- * (see gputime.h). Pure: no CUPTI, no I/O.
+ * (kernels, copies, sets), and the checks that refuse records a call
+ * cannot have made (see gputime.h). Pure: no CUPTI, no I/O.
  */
 #include "gputime.h"
 #include "kj_err.h"

@@ -5,9 +5,9 @@
  * first start to the last end of the call's kernels, copies and sets.
  *
  * gtrace.c collects the records in the run box (CUPTI's kernel, memcpy and
- * memset activity, copied out of CUPTI's buffers); box_time.c marks each timed call's
- * window with the correlation ids of the harness's own driver calls
- * around it and asks gputime_span() for the call's GPU time. Pure
+ * memset activity, copied out of CUPTI's buffers); box_time.c marks each
+ * timed call's window with the correlation ids of the harness's own driver
+ * calls around it and asks gputime_span() for the call's GPU time. Pure
  * functions: tests/unit/test_gputime.c checks them without a GPU.
  *
  * A call's window, in the order its driver calls were made on the box's

@@ -92,38 +92,34 @@ static void CUPTIAPI gtrace_buf_request(uint8_t **buf, size_t *size, size_t *max
     *max_records = 0;
 }
 
-/* A kernel, copy or set record as the store keeps it; 0 for other kinds. */
+/* A kernel, copy or set record as the store keeps it; 0 for other kinds.
+ * The four record types hold the same fields at their own offsets. */
 static int gtrace_rec(const CUpti_Activity *rec, struct gputime_rec *g)
 {
+#define GTRACE_AS(type, what)                                                            \
+    do {                                                                                 \
+        const type *a_ = (const type *)rec;                                              \
+        *g = (struct gputime_rec){a_->start, a_->end, a_->correlationId, a_->streamId,   \
+                                  (what), 0};                                            \
+    } while (0)
     switch (rec->kind) {
     case CUPTI_ACTIVITY_KIND_KERNEL:
-    case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: {
-        const CUpti_ActivityKernel10 *k = (const CUpti_ActivityKernel10 *)rec;
-        *g = (struct gputime_rec){k->start, k->end, k->correlationId, k->streamId,
-                                  GPUTIME_KERNEL, 0};
+    case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
+        GTRACE_AS(CUpti_ActivityKernel10, GPUTIME_KERNEL);
         return 1;
-    }
-    case CUPTI_ACTIVITY_KIND_MEMCPY: {
-        const CUpti_ActivityMemcpy6 *c = (const CUpti_ActivityMemcpy6 *)rec;
-        *g = (struct gputime_rec){c->start, c->end, c->correlationId, c->streamId,
-                                  GPUTIME_COPY, 0};
+    case CUPTI_ACTIVITY_KIND_MEMCPY:
+        GTRACE_AS(CUpti_ActivityMemcpy6, GPUTIME_COPY);
         return 1;
-    }
-    case CUPTI_ACTIVITY_KIND_MEMCPY2: {
-        const CUpti_ActivityMemcpyPtoP4 *c = (const CUpti_ActivityMemcpyPtoP4 *)rec;
-        *g = (struct gputime_rec){c->start, c->end, c->correlationId, c->streamId,
-                                  GPUTIME_COPY, 0};
+    case CUPTI_ACTIVITY_KIND_MEMCPY2:
+        GTRACE_AS(CUpti_ActivityMemcpyPtoP4, GPUTIME_COPY);
         return 1;
-    }
-    case CUPTI_ACTIVITY_KIND_MEMSET: {
-        const CUpti_ActivityMemset4 *m = (const CUpti_ActivityMemset4 *)rec;
-        *g = (struct gputime_rec){m->start, m->end, m->correlationId, m->streamId,
-                                  GPUTIME_SET, 0};
+    case CUPTI_ACTIVITY_KIND_MEMSET:
+        GTRACE_AS(CUpti_ActivityMemset4, GPUTIME_SET);
         return 1;
-    }
     default:
         return 0;
     }
+#undef GTRACE_AS
 }
 
 /* A buffer CUPTI is done with: its kernel, copy and set records into the

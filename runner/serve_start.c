@@ -119,9 +119,8 @@ int serve_open(struct serve *sv, struct kj_err *err)
 
 /* Say once, at start, when boards rank GPU time (their "score", GPU time
  * when they name none, or $KJUDGE_SCORE) and this runner's boxes cannot
- * record it: those boards'
- * jobs are then ranked on events, which their rankings keep apart from
- * GPU-time results (docs/timing.md 8). */
+ * record it: those boards' jobs are then ranked on events, which their
+ * rankings keep apart from GPU-time results (docs/timing.md 8). */
 static void serve_gpu_time_warn(const struct serve *sv)
 {
     const char *first = NULL, *env = getenv("KJUDGE_SCORE");
